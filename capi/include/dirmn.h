@@ -1,0 +1,372 @@
+/*
+ * dirmn.h: Dirichlet-multinomial likelihoods for large count tables, on CPUs
+ * and NVIDIA GPUs, behind one stable C ABI.
+ *
+ * Conventions used throughout this header
+ * ---------------------------------------
+ * - Every fallible function returns a dirmn_status. DIRMN_SUCCESS is 0; every
+ *   other value has a fixed number and a string (dirmn_status_string). After a
+ *   failure, dirmn_last_error(ctx) holds a detailed message that says what was
+ *   wrong and where ("row 17, column 3: count -2 is negative").
+ * - A failed call changes nothing the caller owns: output arguments and output
+ *   arrays are written only on success, and no handle is created or leaked.
+ * - Handles are opaque and created and destroyed by the library. Destroy
+ *   functions accept NULL.
+ * - Options structs start with their own size. Initialise them with the
+ *   matching *_init function, then set fields; older callers that pass a
+ *   smaller struct keep working when fields are appended.
+ * - Matrices are passed with explicit strides, in elements (not bytes), so
+ *   row-major (C, NumPy, PyTorch) and column-major (R, Julia, Fortran) arrays
+ *   pass without a transpose. Element (i, j) of a matrix X with strides
+ *   (s_i, s_j) is X[i * s_i + j * s_j].
+ * - Rows of a counts table are observations (samples, documents), columns are
+ *   categories (taxa, species, words). V denotes the number of columns.
+ * - A context is used by one thread at a time; distinct contexts are
+ *   independent and may be used from different threads concurrently.
+ * - Nothing in the library prints, aborts or throws across this boundary.
+ *
+ * The mathematics (see DESIGN.md): for a row with counts n_v, N = sum_v n_v,
+ * and parameters alpha_v > 0 with A = sum_v alpha_v,
+ *
+ *   loglik = lgamma(A) - lgamma(N + A) + sum_v [lgamma(n_v + alpha_v) - lgamma(alpha_v)]
+ *   full   = loglik + lgamma(N + 1) - sum_v lgamma(n_v + 1)   (the log pmf)
+ */
+#ifndef DIRMN_H
+#define DIRMN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(DIRMN_BUILDING_LIBRARY)
+#    define DIRMN_API __declspec(dllexport)
+#  else
+#    define DIRMN_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define DIRMN_API __attribute__((visibility("default")))
+#else
+#  define DIRMN_API
+#endif
+
+/* C++ sees every enum with a fixed underlying type int, the type a C caller
+ * passes: any int value a C caller sends is then a valid value in C++ and is
+ * rejected by a check, rather than being undefined behaviour. */
+#ifdef __cplusplus
+#  define DIRMN_ENUM_INT : int
+#else
+#  define DIRMN_ENUM_INT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define DIRMN_VERSION_MAJOR 0
+#define DIRMN_VERSION_MINOR 1
+#define DIRMN_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, like ZSTD_VERSION_NUMBER. */
+#define DIRMN_VERSION_NUMBER \
+  (DIRMN_VERSION_MAJOR * 10000 + DIRMN_VERSION_MINOR * 100 + DIRMN_VERSION_PATCH)
+
+/* The version of the library actually loaded, as DIRMN_VERSION_NUMBER would
+ * give it. Compare its major part (value / 10000) with DIRMN_VERSION_MAJOR to
+ * detect a header/library mismatch. Never fails. */
+DIRMN_API unsigned dirmn_version_number(void);
+
+/* The loaded library's version as "MAJOR.MINOR.PATCH". Static storage; never
+ * NULL; never fails. */
+DIRMN_API const char* dirmn_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum dirmn_status DIRMN_ENUM_INT {
+  DIRMN_SUCCESS = 0,
+  DIRMN_ERROR_NULL_POINTER = 1,        /* a required pointer argument is NULL */
+  DIRMN_ERROR_INVALID_ARGUMENT = 2,    /* a size, stride, flag or enum is invalid */
+  DIRMN_ERROR_INVALID_COUNTS = 3,      /* a count is negative, NaN, infinite or non-integral */
+  DIRMN_ERROR_INVALID_PARAMETER = 4,   /* an alpha is <= 0 or not finite (or log alpha not finite) */
+  DIRMN_ERROR_DIMENSION_MISMATCH = 5,  /* sizes of arguments do not agree */
+  DIRMN_ERROR_WRONG_CONTEXT = 6,       /* an object belongs to another context */
+  DIRMN_ERROR_OUT_OF_MEMORY = 7,       /* host or device allocation failed */
+  DIRMN_ERROR_BACKEND_UNAVAILABLE = 8, /* backend not compiled in, or no such device */
+  DIRMN_ERROR_DEVICE = 9,              /* the CUDA runtime reported an error */
+  DIRMN_ERROR_OVERFLOW = 10,           /* a size computation overflows */
+  DIRMN_ERROR_CANCELLED = 11,          /* the interrupt callback asked to stop */
+  DIRMN_ERROR_NOT_SUPPORTED = 12,      /* valid request this backend/object cannot serve */
+  DIRMN_ERROR_INTERNAL = 99            /* a bug in dirmn: please report it */
+} dirmn_status;
+
+/* A short fixed English description of a status ("invalid counts"). Static
+ * storage; unknown values give "unknown status". Never fails. */
+DIRMN_API const char* dirmn_status_string(dirmn_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dirmn_context dirmn_context; /* opaque */
+
+typedef enum dirmn_backend DIRMN_ENUM_INT {
+  DIRMN_BACKEND_AUTO = 0, /* CUDA where a device exists, else CPU */
+  DIRMN_BACKEND_CPU = 1,
+  DIRMN_BACKEND_CUDA = 2
+} dirmn_backend;
+
+/* Whether `backend` was compiled into this library: 1 or 0. AUTO and CPU are
+ * always 1. Does not look for devices (see dirmn_cuda_device_count). */
+DIRMN_API int dirmn_backend_compiled(dirmn_backend backend);
+
+/* Writes the number of usable CUDA devices to *count (0 where the driver or
+ * devices are missing). Statuses: SUCCESS; NULL_POINTER; BACKEND_UNAVAILABLE
+ * when the library was built without CUDA (then *count is set to 0). */
+DIRMN_API dirmn_status dirmn_cuda_device_count(int* count);
+
+/* The detailed message of the last failed call on `ctx`, or, when ctx is
+ * NULL, of the last call on this thread that failed before a context existed
+ * (dirmn_context_create, or any call given a NULL context). "" when there was
+ * none. The string is owned by the library and valid until the next call on
+ * the same context (thread). Never fails. */
+DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
+
+/* Creates a context on `backend` (device index `device` for CUDA, ignored for
+ * CPU). AUTO picks CUDA device `device` where CUDA is compiled in and a
+ * device exists, else the CPU. The caller owns *ctx and frees it with
+ * dirmn_context_destroy. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT
+ * (unknown backend, negative device); BACKEND_UNAVAILABLE (CUDA asked for but
+ * not compiled in, or no such device); DEVICE; OUT_OF_MEMORY. On failure *ctx
+ * is left unchanged and the message is in dirmn_last_error(NULL). */
+DIRMN_API dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend,
+                                            int device);
+
+/* Destroys a context. Counts objects created from it stay valid for
+ * dirmn_counts_destroy (they keep the resources they need alive) but cannot
+ * be used in computations with any other context. NULL is a no-op. */
+DIRMN_API void dirmn_context_destroy(dirmn_context* ctx);
+
+/* Writes the context's backend (CPU or CUDA, never AUTO) and device index
+ * (0 for CPU). Either output pointer may be NULL. Statuses: SUCCESS;
+ * NULL_POINTER (ctx). */
+DIRMN_API dirmn_status dirmn_context_backend(const dirmn_context* ctx, dirmn_backend* backend,
+                                             int* device);
+
+/* Sets the number of CPU threads the context uses for host-side work; 0 means
+ * all cores (the default). Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT
+ * (negative); OUT_OF_MEMORY (threads could not be started). */
+DIRMN_API dirmn_status dirmn_context_set_threads(dirmn_context* ctx, int threads);
+
+/* Writes the number of CPU threads in use (after resolving 0 to the core
+ * count). Statuses: SUCCESS; NULL_POINTER. */
+DIRMN_API dirmn_status dirmn_context_get_threads(const dirmn_context* ctx, int* threads);
+
+typedef enum dirmn_precision DIRMN_ENUM_INT {
+  DIRMN_PRECISION_DOUBLE = 0, /* default: double throughout; ~1e-12 relative */
+  DIRMN_PRECISION_FAST = 1    /* float32 arithmetic where the backend gains from it; 1e-6 relative */
+} dirmn_precision;
+
+/* Selects the arithmetic of later computations on this context. Results are
+ * always returned as double. The CPU backend computes in double in both
+ * modes. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT. */
+DIRMN_API dirmn_status dirmn_context_set_precision(dirmn_context* ctx, dirmn_precision precision);
+
+/* A callback polled from the calling thread during long computations; a
+ * non-zero return stops the computation, which then fails with
+ * DIRMN_ERROR_CANCELLED and leaves outputs untouched. It must not call back
+ * into dirmn with the same context, and must return (not longjmp). Pass NULL
+ * to remove. Statuses: SUCCESS; NULL_POINTER (ctx). */
+typedef int (*dirmn_interrupt_fn)(void* user_data);
+DIRMN_API dirmn_status dirmn_context_set_interrupt(dirmn_context* ctx, dirmn_interrupt_fn fn,
+                                                   void* user_data);
+
+/* CUDA only: orders the context's work on `stream` (a cudaStream_t passed as
+ * void*; NULL returns to the context's own stream). The caller keeps the
+ * stream alive while it is set. Statuses: SUCCESS; NULL_POINTER (ctx);
+ * NOT_SUPPORTED on a CPU context. */
+DIRMN_API dirmn_status dirmn_context_set_stream(dirmn_context* ctx, void* stream);
+
+/* CUDA only: writes the stream in use (the context's own or the caller's).
+ * Statuses: SUCCESS; NULL_POINTER; NOT_SUPPORTED on a CPU context. */
+DIRMN_API dirmn_status dirmn_context_get_stream(const dirmn_context* ctx, void** stream);
+
+/* Waits until all work queued by this context has finished (a no-op on the
+ * CPU). Statuses: SUCCESS; NULL_POINTER; DEVICE. */
+DIRMN_API dirmn_status dirmn_context_synchronize(dirmn_context* ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Counts                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dirmn_counts dirmn_counts; /* opaque */
+
+typedef enum dirmn_dtype DIRMN_ENUM_INT {
+  DIRMN_INT32 = 0,
+  DIRMN_INT64 = 1,
+  DIRMN_FLOAT32 = 2,
+  DIRMN_FLOAT64 = 3
+} dirmn_dtype;
+
+typedef enum dirmn_index_type DIRMN_ENUM_INT { DIRMN_INDEX_INT32 = 0, DIRMN_INDEX_INT64 = 1 } dirmn_index_type;
+
+/* Compressed sparse formats: CSR compresses rows (ptr has rows + 1 entries,
+ * indices are columns); CSC compresses columns (ptr has cols + 1 entries,
+ * indices are rows), as R's dgCMatrix and Julia's SparseMatrixCSC. */
+typedef enum dirmn_sparse_format DIRMN_ENUM_INT { DIRMN_CSR = 0, DIRMN_CSC = 1 } dirmn_sparse_format;
+
+typedef enum dirmn_storage DIRMN_ENUM_INT {
+  DIRMN_STORAGE_AUTO = 0,   /* the library chooses from the fraction of zeros */
+  DIRMN_STORAGE_DENSE = 1,  /* every cell stored, in the narrowest fitting type */
+  DIRMN_STORAGE_SPARSE = 2  /* nonzero cells only, by row */
+} dirmn_storage;
+
+/* Counts are non-negative integers unless this flag is set; then any finite
+ * non-negative value is accepted and evaluated through lgamma. */
+#define DIRMN_COUNTS_REAL_VALUED 0x1u
+
+typedef struct dirmn_counts_options {
+  size_t size;           /* sizeof(dirmn_counts_options) */
+  uint32_t flags;        /* DIRMN_COUNTS_* bits */
+  dirmn_storage storage; /* storage request; AUTO by default */
+} dirmn_counts_options;
+
+/* Fills *options with defaults (size set, no flags, AUTO storage). NULL is a
+ * no-op. Never fails. */
+DIRMN_API void dirmn_counts_options_init(dirmn_counts_options* options);
+
+/* Validates a dense host table and copies it into a counts object on the
+ * context's device, in the library's compact form. Element (i, j) is
+ * data[i * row_stride + j * col_stride] (strides in elements, >= 1; a stride
+ * is ignored when its dimension is 1). `options` may be NULL for defaults.
+ * The caller keeps ownership of `data` (it is not referenced after return)
+ * and owns *counts (free with dirmn_counts_destroy). Statuses: SUCCESS;
+ * NULL_POINTER; INVALID_ARGUMENT (rows or cols <= 0, bad strides, dtype or
+ * options); OVERFLOW (sizes); INVALID_COUNTS (with row, column and value);
+ * OUT_OF_MEMORY; DEVICE; CANCELLED. */
+DIRMN_API dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts,
+                                                 int64_t rows, int64_t cols, dirmn_dtype dtype,
+                                                 const void* data, int64_t row_stride,
+                                                 int64_t col_stride,
+                                                 const dirmn_counts_options* options);
+
+/* Validates a compressed sparse host table (CSR or CSC, see
+ * dirmn_sparse_format) and copies it into a counts object. `ptr` has
+ * (rows + 1) or (cols + 1) entries starting at 0 and non-decreasing to nnz;
+ * `indices` and `values` have nnz entries; indices need not be sorted but
+ * may not repeat within a row (column). Explicit zeros are allowed and
+ * dropped. nnz may be 0 (then indices and values may be NULL). Ownership as
+ * for dirmn_counts_create_dense. Statuses: as dirmn_counts_create_dense,
+ * with INVALID_ARGUMENT also for malformed ptr/indices (naming the entry). */
+DIRMN_API dirmn_status dirmn_counts_create_sparse(dirmn_context* ctx, dirmn_counts** counts,
+                                                  dirmn_sparse_format format, int64_t rows,
+                                                  int64_t cols, int64_t nnz,
+                                                  dirmn_index_type index_type, const void* ptr,
+                                                  const void* indices, dirmn_dtype value_dtype,
+                                                  const void* values,
+                                                  const dirmn_counts_options* options);
+
+/* CUDA only: makes a counts object from a dense table already in device
+ * memory (int32, float32 or float64; strides in elements as for
+ * dirmn_counts_create_dense), validating it on the device. Where the layout
+ * allows (float32 or int32, unit column stride, integer counts) the object
+ * references `device_data` without a copy: the caller must then keep that
+ * memory alive and unchanged until dirmn_counts_destroy returns; otherwise
+ * the table is copied into the compact form and `device_data` is not
+ * referenced after return. dirmn_counts_get_info tells which (value_bits 0
+ * means wrapped, not copied). Statuses: as dirmn_counts_create_dense, plus
+ * NOT_SUPPORTED on a CPU context and for INT64 device data. */
+DIRMN_API dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
+                                                int64_t rows, int64_t cols, dirmn_dtype dtype,
+                                                const void* device_data, int64_t row_stride,
+                                                int64_t col_stride,
+                                                const dirmn_counts_options* options);
+
+/* CUDA only: makes a counts object from a CSR table in device memory (int32
+ * or int64 indices; int32, float32 or float64 values), validating it on the
+ * device and copying it into the compact form; the device arrays are not
+ * referenced after return. Statuses: as dirmn_counts_create_sparse, plus
+ * NOT_SUPPORTED on a CPU context. */
+DIRMN_API dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** counts,
+                                                       int64_t rows, int64_t cols, int64_t nnz,
+                                                       dirmn_index_type index_type,
+                                                       const void* device_ptr,
+                                                       const void* device_indices,
+                                                       dirmn_dtype value_dtype,
+                                                       const void* device_values,
+                                                       const dirmn_counts_options* options);
+
+/* Destroys a counts object and frees its host and device memory. May be
+ * called after its context was destroyed. NULL is a no-op. */
+DIRMN_API void dirmn_counts_destroy(dirmn_counts* counts);
+
+typedef struct dirmn_counts_info {
+  size_t size;           /* sizeof(dirmn_counts_info), set by the caller */
+  int64_t rows;
+  int64_t cols;
+  int64_t nnz;           /* number of nonzero cells */
+  double max_count;      /* largest count */
+  double total;          /* sum of all counts */
+  uint32_t flags;        /* DIRMN_COUNTS_* flags in effect */
+  dirmn_storage storage; /* DENSE or SPARSE: the form the library chose */
+  int value_bits;        /* bits per stored count: 8, 16, 32 or 64 (64 = double) */
+  dirmn_backend backend; /* where the table lives: CPU or CUDA */
+  int device;            /* CUDA device index, 0 for CPU */
+} dirmn_counts_info;
+
+/* Describes a counts object. info->size must be set by the caller; fields
+ * beyond it are not written. Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (info->size too small to hold `rows`). */
+DIRMN_API dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_counts_info* info);
+
+/* Copies the row totals N_b (length rows) to host memory `totals`.
+ * Statuses: SUCCESS; NULL_POINTER; WRONG_CONTEXT; DEVICE. */
+DIRMN_API dirmn_status dirmn_counts_row_totals(dirmn_context* ctx, const dirmn_counts* counts,
+                                               double* totals);
+
+/* ------------------------------------------------------------------------ */
+/* Log-likelihood                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum dirmn_param DIRMN_ENUM_INT {
+  DIRMN_PARAM_ALPHA = 0,    /* parameters are alpha (> 0, finite) */
+  DIRMN_PARAM_LOG_ALPHA = 1 /* parameters are log(alpha) (finite; exp must not overflow or underflow to 0) */
+} dirmn_param;
+
+/* Flags of the likelihood functions. */
+#define DIRMN_FULL 0x1u          /* include the multinomial coefficient: the log pmf */
+#define DIRMN_OUTPUT_DEVICE 0x2u /* CUDA: `out` is device memory */
+#define DIRMN_ASYNC 0x4u         /* CUDA, with OUTPUT_DEVICE: return without waiting; the
+                                    result is ready when the context's stream reaches it */
+
+/* Per-row log-likelihood of every row under each of k parameter vectors:
+ * out[b * out_stride_row + j * out_stride_k] = loglik of row b under vector
+ * j, for b < rows, j < k. Parameter v of vector j is
+ * params[j * params_stride_k + v * params_stride_v] (host memory, read
+ * before return). A row of zeros has log-likelihood 0. The caller owns all
+ * arrays. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k <= 0, bad
+ * strides, unknown param or flags); WRONG_CONTEXT (counts made by another
+ * context); INVALID_PARAMETER (naming vector and index); OVERFLOW;
+ * OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (device output on CPU). */
+DIRMN_API dirmn_status dirmn_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t k,
+                                    const double* params, int64_t params_stride_k,
+                                    int64_t params_stride_v, dirmn_param param, uint32_t flags,
+                                    double* out, int64_t out_stride_row, int64_t out_stride_k);
+
+/* Per-row log-likelihood with one parameter vector per row (the building block
+ * of DM regression): out[b * out_stride] = loglik of row b under the vector
+ * params[b * params_stride_row + v * params_stride_v]. Ownership, flags and
+ * statuses as dirmn_loglik; INVALID_PARAMETER names row and column. */
+DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_counts* counts,
+                                            const double* params, int64_t params_stride_row,
+                                            int64_t params_stride_v, dirmn_param param,
+                                            uint32_t flags, double* out, int64_t out_stride);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DIRMN_H */

@@ -1,0 +1,71 @@
+// internal.hpp: the handle types and error plumbing of the C ABI layer.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../kernels/backend.hpp"
+#include "dirmn.h"
+
+struct dirmn_context {
+  uint64_t id = 0;
+  // Shared with every counts object made here, so counts stay destroyable
+  // (and their device memory freeable) after the context handle is gone.
+  std::shared_ptr<dirmn::Backend> backend;
+  dirmn_precision precision = DIRMN_PRECISION_DOUBLE;
+  dirmn::Interrupt interrupt;
+  std::vector<double> alpha_scratch;  // validated alpha, contiguous
+  std::vector<double> out_scratch;    // results before they are copied out
+  std::string last_error;
+};
+
+struct dirmn_counts {
+  uint64_t context_id = 0;
+  std::shared_ptr<dirmn::Backend> backend;     // declared before data: outlives it
+  std::unique_ptr<dirmn::BackendCounts> data;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  double max_count = 0.0;
+  double total = 0.0;
+  uint32_t flags = 0;
+  dirmn_storage storage = DIRMN_STORAGE_DENSE;
+  int value_bits = 0;
+};
+
+namespace dirmn {
+namespace capi {
+
+// Records a failure: formats the message into the context (or, with a NULL
+// context, into this thread's pre-context slot) and returns `status`.
+dirmn_status fail(dirmn_context* ctx, dirmn_status status, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+// Formats a backend failure ("what" and a code) for the API function `fn`.
+dirmn_status fail_backend(dirmn_context* ctx, const char* fn, const BackendResult& r);
+
+void clear_error(dirmn_context* ctx);
+
+uint64_t next_context_id();
+
+// Builds the compact host table from caller data; on failure the message is
+// recorded in ctx. Implemented in counts_build.cpp.
+dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                         dirmn_dtype dtype, const void* data, int64_t row_stride,
+                         int64_t col_stride, uint32_t flags, dirmn_storage storage,
+                         HostTable* out);
+dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_format format,
+                          int64_t rows, int64_t cols, int64_t nnz, dirmn_index_type index_type,
+                          const void* ptr, const void* indices, dirmn_dtype value_dtype,
+                          const void* values, uint32_t flags, dirmn_storage storage,
+                          HostTable* out);
+
+}  // namespace capi
+}  // namespace dirmn

@@ -1,0 +1,127 @@
+// backend.hpp: the one internal interface between the C ABI layer (capi/) and
+// the compute backends (CPU, CUDA). capi/ validates every argument, converts
+// parameters to plain alpha and builds the compact host table; a backend only
+// computes. Backends never format error strings: they return a status and,
+// for device failures, a static description that capi/ turns into a message.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dirmn.h"
+
+namespace dirmn {
+
+// How a stored count is encoded. Integer counts use the narrowest unsigned
+// type holding the table's largest count; real-valued or very large counts
+// use double.
+enum class ValueType : uint8_t { U8 = 0, U16 = 1, U32 = 2, F64 = 3 };
+
+inline int value_bits(ValueType t) {
+  switch (t) {
+    case ValueType::U8: return 8;
+    case ValueType::U16: return 16;
+    case ValueType::U32: return 32;
+    case ValueType::F64: return 64;
+  }
+  return 64;
+}
+
+inline size_t value_bytes(ValueType t) { return static_cast<size_t>(value_bits(t) / 8); }
+
+// A validated counts table in compact form, in host memory. Dense tables are
+// row-major (rows x cols); sparse tables are CSR with sorted column indices
+// and no stored zeros.
+struct HostTable {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  bool sparse = false;
+  bool real_valued = false;
+  ValueType vtype = ValueType::U8;
+  double max_count = 0.0;
+  double total = 0.0;
+  std::vector<unsigned char> values;  // rows*cols (dense) or nnz (sparse) encoded counts
+  std::vector<int64_t> row_ptr;       // sparse: rows + 1 offsets
+  std::vector<uint32_t> col_idx;      // sparse: nnz column indices
+  std::vector<double> row_total;      // N_b
+  std::vector<double> row_lcoef;      // lgamma(N_b + 1) - sum_v lgamma(n_bv + 1)
+  std::vector<double> row_max;        // largest count in each row
+  std::vector<int64_t> row_argmax;    // its column (the first, on ties)
+  std::vector<double> col_max;        // largest count in each column
+  std::vector<int64_t> col_nnz;       // nonzeros in each column
+};
+
+// Outcome of a backend call. `what` is a static description (for example the
+// CUDA call that failed), never owned memory.
+struct BackendResult {
+  dirmn_status status = DIRMN_SUCCESS;
+  const char* what = "";
+  int code = 0;  // backend-specific (e.g. a cudaError_t)
+  bool ok() const { return status == DIRMN_SUCCESS; }
+};
+
+// Polled from the calling thread during long work; true means stop.
+struct Interrupt {
+  dirmn_interrupt_fn fn = nullptr;
+  void* user = nullptr;
+  bool poll() const { return fn != nullptr && fn(user) != 0; }
+};
+
+// A counts table as a backend stores it.
+class BackendCounts {
+ public:
+  virtual ~BackendCounts() = default;
+};
+
+// Rows whose largest count reaches this are evaluated in regrouped form:
+// lpoch(alpha*, n*) - lpoch(A, N) = lpoch(alpha*, A - alpha*) -
+// lpoch(alpha* + n*, (A - alpha*) + (N - n*)), where * is the row's largest
+// count. Both sides are exact, but on the left two terms of size ~N log N
+// cancel to a small result and double rounding of them (~1e-8 at N = 2^24)
+// would swamp it; on the right nothing large is subtracted.
+constexpr double kRegroupMinCount = 65536.0;
+
+// One likelihood request. Parameters arrive as validated alpha, contiguous:
+// k vectors of length cols (shared alpha), or rows vectors (rowwise).
+struct LoglikRequest {
+  const double* alpha = nullptr;  // host memory
+  int64_t k = 1;
+  bool rowwise = false;
+  bool full = false;
+  bool fast = false;         // DIRMN_PRECISION_FAST
+  double* out = nullptr;     // host or device memory (out_on_device)
+  int64_t out_stride_row = 1;
+  int64_t out_stride_k = 1;
+  bool out_on_device = false;
+  bool async = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual dirmn_backend kind() const = 0;
+  virtual int device() const = 0;
+  virtual BackendResult set_threads(int threads) = 0;
+  virtual int threads() const = 0;
+  // Takes a validated host table; on success *out holds the backend's copy.
+  virtual BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) = 0;
+  virtual BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
+                               const Interrupt& interrupt) = 0;
+  virtual BackendResult row_totals(const BackendCounts& counts, double* host_out) = 0;
+  // CUDA-only services; the CPU backend reports NOT_SUPPORTED.
+  virtual BackendResult set_stream(void* stream) = 0;
+  virtual BackendResult get_stream(void** stream) const = 0;
+  virtual BackendResult synchronize() = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend(int threads, BackendResult* result);
+
+// Defined by the CUDA backend when it is compiled in, else by a stub that
+// reports BACKEND_UNAVAILABLE.
+bool cuda_compiled();
+BackendResult cuda_device_count(int* count);
+std::unique_ptr<Backend> make_cuda_backend(int device, BackendResult* result);
+
+}  // namespace dirmn

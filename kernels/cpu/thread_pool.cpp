@@ -1,0 +1,91 @@
+#include "thread_pool.hpp"
+
+namespace dirmn {
+
+ThreadPool::ThreadPool(int threads) {
+  const int extra = threads > 1 ? threads - 1 : 0;
+  workers_.reserve(static_cast<size_t>(extra));
+  try {
+    for (int i = 0; i < extra; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+    throw;
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::drain() {
+  const auto& body = *body_;
+  for (;;) {
+    if (cancel_.load(std::memory_order_relaxed)) return;
+    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= chunks_) return;
+    body(c);
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    drain();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+}
+
+bool ThreadPool::run(int64_t chunks, const std::function<void(int64_t)>& body,
+                     const std::function<bool()>& poll) {
+  if (chunks <= 0) return true;
+  body_ = &body;
+  chunks_ = chunks;
+  next_.store(0, std::memory_order_relaxed);
+  cancel_.store(false, std::memory_order_relaxed);
+  const bool parallel = !workers_.empty() && chunks > 1;
+  if (parallel) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  if (parallel) wake_.notify_all();
+
+  bool cancelled = false;
+  for (;;) {
+    if (poll && poll()) {
+      cancelled = true;
+      cancel_.store(true, std::memory_order_relaxed);
+      break;
+    }
+    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= chunks_) break;
+    body(c);
+  }
+  if (parallel) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return busy_ == 0; });
+  }
+  body_ = nullptr;
+  return !cancelled;
+}
+
+}  // namespace dirmn

@@ -1,0 +1,52 @@
+// thread_pool.hpp: a small fixed pool that runs one parallel loop at a time.
+// The calling thread takes part in the loop and is the only one that polls
+// the interrupt callback, because bindings' callbacks (R, Julia) may only run
+// on the thread that called into dirmn.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dirmn {
+
+class ThreadPool {
+ public:
+  // Starts threads - 1 workers (the caller is the last thread). Throws
+  // std::system_error or std::bad_alloc when threads cannot be started.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs body(chunk) for every chunk in [0, chunks), spread over the pool.
+  // `poll` is called on the calling thread between its chunks; when it returns
+  // true no further chunks start and run() returns false once started chunks
+  // finish. Chunks run concurrently: body must only write chunk-private data.
+  bool run(int64_t chunks, const std::function<void(int64_t)>& body,
+           const std::function<bool()>& poll);
+
+ private:
+  void worker_loop();
+  void drain();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int64_t)>* body_ = nullptr;
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::atomic<bool> cancel_{false};
+  uint64_t generation_ = 0;
+  int busy_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace dirmn
