@@ -80,7 +80,8 @@ class BackendCounts {
 // lpoch(alpha* + n*, (A - alpha*) + (N - n*)), where * is the row's largest
 // count. Both sides are exact, but on the left two terms of size ~N log N
 // cancel to a small result and double rounding of them (~1e-8 at N = 2^24)
-// would swamp it; on the right nothing large is subtracted.
+// would swamp it; on the right nothing large is subtracted as long as the
+// rest of alpha, A - alpha*, is below n* (checked per row and alpha).
 constexpr double kRegroupMinCount = 65536.0;
 
 // One likelihood request. Parameters arrive as validated alpha, contiguous:
@@ -98,6 +99,78 @@ struct LoglikRequest {
   bool async = false;
 };
 
+struct Histograms;
+
+// Per-row derivatives with per-row alpha. Outputs are contiguous host
+// arrays (rows, rows x cols row-major, rows x cols, rows); any may be null,
+// except that log_param with hessian_diag needs gradient too.
+struct RowwiseDerivRequest {
+  const double* alpha = nullptr;  // rows x cols, contiguous
+  bool full = false;
+  bool log_param = false;         // derivatives with respect to log alpha
+  double* loglik = nullptr;
+  double* gradient = nullptr;
+  double* hessian_diag = nullptr;
+  double* hessian_scalar = nullptr;
+};
+
+// A caller's table in device memory (dirmn_counts_wrap_device). capi/ has
+// checked sizes, strides, dtype and options; the backend checks the memory and
+// the values.
+struct DeviceDenseInput {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  dirmn_dtype dtype = DIRMN_FLOAT32;  // INT32, FLOAT32 or FLOAT64
+  const void* data = nullptr;
+  int64_t row_stride = 0;  // elements; 0 where rows == 1
+  int64_t col_stride = 0;  // elements; 0 where cols == 1
+  bool real_valued = false;
+  dirmn_storage storage = DIRMN_STORAGE_AUTO;
+};
+
+// A caller's CSR table in device memory (dirmn_counts_wrap_device_sparse).
+struct DeviceCsrInput {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  dirmn_index_type index_type = DIRMN_INDEX_INT32;
+  const void* ptr = nullptr;      // rows + 1 entries
+  const void* indices = nullptr;  // nnz entries (NULL when nnz == 0)
+  dirmn_dtype value_dtype = DIRMN_FLOAT32;
+  const void* values = nullptr;   // nnz entries (NULL when nnz == 0)
+  bool real_valued = false;
+  dirmn_storage storage = DIRMN_STORAGE_AUTO;
+};
+
+// What a backend found wrong with device data, for capi/ to word. Which
+// fields mean something depends on `kind`.
+struct CountsProblem {
+  enum Kind : uint8_t {
+    kNone = 0,
+    kBadCount,     // row, col, value, why
+    kBadPointer,   // entry (index into ptr), value, prev (ptr[entry - 1]), nnz
+    kBadIndex,     // entry (index into indices), row, value (the index)
+    kRepeatedIndex // row, col
+  };
+  Kind kind = kNone;
+  int64_t row = -1;
+  int64_t col = -1;
+  int64_t entry = -1;
+  double value = 0.0;
+  double prev = 0.0;
+  const char* why = "";  // static text, for kBadCount
+};
+
+// The description of a table a backend made from device data, for the
+// counts handle (mirrors the HostTable fields capi/ would otherwise read).
+struct CountsSummary {
+  int64_t nnz = 0;
+  double max_count = 0.0;
+  double total = 0.0;
+  bool sparse = false;
+  int value_bits = 0;  // 0: the caller's array is referenced, not copied
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -110,10 +183,36 @@ class Backend {
   virtual BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
                                const Interrupt& interrupt) = 0;
   virtual BackendResult row_totals(const BackendCounts& counts, double* host_out) = 0;
+  // Count histograms of the table with optional row weights (rows entries,
+  // validated by the caller), built in one pass.
+  virtual BackendResult histograms(const BackendCounts&, const double* weights, Histograms* out,
+                                   const Interrupt& interrupt) {
+    (void)weights; (void)out; (void)interrupt;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "count histograms on this backend", 0};
+  }
+  virtual BackendResult rowwise_derivatives(const BackendCounts&, const RowwiseDerivRequest& req,
+                                            const Interrupt& interrupt) {
+    (void)req; (void)interrupt;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "per-row derivatives on this backend", 0};
+  }
   // CUDA-only services; the CPU backend reports NOT_SUPPORTED.
   virtual BackendResult set_stream(void* stream) = 0;
   virtual BackendResult get_stream(void** stream) const = 0;
   virtual BackendResult synchronize() = 0;
+  // Device-memory input (CUDA only). On INVALID_COUNTS or INVALID_ARGUMENT
+  // *problem says where; on success *out and *summary are set.
+  virtual BackendResult wrap_device_dense(const DeviceDenseInput& in,
+                                          std::unique_ptr<BackendCounts>* out,
+                                          CountsSummary* summary, CountsProblem* problem) {
+    (void)in; (void)out; (void)summary; (void)problem;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device arrays need a CUDA context", 0};
+  }
+  virtual BackendResult wrap_device_csr(const DeviceCsrInput& in,
+                                        std::unique_ptr<BackendCounts>* out,
+                                        CountsSummary* summary, CountsProblem* problem) {
+    (void)in; (void)out; (void)summary; (void)problem;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device arrays need a CUDA context", 0};
+  }
 };
 
 std::unique_ptr<Backend> make_cpu_backend(int threads, BackendResult* result);

@@ -365,6 +365,109 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
                                             int64_t params_stride_v, dirmn_param param,
                                             uint32_t flags, double* out, int64_t out_stride);
 
+/* ------------------------------------------------------------------------ */
+/* Derivatives                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The Hessian of the DM log-likelihood in its diagonal-plus-rank-one form:
+ *
+ *   H = diag(hessian_diag) + hessian_scalar * u u^T,
+ *
+ * with u = (1, ..., 1) for derivatives with respect to alpha
+ * (DIRMN_PARAM_ALPHA) and u = alpha for derivatives with respect to
+ * log alpha (DIRMN_PARAM_LOG_ALPHA). Newton steps and the inverse's diagonal
+ * then cost O(V) by the Sherman-Morrison formula. */
+
+/* Weighted sums over rows, for one parameter vector shared by all rows, of
+ * the log-likelihood (*value; with DIRMN_FULL the log pmf), its gradient
+ * (V entries) and its Hessian (V diagonal entries and one scalar), with
+ * respect to alpha or log alpha as `param` says. Row b has weight
+ * weights[b] (finite, >= 0; NULL means all 1). Any of value, gradient,
+ * hessian_diag and hessian_scalar may be NULL when not wanted. The sums come
+ * from count histograms built in one pass over the table and cached on the
+ * counts object while the weights are unchanged, so repeated calls (as in a
+ * fit) cost O(distinct counts), not O(rows x cols). All arrays are host
+ * memory owned by the caller. Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (unknown param or flags, bad stride); INVALID_PARAMETER
+ * (alpha, or a weight, naming its index); WRONG_CONTEXT; OUT_OF_MEMORY;
+ * DEVICE; CANCELLED. */
+DIRMN_API dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts,
+                                        const double* params, int64_t params_stride,
+                                        dirmn_param param, const double* weights, uint32_t flags,
+                                        double* value, double* gradient, double* hessian_diag,
+                                        double* hessian_scalar);
+
+/* Per-row derivatives with one parameter vector per row (the building block
+ * of DM regression): for row b with parameters
+ * params[b * params_stride_row + v * params_stride_v], writes loglik[b] and
+ * hessian_scalar[b] (contiguous, `rows` entries each) and the gradient and
+ * Hessian-diagonal entries (b, v) at [b * out_stride_row + v * out_stride_v]
+ * of two rows x V arrays. Derivatives are with respect to alpha or log
+ * alpha as `param` says (u as above, per row). Any output may be NULL.
+ * Statuses: as dirmn_loglik_rowwise. */
+DIRMN_API dirmn_status dirmn_loglik_rowwise_derivatives(
+    dirmn_context* ctx, const dirmn_counts* counts, const double* params,
+    int64_t params_stride_row, int64_t params_stride_v, dirmn_param param, uint32_t flags,
+    double* loglik, double* gradient, double* hessian_diag, double* hessian_scalar,
+    int64_t out_stride_row, int64_t out_stride_v);
+
+/* ------------------------------------------------------------------------ */
+/* Maximum-likelihood fit of alpha                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Called once per iteration of a fit; a non-zero return cancels the fit
+ * (DIRMN_ERROR_CANCELLED, outputs untouched). */
+typedef int (*dirmn_progress_fn)(int iteration, double loglik, double gradient_norm,
+                                 void* user_data);
+
+typedef struct dirmn_fit_options {
+  size_t size;               /* sizeof(dirmn_fit_options) */
+  double tolerance;          /* stop when the predicted gain of a Newton step (half the
+                                Newton decrement squared) is below tolerance x |loglik|;
+                                default 1e-10 */
+  int max_iterations;        /* default 1000 */
+  const double* weights;     /* row weights (finite, >= 0), NULL for all 1 */
+  const double* start;       /* V starting alphas (> 0), NULL for the method of moments */
+  dirmn_progress_fn progress; /* NULL for none */
+  void* progress_data;
+} dirmn_fit_options;
+
+/* Fills *options with defaults. NULL is a no-op. Never fails. */
+DIRMN_API void dirmn_fit_options_init(dirmn_fit_options* options);
+
+typedef struct dirmn_fit_result {
+  size_t size;              /* sizeof(dirmn_fit_result), set by the caller */
+  double* alpha;            /* caller-allocated, V entries: the fitted alpha; 0 for columns
+                               without counts (their MLE is the limit alpha -> 0); under
+                               multinomial_limit, the multinomial proportions */
+  double* std_error_alpha;  /* caller-allocated V entries or NULL: standard errors of alpha */
+  double* std_error_log_alpha; /* caller-allocated V entries or NULL: of log alpha */
+  double loglik;            /* maximised log-likelihood, without the multinomial coefficient */
+  double loglik_full;       /* the same with it: the log pmf of the data */
+  double gradient_norm;     /* max-norm of the gradient with respect to log alpha */
+  double precision;         /* sum of alpha (infinite under multinomial_limit) */
+  int iterations;
+  int converged;            /* 1 when the tolerance was met */
+  int multinomial_limit;    /* 1 when the data show no overdispersion: the likelihood grows
+                               toward the multinomial limit (sum of alpha -> infinity) */
+  int64_t zero_columns;     /* columns without counts (alpha reported as 0) */
+} dirmn_fit_result;
+
+/* Maximum-likelihood alpha for the table, by Newton's method on log alpha
+ * with O(V) Sherman-Morrison steps, safeguarded by step halving and a Minka
+ * fixed-point step where Newton does not increase the likelihood. Works on
+ * count histograms (see dirmn_loglik_sum). Rows of zeros and zero-weight rows
+ * contribute nothing; columns without counts are reported, not fitted;
+ * data without overdispersion are reported through multinomial_limit.
+ * `options` may be NULL for defaults. result->size must be set and
+ * result->alpha must point to V doubles. Statuses: SUCCESS (also when not
+ * converged within max_iterations: see result->converged); NULL_POINTER;
+ * INVALID_ARGUMENT (options, a table with no counts at all); INVALID_PARAMETER
+ * (weights or start, naming the index); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE;
+ * CANCELLED (progress callback or interrupt). */
+DIRMN_API dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts,
+                                 const dirmn_fit_options* options, dirmn_fit_result* result);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

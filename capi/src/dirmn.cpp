@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -260,6 +261,43 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
     for (int64_t b = 0; b < rows; ++b)
       for (int64_t j = 0; j < kk; ++j) out[b * out_sr + j * out_sk] = src[b * kk + j];
   }
+  return DIRMN_SUCCESS;
+}
+
+// Validates row weights (finite, >= 0).
+dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows) {
+  if (w == nullptr) return DIRMN_SUCCESS;
+  for (int64_t b = 0; b < rows; ++b)
+    if (!std::isfinite(w[b]) || w[b] < 0.0)
+      return fail(ctx, DIRMN_ERROR_INVALID_PARAMETER,
+                  "%s: weight of row %" PRId64 " (0-based) is %.17g; weights must be finite and >= 0",
+                  fn, b, w[b]);
+  return DIRMN_SUCCESS;
+}
+
+// The counts object's histograms for these weights, built (one pass over the
+// table) only when the cached ones were made with other weights.
+dirmn_status histograms_for(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
+                            const double* weights, const Histograms** out) {
+  const bool weighted = weights != nullptr;
+  const bool same =
+      counts->hist && counts->hist_weighted == weighted &&
+      (!weighted || std::equal(counts->hist_weights.begin(), counts->hist_weights.end(), weights));
+  if (!same) {
+    try {
+      auto h = std::make_unique<Histograms>();
+      std::vector<double> w;
+      if (weighted) w.assign(weights, weights + counts->rows);
+      const BackendResult r = ctx->backend->histograms(*counts->data, weights, h.get(), ctx->interrupt);
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      counts->hist = std::move(h);
+      counts->hist_weighted = weighted;
+      counts->hist_weights.swap(w);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory for count histograms", fn);
+    }
+  }
+  *out = counts->hist.get();
   return DIRMN_SUCCESS;
 }
 
@@ -594,6 +632,204 @@ dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_counts* counts
   DIRMN_REQUIRE_CONTEXT(ctx, fn);
   return dirmn::capi::run_loglik(ctx, fn, counts, true, 1, params, params_stride_row,
                                  params_stride_v, param, flags, out, out_stride, 1);
+}
+
+dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const double* params,
+                              int64_t params_stride, dirmn_param param, const double* weights,
+                              uint32_t flags, double* value, double* gradient,
+                              double* hessian_diag, double* hessian_scalar) {
+  static const char* fn = "dirmn_loglik_sum";
+  DIRMN_REQUIRE_CONTEXT(ctx, fn);
+  if (dirmn_status s = dirmn::capi::check_counts_use(ctx, fn, counts)) return s;
+  if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: params is NULL", fn);
+  if (param != DIRMN_PARAM_ALPHA && param != DIRMN_PARAM_LOG_ALPHA)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown param kind %d", fn,
+                static_cast<int>(param));
+  if (flags & ~DIRMN_FULL)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown flag bits 0x%x (only DIRMN_FULL)",
+                fn, flags & ~DIRMN_FULL);
+  const int64_t V = counts->cols;
+  if (V > 1 && params_stride < 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: params_stride (%" PRId64 ") must be >= 1",
+                fn, params_stride);
+  std::vector<double> alpha, g, d;
+  try {
+    alpha.resize(static_cast<size_t>(V));
+    g.resize(static_cast<size_t>(V));
+    d.resize(static_cast<size_t>(V));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  }
+  if (dirmn_status s = dirmn::capi::convert_params(ctx, fn, "vector", params, 1, V, 0,
+                                                   V > 1 ? params_stride : 0, param, alpha.data()))
+    return s;
+  if (dirmn_status s = dirmn::capi::check_weights(ctx, fn, weights, counts->rows)) return s;
+  const dirmn::Histograms* h = nullptr;
+  if (dirmn_status s = dirmn::capi::histograms_for(ctx, fn, counts, weights, &h)) return s;
+  double f = 0.0, c = 0.0;
+  dirmn::histogram_sums(*h, alpha.data(), &f, g.data(), d.data(), &c);
+  if (param == DIRMN_PARAM_LOG_ALPHA)
+    for (int64_t v = 0; v < V; ++v) {
+      const double a = alpha[static_cast<size_t>(v)];
+      d[static_cast<size_t>(v)] = a * a * d[static_cast<size_t>(v)] + a * g[static_cast<size_t>(v)];
+      g[static_cast<size_t>(v)] *= a;
+    }
+  if (value) *value = f + ((flags & DIRMN_FULL) ? h->lcoef_sum : 0.0);
+  if (gradient) std::copy(g.begin(), g.end(), gradient);
+  if (hessian_diag) std::copy(d.begin(), d.end(), hessian_diag);
+  if (hessian_scalar) *hessian_scalar = c;
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_counts* counts,
+                                              const double* params, int64_t params_stride_row,
+                                              int64_t params_stride_v, dirmn_param param,
+                                              uint32_t flags, double* loglik, double* gradient,
+                                              double* hessian_diag, double* hessian_scalar,
+                                              int64_t out_stride_row, int64_t out_stride_v) {
+  static const char* fn = "dirmn_loglik_rowwise_derivatives";
+  DIRMN_REQUIRE_CONTEXT(ctx, fn);
+  if (dirmn_status s = dirmn::capi::check_counts_use(ctx, fn, counts)) return s;
+  if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: params is NULL", fn);
+  if (param != DIRMN_PARAM_ALPHA && param != DIRMN_PARAM_LOG_ALPHA)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown param kind %d", fn,
+                static_cast<int>(param));
+  if (flags & ~DIRMN_FULL)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown flag bits 0x%x (only DIRMN_FULL)",
+                fn, flags & ~DIRMN_FULL);
+  const int64_t rows = counts->rows, V = counts->cols;
+  if ((rows > 1 && params_stride_row < 1) || (V > 1 && params_stride_v < 1))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: parameter strides must be >= 1 (got %" PRId64 ", %" PRId64 ")", fn,
+                params_stride_row, params_stride_v);
+  if (!dirmn::capi::extent_ok(rows, rows > 1 ? params_stride_row : 0, V, V > 1 ? params_stride_v : 0))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: the parameter array's strided extent overflows", fn);
+  const bool matrices = gradient != nullptr || hessian_diag != nullptr;
+  if (matrices && (!dirmn::capi::output_layout_ok(rows, V, out_stride_row, out_stride_v) ||
+                   !dirmn::capi::extent_ok(rows, rows > 1 ? out_stride_row : 0, V,
+                                           V > 1 ? out_stride_v : 0)))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: output strides (%" PRId64 ", %" PRId64 ") for %" PRId64 " x %" PRId64
+                " results overlap or are not positive",
+                fn, out_stride_row, out_stride_v, rows, V);
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(rows, V, &cells))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: rows x cols overflows", fn);
+  std::vector<double> ll, g, d, c;
+  try {
+    ctx->alpha_scratch.resize(static_cast<size_t>(cells));
+    ll.resize(static_cast<size_t>(rows));
+    c.resize(static_cast<size_t>(rows));
+    g.resize(static_cast<size_t>(cells));
+    if (hessian_diag) d.resize(static_cast<size_t>(cells));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %" PRId64 " x %" PRId64
+                " derivatives", fn, rows, V);
+  }
+  if (dirmn_status s = dirmn::capi::convert_params(ctx, fn, "row", params, rows, V,
+                                                   rows > 1 ? params_stride_row : 0,
+                                                   V > 1 ? params_stride_v : 0, param,
+                                                   ctx->alpha_scratch.data()))
+    return s;
+  dirmn::RowwiseDerivRequest req;
+  req.alpha = ctx->alpha_scratch.data();
+  req.full = (flags & DIRMN_FULL) != 0;
+  req.log_param = param == DIRMN_PARAM_LOG_ALPHA;
+  req.loglik = ll.data();
+  req.gradient = g.data();
+  req.hessian_diag = hessian_diag ? d.data() : nullptr;
+  req.hessian_scalar = c.data();
+  const BackendResult r = ctx->backend->rowwise_derivatives(*counts->data, req, ctx->interrupt);
+  if (!r.ok()) return fail_backend(ctx, fn, r);
+  for (int64_t b = 0; b < rows; ++b) {
+    if (loglik) loglik[b] = ll[static_cast<size_t>(b)];
+    if (hessian_scalar) hessian_scalar[b] = c[static_cast<size_t>(b)];
+    for (int64_t v = 0; v < V; ++v) {
+      if (gradient) gradient[b * out_stride_row + v * out_stride_v] = g[static_cast<size_t>(b * V + v)];
+      if (hessian_diag)
+        hessian_diag[b * out_stride_row + v * out_stride_v] = d[static_cast<size_t>(b * V + v)];
+    }
+  }
+  return DIRMN_SUCCESS;
+}
+
+void dirmn_fit_options_init(dirmn_fit_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  options->size = sizeof *options;
+  options->tolerance = 1e-10;
+  options->max_iterations = 1000;
+}
+
+dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit_options* options,
+                       dirmn_fit_result* result) {
+  static const char* fn = "dirmn_fit";
+  DIRMN_REQUIRE_CONTEXT(ctx, fn);
+  if (dirmn_status s = dirmn::capi::check_counts_use(ctx, fn, counts)) return s;
+  if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: result is NULL", fn);
+  if (result->size < offsetof(dirmn_fit_result, zero_columns) + sizeof(int64_t))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: result->size (%zu) is too small; set it to sizeof(dirmn_fit_result)", fn,
+                result->size);
+  if (result->alpha == nullptr)
+    return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: result->alpha is NULL (it needs %" PRId64
+                " entries)", fn, counts->cols);
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  if (options) {
+    if (options->size < sizeof(size_t))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                  "%s: options->size (%zu) is invalid; call dirmn_fit_options_init", fn,
+                  options->size);
+    std::memcpy(&o, options, std::min(options->size, sizeof o));
+    o.size = sizeof o;
+  }
+  if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: tolerance %.17g must be positive and finite",
+                fn, o.tolerance);
+  if (o.max_iterations < 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: max_iterations (%d) is negative", fn,
+                o.max_iterations);
+  const int64_t V = counts->cols;
+  if (o.start)
+    for (int64_t v = 0; v < V; ++v)
+      if (!(o.start[v] > 0.0) || !std::isfinite(o.start[v]))
+        return fail(ctx, DIRMN_ERROR_INVALID_PARAMETER,
+                    "%s: start index %" PRId64 " (0-based): alpha %.17g is not positive and finite",
+                    fn, v, o.start[v]);
+  if (dirmn_status s = dirmn::capi::check_weights(ctx, fn, o.weights, counts->rows)) return s;
+  const dirmn::Histograms* h = nullptr;
+  if (dirmn_status s = dirmn::capi::histograms_for(ctx, fn, counts, o.weights, &h)) return s;
+  dirmn::FitSettings settings;
+  settings.tolerance = o.tolerance;
+  settings.max_iterations = o.max_iterations;
+  settings.start = o.start;
+  settings.progress = o.progress;
+  settings.progress_data = o.progress_data;
+  settings.interrupt = ctx->interrupt;
+  dirmn::FitOutcome fit;
+  const char* why = "";
+  try {
+    if (!dirmn::fit_from_histograms(*h, settings, &fit, &why))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: %s", fn, why);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  }
+  if (fit.cancelled)
+    return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled after %d iterations", fn, fit.iterations);
+  std::copy(fit.alpha.begin(), fit.alpha.end(), result->alpha);
+  if (result->std_error_alpha) std::copy(fit.se_alpha.begin(), fit.se_alpha.end(), result->std_error_alpha);
+  if (result->std_error_log_alpha)
+    std::copy(fit.se_log_alpha.begin(), fit.se_log_alpha.end(), result->std_error_log_alpha);
+  result->loglik = fit.loglik;
+  result->loglik_full = fit.loglik_full;
+  result->gradient_norm = fit.gradient_norm;
+  result->precision = fit.precision;
+  result->iterations = fit.iterations;
+  result->converged = fit.converged ? 1 : 0;
+  result->multinomial_limit = fit.multinomial_limit ? 1 : 0;
+  result->zero_columns = fit.zero_columns;
+  return DIRMN_SUCCESS;
 }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../kernels/backend.hpp"
+#include "../../kernels/histogram.hpp"
 #include "dirmn.h"
 
 struct dirmn_context {
@@ -35,6 +36,11 @@ struct dirmn_counts {
   uint32_t flags = 0;
   dirmn_storage storage = DIRMN_STORAGE_DENSE;
   int value_bits = 0;
+  // Count histograms for shared-alpha sums and fits, kept while the row
+  // weights they were built with are unchanged.
+  std::unique_ptr<dirmn::Histograms> hist;
+  bool hist_weighted = false;
+  std::vector<double> hist_weights;
 };
 
 namespace dirmn {

@@ -6,6 +6,12 @@
 // exceed the cut-off, or which are too sparse to amortise a table, go through
 // math::lpoch directly. Per-row alpha has no reuse: every nonzero cell costs
 // one lpoch.
+//
+// Every cell term is centred: lpoch(alpha_v, n) - n log A instead of
+// lpoch(alpha_v, n), and the row total's term likewise. The n log A parts
+// cancel exactly (sum_v n_v = N), and what remains has the size of the
+// result, so partial sums never grow to ~N log A (8e8 at alpha = 1e10) where
+// each addition would round away more than the 1e-12 the results promise.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -15,6 +21,7 @@
 
 #include "../backend.hpp"
 #include "../dirmn_math.hpp"
+#include "../histogram.hpp"
 #include "thread_pool.hpp"
 
 namespace dirmn {
@@ -65,9 +72,11 @@ TableLayout plan_tables(const HostTable& t) {
   return L;
 }
 
-// T_v[n] = sum_{j<n} log(alpha_v + j), accumulated with Kahan compensation so
-// entries near the cut-off keep full precision.
-void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double* T) {
+// T_v[n] = sum_{j<n} log((alpha_v + j) / A) = lpoch(alpha_v, n) - n log A,
+// accumulated with Kahan compensation so entries near the cut-off keep full
+// precision.
+void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double log_a_sum,
+                double* T) {
   for (int64_t v = 0; v < cols; ++v) {
     double* tv = T + L.offset[static_cast<size_t>(v)];
     const int64_t cut = L.cut[static_cast<size_t>(v)];
@@ -75,7 +84,7 @@ void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double*
     double sum = 0.0, comp = 0.0;
     tv[0] = 0.0;
     for (int64_t n = 1; n < cut; ++n) {
-      const double y = std::log(a + static_cast<double>(n - 1)) - comp;
+      const double y = (std::log(a + static_cast<double>(n - 1)) - log_a_sum) - comp;
       const double s = sum + y;
       comp = (s - sum) - y;
       sum = s;
@@ -89,22 +98,27 @@ const T* as(const std::vector<unsigned char>& bytes) {
   return reinterpret_cast<const T*>(bytes.data());
 }
 
-// Sum over one stored cell of lpoch(alpha_v, n), table first.
+// lpoch(a, n) - n log A: the centred term of one cell.
+inline double centred_lpoch(double a, double n, double log_a_sum) {
+  return math::lpoch(a, n) - n * log_a_sum;
+}
+
+// The centred term of one stored cell, table first.
 template <class T>
 inline double cell_term(T n, int64_t v, const TableLayout& L, const double* table,
-                        const double* alpha) {
+                        const double* alpha, double log_a_sum) {
   if (static_cast<int64_t>(n) < L.cut[static_cast<size_t>(v)])
     return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(n)];
-  return math::lpoch(alpha[v], static_cast<double>(n));
+  return centred_lpoch(alpha[v], static_cast<double>(n), log_a_sum);
 }
 
 template <>
 inline double cell_term<double>(double n, int64_t v, const TableLayout& L, const double* table,
-                                const double* alpha) {
+                                const double* alpha, double log_a_sum) {
   if (n == 0.0) return 0.0;
   if (n < static_cast<double>(L.cut[static_cast<size_t>(v)]) && n == std::floor(n))
     return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(n)];
-  return math::lpoch(alpha[v], n);
+  return centred_lpoch(alpha[v], n, log_a_sum);
 }
 
 // Sum over v in [v0, v1) of lpoch(alpha_v, n_bv) for a dense row. Four
@@ -112,7 +126,7 @@ inline double cell_term<double>(double n, int64_t v, const TableLayout& L, const
 // load throughput.
 template <class T>
 double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L,
-                        const double* table, const double* alpha) {
+                        const double* table, const double* alpha, double log_a_sum) {
   double s[4] = {0.0, 0.0, 0.0, 0.0};
   const int64_t* off = L.offset.data();
   int64_t v = v0;
@@ -125,7 +139,7 @@ double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L
     }
     for (; v < v1; ++v) s[0] += table[off[v] + static_cast<int64_t>(x[v])];
   } else {
-    for (; v < v1; ++v) s[v & 3] += cell_term<T>(x[v], v, L, table, alpha);
+    for (; v < v1; ++v) s[v & 3] += cell_term<T>(x[v], v, L, table, alpha, log_a_sum);
   }
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
@@ -134,11 +148,11 @@ double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L
 template <class T>
 double sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t end,
                          int64_t skip, const TableLayout& L, const double* table,
-                         const double* alpha) {
+                         const double* alpha, double log_a_sum) {
   double s[2] = {0.0, 0.0};
   for (int64_t i = begin; i < end; ++i) {
     const int64_t v = static_cast<int64_t>(col[i]);
-    if (v != skip) s[i & 1] += cell_term<T>(x[i], v, L, table, alpha);
+    if (v != skip) s[i & 1] += cell_term<T>(x[i], v, L, table, alpha, log_a_sum);
   }
   return s[0] + s[1];
 }
@@ -146,32 +160,38 @@ double sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t
 // Per-row alpha: sum over nonzero cells of lpoch(alpha_v, n_bv), leaving out
 // column `skip` (-1: none).
 template <class T>
-double dense_row_rowwise(const T* x, int64_t cols, int64_t skip, const double* alpha) {
+double dense_row_rowwise(const T* x, int64_t cols, int64_t skip, const double* alpha,
+                         double log_a_sum) {
   double s = 0.0;
   for (int64_t v = 0; v < cols; ++v) {
     const double n = static_cast<double>(x[v]);
-    if (n != 0.0 && v != skip) s += math::lpoch(alpha[v], n);
+    if (n != 0.0 && v != skip) s += centred_lpoch(alpha[v], n, log_a_sum);
   }
   return s;
 }
 
 template <class T>
 double sparse_row_rowwise(const T* x, const uint32_t* col, int64_t begin, int64_t end,
-                          int64_t skip, const double* alpha) {
+                          int64_t skip, const double* alpha, double log_a_sum) {
   double s = 0.0;
   for (int64_t i = begin; i < end; ++i)
     if (static_cast<int64_t>(col[i]) != skip)
-      s += math::lpoch(alpha[col[i]], static_cast<double>(x[i]));
+      s += centred_lpoch(alpha[col[i]], static_cast<double>(x[i]), log_a_sum);
   return s;
 }
 
-// The row's log-likelihood from its partial sum. `rest` excludes column
-// `star` exactly when the row is regrouped (see kRegroupMinCount), and then
-// a_rest is the sum of alpha without that column.
-inline double finish_row(double rest, double a_sum, double n_total, bool regroup,
-                         double a_star, double n_star, double a_rest) {
-  if (!regroup) return rest - math::lpoch(a_sum, n_total);
-  return rest + math::lpoch(a_star, a_rest) -
+// Regrouping trades terms of size ~N log N for terms of size ~(A - alpha*)
+// log(...): it helps only where the rest of alpha is small beside the
+// dominant count.
+inline bool regroup_helps(double a_rest, double n_star) { return a_rest < n_star; }
+
+// The row's log-likelihood from its centred partial sum. `rest` excludes
+// column `star` exactly when the row is regrouped (see kRegroupMinCount), and
+// then a_rest is the sum of alpha without that column.
+inline double finish_row(double rest, double a_sum, double log_a_sum, double n_total,
+                         bool regroup, double a_star, double n_star, double a_rest) {
+  if (!regroup) return rest - centred_lpoch(a_sum, n_total, log_a_sum);
+  return rest + (n_total - n_star) * log_a_sum + math::lpoch(a_star, a_rest) -
          math::lpoch(a_star + n_star, a_rest + (n_total - n_star));
 }
 
@@ -236,6 +256,34 @@ class CpuBackend final : public Backend {
     return {};
   }
 
+  BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
+                           const Interrupt& interrupt) override {
+    const HostTable& t = static_cast<const CpuCounts&>(counts).table;
+    try {
+      switch (t.vtype) {
+        case ValueType::U8: return histograms_typed<uint8_t>(t, weights, out, interrupt);
+        case ValueType::U16: return histograms_typed<uint16_t>(t, weights, out, interrupt);
+        case ValueType::U32: return histograms_typed<uint32_t>(t, weights, out, interrupt);
+        case ValueType::F64: return histograms_typed<double>(t, weights, out, interrupt);
+      }
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "count histograms", 0};
+    }
+    return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  }
+
+  BackendResult rowwise_derivatives(const BackendCounts& counts, const RowwiseDerivRequest& req,
+                                    const Interrupt& interrupt) override {
+    const HostTable& t = static_cast<const CpuCounts&>(counts).table;
+    switch (t.vtype) {
+      case ValueType::U8: return rowwise_derivatives_typed<uint8_t>(t, req, interrupt);
+      case ValueType::U16: return rowwise_derivatives_typed<uint16_t>(t, req, interrupt);
+      case ValueType::U32: return rowwise_derivatives_typed<uint32_t>(t, req, interrupt);
+      case ValueType::F64: return rowwise_derivatives_typed<double>(t, req, interrupt);
+    }
+    return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  }
+
   BackendResult set_stream(void*) override { return {DIRMN_ERROR_NOT_SUPPORTED, "", 0}; }
   BackendResult get_stream(void**) const override { return {DIRMN_ERROR_NOT_SUPPORTED, "", 0}; }
   BackendResult synchronize() override { return {}; }
@@ -247,6 +295,103 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Calls f(v, n) for each nonzero cell of row b.
+  template <class T, class F>
+  static void for_each_nonzero(const HostTable& t, int64_t b, F&& f) {
+    const T* x = as<T>(t.values);
+    if (t.sparse) {
+      for (int64_t i = t.row_ptr[b]; i < t.row_ptr[b + 1]; ++i)
+        f(static_cast<int64_t>(t.col_idx[i]), static_cast<double>(x[i]));
+    } else {
+      const T* row = x + b * t.cols;
+      for (int64_t v = 0; v < t.cols; ++v)
+        if (row[v] != 0) f(v, static_cast<double>(row[v]));
+    }
+  }
+
+  template <class T>
+  BackendResult histograms_typed(const HostTable& t, const double* weights, Histograms* out,
+                                 const Interrupt& interrupt) {
+    // One pass over the rows; each column and the totals accumulate their
+    // own builder. Polled every kCellsPerChunk cells.
+    std::vector<HistogramBuilder> col(static_cast<size_t>(t.cols));
+    HistogramBuilder tot;
+    double lcoef = 0.0, since_poll = 0.0;
+    for (int64_t b = 0; b < t.rows; ++b) {
+      const double w = weights ? weights[b] : 1.0;
+      if (w == 0.0 || t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+      for_each_nonzero<T>(t, b, [&](int64_t v, double n) { col[static_cast<size_t>(v)].add(n, w); });
+      tot.add(t.row_total[static_cast<size_t>(b)], w);
+      lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
+      since_poll += t.sparse ? static_cast<double>(t.row_ptr[b + 1] - t.row_ptr[b])
+                             : static_cast<double>(t.cols);
+      if (since_poll >= static_cast<double>(kCellsPerChunk)) {
+        since_poll = 0.0;
+        if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+      }
+    }
+    out->cols = t.cols;
+    out->column.clear();
+    out->column.reserve(static_cast<size_t>(t.cols));
+    for (auto& c : col) out->column.push_back(c.finish());
+    out->total = tot.finish();
+    out->lcoef_sum = lcoef;
+    return {};
+  }
+
+  template <class T>
+  BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRequest& req,
+                                          const Interrupt& interrupt) {
+    const int64_t rows = t.rows, cols = t.cols;
+    const int64_t rows_per_chunk = std::max<int64_t>(1, kCellsPerChunk / std::max<int64_t>(1, cols));
+    const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    std::function<void(int64_t)> body = [&](int64_t c) {
+      const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
+      for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
+        const double* a = req.alpha + b * cols;
+        const double n_total = t.row_total[static_cast<size_t>(b)];
+        const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
+        const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+        const double a_rest = big ? sum_of(a, arg) + sum_of(a + arg + 1, cols - arg - 1) : 0.0;
+        const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+        const int64_t star = rg ? arg : -1;
+        const double a_sum = sum_of(a, cols);
+        const double log_a_sum = std::log(a_sum);
+        const double d_tot = math::dpoch(a_sum, n_total);
+        const double t_tot = math::tpoch(a_sum, n_total);
+        double* g = req.gradient ? req.gradient + b * cols : nullptr;
+        double* h = req.hessian_diag ? req.hessian_diag + b * cols : nullptr;
+        if (g)
+          for (int64_t v = 0; v < cols; ++v) g[v] = -d_tot;
+        if (h)
+          for (int64_t v = 0; v < cols; ++v) h[v] = 0.0;
+        double rest = 0.0;
+        for_each_nonzero<T>(t, b, [&](int64_t v, double n) {
+          if (v != star) rest += centred_lpoch(a[v], n, log_a_sum);
+          if (g) g[v] += math::dpoch(a[v], n);
+          if (h) h[v] = math::tpoch(a[v], n);
+        });
+        if (req.log_param && g) {
+          // d/dlog a = a d/da; d2/dlog a2 = a^2 d2/da2 + a d/da (u becomes alpha).
+          for (int64_t v = 0; v < cols; ++v) {
+            if (h) h[v] = a[v] * a[v] * h[v] + a[v] * g[v];
+            g[v] *= a[v];
+          }
+        }
+        if (req.loglik) {
+          double ll = finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
+                                 t.row_max[static_cast<size_t>(b)], a_rest);
+          if (req.full) ll += t.row_lcoef[static_cast<size_t>(b)];
+          req.loglik[b] = ll;
+        }
+        if (req.hessian_scalar) req.hessian_scalar[b] = -t_tot;
+      }
+    };
+    const bool finished = pool_->run(chunks, body, [&] { return interrupt.poll(); });
+    if (!finished) return {DIRMN_ERROR_CANCELLED, "", 0};
+    return {};
+  }
+
   template <class T>
   BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req,
                              const Interrupt& interrupt) {
@@ -263,43 +408,47 @@ class CpuBackend final : public Backend {
       if (req.full) ll += t.row_lcoef[static_cast<size_t>(b)];
       req.out[b * req.out_stride_row + j * req.out_stride_k] = ll;
     };
-    auto regrouped = [&](int64_t b) {
-      return t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
-    };
 
     std::function<void(int64_t)> body;
     TableLayout layout;
-    std::vector<double> tables, a_sums, a_prefix, a_suffix;
+    std::vector<double> tables, a_sums, log_a_sums, a_prefix, a_suffix;
     if (req.rowwise) {
       body = [&](int64_t c) {
         const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
         for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
           const double* a = req.alpha + b * cols;
-          const bool rg = regrouped(b);
-          const int64_t star = rg ? t.row_argmax[static_cast<size_t>(b)] : -1;
+          const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
+          const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+          const double a_rest =
+              big ? sum_of(a, arg) + sum_of(a + arg + 1, cols - arg - 1) : 0.0;
+          const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+          const int64_t star = rg ? arg : -1;
+          const double a_sum = sum_of(a, cols);
+          const double log_a_sum = std::log(a_sum);
           const double rest =
               t.sparse ? sparse_row_rowwise<T>(x, t.col_idx.data(), t.row_ptr[b],
-                                               t.row_ptr[b + 1], star, a)
-                       : dense_row_rowwise<T>(x + b * cols, cols, star, a);
-          double a_rest = 0.0;
-          if (rg) a_rest = sum_of(a, star) + sum_of(a + star + 1, cols - star - 1);
+                                               t.row_ptr[b + 1], star, a, log_a_sum)
+                       : dense_row_rowwise<T>(x + b * cols, cols, star, a, log_a_sum);
           store(b, 0,
-                finish_row(rest, rg ? 0.0 : sum_of(a, cols), t.row_total[static_cast<size_t>(b)],
-                           rg, rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
+                finish_row(rest, a_sum, log_a_sum, t.row_total[static_cast<size_t>(b)], rg,
+                           rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
         }
       };
     } else {
       layout = plan_tables(t);
       tables.resize(static_cast<size_t>(layout.size * K));
       a_sums.resize(static_cast<size_t>(K));
+      log_a_sums.resize(static_cast<size_t>(K));
       // Prefix and suffix sums give alpha's sum without any one column to
       // full precision (A - alpha* would cancel when alpha* dominates A).
       a_prefix.resize(static_cast<size_t>(K * (cols + 1)));
       a_suffix.resize(static_cast<size_t>(K * (cols + 1)));
       for (int64_t j = 0; j < K; ++j) {
         const double* a = req.alpha + j * cols;
-        fill_table(layout, a, cols, tables.data() + j * layout.size);
         a_sums[static_cast<size_t>(j)] = sum_of(a, cols);
+        log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
+        fill_table(layout, a, cols, log_a_sums[static_cast<size_t>(j)],
+                   tables.data() + j * layout.size);
         double* pre = a_prefix.data() + j * (cols + 1);
         double* suf = a_suffix.data() + j * (cols + 1);
         pre[0] = 0.0;
@@ -312,25 +461,29 @@ class CpuBackend final : public Backend {
         for (int64_t j = 0; j < K; ++j) {
           const double* tab = tables.data() + j * layout.size;
           const double* a = req.alpha + j * cols;
+          const double la = log_a_sums[static_cast<size_t>(j)];
           for (int64_t b = r0; b < r1; ++b) {
-            const bool rg = regrouped(b);
-            const int64_t star = rg ? t.row_argmax[static_cast<size_t>(b)] : -1;
+            const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
+            const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+            const double a_rest =
+                big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
+                          a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)]
+                    : 0.0;
+            const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+            const int64_t star = rg ? arg : -1;
             double rest;
             if (t.sparse) {
               rest = sparse_row_shared<T>(x, t.col_idx.data(), t.row_ptr[b], t.row_ptr[b + 1],
-                                          star, layout, tab, a);
+                                          star, layout, tab, a, la);
             } else if (rg) {
-              rest = dense_row_shared<T>(x + b * cols, 0, star, layout, tab, a) +
-                     dense_row_shared<T>(x + b * cols, star + 1, cols, layout, tab, a);
+              rest = dense_row_shared<T>(x + b * cols, 0, star, layout, tab, a, la) +
+                     dense_row_shared<T>(x + b * cols, star + 1, cols, layout, tab, a, la);
             } else {
-              rest = dense_row_shared<T>(x + b * cols, 0, cols, layout, tab, a);
+              rest = dense_row_shared<T>(x + b * cols, 0, cols, layout, tab, a, la);
             }
-            const double a_rest =
-                rg ? a_prefix[static_cast<size_t>(j * (cols + 1) + star)] +
-                         a_suffix[static_cast<size_t>(j * (cols + 1) + star + 1)]
-                   : 0.0;
+
             store(b, j,
-                  finish_row(rest, a_sums[static_cast<size_t>(j)],
+                  finish_row(rest, a_sums[static_cast<size_t>(j)], la,
                              t.row_total[static_cast<size_t>(b)], rg, rg ? a[star] : 0.0,
                              t.row_max[static_cast<size_t>(b)], a_rest));
           }

@@ -1,0 +1,369 @@
+// histogram.cpp: histogram construction, the shared-alpha sums over
+// histograms, and the Newton fit of alpha on them.
+#include "histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dirmn_math.hpp"
+
+namespace dirmn {
+
+void HistogramBuilder::add(double n, double w) {
+  if (n == 0.0 || w == 0.0) return;
+  if (!use_pairs_ && (n > kHistDenseMax || n != std::floor(n))) {
+    use_pairs_ = true;
+    for (size_t k = 1; k < dense_.size(); ++k)
+      if (dense_[k] != 0.0) pairs_.emplace_back(static_cast<double>(k), dense_[k]);
+    dense_.clear();
+  }
+  if (use_pairs_) {
+    pairs_.emplace_back(n, w);
+  } else {
+    const size_t k = static_cast<size_t>(n);
+    if (dense_.size() <= k) dense_.resize(k + 1, 0.0);
+    dense_[k] += w;
+  }
+}
+
+Histogram HistogramBuilder::finish() {
+  Histogram h;
+  if (!use_pairs_) {
+    h.dense = true;
+    const size_t m = dense_.empty() ? 0 : dense_.size() - 1;  // largest value
+    h.cum.assign(m, 0.0);
+    double above = 0.0;
+    // cum[k] = weight of values > k, accumulated from the top.
+    for (size_t k = m; k-- > 0;) {
+      above += dense_[k + 1];
+      h.cum[k] = above;
+    }
+    for (size_t n = 1; n < dense_.size(); ++n) {
+      const double v = static_cast<double>(n);
+      h.first_moment += dense_[n] * v;
+      h.second_factorial += dense_[n] * v * (v - 1.0);
+    }
+  } else {
+    h.dense = false;
+    std::sort(pairs_.begin(), pairs_.end());
+    for (const auto& p : pairs_) {
+      if (!h.value.empty() && h.value.back() == p.first) {
+        h.weight.back() += p.second;
+      } else {
+        h.value.push_back(p.first);
+        h.weight.push_back(p.second);
+      }
+      h.first_moment += p.second * p.first;
+      h.second_factorial += p.second * p.first * (p.first - 1.0);
+    }
+  }
+  dense_.clear();
+  pairs_.clear();
+  use_pairs_ = false;
+  return h;
+}
+
+namespace {
+
+// sum_b w_b f(a, n_b) for f = lpoch, dpoch, tpoch at once.
+struct Sums {
+  double l = 0.0, d = 0.0, t = 0.0;
+};
+
+Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
+  Sums s;
+  if (h.dense) {
+    // lpoch(a, n) = sum_{k<n} log(a + k) and likewise for the derivatives,
+    // so each k contributes once, weighted by the values above it.
+    double l = 0.0, d = 0.0, t = 0.0;
+    for (size_t k = 0; k < h.cum.size(); ++k) {
+      const double x = a + static_cast<double>(k);
+      const double c = h.cum[k];
+      l += c * std::log(x);
+      if (want_d || want_t) {
+        const double r = 1.0 / x;
+        d += c * r;
+        t -= c * r * r;
+      }
+    }
+    s.l = l;
+    s.d = d;
+    s.t = t;
+  } else {
+    for (size_t i = 0; i < h.value.size(); ++i) {
+      const double w = h.weight[i], n = h.value[i];
+      s.l += w * math::lpoch(a, n);
+      if (want_d) s.d += w * math::dpoch(a, n);
+      if (want_t) s.t += w * math::tpoch(a, n);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
+                    double* hessian_diag, double* hessian_scalar) {
+  const bool want_d = gradient != nullptr;
+  const bool want_t = hessian_diag != nullptr;
+  double a_sum = 0.0;
+  for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
+  const Sums tot = histogram_terms(h.total, a_sum, want_d, hessian_scalar != nullptr);
+  double total = -tot.l;
+  for (int64_t v = 0; v < h.cols; ++v) {
+    const Sums s = histogram_terms(h.column[static_cast<size_t>(v)], alpha[v], want_d, want_t);
+    total += s.l;
+    if (gradient) gradient[v] = s.d - tot.d;
+    if (hessian_diag) hessian_diag[v] = s.t;
+  }
+  if (value) *value = total;
+  if (hessian_scalar) *hessian_scalar = -tot.t;
+}
+
+namespace {
+
+constexpr double kMinPrecision = 1e-6;   // start: sum of alpha at least this
+constexpr double kMaxPrecision = 1e10;   // and at most this
+constexpr double kMaxLogStep = 5.0;      // largest change of one log alpha per Newton step
+constexpr int kMaxHalvings = 40;         // step halvings before falling back to Minka's step
+
+// The fit works on the active columns (those with counts) only.
+struct Problem {
+  const Histograms& h;
+  std::vector<int64_t> active;
+  std::vector<double> alpha_full;  // cols, zeros for inactive columns
+
+  // loglik and derivatives with respect to log alpha of the active columns.
+  double eval(const std::vector<double>& alpha, std::vector<double>* g_theta,
+              std::vector<double>* h_theta, double* c, std::vector<double>* g_alpha) {
+    for (size_t i = 0; i < active.size(); ++i) alpha_full[static_cast<size_t>(active[i])] = alpha[i];
+    std::vector<double> g(static_cast<size_t>(h.cols)), d(static_cast<size_t>(h.cols));
+    double f = 0.0, cc = 0.0;
+    const bool derivs = g_theta != nullptr;
+    histogram_sums(h, alpha_full.data(), &f, derivs ? g.data() : nullptr,
+                   derivs ? d.data() : nullptr, derivs ? &cc : nullptr);
+    if (derivs) {
+      g_theta->resize(active.size());
+      h_theta->resize(active.size());
+      if (g_alpha) g_alpha->resize(active.size());
+      for (size_t i = 0; i < active.size(); ++i) {
+        const size_t v = static_cast<size_t>(active[i]);
+        const double a = alpha[i];
+        (*g_theta)[i] = a * g[v];
+        (*h_theta)[i] = a * a * d[v] + a * g[v];
+        if (g_alpha) (*g_alpha)[i] = g[v];
+      }
+      *c = cc;
+    }
+    return f;
+  }
+};
+
+// Solves (diag(hd) + c u u^T) x = b by Sherman-Morrison. Returns false when
+// the matrix is not negative definite (then Newton is not an ascent method).
+bool solve_dpr1(const std::vector<double>& hd, double c, const std::vector<double>& u,
+                const std::vector<double>& b, std::vector<double>* x) {
+  double uDu = 0.0, uDb = 0.0;
+  for (size_t i = 0; i < hd.size(); ++i) {
+    if (!(hd[i] < 0.0)) return false;
+    uDu += u[i] * u[i] / hd[i];
+    uDb += u[i] * b[i] / hd[i];
+  }
+  const double denom = 1.0 + c * uDu;
+  if (!(denom > 0.0)) return false;
+  x->resize(hd.size());
+  for (size_t i = 0; i < hd.size(); ++i) (*x)[i] = (b[i] - c * u[i] * uDb / denom) / hd[i];
+  return true;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0.0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+}  // namespace
+
+bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
+                         const char** why) {
+  const size_t V = static_cast<size_t>(h.cols);
+  Problem P{h, {}, std::vector<double>(V, 0.0)};
+  double n_total = 0.0;
+  for (size_t v = 0; v < V; ++v) {
+    if (!h.column[v].empty()) P.active.push_back(static_cast<int64_t>(v));
+    n_total += h.column[v].first_moment;
+  }
+  if (P.active.empty() || !(n_total > 0.0)) {
+    *why = "the table (with these weights) has no counts";
+    return false;
+  }
+  const size_t m = P.active.size();
+  out->zero_columns = static_cast<int64_t>(V - m);
+  out->alpha.assign(V, 0.0);
+  out->se_alpha.assign(V, 0.0);
+  out->se_log_alpha.assign(V, 0.0);
+
+  // Multinomial proportions, and the second-factorial-moment statistics that
+  // give both the method-of-moments start and the test for overdispersion:
+  // under DM, sum_bv w n(n-1) = [sum_b w N(N-1)] (A q + 1) / (A + 1), q = sum p^2.
+  std::vector<double> p(m);
+  double q = 0.0, pair_same = 0.0, limit_slope = 0.0;
+  for (size_t i = 0; i < m; ++i) {
+    const Histogram& col = h.column[static_cast<size_t>(P.active[i])];
+    p[i] = col.first_moment / n_total;
+    q += p[i] * p[i];
+    pair_same += col.second_factorial;
+    limit_slope += col.second_factorial / p[i];
+  }
+  const double pair_all = h.total.second_factorial;
+  // d loglik / d(1/A) at A -> infinity with alpha = A p: positive means the
+  // likelihood still rises toward the multinomial limit (no overdispersion).
+  limit_slope -= pair_all;
+  if (m == 1 || !(limit_slope > 0.0)) {
+    // One category, or no overdispersion: the supremum is the multinomial.
+    out->multinomial_limit = m > 1;
+    double f = 0.0;
+    for (size_t i = 0; i < m; ++i)
+      f += h.column[static_cast<size_t>(P.active[i])].first_moment * std::log(p[i]);
+    for (size_t i = 0; i < m; ++i) out->alpha[static_cast<size_t>(P.active[i])] = p[i];
+    out->loglik = f;
+    out->loglik_full = f + h.lcoef_sum;
+    out->precision = std::numeric_limits<double>::infinity();
+    out->converged = true;
+    if (m == 1) {
+      // A single category has probability one whatever alpha: any alpha is
+      // an MLE; report the proportions (1) and a finite precision.
+      out->precision = 1.0;
+      out->multinomial_limit = false;
+    }
+    return true;
+  }
+
+  std::vector<double> alpha(m);
+  if (s.start) {
+    for (size_t i = 0; i < m; ++i) alpha[i] = s.start[P.active[i]];
+  } else {
+    const double F = pair_all > 0.0 ? pair_same / pair_all : 1.0;
+    double A = (F > q) ? (1.0 - F) / (F - q) : kMaxPrecision;
+    A = std::min(std::max(A, kMinPrecision), kMaxPrecision);
+    for (size_t i = 0; i < m; ++i) alpha[i] = A * p[i];
+  }
+
+  std::vector<double> g, hd, ga, step, trial(m);
+  double c = 0.0;
+  double f = P.eval(alpha, &g, &hd, &c, &ga);
+  int it = 0;
+  for (;; ++it) {
+    const double gnorm = max_abs(g);
+    if (s.progress && s.progress(it, f, gnorm, s.progress_data) != 0) {
+      out->cancelled = true;
+      return true;
+    }
+    if (s.interrupt.poll()) {
+      out->cancelled = true;
+      return true;
+    }
+    std::vector<double> neg_g(m);
+    for (size_t i = 0; i < m; ++i) neg_g[i] = -g[i];
+    const bool newton_ok = solve_dpr1(hd, c, alpha, neg_g, &step);
+    double gain = 0.0;  // predicted increase: half the Newton decrement squared
+    if (newton_ok)
+      for (size_t i = 0; i < m; ++i) gain += 0.5 * g[i] * step[i];
+    // Converged when the Newton step's predicted gain is below tolerance;
+    // that last step is still taken (it costs O(V)), since where the
+    // prediction is that small the step is accurate to its square.
+    const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f);
+    if (done) {
+      for (size_t i = 0; i < m; ++i) trial[i] = alpha[i] * std::exp(step[i]);
+      std::vector<double> g2, hd2, ga2;
+      double c2 = 0.0;
+      const double f2 = P.eval(trial, &g2, &hd2, &c2, &ga2);
+      if (f2 >= f) {
+        alpha.swap(trial);
+        g.swap(g2);
+        hd.swap(hd2);
+        ga.swap(ga2);
+        c = c2;
+        f = f2;
+      }
+      out->converged = true;
+      break;
+    }
+    if (it >= s.max_iterations) break;
+
+    bool moved = false;
+    if (newton_ok && gain > 0.0) {
+      double t = 1.0;
+      const double big = max_abs(step);
+      if (big > kMaxLogStep) t = kMaxLogStep / big;
+      for (int k = 0; k < kMaxHalvings && !moved; ++k, t *= 0.5) {
+        for (size_t i = 0; i < m; ++i) trial[i] = alpha[i] * std::exp(t * step[i]);
+        const double ft = P.eval(trial, nullptr, nullptr, nullptr, nullptr);
+        if (ft >= f) moved = true;
+      }
+    }
+    if (!moved) {
+      // Minka's fixed point (an MM step, so it never lowers the likelihood):
+      // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b).
+      double a_sum = 0.0;
+      for (double a : alpha) a_sum += a;
+      double denom = 0.0;
+      {
+        const Histogram& tot = h.total;
+        if (tot.dense) {
+          for (size_t k = 0; k < tot.cum.size(); ++k) denom += tot.cum[k] / (a_sum + static_cast<double>(k));
+        } else {
+          for (size_t k = 0; k < tot.value.size(); ++k)
+            denom += tot.weight[k] * math::dpoch(a_sum, tot.value[k]);
+        }
+      }
+      for (size_t i = 0; i < m; ++i) {
+        // ga = numer - denom, so numer = ga + denom.
+        trial[i] = alpha[i] * (ga[i] + denom) / denom;
+      }
+    }
+    alpha.swap(trial);
+    const double f_new = P.eval(alpha, &g, &hd, &c, &ga);
+    const bool stalled = !moved && !(f_new > f);
+    f = f_new;
+    if (stalled && max_abs(g) == 0.0) {
+      out->converged = true;
+      ++it;
+      break;
+    }
+  }
+
+  out->iterations = it;
+  out->loglik = f;
+  out->loglik_full = f + h.lcoef_sum;
+  out->gradient_norm = max_abs(g);
+  double a_sum = 0.0;
+  for (size_t i = 0; i < m; ++i) {
+    out->alpha[static_cast<size_t>(P.active[i])] = alpha[i];
+    a_sum += alpha[i];
+  }
+  out->precision = a_sum;
+  // Standard errors from the inverse observed information on the log scale,
+  // whose diagonal Sherman-Morrison gives in O(V):
+  // [H^-1]_ii = 1/h_i - c (u_i/h_i)^2 / (1 + c sum u^2/h).
+  double uDu = 0.0;
+  bool definite = true;
+  for (size_t i = 0; i < m; ++i) {
+    if (!(hd[i] < 0.0)) definite = false;
+    uDu += alpha[i] * alpha[i] / hd[i];
+  }
+  const double denom = 1.0 + c * uDu;
+  if (definite && denom > 0.0) {
+    for (size_t i = 0; i < m; ++i) {
+      const double r = alpha[i] / hd[i];
+      const double var = -(1.0 / hd[i] - c * r * r / denom);
+      const double se = var > 0.0 ? std::sqrt(var) : 0.0;
+      out->se_log_alpha[static_cast<size_t>(P.active[i])] = se;
+      out->se_alpha[static_cast<size_t>(P.active[i])] = se * alpha[i];
+    }
+  }
+  return true;
+}
+
+}  // namespace dirmn

@@ -1,0 +1,85 @@
+// histogram.hpp: count-histogram sufficient statistics of a weighted table,
+// and the shared-alpha log-likelihood sums and fit that run on them.
+//
+// With one alpha shared by all rows (row weights w_b), the log-likelihood and
+// all its derivatives depend on the data only through, per column v, the
+// weighted counts of each value n_bv, and the weighted counts of each row
+// total N_b (Minka 2000; Sklar 2014). Two forms are kept:
+//   * dense cumulative: C[k] = sum_b w_b [n_b > k] for k < max n, so that
+//     sum_b w_b lpoch(a, n_b) = sum_k C[k] log(a + k): one log per k;
+//   * (value, weight) pairs, sorted by value, for columns whose counts are
+//     large or real-valued: one lpoch per distinct value.
+// Either way, an evaluation costs O(distinct counts), independent of rows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace dirmn {
+
+// Columns (and row totals) whose largest count is at most this use the
+// dense cumulative form; beyond it, (value, weight) pairs.
+constexpr double kHistDenseMax = 256.0;
+
+// One weighted histogram: either dense cumulative or pairs.
+struct Histogram {
+  bool dense = true;
+  std::vector<double> cum;     // dense: cum[k] = weight of values > k
+  std::vector<double> value;   // pairs: distinct nonzero values, ascending
+  std::vector<double> weight;  // pairs: their summed weights
+  double first_moment = 0.0;   // sum of w * n
+  double second_factorial = 0.0;  // sum of w * n (n - 1)
+  bool empty() const { return dense ? cum.empty() : value.empty(); }
+};
+
+struct Histograms {
+  int64_t cols = 0;
+  std::vector<Histogram> column;  // one per column
+  Histogram total;                // of the row totals N_b
+  double lcoef_sum = 0.0;         // sum_b w_b (lgamma(N_b + 1) - sum_v lgamma(n_bv + 1))
+};
+
+// Builds a histogram from (value, weight) observations; values are > 0.
+// Chooses the form from the largest value and integrality.
+class HistogramBuilder {
+ public:
+  void add(double n, double w);
+  Histogram finish();
+
+ private:
+  std::vector<double> dense_;  // dense_[n] = weight of value n, while all values are small ints
+  std::vector<std::pair<double, double>> pairs_;
+  bool use_pairs_ = false;
+};
+
+// Weighted sums for shared alpha (derivatives with respect to alpha): value,
+// gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the
+// Hessian diag(d) + c 11^T. Outputs may be null.
+void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
+                    double* hessian_diag, double* hessian_scalar);
+
+struct FitSettings {
+  double tolerance = 1e-10;
+  int max_iterations = 1000;
+  const double* start = nullptr;  // cols alphas or null
+  dirmn_progress_fn progress = nullptr;
+  void* progress_data = nullptr;
+  Interrupt interrupt;
+};
+
+struct FitOutcome {
+  std::vector<double> alpha, se_alpha, se_log_alpha;
+  double loglik = 0.0, loglik_full = 0.0, gradient_norm = 0.0, precision = 0.0;
+  int iterations = 0;
+  bool converged = false, multinomial_limit = false, cancelled = false;
+  int64_t zero_columns = 0;
+};
+
+// Maximum-likelihood alpha from histograms. Returns false (with *why set to
+// a static string) when the table has no counts at all.
+bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
+                         const char** why);
+
+}  // namespace dirmn

@@ -1,0 +1,479 @@
+// test_fit.cpp: derivatives (shared and per-row alpha) and the maximum-
+// likelihood fit. References: for integer counts,
+//   digamma(a + n) - digamma(a) = sum_{k<n} 1/(a + k),
+//   trigamma(a + n) - trigamma(a) = -sum_{k<n} 1/(a + k)^2,
+// summed in long double; central finite differences of the long-double
+// lgamma log-likelihood; a plain Minka fixed point; dirmult on a real table.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace dirmn_test;
+
+namespace {
+
+long double dpoch_ref(long double a, long n) {
+  long double s = 0;
+  for (long k = 0; k < n; ++k) s += 1.0L / (a + k);
+  return s;
+}
+long double tpoch_ref(long double a, long n) {
+  long double s = 0;
+  for (long k = 0; k < n; ++k) s -= 1.0L / ((a + k) * (a + k));
+  return s;
+}
+
+// Dirichlet-multinomial draws: p ~ Dirichlet(alpha), counts ~ Multinomial(N, p).
+std::vector<double> simulate_dm(int64_t rows, const std::vector<double>& alpha, int n_mean,
+                                uint32_t seed, bool vary_totals = true) {
+  std::mt19937_64 rng(seed);
+  const int64_t V = static_cast<int64_t>(alpha.size());
+  std::vector<double> x(static_cast<size_t>(rows * V), 0.0);
+  std::uniform_int_distribution<int> nd(n_mean / 2, 3 * n_mean / 2);
+  for (int64_t b = 0; b < rows; ++b) {
+    std::vector<double> p(static_cast<size_t>(V));
+    double s = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      std::gamma_distribution<double> g(alpha[static_cast<size_t>(v)], 1.0);
+      p[static_cast<size_t>(v)] = g(rng);
+      s += p[static_cast<size_t>(v)];
+    }
+    int N = vary_totals ? nd(rng) : n_mean;
+    double left = 1.0;
+    for (int64_t v = 0; v < V && N > 0; ++v) {
+      const double pv = p[static_cast<size_t>(v)] / s;
+      int k = N;
+      if (v < V - 1) {
+        std::binomial_distribution<int> bin(N, std::min(1.0, std::max(0.0, pv / left)));
+        k = bin(rng);
+      }
+      x[static_cast<size_t>(b * V + v)] = k;
+      N -= k;
+      left -= pv;
+    }
+  }
+  return x;
+}
+
+Counts counts_of(dirmn_context* ctx, const std::vector<double>& x, int64_t rows, int64_t cols) {
+  dirmn_counts* c = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1,
+                                    nullptr) == DIRMN_SUCCESS);
+  return Counts(c);
+}
+
+double table_loglik_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
+                        const std::vector<double>& alpha, const std::vector<double>* w = nullptr) {
+  long double s = 0;
+  for (int64_t b = 0; b < rows; ++b)
+    s += (w ? (*w)[static_cast<size_t>(b)] : 1.0) *
+         static_cast<long double>(reference_loglik(&x[static_cast<size_t>(b * cols)], alpha.data(), cols, false));
+  return static_cast<double>(s);
+}
+
+// A plain Minka fixed point in long double, run to a tight tolerance.
+std::vector<double> minka_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
+                              std::vector<double> alpha) {
+  for (int it = 0; it < 200000; ++it) {
+    long double A = 0;
+    for (double a : alpha) A += a;
+    long double den = 0;
+    std::vector<long double> num(static_cast<size_t>(cols), 0);
+    for (int64_t b = 0; b < rows; ++b) {
+      long N = 0;
+      for (int64_t v = 0; v < cols; ++v) {
+        const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+        N += n;
+        num[static_cast<size_t>(v)] += dpoch_ref(alpha[static_cast<size_t>(v)], n);
+      }
+      den += dpoch_ref(A, N);
+    }
+    double change = 0;
+    for (int64_t v = 0; v < cols; ++v) {
+      const double a = static_cast<double>(alpha[static_cast<size_t>(v)] * num[static_cast<size_t>(v)] / den);
+      change = std::max(change, std::fabs(a / alpha[static_cast<size_t>(v)] - 1));
+      alpha[static_cast<size_t>(v)] = a;
+    }
+    if (change < 1e-13) break;
+  }
+  return alpha;
+}
+
+}  // namespace
+
+TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit][derivatives]") {
+  const int64_t rows = 60, cols = 12;
+  const std::vector<double> alpha_true{0.3, 1.2, 2.5, 0.8, 5.0, 0.1, 0.7, 3.3, 1.0, 0.4, 9.0, 2.0};
+  auto x = simulate_dm(rows, alpha_true, 40, 7);
+  x[5 * cols + 3] = 300;  // one large count: the pairs form of the histogram
+  std::vector<double> w(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) w[static_cast<size_t>(b)] = 0.25 + static_cast<double>(b % 4);
+  const std::vector<double> alpha{0.5, 1.0, 2.0, 0.9, 4.0, 0.2, 0.6, 3.0, 1.1, 0.5, 8.0, 1.5};
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    for (bool weighted : {false, true}) {
+      INFO("weighted " << weighted);
+      const double* wp = weighted ? w.data() : nullptr;
+      double f = 0, hs = 0;
+      std::vector<double> g(cols), hd(cols);
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, 0, &f,
+                               g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
+      CHECK(close_to(f, table_loglik_ref(x, rows, cols, alpha, weighted ? &w : nullptr), 1e-12));
+      // References from digamma / trigamma sums.
+      long double A = 0;
+      for (double a : alpha) A += a;
+      std::vector<long double> g_ref(cols, 0), d_ref(cols, 0);
+      long double c_ref = 0;
+      for (int64_t b = 0; b < rows; ++b) {
+        const long double wb = weighted ? w[static_cast<size_t>(b)] : 1.0;
+        long N = 0;
+        for (int64_t v = 0; v < cols; ++v) {
+          const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+          N += n;
+          g_ref[static_cast<size_t>(v)] += wb * dpoch_ref(alpha[static_cast<size_t>(v)], n);
+          d_ref[static_cast<size_t>(v)] += wb * tpoch_ref(alpha[static_cast<size_t>(v)], n);
+        }
+        for (int64_t v = 0; v < cols; ++v) g_ref[static_cast<size_t>(v)] -= wb * dpoch_ref(A, N);
+        c_ref -= wb * tpoch_ref(A, N);
+      }
+      for (int64_t v = 0; v < cols; ++v) {
+        CHECK(close_to(g[static_cast<size_t>(v)], static_cast<double>(g_ref[static_cast<size_t>(v)]), 1e-11, 1e-10));
+        CHECK(close_to(hd[static_cast<size_t>(v)], static_cast<double>(d_ref[static_cast<size_t>(v)]), 1e-11, 1e-10));
+      }
+      CHECK(close_to(hs, static_cast<double>(c_ref), 1e-11));
+      // Finite differences of the reference log-likelihood.
+      for (int64_t v = 0; v < cols; v += 3) {
+        const double h = 1e-5 * alpha[static_cast<size_t>(v)];
+        auto ap = alpha, am = alpha;
+        ap[static_cast<size_t>(v)] += h;
+        am[static_cast<size_t>(v)] -= h;
+        const double fd = (table_loglik_ref(x, rows, cols, ap, weighted ? &w : nullptr) -
+                           table_loglik_ref(x, rows, cols, am, weighted ? &w : nullptr)) / (2 * h);
+        CHECK(close_to(g[static_cast<size_t>(v)], fd, 1e-5, 1e-5));
+      }
+      // With respect to log alpha: g_theta = alpha g, H_theta = diag(alpha^2 d + alpha g) + c alpha alpha^T.
+      std::vector<double> la(cols), gt(cols), ht(cols);
+      for (int64_t v = 0; v < cols; ++v) la[static_cast<size_t>(v)] = std::log(alpha[static_cast<size_t>(v)]);
+      double ft = 0, hst = 0;
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), la.data(), 1, DIRMN_PARAM_LOG_ALPHA, wp, 0, &ft,
+                               gt.data(), ht.data(), &hst) == DIRMN_SUCCESS);
+      CHECK(close_to(ft, f, 1e-13));
+      CHECK(close_to(hst, hs, 1e-13));
+      for (int64_t v = 0; v < cols; ++v) {
+        const double a = alpha[static_cast<size_t>(v)];
+        CHECK(close_to(gt[static_cast<size_t>(v)], a * g[static_cast<size_t>(v)], 1e-13, 1e-12));
+        CHECK(close_to(ht[static_cast<size_t>(v)], a * a * hd[static_cast<size_t>(v)] + a * g[static_cast<size_t>(v)], 1e-12, 1e-10));
+      }
+      // The full log pmf adds the weighted multinomial coefficients.
+      double ff = 0;
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_FULL,
+                               &ff, nullptr, nullptr, nullptr) == DIRMN_SUCCESS);
+      long double full_ref = 0;
+      for (int64_t b = 0; b < rows; ++b)
+        full_ref += (weighted ? w[static_cast<size_t>(b)] : 1.0) *
+                    static_cast<long double>(reference_loglik(&x[static_cast<size_t>(b * cols)], alpha.data(), cols, true));
+      CHECK(close_to(ff, static_cast<double>(full_ref), 1e-12));
+    }
+    // Bad weights name their row; nothing is written.
+    std::vector<double> bad = w;
+    bad[17] = -1;
+    double f = 123;
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), 0, &f,
+                           nullptr, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
+    CHECK(std::string(dirmn_last_error(ctx.get())).find("row 17") != std::string::npos);
+    bad[17] = std::nan("");
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), 0, &f,
+                           nullptr, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
+    CHECK(f == 123);
+  }
+}
+
+TEST_CASE("per-row derivatives against references", "[fit][derivatives]") {
+  const int64_t rows = 25, cols = 9;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0.05, 6.0);
+  std::vector<double> alpha(static_cast<size_t>(rows * cols));
+  for (auto& a : alpha) a = u(rng);
+  const auto x = simulate_dm(rows, std::vector<double>(cols, 1.0), 30, 8);
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    std::vector<double> ll(rows), g(rows * cols), hd(rows * cols), hs(rows);
+    REQUIRE(dirmn_loglik_rowwise_derivatives(ctx.get(), c.get(), alpha.data(), cols, 1,
+                                             DIRMN_PARAM_ALPHA, DIRMN_FULL, ll.data(), g.data(),
+                                             hd.data(), hs.data(), cols, 1) == DIRMN_SUCCESS);
+    for (int64_t b = 0; b < rows; ++b) {
+      const double* a = &alpha[static_cast<size_t>(b * cols)];
+      const double* n = &x[static_cast<size_t>(b * cols)];
+      CHECK(close_to(ll[static_cast<size_t>(b)], reference_loglik(n, a, cols, true), 1e-12, 1e-9));
+      long double A = 0;
+      long N = 0;
+      for (int64_t v = 0; v < cols; ++v) {
+        A += a[v];
+        N += static_cast<long>(n[v]);
+      }
+      for (int64_t v = 0; v < cols; ++v) {
+        const double gr = static_cast<double>(dpoch_ref(a[v], static_cast<long>(n[v])) - dpoch_ref(A, N));
+        CHECK(close_to(g[static_cast<size_t>(b * cols + v)], gr, 1e-11, 1e-12));
+        CHECK(close_to(hd[static_cast<size_t>(b * cols + v)],
+                       static_cast<double>(tpoch_ref(a[v], static_cast<long>(n[v]))), 1e-11, 1e-12));
+      }
+      CHECK(close_to(hs[static_cast<size_t>(b)], static_cast<double>(-tpoch_ref(A, N)), 1e-11, 1e-14));
+    }
+    // Column-major outputs and log alpha.
+    std::vector<double> la(alpha.size()), gt(rows * cols);
+    for (size_t i = 0; i < alpha.size(); ++i) la[i] = std::log(alpha[i]);
+    REQUIRE(dirmn_loglik_rowwise_derivatives(ctx.get(), c.get(), la.data(), cols, 1,
+                                             DIRMN_PARAM_LOG_ALPHA, 0, nullptr, gt.data(), nullptr,
+                                             nullptr, 1, rows) == DIRMN_SUCCESS);
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t v = 0; v < cols; ++v)
+        CHECK(close_to(gt[static_cast<size_t>(b + v * rows)],
+                       alpha[static_cast<size_t>(b * cols + v)] * g[static_cast<size_t>(b * cols + v)], 1e-12, 1e-13));
+  }
+}
+
+TEST_CASE("fit: simulated data with known alpha", "[fit]") {
+  const int64_t rows = 2000, cols = 50;
+  std::vector<double> alpha_true(cols);
+  for (int64_t v = 0; v < cols; ++v) alpha_true[static_cast<size_t>(v)] = 0.2 + 0.1 * static_cast<double>(v % 7);
+  const auto x = simulate_dm(rows, alpha_true, 500, 99);
+  const auto minka = minka_ref(x, rows, cols, std::vector<double>(cols, 1.0));
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    std::vector<double> a(cols), se(cols), sel(cols);
+    dirmn_fit_result r;
+    r.size = sizeof r;
+    r.alpha = a.data();
+    r.std_error_alpha = se.data();
+    r.std_error_log_alpha = sel.data();
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_SUCCESS);
+    CHECK(r.converged == 1);
+    CHECK(r.multinomial_limit == 0);
+    CHECK(r.zero_columns == 0);
+    CHECK(r.iterations < 50);
+    CHECK(r.gradient_norm < 1e-4);
+    // The maximum is at least as high as the reference fixed point's and
+    // the truth's, and agrees with the fixed point.
+    const double f_minka = table_loglik_ref(x, rows, cols, minka);
+    CHECK(r.loglik >= f_minka - 1e-8 * std::fabs(f_minka));
+    CHECK(r.loglik >= table_loglik_ref(x, rows, cols, alpha_true));
+    CHECK(close_to(r.loglik, table_loglik_ref(x, rows, cols, a), 1e-12));
+    double sum = 0;
+    for (int64_t v = 0; v < cols; ++v) {
+      CHECK(close_to(a[static_cast<size_t>(v)], minka[static_cast<size_t>(v)], 1e-5));
+      // The truth lies within a few standard errors.
+      CHECK(std::fabs(a[static_cast<size_t>(v)] - alpha_true[static_cast<size_t>(v)]) < 5 * se[static_cast<size_t>(v)]);
+      CHECK(close_to(se[static_cast<size_t>(v)], a[static_cast<size_t>(v)] * sel[static_cast<size_t>(v)], 1e-12));
+      sum += a[static_cast<size_t>(v)];
+    }
+    CHECK(close_to(r.precision, sum, 1e-12));
+  }
+}
+
+TEST_CASE("fit: zero rows, zero columns, weights and no overdispersion", "[fit]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t rows = 300, cols = 6;
+  auto x = simulate_dm(rows, {0.5, 1.0, 2.0, 0.0001, 1.5, 3.0}, 60, 3);
+  for (int64_t b = 0; b < rows; ++b) x[static_cast<size_t>(b * cols + 3)] = 0;  // an empty column
+  for (int64_t v = 0; v < cols; ++v) x[static_cast<size_t>(10 * cols + v)] = 0;  // an empty row
+  Counts c = counts_of(ctx.get(), x, rows, cols);
+  std::vector<double> a(cols, -1), se(cols, -1);
+  dirmn_fit_result r;
+  r.size = sizeof r;
+  r.alpha = a.data();
+  r.std_error_alpha = se.data();
+  r.std_error_log_alpha = nullptr;
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_SUCCESS);
+  CHECK(r.converged == 1);
+  CHECK(r.zero_columns == 1);
+  CHECK(a[3] == 0.0);
+  CHECK(se[3] == 0.0);
+  for (int64_t v : {0, 1, 2, 4, 5}) {
+    CHECK(a[static_cast<size_t>(v)] > 0);
+    CHECK(std::isfinite(se[static_cast<size_t>(v)]));
+  }
+  CHECK(std::isfinite(r.loglik));
+
+  SECTION("integer weights equal repeated rows") {
+    std::vector<double> w(static_cast<size_t>(rows), 1.0);
+    std::vector<double> x2 = x;
+    for (int64_t b = 0; b < 50; ++b) {
+      w[static_cast<size_t>(b)] = 2.0;
+      x2.insert(x2.end(), x.begin() + b * cols, x.begin() + (b + 1) * cols);
+    }
+    Counts c2 = counts_of(ctx.get(), x2, rows + 50, cols);
+    std::vector<double> a1(cols), a2(cols);
+    dirmn_fit_options o;
+    dirmn_fit_options_init(&o);
+    o.weights = w.data();
+    dirmn_fit_result r1 = r, r2 = r;
+    r1.alpha = a1.data();
+    r2.alpha = a2.data();
+    r1.std_error_alpha = r2.std_error_alpha = nullptr;
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r1) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_fit(ctx.get(), c2.get(), nullptr, &r2) == DIRMN_SUCCESS);
+    CHECK(close_to(r1.loglik, r2.loglik, 1e-12));
+    for (int64_t v = 0; v < cols; ++v) CHECK(close_to(a1[static_cast<size_t>(v)], a2[static_cast<size_t>(v)], 1e-7, 1e-300));
+  }
+  SECTION("multinomial data: the multinomial limit is reported") {
+    std::mt19937_64 rng(11);
+    const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+    std::vector<double> m(static_cast<size_t>(500 * 4));
+    for (int64_t b = 0; b < 500; ++b) {
+      int left = 100;
+      double rest = 1.0;
+      for (int v = 0; v < 4; ++v) {
+        int k = left;
+        if (v < 3) {
+          std::binomial_distribution<int> bin(left, p[static_cast<size_t>(v)] / rest);
+          k = bin(rng);
+        }
+        m[static_cast<size_t>(b * 4 + v)] = k;
+        left -= k;
+        rest -= p[static_cast<size_t>(v)];
+      }
+    }
+    // Underdispersed on purpose: every row identical to the expected counts.
+    std::vector<double> flat(static_cast<size_t>(500 * 4));
+    for (int64_t b = 0; b < 500; ++b)
+      for (int v = 0; v < 4; ++v) flat[static_cast<size_t>(b * 4 + v)] = 100 * p[static_cast<size_t>(v)];
+    Counts cf = counts_of(ctx.get(), flat, 500, 4);
+    std::vector<double> af(4);
+    dirmn_fit_result rf = r;
+    rf.alpha = af.data();
+    rf.std_error_alpha = nullptr;
+    REQUIRE(dirmn_fit(ctx.get(), cf.get(), nullptr, &rf) == DIRMN_SUCCESS);
+    CHECK(rf.multinomial_limit == 1);
+    CHECK(std::isinf(rf.precision));
+    for (int v = 0; v < 4; ++v) CHECK(close_to(af[static_cast<size_t>(v)], p[static_cast<size_t>(v)], 1e-14));
+    // Its log-likelihood is the multinomial one: sum n log p.
+    double ll = 0;
+    for (int v = 0; v < 4; ++v) ll += 500 * 100 * p[static_cast<size_t>(v)] * std::log(p[static_cast<size_t>(v)]);
+    CHECK(close_to(rf.loglik, ll, 1e-12));
+    // Truly multinomial data: either the limit, or a huge precision.
+    Counts cm = counts_of(ctx.get(), m, 500, 4);
+    REQUIRE(dirmn_fit(ctx.get(), cm.get(), nullptr, &rf) == DIRMN_SUCCESS);
+    CHECK((rf.multinomial_limit == 1 || rf.precision > 1e3));
+    CHECK(std::isfinite(rf.loglik));
+  }
+}
+
+namespace {
+int cancel_at_two(int iteration, double, double, void* calls) {
+  ++*static_cast<int*>(calls);
+  return iteration >= 2;
+}
+}  // namespace
+
+TEST_CASE("fit: options, progress, cancellation and errors", "[fit]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t rows = 200, cols = 8;
+  const auto x = simulate_dm(rows, {0.3, 0.6, 0.9, 1.2, 1.5, 1.8, 2.1, 2.4}, 80, 21);
+  Counts c = counts_of(ctx.get(), x, rows, cols);
+  std::vector<double> a(cols, -7);
+  dirmn_fit_result r;
+  r.size = sizeof r;
+  r.alpha = a.data();
+  r.std_error_alpha = r.std_error_log_alpha = nullptr;
+  int calls = 0;
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  CHECK(o.size == sizeof o);
+  CHECK(o.tolerance == 1e-10);
+  o.progress = cancel_at_two;
+  o.progress_data = &calls;
+  o.start = nullptr;
+  // A start far away still converges; cancelling leaves the result alone.
+  std::vector<double> start(cols, 50.0);
+  o.start = start.data();
+  CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_CANCELLED);
+  CHECK(calls == 3);
+  CHECK(a[0] == -7);
+  o.progress = nullptr;
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+  CHECK(r.converged == 1);
+  std::vector<double> a_default(cols);
+  dirmn_fit_result rd = r;
+  rd.alpha = a_default.data();
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &rd) == DIRMN_SUCCESS);
+  for (int64_t v = 0; v < cols; ++v) CHECK(close_to(a[static_cast<size_t>(v)], a_default[static_cast<size_t>(v)], 1e-6));
+  // An iteration limit of 0 reports no convergence, not an error.
+  o.max_iterations = 0;
+  o.start = nullptr;
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+  CHECK(r.iterations == 0);
+  // Errors.
+  o = dirmn_fit_options{};
+  dirmn_fit_options_init(&o);
+  start[4] = -1;
+  o.start = start.data();
+  CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_PARAMETER);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("start index 4") != std::string::npos);
+  o.start = nullptr;
+  o.tolerance = -1;
+  CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(dirmn_fit(ctx.get(), c.get(), nullptr, nullptr) == DIRMN_ERROR_NULL_POINTER);
+  dirmn_fit_result small = r;
+  small.size = 8;
+  CHECK(dirmn_fit(ctx.get(), c.get(), nullptr, &small) == DIRMN_ERROR_INVALID_ARGUMENT);
+  small = r;
+  small.alpha = nullptr;
+  CHECK(dirmn_fit(ctx.get(), c.get(), nullptr, &small) == DIRMN_ERROR_NULL_POINTER);
+  Counts zeros = counts_of(ctx.get(), std::vector<double>(12, 0.0), 3, 4);
+  CHECK(dirmn_fit(ctx.get(), zeros.get(), nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("no counts") != std::string::npos);
+  dirmn_fit_options_init(nullptr);
+}
+
+TEST_CASE("fit: the BCI table against dirmult", "[fit][data]") {
+  std::ifstream in(std::string(DIRMN_TEST_DATA_DIR) + "/../../examples/data/bci.csv");
+  REQUIRE(in.good());
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> x;
+  int64_t rows = 0;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::getline(ss, cell, ',');
+    while (std::getline(ss, cell, ',')) x.push_back(std::stod(cell));
+    ++rows;
+  }
+  const int64_t cols = static_cast<int64_t>(x.size()) / rows;
+  for (dirmn_backend be : backends_under_test()) {
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    std::vector<double> a(static_cast<size_t>(cols));
+    dirmn_fit_result r;
+    r.size = sizeof r;
+    r.alpha = a.data();
+    r.std_error_alpha = r.std_error_log_alpha = nullptr;
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_SUCCESS);
+    CHECK(r.converged == 1);
+    // dirmult::dirmult(x, epsilon = 1e-10) (dirmult 0.1.3) reports
+    // loglik -88904.836012946 and gamma[1:2] = 0.01802453069, 0.03668692474.
+    CHECK(r.loglik >= -88904.836012946 - 1e-8 * 88904.836012946);
+    CHECK(close_to(r.loglik, -88904.836012946, 1e-12));
+    CHECK(close_to(a[0], 0.01802453069, 1e-5));
+    CHECK(close_to(a[1], 0.03668692474, 1e-5));
+  }
+}
