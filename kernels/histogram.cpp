@@ -133,6 +133,7 @@ struct Problem {
   const Histograms& h;
   std::vector<int64_t> active;
   std::vector<double> alpha_full;  // cols, zeros for inactive columns
+  double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
 
   // loglik and derivatives with respect to log alpha of the active columns.
   double eval(const std::vector<double>& alpha, std::vector<double>* g_theta,
@@ -143,6 +144,8 @@ struct Problem {
     const bool derivs = g_theta != nullptr;
     histogram_sums(h, alpha_full.data(), &f, derivs ? g.data() : nullptr,
                    derivs ? d.data() : nullptr, derivs ? &cc : nullptr);
+    if (rate > 0.0)
+      for (double a : alpha) f += log_prior(a);
     if (derivs) {
       g_theta->resize(active.size());
       h_theta->resize(active.size());
@@ -150,13 +153,18 @@ struct Problem {
       for (size_t i = 0; i < active.size(); ++i) {
         const size_t v = static_cast<size_t>(active[i]);
         const double a = alpha[i];
-        (*g_theta)[i] = a * g[v];
-        (*h_theta)[i] = a * a * d[v] + a * g[v];
+        (*g_theta)[i] = a * g[v] + (rate > 0.0 ? shape - rate * a : 0.0);
+        (*h_theta)[i] = a * a * d[v] + a * g[v] - rate * a;
         if (g_alpha) (*g_alpha)[i] = g[v];
       }
       *c = cc;
     }
     return f;
+  }
+
+  // Gamma(shape, rate) log density of log alpha at alpha.
+  double log_prior(double a) const {
+    return shape * std::log(a) - rate * a + shape * std::log(rate) - std::lgamma(shape);
   }
 };
 
@@ -188,10 +196,11 @@ double max_abs(const std::vector<double>& v) {
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
                          const char** why) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, {}, std::vector<double>(V, 0.0)};
+  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate};
+  const bool prior = s.prior_rate > 0.0;
   double n_total = 0.0;
   for (size_t v = 0; v < V; ++v) {
-    if (!h.column[v].empty()) P.active.push_back(static_cast<int64_t>(v));
+    if (prior || !h.column[v].empty()) P.active.push_back(static_cast<int64_t>(v));
     n_total += h.column[v].first_moment;
   }
   if (P.active.empty() || !(n_total > 0.0)) {
@@ -214,13 +223,13 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     p[i] = col.first_moment / n_total;
     q += p[i] * p[i];
     pair_same += col.second_factorial;
-    limit_slope += col.second_factorial / p[i];
+    if (p[i] > 0.0) limit_slope += col.second_factorial / p[i];
   }
   const double pair_all = h.total.second_factorial;
   // d loglik / d(1/A) at A -> infinity with alpha = A p: positive means the
   // likelihood still rises toward the multinomial limit (no overdispersion).
   limit_slope -= pair_all;
-  if (m == 1 || !(limit_slope > 0.0)) {
+  if (!prior && (m == 1 || !(limit_slope > 0.0))) {
     // One category, or no overdispersion: the supremum is the multinomial.
     out->multinomial_limit = m > 1;
     double f = 0.0;
@@ -247,7 +256,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     const double F = pair_all > 0.0 ? pair_same / pair_all : 1.0;
     double A = (F > q) ? (1.0 - F) / (F - q) : kMaxPrecision;
     A = std::min(std::max(A, kMinPrecision), kMaxPrecision);
-    for (size_t i = 0; i < m; ++i) alpha[i] = A * p[i];
+    // Under a prior, empty columns start at a small share instead of 0.
+    for (size_t i = 0; i < m; ++i) alpha[i] = A * std::max(p[i], 1e-3 / static_cast<double>(m));
   }
 
   std::vector<double> g, hd, ga, step, trial(m);
@@ -319,8 +329,12 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
         }
       }
       for (size_t i = 0; i < m; ++i) {
-        // ga = numer - denom, so numer = ga + denom.
-        trial[i] = alpha[i] * (ga[i] + denom) / denom;
+        // ga = numer - denom, so numer = ga + denom. Under a prior the
+        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
+        // is again a minorise-maximise step (the prior is concave in alpha
+        // on this scale and separable).
+        const double num = ga[i] + denom + (prior ? s.prior_shape / alpha[i] : 0.0);
+        trial[i] = alpha[i] * num / (denom + (prior ? s.prior_rate : 0.0));
       }
     }
     alpha.swap(trial);
@@ -344,6 +358,11 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     a_sum += alpha[i];
   }
   out->precision = a_sum;
+  if (prior) {
+    for (size_t i = 0; i < m; ++i) out->log_prior += P.log_prior(alpha[i]);
+    out->loglik -= out->log_prior;
+    out->loglik_full -= out->log_prior;
+  }
   // Standard errors from the inverse observed information on the log scale,
   // whose diagonal Sherman-Morrison gives in O(V):
   // [H^-1]_ii = 1/h_i - c (u_i/h_i)^2 / (1 + c sum u^2/h).
@@ -354,6 +373,12 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     uDu += alpha[i] * alpha[i] / hd[i];
   }
   const double denom = 1.0 + c * uDu;
+  // det(-(diag(h) + c u u^T)) = prod(-h) (1 + c u^T diag(h)^-1 u).
+  if (definite && denom > 0.0) {
+    double ld = std::log(denom);
+    for (size_t i = 0; i < m; ++i) ld += std::log(-hd[i]);
+    out->log_det = ld;
+  }
   if (definite && denom > 0.0) {
     for (size_t i = 0; i < m; ++i) {
       const double r = alpha[i] / hd[i];

@@ -67,11 +67,20 @@ struct FitSettings {
   dirmn_progress_fn progress = nullptr;
   void* progress_data = nullptr;
   Interrupt interrupt;
+  // A Gamma(prior_shape, prior_rate) prior on every alpha, as a density on
+  // log alpha (prior_rate > 0 turns it on): the fit then maximises
+  // loglik + sum_v [shape log alpha_v - rate alpha_v + shape log rate - lgamma(shape)],
+  // which is the MAP objective of DirichletMultinomial::dmn. Every column is
+  // then fitted (the prior keeps alpha finite and positive).
+  double prior_shape = 0.0;
+  double prior_rate = 0.0;
 };
 
 struct FitOutcome {
   std::vector<double> alpha, se_alpha, se_log_alpha;
   double loglik = 0.0, loglik_full = 0.0, gradient_norm = 0.0, precision = 0.0;
+  double log_prior = 0.0;   // the prior term at alpha (0 without a prior)
+  double log_det = 0.0;     // log det of minus the objective's Hessian in log alpha
   int iterations = 0;
   bool converged = false, multinomial_limit = false, cancelled = false;
   int64_t zero_columns = 0;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <type_traits>
+#include <thread>
 
 #include "../../kernels/dirmn_math.hpp"
 #include "internal.hpp"
@@ -28,7 +30,8 @@ constexpr double kSparseByteRatio = 0.75;
 // log(n!) for small n comes from a table built once; larger n use lgamma.
 constexpr int kLogFactorialTable = 1024;
 
-double log_factorial(double n) {
+// log(n!) for n < kLogFactorialTable, built once.
+const double* log_factorial_table() {
   static const std::vector<double> table = [] {
     std::vector<double> t(kLogFactorialTable);
     double s = 0.0;
@@ -39,7 +42,16 @@ double log_factorial(double n) {
     }
     return t;
   }();
-  if (n < kLogFactorialTable && n == std::floor(n)) return table[static_cast<size_t>(n)];
+  return table.data();
+}
+
+// x is a whole number; for 0 <= x <= 2^53 (every accepted count) a round
+// trip through int64 decides it without a libm call (floor is not inlined
+// on baseline x86-64).
+inline bool whole(double x) { return x == static_cast<double>(static_cast<int64_t>(x)); }
+
+inline double log_factorial(const double* table, double n) {
+  if (n < kLogFactorialTable && whole(n)) return table[static_cast<size_t>(n)];
   return std::lgamma(n + 1.0);
 }
 
@@ -60,7 +72,7 @@ bool check_count(S x, bool real_valued, const char** why) {
     if (std::isinf(d)) return *why = "is infinite", false;
     if (d < 0) return *why = "is negative", false;
     if (d > kMaxCount) return *why = "exceeds 2^53", false;
-    if (!real_valued && d != std::floor(d))
+    if (!real_valued && !whole(d))
       return *why = "is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)",
              false;
     return true;
@@ -74,46 +86,28 @@ dirmn_status bad_count(dirmn_context* ctx, const char* fn, int64_t i, int64_t j,
               value, why);
 }
 
-struct Stats {
-  std::vector<double> row_total, row_lfact, col_max, row_max;
-  std::vector<int64_t> row_nnz, col_nnz, row_argmax;
+// What choosing the storage needs, gathered by the validation scan (per
+// thread, then merged). Everything else about the rows and columns is
+// computed afterwards from the compact table (row_stats), which is narrower
+// and row-major whatever the caller's layout.
+struct ScanStats {
   int64_t nnz = 0;
   double max_count = 0.0;
   bool integral = true;
 
-  void init(int64_t rows, int64_t cols) {
-    row_total.assign(static_cast<size_t>(rows), 0.0);
-    row_lfact.assign(static_cast<size_t>(rows), 0.0);
-    row_nnz.assign(static_cast<size_t>(rows), 0);
-    row_max.assign(static_cast<size_t>(rows), 0.0);
-    row_argmax.assign(static_cast<size_t>(rows), 0);
-    col_max.assign(static_cast<size_t>(cols), 0.0);
-    col_nnz.assign(static_cast<size_t>(cols), 0);
-  }
-  // row_lfact holds sum log(n!) over every cell of the row except its
-  // largest: a displaced maximum is added when a larger count arrives, so
-  // nothing is ever subtracted (see finish_table).
-  void add(int64_t i, int64_t j, double x) {
-    if (x == 0.0) return;
-    const size_t r = static_cast<size_t>(i);
+  inline void add(double x) {
     ++nnz;
-    row_total[r] += x;
-    ++row_nnz[r];
-    ++col_nnz[static_cast<size_t>(j)];
-    if (x > col_max[static_cast<size_t>(j)]) col_max[static_cast<size_t>(j)] = x;
     if (x > max_count) max_count = x;
-    if (x != std::floor(x)) integral = false;
-    if (x > row_max[r] || (x == row_max[r] && j < row_argmax[r])) {
-      if (row_max[r] > 0.0) row_lfact[r] += log_factorial(row_max[r]);
-      row_max[r] = x;
-      row_argmax[r] = j;
-    } else {
-      row_lfact[r] += log_factorial(x);
-    }
+    if (!whole(x)) integral = false;
+  }
+  void merge(const ScanStats& o) {
+    nnz += o.nnz;
+    max_count = std::max(max_count, o.max_count);
+    integral = integral && o.integral;
   }
 };
 
-ValueType choose_vtype(const Stats& s, bool real_valued) {
+ValueType choose_vtype(const ScanStats& s, bool real_valued) {
   if (real_valued && !s.integral) return ValueType::F64;
   if (s.max_count < 256.0) return ValueType::U8;
   if (s.max_count < 65536.0) return ValueType::U16;
@@ -131,9 +125,9 @@ bool choose_sparse(dirmn_storage storage, int64_t rows, int64_t cols, int64_t nn
   return sparse <= kSparseByteRatio * dense;
 }
 
-// Fills everything but the encoded values from the scan statistics.
-void finish_table(Stats& s, int64_t rows, int64_t cols, bool real_valued, bool sparse,
-                  ValueType vt, HostTable* t) {
+// Sets the table's shape and allocates its storage (zeroed when dense).
+void layout_table(const ScanStats& s, const std::vector<int64_t>& row_nnz, int64_t rows,
+                  int64_t cols, bool real_valued, bool sparse, ValueType vt, HostTable* t) {
   t->rows = rows;
   t->cols = cols;
   t->nnz = s.nnz;
@@ -141,27 +135,12 @@ void finish_table(Stats& s, int64_t rows, int64_t cols, bool real_valued, bool s
   t->real_valued = real_valued;
   t->vtype = vt;
   t->max_count = s.max_count;
-  double total = 0.0;
-  for (double n : s.row_total) total += n;
-  t->total = total;
-  // log(N! / prod n!) = log(N! / n*!) - sum over the other cells of log n!,
-  // with N!/n*! as a rising factorial: for a row dominated by one large
-  // count, lgamma(N + 1) - lgamma(n* + 1) would cancel to nothing.
-  t->row_lcoef.resize(static_cast<size_t>(rows));
-  for (size_t i = 0; i < static_cast<size_t>(rows); ++i)
-    t->row_lcoef[i] = math::lpoch(s.row_max[i] + 1.0, s.row_total[i] - s.row_max[i]) -
-                      s.row_lfact[i];
-  t->row_total = std::move(s.row_total);
-  t->row_max = std::move(s.row_max);
-  t->row_argmax = std::move(s.row_argmax);
-  t->col_max = std::move(s.col_max);
-  t->col_nnz = std::move(s.col_nnz);
   if (sparse) {
     t->row_ptr.resize(static_cast<size_t>(rows + 1));
     t->row_ptr[0] = 0;
     for (int64_t i = 0; i < rows; ++i)
       t->row_ptr[static_cast<size_t>(i + 1)] =
-          t->row_ptr[static_cast<size_t>(i)] + s.row_nnz[static_cast<size_t>(i)];
+          t->row_ptr[static_cast<size_t>(i)] + row_nnz[static_cast<size_t>(i)];
     t->col_idx.resize(static_cast<size_t>(s.nnz));
     t->values.resize(static_cast<size_t>(s.nnz) * value_bytes(vt));
   } else {
@@ -169,82 +148,331 @@ void finish_table(Stats& s, int64_t rows, int64_t cols, bool real_valued, bool s
   }
 }
 
-// Calls f(i, j) over a rows x cols strided array in the order that walks
-// memory forwards: rows innermost when rows are contiguous (column-major).
+constexpr int64_t kRowTile = 256;
+
+// Calls f(i, j) over rows [r0, r1) of a rows x cols strided array in the
+// order that walks memory forwards: rows innermost when rows are contiguous
+// (column-major). Stops early when f returns false.
 template <class F>
-bool for_each_cell(int64_t rows, int64_t cols, int64_t rs, int64_t cs, F&& f) {
+bool for_each_cell(int64_t r0, int64_t r1, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                   F&& f) {
   const bool col_major = (rows > 1 && cols > 1) ? rs < cs : cols == 1;
   if (col_major) {
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t i = 0; i < rows; ++i)
-        if (!f(i, j)) return false;
+    // Tiles of kRowTile rows: each column's slice of a tile is contiguous,
+    // and the per-row state the caller updates stays in cache across columns.
+    for (int64_t t0 = r0; t0 < r1; t0 += kRowTile) {
+      const int64_t t1 = std::min(r1, t0 + kRowTile);
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = t0; i < t1; ++i)
+          if (!f(i, j)) return false;
+    }
   } else {
-    for (int64_t i = 0; i < rows; ++i)
+    for (int64_t i = r0; i < r1; ++i)
       for (int64_t j = 0; j < cols; ++j)
         if (!f(i, j)) return false;
   }
   return true;
 }
 
+// Below this many cells a table is scanned by the calling thread alone:
+// starting threads would cost more than they save.
+constexpr int64_t kCellsPerScanThread = int64_t{1} << 20;
+
+// Runs body(part, r0, r1) over `parts` contiguous row blocks on their own
+// threads (part 0 on the caller's).
+template <class F>
+void for_row_blocks(int64_t rows, int parts, F&& body) {
+  std::vector<std::thread> pool;
+  const int64_t per = (rows + parts - 1) / parts;
+  for (int p = 1; p < parts; ++p) {
+    const int64_t r0 = std::min(rows, p * per), r1 = std::min(rows, r0 + per);
+    pool.emplace_back([&body, p, r0, r1] { body(p, r0, r1); });
+  }
+  body(0, 0, std::min(rows, per));
+  for (auto& t : pool) t.join();
+}
+
+int scan_threads(int64_t rows, int64_t cols, int threads) {
+  const int64_t by_size = rows * cols / kCellsPerScanThread + 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({by_size, threads, rows})));
+}
+
+// Row totals, multinomial coefficients, row maxima and column statistics
+// from the encoded table, over row blocks in parallel.
+template <class VT>
+void row_stats_typed(HostTable* t, int parts) {
+  const int64_t rows = t->rows, cols = t->cols;
+  const VT* x = reinterpret_cast<const VT*>(t->values.data());
+  const double* lf = log_factorial_table();
+  t->row_total.assign(static_cast<size_t>(rows), 0.0);
+  t->row_lcoef.assign(static_cast<size_t>(rows), 0.0);
+  t->row_max.assign(static_cast<size_t>(rows), 0.0);
+  t->row_argmax.assign(static_cast<size_t>(rows), 0);
+  std::vector<std::vector<double>> cmax(static_cast<size_t>(parts),
+                                        std::vector<double>(static_cast<size_t>(cols), 0.0));
+  std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
+                                         std::vector<int64_t>(static_cast<size_t>(cols), 0));
+  for_row_blocks(rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    double* col_max = cmax[static_cast<size_t>(k)].data();
+    int64_t* col_nnz = cnnz[static_cast<size_t>(k)].data();
+    for (int64_t i = r0; i < r1; ++i) {
+      double total = 0.0, mx = 0.0, rest = 0.0;
+      int64_t arg = 0;
+      // log(N! / prod n!) = log(N! / n*!) - sum over the other cells of
+      // log n!, with N!/n*! as a rising factorial: for a row dominated by
+      // one large count lgamma(N + 1) - lgamma(n* + 1) would cancel to
+      // nothing. A displaced maximum joins `rest` when a larger count
+      // arrives, so nothing is ever subtracted.
+      auto lfact = [&](double n) {
+        // Narrow integer counts below the table size need no checks.
+        if (std::is_integral<VT>::value && n < kLogFactorialTable)
+          return lf[static_cast<size_t>(n)];
+        return log_factorial(lf, n);
+      };
+      auto cell = [&](int64_t j, double n) {
+        total += n;
+        ++col_nnz[j];
+        if (n > col_max[j]) col_max[j] = n;
+        if (n > mx) {
+          if (mx > 0.0) rest += lfact(mx);
+          mx = n;
+          arg = j;
+        } else {
+          rest += lfact(n);
+        }
+      };
+      if (t->sparse) {
+        for (int64_t p = t->row_ptr[static_cast<size_t>(i)]; p < t->row_ptr[static_cast<size_t>(i) + 1]; ++p)
+          cell(static_cast<int64_t>(t->col_idx[static_cast<size_t>(p)]), static_cast<double>(x[p]));
+      } else {
+        const VT* row = x + i * cols;
+        for (int64_t j = 0; j < cols; ++j)
+          if (row[j] != 0) cell(j, static_cast<double>(row[j]));
+      }
+      const size_t r = static_cast<size_t>(i);
+      t->row_total[r] = total;
+      t->row_max[r] = mx;
+      t->row_argmax[r] = arg;
+      t->row_lcoef[r] = math::lpoch(mx + 1.0, total - mx) - rest;
+    }
+  });
+  t->col_max.assign(static_cast<size_t>(cols), 0.0);
+  t->col_nnz.assign(static_cast<size_t>(cols), 0);
+  for (int k = 0; k < parts; ++k)
+    for (size_t j = 0; j < static_cast<size_t>(cols); ++j) {
+      t->col_max[j] = std::max(t->col_max[j], cmax[static_cast<size_t>(k)][j]);
+      t->col_nnz[j] += cnnz[static_cast<size_t>(k)][j];
+    }
+  double total = 0.0;
+  for (double n : t->row_total) total += n;
+  t->total = total;
+}
+
+// row_stats for the dense 8-bit table, the most common form, written to
+// vectorise: every cell is handled branch-free (lf[0] = 0 and zero counts
+// add nothing), and the largest count's position is found afterwards. With
+// counts below 256 subtracting log(n*!) from the row's sum loses nothing
+// that matters (see row_stats_typed for why large counts need care).
+void row_stats_dense_u8(HostTable* t, int parts) {
+  const int64_t rows = t->rows, cols = t->cols;
+  const uint8_t* x = t->values.data();
+  const double* lf = log_factorial_table();
+  t->row_total.assign(static_cast<size_t>(rows), 0.0);
+  t->row_lcoef.assign(static_cast<size_t>(rows), 0.0);
+  t->row_max.assign(static_cast<size_t>(rows), 0.0);
+  t->row_argmax.assign(static_cast<size_t>(rows), 0);
+  std::vector<std::vector<uint8_t>> cmax(static_cast<size_t>(parts),
+                                         std::vector<uint8_t>(static_cast<size_t>(cols), 0));
+  std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
+                                         std::vector<int64_t>(static_cast<size_t>(cols), 0));
+  for_row_blocks(rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    uint8_t* col_max = cmax[static_cast<size_t>(k)].data();
+    int64_t* col_nnz = cnnz[static_cast<size_t>(k)].data();
+    for (int64_t i = r0; i < r1; ++i) {
+      const uint8_t* row = x + i * cols;
+      int64_t total = 0;
+      uint8_t mx = 0;
+      double lsum[4] = {0.0, 0.0, 0.0, 0.0};
+      for (int64_t j = 0; j < cols; ++j) {
+        const uint8_t n = row[j];
+        total += n;
+        mx = n > mx ? n : mx;
+        col_max[j] = n > col_max[j] ? n : col_max[j];
+        col_nnz[j] += n != 0;
+        lsum[j & 3] += lf[n];
+      }
+      int64_t arg = 0;
+      while (arg < cols && row[arg] != mx) ++arg;
+      const size_t r = static_cast<size_t>(i);
+      const double rest = ((lsum[0] + lsum[1]) + (lsum[2] + lsum[3])) - lf[mx];
+      t->row_total[r] = static_cast<double>(total);
+      t->row_max[r] = mx;
+      t->row_argmax[r] = mx > 0 ? arg : 0;
+      t->row_lcoef[r] = math::lpoch(mx + 1.0, static_cast<double>(total) - mx) - rest;
+    }
+  });
+  t->col_max.assign(static_cast<size_t>(cols), 0.0);
+  t->col_nnz.assign(static_cast<size_t>(cols), 0);
+  for (int k = 0; k < parts; ++k)
+    for (size_t j = 0; j < static_cast<size_t>(cols); ++j) {
+      t->col_max[j] = std::max<double>(t->col_max[j], cmax[static_cast<size_t>(k)][j]);
+      t->col_nnz[j] += cnnz[static_cast<size_t>(k)][j];
+    }
+  double total = 0.0;
+  for (double n : t->row_total) total += n;
+  t->total = total;
+}
+
+void row_stats(HostTable* t, int parts) {
+  switch (t->vtype) {
+    case ValueType::U8: return row_stats_typed<uint8_t>(t, parts);
+    case ValueType::U16: return row_stats_typed<uint16_t>(t, parts);
+    case ValueType::U32: return row_stats_typed<uint32_t>(t, parts);
+    case ValueType::F64: return row_stats_typed<double>(t, parts);
+  }
+}
+
 template <class VT, class S>
 void encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                         HostTable* t) {
+                         int parts, HostTable* t) {
   VT* dst = reinterpret_cast<VT*>(t->values.data());
-  if (t->sparse) {
-    // Columns ascend within each row whichever order cells are visited, as
-    // long as a row's cells are visited in column order: both walks do that.
-    std::vector<int64_t> cursor(t->row_ptr.begin(), t->row_ptr.end() - 1);
-    for_each_cell(rows, cols, rs, cs, [&](int64_t i, int64_t j) {
-      const S x = src[i * rs + j * cs];
-      if (x != 0) {
-        const int64_t p = cursor[static_cast<size_t>(i)]++;
-        dst[p] = static_cast<VT>(x);
-        t->col_idx[static_cast<size_t>(p)] = static_cast<uint32_t>(j);
-      }
-      return true;
-    });
-  } else {
-    for_each_cell(rows, cols, rs, cs, [&](int64_t i, int64_t j) {
-      dst[i * cols + j] = static_cast<VT>(src[i * rs + j * cs]);
-      return true;
-    });
-  }
+  for_row_blocks(rows, parts, [&](int, int64_t r0, int64_t r1) {
+    if (t->sparse) {
+      // Columns ascend within each row whichever order cells are visited, as
+      // long as a row's cells are visited in column order: both walks do that.
+      std::vector<int64_t> cursor(t->row_ptr.begin() + r0, t->row_ptr.begin() + r1);
+      for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+        const S x = src[i * rs + j * cs];
+        if (x != 0) {
+          const int64_t p = cursor[static_cast<size_t>(i - r0)]++;
+          dst[p] = static_cast<VT>(x);
+          t->col_idx[static_cast<size_t>(p)] = static_cast<uint32_t>(j);
+        }
+        return true;
+      });
+    } else {
+      for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+        dst[i * cols + j] = static_cast<VT>(src[i * rs + j * cs]);
+        return true;
+      });
+    }
+  });
 }
 
 template <class S>
 void encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                      HostTable* t) {
+                      int parts, HostTable* t) {
   switch (t->vtype) {
-    case ValueType::U8: return encode_dense_source<uint8_t>(src, rows, cols, rs, cs, t);
-    case ValueType::U16: return encode_dense_source<uint16_t>(src, rows, cols, rs, cs, t);
-    case ValueType::U32: return encode_dense_source<uint32_t>(src, rows, cols, rs, cs, t);
-    case ValueType::F64: return encode_dense_source<double>(src, rows, cols, rs, cs, t);
+    case ValueType::U8: return encode_dense_source<uint8_t>(src, rows, cols, rs, cs, parts, t);
+    case ValueType::U16: return encode_dense_source<uint16_t>(src, rows, cols, rs, cs, parts, t);
+    case ValueType::U32: return encode_dense_source<uint32_t>(src, rows, cols, rs, cs, parts, t);
+    case ValueType::F64: return encode_dense_source<double>(src, rows, cols, rs, cs, parts, t);
   }
+}
+
+// Converts a dense 8-bit table to CSR in place.
+void to_sparse(HostTable* t) {
+  const int64_t rows = t->rows, cols = t->cols;
+  std::vector<unsigned char> vals(static_cast<size_t>(t->nnz));
+  std::vector<uint32_t> idx(static_cast<size_t>(t->nnz));
+  std::vector<int64_t> ptr(static_cast<size_t>(rows + 1), 0);
+  int64_t q = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const unsigned char* row = t->values.data() + i * cols;
+    for (int64_t j = 0; j < cols; ++j)
+      if (row[j] != 0) {
+        vals[static_cast<size_t>(q)] = row[j];
+        idx[static_cast<size_t>(q++)] = static_cast<uint32_t>(j);
+      }
+    ptr[static_cast<size_t>(i + 1)] = q;
+  }
+  t->values.swap(vals);
+  t->col_idx.swap(idx);
+  t->row_ptr.swap(ptr);
+  t->sparse = true;
+}
+
+// The common case, counts in [0, 255]: validation and encoding fused into
+// one pass that writes the dense 8-bit table directly. Returns false as soon
+// as a cell is negative, too large, non-integral or not a number; the caller
+// then takes the general path, which reports the cell or widens the type.
+template <class S>
+bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int parts,
+                   HostTable* t) {
+  t->values.resize(static_cast<size_t>(rows * cols));
+  uint8_t* dst = t->values.data();
+  std::vector<char> ok(static_cast<size_t>(parts), 1);
+  for_row_blocks(rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    ok[static_cast<size_t>(k)] = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+      const S x = src[i * rs + j * cs];
+      // One comparison catches negatives, NaN and values above 255.
+      if (!(x >= 0 && x <= 255)) return false;
+      const uint8_t u = static_cast<uint8_t>(x);
+      if (!std::is_integral<S>::value && static_cast<S>(u) != x) return false;
+      dst[i * cols + j] = u;
+      return true;
+    });
+  });
+  for (char o : ok)
+    if (!o) return false;
+  return true;
 }
 
 template <class S>
 dirmn_status build_dense_typed(dirmn_context* ctx, const char* fn, const S* src, int64_t rows,
                                int64_t cols, int64_t rs, int64_t cs, bool real_valued,
-                               dirmn_storage storage, HostTable* t) {
-  Stats s;
-  s.init(rows, cols);
-  int64_t bad_i = 0, bad_j = 0;
-  const char* why = "";
-  const bool ok = for_each_cell(rows, cols, rs, cs, [&](int64_t i, int64_t j) {
-    const S x = src[i * rs + j * cs];
-    if (!check_count<S>(x, real_valued, &why)) {
-      bad_i = i;
-      bad_j = j;
-      return false;
-    }
-    s.add(i, j, static_cast<double>(x));
-    return true;
+                               dirmn_storage storage, int threads, HostTable* t) {
+  const int parts = scan_threads(rows, cols, threads);
+  if (try_encode_u8(src, rows, cols, rs, cs, parts, t)) {
+    t->rows = rows;
+    t->cols = cols;
+    t->sparse = false;
+    t->real_valued = real_valued;
+    t->vtype = ValueType::U8;
+    row_stats_dense_u8(t, parts);
+    int64_t nnz = 0;
+    for (int64_t n : t->col_nnz) nnz += n;
+    t->nnz = nnz;
+    t->max_count = 0.0;
+    for (double m : t->col_max) t->max_count = std::max(t->max_count, m);
+    if (choose_sparse(storage, rows, cols, nnz, ValueType::U8)) to_sparse(t);
+    return DIRMN_SUCCESS;
+  }
+  struct Part {
+    ScanStats stats;
+    bool ok = true;
+    int64_t bad_i = 0, bad_j = 0;
+    const char* why = "";
+  };
+  std::vector<Part> part(static_cast<size_t>(parts));
+  std::vector<int64_t> row_nnz(static_cast<size_t>(rows), 0);
+  for_row_blocks(rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    Part& p = part[static_cast<size_t>(k)];
+    p.ok = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+      const S x = src[i * rs + j * cs];
+      if (x == 0) return true;
+      if (!check_count<S>(x, real_valued, &p.why)) {
+        p.bad_i = i;
+        p.bad_j = j;
+        return false;
+      }
+      p.stats.add(static_cast<double>(x));
+      ++row_nnz[static_cast<size_t>(i)];
+      return true;
+    });
   });
-  if (!ok) return bad_count(ctx, fn, bad_i, bad_j, static_cast<double>(src[bad_i * rs + bad_j * cs]), why);
+  ScanStats s;
+  for (const Part& p : part) {
+    if (!p.ok)
+      return bad_count(ctx, fn, p.bad_i, p.bad_j,
+                       static_cast<double>(src[p.bad_i * rs + p.bad_j * cs]), p.why);
+    s.merge(p.stats);
+  }
   const ValueType vt = choose_vtype(s, real_valued);
   const bool sparse = choose_sparse(storage, rows, cols, s.nnz, vt);
-  finish_table(s, rows, cols, real_valued, sparse, vt, t);
-  encode_dense_any<S>(src, rows, cols, rs, cs, t);
+  layout_table(s, row_nnz, rows, cols, real_valued, sparse, vt, t);
+  encode_dense_any<S>(src, rows, cols, rs, cs, parts, t);
+  row_stats(t, parts);
   return DIRMN_SUCCESS;
 }
 
@@ -275,7 +503,7 @@ double value_at(const void* p, int64_t k) {
 dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
                          dirmn_dtype dtype, const void* data, int64_t row_stride,
                          int64_t col_stride, uint32_t flags, dirmn_storage storage,
-                         HostTable* out) {
+                         int threads, HostTable* out) {
   if (rows <= 0 || cols <= 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
                 "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
@@ -304,16 +532,16 @@ dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64
     switch (dtype) {
       case DIRMN_INT32:
         return build_dense_typed(ctx, fn, static_cast<const int32_t*>(data), rows, cols, rs, cs,
-                                 real, storage, out);
+                                 real, storage, threads, out);
       case DIRMN_INT64:
         return build_dense_typed(ctx, fn, static_cast<const int64_t*>(data), rows, cols, rs, cs,
-                                 real, storage, out);
+                                 real, storage, threads, out);
       case DIRMN_FLOAT32:
         return build_dense_typed(ctx, fn, static_cast<const float*>(data), rows, cols, rs, cs,
-                                 real, storage, out);
+                                 real, storage, threads, out);
       case DIRMN_FLOAT64:
         return build_dense_typed(ctx, fn, static_cast<const double*>(data), rows, cols, rs, cs,
-                                 real, storage, out);
+                                 real, storage, threads, out);
     }
   } catch (const std::bad_alloc&) {
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY,
@@ -456,8 +684,8 @@ dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_forma
         }
     }
     // Sorted rows make repeats adjacent.
-    Stats s;
-    s.init(rows, cols);
+    ScanStats s;
+    std::vector<int64_t> row_nnz(static_cast<size_t>(rows), 0);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t p = r_ptr[static_cast<size_t>(i)]; p < r_ptr[static_cast<size_t>(i) + 1]; ++p) {
         if (p > r_ptr[static_cast<size_t>(i)] && r_col[static_cast<size_t>(p)] == r_col[static_cast<size_t>(p) - 1])
@@ -465,12 +693,16 @@ dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_forma
                       "%s: row %" PRId64 ", column %" PRId64
                       " (0-based) appears more than once",
                       fn, i, r_col[static_cast<size_t>(p)]);
-        s.add(i, r_col[static_cast<size_t>(p)], r_val[static_cast<size_t>(p)]);
+        const double x = r_val[static_cast<size_t>(p)];
+        if (x != 0.0) {
+          s.add(x);
+          ++row_nnz[static_cast<size_t>(i)];
+        }
       }
     const ValueType vt = choose_vtype(s, real);
     const bool sparse = choose_sparse(storage, rows, cols, s.nnz, vt);
-    finish_table(s, rows, cols, real, sparse, vt, out);
-    // Encode: explicit zeros were not counted in Stats and are dropped here.
+    layout_table(s, row_nnz, rows, cols, real, sparse, vt, out);
+    // Encode: explicit zeros were not counted and are dropped here.
     auto put = [&](int64_t slot, double x) {
       switch (vt) {
         case ValueType::U8: reinterpret_cast<uint8_t*>(out->values.data())[slot] = static_cast<uint8_t>(x); break;
@@ -492,6 +724,7 @@ dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_forma
           put(i * cols + j, x);
         }
       }
+    row_stats(out, 1);
   } catch (const std::bad_alloc&) {
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY,
                 "%s: out of host memory for a %" PRId64 " x %" PRId64 " table with %" PRId64

@@ -124,7 +124,7 @@ dirmn_status convert_params(dirmn_context* ctx, const char* fn, const char* what
     }
     if (!std::isfinite(a_sum))
       return fail(ctx, DIRMN_ERROR_INVALID_PARAMETER,
-                  "%s: %s %" PRId64 ": the sum of alpha overflows", fn, what, j);
+                  "%s: %s %" PRId64 " (0-based): the sum of alpha overflows", fn, what, j);
   }
   return DIRMN_SUCCESS;
 }
@@ -519,7 +519,8 @@ dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts
   if (dirmn_status s = dirmn::capi::check_options(ctx, fn, options, &flags, &storage)) return s;
   dirmn::HostTable table;
   if (dirmn_status s = dirmn::capi::build_dense(ctx, fn, rows, cols, dtype, data, row_stride,
-                                                col_stride, flags, storage, &table))
+                                                col_stride, flags, storage,
+                                                ctx->backend->threads(), &table))
     return s;
   return dirmn::capi::finish_counts(ctx, fn, std::move(table), flags, counts);
 }

@@ -66,7 +66,7 @@ uint64_t next_context_id();
 dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
                          dirmn_dtype dtype, const void* data, int64_t row_stride,
                          int64_t col_stride, uint32_t flags, dirmn_storage storage,
-                         HostTable* out);
+                         int threads, HostTable* out);
 dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_format format,
                           int64_t rows, int64_t cols, int64_t nnz, dirmn_index_type index_type,
                           const void* ptr, const void* indices, dirmn_dtype value_dtype,

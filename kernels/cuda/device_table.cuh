@@ -1,0 +1,126 @@
+// device_table.cuh: a counts table as the CUDA backend stores it, the table
+// plan chosen for it, and the host-side entry points of the kernels (defined
+// in the other .cu files of this folder).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../backend.hpp"
+#include "cuda_util.cuh"
+#include "loglik_types.cuh"
+
+namespace dirmn {
+namespace cuda {
+
+// Shared memory one block may spend on tables. Two such blocks (plus their
+// runtime reserve) fit one Hopper multiprocessor's 228 KB.
+constexpr size_t kTableBudgetBytes = 96 * 1024;
+// Tabulated counts run to at most this cut (exclusive); larger counts take
+// the direct lpoch path. Real tables are dominated by small counts.
+constexpr int kMaxCut = 64;
+// Row terms lpoch(A, N) - N log A are tabulated for N below this; rows with
+// larger totals evaluate theirs directly.
+constexpr int64_t kRowTermMax = int64_t{1} << 16;
+// Dense compact rows are padded to this many bytes so they can be read as
+// 16-byte vectors.
+constexpr int64_t kRowAlignBytes = 16;
+// Grids are split into launches of at most this many blocks in y.
+constexpr int64_t kMaxGridY = 65535;
+// Dynamic shared memory a kernel gets without opting in.
+constexpr size_t kDefaultSharedLimit = 48 * 1024;
+
+struct DeviceTable {
+  explicit DeviceTable(int dev)
+      : device(dev), values_buf(dev), row_ptr(dev), col_idx(dev), panel_ptr(dev),
+        row_total(dev), row_lcoef(dev) {}
+
+  int device = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  double max_count = 0.0;
+  double total = 0.0;
+  double max_row_total = 0.0;
+  bool real_valued = false;
+  bool wrapped = false;  // values are the caller's array
+  CellType cell = CellType::U8;
+  bool sparse = false;
+  bool integral = true;
+  bool col16 = false;
+  int vec = 1;        // dense: cells per vector read
+  int64_t pitch = 0;  // dense: elements between rows
+  const void* values = nullptr;
+  DeviceBuffer values_buf;
+  DeviceBuffer row_ptr;    // int64, rows + 1
+  DeviceBuffer col_idx;    // uint16 or uint32, nnz
+  DeviceBuffer panel_ptr;  // uint32, rows x (panels + 1), panels > 1
+  DeviceBuffer row_total;  // double, rows
+  DeviceBuffer row_lcoef;  // double, rows
+  TablePlan plan;
+
+  DenseView dense_view() const {
+    DenseView v;
+    v.values = values;
+    v.pitch = pitch;
+    v.rows = rows;
+    v.cols = cols;
+    v.row_total = row_total.get<double>();
+    v.row_lcoef = row_lcoef.get<double>();
+    return v;
+  }
+  CsrView csr_view() const {
+    CsrView v;
+    v.row_ptr = row_ptr.get<int64_t>();
+    v.col = col_idx.get();
+    v.values = values;
+    v.panel_ptr = panel_ptr.get<uint32_t>();
+    v.rows = rows;
+    v.cols = cols;
+    v.row_total = row_total.get<double>();
+    v.row_lcoef = row_lcoef.get<double>();
+    return v;
+  }
+};
+
+// Chooses the table geometry from the table's statistics (fields above the
+// plan must be set).
+TablePlan make_plan(const DeviceTable& t);
+
+struct LaunchEnv {
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  int sm_count = 1;
+};
+
+// Blocks of `kernel` that fit one multiprocessor with `smem` bytes of dynamic
+// shared memory, raising the kernel's shared-memory limit where needed.
+BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm);
+
+// loglik_tables.cu
+BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const LaunchEnv& env);
+BackendResult launch_finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
+                                   const SharedAlphaArgs& args, const LaunchEnv& env);
+// loglik_dense.cu
+BackendResult launch_shared_dense(const TablePlan& plan, bool fast, const DenseView& view,
+                                  const SharedAlphaArgs& args, const LaunchEnv& env);
+BackendResult launch_rowwise_dense(const TablePlan& plan, const DenseView& view,
+                                   const RowwiseArgs& args, const LaunchEnv& env);
+// loglik_csr.cu
+BackendResult launch_shared_csr(const TablePlan& plan, bool fast, const CsrView& view,
+                                const SharedAlphaArgs& args, const LaunchEnv& env);
+BackendResult launch_rowwise_csr(const TablePlan& plan, const CsrView& view,
+                                 const RowwiseArgs& args, const LaunchEnv& env);
+
+// ingest.cu: building device tables.
+// Copies a validated host table to the device (synchronous).
+BackendResult upload_host_table(const HostTable& host, DeviceTable* t, const LaunchEnv& env);
+// Validates a caller's device array and makes a table of it (synchronous).
+BackendResult ingest_device_dense(const DeviceDenseInput& in, DeviceTable* t,
+                                  CountsProblem* problem, const LaunchEnv& env);
+BackendResult ingest_device_csr(const DeviceCsrInput& in, DeviceTable* t, CountsProblem* problem,
+                                const LaunchEnv& env);
+
+}  // namespace cuda
+}  // namespace dirmn

@@ -1,0 +1,124 @@
+// loglik_tables.cu: the table plan, the per-call table kernel, the panel
+// combiner, and the occupancy cache the launchers share.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <new>
+#include <tuple>
+
+#include "device_table.cuh"
+#include "loglik_device.cuh"
+
+namespace dirmn {
+namespace cuda {
+
+namespace {
+
+// Grid size of the simple grid-stride kernels: a few waves at most.
+constexpr int kStrideBlocksPerSm = 8;
+
+int stride_grid(int64_t items, int sm_count) {
+  const int64_t want = ceil_div<int64_t>(std::max<int64_t>(items, 1), kBlockThreads);
+  return static_cast<int>(std::min<int64_t>(want, int64_t{sm_count} * kStrideBlocksPerSm));
+}
+
+}  // namespace
+
+TablePlan make_plan(const DeviceTable& t) {
+  TablePlan p;
+  p.cell = t.cell;
+  p.sparse = t.sparse;
+  p.col16 = t.col16;
+  p.integral = t.integral;
+  if (t.sparse) {
+    p.vec = 1;
+    p.lanes_per_row = 32;
+  } else {
+    p.vec = t.vec;
+    // Rows of at most 16 vectors are shared by half-warps, so short rows do
+    // not leave half of every warp idle.
+    p.lanes_per_row = ceil_div<int64_t>(t.cols, p.vec) <= 16 ? 16 : 32;
+  }
+  const int64_t group = static_cast<int64_t>(p.vec) * p.lanes_per_row;
+
+  // Tabulate counts 0 .. max, but only as far as a table entry is used about
+  // once per column on average: a table costs one logarithm per entry.
+  const double top = std::min(std::floor(t.max_count), static_cast<double>(kMaxCut - 1));
+  const int64_t cut_data = static_cast<int64_t>(top) + 1;
+  const int64_t cut_worth = std::max<int64_t>(2, t.nnz / std::max<int64_t>(t.cols, 1));
+  int64_t cut = std::max<int64_t>(1, std::min(cut_data, cut_worth));
+
+  const int64_t budget = static_cast<int64_t>(kTableBudgetBytes / sizeof(double));
+  const int64_t full_width = round_up<int64_t>(t.cols, group);
+  int64_t panel_cols = full_width;
+  if (cut * full_width > budget) {
+    panel_cols = std::max<int64_t>(group, (budget / cut) / group * group);
+    if (cut * panel_cols > budget) cut = std::max<int64_t>(1, budget / panel_cols);
+  }
+  p.cut = static_cast<int>(cut);
+  p.panel_cols = panel_cols;
+  p.panels = static_cast<int>(ceil_div<int64_t>(t.cols, panel_cols));
+  p.row_term_len =
+      t.integral ? std::min<int64_t>(static_cast<int64_t>(t.max_row_total) + 1, kRowTermMax) : 0;
+  return p;
+}
+
+BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm) {
+  using Key = std::tuple<const void*, size_t, int>;
+  static std::mutex mu;
+  static std::map<Key, int>* cache = new (std::nothrow) std::map<Key, int>();  // never freed:
+  // kernels may launch during static destruction of a caller's objects.
+  const Key key{kernel, smem, device};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache != nullptr) {
+      const auto it = cache->find(key);
+      if (it != cache->end()) {
+        *per_sm = it->second;
+        return {};
+      }
+    }
+  }
+  if (smem > kDefaultSharedLimit)
+    DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)),
+                   "cudaFuncSetAttribute (kernel shared memory)");
+  int n = 0;
+  DIRMN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kBlockThreads, smem),
+                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (n < 1) return {DIRMN_ERROR_INTERNAL, "a kernel's shared-memory tables do not fit the device", 0};
+  *per_sm = n;
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache != nullptr) {
+    try {
+      (*cache)[key] = n;
+    } catch (...) {
+      // Without the cache the next call asks the runtime again.
+    }
+  }
+  return {};
+}
+
+BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const LaunchEnv& env) {
+  const int64_t items = static_cast<int64_t>(args.k_total) *
+                        (static_cast<int64_t>(args.panels) * args.panel_cols + args.row_term_len);
+  const int grid = stride_grid(items, env.sm_count);
+  if (fast)
+    dev::build_tables<float><<<grid, kBlockThreads, 0, env.stream>>>(args);
+  else
+    dev::build_tables<double><<<grid, kBlockThreads, 0, env.stream>>>(args);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (build_tables)");
+  return {};
+}
+
+BackendResult launch_finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
+                                   const SharedAlphaArgs& args, const LaunchEnv& env) {
+  const int grid = stride_grid(rows * args.k_total, env.sm_count);
+  dev::finish_panels<<<grid, kBlockThreads, 0, env.stream>>>(rows, row_total, row_lcoef, args);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (finish_panels)");
+  return {};
+}
+
+}  // namespace cuda
+}  // namespace dirmn
