@@ -190,6 +190,17 @@ class Backend {
     (void)weights; (void)out; (void)interrupt;
     return {DIRMN_ERROR_NOT_SUPPORTED, "count histograms on this backend", 0};
   }
+  // Count histograms for k weightings at once (weights: rows x k,
+  // row-major), in one pass over the table: the M step of a mixture.
+  virtual BackendResult histograms_multi(const BackendCounts&, const double* weights, int64_t k,
+                                         std::vector<Histograms>* out,
+                                         const Interrupt& interrupt) {
+    (void)weights; (void)k; (void)out; (void)interrupt;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "count histograms on this backend", 0};
+  }
+  // The validated table in host memory, where the backend keeps one
+  // (nullptr otherwise: the C ABI layer then keeps its own copy).
+  virtual const HostTable* host_table(const BackendCounts&) const { return nullptr; }
   virtual BackendResult rowwise_derivatives(const BackendCounts&, const RowwiseDerivRequest& req,
                                             const Interrupt& interrupt) {
     (void)req; (void)interrupt;

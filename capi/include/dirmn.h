@@ -468,6 +468,108 @@ typedef struct dirmn_fit_result {
 DIRMN_API dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts,
                                  const dirmn_fit_options* options, dirmn_fit_result* result);
 
+/* ------------------------------------------------------------------------ */
+/* Dirichlet-multinomial mixtures (EM clustering)                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dirmn_mixture dirmn_mixture; /* opaque: one fitted mixture */
+
+typedef enum dirmn_mixture_objective DIRMN_ENUM_INT {
+  DIRMN_MIXTURE_ML = 0, /* plain maximum likelihood */
+  DIRMN_MIXTURE_DMN = 1 /* DirichletMultinomial::dmn's MAP fit: a Gamma(0.1, 0.1) prior on
+                           every alpha (as a density on log alpha), and its criteria scale */
+} dirmn_mixture_objective;
+
+typedef enum dirmn_mixture_init DIRMN_ENUM_INT {
+  DIRMN_INIT_KMEANS = 0,  /* k-means on row proportions from random rows, as dmn */
+  DIRMN_INIT_KMEANSPP = 1 /* k-means++ seeding, then k-means */
+} dirmn_mixture_init;
+
+typedef struct dirmn_mixture_options {
+  size_t size;                       /* sizeof(dirmn_mixture_options) */
+  dirmn_mixture_objective objective; /* default ML */
+  dirmn_mixture_init init;           /* default KMEANSPP */
+  int starts;                        /* random starts, the best kept; default 3 */
+  uint64_t seed;                     /* makes results reproducible on every backend; default 1 */
+  int max_iterations;                /* EM iterations per start; default 1000 */
+  double tolerance;                  /* stop when the objective changes by less than
+                                        tolerance x |objective|; default 1e-9 */
+  const double* weights;             /* row weights (finite, >= 0), NULL for all 1 */
+  dirmn_progress_fn progress;        /* per EM iteration: (iteration, log-likelihood,
+                                        largest responsibility change); non-zero cancels */
+  void* progress_data;
+} dirmn_mixture_options;
+
+/* Fills *options with defaults. NULL is a no-op. Never fails. */
+DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
+
+/* Fits a k-component DM mixture to the table by EM: the E step evaluates
+ * the rows x k log-likelihoods in one pass and turns them into
+ * responsibilities by log-sum-exp; the M step refits each component's alpha
+ * by Newton's method on responsibility-weighted count histograms (all k
+ * built in one more pass). Rows of zeros, columns of zeros and components
+ * that lose all their rows are handled (an empty component is re-seeded at
+ * the worst-explained row). The caller owns *mixture (free with
+ * dirmn_mixture_destroy); it does not reference `counts` after return.
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k > rows with
+ * counts, options); INVALID_PARAMETER (weights, naming the row);
+ * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED. */
+DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
+                                         const dirmn_mixture_options* options,
+                                         dirmn_mixture** mixture);
+
+/* Frees a mixture. NULL is a no-op. */
+DIRMN_API void dirmn_mixture_destroy(dirmn_mixture* mixture);
+
+typedef struct dirmn_mixture_info {
+  size_t size;            /* sizeof(dirmn_mixture_info), set by the caller */
+  int k;                  /* components */
+  int64_t rows;           /* rows of the fitted table */
+  int64_t cols;           /* categories */
+  int64_t parameters;     /* P = k V + k - 1 */
+  double loglik;          /* the mixture log-likelihood, with multinomial coefficients */
+  double objective;       /* what was optimised: -loglik (ML), or dmn's objective
+                             -loglik - sum of log prior terms (DMN) */
+  double aic;             /* ML: -2 loglik + 2P; DMN: dmn's scale, objective + P */
+  double bic;             /* ML: -2 loglik + P log(rows); DMN: objective + P/2 log(rows) */
+  double laplace;         /* objective + 1/2 log det(Hessian) - P/2 log(2 pi), the Hessian of
+                             the objective in log alpha per component, O(V) each; on the
+                             -2 log scale (x2) under ML */
+  int iterations;         /* EM iterations of the best start */
+  int converged;          /* 1 when the best start met the tolerance */
+  int start;              /* which start (0-based) was best */
+} dirmn_mixture_info;
+
+/* Describes a fitted mixture; info->size must be set (fields beyond it are
+ * not written). Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (size).
+ * Failure messages go to dirmn_last_error(NULL). */
+DIRMN_API dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture,
+                                              dirmn_mixture_info* info);
+
+/* Copies the fitted parameters: alpha of component j, category v, to
+ * alpha[j * stride_k + v * stride_v] (k x V), and the mixing weights to
+ * weights[j] (k entries). Either output may be NULL. Statuses: SUCCESS;
+ * NULL_POINTER; INVALID_ARGUMENT (overlapping strides). */
+DIRMN_API dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alpha,
+                                                int64_t stride_k, int64_t stride_v,
+                                                double* weights);
+
+/* Copies the responsibilities of the fitted rows: P(component j | row b) to
+ * out[b * stride_row + j * stride_k]. Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (overlapping strides). */
+DIRMN_API dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture,
+                                                          double* out, int64_t stride_row,
+                                                          int64_t stride_k);
+
+/* Assigns new rows (a counts object with the same number of columns, made
+ * by `ctx`) to the fitted components: posterior probabilities to
+ * out[b * stride_row + j * stride_k]. Statuses: SUCCESS; NULL_POINTER;
+ * DIMENSION_MISMATCH (columns); INVALID_ARGUMENT (strides); WRONG_CONTEXT;
+ * OUT_OF_MEMORY; DEVICE; CANCELLED. */
+DIRMN_API dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
+                                            const dirmn_counts* counts, double* out,
+                                            int64_t stride_row, int64_t stride_k);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

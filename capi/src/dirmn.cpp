@@ -67,6 +67,18 @@ void clear_error(dirmn_context* ctx) {
 
 uint64_t next_context_id() { return g_context_ids.fetch_add(1); }
 
+// Validates row weights (finite, >= 0).
+dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows) {
+  if (w == nullptr) return DIRMN_SUCCESS;
+  for (int64_t b = 0; b < rows; ++b)
+    if (!std::isfinite(w[b]) || w[b] < 0.0)
+      return fail(ctx, DIRMN_ERROR_INVALID_PARAMETER,
+                  "%s: weight of row %" PRId64 " (0-based) is %.17g; weights must be finite and >= 0",
+                  fn, b, w[b]);
+  return DIRMN_SUCCESS;
+}
+
+
 namespace {
 
 // Layouts of a rows x k output that never write one element twice: row-major
@@ -151,6 +163,13 @@ dirmn_status finish_counts(dirmn_context* ctx, const char* fn, HostTable&& table
   c->flags = flags;
   c->storage = table.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE;
   c->value_bits = value_bits(table.vtype);
+  if (ctx->backend->kind() != DIRMN_BACKEND_CPU) {
+    try {
+      c->host_copy = std::make_shared<const HostTable>(table);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+  }
   const BackendResult r = ctx->backend->adopt(std::move(table), &c->data);
   if (!r.ok()) return fail_backend(ctx, fn, r);
   *out = c.release();
@@ -261,17 +280,6 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
     for (int64_t b = 0; b < rows; ++b)
       for (int64_t j = 0; j < kk; ++j) out[b * out_sr + j * out_sk] = src[b * kk + j];
   }
-  return DIRMN_SUCCESS;
-}
-
-// Validates row weights (finite, >= 0).
-dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows) {
-  if (w == nullptr) return DIRMN_SUCCESS;
-  for (int64_t b = 0; b < rows; ++b)
-    if (!std::isfinite(w[b]) || w[b] < 0.0)
-      return fail(ctx, DIRMN_ERROR_INVALID_PARAMETER,
-                  "%s: weight of row %" PRId64 " (0-based) is %.17g; weights must be finite and >= 0",
-                  fn, b, w[b]);
   return DIRMN_SUCCESS;
 }
 
@@ -551,13 +559,77 @@ dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
                                       const dirmn_counts_options* options) {
   static const char* fn = "dirmn_counts_wrap_device";
   DIRMN_REQUIRE_CONTEXT(ctx, fn);
-  (void)counts; (void)rows; (void)cols; (void)dtype; (void)device_data; (void)row_stride;
-  (void)col_stride; (void)options;
+  if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: counts is NULL", fn);
+  if (device_data == nullptr)
+    return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: device_data is NULL", fn);
   if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
                 "%s: device arrays can only be wrapped by a CUDA context; this one is on the CPU",
                 fn);
-  return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, "%s: not available in this build", fn);
+  uint32_t flags = 0;
+  dirmn_storage storage = DIRMN_STORAGE_AUTO;
+  if (dirmn_status s = dirmn::capi::check_options(ctx, fn, options, &flags, &storage)) return s;
+  if (rows <= 0 || cols <= 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
+  if (cols > static_cast<int64_t>(UINT32_MAX))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(rows, cols, &cells) || cells > PTRDIFF_MAX / 8)
+    return fail(ctx, DIRMN_ERROR_OVERFLOW,
+                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
+  if (dtype != DIRMN_INT32 && dtype != DIRMN_INT64 && dtype != DIRMN_FLOAT32 &&
+      dtype != DIRMN_FLOAT64)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn,
+                static_cast<int>(dtype));
+  if (dtype == DIRMN_INT64)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
+                "%s: int64 device arrays are not supported (use int32, float32 or float64)", fn);
+  if ((rows > 1 && row_stride < 1) || (cols > 1 && col_stride < 1))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: strides must be >= 1 (row_stride %" PRId64 ", col_stride %" PRId64 ")", fn,
+                row_stride, col_stride);
+  const int64_t rs = rows == 1 ? 0 : row_stride;
+  const int64_t cs = cols == 1 ? 0 : col_stride;
+  if (!dirmn::capi::extent_ok(rows, rs, cols, cs))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW,
+                "%s: the strided extent of a %" PRId64 " x %" PRId64
+                " array with strides (%" PRId64 ", %" PRId64 ") overflows",
+                fn, rows, cols, row_stride, col_stride);
+
+  auto c = std::unique_ptr<dirmn_counts>(new (std::nothrow) dirmn_counts);
+  if (!c) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  dirmn::DeviceDenseInput in;
+  in.rows = rows;
+  in.cols = cols;
+  in.dtype = dtype;
+  in.data = device_data;
+  in.row_stride = rs;
+  in.col_stride = cs;
+  in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
+  in.storage = storage;
+  dirmn::CountsSummary summary;
+  dirmn::CountsProblem problem;
+  const BackendResult r = ctx->backend->wrap_device_dense(in, &c->data, &summary, &problem);
+  if (!r.ok()) {
+    if (problem.kind == dirmn::CountsProblem::kBadCount)
+      return fail(ctx, DIRMN_ERROR_INVALID_COUNTS,
+                  "%s: row %" PRId64 ", column %" PRId64 " (0-based): count %.17g %s", fn,
+                  problem.row, problem.col, problem.value, problem.why);
+    return fail_backend(ctx, fn, r);
+  }
+  c->context_id = ctx->id;
+  c->backend = ctx->backend;
+  c->rows = rows;
+  c->cols = cols;
+  c->nnz = summary.nnz;
+  c->max_count = summary.max_count;
+  c->total = summary.total;
+  c->flags = flags;
+  c->storage = summary.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE;
+  c->value_bits = summary.value_bits;
+  *counts = c.release();
+  return DIRMN_SUCCESS;
 }
 
 dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** counts,
@@ -568,13 +640,105 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
                                              const dirmn_counts_options* options) {
   static const char* fn = "dirmn_counts_wrap_device_sparse";
   DIRMN_REQUIRE_CONTEXT(ctx, fn);
-  (void)counts; (void)rows; (void)cols; (void)nnz; (void)index_type; (void)device_ptr;
-  (void)device_indices; (void)value_dtype; (void)device_values; (void)options;
+  if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: counts is NULL", fn);
   if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
                 "%s: device arrays can only be wrapped by a CUDA context; this one is on the CPU",
                 fn);
-  return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, "%s: not available in this build", fn);
+  uint32_t flags = 0;
+  dirmn_storage storage = DIRMN_STORAGE_AUTO;
+  if (dirmn_status s = dirmn::capi::check_options(ctx, fn, options, &flags, &storage)) return s;
+  if (rows <= 0 || cols <= 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
+  if (cols > static_cast<int64_t>(UINT32_MAX))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
+  if (nnz < 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: nnz (%" PRId64 ") is negative", fn, nnz);
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(rows, cols, &cells))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW,
+                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
+  if (nnz > cells)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: nnz (%" PRId64 ") exceeds rows x cols (%" PRId64 ")", fn, nnz, cells);
+  if (index_type != DIRMN_INDEX_INT32 && index_type != DIRMN_INDEX_INT64)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown index type %d", fn,
+                static_cast<int>(index_type));
+  if (value_dtype != DIRMN_INT32 && value_dtype != DIRMN_INT64 && value_dtype != DIRMN_FLOAT32 &&
+      value_dtype != DIRMN_FLOAT64)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown value dtype %d", fn,
+                static_cast<int>(value_dtype));
+  if (value_dtype == DIRMN_INT64)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
+                "%s: int64 device values are not supported (use int32, float32 or float64)", fn);
+  if (device_ptr == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: device_ptr is NULL", fn);
+  if (nnz > 0 && (device_indices == nullptr || device_values == nullptr))
+    return fail(ctx, DIRMN_ERROR_NULL_POINTER,
+                "%s: device_indices or device_values is NULL with nnz = %" PRId64, fn, nnz);
+
+  auto c = std::unique_ptr<dirmn_counts>(new (std::nothrow) dirmn_counts);
+  if (!c) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  dirmn::DeviceCsrInput in;
+  in.rows = rows;
+  in.cols = cols;
+  in.nnz = nnz;
+  in.index_type = index_type;
+  in.ptr = device_ptr;
+  in.indices = device_indices;
+  in.value_dtype = value_dtype;
+  in.values = device_values;
+  in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
+  in.storage = storage;
+  dirmn::CountsSummary summary;
+  dirmn::CountsProblem problem;
+  const BackendResult r = ctx->backend->wrap_device_csr(in, &c->data, &summary, &problem);
+  if (!r.ok()) {
+    using P = dirmn::CountsProblem;
+    const auto v = static_cast<int64_t>(problem.value);
+    switch (problem.kind) {
+      case P::kBadCount:
+        return fail(ctx, DIRMN_ERROR_INVALID_COUNTS,
+                    "%s: row %" PRId64 ", column %" PRId64 " (0-based): count %.17g %s", fn,
+                    problem.row, problem.col, problem.value, problem.why);
+      case P::kBadIndex:
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                    "%s: entry %" PRId64 " (row %" PRId64 "): column index %" PRId64
+                    " is outside [0, %" PRId64 ")",
+                    fn, problem.entry, problem.row, v, cols);
+      case P::kRepeatedIndex:
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                    "%s: row %" PRId64 ", column %" PRId64 " (0-based) appears more than once",
+                    fn, problem.row, problem.col);
+      case P::kBadPointer:
+        if (problem.entry == 0)
+          return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: ptr[0] is %" PRId64 ", expected 0",
+                      fn, v);
+        if (std::strcmp(problem.why, "end") == 0)
+          return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                      "%s: ptr[%" PRId64 "] is %" PRId64 ", expected nnz = %" PRId64, fn,
+                      problem.entry, v, nnz);
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                    "%s: ptr[%" PRId64 "] = %" PRId64 " is below ptr[%" PRId64 "] = %" PRId64
+                    " or above nnz = %" PRId64,
+                    fn, problem.entry, v, problem.entry - 1, static_cast<int64_t>(problem.prev),
+                    nnz);
+      case P::kNone: break;
+    }
+    return fail_backend(ctx, fn, r);
+  }
+  c->context_id = ctx->id;
+  c->backend = ctx->backend;
+  c->rows = rows;
+  c->cols = cols;
+  c->nnz = summary.nnz;
+  c->max_count = summary.max_count;
+  c->total = summary.total;
+  c->flags = flags;
+  c->storage = summary.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE;
+  c->value_bits = summary.value_bits;
+  *counts = c.release();
+  return DIRMN_SUCCESS;
 }
 
 void dirmn_counts_destroy(dirmn_counts* counts) { delete counts; }

@@ -39,6 +39,9 @@ struct dirmn_counts {
   // Count histograms for shared-alpha sums and fits, kept while the row
   // weights they were built with are unchanged.
   std::unique_ptr<dirmn::Histograms> hist;
+  // A host copy of the table where the backend keeps none (CUDA), for the
+  // work that needs rows on the host (mixture initialisation).
+  std::shared_ptr<const dirmn::HostTable> host_copy;
   bool hist_weighted = false;
   std::vector<double> hist_weights;
 };
@@ -58,6 +61,13 @@ dirmn_status fail(dirmn_context* ctx, dirmn_status status, const char* fmt, ...)
 dirmn_status fail_backend(dirmn_context* ctx, const char* fn, const BackendResult& r);
 
 void clear_error(dirmn_context* ctx);
+
+// Validates row weights (finite, >= 0), naming the first bad row.
+dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows);
+
+// The validated table in host memory (the backend's or counts->host_copy);
+// nullptr for counts wrapped from device memory.
+const HostTable* host_view(const dirmn_counts* counts);
 
 uint64_t next_context_id();
 

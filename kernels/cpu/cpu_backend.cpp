@@ -258,18 +258,31 @@ class CpuBackend final : public Backend {
 
   BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
                            const Interrupt& interrupt) override {
+    std::vector<Histograms> one(1);
+    const BackendResult r = histograms_multi(counts, weights, 1, &one, interrupt);
+    if (r.ok()) *out = std::move(one[0]);
+    return r;
+  }
+
+  BackendResult histograms_multi(const BackendCounts& counts, const double* weights, int64_t k,
+                                 std::vector<Histograms>* out,
+                                 const Interrupt& interrupt) override {
     const HostTable& t = static_cast<const CpuCounts&>(counts).table;
     try {
       switch (t.vtype) {
-        case ValueType::U8: return histograms_typed<uint8_t>(t, weights, out, interrupt);
-        case ValueType::U16: return histograms_typed<uint16_t>(t, weights, out, interrupt);
-        case ValueType::U32: return histograms_typed<uint32_t>(t, weights, out, interrupt);
-        case ValueType::F64: return histograms_typed<double>(t, weights, out, interrupt);
+        case ValueType::U8: return histograms_typed<uint8_t>(t, weights, k, out, interrupt);
+        case ValueType::U16: return histograms_typed<uint16_t>(t, weights, k, out, interrupt);
+        case ValueType::U32: return histograms_typed<uint32_t>(t, weights, k, out, interrupt);
+        case ValueType::F64: return histograms_typed<double>(t, weights, k, out, interrupt);
       }
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "count histograms", 0};
     }
     return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  }
+
+  const HostTable* host_table(const BackendCounts& counts) const override {
+    return &static_cast<const CpuCounts&>(counts).table;
   }
 
   BackendResult rowwise_derivatives(const BackendCounts& counts, const RowwiseDerivRequest& req,
@@ -310,32 +323,44 @@ class CpuBackend final : public Backend {
   }
 
   template <class T>
-  BackendResult histograms_typed(const HostTable& t, const double* weights, Histograms* out,
-                                 const Interrupt& interrupt) {
-    // One pass over the rows; each column and the totals accumulate their
-    // own builder. Polled every kCellsPerChunk cells.
-    std::vector<HistogramBuilder> col(static_cast<size_t>(t.cols));
-    HistogramBuilder tot;
-    double lcoef = 0.0, since_poll = 0.0;
+  BackendResult histograms_typed(const HostTable& t, const double* weights, int64_t k,
+                                 std::vector<Histograms>* out, const Interrupt& interrupt) {
+    // One pass over the rows; each (weighting, column) pair and each
+    // weighting's totals accumulate their own builder. Polled every
+    // kCellsPerChunk cells.
+    const size_t K = static_cast<size_t>(k), V = static_cast<size_t>(t.cols);
+    std::vector<HistogramBuilder> col(K * V), tot(K);
+    std::vector<double> lcoef(K, 0.0);
+    double since_poll = 0.0;
     for (int64_t b = 0; b < t.rows; ++b) {
-      const double w = weights ? weights[b] : 1.0;
-      if (w == 0.0 || t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-      for_each_nonzero<T>(t, b, [&](int64_t v, double n) { col[static_cast<size_t>(v)].add(n, w); });
-      tot.add(t.row_total[static_cast<size_t>(b)], w);
-      lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
-      since_poll += t.sparse ? static_cast<double>(t.row_ptr[b + 1] - t.row_ptr[b])
-                             : static_cast<double>(t.cols);
+      if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+      const double* w = weights ? weights + b * k : nullptr;
+      for (size_t j = 0; j < K; ++j) {
+        const double wj = w ? w[j] : 1.0;
+        if (wj == 0.0) continue;
+        HistogramBuilder* cj = col.data() + j * V;
+        for_each_nonzero<T>(t, b, [&](int64_t v, double n) { cj[v].add(n, wj); });
+        tot[j].add(t.row_total[static_cast<size_t>(b)], wj);
+        lcoef[j] += wj * t.row_lcoef[static_cast<size_t>(b)];
+      }
+      since_poll += static_cast<double>(k) *
+                    (t.sparse ? static_cast<double>(t.row_ptr[b + 1] - t.row_ptr[b])
+                              : static_cast<double>(t.cols));
       if (since_poll >= static_cast<double>(kCellsPerChunk)) {
         since_poll = 0.0;
         if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
       }
     }
-    out->cols = t.cols;
-    out->column.clear();
-    out->column.reserve(static_cast<size_t>(t.cols));
-    for (auto& c : col) out->column.push_back(c.finish());
-    out->total = tot.finish();
-    out->lcoef_sum = lcoef;
+    out->resize(K);
+    for (size_t j = 0; j < K; ++j) {
+      Histograms& h = (*out)[j];
+      h.cols = t.cols;
+      h.column.clear();
+      h.column.reserve(V);
+      for (size_t v = 0; v < V; ++v) h.column.push_back(col[j * V + v].finish());
+      h.total = tot[j].finish();
+      h.lcoef_sum = lcoef[j];
+    }
     return {};
   }
 

@@ -93,7 +93,7 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
   return v;
 }
 __device__ __forceinline__ unsigned warp_or(unsigned v) {
-  return __reduce_or_sync(dev::kFullMask, v);
+  return __any_sync(dev::kFullMask, v != 0u) ? 1u : 0u;
 }
 
 // Folds one lane's statistics into the summary: one atomic per warp.

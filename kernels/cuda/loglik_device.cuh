@@ -217,12 +217,12 @@ __device__ __forceinline__ int64_t load_col(const void* col, int64_t e) {
 // lpoch(a, n) - n log A: the shifted term of one cell that is not tabulated.
 // Kept out of line: it is rare, and inlining it would cost the hot loops
 // registers.
-__device__ __noinline__ double shifted_term(double a, double n, double log_a_sum) {
+inline __device__ __noinline__ double shifted_term(double a, double n, double log_a_sum) {
   return math::lpoch(a, n) - n * log_a_sum;
 }
 
 // lpoch(A, N) - N log A: the row's shifted normaliser.
-__device__ __noinline__ double shifted_norm(double a_sum, double n, double log_a_sum) {
+inline __device__ __noinline__ double shifted_norm(double a_sum, double n, double log_a_sum) {
   return math::lpoch(a_sum, n) - n * log_a_sum;
 }
 
@@ -502,24 +502,6 @@ __global__ void __launch_bounds__(kBlockThreads)
                               g.k0, a, acc[r]);
     }
     finish_group<KG>(acc, row0, g, view.rows, view.row_total, view.row_lcoef, a);
-  }
-}
-
-// Panels > 1: sums each row's panel partials in panel order (so results do
-// not depend on scheduling) and finishes the row.
-__global__ void __launch_bounds__(kBlockThreads)
-    finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
-                  SharedAlphaArgs a) {
-  const int64_t n = rows * a.k_total;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / a.k_total;
-    const int k = static_cast<int>(i % a.k_total);
-    double s = 0.0;
-    for (int p = 0; p < a.panels; ++p) s += a.partial[(p * rows + row) * a.k_total + k];
-    double v = s - row_term(a, k, row_total[row]);
-    if (a.full) v += row_lcoef[row];
-    a.out[row * a.out_sr + static_cast<int64_t>(k) * a.out_sk] = v;
   }
 }
 

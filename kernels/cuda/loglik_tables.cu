@@ -12,6 +12,27 @@
 
 namespace dirmn {
 namespace cuda {
+namespace dev {
+
+// Panels > 1: sums each row's panel partials in panel order (so results do
+// not depend on scheduling) and finishes the row.
+__global__ void __launch_bounds__(kBlockThreads)
+    finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
+                  SharedAlphaArgs a) {
+  const int64_t n = rows * a.k_total;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / a.k_total;
+    const int k = static_cast<int>(i % a.k_total);
+    double s = 0.0;
+    for (int p = 0; p < a.panels; ++p) s += a.partial[(p * rows + row) * a.k_total + k];
+    double v = s - row_term(a, k, row_total[row]);
+    if (a.full) v += row_lcoef[row];
+    a.out[row * a.out_sr + static_cast<int64_t>(k) * a.out_sk] = v;
+  }
+}
+
+}  // namespace dev
 
 namespace {
 

@@ -1,0 +1,562 @@
+// mixture.cpp: Dirichlet-multinomial mixtures by EM (Holmes, Harris & Quince
+// 2012), with DirichletMultinomial::dmn's MAP objective available.
+//
+// One EM iteration is two passes over the table: the E step is one
+// likelihood call for all k components (rows x k), the M step builds the k
+// responsibility-weighted count histograms in one pass and refits each
+// component by Newton's method on them (kernels/histogram.cpp), so every
+// Hessian is diagonal plus rank one and nothing is O(V^2).
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "internal.hpp"
+
+struct dirmn_mixture {
+  int k = 0;
+  int64_t rows = 0, cols = 0;
+  dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;
+  std::vector<double> alpha;    // k x cols, row-major
+  std::vector<double> weights;  // k
+  std::vector<double> resp;     // rows x k, row-major
+  dirmn_mixture_info info{};
+};
+
+namespace dirmn {
+namespace capi {
+namespace {
+
+// Gamma(0.1, 0.1) on every alpha: DirichletMultinomial::dmn's prior.
+constexpr double kDmnShape = 0.1;
+constexpr double kDmnRate = 0.1;
+// Rows sampled for the k-means initialisation.
+constexpr int64_t kInitSample = 4096;
+constexpr int kKmeansIterations = 50;
+// A component whose responsibilities sum below this is empty.
+constexpr double kEmptyComponent = 1e-8;
+// Newton tolerance of the M-step fits (relative, as dirmn_fit's).
+constexpr double kMStepTolerance = 1e-12;
+constexpr int kMStepIterations = 200;
+constexpr double kLog2Pi = 1.8378770664093454836;
+
+// splitmix64: a small, fully specified generator, so a seed gives the same
+// initialisation on every platform and backend.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  int64_t below(int64_t n) { return static_cast<int64_t>(uniform() * static_cast<double>(n)) % n; }
+};
+
+// A row's proportions, sparse.
+struct SparseRow {
+  std::vector<uint32_t> idx;
+  std::vector<double> p;
+  double norm2 = 0.0;
+};
+
+SparseRow proportions(const HostTable& t, int64_t b) {
+  SparseRow r;
+  const double n = t.row_total[static_cast<size_t>(b)];
+  auto put = [&](int64_t v, double x) {
+    r.idx.push_back(static_cast<uint32_t>(v));
+    r.p.push_back(x / n);
+    r.norm2 += (x / n) * (x / n);
+  };
+  auto visit = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = reinterpret_cast<const T*>(t.values.data());
+    if (t.sparse) {
+      for (int64_t i = t.row_ptr[static_cast<size_t>(b)]; i < t.row_ptr[static_cast<size_t>(b) + 1]; ++i)
+        put(t.col_idx[static_cast<size_t>(i)], static_cast<double>(x[i]));
+    } else {
+      for (int64_t v = 0; v < t.cols; ++v)
+        if (x[b * t.cols + v] != 0) put(v, static_cast<double>(x[b * t.cols + v]));
+    }
+  };
+  switch (t.vtype) {
+    case ValueType::U8: visit(uint8_t{}); break;
+    case ValueType::U16: visit(uint16_t{}); break;
+    case ValueType::U32: visit(uint32_t{}); break;
+    case ValueType::F64: visit(double{}); break;
+  }
+  return r;
+}
+
+// Squared distance between a sparse row and a dense centre (with its norm).
+double dist2(const SparseRow& r, const double* c, double c_norm2) {
+  double dot = 0.0;
+  for (size_t i = 0; i < r.idx.size(); ++i) dot += r.p[i] * c[r.idx[i]];
+  return std::max(0.0, r.norm2 + c_norm2 - 2.0 * dot);
+}
+
+// k-means on row proportions: seeds from `init`, Lloyd iterations on a
+// sample of rows, then every row with counts is assigned to its nearest
+// centre. Returns hard responsibilities (rows x k); rows without counts get
+// 1/k each.
+std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mixture_init init,
+                                            Rng& rng) {
+  const int64_t V = t.cols;
+  std::vector<int64_t> with_counts;
+  for (int64_t b = 0; b < t.rows; ++b)
+    if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
+  // A uniform sample without replacement (partial Fisher-Yates).
+  const int64_t n_all = static_cast<int64_t>(with_counts.size());
+  const int64_t S = std::min(n_all, kInitSample);
+  for (int64_t i = 0; i < S; ++i)
+    std::swap(with_counts[static_cast<size_t>(i)], with_counts[static_cast<size_t>(i + rng.below(n_all - i))]);
+  std::vector<SparseRow> sample;
+  sample.reserve(static_cast<size_t>(S));
+  for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
+
+  std::vector<double> centre(static_cast<size_t>(k * V), 0.0), c_norm(static_cast<size_t>(k), 0.0);
+  auto set_centre = [&](int j, const SparseRow& r) {
+    double* c = centre.data() + static_cast<int64_t>(j) * V;
+    std::fill(c, c + V, 0.0);
+    for (size_t i = 0; i < r.idx.size(); ++i) c[r.idx[i]] = r.p[i];
+    c_norm[static_cast<size_t>(j)] = r.norm2;
+  };
+  // Seeding.
+  std::vector<double> d2(static_cast<size_t>(S), std::numeric_limits<double>::infinity());
+  set_centre(0, sample[static_cast<size_t>(rng.below(S))]);
+  for (int j = 1; j < k; ++j) {
+    double total = 0.0;
+    for (int64_t i = 0; i < S; ++i) {
+      d2[static_cast<size_t>(i)] = std::min(d2[static_cast<size_t>(i)],
+                                            dist2(sample[static_cast<size_t>(i)], centre.data() + (j - 1) * V, c_norm[static_cast<size_t>(j - 1)]));
+      total += d2[static_cast<size_t>(i)];
+    }
+    int64_t pick = rng.below(S);
+    if (init == DIRMN_INIT_KMEANSPP && total > 0.0) {
+      // k-means++: a row with probability proportional to its squared
+      // distance from the nearest chosen centre.
+      double u = rng.uniform() * total;
+      for (int64_t i = 0; i < S; ++i) {
+        u -= d2[static_cast<size_t>(i)];
+        if (u <= 0.0) {
+          pick = i;
+          break;
+        }
+      }
+    }
+    set_centre(j, sample[static_cast<size_t>(pick)]);
+  }
+  // Lloyd iterations on the sample.
+  std::vector<int> label(static_cast<size_t>(S), -1);
+  for (int it = 0; it < kKmeansIterations; ++it) {
+    bool changed = false;
+    for (int64_t i = 0; i < S; ++i) {
+      int best = 0;
+      double bd = std::numeric_limits<double>::infinity();
+      for (int j = 0; j < k; ++j) {
+        const double d = dist2(sample[static_cast<size_t>(i)], centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
+        if (d < bd) {
+          bd = d;
+          best = j;
+        }
+      }
+      if (label[static_cast<size_t>(i)] != best) changed = true;
+      label[static_cast<size_t>(i)] = best;
+      d2[static_cast<size_t>(i)] = bd;
+    }
+    if (!changed && it > 0) break;
+    std::fill(centre.begin(), centre.end(), 0.0);
+    std::vector<int64_t> size(static_cast<size_t>(k), 0);
+    for (int64_t i = 0; i < S; ++i) {
+      const SparseRow& r = sample[static_cast<size_t>(i)];
+      double* c = centre.data() + label[static_cast<size_t>(i)] * V;
+      for (size_t q = 0; q < r.idx.size(); ++q) c[r.idx[q]] += r.p[q];
+      ++size[static_cast<size_t>(label[static_cast<size_t>(i)])];
+    }
+    for (int j = 0; j < k; ++j) {
+      double* c = centre.data() + j * V;
+      if (size[static_cast<size_t>(j)] == 0) {
+        // An empty cluster restarts at the sample row farthest from its centre.
+        const int64_t far = std::max_element(d2.begin(), d2.end()) - d2.begin();
+        set_centre(j, sample[static_cast<size_t>(far)]);
+        d2[static_cast<size_t>(far)] = 0.0;
+        continue;
+      }
+      double n2 = 0.0;
+      for (int64_t v = 0; v < V; ++v) {
+        c[v] /= static_cast<double>(size[static_cast<size_t>(j)]);
+        n2 += c[v] * c[v];
+      }
+      c_norm[static_cast<size_t>(j)] = n2;
+    }
+  }
+  // Hard assignment of every row.
+  std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);
+  for (int64_t b = 0; b < t.rows; ++b) {
+    if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+    const SparseRow r = proportions(t, b);
+    int best = 0;
+    double bd = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j) {
+      const double d = dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
+      if (d < bd) {
+        bd = d;
+        best = j;
+      }
+    }
+    for (int j = 0; j < k; ++j) z[static_cast<size_t>(b * k + j)] = j == best ? 1.0 : 0.0;
+  }
+  return z;
+}
+
+struct EmResult {
+  std::vector<double> alpha, weights, resp;
+  double loglik = 0.0, objective = 0.0, log_det = 0.0;
+  int iterations = 0;
+  bool converged = false;
+};
+
+// Log-sum-exp E step from the rows x k log-likelihood matrix L (full log
+// pmf): responsibilities into z, returns the weighted mixture log-likelihood
+// and the per-row mixture log-likelihood in lse.
+double e_step(const std::vector<double>& L, const std::vector<double>& log_pi, int k,
+              const double* row_w, std::vector<double>* z, std::vector<double>* lse) {
+  const size_t rows = L.size() / static_cast<size_t>(k);
+  double total = 0.0;
+  z->resize(L.size());
+  lse->resize(rows);
+  for (size_t b = 0; b < rows; ++b) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j) m = std::max(m, L[b * k + j] + log_pi[static_cast<size_t>(j)]);
+    double s = 0.0;
+    for (int j = 0; j < k; ++j) {
+      const double e = std::exp(L[b * k + j] + log_pi[static_cast<size_t>(j)] - m);
+      (*z)[b * k + j] = e;
+      s += e;
+    }
+    for (int j = 0; j < k; ++j) (*z)[b * k + j] /= s;
+    (*lse)[b] = m + std::log(s);
+    total += (row_w ? row_w[b] : 1.0) * (*lse)[b];
+  }
+  return total;
+}
+
+}  // namespace
+
+// The table in host memory: the backend's, or the copy kept beside it.
+const HostTable* host_view(const dirmn_counts* counts) {
+  const HostTable* h = counts->backend->host_table(*counts->data);
+  return h ? h : counts->host_copy.get();
+}
+
+namespace {
+
+dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k,
+                    const dirmn_mixture_options& o, Rng rng, const HostTable& host,
+                    EmResult* out) {
+  const int64_t rows = counts->rows, V = counts->cols;
+  const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
+  std::vector<double> z = kmeans_responsibilities(host, k, o.init, rng);
+  std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
+  std::vector<double> w(static_cast<size_t>(rows * k)), L(static_cast<size_t>(rows * k)), lse;
+  std::vector<bool> have_alpha(static_cast<size_t>(k), false);
+  std::vector<Histograms> hist;
+  std::vector<double> comp_log_det(static_cast<size_t>(k), 0.0);
+  double w_total = 0.0;
+  for (int64_t b = 0; b < rows; ++b) w_total += o.weights ? o.weights[b] : 1.0;
+  double prev = std::numeric_limits<double>::infinity();
+  double loglik = 0.0, objective = 0.0;
+  int it = 0;
+  for (;; ++it) {
+    // M step: weighted histograms for every component in one pass, then a
+    // Newton fit of each alpha_k, warm-started from the last one.
+    for (int64_t b = 0; b < rows; ++b)
+      for (int j = 0; j < k; ++j)
+        w[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (o.weights ? o.weights[b] : 1.0);
+    BackendResult r = counts->backend->histograms_multi(*counts->data, w.data(), k, &hist, ctx->interrupt);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    double log_prior = 0.0;
+    for (int j = 0; j < k; ++j) {
+      double zs = 0.0;
+      for (int64_t b = 0; b < rows; ++b) zs += w[static_cast<size_t>(b * k + j)];
+      log_pi[static_cast<size_t>(j)] = std::log(std::max(zs / w_total, std::numeric_limits<double>::min()));
+      FitSettings fs;
+      fs.tolerance = kMStepTolerance;
+      fs.max_iterations = kMStepIterations;
+      if (have_alpha[static_cast<size_t>(j)]) fs.start = alpha.data() + j * V;
+      if (dmn) {
+        fs.prior_shape = kDmnShape;
+        fs.prior_rate = kDmnRate;
+      }
+      FitOutcome fo;
+      const char* why = "";
+      if (zs > kEmptyComponent && fit_from_histograms(hist[static_cast<size_t>(j)], fs, &fo, &why)) {
+        double* a = alpha.data() + j * V;
+        // Under ML a column this component never sees has its MLE at 0, and
+        // the multinomial limit has no finite alpha: keep every alpha
+        // positive and finite (tiny, or the proportions at a large precision)
+        // so the E step stays defined.
+        const double scale = fo.multinomial_limit ? 1e8 : 1.0;
+        for (int64_t v = 0; v < V; ++v)
+          a[v] = std::max(fo.alpha[static_cast<size_t>(v)] * scale, 1e-10);
+        have_alpha[static_cast<size_t>(j)] = true;
+        log_prior += fo.log_prior;
+        comp_log_det[static_cast<size_t>(j)] = fo.log_det;
+      }
+    }
+    // E step: all k log-likelihoods in one call.
+    LoglikRequest req;
+    req.alpha = alpha.data();
+    req.k = k;
+    req.full = true;
+    req.out = L.data();
+    req.out_stride_row = k;
+    req.out_stride_k = 1;
+    r = counts->backend->loglik(*counts->data, req, ctx->interrupt);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    loglik = e_step(L, log_pi, k, o.weights, &z, &lse);
+    objective = -loglik - log_prior;
+    double max_change = 0.0;
+    if (o.progress && o.progress(it, loglik, max_change, o.progress_data) != 0)
+      return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled at EM iteration %d", fn, it);
+    if (ctx->interrupt.poll())
+      return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled at EM iteration %d", fn, it);
+    // Empty components restart at the worst-explained row.
+    for (int j = 0; j < k; ++j) {
+      double zs = 0.0;
+      for (int64_t b = 0; b < rows; ++b) zs += z[static_cast<size_t>(b * k + j)];
+      if (zs > kEmptyComponent || rows < 2) continue;
+      int64_t worst = 0;
+      for (int64_t b = 1; b < rows; ++b)
+        if (lse[static_cast<size_t>(b)] < lse[static_cast<size_t>(worst)] && host.row_total[static_cast<size_t>(b)] > 0)
+          worst = b;
+      for (int i = 0; i < k; ++i) z[static_cast<size_t>(worst * k + i)] = i == j ? 1.0 : 0.0;
+      have_alpha[static_cast<size_t>(j)] = false;
+      prev = std::numeric_limits<double>::infinity();
+    }
+    if (std::fabs(prev - objective) <= o.tolerance * std::fabs(objective)) {
+      out->converged = true;
+      break;
+    }
+    if (it + 1 >= o.max_iterations) break;
+    prev = objective;
+  }
+  out->alpha = std::move(alpha);
+  out->weights.resize(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) out->weights[static_cast<size_t>(j)] = std::exp(log_pi[static_cast<size_t>(j)]);
+  out->resp = std::move(z);
+  out->loglik = loglik;
+  out->objective = objective;
+  out->log_det = 0.0;
+  for (double d : comp_log_det) out->log_det += d;
+  out->iterations = it + 1;
+  return DIRMN_SUCCESS;
+}
+
+bool strides_ok(int64_t n1, int64_t n2, int64_t s1, int64_t s2) {
+  if (n2 == 1) return n1 == 1 || s1 >= 1;
+  if (n1 == 1) return s2 >= 1;
+  if (s1 < 1 || s2 < 1) return false;
+  return s1 >= s2 ? s1 >= n2 * s2 : s2 >= n1 * s1;
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace dirmn
+
+using dirmn::capi::fail;
+
+extern "C" {
+
+void dirmn_mixture_options_init(dirmn_mixture_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  options->size = sizeof *options;
+  options->objective = DIRMN_MIXTURE_ML;
+  options->init = DIRMN_INIT_KMEANSPP;
+  options->starts = 3;
+  options->seed = 1;
+  options->max_iterations = 1000;
+  options->tolerance = 1e-9;
+}
+
+dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
+                               const dirmn_mixture_options* options, dirmn_mixture** mixture) {
+  static const char* fn = "dirmn_mixture_fit";
+  if (ctx == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: context is NULL", fn);
+  ctx->last_error.clear();
+  if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: counts is NULL", fn);
+  if (mixture == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: mixture is NULL", fn);
+  if (counts->context_id != ctx->id)
+    return fail(ctx, DIRMN_ERROR_WRONG_CONTEXT, "%s: the counts object was created by another context", fn);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  if (options) {
+    if (options->size < sizeof(size_t))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: options->size (%zu) is invalid; call dirmn_mixture_options_init", fn, options->size);
+    std::memcpy(&o, options, std::min(options->size, sizeof o));
+    o.size = sizeof o;
+  }
+  if (o.objective != DIRMN_MIXTURE_ML && o.objective != DIRMN_MIXTURE_DMN)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown objective %d", fn, static_cast<int>(o.objective));
+  if (o.init != DIRMN_INIT_KMEANS && o.init != DIRMN_INIT_KMEANSPP)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown init %d", fn, static_cast<int>(o.init));
+  if (o.starts < 1 || o.max_iterations < 1 || !(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: starts (%d) and max_iterations (%d) must be >= 1 and tolerance (%.17g) positive",
+                fn, o.starts, o.max_iterations, o.tolerance);
+  if (dirmn_status s = dirmn::capi::check_weights(ctx, fn, o.weights, counts->rows)) return s;
+  const dirmn::HostTable* host = dirmn::capi::host_view(counts);
+  if (host == nullptr)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
+                "%s: mixtures need the table in host memory for their initialisation; create the "
+                "counts from host arrays rather than wrapping device memory", fn);
+  int64_t with_counts = 0;
+  for (double n : host->row_total) with_counts += n > 0.0;
+  if (k < 1 || k > with_counts)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: k (%d) must be between 1 and the number of rows with counts (%" PRId64 ")",
+                fn, k, with_counts);
+  auto m = std::unique_ptr<dirmn_mixture>(new (std::nothrow) dirmn_mixture);
+  if (!m) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  dirmn::capi::EmResult best;
+  int best_start = -1;
+  try {
+    for (int s = 0; s < o.starts; ++s) {
+      dirmn::capi::Rng rng{o.seed * 0x2545F4914F6CDD1DULL + static_cast<uint64_t>(s)};
+      dirmn::capi::EmResult r;
+      if (dirmn_status st = dirmn::capi::run_em(ctx, fn, counts, k, o, rng, *host, &r)) return st;
+      if (best_start < 0 || r.objective < best.objective) {
+        best = std::move(r);
+        best_start = s;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  }
+  const int64_t V = counts->cols;
+  double n_rows = 0.0;
+  for (int64_t b = 0; b < counts->rows; ++b) n_rows += o.weights ? o.weights[b] : 1.0;
+  const double P = static_cast<double>(k) * static_cast<double>(V) + k - 1;
+  m->k = k;
+  m->rows = counts->rows;
+  m->cols = V;
+  m->objective = o.objective;
+  m->alpha = std::move(best.alpha);
+  m->weights = std::move(best.weights);
+  m->resp = std::move(best.resp);
+  dirmn_mixture_info& in = m->info;
+  in.size = sizeof in;
+  in.k = k;
+  in.rows = counts->rows;
+  in.cols = V;
+  in.parameters = static_cast<int64_t>(P);
+  in.loglik = best.loglik;
+  in.objective = best.objective;
+  if (o.objective == DIRMN_MIXTURE_DMN) {
+    in.aic = best.objective + P;
+    in.bic = best.objective + 0.5 * P * std::log(n_rows);
+    in.laplace = best.objective + 0.5 * best.log_det - 0.5 * P * dirmn::capi::kLog2Pi;
+  } else {
+    in.aic = -2.0 * best.loglik + 2.0 * P;
+    in.bic = -2.0 * best.loglik + P * std::log(n_rows);
+    in.laplace = 2.0 * best.objective + best.log_det - P * dirmn::capi::kLog2Pi;
+  }
+  in.iterations = best.iterations;
+  in.converged = best.converged ? 1 : 0;
+  in.start = best_start;
+  *mixture = m.release();
+  return DIRMN_SUCCESS;
+}
+
+void dirmn_mixture_destroy(dirmn_mixture* mixture) { delete mixture; }
+
+dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_info* info) {
+  static const char* fn = "dirmn_mixture_get_info";
+  if (mixture == nullptr || info == nullptr)
+    return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: mixture or info is NULL", fn);
+  if (info->size < offsetof(dirmn_mixture_info, k) + sizeof(int))
+    return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: info->size (%zu) is too small; set it to sizeof(dirmn_mixture_info)", fn, info->size);
+  const size_t n = std::min(info->size, sizeof(dirmn_mixture_info));
+  dirmn_mixture_info full = mixture->info;
+  full.size = info->size;
+  std::memcpy(info, &full, n);
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alpha, int64_t stride_k,
+                                      int64_t stride_v, double* weights) {
+  static const char* fn = "dirmn_mixture_get_params";
+  if (mixture == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: mixture is NULL", fn);
+  if (alpha && !dirmn::capi::strides_ok(mixture->k, mixture->cols, stride_k, stride_v))
+    return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: strides (%" PRId64 ", %" PRId64 ") overlap or are not positive", fn, stride_k, stride_v);
+  for (int j = 0; j < mixture->k; ++j) {
+    if (weights) weights[j] = mixture->weights[static_cast<size_t>(j)];
+    if (alpha)
+      for (int64_t v = 0; v < mixture->cols; ++v)
+        alpha[j * stride_k + v * stride_v] = mixture->alpha[static_cast<size_t>(j * mixture->cols + v)];
+  }
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, double* out,
+                                                int64_t stride_row, int64_t stride_k) {
+  static const char* fn = "dirmn_mixture_get_responsibilities";
+  if (mixture == nullptr || out == nullptr)
+    return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: mixture or out is NULL", fn);
+  if (!dirmn::capi::strides_ok(mixture->rows, mixture->k, stride_row, stride_k))
+    return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: strides (%" PRId64 ", %" PRId64 ") overlap or are not positive", fn, stride_row, stride_k);
+  for (int64_t b = 0; b < mixture->rows; ++b)
+    for (int j = 0; j < mixture->k; ++j)
+      out[b * stride_row + j * stride_k] = mixture->resp[static_cast<size_t>(b * mixture->k + j)];
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
+                                  const dirmn_counts* counts, double* out, int64_t stride_row,
+                                  int64_t stride_k) {
+  static const char* fn = "dirmn_mixture_assign";
+  if (ctx == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: context is NULL", fn);
+  ctx->last_error.clear();
+  if (mixture == nullptr || counts == nullptr || out == nullptr)
+    return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: mixture, counts or out is NULL", fn);
+  if (counts->context_id != ctx->id)
+    return fail(ctx, DIRMN_ERROR_WRONG_CONTEXT, "%s: the counts object was created by another context", fn);
+  if (counts->cols != mixture->cols)
+    return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH,
+                "%s: the table has %" PRId64 " columns, the mixture was fitted to %" PRId64, fn,
+                counts->cols, mixture->cols);
+  const int k = mixture->k;
+  if (!dirmn::capi::strides_ok(counts->rows, k, stride_row, stride_k))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: strides (%" PRId64 ", %" PRId64 ") overlap or are not positive", fn, stride_row, stride_k);
+  std::vector<double> L, z, lse, log_pi(static_cast<size_t>(k));
+  try {
+    L.resize(static_cast<size_t>(counts->rows * k));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  }
+  dirmn::LoglikRequest req;
+  req.alpha = mixture->alpha.data();
+  req.k = k;
+  req.full = true;
+  req.out = L.data();
+  req.out_stride_row = k;
+  req.out_stride_k = 1;
+  const dirmn::BackendResult r = counts->backend->loglik(*counts->data, req, ctx->interrupt);
+  if (!r.ok()) return dirmn::capi::fail_backend(ctx, fn, r);
+  for (int j = 0; j < k; ++j)
+    log_pi[static_cast<size_t>(j)] = std::log(std::max(mixture->weights[static_cast<size_t>(j)], std::numeric_limits<double>::min()));
+  dirmn::capi::e_step(L, log_pi, k, nullptr, &z, &lse);
+  for (int64_t b = 0; b < counts->rows; ++b)
+    for (int j = 0; j < k; ++j) out[b * stride_row + j * stride_k] = z[static_cast<size_t>(b * k + j)];
+  return DIRMN_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,510 @@
+// cuda_backend.cu: the CUDA backend -- one device, one stream (its own or the
+// caller's), and a grow-only workspace reused across calls.
+//
+// A shared-alpha call is, on the context's stream:
+//   1. upload alpha and (A_k, log A_k) through a page-locked staging buffer,
+//   2. build the per-call tables (one small kernel),
+//   3. one pass over the counts (one kernel; a second combines column
+//      panels of very wide tables),
+//   4. for host results, a copy back into page-locked memory and a wait.
+// Steps 1-2 are skipped when alpha and the table geometry equal the previous
+// call's (a byte comparison on the host): the tables are still in the
+// workspace.
+//
+// Asynchronous calls return after step 3. Everything they read stays valid
+// until the stream passes it: the staging buffer is rewritten only after an
+// event shows the previous upload has run, workspace buffers grow only after
+// the stream has drained, and a stream switch makes the new stream wait for
+// the old one.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "device_table.cuh"
+
+namespace dirmn {
+namespace cuda {
+namespace {
+
+// Parameters up to this size go through the page-locked staging buffer;
+// larger ones are copied from the caller's (pageable) memory, which the
+// runtime stages itself before cudaMemcpyAsync returns.
+constexpr size_t kStagingMax = size_t{64} << 20;
+
+class CudaBackend;
+
+class CudaCounts final : public BackendCounts {
+ public:
+  CudaCounts(CudaBackend* owner, int device) : owner_(owner), table(device) {}
+  ~CudaCounts() override;
+  CudaBackend* owner_;
+  DeviceTable table;
+};
+
+// Sum of alpha with Kahan compensation, as the CPU backend forms it.
+double kahan_sum(const double* a, int64_t n) {
+  double s = 0.0, comp = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = a[i] - comp;
+    const double t = s + y;
+    comp = (t - s) - y;
+    s = t;
+  }
+  return s;
+}
+
+// What the tables in the workspace were built from.
+struct TableKey {
+  int cut = 0;
+  int64_t panel_cols = 0;
+  int panels = 0;
+  int vec = 0;
+  int lanes = 0;
+  int64_t row_term_len = 0;
+  int64_t cols = 0;
+  int64_t k = 0;
+  bool fast = false;
+  bool operator==(const TableKey& o) const {
+    return cut == o.cut && panel_cols == o.panel_cols && panels == o.panels && vec == o.vec &&
+           lanes == o.lanes && row_term_len == o.row_term_len && cols == o.cols && k == o.k &&
+           fast == o.fast;
+  }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int device, int sm_count)
+      : device_(device), sm_count_(sm_count), params_(device), tables_(device),
+        row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device) {}
+
+  ~CudaBackend() override {
+    DeviceGuard guard(device_);
+    if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
+    params_.release();
+    tables_.release();
+    row_terms_.release();
+    out_.release();
+    partial_.release();
+    rowwise_alpha_.release();
+    stage_.release();
+    host_out_.release();
+    if (stage_done_ != nullptr) (void)cudaEventDestroy(stage_done_);
+    if (switch_event_ != nullptr) (void)cudaEventDestroy(switch_event_);
+    if (own_stream_ != nullptr) (void)cudaStreamDestroy(own_stream_);
+    (void)cudaGetLastError();
+  }
+
+  BackendResult init() {
+    DIRMN_CUDA_TRY(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking),
+                   "cudaStreamCreateWithFlags");
+    DIRMN_CUDA_TRY(cudaEventCreateWithFlags(&stage_done_, cudaEventDisableTiming),
+                   "cudaEventCreateWithFlags");
+    DIRMN_CUDA_TRY(cudaEventCreateWithFlags(&switch_event_, cudaEventDisableTiming),
+                   "cudaEventCreateWithFlags");
+    stream_ = own_stream_;
+    return {};
+  }
+
+  dirmn_backend kind() const override { return DIRMN_BACKEND_CUDA; }
+  int device() const override { return device_; }
+  BackendResult set_threads(int) override { return {}; }
+  int threads() const override { return 1; }
+
+  BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
+    if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
+    const BackendResult r = upload_host_table(table, &c->table, env());
+    if (!r.ok()) return r;
+    *out = std::move(c);
+    return {};
+  }
+
+  BackendResult wrap_device_dense(const DeviceDenseInput& in, std::unique_ptr<BackendCounts>* out,
+                                  CountsSummary* summary, CountsProblem* problem) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    DIRMN_TRY(check_device_pointer(in.data, device_,
+                                   "device_data is not device memory of this context's device"));
+    std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
+    if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
+    DIRMN_TRY(ingest_device_dense(in, &c->table, problem, env()));
+    fill_summary(c->table, summary);
+    *out = std::move(c);
+    return {};
+  }
+
+  BackendResult wrap_device_csr(const DeviceCsrInput& in, std::unique_ptr<BackendCounts>* out,
+                                CountsSummary* summary, CountsProblem* problem) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    DIRMN_TRY(check_device_pointer(in.ptr, device_,
+                                   "device_ptr is not device memory of this context's device"));
+    if (in.nnz > 0) {
+      DIRMN_TRY(check_device_pointer(in.indices, device_,
+                                     "device_indices is not device memory of this context's device"));
+      DIRMN_TRY(check_device_pointer(in.values, device_,
+                                     "device_values is not device memory of this context's device"));
+    }
+    std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
+    if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
+    DIRMN_TRY(ingest_device_csr(in, &c->table, problem, env()));
+    fill_summary(c->table, summary);
+    *out = std::move(c);
+    return {};
+  }
+
+  BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
+                       const Interrupt& interrupt) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    if (req.out_on_device)
+      DIRMN_TRY(check_device_pointer(req.out, device_,
+                                     "out is not device memory of this context's device"));
+    const int64_t kk = req.rowwise ? 1 : req.k;
+    double* out = req.out;
+    int64_t out_sr = req.out_stride_row, out_sk = req.out_stride_k;
+    if (!req.out_on_device) {
+      DIRMN_TRY(grow(out_, static_cast<size_t>(t.rows * kk) * sizeof(double),
+                     "cudaMalloc (results)"));
+      out = out_.get<double>();
+      out_sr = kk;
+      out_sk = 1;
+    }
+    DIRMN_TRY(req.rowwise ? run_rowwise(t, req, out, out_sr) : run_shared(t, req, out, out_sr, out_sk));
+    if (!req.out_on_device) return copy_results_out(t.rows, kk, req);
+    if (!req.async) DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return {};
+  }
+
+  BackendResult row_totals(const BackendCounts& counts, double* host_out) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out, t.row_total.get(),
+                                   static_cast<size_t>(t.rows) * sizeof(double),
+                                   cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (row totals)");
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return {};
+  }
+
+  BackendResult set_stream(void* stream) override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    cudaStream_t next = stream != nullptr ? static_cast<cudaStream_t>(stream) : own_stream_;
+    if (next == stream_) return {};
+    // Work already queued on the old stream still reads the workspace: the
+    // new stream starts after it.
+    DIRMN_CUDA_TRY(cudaEventRecord(switch_event_, stream_), "cudaEventRecord (stream switch)");
+    DIRMN_CUDA_TRY(cudaStreamWaitEvent(next, switch_event_, 0), "cudaStreamWaitEvent (stream switch)");
+    stream_ = next;
+    return {};
+  }
+
+  BackendResult get_stream(void** stream) const override {
+    *stream = static_cast<void*>(stream_);
+    return {};
+  }
+
+  BackendResult synchronize() override {
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return {};
+  }
+
+  // Waits for the stream before a counts object's memory is freed; errors
+  // have nowhere to go from a destructor and are cleared.
+  void drain_quietly() {
+    DeviceGuard guard(device_);
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
+  }
+
+ private:
+  LaunchEnv env() const {
+    LaunchEnv e;
+    e.stream = stream_;
+    e.device = device_;
+    e.sm_count = sm_count_;
+    return e;
+  }
+
+  static void fill_summary(const DeviceTable& t, CountsSummary* s) {
+    s->nnz = t.nnz;
+    s->max_count = t.max_count;
+    s->total = t.total;
+    s->sparse = t.sparse;
+    s->value_bits = t.wrapped ? 0 : cell_bytes(t.cell) * 8;
+  }
+
+  // Grows a workspace buffer. Queued work may still read the old allocation,
+  // so the stream drains first (growth is rare: buffers never shrink).
+  BackendResult grow(DeviceBuffer& buf, size_t bytes, const char* what) {
+    if (bytes <= buf.bytes() && buf.get() != nullptr) return {};
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return buf.reserve(bytes, what);
+  }
+
+  // Copies `bytes` of host memory to `dst` in stream order; the host memory
+  // may be reused as soon as this returns.
+  BackendResult upload(void* dst, const void* src, size_t bytes, const char* what) {
+    if (bytes > kStagingMax) {
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), what);
+      return {};
+    }
+    void* stage = nullptr;
+    DIRMN_TRY(stage_for(bytes, &stage));
+    std::memcpy(stage, src, bytes);
+    return upload_staged(dst, bytes, what);
+  }
+
+  // The staging buffer, once the last upload from it has run.
+  BackendResult stage_for(size_t bytes, void** stage) {
+    if (stage_pending_) {
+      DIRMN_CUDA_TRY(cudaEventSynchronize(stage_done_), "cudaEventSynchronize (staging buffer)");
+      stage_pending_ = false;
+    }
+    DIRMN_TRY(stage_.reserve(bytes, "cudaHostAlloc (parameter staging)"));
+    *stage = stage_.get();
+    return {};
+  }
+
+  BackendResult upload_staged(void* dst, size_t bytes, const char* what) {
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, stage_.get(), bytes, cudaMemcpyHostToDevice, stream_), what);
+    DIRMN_CUDA_TRY(cudaEventRecord(stage_done_, stream_), "cudaEventRecord (staging buffer)");
+    stage_pending_ = true;
+    return {};
+  }
+
+  BackendResult copy_results_out(int64_t rows, int64_t kk, const LoglikRequest& req) {
+    const size_t bytes = static_cast<size_t>(rows * kk) * sizeof(double);
+    DIRMN_TRY(host_out_.reserve(bytes, "cudaHostAlloc (results)"));
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out_.get(), out_.get(), bytes, cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (results to host)");
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    const double* src = host_out_.get<double>();
+    if (req.out_stride_row == kk && req.out_stride_k == 1) {
+      std::memcpy(req.out, src, bytes);
+    } else {
+      for (int64_t b = 0; b < rows; ++b)
+        for (int64_t j = 0; j < kk; ++j)
+          req.out[b * req.out_stride_row + j * req.out_stride_k] = src[b * kk + j];
+    }
+    return {};
+  }
+
+  BackendResult run_rowwise(const DeviceTable& t, const LoglikRequest& req, double* out,
+                            int64_t out_sr) {
+    const size_t bytes = static_cast<size_t>(t.rows * t.cols) * sizeof(double);
+    DIRMN_TRY(grow(rowwise_alpha_, bytes, "cudaMalloc (row-wise alpha)"));
+    DIRMN_TRY(upload(rowwise_alpha_.get(), req.alpha, bytes, "cudaMemcpyAsync (row-wise alpha)"));
+    RowwiseArgs a;
+    a.alpha = rowwise_alpha_.get<double>();
+    a.out = out;
+    a.out_sr = out_sr;
+    a.full = req.full;
+    return t.sparse ? launch_rowwise_csr(t.plan, t.csr_view(), a, env())
+                    : launch_rowwise_dense(t.plan, t.dense_view(), a, env());
+  }
+
+  BackendResult run_shared(const DeviceTable& t, const LoglikRequest& req, double* out,
+                           int64_t out_sr, int64_t out_sk) {
+    const TablePlan& plan = t.plan;
+    const int64_t K = req.k;
+    const size_t alpha_bytes = static_cast<size_t>(K * t.cols) * sizeof(double);
+    const size_t ksum_bytes = static_cast<size_t>(K) * sizeof(KSums);
+    TableKey key;
+    key.cut = plan.cut;
+    key.panel_cols = plan.panel_cols;
+    key.panels = plan.panels;
+    key.vec = plan.vec;
+    key.lanes = plan.lanes_per_row;
+    key.row_term_len = plan.row_term_len;
+    key.cols = t.cols;
+    key.k = K;
+    key.fast = req.fast;
+    const bool reuse = tables_valid_ && key == table_key_ &&
+                       std::memcmp(cached_alpha_.data(), req.alpha, alpha_bytes) == 0;
+    if (!reuse) DIRMN_TRY(rebuild_tables(t, req, key, alpha_bytes, ksum_bytes));
+
+    const size_t entry = req.fast ? sizeof(float) : sizeof(double);
+    const size_t per_k = static_cast<size_t>(plan.cut) * static_cast<size_t>(plan.panel_cols) * entry;
+    const int64_t fit = static_cast<int64_t>(kTableBudgetBytes / per_k);
+    SharedAlphaArgs a;
+    a.tables = tables_.get();
+    a.cut = plan.cut;
+    a.panel_cols = plan.panel_cols;
+    a.panels = plan.panels;
+    a.vec = plan.vec;
+    a.lanes_per_row = plan.lanes_per_row;
+    a.k_total = static_cast<int>(K);
+    a.k_group = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({K, kMaxKGroup, fit})));
+    a.cols = t.cols;
+    a.integral = t.integral;
+    a.ksums = static_cast<const KSums*>(params_.get());
+    a.alpha = reinterpret_cast<const double*>(static_cast<const char*>(params_.get()) + ksum_bytes);
+    a.row_term = row_terms_.get<double>();
+    a.row_term_len = plan.row_term_len;
+    a.out = out;
+    a.out_sr = out_sr;
+    a.out_sk = out_sk;
+    a.full = req.full;
+    if (plan.panels > 1) {
+      DIRMN_TRY(grow(partial_, static_cast<size_t>(plan.panels) * static_cast<size_t>(t.rows * K) * sizeof(double),
+                     "cudaMalloc (panel partial sums)"));
+      a.partial = partial_.get<double>();
+    }
+    DIRMN_TRY(t.sparse ? launch_shared_csr(plan, req.fast, t.csr_view(), a, env())
+                       : launch_shared_dense(plan, req.fast, t.dense_view(), a, env()));
+    if (plan.panels > 1)
+      DIRMN_TRY(launch_finish_panels(t.rows, t.row_total.get<double>(), t.row_lcoef.get<double>(), a, env()));
+    return {};
+  }
+
+  BackendResult rebuild_tables(const DeviceTable& t, const LoglikRequest& req, const TableKey& key,
+                               size_t alpha_bytes, size_t ksum_bytes) {
+    tables_valid_ = false;
+    const TablePlan& plan = t.plan;
+    const int64_t K = req.k;
+    try {
+      cached_alpha_.resize(alpha_bytes / sizeof(double));
+      ksums_host_.resize(static_cast<size_t>(K));
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of alpha", 0};
+    }
+    for (int64_t j = 0; j < K; ++j) {
+      const double a = kahan_sum(req.alpha + j * t.cols, t.cols);
+      ksums_host_[static_cast<size_t>(j)] = KSums{a, std::log(a)};
+    }
+    const size_t param_bytes = ksum_bytes + alpha_bytes;
+    DIRMN_TRY(grow(params_, param_bytes, "cudaMalloc (parameters)"));
+    if (param_bytes <= kStagingMax) {
+      void* stage = nullptr;
+      DIRMN_TRY(stage_for(param_bytes, &stage));
+      std::memcpy(stage, ksums_host_.data(), ksum_bytes);
+      std::memcpy(static_cast<char*>(stage) + ksum_bytes, req.alpha, alpha_bytes);
+      DIRMN_TRY(upload_staged(params_.get(), param_bytes, "cudaMemcpyAsync (parameters)"));
+    } else {
+      DIRMN_TRY(upload(params_.get(), ksums_host_.data(), ksum_bytes, "cudaMemcpyAsync (parameters)"));
+      DIRMN_TRY(upload(static_cast<char*>(params_.get()) + ksum_bytes, req.alpha, alpha_bytes,
+                       "cudaMemcpyAsync (parameters)"));
+    }
+    const size_t entry = req.fast ? sizeof(float) : sizeof(double);
+    const size_t table_bytes = static_cast<size_t>(K) * static_cast<size_t>(plan.panels) *
+                               static_cast<size_t>(plan.cut) * static_cast<size_t>(plan.panel_cols) * entry;
+    DIRMN_TRY(grow(tables_, table_bytes, "cudaMalloc (likelihood tables)"));
+    DIRMN_TRY(grow(row_terms_, static_cast<size_t>(K * plan.row_term_len) * sizeof(double),
+                   "cudaMalloc (row-term tables)"));
+    TableBuildArgs b;
+    b.ksums = static_cast<const KSums*>(params_.get());
+    b.alpha = reinterpret_cast<const double*>(static_cast<const char*>(params_.get()) + ksum_bytes);
+    b.k_total = static_cast<int>(K);
+    b.cols = t.cols;
+    b.cut = plan.cut;
+    b.panel_cols = plan.panel_cols;
+    b.panels = plan.panels;
+    b.vec = plan.vec;
+    b.lanes = plan.lanes_per_row;
+    b.tables = tables_.get();
+    b.row_term = row_terms_.get<double>();
+    b.row_term_len = plan.row_term_len;
+    DIRMN_TRY(launch_build_tables(req.fast, b, env()));
+    std::memcpy(cached_alpha_.data(), req.alpha, alpha_bytes);
+    table_key_ = key;
+    tables_valid_ = true;
+    return {};
+  }
+
+  int device_;
+  int sm_count_;
+  cudaStream_t own_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t stage_done_ = nullptr;
+  cudaEvent_t switch_event_ = nullptr;
+  bool stage_pending_ = false;
+  DeviceBuffer params_;     // [KSums x K][alpha K x cols]
+  DeviceBuffer tables_;
+  DeviceBuffer row_terms_;
+  DeviceBuffer out_;
+  DeviceBuffer partial_;
+  DeviceBuffer rowwise_alpha_;
+  PinnedBuffer stage_;
+  PinnedBuffer host_out_;
+  bool tables_valid_ = false;
+  TableKey table_key_;
+  std::vector<double> cached_alpha_;
+  std::vector<KSums> ksums_host_;
+};
+
+CudaCounts::~CudaCounts() { owner_->drain_quietly(); }
+
+bool absent_device(cudaError_t e) {
+  return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver;
+}
+
+}  // namespace
+
+bool cuda_compiled() { return true; }
+
+BackendResult cuda_device_count(int* count) {
+  *count = 0;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (absent_device(e)) return {};
+    return from_cuda(e, "cudaGetDeviceCount");
+  }
+  *count = n;
+  return {};
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device, BackendResult* result) {
+  int n = 0;
+  *result = cuda_device_count(&n);
+  if (!result->ok()) return nullptr;
+  if (device < 0 || device >= n) {
+    *result = {DIRMN_ERROR_BACKEND_UNAVAILABLE, "no such CUDA device", 0};
+    return nullptr;
+  }
+  DeviceGuard guard(device);
+  if (!(*result = guard.result()).ok()) return nullptr;
+  // Creates the device's primary context now, so a device that is busy
+  // (exclusive mode) or broken fails here rather than in a later call.
+  const cudaError_t e = cudaFree(nullptr);
+  if (e != cudaSuccess) {
+    *result = from_cuda(e, "cudaFree (creating the device context)");
+    return nullptr;
+  }
+  int sm_count = 0;
+  const cudaError_t ea = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (ea != cudaSuccess) {
+    *result = from_cuda(ea, "cudaDeviceGetAttribute");
+    return nullptr;
+  }
+  std::unique_ptr<CudaBackend> b(new (std::nothrow) CudaBackend(device, std::max(sm_count, 1)));
+  if (!b) {
+    *result = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a CUDA context", 0};
+    return nullptr;
+  }
+  *result = b->init();
+  if (!result->ok()) return nullptr;
+  return b;
+}
+
+}  // namespace cuda
+
+bool cuda_compiled() { return cuda::cuda_compiled(); }
+BackendResult cuda_device_count(int* count) { return cuda::cuda_device_count(count); }
+std::unique_ptr<Backend> make_cuda_backend(int device, BackendResult* result) {
+  return cuda::make_cuda_backend(device, result);
+}
+
+}  // namespace dirmn
