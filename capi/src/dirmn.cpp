@@ -163,9 +163,12 @@ dirmn_status finish_counts(dirmn_context* ctx, const char* fn, HostTable&& table
   c->flags = flags;
   c->storage = table.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE;
   c->value_bits = value_bits(table.vtype);
-  if (ctx->backend->kind() != DIRMN_BACKEND_CPU) {
+  if (ctx->host_backend) {
     try {
-      c->host_copy = std::make_shared<const HostTable>(table);
+      HostTable copy(table);
+      const BackendResult rh = ctx->host_backend->adopt(std::move(copy), &c->host_data);
+      if (!rh.ok()) return fail_backend(ctx, fn, rh);
+      c->host_backend = ctx->host_backend;
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
@@ -296,7 +299,9 @@ dirmn_status histograms_for(dirmn_context* ctx, const char* fn, dirmn_counts* co
       auto h = std::make_unique<Histograms>();
       std::vector<double> w;
       if (weighted) w.assign(weights, weights + counts->rows);
-      const BackendResult r = ctx->backend->histograms(*counts->data, weights, h.get(), ctx->interrupt);
+      const BackendResult r = with_fallback(counts, [&](Backend& b, const BackendCounts& d) {
+        return b.histograms(d, weights, h.get(), ctx->interrupt);
+      });
       if (!r.ok()) return fail_backend(ctx, fn, r);
       counts->hist = std::move(h);
       counts->hist_weighted = weighted;
@@ -420,6 +425,9 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
     std::unique_ptr<dirmn::Backend> b = dirmn::make_cuda_backend(device, &r);
     if (!b) return fail_backend(nullptr, fn, r);
     c->backend = std::move(b);
+    std::unique_ptr<dirmn::Backend> h = dirmn::make_cpu_backend(0, &r);
+    if (!h) return fail_backend(nullptr, fn, r);
+    c->host_backend = std::move(h);
   } else {
     std::unique_ptr<dirmn::Backend> b = dirmn::make_cpu_backend(0, &r);
     if (!b) return fail_backend(nullptr, fn, r);
@@ -904,7 +912,10 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
   req.gradient = g.data();
   req.hessian_diag = hessian_diag ? d.data() : nullptr;
   req.hessian_scalar = c.data();
-  const BackendResult r = ctx->backend->rowwise_derivatives(*counts->data, req, ctx->interrupt);
+  const BackendResult r = dirmn::capi::with_fallback(
+      counts, [&](dirmn::Backend& be, const dirmn::BackendCounts& data) {
+        return be.rowwise_derivatives(data, req, ctx->interrupt);
+      });
   if (!r.ok()) return fail_backend(ctx, fn, r);
   for (int64_t b = 0; b < rows; ++b) {
     if (loglik) loglik[b] = ll[static_cast<size_t>(b)];

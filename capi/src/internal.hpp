@@ -19,6 +19,8 @@ struct dirmn_context {
   std::shared_ptr<dirmn::Backend> backend;
   dirmn_precision precision = DIRMN_PRECISION_DOUBLE;
   dirmn::Interrupt interrupt;
+  // CUDA contexts: a CPU backend for the operations the device lacks.
+  std::shared_ptr<dirmn::Backend> host_backend;
   std::vector<double> alpha_scratch;  // validated alpha, contiguous
   std::vector<double> out_scratch;    // results before they are copied out
   std::string last_error;
@@ -39,9 +41,11 @@ struct dirmn_counts {
   // Count histograms for shared-alpha sums and fits, kept while the row
   // weights they were built with are unchanged.
   std::unique_ptr<dirmn::Histograms> hist;
-  // A host copy of the table where the backend keeps none (CUDA), for the
-  // work that needs rows on the host (mixture initialisation).
-  std::shared_ptr<const dirmn::HostTable> host_copy;
+  // Where the backend keeps no host copy (CUDA), a CPU copy of the table:
+  // for work that needs rows on the host (mixture initialisation) and for
+  // operations the device backend does not implement.
+  std::shared_ptr<dirmn::Backend> host_backend;   // declared before host_data
+  std::unique_ptr<dirmn::BackendCounts> host_data;
   bool hist_weighted = false;
   std::vector<double> hist_weights;
 };
@@ -65,9 +69,19 @@ void clear_error(dirmn_context* ctx);
 // Validates row weights (finite, >= 0), naming the first bad row.
 dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows);
 
-// The validated table in host memory (the backend's or counts->host_copy);
+// The validated table in host memory (the backend's or the host copy's);
 // nullptr for counts wrapped from device memory.
 const HostTable* host_view(const dirmn_counts* counts);
+
+// Runs op(backend, backend_counts) on the counts' own backend, and where
+// that reports NOT_SUPPORTED, on the CPU copy when there is one.
+template <class Op>
+BackendResult with_fallback(const dirmn_counts* counts, Op&& op) {
+  BackendResult r = op(*counts->backend, *counts->data);
+  if (r.status == DIRMN_ERROR_NOT_SUPPORTED && counts->host_data)
+    r = op(*counts->host_backend, *counts->host_data);
+  return r;
+}
 
 uint64_t next_context_id();
 

@@ -249,7 +249,8 @@ double e_step(const std::vector<double>& L, const std::vector<double>& log_pi, i
 // The table in host memory: the backend's, or the copy kept beside it.
 const HostTable* host_view(const dirmn_counts* counts) {
   const HostTable* h = counts->backend->host_table(*counts->data);
-  return h ? h : counts->host_copy.get();
+  if (h == nullptr && counts->host_data) h = counts->host_backend->host_table(*counts->host_data);
+  return h;
 }
 
 namespace {
@@ -276,7 +277,9 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
     for (int64_t b = 0; b < rows; ++b)
       for (int j = 0; j < k; ++j)
         w[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (o.weights ? o.weights[b] : 1.0);
-    BackendResult r = counts->backend->histograms_multi(*counts->data, w.data(), k, &hist, ctx->interrupt);
+    BackendResult r = with_fallback(counts, [&](Backend& b, const BackendCounts& d) {
+      return b.histograms_multi(d, w.data(), k, &hist, ctx->interrupt);
+    });
     if (!r.ok()) return fail_backend(ctx, fn, r);
     double log_prior = 0.0;
     for (int j = 0; j < k; ++j) {

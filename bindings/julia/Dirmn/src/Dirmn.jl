@@ -1,0 +1,54 @@
+"""
+    Dirmn
+
+Dirichlet-multinomial log-likelihoods for count tables, computed by the C
+library libdirmn (CPU, or NVIDIA GPUs where the library was built with CUDA).
+
+Orientation: like Distributions.jl, a matrix holds one observation per
+COLUMN by default (`obsdim = 2`: a categories × observations table). Pass
+`obsdim = 1` for a table with one observation per row (samples × taxa, as
+read from a CSV file). Either way the array is handed to the library with
+strides, without a copy.
+
+Main entry points: [`DirMult`](@ref) with [`logpdf`](@ref) and
+[`loglikelihood`](@ref); [`loglik`](@ref) and [`loglik_rowwise`](@ref) for
+everything else (α or log α, K parameter vectors at once, one vector per
+observation, with or without the multinomial coefficient);
+[`loglik_sum`](@ref) and [`loglik_rowwise_derivatives`](@ref) for
+gradients and Hessians; [`fit_mle`](@ref) and [`fit_dirmn`](@ref) for
+maximum-likelihood α;
+[`DirmnCounts`](@ref) to upload a table once and evaluate it many times;
+[`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
+
+The library is found through `ENV["DIRMN_LIBRARY_PATH"]` (the file or its
+directory) or the standard install locations; see
+[`LibDirmn.find_library`](@ref).
+"""
+module Dirmn
+
+using Libdl
+using LinearAlgebra: Adjoint, Transpose
+using SparseArrays
+using SparseArrays: nnz
+
+export DirmnError, DirmnContext, DirmnCounts, DirMult
+export logpdf, loglikelihood, loglik, loglik_rowwise
+export loglik_sum, loglik_rowwise_derivatives, fit_dirmn, fit_mle
+export backends, default_context, totals, nnz
+
+include("LibDirmn.jl")
+using .LibDirmn: LibDirmn
+
+include("errors.jl")
+include("context.jl")
+include("counts.jl")
+include("loglik.jl")
+include("fit.jl")
+
+function __init__()
+    # Contexts cached by a previous session (or precompilation) hold dead
+    # pointers; start empty.
+    empty!(_DEFAULT_CONTEXTS)
+end
+
+end # module Dirmn

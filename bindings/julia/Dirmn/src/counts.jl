@@ -1,0 +1,383 @@
+"""
+    DirmnCounts(X; obsdim = 2, backend = :auto, device = 0, context = nothing,
+                real_valued = false, storage = :auto)
+
+A count table validated once and uploaded to the device of a context, for
+repeated evaluation with [`loglik`](@ref), [`loglik_rowwise`](@ref) and
+[`logpdf`](@ref) without transferring or checking the table again.
+
+`X` may be
+- a dense matrix of `Int32`, `Int64`, `Float32` or `Float64` (passed to the
+  library as it is in memory; other `Integer` or `Real` element types are
+  converted first), or a strided view or transpose of one;
+- a `SparseMatrixCSC` (passed as compressed columns/rows, never densified;
+  only the 0-based index arrays are made);
+- a vector or `SparseVector`: a single observation.
+
+`obsdim` says which dimension of a matrix indexes observations: `2` (the
+default, as in Distributions.jl) for one observation per column, a
+categories × observations matrix; `1` for one observation per row.
+`size(c)` is the size of `X`; [`nobs`](@ref) and [`ncategories`](@ref) give
+the two counts whatever the orientation.
+
+Counts must be finite, non-negative integers (stored in any element type)
+unless `real_valued = true`, which accepts any finite non-negative values.
+`storage` is `:auto`, `:dense` or `:sparse`, a request for the library's
+internal form. The table lives on `context` if given, else on
+`default_context(backend, device)`. Invalid counts raise a
+[`DirmnError`](@ref) naming the offending entry.
+
+Free it with `close(c)` (idempotent) or leave it to the finalizer.
+"""
+mutable struct DirmnCounts
+    ptr::Ptr{Cvoid}
+    context::DirmnContext   # keeps the context alive while the counts are
+    nobs::Int
+    ncat::Int
+    obsdim::Int
+    vector::Bool            # made from a single observation (a vector)
+end
+
+function _finalize_counts(c::DirmnCounts)
+    p = c.ptr
+    c.ptr = C_NULL
+    # The library lets counts outlive their context, so no ordering is needed.
+    p == C_NULL || LibDirmn.dirmn_counts_destroy(p)
+    return nothing
+end
+
+"""
+    close(c::DirmnCounts)
+
+Frees the counts' host and device memory now. Idempotent; later
+computations with `c` raise a [`DirmnError`](@ref).
+"""
+Base.close(c::DirmnCounts) = _finalize_counts(c)
+
+"""
+    isopen(c::DirmnCounts) -> Bool
+
+Whether `c` has not been closed.
+"""
+Base.isopen(c::DirmnCounts) = c.ptr != C_NULL
+
+"""
+    size(c::DirmnCounts)
+
+The size of the table `c` was made from, in its orientation (see `obsdim`);
+`(ncategories,)` for a counts object made from a vector.
+"""
+Base.size(c::DirmnCounts) =
+    c.vector ? (c.ncat,) : c.obsdim == 2 ? (c.ncat, c.nobs) : (c.nobs, c.ncat)
+Base.size(c::DirmnCounts, d::Integer) = d <= length(size(c)) ? size(c)[d] : 1
+
+"""
+    nobs(c::DirmnCounts) -> Int
+
+Number of observations (rows of the library's table).
+"""
+nobs(c::DirmnCounts) = c.nobs
+
+"""
+    ncategories(c::DirmnCounts) -> Int
+
+Number of categories (the length of a parameter vector).
+"""
+ncategories(c::DirmnCounts) = c.ncat
+
+"""
+    info(c::DirmnCounts) -> NamedTuple
+
+What the library reports about the stored table: `rows`, `cols`, `nnz`,
+`max_count`, `total`, `real_valued`, `storage` (`:dense` or `:sparse`),
+`value_bits` (bits per stored count), `backend` and `device`.
+"""
+function info(c::DirmnCounts)
+    r = Ref(LibDirmn.empty_counts_info())
+    # dirmn_counts_get_info takes no context, so the library reports its
+    # failures in the calling thread's slot, read with a NULL context.
+    _check(LibDirmn.dirmn_counts_get_info(c.ptr, r), C_NULL, _closed_hint(c))
+    i = r[]
+    storage = i.storage == LibDirmn.DIRMN_STORAGE_DENSE ? :dense :
+              i.storage == LibDirmn.DIRMN_STORAGE_SPARSE ? :sparse : :auto
+    return (rows = Int(i.rows), cols = Int(i.cols), nnz = Int(i.nnz),
+            max_count = i.max_count, total = i.total,
+            real_valued = (i.flags & LibDirmn.DIRMN_COUNTS_REAL_VALUED) != 0,
+            storage = storage, value_bits = Int(i.value_bits),
+            backend = _backend_symbol(i.backend), device = Int(i.device))
+end
+
+"""
+    nnz(c::DirmnCounts) -> Int
+
+Number of nonzero counts in the table.
+"""
+SparseArrays.nnz(c::DirmnCounts) = info(c).nnz
+
+"""
+    totals(c::DirmnCounts) -> Vector{Float64}
+
+The total count of each observation.
+"""
+function totals(c::DirmnCounts)
+    out = Vector{Float64}(undef, c.nobs)
+    _with(c.context) do p
+        _check(LibDirmn.dirmn_counts_row_totals(p, c.ptr, out), p, _call_hint(c, c.context))
+    end
+    return out
+end
+
+function Base.show(io::IO, c::DirmnCounts)
+    dims = join(size(c), "×")
+    if !isopen(c)
+        print(io, "DirmnCounts(", dims, ", closed)")
+        return
+    end
+    i = info(c)
+    print(io, "DirmnCounts(", dims, ", obsdim=", c.obsdim, ", nnz=", i.nnz, ", ",
+          i.storage, " ", i.value_bits, "-bit", i.real_valued ? ", real-valued" : "",
+          ", ", i.backend, i.backend === :cuda ? string(":", i.device) : "", ")")
+end
+
+function DirmnCounts(X; obsdim::Integer = 2, backend::Symbol = :auto, device::Integer = 0,
+                     context::Union{Nothing,DirmnContext} = nothing,
+                     real_valued::Bool = false, storage::Symbol = :auto)
+    obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
+    ctx = context === nothing ? default_context(backend, device) : context
+    return _counts(ctx, X, Int(obsdim), _options(real_valued, storage))
+end
+
+function _options(real_valued::Bool, storage::Symbol)
+    code = storage === :auto ? LibDirmn.DIRMN_STORAGE_AUTO :
+           storage === :dense ? LibDirmn.DIRMN_STORAGE_DENSE :
+           storage === :sparse ? LibDirmn.DIRMN_STORAGE_SPARSE :
+           throw(ArgumentError("storage must be :auto, :dense or :sparse, not :$storage"))
+    r = Ref(LibDirmn.empty_counts_options())
+    LibDirmn.dirmn_counts_options_init(r)
+    o = r[]
+    flags = real_valued ? o.flags | LibDirmn.DIRMN_COUNTS_REAL_VALUED : o.flags
+    return LibDirmn.dirmn_counts_options(o.size, flags, code)
+end
+
+# --- element types --------------------------------------------------------
+
+_dtype(::Type{Int32}) = LibDirmn.DIRMN_INT32
+_dtype(::Type{Int64}) = LibDirmn.DIRMN_INT64
+_dtype(::Type{Float32}) = LibDirmn.DIRMN_FLOAT32
+_dtype(::Type{Float64}) = LibDirmn.DIRMN_FLOAT64
+
+const _NativeCount = Union{Int32,Int64,Float32,Float64}
+
+# The element type other inputs are converted to: small integers fit Int32
+# (half the memory of Int64), other integers Int64, other reals Float64 (a
+# non-integral value then still reaches the library's check).
+_count_type(::Type{T}) where {T<:_NativeCount} = T
+_count_type(::Type{T}) where {T<:Union{Bool,Int8,UInt8,Int16,UInt16}} = Int32
+_count_type(::Type{T}) where {T<:Integer} = Int64
+_count_type(::Type{T}) where {T<:Real} = Float64
+_count_type(::Type{T}) where {T} =
+    throw(ArgumentError("counts must be real numbers, not $T"))
+
+# --- strided access ------------------------------------------------------
+
+# (array to preserve, its element strides (s1, s2)) for a matrix the library
+# can read in place, or nothing. Strides must be positive for the library.
+_strided(A::StridedMatrix) =
+    all(s -> s >= 1, strides(A)) ? (A, strides(A)[1], strides(A)[2]) : nothing
+function _strided(A::Union{Adjoint{<:Real,<:StridedMatrix},Transpose{<:Any,<:StridedMatrix}})
+    P = parent(A)
+    eltype(P) <: Real || return nothing
+    s = strides(P)
+    return all(x -> x >= 1, s) ? (P, s[2], s[1]) : nothing
+end
+_strided(A::AbstractMatrix) = nothing
+
+_strided_vec(x::StridedVector) = stride(x, 1) >= 1 ? (x, stride(x, 1)) : nothing
+_strided_vec(x::AbstractVector) = nothing
+
+# A matrix in a form the library reads directly: (owner, s1, s2), copying
+# only when the element type or layout requires it.
+function _native_matrix(X::AbstractMatrix, ::Type{T}) where {T}
+    if eltype(X) === T
+        s = _strided(X)
+        s === nothing || return s
+    end
+    Y = Matrix{T}(undef, size(X))
+    copyto!(Y, X)   # converts; InexactError for a value T cannot hold
+    return (Y, 1, max(size(Y, 1), 1))
+end
+
+function _native_vector(x::AbstractVector, ::Type{T}) where {T}
+    if eltype(x) === T
+        s = _strided_vec(x)
+        s === nothing || return s
+    end
+    y = Vector{T}(undef, length(x))
+    copyto!(y, x)
+    return (y, 1)
+end
+
+# --- error hints -------------------------------------------------------------
+
+# The library names cells by 0-based (row, column) of its own table, where
+# rows are observations. Add the Julia index of the same cell in the array
+# the caller passed.
+function _cell_hint(obsdim::Int, isvector::Bool)
+    return function (msg)
+        m = match(r"row (\d+), column (\d+) \(0-based\)", msg)
+        m === nothing && return nothing
+        i = parse(Int, m.captures[1]) + 1
+        j = parse(Int, m.captures[2]) + 1
+        isvector && return " [x[$j] in Julia]"
+        return obsdim == 2 ? " [X[$j, $i] in Julia: observation $i, category $j]" :
+                             " [X[$i, $j] in Julia: observation $i, category $j]"
+    end
+end
+
+_closed_hint(c::DirmnCounts) =
+    msg -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
+
+# Appends the hints that apply, for a call on `ctx` with `c`.
+function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
+    return function (msg)
+        parts = String[]
+        isopen(c) || push!(parts, " [this DirmnCounts was closed]")
+        isopen(ctx) || push!(parts, " [the DirmnContext was closed]")
+        if more !== nothing
+            m = more(msg)
+            m === nothing || push!(parts, m)
+        end
+        return isempty(parts) ? nothing : join(parts)
+    end
+end
+
+# --- construction -----------------------------------------------------------
+
+function _finish(ctx::DirmnContext, handle::Ptr{Cvoid}, nobs, ncat, obsdim, isvector)
+    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector)
+    finalizer(_finalize_counts, c)
+    return c
+end
+
+function _create_dense(ctx::DirmnContext, A, dtype, rows, cols, rs, cs, opts, hint)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    optref = Ref(opts)
+    _with(ctx) do p
+        GC.@preserve A begin
+            st = LibDirmn.dirmn_counts_create_dense(p, out, Int64(rows), Int64(cols), dtype,
+                                                    Ptr{Cvoid}(pointer(A)), Int64(rs),
+                                                    Int64(cs), optref)
+        end
+        _check(st, p, hint)
+    end
+    return out[]
+end
+
+function _counts(ctx::DirmnContext, X::AbstractMatrix, obsdim::Int, opts)
+    T = _count_type(eltype(X))
+    A, s1, s2 = _native_matrix(X, T)
+    # The library's table has observations as rows: observation b, category
+    # v sits at b * row_stride + v * col_stride.
+    nobs, ncat, rs, cs = obsdim == 2 ? (size(X, 2), size(X, 1), s2, s1) :
+                                       (size(X, 1), size(X, 2), s1, s2)
+    h = _create_dense(ctx, A, _dtype(T), nobs, ncat, rs, cs, opts, _cell_hint(obsdim, false))
+    return _finish(ctx, h, nobs, ncat, obsdim, false)
+end
+
+function _counts(ctx::DirmnContext, x::AbstractVector, obsdim::Int, opts)
+    T = _count_type(eltype(x))
+    A, s = _native_vector(x, T)
+    n = length(x)
+    # One observation: the row stride is never used, but must be valid.
+    h = _create_dense(ctx, A, _dtype(T), 1, n, max(n * s, 1), s, opts, _cell_hint(obsdim, true))
+    return _finish(ctx, h, 1, n, obsdim, true)
+end
+
+_index_type(::Type{Int32}) = LibDirmn.DIRMN_INDEX_INT32
+_index_type(::Type{Int64}) = LibDirmn.DIRMN_INDEX_INT64
+_index_eltype(::Type{Int32}) = Int32
+_index_eltype(::Type{T}) where {T<:Integer} = Int64
+
+function _create_sparse(ctx, format, rows, cols, ptr0::Vector{I}, idx0::Vector{I},
+                        vals::Vector{T}, opts, hint) where {I,T}
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    optref = Ref(opts)
+    nz = length(idx0)
+    _with(ctx) do p
+        GC.@preserve ptr0 idx0 vals begin
+            st = LibDirmn.dirmn_counts_create_sparse(
+                p, out, format, Int64(rows), Int64(cols), Int64(nz), _index_type(I),
+                Ptr{Cvoid}(pointer(ptr0)),
+                nz == 0 ? C_NULL : Ptr{Cvoid}(pointer(idx0)), _dtype(T),
+                nz == 0 ? C_NULL : Ptr{Cvoid}(pointer(vals)), optref)
+        end
+        _check(st, p, hint)
+    end
+    return out[]
+end
+
+# Julia's CSC arrays are 1-based; the library wants 0-based ptr and indices,
+# so those two arrays are rebuilt (O(nnz)); the values are passed as they are
+# when their type is native.
+function _zero_based(v::AbstractVector, n::Integer, ::Type{I}) where {I}
+    out = Vector{I}(undef, n)
+    @inbounds for k in 1:n
+        out[k] = I(v[k]) - one(I)
+    end
+    return out
+end
+
+function _sparse_values(nzval::Vector, nz::Int)
+    T = _count_type(eltype(nzval))
+    if T === eltype(nzval) && length(nzval) == nz
+        return nzval
+    end
+    vals = Vector{T}(undef, nz)
+    copyto!(vals, 1, nzval, 1, nz)
+    return vals
+end
+
+# `hint` names cells in the array the caller passed, which for a transpose
+# is not X itself.
+function _counts(ctx::DirmnContext, X::SparseMatrixCSC{Tv,Ti}, obsdim::Int, opts;
+                 hint = _cell_hint(obsdim, false)) where {Tv,Ti}
+    I = _index_eltype(Ti)
+    m, n = size(X)
+    nz = Int(X.colptr[end]) - 1
+    ptr0 = _zero_based(X.colptr, n + 1, I)
+    idx0 = _zero_based(X.rowval, nz, I)
+    vals = _sparse_values(X.nzval, nz)
+    # Observations as columns: the compressed columns of X are compressed
+    # rows of the observations × categories table, i.e. CSR.
+    if obsdim == 2
+        h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, n, m, ptr0, idx0, vals, opts, hint)
+        return _finish(ctx, h, n, m, 2, false)
+    else
+        h = _create_sparse(ctx, LibDirmn.DIRMN_CSC, m, n, ptr0, idx0, vals, opts, hint)
+        return _finish(ctx, h, m, n, 1, false)
+    end
+end
+
+# transpose(S) of a CSC matrix is read as S in the other orientation.
+function _counts(ctx::DirmnContext,
+                 X::Union{Adjoint{<:Real,<:SparseMatrixCSC},Transpose{<:Real,<:SparseMatrixCSC}},
+                 obsdim::Int, opts)
+    c = _counts(ctx, parent(X), 3 - obsdim, opts; hint = _cell_hint(obsdim, false))
+    c.obsdim = obsdim
+    return c
+end
+
+function _counts(ctx::DirmnContext, x::SparseVector{Tv,Ti}, obsdim::Int, opts) where {Tv,Ti}
+    I = _index_eltype(Ti)
+    nz = length(x.nzind)
+    ptr0 = I[0, nz]
+    idx0 = _zero_based(x.nzind, nz, I)
+    vals = _sparse_values(x.nzval, nz)
+    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts,
+                       _cell_hint(obsdim, true))
+    return _finish(ctx, h, 1, length(x), obsdim, true)
+end
+
+_counts(ctx::DirmnContext, X, obsdim::Int, opts) =
+    throw(ArgumentError("cannot make counts from a $(typeof(X)): pass a vector, a " *
+                        "matrix or a SparseMatrixCSC"))

@@ -1,0 +1,217 @@
+function _weights(c::DirmnCounts, weights)
+    weights === nothing && return nothing
+    length(weights) == c.nobs ||
+        _mismatch("weights has length $(length(weights)) but the counts have $(c.nobs) observations")
+    w, s = _native_vector(weights, Float64)
+    # The library reads weights contiguously.
+    return s == 1 ? w : Vector{Float64}(w)
+end
+
+_wptr(w) = w === nothing ? Ptr{Cdouble}(C_NULL) : pointer(w)
+
+# As _oneshot, but the counts object is kept for the whole call of `f` (the
+# histograms the library caches on it are only valid while it lives).
+_with_counts(f, X::DirmnCounts, obsdim, real_valued, backend, device, context) =
+    f(X, context === nothing ? X.context : context)
+_with_counts(f, X, obsdim, real_valued, backend, device, context) =
+    _oneshot(f, X, obsdim, real_valued, backend, device, context)
+
+"""
+    loglik_sum(X, α; obsdim = 2, param = :alpha, weights = nothing, full = false,
+               backend = :auto, device = 0, context = nothing, real_valued = false)
+        -> (value, gradient, hessian_diag, hessian_scalar)
+
+The weighted sum over observations of the log-likelihood under one parameter
+vector `α` (length V), with its gradient and Hessian with respect to `α`, or
+to log α with `param = :logalpha` (then `α` holds log α). The Hessian is
+`Diagonal(hessian_diag) + hessian_scalar * u * u'` with `u = ones(V)` for
+`:alpha` and `u = α` for `:logalpha`, so a Newton step costs O(V).
+
+`weights` (one finite value ≥ 0 per observation) defaults to all ones.
+`full = true` adds the multinomial coefficients to `value`. `X` is anything
+[`DirmnCounts`](@ref) accepts, or a `DirmnCounts`, which is the way to make
+repeated calls cheap: the library caches count histograms on it, so each
+later call costs O(distinct counts) whatever the number of observations.
+"""
+function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :alpha,
+                    weights = nothing, full::Bool = false, backend::Symbol = :auto,
+                    device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing,
+                    real_valued::Bool = false)
+    code = _param_code(param)
+    return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        V = c.ncat
+        length(P) == V ||
+            _mismatch("the parameter vector has length $(length(P)) but the counts have $V " *
+                      "categories")
+        Pn, s = _native_vector(P, Float64)
+        w = _weights(c, weights)
+        value = Ref{Cdouble}(0)
+        grad = Vector{Float64}(undef, V)
+        hdiag = Vector{Float64}(undef, V)
+        hscal = Ref{Cdouble}(0)
+        _with(ctx) do p
+            GC.@preserve Pn w grad hdiag begin
+                st = LibDirmn.dirmn_loglik_sum(p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(s), code,
+                                               _wptr(w), _flags(full), value, pointer(grad),
+                                               pointer(hdiag), hscal)
+            end
+            _check(st, p, _param_hint(c, ctx, P, false))
+        end
+        return (value = value[], gradient = grad, hessian_diag = hdiag,
+                hessian_scalar = hscal[])
+    end
+end
+
+"""
+    loglik_rowwise_derivatives(X, A; obsdim = 2, param = :alpha, full = false,
+                               backend = :auto, device = 0, context = nothing,
+                               real_valued = false)
+        -> (loglik, gradient, hessian_diag, hessian_scalar)
+
+Per-observation log-likelihood, gradient and Hessian with one parameter
+vector per observation (`A` as for [`loglik_rowwise`](@ref): the size and
+orientation of `X`), with respect to α or, with `param = :logalpha`, log α.
+`loglik` and `hessian_scalar` have one entry per observation; `gradient` and
+`hessian_diag` have the shape of `A`. Observation b's Hessian is
+`Diagonal(hessian_diag_b) + hessian_scalar[b] * u * u'` with `u = ones(V)`
+(`:alpha`) or `u = α_b` (`:logalpha`): the building block of
+Dirichlet-multinomial regression.
+"""
+function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
+                                    param::Symbol = :alpha, full::Bool = false,
+                                    backend::Symbol = :auto, device::Integer = 0,
+                                    context::Union{Nothing,DirmnContext} = nothing,
+                                    real_valued::Bool = false)
+    code = _param_code(param)
+    return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        size(P) == size(c) ||
+            _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
+                      "counts, $(join(size(c), "×")) (one parameter vector per observation)")
+        n, V = c.nobs, c.ncat
+        if P isa AbstractVector
+            Pn, sv = _native_vector(P, Float64)
+            srow = max(length(P) * sv, 1)
+        else
+            Pn, s1, s2 = _native_matrix(P, Float64)
+            srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
+        end
+        ll = Vector{Float64}(undef, n)
+        hs = Vector{Float64}(undef, n)
+        # Outputs are requested as observations × categories with a unit row
+        # stride, the one layout in which loglik and hessian_scalar (indexed
+        # by the row stride too) are contiguous; other orientations are
+        # permuted afterwards.
+        g = Matrix{Float64}(undef, n, V)
+        hd = Matrix{Float64}(undef, n, V)
+        _with(ctx) do p
+            GC.@preserve Pn ll hs g hd begin
+                st = LibDirmn.dirmn_loglik_rowwise_derivatives(
+                    p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(srow), Int64(sv), code,
+                    _flags(full), pointer(ll), pointer(g), pointer(hd), pointer(hs), Int64(1),
+                    Int64(max(n, 1)))
+            end
+            _check(st, p, _param_hint(c, ctx, P, true))
+        end
+        if c.vector
+            return (loglik = ll[1], gradient = vec(g), hessian_diag = vec(hd),
+                    hessian_scalar = hs[1])
+        elseif c.obsdim == 2
+            return (loglik = ll, gradient = permutedims(g), hessian_diag = permutedims(hd),
+                    hessian_scalar = hs)
+        end
+        return (loglik = ll, gradient = g, hessian_diag = hd, hessian_scalar = hs)
+    end
+end
+
+"""
+    fit_dirmn(X; obsdim = 2, weights = nothing, start = nothing,
+              tolerance = 1e-10, max_iterations = 1000,
+              backend = :auto, device = 0, context = nothing, real_valued = false)
+        -> NamedTuple
+
+Maximum-likelihood α for the observations of `X` (anything
+[`DirmnCounts`](@ref) accepts, or a `DirmnCounts`), by the library's
+safeguarded Newton iteration on log α. Fields of the result:
+
+- `alpha`: the fitted α; 0 for categories without any count (their MLE is
+  the limit α → 0); when `multinomial_limit` is true, the multinomial
+  proportions instead (the data show no overdispersion, the likelihood grows
+  as the sum of α → ∞);
+- `std_error_alpha`, `std_error_log_alpha`: standard errors;
+- `loglik` (without the multinomial coefficient), `loglik_full` (with it);
+- `gradient_norm` (max-norm of the gradient with respect to log α),
+  `precision` (sum of α), `iterations`, `converged`, `multinomial_limit`,
+  `zero_columns` (the number of categories without counts).
+
+`weights` are per-observation weights (finite, ≥ 0), `start` a starting α
+(default: the method of moments). Not converging within `max_iterations` is
+reported by `converged = false`, not an error.
+"""
+function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
+                   tolerance::Union{Nothing,Real} = nothing,
+                   max_iterations::Union{Nothing,Integer} = nothing,
+                   backend::Symbol = :auto, device::Integer = 0,
+                   context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
+    return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        V = c.ncat
+        w = _weights(c, weights)
+        st0 = nothing
+        if start !== nothing
+            length(start) == V ||
+                _mismatch("start has length $(length(start)) but the counts have $V categories")
+            st0 = Vector{Float64}(start)
+        end
+        alpha = Vector{Float64}(undef, V)
+        se = Vector{Float64}(undef, V)
+        selog = Vector{Float64}(undef, V)
+        local res
+        GC.@preserve w st0 alpha se selog begin
+            oref = Ref(LibDirmn.dirmn_fit_options(Csize_t(sizeof(LibDirmn.dirmn_fit_options)),
+                                                  0.0, Cint(0), C_NULL, C_NULL, C_NULL, C_NULL))
+            LibDirmn.dirmn_fit_options_init(oref)
+            o = oref[]
+            oref[] = LibDirmn.dirmn_fit_options(
+                o.size, tolerance === nothing ? o.tolerance : Float64(tolerance),
+                max_iterations === nothing ? o.max_iterations : Cint(max_iterations),
+                _wptr(w), st0 === nothing ? Ptr{Cdouble}(C_NULL) : pointer(st0),
+                C_NULL, C_NULL)
+            rref = Ref(LibDirmn.dirmn_fit_result(Csize_t(sizeof(LibDirmn.dirmn_fit_result)),
+                                                 pointer(alpha), pointer(se), pointer(selog),
+                                                 0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0),
+                                                 Int64(0)))
+            _with(ctx) do p
+                status = LibDirmn.dirmn_fit(p, c.ptr, oref, rref)
+                _check(status, p, _call_hint(c, ctx))
+            end
+            res = rref[]
+        end
+        return (alpha = alpha, std_error_alpha = se, std_error_log_alpha = selog,
+                loglik = res.loglik, loglik_full = res.loglik_full,
+                gradient_norm = res.gradient_norm, precision = res.precision,
+                iterations = Int(res.iterations), converged = res.converged != 0,
+                multinomial_limit = res.multinomial_limit != 0,
+                zero_columns = Int(res.zero_columns))
+    end
+end
+
+"""
+    fit_mle(DirMult, X; obsdim = 2, weights = nothing, kwargs...) -> DirMult
+
+The maximum-likelihood [`DirMult`](@ref) for the observations of `X`, as
+Distributions.jl's `fit_mle` (columns are observations unless
+`obsdim = 1`). Keywords as for [`fit_dirmn`](@ref), which also returns
+standard errors and convergence details. Throws an `ErrorException` when the
+data show no overdispersion (the maximum is the multinomial limit, which no
+finite α attains) or the fit did not converge; categories without counts get
+α = 0.
+"""
+function fit_mle(::Type{DirMult}, X; kwargs...)
+    r = fit_dirmn(X; kwargs...)
+    r.multinomial_limit &&
+        error("fit_mle: the data show no overdispersion; the likelihood grows toward the " *
+              "multinomial limit (sum of alpha -> Inf). Use fit_dirmn for the proportions.")
+    r.converged ||
+        error("fit_mle: no convergence after $(r.iterations) iterations (gradient norm " *
+              "$(r.gradient_norm)); see fit_dirmn")
+    return DirMult(r.alpha)
+end

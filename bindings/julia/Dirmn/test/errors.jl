@@ -1,0 +1,212 @@
+# Every error path: bad input raises a DirmnError carrying the library's status
+# and message, never a crash or a silent NaN.
+
+function caught(f)
+    try
+        f()
+    catch e
+        return e
+    end
+    return nothing
+end
+
+# The error `f` raises, checked to be a DirmnError of status `name`.
+macro dirmn_error(name, ex)
+    quote
+        local e = caught(() -> $(esc(ex)))
+        @test e isa DirmnError
+        if e isa DirmnError
+            @test e.name === $(esc(name))
+            @test e.status == Int(getfield(Dirmn.LibDirmn, $(esc(name))))
+            @test !isempty(e.message)
+        end
+        e
+    end
+end
+
+msg(e) = e isa DirmnError ? e.message : ""
+
+@testset "errors" begin
+    @testset "negative count names its row and column" begin
+        Xn = copy(X)
+        Xn[3, 2] = -2           # observation 2, category 3: library row 1, column 2
+        for (Y, od) in ((Xn, 2), (permutedims(Xn), 1), (Int32.(Xn), 2), (Float64.(Xn), 2),
+                        (sparse(Xn), 2), (sparse(permutedims(Xn)), 1), (transpose(Xn), 1),
+                        (transpose(sparse(Xn)), 1), (sparse(permutedims(Xn))', 2))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Y, ALPHA; obsdim = od)
+            @test occursin(r"row 1\b", msg(e)) && occursin(r"column 2\b", msg(e))
+            @test occursin("-2", msg(e)) && occursin("negative", msg(e))
+            # ... and the Julia index of the same cell.
+            @test occursin(od == 2 ? "X[3, 2]" : "X[2, 3]", msg(e))
+        end
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS DirmnCounts(Float64.(Xn); real_valued = true)
+        @test occursin("negative", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik([1, 0, -1], [1.0, 1.0, 1.0])
+        @test occursin("x[3]", msg(e))
+    end
+
+    @testset "NaN, Inf and non-integral counts" begin
+        for T in (Float32, Float64)
+            Y = T.(X)
+            Y[2, 4] = NaN
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Y, ALPHA)
+            @test occursin(r"NaN"i, msg(e)) && occursin(r"row 3\b", msg(e))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Y, ALPHA; real_valued = true)
+            Y[2, 4] = Inf
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Y, ALPHA)
+            @test occursin(r"inf"i, msg(e))
+            Y[2, 4] = 2.5
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Y, ALPHA)
+            @test occursin("2.5", msg(e))
+            # The same value is fine once the counts are declared real-valued.
+            @test all(isfinite, loglik(Y, ALPHA; real_valued = true))
+        end
+        S = sparse(Float64.(X))
+        S.nzval[2] = NaN
+        @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(S, ALPHA)
+    end
+
+    @testset "invalid parameters" begin
+        for bad in (0.0, -1.0, NaN, Inf)
+            a = copy(ALPHA)
+            a[4] = bad
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, a)
+            @test occursin(r"index 3\b", msg(e))
+            @test occursin("parameter 4", msg(e))
+            As = copy(ALPHAS)
+            As[5, 2] = bad
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, As)
+            @test occursin(r"vector 1\b", msg(e)) && occursin(r"index 4\b", msg(e))
+            @test occursin("α[5, 2]", msg(e))
+            Ar = copy(AROW)
+            Ar[2, 5] = bad
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(X, Ar)
+            @test occursin(r"row 4\b", msg(e)) && occursin(r"index 1\b", msg(e))
+            @test occursin("A[2, 5]", msg(e))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(permutedims(X), permutedims(Ar); obsdim = 1)
+            @test occursin("A[5, 2]", msg(e))
+        end
+        for bad in (Inf, -Inf, NaN, 1e6, -1e6)   # log α must give a finite, nonzero α
+            la = log.(ALPHA)
+            la[1] = bad
+            @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, la; param = :logalpha)
+        end
+        c = DirmnCounts(X)
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(c, -ALPHA)
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER logpdf(DirMult(-ALPHA), X)
+        @test relerr(loglik(c, ALPHA), REF) <= RTOL   # a failure leaves c usable
+        close(c)
+    end
+
+    @testset "dimension mismatch" begin
+        e = @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(X, vcat(ALPHA, 1.0))
+        @test occursin("$(V + 1)", msg(e)) && occursin("$V", msg(e))
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(X, ALPHA[1:end-1])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(X, ALPHA; obsdim = 1)
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(X, permutedims(ALPHAS))
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik_rowwise(X, AROW[:, 1:end-1])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik_rowwise(X, permutedims(AROW))
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(X[:, 1], ALPHA[1:3])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(zeros(Int, V, 0), ALPHA[1:2])
+        c = DirmnCounts(X)
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik(c, ALPHA[1:2])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik_rowwise(c, AROW')
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH logpdf(DirMult(ALPHA[1:2]), c)
+        close(c)
+    end
+
+    @testset "closed objects" begin
+        c = DirmnCounts(X)
+        close(c)
+        @test !isopen(c)
+        e = @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik(c, ALPHA)
+        @test occursin("closed", msg(e))
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik_rowwise(c, AROW)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER totals(c)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER nnz(c)
+        @test occursin("closed", sprint(show, c))
+
+        ctx = DirmnContext(:cpu)
+        c2 = DirmnCounts(X; context = ctx)
+        close(ctx)
+        @test !isopen(ctx)
+        @test occursin("closed", sprint(show, ctx))
+        e = @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik(c2, ALPHA)
+        @test occursin("DirmnContext was closed", msg(e))
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER DirmnCounts(X; context = ctx)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik(X, ALPHA; context = ctx)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER Dirmn.set_threads!(ctx, 1)
+        # The counts survive their context and are still described and freed.
+        @test nnz(c2) == count(!iszero, X)
+        close(c2)
+    end
+
+    @testset "wrong context" begin
+        ctx1 = DirmnContext(:cpu)
+        ctx2 = DirmnContext(:cpu)
+        c = DirmnCounts(X; context = ctx1)
+        @test c.context === ctx1
+        e = @dirmn_error :DIRMN_ERROR_WRONG_CONTEXT loglik(c, ALPHA; context = ctx2)
+        @dirmn_error :DIRMN_ERROR_WRONG_CONTEXT loglik_rowwise(c, AROW; context = ctx2)
+        @test relerr(loglik(c, ALPHA; context = ctx1), REF) <= RTOL
+        close(c); close(ctx1); close(ctx2)
+    end
+
+    @testset "backend unavailable" begin
+        if :cuda in backends()
+            @dirmn_error :DIRMN_ERROR_BACKEND_UNAVAILABLE DirmnContext(:cuda, 10_000)
+        else
+            e = @dirmn_error :DIRMN_ERROR_BACKEND_UNAVAILABLE DirmnContext(:cuda)
+            @test occursin(r"CUDA"i, msg(e))
+            @dirmn_error :DIRMN_ERROR_BACKEND_UNAVAILABLE DirmnCounts(X; backend = :cuda)
+            @dirmn_error :DIRMN_ERROR_BACKEND_UNAVAILABLE loglik(X, ALPHA; backend = :cuda)
+            @test default_context(:auto).backend === :cpu
+        end
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT DirmnContext(:cpu, -1)
+    end
+
+    @testset "malformed sparse input" begin
+        # Row 1 stored twice in column 1.
+        S = SparseMatrixCSC(3, 2, [1, 3, 4], [1, 1, 2], [1, 2, 3])
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(S, [1.0, 1.0, 1.0])
+    end
+
+    @testset "Julia-side argument errors" begin
+        @test_throws ArgumentError loglik(X, ALPHA; obsdim = 3)
+        @test_throws ArgumentError loglik(X, ALPHA; param = :beta)
+        @test_throws ArgumentError loglik(X, ALPHA; backend = :tpu)
+        @test_throws ArgumentError DirmnCounts(X; storage = :compressed)
+        @test_throws ArgumentError DirmnContext(:opencl)
+        @test_throws ArgumentError Dirmn.set_precision!(default_context(), :half)
+        @test_throws ArgumentError loglik(fill("1", 2, 2), [1.0, 1.0])
+        @test_throws ArgumentError loglik(Union{Missing,Int}[1 2; 3 missing], [1.0, 1.0])
+        @test_throws InexactError loglik(UInt64[typemax(UInt64) 1; 2 3], [1.0, 1.0])
+    end
+
+    @testset "showerror" begin
+        e = caught(() -> loglik([1, -1], [1.0, 1.0]))
+        s = sprint(showerror, e)
+        @test occursin("DirmnError", s) && occursin("DIRMN_ERROR_INVALID_COUNTS", s)
+        @test occursin("invalid counts", s) && occursin(e.message, s)
+        e2 = DirmnError(1234, "made up")
+        @test e2.name === :DIRMN_UNKNOWN_STATUS
+        @test occursin("unknown status", sprint(showerror, e2))
+    end
+
+    @testset "low-level layer reports like C" begin
+        L = Dirmn.LibDirmn
+        r = Ref{Ptr{Cvoid}}(C_NULL)
+        @test L.dirmn_context_create(r, Cint(7), Cint(0)) == L.DIRMN_ERROR_INVALID_ARGUMENT
+        @test r[] == C_NULL
+        @test !isempty(unsafe_string(L.dirmn_last_error(C_NULL)))
+        @test L.dirmn_cuda_device_count(C_NULL) in (L.DIRMN_ERROR_NULL_POINTER,
+                                                    L.DIRMN_ERROR_BACKEND_UNAVAILABLE)
+        @test unsafe_string(L.dirmn_status_string(Cint(4))) == "invalid parameter"
+        @test unsafe_string(L.dirmn_status_string(Cint(12345))) == "unknown status"
+        @test L.dirmn_backend_compiled(L.DIRMN_BACKEND_CPU) == 1
+        L.dirmn_context_destroy(C_NULL)   # NULL is a no-op
+        L.dirmn_counts_destroy(C_NULL)
+        L.dirmn_counts_options_init(C_NULL)
+        @test true
+    end
+end

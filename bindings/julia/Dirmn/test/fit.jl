@@ -1,0 +1,161 @@
+# Derivatives and maximum-likelihood fits against the BigFloat reference:
+# ψ(a + n) - ψ(a) = Σ_{k<n} 1/(a + k) and ψ'(a + n) - ψ'(a) = -Σ_{k<n} 1/(a + k)².
+
+s1(a::BigFloat, n::Integer) = n <= 0 ? zero(BigFloat) : sum(1 / (a + k) for k in 0:(n - 1))
+s2(a::BigFloat, n::Integer) = n <= 0 ? zero(BigFloat) : sum(1 / (a + k)^2 for k in 0:(n - 1))
+
+# Gradient and Hessian (diagonal, scalar) of Σ_b w_b loglik_b, in α or log α.
+function ref_derivatives(xs::Vector, alpha::AbstractVector, w::AbstractVector; logalpha = false)
+    a = [BigFloat(v) for v in alpha]
+    A = sum(a)
+    V = length(a)
+    g = zeros(BigFloat, V)
+    d = zeros(BigFloat, V)
+    s = zero(BigFloat)
+    for (b, x) in enumerate(xs)
+        N = Int(sum(x))
+        wb = BigFloat(w[b])
+        sN1 = s1(A, N)
+        s += wb * s2(A, N)
+        for v in 1:V
+            g[v] += wb * (s1(a[v], Int(x[v])) - sN1)
+            d[v] -= wb * s2(a[v], Int(x[v]))
+        end
+    end
+    if logalpha
+        d = a .^ 2 .* d .+ a .* g
+        g = a .* g
+    end
+    return Float64.(g), Float64.(d), Float64(s)
+end
+
+const BCI = let lines = readlines(joinpath(@__DIR__, "data", "bci.csv"))
+    permutedims(hcat([parse.(Int, split(l, ',')[2:end]) for l in lines[2:end]]...))
+end
+
+@testset "derivatives and fits" begin
+    xs = observations(X, 2)
+    w = [0.5 + (b % 3) for b in 1:NOBS]
+
+    @testset "loglik_sum, param=$(param), full=$(full)" for param in (:alpha, :logalpha),
+                                                            full in (false, true)
+        la = param === :logalpha
+        p = la ? log.(ALPHA) : ALPHA
+        r = loglik_sum(X, p; param = param, weights = w, full = full)
+        want = sum(w .* ref_loglik(X, p; logalpha = la, full = full))
+        @test abs(r.value - want) <= RTOL * abs(want)
+        g, d, s = ref_derivatives(xs, ALPHA, w; logalpha = la)
+        @test relerr(r.gradient, g) <= 1e-9
+        @test relerr(r.hessian_diag, d) <= 1e-9
+        @test abs(r.hessian_scalar - s) <= 1e-9 * max(abs(s), 1)
+        # Unweighted, through a prepared object (histograms cached on it).
+        c = DirmnCounts(permutedims(X); obsdim = 1)
+        r1 = loglik_sum(c, p; param = param, full = full)
+        @test abs(r1.value - sum(ref_loglik(X, p; logalpha = la, full = full))) <=
+              RTOL * abs(r1.value)
+        g1, _, _ = ref_derivatives(xs, ALPHA, ones(NOBS); logalpha = la)
+        @test relerr(r1.gradient, g1) <= 1e-9
+        # New weights on the same object must not reuse the old histograms.
+        r2 = loglik_sum(c, p; param = param, weights = w, full = full)
+        @test abs(r2.value - want) <= RTOL * abs(want)
+        close(c)
+    end
+
+    @testset "loglik_rowwise_derivatives, obsdim=$(obsdim), param=$(param)" for obsdim in (1, 2),
+                                                                                 param in (:alpha, :logalpha)
+        la = param === :logalpha
+        Y = obsdim == 2 ? X : permutedims(X)
+        A = obsdim == 2 ? AROW : permutedims(AROW)
+        r = loglik_rowwise_derivatives(Y, la ? log.(A) : A; obsdim = obsdim, param = param,
+                                       full = true)
+        @test relerr(r.loglik, REF_ROW_FULL) <= RTOL
+        @test size(r.gradient) == size(Y) && size(r.hessian_diag) == size(Y)
+        for b in 1:NOBS
+            g, d, s = ref_derivatives([xs[b]], AROW[:, b], [1.0]; logalpha = la)
+            gb = obsdim == 2 ? r.gradient[:, b] : r.gradient[b, :]
+            db = obsdim == 2 ? r.hessian_diag[:, b] : r.hessian_diag[b, :]
+            @test relerr(gb, g) <= 1e-9
+            @test relerr(db, d) <= 1e-9
+            @test abs(r.hessian_scalar[b] - s) <= 1e-9 * max(abs(s), 1)
+        end
+    end
+
+    @testset "fit on BCI (50 plots × 225 species)" begin
+        r = fit_dirmn(BCI; obsdim = 1)
+        @test r.converged && !r.multinomial_limit && r.zero_columns == 0
+        @test all(r.alpha .> 0)
+        @test abs(r.precision - sum(r.alpha)) <= 1e-12 * r.precision
+        want = sum(ref_loglik(BCI, r.alpha; obsdim = 1))
+        @test abs(r.loglik - want) <= RTOL * abs(want)
+        want_full = sum(ref_loglik(BCI, r.alpha; obsdim = 1, full = true))
+        @test abs(r.loglik_full - want_full) <= RTOL * abs(want_full)
+        # Stationary by the reference gradient (in log α), and a maximum.
+        bx = observations(BCI, 1)
+        g, d, s = ref_derivatives(bx, r.alpha, ones(50); logalpha = true)
+        @test maximum(abs.(g)) <= 1e-6 * abs(r.loglik)
+        @test abs(r.gradient_norm - maximum(abs.(g))) <= 1e-6 * abs(r.loglik)
+        for f in (0.98, 1.02)
+            @test sum(ref_loglik(BCI, r.alpha .* f; obsdim = 1)) < want
+        end
+        # Standard errors of log α: the diagonal of the inverse observed
+        # information, -H⁻¹ with H = diag(d) + s αα'.
+        H = Diagonal(d) + s * r.alpha * r.alpha'
+        se_log = sqrt.(diag(inv(-Matrix(H))))
+        @test relerr(r.std_error_log_alpha, se_log) <= 1e-6
+        @test relerr(r.std_error_alpha, se_log .* r.alpha) <= 1e-6
+
+        d = fit_mle(DirMult, permutedims(BCI))
+        @test relerr(d.alpha, r.alpha) <= 1e-8
+        # Same answer from a given start, from sparse input, from a prepared object.
+        @test relerr(fit_dirmn(BCI; obsdim = 1, start = fill(1.0, 225)).alpha, r.alpha) <= 1e-6
+        @test relerr(fit_dirmn(sparse(BCI); obsdim = 1).alpha, r.alpha) <= 1e-8
+        c = DirmnCounts(BCI; obsdim = 1)
+        @test relerr(fit_dirmn(c).alpha, r.alpha) <= 1e-8
+        close(c)
+    end
+
+    @testset "fit: weights, zero columns, multinomial limit" begin
+        Y = BCI[1:20, 1:30]
+        wi = [1 + (b % 3) for b in 1:20]
+        rep = vcat([repeat(Y[b:b, :], wi[b]) for b in 1:20]...)
+        rw = fit_dirmn(Y; obsdim = 1, weights = Float64.(wi))
+        rr = fit_dirmn(rep; obsdim = 1)
+        @test sum(wi) == size(rep, 1)
+        @test relerr(rw.alpha, rr.alpha) <= 1e-7
+
+        keep = vec(sum(Y; dims = 1)) .> 0
+        Z = hcat(Y[:, keep], zeros(Int, 20))           # one category never counted
+        rz = fit_dirmn(Z; obsdim = 1)
+        @test rz.zero_columns == 1 && rz.alpha[end] == 0
+        @test relerr(rz.alpha[1:end-1], fit_dirmn(Y[:, keep]; obsdim = 1).alpha) <= 1e-7
+
+        M = repeat([3 2 5], 20)                         # no overdispersion at all
+        rm = fit_dirmn(M; obsdim = 1)
+        @test rm.multinomial_limit
+        @test relerr(rm.alpha, [0.3, 0.2, 0.5]) <= 1e-8
+        e = caught(() -> fit_mle(DirMult, M; obsdim = 1))
+        @test e isa ErrorException && occursin("overdispersion", e.msg)
+    end
+
+    @testset "fit and derivative errors" begin
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; weights = -w)
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, ALPHA; weights = fill(NaN, NOBS))
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH fit_dirmn(X; weights = w[1:2])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH fit_dirmn(X; start = ones(V + 1))
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik_sum(X, ALPHA[1:2])
+        @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH loglik_rowwise_derivatives(X, AROW')
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; start = [1.0, 1, 0, 1, 1, 1])
+        @test occursin(r"index 2\b", msg(e))
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, -ALPHA)
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise_derivatives(X, -AROW)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; tolerance = 0)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; max_iterations = -1)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(zeros(Int, V, 4))
+        r = fit_dirmn(BCI; obsdim = 1, max_iterations = 1)
+        @test !r.converged && r.iterations <= 1
+        c = DirmnCounts(X)
+        close(c)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER fit_dirmn(c)
+        @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik_sum(c, ALPHA)
+    end
+end

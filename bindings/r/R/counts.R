@@ -1,0 +1,155 @@
+#' Prepare a count table once for many likelihood evaluations
+#'
+#' Validates a table of counts and copies it into libdirmn's compact form on
+#' the chosen backend, so that later calls (for example [ddirmn()] under many
+#' values of alpha) do not check or transfer the table again. Every dirmn
+#' function accepts the result in place of the table.
+#'
+#' Counts must be non-negative whole numbers; `NA`, `NaN`, infinite, negative
+#' and fractional values are errors that name the offending row and column.
+#' Dense matrices are read in place (column-major, through strides), and
+#' sparse matrices are passed in their compressed form without ever being
+#' made dense.
+#'
+#' The object holds library memory (on the GPU for the CUDA backend). It is
+#' freed when the object is garbage collected, or at once by `close()`;
+#' closing twice is harmless. Prepared tables cannot be saved: an object
+#' restored with [readRDS()] or [load()] gives an error when used, and must be
+#' made again from the data.
+#'
+#' @param x A table of counts with one row per observation (sample, plot,
+#'   document) and one column per category: an integer or double matrix, a
+#'   numeric vector (a single observation), a numeric data frame, or a sparse
+#'   matrix from the \pkg{Matrix} package (`dgCMatrix` and `dgRMatrix` are
+#'   used as they are; other sparse classes are converted to `dgCMatrix`).
+#' @param backend `"auto"` (a CUDA device where libdirmn was built with CUDA
+#'   and the device exists, else the CPU), `"cpu"` or `"cuda"`.
+#' @param device The CUDA device index (0-based); ignored for the CPU.
+#'
+#' @return An object of class `dirmn_counts`. [dim()], [nrow()], [ncol()],
+#'   [dimnames()] and [print()] work on it.
+#' @seealso [ddirmn()], [dirmn_backends()]
+#' @export
+#' @examples
+#' bci <- as.matrix(read.csv(system.file("extdata", "bci.csv", package = "dirmn"),
+#'                           row.names = 1))
+#' counts <- dirmn_counts(bci, backend = "cpu")
+#' counts
+#' dim(counts)
+#' ddirmn(counts, alpha = rep(0.5, ncol(counts)), log = TRUE)[1:5]
+#' close(counts)
+dirmn_counts <- function(x, backend = "auto", device = 0L) {
+  call <- sys.call()
+  if (inherits(x, "dirmn_counts")) {
+    backend <- .check_backend(backend, call)
+    if (backend != "auto" && !identical(backend, x$backend)) {
+      .stop("invalid_argument", sprintf(
+        "x is already prepared on the %s backend; prepare the original data again for %s",
+        x$backend, backend), call)
+    }
+    return(x)
+  }
+  table <- .as_table(x, call)
+  ctx <- .context(backend, device, call)
+  ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
+  if (.failed(ptr)) .raise(ptr, call)
+  structure(
+    list(ptr = ptr, dim = table$dim, dimnames = table$dimnames,
+         backend = ctx$backend, device = ctx$device),
+    class = "dirmn_counts"
+  )
+}
+
+# Table kinds understood by the C++ layer.
+.kind <- c(dense = 0L, csc = 1L, csr = 2L)
+
+# Brings a user's table into a form the C++ layer reads without copying:
+# integer/double vector or matrix, dgCMatrix or dgRMatrix. Only inputs that
+# have no such form (other sparse classes, data frames) are converted.
+.as_table <- function(x, call) {
+  if (is.matrix(x) || (is.vector(x) && is.atomic(x))) {
+    if (!is.integer(x) && !is.double(x)) {
+      .stop("invalid_argument", sprintf(
+        "counts must be integer or double, not %s", typeof(x)), call)
+    }
+    if (is.matrix(x)) {
+      return(list(kind = .kind[["dense"]], data = x, dim = dim(x),
+                  dimnames = .dimnames2(dimnames(x))))
+    }
+    return(list(kind = .kind[["dense"]], data = x, dim = c(1L, length(x)),
+                dimnames = list(NULL, names(x))))
+  }
+  if (methods::is(x, "dgCMatrix")) {
+    return(list(kind = .kind[["csc"]], data = x, dim = x@Dim,
+                dimnames = .dimnames2(x@Dimnames)))
+  }
+  if (methods::is(x, "dgRMatrix")) {
+    return(list(kind = .kind[["csr"]], data = x, dim = x@Dim,
+                dimnames = .dimnames2(x@Dimnames)))
+  }
+  if (methods::is(x, "sparseMatrix")) {
+    y <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"),
+                     "dMatrix")
+    return(.as_table(y, call))
+  }
+  if (methods::is(x, "Matrix")) return(.as_table(as.matrix(x), call))
+  if (is.data.frame(x)) {
+    numeric_cols <- vapply(x, function(col) is.numeric(col) && !is.object(col), TRUE)
+    if (!all(numeric_cols)) {
+      .stop("invalid_argument", sprintf(
+        "every column of a data frame of counts must be numeric; column %s is not",
+        names(x)[which(!numeric_cols)[1L]]), call)
+    }
+    return(.as_table(as.matrix(x), call))
+  }
+  .stop("invalid_argument", sprintf(paste(
+    "counts must be a numeric matrix or vector, a numeric data frame, a sparse",
+    "Matrix or a dirmn_counts object, not an object of class %s"),
+    paste(class(x), collapse = "/")), call)
+}
+
+.dimnames2 <- function(dn) if (is.null(dn)) list(NULL, NULL) else dn
+
+#' @export
+dim.dirmn_counts <- function(x) x$dim
+
+#' @export
+dimnames.dirmn_counts <- function(x) {
+  if (is.null(x$dimnames[[1L]]) && is.null(x$dimnames[[2L]])) NULL else x$dimnames
+}
+
+#' @export
+format.dirmn_counts <- function(x, ...) {
+  info <- cpp_counts_info(x$ptr)
+  if (.failed(info)) {
+    state <- if (grepl("closed", info$message)) "closed" else "not usable (restored from disk)"
+    return(sprintf("<dirmn_counts> %d x %d table, %s", x$dim[1L], x$dim[2L], state))
+  }
+  cells <- info$rows * info$cols
+  where <- if (info$backend == "cuda") sprintf("CUDA device %d", info$device) else "the CPU"
+  c(
+    sprintf("<dirmn_counts> %s x %s table, %s nonzero (%.1f%%), counts up to %s, total %s",
+            .num(info$rows), .num(info$cols), .num(info$nnz), 100 * info$nnz / cells,
+            .num(info$max_count), .num(info$total)),
+    sprintf("  stored %s with %d-bit %s on %s", info$storage, info$value_bits,
+            if (info$real_valued) "real values" else "counts", where)
+  )
+}
+
+.num <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
+
+#' @export
+print.dirmn_counts <- function(x, ...) {
+  cat(format(x), sep = "\n")
+  invisible(x)
+}
+
+#' @rdname dirmn_counts
+#' @param con A `dirmn_counts` object.
+#' @param ... Unused.
+#' @export
+close.dirmn_counts <- function(con, ...) {
+  res <- cpp_counts_close(con$ptr)
+  if (.failed(res)) .raise(res, sys.call())
+  invisible(NULL)
+}

@@ -1,0 +1,575 @@
+// R bindings over the libdirmn C ABI (dirmn.h).
+//
+// No entry point here raises an R error. Each returns its value, or, when
+// the library (or an argument check) fails, a list of class "dirmn_failure"
+// holding the status number and message; R code turns that into a classed
+// condition (R/errors.R). This keeps R's longjmp out of frames that own C++
+// objects or library handles, and lets the condition carry the user's call.
+//
+// Library handles are owned by external pointers whose finalizers free them.
+// Each external pointer is made before the handle it will own, so there is
+// no moment at which an R allocation failure could leak a handle.
+
+#include <Rcpp.h>
+#include <Rinternals.h>
+
+#include <dirmn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Number of counts handles owned by live external pointers; tests read it to
+// see that finalizers and close() really free handles.
+long g_live_counts = 0;
+
+// Test hook: makes the interrupt callback ask the library to stop, so the
+// cancellation path can be tested without delivering a real SIGINT.
+bool g_force_cancel = false;
+
+enum TableKind { TABLE_DENSE = 0, TABLE_CSC = 1, TABLE_CSR = 2 };
+
+SEXP failure(int status, const std::string& message) {
+  Rcpp::List res = Rcpp::List::create(Rcpp::Named("status") = status,
+                                      Rcpp::Named("message") = message);
+  res.attr("class") = "dirmn_failure";
+  return res;
+}
+
+// ---------------------------------------------------------------------------
+// Interrupts
+
+void check_interrupt_body(void*) { R_CheckUserInterrupt(); }
+
+// Polled by the library from this (R's main) thread during long calls.
+// R_ToplevelExec catches the longjmp that R_CheckUserInterrupt makes on a
+// pending interrupt, so no jump crosses the library's frames; the library
+// then returns DIRMN_ERROR_CANCELLED and R raises dirmn_error_cancelled.
+int interrupt_callback(void*) {
+  if (g_force_cancel) return 1;
+  // A top-level context costs microseconds; the library may poll far more
+  // often than a user can press Ctrl-C, so look at most every 20 ms.
+  using clock = std::chrono::steady_clock;
+  static clock::time_point last_check;
+  const clock::time_point now = clock::now();
+  if (now - last_check < std::chrono::milliseconds(20)) return 0;
+  last_check = now;
+  return R_ToplevelExec(check_interrupt_body, nullptr) ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------
+// External pointers
+
+SEXP sym_context() {
+  static SEXP s = Rf_install("dirmn_context");
+  return s;
+}
+SEXP sym_counts() {
+  static SEXP s = Rf_install("dirmn_counts");
+  return s;
+}
+// Tag of a counts pointer after close(): tells "closed" apart from "restored
+// from disk", since both leave a NULL address.
+SEXP sym_closed() {
+  static SEXP s = Rf_install("dirmn_counts_closed");
+  return s;
+}
+
+void context_finalizer(SEXP xp) {
+  auto* ctx = static_cast<dirmn_context*>(R_ExternalPtrAddr(xp));
+  if (ctx != nullptr) {
+    R_ClearExternalPtr(xp);
+    dirmn_context_destroy(ctx);
+  }
+}
+
+void counts_finalizer(SEXP xp) {
+  auto* counts = static_cast<dirmn_counts*>(R_ExternalPtrAddr(xp));
+  if (counts != nullptr) {
+    R_ClearExternalPtr(xp);
+    // The library allows this after the context is gone, so the order in
+    // which R runs finalizers does not matter.
+    dirmn_counts_destroy(counts);
+    --g_live_counts;
+  }
+}
+
+bool is_xptr(SEXP x, SEXP tag) {
+  return TYPEOF(x) == EXTPTRSXP && (R_ExternalPtrTag(x) == tag || tag == R_NilValue);
+}
+
+std::string unusable_counts_message(SEXP xp) {
+  if (R_ExternalPtrTag(xp) == sym_closed())
+    return "this dirmn_counts object has been closed; make a new one with dirmn_counts()";
+  return "this dirmn_counts object no longer holds a table: prepared tables do not survive "
+         "saveRDS()/readRDS(), save()/load() or a new R session; make it again with "
+         "dirmn_counts()";
+}
+
+// The context and counts handles behind a counts external pointer, or a
+// failure explaining why there are none.
+struct PreparedCounts {
+  dirmn_context* ctx = nullptr;
+  dirmn_counts* counts = nullptr;
+  int status = DIRMN_SUCCESS;
+  std::string message;
+};
+
+PreparedCounts prepared_counts(SEXP xp) {
+  PreparedCounts p;
+  if (TYPEOF(xp) != EXTPTRSXP ||
+      (R_ExternalPtrTag(xp) != sym_counts() && R_ExternalPtrTag(xp) != sym_closed())) {
+    p.status = DIRMN_ERROR_INVALID_ARGUMENT;
+    p.message = "not a dirmn_counts object";
+    return p;
+  }
+  p.counts = static_cast<dirmn_counts*>(R_ExternalPtrAddr(xp));
+  SEXP ctx_xp = R_ExternalPtrProtected(xp);
+  if (is_xptr(ctx_xp, sym_context())) p.ctx = static_cast<dirmn_context*>(R_ExternalPtrAddr(ctx_xp));
+  if (p.counts == nullptr || p.ctx == nullptr) {
+    p.status = DIRMN_ERROR_NULL_POINTER;
+    p.message = unusable_counts_message(xp);
+  }
+  return p;
+}
+
+dirmn_context* context_of(SEXP ctx_xp) {
+  if (!is_xptr(ctx_xp, sym_context())) return nullptr;
+  return static_cast<dirmn_context*>(R_ExternalPtrAddr(ctx_xp));
+}
+
+// Owns a counts handle made for a single call.
+struct CountsGuard {
+  dirmn_counts* counts = nullptr;
+  CountsGuard() = default;
+  CountsGuard(const CountsGuard&) = delete;
+  CountsGuard& operator=(const CountsGuard&) = delete;
+  ~CountsGuard() { dirmn_counts_destroy(counts); }
+};
+
+// ---------------------------------------------------------------------------
+// Tables
+
+std::string cell_is_na(int64_t row0, int64_t col0) {
+  return "row " + std::to_string(row0 + 1) + ", column " + std::to_string(col0 + 1) +
+         ": count is NA";
+}
+
+struct Table {
+  TableKind kind = TABLE_DENSE;
+  int64_t rows = 0, cols = 0;
+  SEXP data = R_NilValue;  // dense: the matrix or vector; sparse: the x slot
+  SEXP ptr = R_NilValue;   // sparse: the p slot
+  SEXP index = R_NilValue; // sparse: the i (CSC) or j (CSR) slot
+  int64_t nnz = 0;
+};
+
+// Reads the shape and arrays of `x` without copying. R code has already
+// normalised x to an integer/double vector or matrix, a dgCMatrix or a
+// dgRMatrix; the checks here only keep a direct call from crashing.
+bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
+  t->kind = static_cast<TableKind>(kind);
+  if (kind == TABLE_DENSE) {
+    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) {
+      *message = "x must be an integer or double matrix or vector";
+      return false;
+    }
+    SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+    if (TYPEOF(dim) == INTSXP && XLENGTH(dim) == 2) {
+      t->rows = INTEGER(dim)[0];
+      t->cols = INTEGER(dim)[1];
+    } else {
+      t->rows = 1;
+      t->cols = XLENGTH(x);
+    }
+    t->data = x;
+    return true;
+  }
+  if (kind != TABLE_CSC && kind != TABLE_CSR) {
+    *message = "unknown table kind";
+    return false;
+  }
+  if (!Rf_isS4(x)) {
+    *message = "x must be a dgCMatrix or dgRMatrix";
+    return false;
+  }
+  SEXP dim = R_do_slot(x, Rf_install("Dim"));
+  SEXP ptr = R_do_slot(x, Rf_install("p"));
+  SEXP index = R_do_slot(x, Rf_install(kind == TABLE_CSC ? "i" : "j"));
+  SEXP values = R_do_slot(x, Rf_install("x"));
+  if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || TYPEOF(ptr) != INTSXP ||
+      TYPEOF(index) != INTSXP || TYPEOF(values) != REALSXP) {
+    *message = "x is not a valid dgCMatrix or dgRMatrix";
+    return false;
+  }
+  t->rows = INTEGER(dim)[0];
+  t->cols = INTEGER(dim)[1];
+  const int64_t outer = kind == TABLE_CSC ? t->cols : t->rows;
+  if (XLENGTH(ptr) != outer + 1) {
+    *message = "x is not a valid sparse matrix: its p slot has the wrong length";
+    return false;
+  }
+  t->nnz = INTEGER(ptr)[outer];
+  // The library reads nnz entries of both arrays; never let it read past them.
+  if (t->nnz < 0 || t->nnz > XLENGTH(index) || t->nnz > XLENGTH(values)) {
+    *message = "x is not a valid sparse matrix: its p slot does not match its i/j and x slots";
+    return false;
+  }
+  t->data = values;
+  t->ptr = ptr;
+  t->index = index;
+  return true;
+}
+
+dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out) {
+  if (t.kind == TABLE_DENSE) {
+    const bool is_int = TYPEOF(t.data) == INTSXP;
+    // R stores matrices column-major: element (i, j) sits at i + j * rows.
+    return dirmn_counts_create_dense(
+        ctx, out, t.rows, t.cols, is_int ? DIRMN_INT32 : DIRMN_FLOAT64,
+        is_int ? static_cast<const void*>(INTEGER(t.data)) : static_cast<const void*>(REAL(t.data)),
+        1, t.rows, nullptr);
+  }
+  return dirmn_counts_create_sparse(ctx, out, t.kind == TABLE_CSC ? DIRMN_CSC : DIRMN_CSR, t.rows,
+                                    t.cols, t.nnz, DIRMN_INDEX_INT32, INTEGER(t.ptr),
+                                    t.nnz > 0 ? INTEGER(t.index) : nullptr, DIRMN_FLOAT64,
+                                    t.nnz > 0 ? REAL(t.data) : nullptr, nullptr);
+}
+
+// After the library rejected a table: R's NA is stored as INT_MIN (a
+// "negative count") or as a NaN payload (a "non-finite count"), neither of
+// which tells an R user what happened. Looking only on the failure path
+// keeps valid tables free of an extra pass.
+std::string find_na_in_table(const Table& t) {
+  if (t.kind == TABLE_DENSE) {
+    const R_xlen_t n = XLENGTH(t.data);
+    if (TYPEOF(t.data) == INTSXP) {
+      const int* v = INTEGER(t.data);
+      for (R_xlen_t k = 0; k < n; ++k)
+        if (v[k] == NA_INTEGER) return cell_is_na(k % t.rows, k / t.rows);
+    } else {
+      const double* v = REAL(t.data);
+      for (R_xlen_t k = 0; k < n; ++k)
+        if (ISNA(v[k])) return cell_is_na(k % t.rows, k / t.rows);
+    }
+    return "";
+  }
+  const int* ptr = INTEGER(t.ptr);
+  const int* index = INTEGER(t.index);
+  const double* v = REAL(t.data);
+  const int64_t outer = t.kind == TABLE_CSC ? t.cols : t.rows;
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t k = ptr[a]; k < ptr[a + 1] && k < t.nnz; ++k)
+      if (ISNA(v[k]))
+        return t.kind == TABLE_CSC ? cell_is_na(index[k], a) : cell_is_na(a, index[k]);
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Parameters
+
+struct AlphaShape {
+  bool per_row = false;
+};
+
+// Checks alpha's shape against a rows x cols table. Values are the
+// library's to check.
+bool check_alpha(SEXP alpha, int64_t rows, int64_t cols, AlphaShape* shape, int* status,
+                 std::string* message) {
+  if (TYPEOF(alpha) != REALSXP) {
+    *status = DIRMN_ERROR_INVALID_PARAMETER;
+    *message = "alpha must be a double vector or matrix";
+    return false;
+  }
+  SEXP dim = Rf_getAttrib(alpha, R_DimSymbol);
+  if (TYPEOF(dim) == INTSXP && XLENGTH(dim) == 2) {
+    const int64_t ar = INTEGER(dim)[0], ac = INTEGER(dim)[1];
+    if (ar != rows || ac != cols) {
+      *status = DIRMN_ERROR_DIMENSION_MISMATCH;
+      *message = "alpha is a " + std::to_string(ar) + " x " + std::to_string(ac) +
+                 " matrix but the counts are " + std::to_string(rows) + " x " +
+                 std::to_string(cols) +
+                 " (a matrix alpha needs one row per row of counts and one column per column)";
+      return false;
+    }
+    shape->per_row = true;
+    return true;
+  }
+  if (XLENGTH(alpha) != cols) {
+    *status = DIRMN_ERROR_DIMENSION_MISMATCH;
+    *message = "alpha has length " + std::to_string(XLENGTH(alpha)) + " but the counts have " +
+               std::to_string(cols) + " columns";
+    return false;
+  }
+  shape->per_row = false;
+  return true;
+}
+
+std::string find_na_in_alpha(SEXP alpha, int64_t rows, const AlphaShape& shape) {
+  const double* a = REAL(alpha);
+  const R_xlen_t n = XLENGTH(alpha);
+  for (R_xlen_t k = 0; k < n; ++k) {
+    if (!ISNA(a[k])) continue;
+    if (shape.per_row)
+      return "row " + std::to_string(k % rows + 1) + ", column " + std::to_string(k / rows + 1) +
+             ": alpha is NA";
+    return "column " + std::to_string(k + 1) + ": alpha is NA";
+  }
+  return "";
+}
+
+dirmn_status run_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t rows,
+                        int64_t cols, SEXP alpha, const AlphaShape& shape, uint32_t flags,
+                        double* out) {
+  if (shape.per_row)
+    return dirmn_loglik_rowwise(ctx, counts, REAL(alpha), 1, rows, DIRMN_PARAM_ALPHA, flags, out,
+                                1);
+  return dirmn_loglik(ctx, counts, 1, REAL(alpha), cols, 1, DIRMN_PARAM_ALPHA, flags, out, 1, 1);
+}
+
+void exponentiate(double* out, R_xlen_t n) {
+  for (R_xlen_t i = 0; i < n; ++i) out[i] = std::exp(out[i]);
+}
+
+uint32_t loglik_flags(bool full) { return full ? DIRMN_FULL : 0u; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Entry points (wrapped by RcppExports; all internal to the package)
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_version() {
+  return Rcpp::List::create(Rcpp::Named("runtime") = static_cast<double>(dirmn_version_number()),
+                            Rcpp::Named("runtime_string") = std::string(dirmn_version_string()),
+                            Rcpp::Named("header") = static_cast<double>(DIRMN_VERSION_NUMBER));
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_backends() {
+  int devices = 0;
+  const bool cuda = dirmn_backend_compiled(DIRMN_BACKEND_CUDA) != 0;
+  std::string note;
+  if (cuda) {
+    // A CUDA build on a machine without a usable driver reports an error
+    // here; that simply means no devices.
+    if (dirmn_cuda_device_count(&devices) != DIRMN_SUCCESS) {
+      devices = 0;
+      note = dirmn_last_error(nullptr);
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("cuda_compiled") = cuda,
+                            Rcpp::Named("cuda_devices") = devices,
+                            Rcpp::Named("cuda_note") = note);
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_status_string(int status) {
+  return Rf_mkString(dirmn_status_string(static_cast<dirmn_status>(status)));
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_context_create(int backend, int device) {
+  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_context(), R_NilValue));
+  R_RegisterCFinalizerEx(xp, context_finalizer, TRUE);
+  dirmn_context* ctx = nullptr;
+  const dirmn_status status =
+      dirmn_context_create(&ctx, static_cast<dirmn_backend>(backend), device);
+  if (status != DIRMN_SUCCESS) {
+    const std::string message = dirmn_last_error(nullptr);
+    UNPROTECT(1);
+    return failure(status, message);
+  }
+  R_SetExternalPtrAddr(xp, ctx);
+  dirmn_context_set_interrupt(ctx, interrupt_callback, nullptr);
+  UNPROTECT(1);
+  return xp;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_context_backend(SEXP ctx_xp) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  dirmn_backend backend = DIRMN_BACKEND_CPU;
+  int device = 0;
+  const dirmn_status status = dirmn_context_backend(ctx, &backend, &device);
+  if (status != DIRMN_SUCCESS) return failure(status, "the dirmn context is no longer available");
+  return Rcpp::List::create(Rcpp::Named("backend") = backend == DIRMN_BACKEND_CUDA ? "cuda" : "cpu",
+                            Rcpp::Named("device") = device);
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  if (ctx == nullptr) return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
+  Table t;
+  std::string message;
+  if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
+
+  // The counts pointer protects its context's pointer, so the context lives
+  // at least as long as any table made with it.
+  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_counts(), ctx_xp));
+  R_RegisterCFinalizerEx(xp, counts_finalizer, TRUE);
+  dirmn_counts* counts = nullptr;
+  const dirmn_status status = create_counts(ctx, t, &counts);
+  if (status != DIRMN_SUCCESS) {
+    message = dirmn_last_error(ctx);
+    if (status == DIRMN_ERROR_INVALID_COUNTS) {
+      const std::string na = find_na_in_table(t);
+      if (!na.empty()) message = na;
+    }
+    UNPROTECT(1);
+    return failure(status, message);
+  }
+  R_SetExternalPtrAddr(xp, counts);
+  ++g_live_counts;
+  UNPROTECT(1);
+  return xp;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_close(SEXP xp) {
+  if (TYPEOF(xp) != EXTPTRSXP) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
+  if (R_ExternalPtrAddr(xp) != nullptr) {
+    counts_finalizer(xp);
+    R_SetExternalPtrTag(xp, sym_closed());
+  }
+  return R_NilValue;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_info(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  const dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  return Rcpp::List::create(
+      Rcpp::Named("rows") = static_cast<double>(info.rows),
+      Rcpp::Named("cols") = static_cast<double>(info.cols),
+      Rcpp::Named("nnz") = static_cast<double>(info.nnz),
+      Rcpp::Named("max_count") = info.max_count, Rcpp::Named("total") = info.total,
+      Rcpp::Named("real_valued") = (info.flags & DIRMN_COUNTS_REAL_VALUED) != 0,
+      Rcpp::Named("storage") = info.storage == DIRMN_STORAGE_SPARSE ? "sparse" : "dense",
+      Rcpp::Named("value_bits") = info.value_bits,
+      Rcpp::Named("backend") = info.backend == DIRMN_BACKEND_CUDA ? "cuda" : "cpu",
+      Rcpp::Named("device") = info.device);
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_ddirmn_counts(SEXP xp, SEXP alpha, bool full, bool log) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+
+  AlphaShape shape;
+  int bad = 0;
+  std::string message;
+  if (!check_alpha(alpha, info.rows, info.cols, &shape, &bad, &message)) return failure(bad, message);
+
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, info.rows));
+  status = run_loglik(p.ctx, p.counts, info.rows, info.cols, alpha, shape, loglik_flags(full),
+                      REAL(out));
+  if (status != DIRMN_SUCCESS) {
+    message = dirmn_last_error(p.ctx);
+    if (status == DIRMN_ERROR_INVALID_PARAMETER) {
+      const std::string na = find_na_in_alpha(alpha, info.rows, shape);
+      if (!na.empty()) message = na;
+    }
+    UNPROTECT(1);
+    return failure(status, message);
+  }
+  if (!log) exponentiate(REAL(out), XLENGTH(out));
+  UNPROTECT(1);
+  return out;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_ddirmn_table(SEXP ctx_xp, SEXP x, int kind, SEXP alpha, bool full, bool log) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  if (ctx == nullptr) return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
+  Table t;
+  std::string message;
+  if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
+  AlphaShape shape;
+  int bad = 0;
+  if (!check_alpha(alpha, t.rows, t.cols, &shape, &bad, &message)) return failure(bad, message);
+
+  // The library has no empty tables; an empty set of rows has an empty answer.
+  if (t.rows == 0 && t.cols > 0) return Rf_allocVector(REALSXP, 0);
+
+  // Allocated before the temporary table exists, so that an allocation
+  // error cannot skip the table's destructor.
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, t.rows > 0 ? t.rows : 0));
+  int status = DIRMN_SUCCESS;
+  {
+    CountsGuard counts;
+    status = create_counts(ctx, t, &counts.counts);
+    if (status != DIRMN_SUCCESS) {
+      message = dirmn_last_error(ctx);
+      if (status == DIRMN_ERROR_INVALID_COUNTS) {
+        const std::string na = find_na_in_table(t);
+        if (!na.empty()) message = na;
+      }
+    } else {
+      status = run_loglik(ctx, counts.counts, t.rows, t.cols, alpha, shape, loglik_flags(full),
+                          REAL(out));
+      if (status != DIRMN_SUCCESS) {
+        message = dirmn_last_error(ctx);
+        if (status == DIRMN_ERROR_INVALID_PARAMETER) {
+          const std::string na = find_na_in_alpha(alpha, t.rows, shape);
+          if (!na.empty()) message = na;
+        }
+      }
+    }
+  }
+  if (status != DIRMN_SUCCESS) {
+    UNPROTECT(1);
+    return failure(status, message);
+  }
+  if (!log) exponentiate(REAL(out), XLENGTH(out));
+  UNPROTECT(1);
+  return out;
+}
+
+// Benchmark support: seconds spent in `reps` back-to-back dirmn_loglik calls
+// on a prepared table with one shared alpha, timed from C++, so that the R
+// overhead of ddirmn() can be measured by difference.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_bench_loglik(SEXP xp, SEXP alpha, int reps, bool full) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  AlphaShape shape;
+  int bad = 0;
+  std::string message;
+  if (!check_alpha(alpha, info.rows, info.cols, &shape, &bad, &message)) return failure(bad, message);
+  if (reps < 1) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "reps must be positive");
+  std::vector<double> out(static_cast<size_t>(info.rows));
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps && status == DIRMN_SUCCESS; ++r)
+    status = run_loglik(p.ctx, p.counts, info.rows, info.cols, alpha, shape, loglik_flags(full),
+                        out.data());
+  const auto stop = std::chrono::steady_clock::now();
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+  return Rf_ScalarReal(std::chrono::duration<double>(stop - start).count());
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_live_counts() { return Rf_ScalarReal(static_cast<double>(g_live_counts)); }
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_set_force_cancel(bool on) {
+  g_force_cancel = on;
+  return R_NilValue;
+}

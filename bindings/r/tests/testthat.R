@@ -1,0 +1,4 @@
+library(testthat)
+library(dirmn)
+
+test_check("dirmn")

@@ -1,0 +1,180 @@
+x <- matrix(c(3L, 0L, 1L, 2L, 5L, 0L, 1L, 1L, 4L), 3, 3)
+alpha <- c(1, 2, 3)
+
+test_that("conditions carry class, status, message and call", {
+  bad <- x
+  bad[2, 3] <- -4L
+  e <- tryCatch(ddirmn(bad, alpha), error = identity)
+  expect_s3_class(e, "dirmn_error_invalid_counts")
+  expect_identical(class(e), c("dirmn_error_invalid_counts", "dirmn_error", "error", "condition"))
+  expect_identical(e$status, 3L)
+  expect_match(conditionMessage(e), "row 2, column 3")
+  expect_identical(conditionCall(e)[[1]], as.name("ddirmn"))
+})
+
+test_that("invalid counts name their row and column", {
+  cases <- list(
+    list(-1, "negative"), list(2.5, "integ"), list(Inf, "finite|inf"),
+    list(NaN, "finite|nan|NaN")
+  )
+  for (case in cases) {
+    bad <- x + 0
+    bad[3, 2] <- case[[1]]
+    expect_error(ddirmn(bad, alpha), "row 3, column 2", class = "dirmn_error_invalid_counts")
+    expect_error(dirmn_counts(bad), "row 3, column 2", class = "dirmn_error_invalid_counts")
+    sp <- Matrix::Matrix(bad, sparse = TRUE)
+    expect_error(ddirmn(sp, alpha), "row 3, column 2", class = "dirmn_error_invalid_counts")
+  }
+})
+
+test_that("NA counts are reported as NA with their row and column", {
+  bad_int <- x
+  bad_int[2, 3] <- NA_integer_
+  expect_error(ddirmn(bad_int, alpha), "row 2, column 3: count is NA",
+               class = "dirmn_error_invalid_counts")
+  expect_error(dirmn_counts(bad_int), "row 2, column 3: count is NA",
+               class = "dirmn_error_invalid_counts")
+  bad_dbl <- x + 0
+  bad_dbl[1, 2] <- NA_real_
+  expect_error(ddirmn(bad_dbl, alpha), "row 1, column 2: count is NA",
+               class = "dirmn_error_invalid_counts")
+  sp <- Matrix::Matrix(bad_dbl, sparse = TRUE)
+  expect_error(ddirmn(sp, alpha), "row 1, column 2: count is NA",
+               class = "dirmn_error_invalid_counts")
+  expect_error(ddirmn(methods::as(sp, "RsparseMatrix"), alpha), "row 1, column 2: count is NA",
+               class = "dirmn_error_invalid_counts")
+  expect_error(ddirmn(c(1L, NA, 2L), alpha), "row 1, column 2: count is NA",
+               class = "dirmn_error_invalid_counts")
+})
+
+test_that("invalid alpha is an invalid-parameter error", {
+  for (value in list(0, -1, Inf, NaN)) {
+    bad <- alpha
+    bad[2] <- value
+    expect_error(ddirmn(x, bad), "^column 2: alpha", class = "dirmn_error_invalid_parameter")
+    expect_error(ddirmn(dirmn_counts(x), bad), "^column 2: alpha",
+                 class = "dirmn_error_invalid_parameter")
+    per_row <- matrix(1, 3, 3)
+    per_row[2, 3] <- value
+    expect_error(ddirmn(x, per_row), "^row 2, column 3: alpha",
+                 class = "dirmn_error_invalid_parameter")
+  }
+  expect_error(ddirmn(x, c(1, NA, 3)), "^column 2: alpha is NA$",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(ddirmn(x, NA), class = "dirmn_error")
+  per_row <- matrix(1, 3, 3)
+  per_row[3, 1] <- NA
+  expect_error(ddirmn(x, per_row), "^row 3, column 1: alpha is NA$",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(ddirmn(x, c("1", "2", "3")), class = "dirmn_error_invalid_parameter")
+  expect_error(ddirmn(x, c(1e308, 1e308, 1)), "the sum of alpha",
+               class = "dirmn_error_invalid_parameter")
+  big <- matrix(1, 3, 3)
+  big[2, ] <- 1e308
+  expect_error(ddirmn(x, big), "^row 2: the sum of alpha",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(ddirmn(x, data.frame(a = 1, b = 2, c = 3)),
+               class = "dirmn_error_invalid_parameter")
+})
+
+test_that("alpha of the wrong size is a dimension mismatch", {
+  expect_error(ddirmn(x, c(1, 2)), "length 2 .* 3 columns",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(dirmn_counts(x), c(1, 2, 3, 4)),
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(x, matrix(1, 2, 3)), "2 x 3 matrix",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(x, matrix(1, 3, 2)), class = "dirmn_error_dimension_mismatch")
+  expect_identical(tryCatch(ddirmn(x, 1), error = function(e) e$status), 5L)
+})
+
+test_that("bad arguments are invalid-argument errors", {
+  expect_error(ddirmn(letters[1:3], alpha), "not character",
+               class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(list(1, 2, 3), alpha), class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(array(1L, c(3, 3, 3)), alpha), class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(data.frame(a = 1, b = "x", c = 2), alpha), "column b",
+               class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(x, alpha, log = NA), "log", class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(x, alpha, full = "yes"), "full", class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(x, backend = "tpu"), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(x, device = -1), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(x, device = 1.5), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(x[0, , drop = FALSE]), class = "dirmn_error_invalid_argument")
+  expect_error(ddirmn(matrix(integer(0), 2, 0), numeric(0)), class = "dirmn_error_invalid_argument")
+})
+
+test_that("an unavailable backend is a backend-unavailable error", {
+  if (!dirmn_backends()$backends$compiled[2]) {
+    expect_error(dirmn_counts(x, backend = "cuda"), class = "dirmn_error_backend_unavailable")
+  }
+  expect_error(dirmn_counts(x, backend = "cuda", device = 4096),
+               class = "dirmn_error_backend_unavailable")
+})
+
+test_that("an interrupted computation is a cancelled error and leaves no handle", {
+  big <- random_counts(20000, 200, seed = 21)
+  counts <- dirmn_counts(big, backend = "cpu")
+  gc()
+  live <- dirmn:::cpp_live_counts()
+  dirmn:::cpp_set_force_cancel(TRUE)
+  on.exit(dirmn:::cpp_set_force_cancel(FALSE))
+  a <- rep(1, 200)
+  expect_error(ddirmn(counts, a), class = "dirmn_error_cancelled")
+  expect_error(ddirmn(big, a), class = "dirmn_error_cancelled")
+  dirmn:::cpp_set_force_cancel(FALSE)
+  gc()
+  expect_identical(dirmn:::cpp_live_counts(), live)
+  expect_length(ddirmn(counts, a), 20000)
+})
+
+test_that("every library status maps to its condition class", {
+  statuses <- c(null_pointer = 1, invalid_argument = 2, invalid_counts = 3,
+                invalid_parameter = 4, dimension_mismatch = 5, wrong_context = 6,
+                out_of_memory = 7, backend_unavailable = 8, device = 9, overflow = 10,
+                cancelled = 11, not_supported = 12, internal = 99)
+  for (name in names(statuses)) {
+    cond <- dirmn:::dirmn_condition(statuses[[name]], "msg")
+    expect_s3_class(cond, paste0("dirmn_error_", name))
+    expect_s3_class(cond, "dirmn_error")
+    expect_identical(cond$status, as.integer(statuses[[name]]))
+  }
+  expect_s3_class(dirmn:::dirmn_condition(1234, "msg"), "dirmn_error_unknown")
+  # the table covers exactly the statuses the library knows
+  known <- vapply(0:200, function(s) dirmn:::cpp_status_string(s) != "unknown status", TRUE)
+  expect_setequal((0:200)[known], c(0, unname(statuses)))
+})
+
+test_that("library messages are restated with 1-based rows and columns", {
+  expect_identical(
+    dirmn:::.r_message("dirmn_counts_create_dense: row 0, column 41 (0-based): count -1 is negative"),
+    "row 1, column 42: count -1 is negative")
+  expect_identical(
+    dirmn:::.r_message("dirmn_loglik: vector 0, index 9 (0-based): alpha 0 is not positive"),
+    "column 10: alpha 0 is not positive")
+  expect_identical(
+    dirmn:::.r_message("dirmn_loglik_rowwise: row 4, index 0 (0-based): alpha NaN is NaN"),
+    "row 5, column 1: alpha NaN is NaN")
+  expect_identical(dirmn:::.r_message("dirmn_context_create: device index 3 is negative"),
+                   "device index 3 is negative")
+  expect_identical(dirmn:::.r_message("dirmn_counts_create_dense: row 2, column 0 (0-based): count inf is infinite"),
+                   "row 3, column 1: count Inf is infinite")
+  expect_identical(dirmn:::.r_message("dirmn_loglik: vector 0, index 1 (0-based): alpha -inf is infinite"),
+                   "column 2: alpha -Inf is infinite")
+  expect_identical(dirmn:::.r_message("dirmn_counts_create_sparse: row 0, column 0 (0-based): count nan is NaN"),
+                   "row 1, column 1: count NaN is NaN")
+  expect_identical(dirmn:::.r_message(paste(
+    "dirmn_counts_create_dense: row 1, column 1 (0-based): count 2.5 is not an integer",
+    "(set DIRMN_COUNTS_REAL_VALUED for real-valued counts)")),
+    "row 2, column 2: count 2.5 is not an integer")
+  expect_identical(dirmn:::.r_message("dirmn_loglik: vector 0: the sum of alpha overflows"),
+                   "the sum of alpha overflows")
+  expect_identical(dirmn:::.r_message("dirmn_loglik_rowwise: row 6: the sum of alpha overflows"),
+                   "row 7: the sum of alpha overflows")
+})
+
+test_that("a library of another major version is refused at load", {
+  expect_invisible(dirmn:::.check_version(100, 102))
+  expect_error(dirmn:::.check_version(10000, 100), "different major version",
+               class = "dirmn_error_version_mismatch")
+})
