@@ -1,12 +1,10 @@
-/* bci_report.c: load a real count table, evaluate the Dirichlet-multinomial
- * log-likelihood of every row under a fitted-looking alpha, and print a
- * short report. Usage: dirmn_example [table.csv] [backend: auto|cpu|cuda]
+/* bci_report.c: load a real count table, fit the Dirichlet-multinomial by
+ * maximum likelihood, compare it with the multinomial, and fit DM mixtures
+ * for k = 1..3. Usage: dirmn_example [table.csv] [backend: auto|cpu|cuda]
  *
  * The table is a CSV with a header row and the row name first on each line,
  * like examples/data/bci.csv (vegan's BCI tree counts, 50 plots x 225
- * species). alpha is the method-of-moments-like guess "column proportions
- * times a precision of 50"; the report compares the DM fit with the
- * multinomial limit (alpha -> infinity), showing the overdispersion. */
+ * species). */
 #include <dirmn.h>
 
 #include <math.h>
@@ -83,7 +81,7 @@ int main(int argc, char** argv) {
 
   dirmn_counts* counts = NULL;
   int rc = 1;
-  double *alpha = NULL, *ll = NULL, *ll_multi = NULL;
+  double *alpha = NULL, *se = NULL, *prop = NULL;
   if (check(ctx, dirmn_counts_create_dense(ctx, &counts, t.rows, t.cols, DIRMN_FLOAT64, t.x,
                                            t.cols, 1, NULL),
             "dirmn_counts_create_dense"))
@@ -93,51 +91,69 @@ int main(int argc, char** argv) {
   dirmn_counts_get_info(counts, &info);
 
   alpha = calloc((size_t)t.cols, sizeof(double));
-  ll = calloc((size_t)t.rows, sizeof(double));
-  ll_multi = calloc((size_t)t.rows, sizeof(double));
-  if (!alpha || !ll || !ll_multi) goto done;
-  for (long i = 0; i < t.rows; ++i)
-    for (long j = 0; j < t.cols; ++j) alpha[j] += t.x[i * t.cols + j];
-  /* Column proportions (smoothed so no alpha is 0) times a precision. */
-  const double precision = 50.0, smooth = 0.5;
-  double scale = info.total + smooth * (double)t.cols;
-  for (long j = 0; j < t.cols; ++j) alpha[j] = precision * (alpha[j] + smooth) / scale;
-  if (check(ctx, dirmn_loglik(ctx, counts, 1, alpha, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_FULL, ll, 1, 1),
-            "dirmn_loglik"))
-    goto done;
-  /* The multinomial limit: the same proportions with a huge precision. */
-  for (long j = 0; j < t.cols; ++j) alpha[j] *= 1e9 / precision;
-  if (check(ctx, dirmn_loglik(ctx, counts, 1, alpha, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_FULL,
-                              ll_multi, 1, 1),
-            "dirmn_loglik"))
-    goto done;
+  se = calloc((size_t)t.cols, sizeof(double)); /* standard errors of log alpha */
+  prop = calloc((size_t)t.cols, sizeof(double));
+  if (!alpha || !se || !prop) goto done;
 
-  double sum = 0, sum_multi = 0, worst = 0;
-  long worst_row = 0;
-  for (long i = 0; i < t.rows; ++i) {
-    sum += ll[i];
-    sum_multi += ll_multi[i];
-    if (ll[i] < worst || i == 0) {
-      worst = ll[i];
-      worst_row = i;
-    }
-  }
+  /* Maximum-likelihood alpha: Newton on log alpha over count histograms. */
+  dirmn_fit_result fit;
+  fit.size = sizeof fit;
+  fit.alpha = alpha;
+  fit.std_error_alpha = NULL;
+  fit.std_error_log_alpha = se;
+  if (check(ctx, dirmn_fit(ctx, counts, NULL, &fit), "dirmn_fit")) goto done;
+
+  /* The multinomial fit (its log-likelihood without the coefficient, the
+     DM's limit as the precision grows), for comparison. */
+  double mult = 0.0;
+  for (long i = 0; i < t.rows; ++i)
+    for (long j = 0; j < t.cols; ++j) prop[j] += t.x[i * t.cols + j];
+  for (long i = 0; i < t.rows; ++i)
+    for (long j = 0; j < t.cols; ++j)
+      if (t.x[i * t.cols + j] > 0) mult += t.x[i * t.cols + j] * log(prop[j] / info.total);
+
   printf("dirmn %s on %s\n", dirmn_version_string(), used == DIRMN_BACKEND_CUDA ? "CUDA" : "CPU");
-  printf("table            %s: %ld rows x %ld columns, %lld nonzero (%.0f%%), max count %.0f\n",
-         path, t.rows, t.cols, (long long)info.nnz, 100.0 * (double)info.nnz / (double)(t.rows * t.cols),
-         info.max_count);
-  printf("storage          %s, %d-bit counts\n",
+  printf("table           %s: %ld rows x %ld columns, %lld nonzero (%.0f%%), max count %.0f\n",
+         path, t.rows, t.cols, (long long)info.nnz,
+         100.0 * (double)info.nnz / (double)(t.rows * t.cols), info.max_count);
+  printf("storage         %s, %d-bit counts\n",
          info.storage == DIRMN_STORAGE_SPARSE ? "sparse rows" : "dense", info.value_bits);
-  printf("alpha            column proportions x precision %.0f\n", precision);
-  printf("log-likelihood   DM %.4f   multinomial limit %.4f   difference %.1f nats\n", sum,
-         sum_multi, sum - sum_multi);
-  printf("per row          mean %.4f, lowest %.4f (row %ld)\n", sum / (double)t.rows, worst,
-         worst_row + 1);
+  printf("fit             %s in %d Newton iterations, gradient norm %.2g\n",
+         fit.converged ? "converged" : "NOT converged", fit.iterations, fit.gradient_norm);
+  if (fit.multinomial_limit) {
+    printf("                no overdispersion: the multinomial limit fits best\n");
+  } else {
+    printf("precision       sum(alpha) = %.4g (overdispersion 1/(1+A) = %.4g)\n", fit.precision,
+           1.0 / (1.0 + fit.precision));
+  }
+  printf("log-likelihood  DM %.4f   multinomial %.4f   gain %.1f nats\n", fit.loglik, mult,
+         fit.loglik - mult);
+  /* The three most abundant categories. */
+  for (int r = 0; r < 3 && r < t.cols; ++r) {
+    long best = -1;
+    for (long j = 0; j < t.cols; ++j)
+      if ((best < 0 || alpha[j] > alpha[best]) && alpha[j] >= 0) best = j;
+    printf("alpha[%ld]%*s%.4f (log alpha +/- %.3f)\n", best + 1, best + 1 < 10 ? 7 : best + 1 < 100 ? 6 : 5, "",
+           alpha[best], se[best]);
+    alpha[best] = -alpha[best]; /* exclude from the next round */
+  }
+
+  /* DM mixtures for k = 1..3, compared by BIC. */
+  printf("mixtures        k   loglik        BIC\n");
+  for (int k = 1; k <= 3; ++k) {
+    dirmn_mixture* m = NULL;
+    if (check(ctx, dirmn_mixture_fit(ctx, counts, k, NULL, &m), "dirmn_mixture_fit")) goto done;
+    dirmn_mixture_info mi;
+    mi.size = sizeof mi;
+    dirmn_mixture_get_info(m, &mi);
+    printf("                %d   %.3f   %.3f\n", k, mi.loglik, mi.bic);
+    dirmn_mixture_destroy(m);
+  }
   rc = 0;
 done:
   free(alpha);
-  free(ll);
-  free(ll_multi);
+  free(se);
+  free(prop);
   free(t.x);
   dirmn_counts_destroy(counts);
   dirmn_context_destroy(ctx);
