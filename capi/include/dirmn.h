@@ -531,10 +531,12 @@ typedef struct dirmn_mixture_info {
   double objective;       /* what was optimised: -loglik (ML), or dmn's objective
                              -loglik - sum of log prior terms (DMN) */
   double aic;             /* ML: -2 loglik + 2P; DMN: dmn's scale, objective + P */
-  double bic;             /* ML: -2 loglik + P log(rows); DMN: objective + P/2 log(rows) */
+  double bic;             /* ML: -2 loglik + P log(n); DMN: objective + P/2 log(n), with n
+                             the number of rows (the sum of the row weights when given) */
   double laplace;         /* objective + 1/2 log det(Hessian) - P/2 log(2 pi), the Hessian of
                              the objective in log alpha per component, O(V) each; on the
-                             -2 log scale (x2) under ML */
+                             -2 log scale (x2) under ML, where without a prior it rewards
+                             extra components more than BIC does */
   int iterations;         /* EM iterations of the best start */
   int converged;          /* 1 when the best start met the tolerance */
   int start;              /* which start (0-based) was best */

@@ -320,9 +320,11 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
     req.out_stride_k = 1;
     r = counts->backend->loglik(*counts->data, req, ctx->interrupt);
     if (!r.ok()) return fail_backend(ctx, fn, r);
+    const std::vector<double> z_before = z;
     loglik = e_step(L, log_pi, k, o.weights, &z, &lse);
     objective = -loglik - log_prior;
     double max_change = 0.0;
+    for (size_t i = 0; i < z.size(); ++i) max_change = std::max(max_change, std::fabs(z[i] - z_before[i]));
     if (o.progress && o.progress(it, loglik, max_change, o.progress_data) != 0)
       return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled at EM iteration %d", fn, it);
     if (ctx->interrupt.poll())

@@ -16,7 +16,10 @@ everything else (α or log α, K parameter vectors at once, one vector per
 observation, with or without the multinomial coefficient);
 [`loglik_sum`](@ref) and [`loglik_rowwise_derivatives`](@ref) for
 gradients and Hessians; [`fit_mle`](@ref) and [`fit_dirmn`](@ref) for
-maximum-likelihood α;
+maximum-likelihood α; [`fit_mixture`](@ref) for Dirichlet-multinomial
+mixtures (EM clustering), with [`posterior`](@ref) and
+[`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
+[`laplace`](@ref) to choose the number of components;
 [`DirmnCounts`](@ref) to upload a table once and evaluate it many times;
 [`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
 
@@ -35,6 +38,9 @@ export DirmnError, DirmnContext, DirmnCounts, DirMult
 export logpdf, loglikelihood, loglik, loglik_rowwise
 export loglik_sum, loglik_rowwise_derivatives, fit_dirmn, fit_mle
 export backends, default_context, totals, nnz
+export DirMultFit, fit_mixture, DirMultMixture, MixtureSelection
+export posterior, assignments, aic, bic, laplace, dof, nobs, ncategories
+export ncomponents, components, probs
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn
@@ -44,6 +50,7 @@ include("context.jl")
 include("counts.jl")
 include("loglik.jl")
 include("fit.jl")
+include("mixture.jl")
 
 function __init__()
     # Contexts cached by a previous session (or precompilation) hold dead

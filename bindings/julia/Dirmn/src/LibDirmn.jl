@@ -80,6 +80,14 @@ const dirmn_param = Cint
 const DIRMN_PARAM_ALPHA = dirmn_param(0)
 const DIRMN_PARAM_LOG_ALPHA = dirmn_param(1)
 
+const dirmn_mixture_objective = Cint
+const DIRMN_MIXTURE_ML = dirmn_mixture_objective(0)
+const DIRMN_MIXTURE_DMN = dirmn_mixture_objective(1)
+
+const dirmn_mixture_init = Cint
+const DIRMN_INIT_KMEANS = dirmn_mixture_init(0)
+const DIRMN_INIT_KMEANSPP = dirmn_mixture_init(1)
+
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
 const DIRMN_FULL = UInt32(0x1)
 const DIRMN_OUTPUT_DEVICE = UInt32(0x2)
@@ -88,6 +96,7 @@ const DIRMN_ASYNC = UInt32(0x4)
 # Opaque handles are only ever seen through pointers.
 const dirmn_context = Cvoid
 const dirmn_counts = Cvoid
+const dirmn_mixture = Cvoid
 # C function pointers (make them with @cfunction).
 const dirmn_interrupt_fn = Ptr{Cvoid}
 const dirmn_progress_fn = Ptr{Cvoid}
@@ -171,6 +180,56 @@ struct dirmn_fit_result
 end
 
 """
+    dirmn_mixture_options(size, objective, init, starts, seed, max_iterations,
+                          tolerance, weights, progress, progress_data)
+
+Mirror of the C struct `dirmn_mixture_options`. Fill one with
+[`dirmn_mixture_options_init`](@ref) through a `Ref` (see
+[`empty_mixture_options`](@ref)), then build a modified copy. The pointers it
+holds (`weights`, `progress_data`) must stay valid, e.g. under
+`GC.@preserve`, for the whole [`dirmn_mixture_fit`](@ref) call. `progress` is
+a `dirmn_progress_fn` made with `@cfunction`; it receives (EM iteration,
+log-likelihood, change, `progress_data`) and cancels the fit by returning a
+non-zero `Cint`.
+"""
+struct dirmn_mixture_options
+    size::Csize_t
+    objective::dirmn_mixture_objective
+    init::dirmn_mixture_init
+    starts::Cint
+    seed::UInt64
+    max_iterations::Cint
+    tolerance::Cdouble
+    weights::Ptr{Cdouble}
+    progress::dirmn_progress_fn
+    progress_data::Ptr{Cvoid}
+end
+
+"""
+    dirmn_mixture_info(size, k, rows, cols, parameters, loglik, objective, aic,
+                       bic, laplace, iterations, converged, start)
+
+Mirror of the C struct `dirmn_mixture_info`. Pass it to
+[`dirmn_mixture_get_info`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_mixture_info)` (see [`empty_mixture_info`](@ref)).
+"""
+struct dirmn_mixture_info
+    size::Csize_t
+    k::Cint
+    rows::Int64
+    cols::Int64
+    parameters::Int64
+    loglik::Cdouble
+    objective::Cdouble
+    aic::Cdouble
+    bic::Cdouble
+    laplace::Cdouble
+    iterations::Cint
+    converged::Cint
+    start::Cint
+end
+
+"""
     empty_counts_options() -> dirmn_counts_options
 
 A zeroed options struct with only `size` set, ready for
@@ -188,6 +247,27 @@ requires.
 empty_counts_info() = dirmn_counts_info(Csize_t(sizeof(dirmn_counts_info)), 0, 0, 0, 0.0, 0.0,
                                         UInt32(0), DIRMN_STORAGE_AUTO, Cint(0),
                                         DIRMN_BACKEND_AUTO, Cint(0))
+
+"""
+    empty_mixture_options() -> dirmn_mixture_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_mixture_options_init`](@ref).
+"""
+empty_mixture_options() =
+    dirmn_mixture_options(Csize_t(sizeof(dirmn_mixture_options)), DIRMN_MIXTURE_ML,
+                          DIRMN_INIT_KMEANS, Cint(0), UInt64(0), Cint(0), 0.0, C_NULL, C_NULL,
+                          C_NULL)
+
+"""
+    empty_mixture_info() -> dirmn_mixture_info
+
+A zeroed info struct with `size` set, as [`dirmn_mixture_get_info`](@ref)
+requires.
+"""
+empty_mixture_info() =
+    dirmn_mixture_info(Csize_t(sizeof(dirmn_mixture_info)), Cint(0), 0, 0, 0, 0.0, 0.0, 0.0,
+                       0.0, 0.0, Cint(0), Cint(0), Cint(0))
 
 # ---------------------------------------------------------------------------
 # The function table
@@ -252,6 +332,18 @@ const FUNCTIONS = (
     (:dirmn_fit_options_init, Cvoid, (Ptr{dirmn_fit_options},)),
     (:dirmn_fit, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{dirmn_fit_options}, Ptr{dirmn_fit_result})),
+    (:dirmn_mixture_options_init, Cvoid, (Ptr{dirmn_mixture_options},)),
+    (:dirmn_mixture_fit, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, Cint, Ptr{dirmn_mixture_options},
+      Ptr{Ptr{dirmn_mixture}})),
+    (:dirmn_mixture_destroy, Cvoid, (Ptr{dirmn_mixture},)),
+    (:dirmn_mixture_get_info, dirmn_status, (Ptr{dirmn_mixture}, Ptr{dirmn_mixture_info})),
+    (:dirmn_mixture_get_params, dirmn_status,
+     (Ptr{dirmn_mixture}, Ptr{Cdouble}, Int64, Int64, Ptr{Cdouble})),
+    (:dirmn_mixture_get_responsibilities, dirmn_status,
+     (Ptr{dirmn_mixture}, Ptr{Cdouble}, Int64, Int64)),
+    (:dirmn_mixture_assign, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_mixture}, Ptr{dirmn_counts}, Ptr{Cdouble}, Int64, Int64)),
 )
 
 # ---------------------------------------------------------------------------

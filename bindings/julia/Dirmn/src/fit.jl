@@ -124,28 +124,102 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
 end
 
 """
+    DirMultFit
+
+The result of [`fit_dirmn`](@ref): every value the C library's
+`dirmn_fit_result` reports, as fields of the same names.
+
+- `alpha::Vector{Float64}`: the fitted α (length V); 0 for categories
+  without any count (their MLE is the limit α → 0); when `multinomial_limit`
+  is true, the multinomial proportions instead;
+- `std_error_alpha`, `std_error_log_alpha` (`Vector{Float64}`): standard
+  errors of α and of log α, from the inverse observed information (0 for
+  categories without counts);
+- `loglik::Float64`: the maximised log-likelihood without the multinomial
+  coefficients; `loglik_full::Float64`: with them, the log pmf of the data
+  (what [`loglikelihood`](@ref) returns);
+- `gradient_norm::Float64`: max-norm of the gradient with respect to log α
+  at the end;
+- `precision::Float64`: the sum of α (`Inf` under `multinomial_limit`);
+- `iterations::Int`, `converged::Bool`;
+- `multinomial_limit::Bool`: the data show no overdispersion, so the
+  likelihood grows toward the multinomial limit (sum of α → ∞);
+- `zero_columns::Int`: the number of categories without counts.
+
+[`fit_mle`](@ref) turns a converged fit into a [`DirMult`](@ref).
+"""
+struct DirMultFit
+    alpha::Vector{Float64}
+    std_error_alpha::Vector{Float64}
+    std_error_log_alpha::Vector{Float64}
+    loglik::Float64
+    loglik_full::Float64
+    gradient_norm::Float64
+    precision::Float64
+    iterations::Int
+    converged::Bool
+    multinomial_limit::Bool
+    zero_columns::Int
+end
+
+"""
+    loglikelihood(f::DirMultFit) -> Float64
+
+The maximised log-likelihood of a [`fit_dirmn`](@ref) result, with the
+multinomial coefficients (`f.loglik_full`: the log pmf of the data, on the
+same scale as Distributions.jl's `loglikelihood` and a mixture's
+[`loglikelihood`](@ref)).
+"""
+loglikelihood(f::DirMultFit) = f.loglik_full
+
+function Base.show(io::IO, f::DirMultFit)
+    print(io, "DirMultFit(V=", length(f.alpha), ", loglik_full=", f.loglik_full,
+          ", precision=", f.precision, f.converged ? ", converged" : ", not converged",
+          f.multinomial_limit ? ", multinomial limit" : "", ")")
+end
+
+function Base.show(io::IO, ::MIME"text/plain", f::DirMultFit)
+    V = length(f.alpha)
+    println(io, "DirMultFit: Dirichlet-multinomial maximum-likelihood fit, ", V,
+            V == 1 ? " category" : " categories")
+    println(io, "  loglik      ", f.loglik, " (", f.loglik_full, " with the multinomial coefficients)")
+    println(io, "  precision   ", f.precision, " (sum of alpha)")
+    println(io, "  iterations  ", f.iterations, f.converged ? ", converged" : ", NOT converged",
+            " (gradient norm ", f.gradient_norm, ")")
+    f.multinomial_limit &&
+        println(io, "  no overdispersion: multinomial limit; alpha holds the proportions")
+    f.zero_columns > 0 && println(io, "  ", f.zero_columns, " categories without counts (alpha = 0)")
+    n = min(V, 6)
+    print(io, "  alpha       [", join(string.(f.alpha[1:n]), ", "), V > n ? ", …]" : "]")
+end
+
+"""
     fit_dirmn(X; obsdim = 2, weights = nothing, start = nothing,
               tolerance = 1e-10, max_iterations = 1000,
               backend = :auto, device = 0, context = nothing, real_valued = false)
-        -> NamedTuple
+        -> DirMultFit
 
 Maximum-likelihood α for the observations of `X` (anything
 [`DirmnCounts`](@ref) accepts, or a `DirmnCounts`), by the library's
-safeguarded Newton iteration on log α. Fields of the result:
-
-- `alpha`: the fitted α; 0 for categories without any count (their MLE is
-  the limit α → 0); when `multinomial_limit` is true, the multinomial
-  proportions instead (the data show no overdispersion, the likelihood grows
-  as the sum of α → ∞);
-- `std_error_alpha`, `std_error_log_alpha`: standard errors;
-- `loglik` (without the multinomial coefficient), `loglik_full` (with it);
-- `gradient_norm` (max-norm of the gradient with respect to log α),
-  `precision` (sum of α), `iterations`, `converged`, `multinomial_limit`,
-  `zero_columns` (the number of categories without counts).
+safeguarded Newton iteration on log α, with O(V) Sherman–Morrison steps on
+count histograms (each iteration costs O(distinct counts), not
+O(observations × categories)). Returns a [`DirMultFit`](@ref) holding every
+value the library reports: `alpha`, `std_error_alpha`,
+`std_error_log_alpha`, `loglik`, `loglik_full`, `gradient_norm`,
+`precision`, `iterations`, `converged`, `multinomial_limit`,
+`zero_columns`.
 
 `weights` are per-observation weights (finite, ≥ 0), `start` a starting α
-(default: the method of moments). Not converging within `max_iterations` is
-reported by `converged = false`, not an error.
+(default: the method of moments). `tolerance` is relative: the fit stops
+when the predicted gain of a Newton step falls below `tolerance × |loglik|`.
+Not converging within `max_iterations` is reported by `converged = false`,
+not an error. Observations of all zeros contribute nothing; categories
+without counts get α = 0 and are counted in `zero_columns`; data without
+overdispersion are reported through `multinomial_limit`. A table without any
+count, or invalid weights or start, raise a [`DirmnError`](@ref).
+
+For clustering into several Dirichlet-multinomial components see
+[`fit_mixture`](@ref).
 """
 function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
                    tolerance::Union{Nothing,Real} = nothing,
@@ -185,12 +259,9 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
             end
             res = rref[]
         end
-        return (alpha = alpha, std_error_alpha = se, std_error_log_alpha = selog,
-                loglik = res.loglik, loglik_full = res.loglik_full,
-                gradient_norm = res.gradient_norm, precision = res.precision,
-                iterations = Int(res.iterations), converged = res.converged != 0,
-                multinomial_limit = res.multinomial_limit != 0,
-                zero_columns = Int(res.zero_columns))
+        return DirMultFit(alpha, se, selog, res.loglik, res.loglik_full, res.gradient_norm,
+                          res.precision, Int(res.iterations), res.converged != 0,
+                          res.multinomial_limit != 0, Int(res.zero_columns))
     end
 end
 

@@ -114,6 +114,35 @@ end
         close(c)
     end
 
+    @testset "DirMultFit mirrors dirmn_fit_result" begin
+        L = Dirmn.LibDirmn
+        # Every value field of the C result (the header test ties the C
+        # struct to dirmn.h), under its C name.
+        cfields = [f for f in fieldnames(L.dirmn_fit_result) if f !== :size]
+        @test collect(fieldnames(DirMultFit)) == cfields
+        Y = BCI[1:30, 1:40]
+        r = fit_dirmn(Y; obsdim = 1)
+        @test r isa DirMultFit
+        # The same fit through the raw ABI: every field agrees.
+        c = DirmnCounts(Y; obsdim = 1)
+        a, se, sl = zeros(40), zeros(40), zeros(40)
+        GC.@preserve a se sl begin
+            res = Ref(L.dirmn_fit_result(sizeof(L.dirmn_fit_result), pointer(a), pointer(se),
+                                         pointer(sl), 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0))
+            @test L.dirmn_fit(c.context.ptr, c.ptr, C_NULL, res) == 0
+            raw = res[]
+        end
+        close(c)
+        @test r.alpha == a && r.std_error_alpha == se && r.std_error_log_alpha == sl
+        for f in (:loglik, :loglik_full, :gradient_norm, :precision, :iterations, :converged,
+                  :multinomial_limit, :zero_columns)
+            @test (f, getfield(r, f) == getfield(raw, f)) == (f, true)
+        end
+        @test loglikelihood(r) == r.loglik_full
+        @test occursin("DirMultFit(V=40", sprint(show, r))
+        @test occursin("iterations", sprint(show, MIME("text/plain"), r))
+    end
+
     @testset "fit: weights, zero columns, multinomial limit" begin
         Y = BCI[1:20, 1:30]
         wi = [1 + (b % 3) for b in 1:20]

@@ -39,6 +39,7 @@ result = try
         include("values.jl")
         include("errors.jl")
         include("fit.jl")
+        include("mixture.jl")
         include("lifecycle.jl")
         include("gpu.jl")
     end
