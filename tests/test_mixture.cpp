@@ -187,7 +187,7 @@ TEST_CASE("mixture: well-separated simulated clusters are recovered", "[mixture]
 
 TEST_CASE("mixture: dmn's objective and criteria on the mite table", "[mixture][data]") {
   int64_t rows = 0, cols = 0;
-  const auto x = read_csv(DIRMN_SHARED_DATA_DIR "/mite.csv", &rows, &cols);
+  const auto x = read_csv(DIRMN_TEST_DATA_DIR "/../../examples/data/mite.csv", &rows, &cols);
   REQUIRE(rows == 70);
   REQUIRE(cols == 35);
   Context ctx = make_context(DIRMN_BACKEND_CPU);

@@ -314,10 +314,40 @@ class CudaBackend final : public Backend {
                     : launch_rowwise_dense(t.plan, t.dense_view(), a, env());
   }
 
+  // The table geometry of one call. CSR tables keep the plan made at upload
+  // (their panel offsets depend on it). Dense tables evaluating several
+  // parameter vectors use narrower column panels so that kMaxKGroup
+  // vectors' tables share a block: every cell is then read once per panel
+  // for all of them, instead of once per vector group over the whole width.
+  static TablePlan call_plan(const DeviceTable& t, int64_t K, size_t entry, int* k_group) {
+    TablePlan p = t.plan;
+    const int64_t budget = static_cast<int64_t>(kTableBudgetBytes / entry);
+    const int64_t per_col = static_cast<int64_t>(p.cut);
+    if (t.sparse || K == 1) {
+      *k_group = static_cast<int>(std::max<int64_t>(
+          1, std::min<int64_t>({K, kMaxKGroup, budget / (per_col * p.panel_cols)})));
+      return p;
+    }
+    const int64_t kg_want = std::min<int64_t>(K, kMaxKGroup);
+    int64_t group = static_cast<int64_t>(p.vec) * p.lanes_per_row;
+    if (p.lanes_per_row == 32 && budget / (kg_want * per_col) < group) {
+      p.lanes_per_row = 16;  // narrower lane groups allow narrower panels
+      group = static_cast<int64_t>(p.vec) * 16;
+    }
+    const int64_t kg = std::max<int64_t>(1, std::min(kg_want, budget / (per_col * group)));
+    const int64_t width = std::max(group, (budget / (kg * per_col)) / group * group);
+    p.panel_cols = std::min(round_up<int64_t>(t.cols, group), width);
+    p.panels = static_cast<int>(ceil_div<int64_t>(t.cols, p.panel_cols));
+    *k_group = static_cast<int>(kg);
+    return p;
+  }
+
   BackendResult run_shared(const DeviceTable& t, const LoglikRequest& req, double* out,
                            int64_t out_sr, int64_t out_sk) {
-    const TablePlan& plan = t.plan;
     const int64_t K = req.k;
+    const size_t entry = req.fast ? sizeof(float) : sizeof(double);
+    int k_group = 1;
+    const TablePlan plan = call_plan(t, K, entry, &k_group);
     const size_t alpha_bytes = static_cast<size_t>(K * t.cols) * sizeof(double);
     const size_t ksum_bytes = static_cast<size_t>(K) * sizeof(KSums);
     TableKey key;
@@ -332,11 +362,8 @@ class CudaBackend final : public Backend {
     key.fast = req.fast;
     const bool reuse = tables_valid_ && key == table_key_ &&
                        std::memcmp(cached_alpha_.data(), req.alpha, alpha_bytes) == 0;
-    if (!reuse) DIRMN_TRY(rebuild_tables(t, req, key, alpha_bytes, ksum_bytes));
+    if (!reuse) DIRMN_TRY(rebuild_tables(t, plan, req, key, alpha_bytes, ksum_bytes));
 
-    const size_t entry = req.fast ? sizeof(float) : sizeof(double);
-    const size_t per_k = static_cast<size_t>(plan.cut) * static_cast<size_t>(plan.panel_cols) * entry;
-    const int64_t fit = static_cast<int64_t>(kTableBudgetBytes / per_k);
     SharedAlphaArgs a;
     a.tables = tables_.get();
     a.cut = plan.cut;
@@ -345,9 +372,10 @@ class CudaBackend final : public Backend {
     a.vec = plan.vec;
     a.lanes_per_row = plan.lanes_per_row;
     a.k_total = static_cast<int>(K);
-    a.k_group = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({K, kMaxKGroup, fit})));
+    a.k_group = k_group;
     a.cols = t.cols;
     a.integral = t.integral;
+    a.all_fit = t.integral && t.max_count < static_cast<double>(plan.cut);
     a.ksums = static_cast<const KSums*>(params_.get());
     a.alpha = reinterpret_cast<const double*>(static_cast<const char*>(params_.get()) + ksum_bytes);
     a.row_term = row_terms_.get<double>();
@@ -368,10 +396,9 @@ class CudaBackend final : public Backend {
     return {};
   }
 
-  BackendResult rebuild_tables(const DeviceTable& t, const LoglikRequest& req, const TableKey& key,
-                               size_t alpha_bytes, size_t ksum_bytes) {
+  BackendResult rebuild_tables(const DeviceTable& t, const TablePlan& plan, const LoglikRequest& req,
+                               const TableKey& key, size_t alpha_bytes, size_t ksum_bytes) {
     tables_valid_ = false;
-    const TablePlan& plan = t.plan;
     const int64_t K = req.k;
     try {
       cached_alpha_.resize(alpha_bytes / sizeof(double));

@@ -26,6 +26,9 @@ constexpr int64_t kRowTermMax = int64_t{1} << 16;
 // Dense compact rows are padded to this many bytes so they can be read as
 // 16-byte vectors.
 constexpr int64_t kRowAlignBytes = 16;
+// Zeroed entries after a CSR table's last, so the kernels' aligned block
+// reads (up to 8 entries) never leave the arrays.
+constexpr int64_t kCsrSlackEntries = 8;
 // Grids are split into launches of at most this many blocks in y.
 constexpr int64_t kMaxGridY = 65535;
 // Dynamic shared memory a kernel gets without opting in.

@@ -435,6 +435,21 @@ int64_t compact_pitch(int64_t cols, int bytes) {
   return round_up<int64_t>(cols * bytes, kRowAlignBytes) / bytes;
 }
 
+// The compact CSR arrays of nnz entries plus zeroed slack (see
+// kCsrSlackEntries).
+BackendResult reserve_csr(DeviceTable* t, int64_t nnz, int vb, const LaunchEnv& env) {
+  const size_t cb = t->col16 ? 2 : 4;
+  const size_t n = static_cast<size_t>(nnz);
+  const size_t slack = static_cast<size_t>(kCsrSlackEntries);
+  DIRMN_TRY(t->col_idx.reserve((n + slack) * cb, "cudaMalloc (column indices)"));
+  DIRMN_TRY(t->values_buf.reserve((n + slack) * vb, "cudaMalloc (counts values)"));
+  DIRMN_CUDA_TRY(cudaMemsetAsync(t->col_idx.get<char>() + n * cb, 0, slack * cb, env.stream),
+                 "cudaMemsetAsync (column slack)");
+  DIRMN_CUDA_TRY(cudaMemsetAsync(t->values_buf.get<char>() + n * vb, 0, slack * vb, env.stream),
+                 "cudaMemsetAsync (value slack)");
+  return {};
+}
+
 template <CellType C>
 void launch_row_stats_c(const DeviceTable& t, const LaunchEnv& env, int grid) {
   dense_row_stats<C><<<grid, kBlockThreads, 0, env.stream>>>(
@@ -497,7 +512,9 @@ BackendResult build_panels(DeviceTable* t, const LaunchEnv& env) {
   return {};
 }
 
-// Dense compact table of `vt` from a row-major table of cell type C.
+// A compact CSR table of value type `vt` from a compact row-major dense
+// table of cell type C (row nonzeros, a scan for the row pointers, then an
+// ordered fill).
 template <CellType C>
 BackendResult dense_to_csr_c(DeviceTable* t, const void* dense, int64_t pitch, ValueType vt,
                              const LaunchEnv& env) {
@@ -516,9 +533,7 @@ BackendResult dense_to_csr_c(DeviceTable* t, const void* dense, int64_t pitch, V
   DIRMN_TRY(temp.reserve(bytes, "cudaMalloc (scan workspace)"));
   DIRMN_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.get(), bytes, row_nnz.get<int64_t>(), rp + 1, t->rows, env.stream),
                  "cub::DeviceScan::InclusiveSum");
-  const size_t nnz = static_cast<size_t>(t->nnz);
-  DIRMN_TRY(t->col_idx.reserve(nnz * (t->col16 ? 2 : 4), "cudaMalloc (column indices)"));
-  DIRMN_TRY(t->values_buf.reserve(nnz * value_bytes(vt), "cudaMalloc (counts values)"));
+  DIRMN_TRY(reserve_csr(t, t->nnz, static_cast<int>(value_bytes(vt)), env));
   void* co = t->col_idx.get();
   void* vo = t->values_buf.get();
 #define DIRMN_D2C(D, I) \
@@ -593,8 +608,11 @@ BackendResult ingest_strided(const DeviceDenseInput& in, DeviceTable* t, CountsP
   DIRMN_TRY(t->row_total.reserve(static_cast<size_t>(in.rows) * sizeof(double), "cudaMalloc (row totals)"));
   DIRMN_TRY(t->row_lcoef.reserve(static_cast<size_t>(in.rows) * sizeof(double), "cudaMalloc (row coefficients)"));
 
+  // The header promises an in-place reference only for integer counts;
+  // real-valued fractions are copied (as doubles).
   const bool in_place = (in.dtype == DIRMN_FLOAT32 || in.dtype == DIRMN_INT32) &&
-                        (in.cols == 1 || in.col_stride == 1) && in.storage != DIRMN_STORAGE_SPARSE;
+                        (in.cols == 1 || in.col_stride == 1) &&
+                        in.storage != DIRMN_STORAGE_SPARSE && t->integral;
   if (in_place) {
     t->wrapped = true;
     t->sparse = false;
@@ -807,8 +825,7 @@ BackendResult ingest_csr_typed(const DeviceCsrInput& in, DeviceTable* t, CountsP
     DIRMN_TRY(temp.reserve(bytes, "cudaMalloc (scan workspace)"));
     DIRMN_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.get(), bytes, row_nnz.get<int64_t>(), rp + 1, in.rows, env.stream),
                    "cub::DeviceScan::InclusiveSum");
-    DIRMN_TRY(t->col_idx.reserve(static_cast<size_t>(t->nnz) * (t->col16 ? 2 : 4), "cudaMalloc (column indices)"));
-    DIRMN_TRY(t->values_buf.reserve(static_cast<size_t>(t->nnz) * vb, "cudaMalloc (counts values)"));
+    DIRMN_TRY(reserve_csr(t, t->nnz, vb, env));
     void* co = t->col_idx.get();
     void* vo = t->values_buf.get();
 #define DIRMN_CC(D, I)                                                                   \
@@ -895,15 +912,17 @@ BackendResult upload_host_table(const HostTable& h, DeviceTable* t, const Launch
     const size_t nnz = static_cast<size_t>(h.nnz);
     t->col16 = h.cols <= 65536;
     DIRMN_TRY(t->row_ptr.reserve((rows + 1) * sizeof(int64_t), "cudaMalloc (row pointers)"));
-    DIRMN_TRY(t->col_idx.reserve(nnz * (t->col16 ? 2 : 4), "cudaMalloc (column indices)"));
-    DIRMN_TRY(t->values_buf.reserve(nnz * vb, "cudaMalloc (counts values)"));
+    DIRMN_TRY(reserve_csr(t, h.nnz, vb, env));
     DIRMN_CUDA_TRY(cudaMemcpyAsync(t->row_ptr.get(), h.row_ptr.data(), (rows + 1) * sizeof(int64_t),
                                    cudaMemcpyHostToDevice, env.stream),
                    "cudaMemcpyAsync (row pointers)");
-    DIRMN_CUDA_TRY(cudaMemcpyAsync(t->values_buf.get(), h.values.data(), nnz * vb,
-                                   cudaMemcpyHostToDevice, env.stream),
-                   "cudaMemcpyAsync (counts values)");
-    if (t->col16) {
+    if (nnz > 0)
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(t->values_buf.get(), h.values.data(), nnz * vb,
+                                     cudaMemcpyHostToDevice, env.stream),
+                     "cudaMemcpyAsync (counts values)");
+    if (nnz == 0) {
+      // Nothing to copy (and the host vectors may hold no buffer at all).
+    } else if (t->col16) {
       std::vector<uint16_t> narrow;
       try {
         narrow.assign(h.col_idx.begin(), h.col_idx.end());

@@ -23,7 +23,7 @@ BackendResult launch_sliced(void (*kernel)(View, SharedAlphaArgs), const View& v
   const int64_t slices_total =
       ceil_div<int64_t>(args.k_total, args.k_group) * static_cast<int64_t>(args.panels);
   const int64_t rows_per_block =
-      static_cast<int64_t>(kBlockThreads / args.lanes_per_row) * kRowsPerGroup;
+      static_cast<int64_t>(kBlockThreads / args.lanes_per_row) * args.rows_per_group;
   const int64_t chunks = ceil_div<int64_t>(view.rows, rows_per_block);
   const int64_t resident = static_cast<int64_t>(env.sm_count) * per_sm;
   for (int64_t base = 0; base < slices_total; base += kMaxGridY) {

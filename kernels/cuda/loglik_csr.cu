@@ -11,7 +11,8 @@ namespace {
 constexpr const char* kCsrWhat = "kernel launch (shared_alpha_csr)";
 
 template <CellType C, bool kCol16, class TabT>
-BackendResult csr_k(const CsrView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
+BackendResult csr_k(const CsrView& v, SharedAlphaArgs a, const LaunchEnv& env) {
+  a.rows_per_group = kCsrRowsPerGroup;
   if (a.k_group > 1)
     return launch_sliced(dev::shared_alpha_csr<C, kCol16, TabT, kMaxKGroup>, v, a, sizeof(TabT),
                          env, kCsrWhat);

@@ -1,29 +1,12 @@
-// loglik_dense.cu: instantiations and launches of the dense-table kernels.
+// loglik_dense.cu: dense-table kernels: double tables and row-wise alpha
+// (float tables are in loglik_dense_fast.cu).
 #include <algorithm>
 
-#include "launch_sliced.cuh"
-#include "loglik_device.cuh"
+#include "loglik_dense_launch.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace {
-
-constexpr const char* kDenseWhat = "kernel launch (shared_alpha_dense)";
-
-template <CellType C, int W, class TabT>
-BackendResult dense_k(const DenseView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
-  if (a.k_group > 1)
-    return launch_sliced(dev::shared_alpha_dense<C, W, TabT, kMaxKGroup>, v, a, sizeof(TabT), env,
-                         kDenseWhat);
-  return launch_sliced(dev::shared_alpha_dense<C, W, TabT, 1>, v, a, sizeof(TabT), env,
-                       kDenseWhat);
-}
-
-template <CellType C, int W>
-BackendResult dense_cw(bool fast, const DenseView& v, const SharedAlphaArgs& a,
-                       const LaunchEnv& env) {
-  return fast ? dense_k<C, W, float>(v, a, env) : dense_k<C, W, double>(v, a, env);
-}
 
 // Warps of the row-wise kernels: a few waves of one row per warp.
 constexpr int kRowwiseBlocksPerSm = 16;
@@ -42,19 +25,8 @@ BackendResult rowwise_c(const DenseView& v, const RowwiseArgs& a, const LaunchEn
 
 BackendResult launch_shared_dense(const TablePlan& plan, bool fast, const DenseView& view,
                                   const SharedAlphaArgs& args, const LaunchEnv& env) {
-  switch (plan.cell) {
-    case CellType::U8: return dense_cw<CellType::U8, 16>(fast, view, args, env);
-    case CellType::U16: return dense_cw<CellType::U16, 8>(fast, view, args, env);
-    case CellType::U32: return dense_cw<CellType::U32, 4>(fast, view, args, env);
-    case CellType::F64: return dense_cw<CellType::F64, 2>(fast, view, args, env);
-    case CellType::F32:
-      return plan.vec == 4 ? dense_cw<CellType::F32, 4>(fast, view, args, env)
-                           : dense_cw<CellType::F32, 1>(fast, view, args, env);
-    case CellType::I32:
-      return plan.vec == 4 ? dense_cw<CellType::I32, 4>(fast, view, args, env)
-                           : dense_cw<CellType::I32, 1>(fast, view, args, env);
-  }
-  return {DIRMN_ERROR_INTERNAL, "unknown cell type", 0};
+  return fast ? detail::launch_dense_float_tables(plan, view, args, env)
+              : detail::launch_dense_tab<double>(plan, view, args, env);
 }
 
 BackendResult launch_rowwise_dense(const TablePlan& plan, const DenseView& view,

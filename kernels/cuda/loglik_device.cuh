@@ -4,22 +4,27 @@
 //
 // Shared-alpha kernels. A block owns one slice -- a group of up to
 // kMaxKGroup parameter vectors on one column panel -- and copies that slice's
-// tables into shared memory once, then walks its share of the rows. Lanes of
-// a warp form groups of `lanes_per_row` lanes; each group carries
-// kRowsPerGroup rows at a time so several loads are in flight per lane.
+// tables into shared memory once (cp.async, overlapping its first loads),
+// then walks its share of the rows. Lanes of a warp form groups of LANES
+// lanes; each group carries R rows at a time, and walks them as a stream of
+// steps with the next step's loads in flight while one step computes. Row
+// epilogues run two stages ahead: a row's total is loaded a chunk early and
+// its normaliser lpoch(A, N) - N log A looked up a chunk early, so finishing
+// a row never waits on memory.
 //
 // Dense rows are read as vectors of `W` cells. For vector i of a row, lane
-// t = i mod lanes_per_row holds cells i*W .. i*W+W-1, and the table entry of
-// cell j of that vector sits at column position
-//     pos = (i / lanes) * lanes * W + j * lanes + t
+// t = i mod LANES holds cells i*W .. i*W+W-1, and the table entry of cell j
+// of that vector sits at column position
+//     pos = (i / LANES) * LANES * W + j * LANES + t
 // so that, for each j, the lanes of a group read consecutive positions: the
 // lookups of a warp are free of bank conflicts whatever counts they hold.
-// CSR tables use W = 1 (pos = column).
+// CSR tables use W = 1 (pos = column) and read entries in aligned blocks.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../dirmn_math.hpp"
 #include "loglik_types.cuh"
@@ -233,17 +238,23 @@ __device__ __forceinline__ double row_term(const SharedAlphaArgs& a, int k, doub
   return shifted_norm(s.a, n, s.log_a);
 }
 
-// Writes a finished row sum (one panel: the result; several: a partial).
+// A row's total and log multinomial coefficient, loaded a chunk ahead of
+// its sum (stage one of the row epilogue).
+struct RowData {
+  double n = 0.0;
+  double lcoef = 0.0;
+};
+
+// Writes a finished row sum: with one panel the result, sum + adjust where
+// adjust = [lcoef] - (lpoch(A, N) - N log A) was resolved ahead; with
+// several panels a partial sum.
 __device__ __forceinline__ void finish_row(double sum, int64_t row, int k, int panel, int64_t rows,
-                                           const double* row_total, const double* row_lcoef,
-                                           const SharedAlphaArgs& a) {
+                                           double adjust, const SharedAlphaArgs& a) {
   if (a.panels > 1) {
     a.partial[(static_cast<int64_t>(panel) * rows + row) * a.k_total + k] = sum;
     return;
   }
-  double v = sum - row_term(a, k, __ldg(row_total + row));
-  if (a.full) v += __ldg(row_lcoef + row);
-  a.out[row * a.out_sr + static_cast<int64_t>(k) * a.out_sk] = v;
+  a.out[row * a.out_sr + static_cast<int64_t>(k) * a.out_sk] = sum + adjust;
 }
 
 // Sums `v` over the `width` lanes of an aligned lane group (width a power of
@@ -253,27 +264,43 @@ __device__ __forceinline__ double group_sum(double v, int width) {
   return v;
 }
 
-// Copies the slice's kc tables (each `entries` long) into shared memory.
+// Starts copying the slice's kc tables (each `entries` long) into shared
+// memory. On sm_80 and later the copy is asynchronous (cp.async), so the
+// block's first loads of counts overlap it; wait_tables() completes it.
 template <class TabT>
-__device__ __forceinline__ void load_tables(TabT* dst, const SharedAlphaArgs& a, int k0, int kc,
-                                            int panel, int64_t entries) {
+__device__ __forceinline__ void start_tables(TabT* dst, const SharedAlphaArgs& a, int k0, int kc,
+                                             int panel, int entries) {
   constexpr int kPerVec = 16 / static_cast<int>(sizeof(TabT));
-  const int64_t vecs = entries / kPerVec;  // entries is a multiple of 32
+  const int vecs = entries / kPerVec;  // entries is a multiple of 32
   const TabT* tables = static_cast<const TabT*>(a.tables);
   for (int kk = 0; kk < kc; ++kk) {
     const uint4* src = reinterpret_cast<const uint4*>(
         tables + ((static_cast<int64_t>(k0 + kk) * a.panels + panel) * a.cut) * a.panel_cols);
     uint4* d = reinterpret_cast<uint4*>(dst + kk * entries);
-    for (int64_t i = threadIdx.x; i < vecs; i += blockDim.x) d[i] = __ldg(src + i);
+    for (int i = static_cast<int>(threadIdx.x); i < vecs; i += static_cast<int>(blockDim.x)) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+      const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(d + i));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(saddr), "l"(src + i) : "memory");
+#else
+      d[i] = __ldg(src + i);
+#endif
+    }
   }
 }
 
+__device__ __forceinline__ void wait_tables() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+  __syncthreads();
+}
+
 // Picks acc[r][kk] for the lane's (r, kk) without a run-time register index.
-template <int KG>
-__device__ __forceinline__ double select_acc(const double (&acc)[kRowsPerGroup][KG], int idx) {
+template <int R, int KG>
+__device__ __forceinline__ double select_acc(const double (&acc)[R][KG], int idx) {
   double v = 0.0;
 #pragma unroll
-  for (int r = 0; r < kRowsPerGroup; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int kk = 0; kk < KG; ++kk)
       if (idx == r * KG + kk) v = acc[r][kk];
@@ -283,34 +310,48 @@ __device__ __forceinline__ double select_acc(const double (&acc)[kRowsPerGroup][
 // ---------------------------------------------------------------------------
 // Shared-alpha kernels
 
+// Reads a table entry at a byte offset from a shared-memory base.
+template <class TabT>
+__device__ __forceinline__ TabT tab_load(const char* base, uint32_t byte_off) {
+  return *reinterpret_cast<const TabT*>(base + byte_off);
+}
+
 // Adds the shifted terms of one dense vector to acc[kk] for the slice's
-// parameter vectors. pos0 is the table position of cell 0 (cell j is at
-// pos0 + j * lanes); col is the column of cell 0.
-template <CellType C, int W, class TabT, int KG>
-__device__ __forceinline__ void add_vector(const RawVec<W * CellTraits<C>::kBytes>& x, int pos0,
-                                           int lanes, int64_t col, const TabT* tab,
-                                           int entries, int kc, int k0,
-                                           const SharedAlphaArgs& a, double (&acc)[KG]) {
-  const int P = static_cast<int>(a.panel_cols);
-  if (fits_table<C, W>(x, a.cut, a.integral)) {
+// parameter vectors. `tab` points at the entry of cell 0 for n = 0 (cell j
+// is LANES entries further); col is the column of cell 0.
+template <CellType C, int W, int LANES, class TabT, int KG>
+__device__ __forceinline__ void add_vector(const RawVec<W * CellTraits<C>::kBytes>& x,
+                                           const char* tab, int64_t col, uint32_t entry_bytes,
+                                           int kc, int k0, const SharedAlphaArgs& a,
+                                           double (&acc)[KG]) {
+  constexpr uint32_t kStep = LANES * sizeof(TabT);  // bytes from cell j to cell j + 1
+  const uint32_t row_bytes = static_cast<uint32_t>(a.panel_cols) * sizeof(TabT);
+  if (a.all_fit || fits_table<C, W>(x, a.cut, a.integral)) {
+    uint32_t off[W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) off[j] = static_cast<uint32_t>(cell_index<C, W>(x, j)) * row_bytes;
 #pragma unroll
     for (int kk = 0; kk < KG; ++kk) {
       if (KG > 1 && kk >= kc) break;
-      const TabT* t = tab + kk * entries + pos0;
+      const char* t = tab + kk * entry_bytes;
       if constexpr (sizeof(TabT) == sizeof(float)) {
-        // Float lookups are summed pairwise in float and converted once per
-        // vector: the conversion unit runs at a quarter of the add rate.
-        float s[W];
+        // Float lookups are summed in float in small balanced groups and
+        // converted once per vector: conversions run at a quarter of the add
+        // rate, and same-sign terms keep the float error near 3 ulp.
+        float part = 0.0f;
+        if constexpr (W >= 4) {
 #pragma unroll
-        for (int j = 0; j < W; ++j) s[j] = t[cell_index<C, W>(x, j) * P + j * lanes];
+          for (int q = 0; q < W; q += 4)
+            part += (tab_load<float>(t, off[q] + q * kStep) + tab_load<float>(t, off[q + 1] + (q + 1) * kStep)) +
+                    (tab_load<float>(t, off[q + 2] + (q + 2) * kStep) + tab_load<float>(t, off[q + 3] + (q + 3) * kStep));
+        } else {
 #pragma unroll
-        for (int step = 1; step < W; step *= 2)
-#pragma unroll
-          for (int j = 0; j + step < W; j += 2 * step) s[j] += s[j + step];
-        acc[kk] += static_cast<double>(s[0]);
+          for (int j = 0; j < W; ++j) part += tab_load<float>(t, off[j] + j * kStep);
+        }
+        acc[kk] += static_cast<double>(part);
       } else {
 #pragma unroll
-        for (int j = 0; j < W; ++j) acc[kk] += t[cell_index<C, W>(x, j) * P + j * lanes];
+        for (int j = 0; j < W; ++j) acc[kk] += tab_load<double>(t, off[j] + j * kStep);
       }
     }
     return;
@@ -321,37 +362,17 @@ __device__ __forceinline__ void add_vector(const RawVec<W * CellTraits<C>::kByte
     const double n = cell_value<C, W>(x, j);
     if (n == 0.0) continue;
     const bool tabulated = n < static_cast<double>(a.cut) && n == floor(n);
+    const uint32_t o = static_cast<uint32_t>(tabulated ? n : 0.0) * row_bytes + j * kStep;
 #pragma unroll
     for (int kk = 0; kk < KG; ++kk) {
       if (KG > 1 && kk >= kc) break;
       if (tabulated) {
-        acc[kk] += static_cast<double>(
-            tab[kk * entries + pos0 + static_cast<int>(n) * P + j * lanes]);
+        acc[kk] += static_cast<double>(tab_load<TabT>(tab + kk * entry_bytes, o));
       } else {
         const int k = k0 + kk;
         acc[kk] += shifted_term(__ldg(a.alpha + static_cast<int64_t>(k) * a.cols + col + j), n,
                                 a.ksums[k].log_a);
       }
-    }
-  }
-}
-
-// The shifted term of one CSR entry (count n > 0 at local column u).
-template <class TabT, int KG>
-__device__ __forceinline__ void add_entry(double n, int u, int64_t col, const TabT* tab,
-                                          int entries, int kc, int k0,
-                                          const SharedAlphaArgs& a, double (&acc)[KG]) {
-  const int P = static_cast<int>(a.panel_cols);
-  const bool tabulated = n < static_cast<double>(a.cut) && (a.integral || n == floor(n));
-#pragma unroll
-  for (int kk = 0; kk < KG; ++kk) {
-    if (KG > 1 && kk >= kc) break;
-    if (tabulated) {
-      acc[kk] += static_cast<double>(tab[kk * entries + static_cast<int>(n) * P + u]);
-    } else {
-      const int k = k0 + kk;
-      acc[kk] += shifted_term(__ldg(a.alpha + static_cast<int64_t>(k) * a.cols + col), n,
-                              a.ksums[k].log_a);
     }
   }
 }
@@ -363,145 +384,340 @@ struct SliceGeometry {
   int64_t rows_per_block;
 };
 
-__device__ __forceinline__ SliceGeometry slice_geometry(const SharedAlphaArgs& a) {
+__device__ __forceinline__ SliceGeometry slice_geometry(const SharedAlphaArgs& a, int lanes,
+                                                        int rows_per_group) {
   SliceGeometry g;
   const int slice = a.slice_base + static_cast<int>(blockIdx.y);
   g.panel = slice % a.panels;
   g.k0 = (slice / a.panels) * a.k_group;
   g.kc = min(a.k_group, a.k_total - g.k0);
   g.entries = a.cut * static_cast<int>(a.panel_cols);
-  g.lanes = a.lanes_per_row;
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  g.lane_in_group = lane % g.lanes;
-  g.group = static_cast<int>(threadIdx.x) / g.lanes;
-  g.rows_per_block = static_cast<int64_t>(kBlockThreads / g.lanes) * kRowsPerGroup;
+  g.lanes = lanes;
+  g.lane_in_group = static_cast<int>(threadIdx.x) % lanes;
+  g.group = static_cast<int>(threadIdx.x) / lanes;
+  g.rows_per_block = static_cast<int64_t>(kBlockThreads / lanes) * rows_per_group;
   return g;
 }
 
+// Stage one of the row epilogue: the row data lane (r * KG + kk) of a group
+// will need for row r of the chunk at row0.
+template <int R, int KG>
+__device__ __forceinline__ RowData prefetch_row(int64_t row0, const SliceGeometry& g, int64_t rows,
+                                                const double* row_total, const double* row_lcoef,
+                                                const SharedAlphaArgs& a) {
+  RowData d;
+  const int64_t row = row0 + g.lane_in_group / KG;
+  if (g.lane_in_group < R * KG && row0 >= 0 && row < rows && a.panels == 1) {
+    d.n = __ldg(row_total + row);
+    if (a.full) d.lcoef = __ldg(row_lcoef + row);
+  }
+  return d;
+}
+
+// Stage two, once the row total has arrived: the adjustment finish_row adds,
+// looked up a chunk before it is needed so the lookup never stalls a step.
+template <int R, int KG>
+__device__ __forceinline__ double resolve_row(const RowData& d, const SliceGeometry& g,
+                                              const SharedAlphaArgs& a) {
+  if (a.panels > 1 || g.lane_in_group >= R * KG) return 0.0;
+  const int k = g.k0 + g.lane_in_group % KG;
+  if (k >= a.k_total) return 0.0;
+  return d.lcoef - row_term(a, k, d.n);
+}
+
 // Reduces the group's row sums and writes them: lane r * KG + kk of each
-// group finishes row r under parameter vector kk.
-template <int KG>
-__device__ __forceinline__ void finish_group(double (&acc)[kRowsPerGroup][KG], int64_t row0,
-                                             const SliceGeometry& g, int64_t rows,
-                                             const double* row_total, const double* row_lcoef,
+// group finishes row r under parameter vector kk. Leaves acc zeroed.
+template <int R, int KG>
+__device__ __forceinline__ void finish_group(double (&acc)[R][KG], int64_t row0,
+                                             const SliceGeometry& g, int64_t rows, double adjust,
                                              const SharedAlphaArgs& a) {
 #pragma unroll
-  for (int r = 0; r < kRowsPerGroup; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int kk = 0; kk < KG; ++kk) acc[r][kk] = group_sum(acc[r][kk], g.lanes);
   const int idx = g.lane_in_group;
   const int r = idx / KG, kk = idx % KG;
-  const double v = select_acc<KG>(acc, idx);
+  const double v = select_acc<R, KG>(acc, idx);
   const int64_t row = row0 + r;
-  if (idx < kRowsPerGroup * KG && kk < g.kc && row < rows)
-    finish_row(v, row, g.k0 + kk, g.panel, rows, row_total, row_lcoef, a);
+  if (idx < R * KG && kk < g.kc && row < rows)
+    finish_row(v, row, g.k0 + kk, g.panel, rows, adjust, a);
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int j = 0; j < KG; ++j) acc[rr][j] = 0.0;
 }
 
-template <CellType C, int W, class TabT, int KG>
-__global__ void __launch_bounds__(kBlockThreads)
+// One step of a lane group's walk over its rows: row chunk and the vector
+// (dense) or entry (CSR) offset within the rows.
+struct Step {
+  int64_t chunk;
+  int64_t offset;
+};
+
+// The step after s, given how many vectors (entries) a row chunk spans.
+__device__ __forceinline__ Step next_step(Step s, int64_t span, int lanes) {
+  s.offset += lanes;
+  if (s.offset >= span) {
+    s.offset = 0;
+    s.chunk += gridDim.x;
+  }
+  return s;
+}
+
+template <CellType C, int W, int LANES, class TabT, int KG>
+__global__ void __launch_bounds__(kBlockThreads, 2)
     shared_alpha_dense(DenseView view, SharedAlphaArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  TabT* tab = reinterpret_cast<TabT*>(smem);
-  const SliceGeometry g = slice_geometry(a);
-  load_tables<TabT>(tab, a, g.k0, g.kc, g.panel, g.entries);
-  __syncthreads();
+  constexpr int R = KG > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
+  const SliceGeometry g = slice_geometry(a, LANES, R);
+  start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
 
   const int64_t col0 = static_cast<int64_t>(g.panel) * a.panel_cols;
   const int64_t width = min(a.panel_cols, view.cols - col0);
   const int64_t nvec = (width + W - 1) / W;
   constexpr int kBytes = W * CellTraits<C>::kBytes;
-  const char* base_ptr = static_cast<const char*>(view.values);
+  const char* values = static_cast<const char*>(view.values);
   const int64_t pitch_bytes = view.pitch * CellTraits<C>::kBytes;
+  const uint32_t entry_bytes = static_cast<uint32_t>(g.entries) * sizeof(TabT);
 
-  for (int64_t chunk = blockIdx.x; chunk * g.rows_per_block < view.rows; chunk += gridDim.x) {
-    const int64_t row0 = chunk * g.rows_per_block + static_cast<int64_t>(g.group) * kRowsPerGroup;
-    double acc[kRowsPerGroup][KG];
+  // Loads the group's vectors of step s (zeros outside the table).
+  auto load = [&](RawVec<kBytes>(&x)[R], Step s) {
+    const int64_t row0 = s.chunk * g.rows_per_block + static_cast<int64_t>(g.group) * R;
+    const int64_t vi = s.offset + g.lane_in_group;
 #pragma unroll
-    for (int r = 0; r < kRowsPerGroup; ++r)
+    for (int r = 0; r < R; ++r) {
+      if (vi < nvec && row0 + r < view.rows) {
+        x[r].load(values + (row0 + r) * pitch_bytes + (col0 + vi * W) * CellTraits<C>::kBytes);
+      } else {
 #pragma unroll
-      for (int kk = 0; kk < KG; ++kk) acc[r][kk] = 0.0;
-
-    for (int64_t vbase = 0; vbase < nvec; vbase += g.lanes) {
-      const int64_t vi = vbase + g.lane_in_group;
-      const int64_t col = col0 + vi * W;
-      RawVec<kBytes> x[kRowsPerGroup];
-#pragma unroll
-      for (int r = 0; r < kRowsPerGroup; ++r) {
-        const int64_t row = row0 + r;
-        if (vi < nvec && row < view.rows) {
-          x[r].load(base_ptr + row * pitch_bytes + col * CellTraits<C>::kBytes);
-        } else {
-#pragma unroll
-          for (int i = 0; i < static_cast<int>(sizeof(x[r].w) / sizeof(uint32_t)); ++i) x[r].w[i] = 0;
-        }
+        for (int i = 0; i < static_cast<int>(sizeof(x[r].w) / sizeof(uint32_t)); ++i) x[r].w[i] = 0;
       }
-      const int pos0 = static_cast<int>(vbase) * W + g.lane_in_group;
-#pragma unroll
-      for (int r = 0; r < kRowsPerGroup; ++r)
-        add_vector<C, W, TabT, KG>(x[r], pos0, g.lanes, col, tab, g.entries, g.kc, g.k0, a, acc[r]);
     }
-    finish_group<KG>(acc, row0, g, view.rows, view.row_total, view.row_lcoef, a);
+  };
+
+  const auto group_row0 = [&](int64_t chunk) {
+    return chunk * g.rows_per_block + static_cast<int64_t>(g.group) * R;
+  };
+  Step s{static_cast<int64_t>(blockIdx.x), 0};
+  RawVec<kBytes> next[R];
+  load(next, s);
+  RowData rd = prefetch_row<R, KG>(group_row0(s.chunk), g, view.rows, view.row_total, view.row_lcoef, a);
+  wait_tables();
+  double adjust = resolve_row<R, KG>(rd, g, a);
+  rd = prefetch_row<R, KG>(group_row0(s.chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+
+  double acc[R][KG];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int kk = 0; kk < KG; ++kk) acc[r][kk] = 0.0;
+
+  while (s.chunk * g.rows_per_block < view.rows) {
+    RawVec<kBytes> x[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) x[r] = next[r];
+    // The next step's loads are in flight while this step computes.
+    const Step n = next_step(s, nvec, LANES);
+    load(next, n);
+    const int64_t vi = s.offset + g.lane_in_group;
+    const char* tab = reinterpret_cast<const char*>(smem) +
+                      (static_cast<uint32_t>(s.offset) * W + g.lane_in_group) * sizeof(TabT);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      add_vector<C, W, LANES, TabT, KG>(x[r], tab, col0 + vi * W, entry_bytes, g.kc, g.k0, a, acc[r]);
+    if (n.chunk != s.chunk) {
+      finish_group<R, KG>(acc, group_row0(s.chunk), g, view.rows, adjust, a);
+      adjust = resolve_row<R, KG>(rd, g, a);
+      rd = prefetch_row<R, KG>(group_row0(n.chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+    }
+    s = n;
   }
 }
 
+// CSR entries are read E at a time from E-aligned blocks (E = 16 bytes over
+// the wider of the value and column types), so each lane has 16-byte loads in
+// flight like the dense kernels. A row's first and last blocks reach into
+// neighbouring rows; those entries are masked. The value and column arrays
+// carry kCsrSlack entries of zero padding so the last block stays inside.
+template <CellType C, bool kCol16>
+struct CsrBlock {
+  static constexpr int kValueBytes = CellTraits<C>::kBytes;
+  static constexpr int kColBytes = kCol16 ? 2 : 4;
+  static constexpr int E = kVectorBytes / (kValueBytes > kColBytes ? kValueBytes : kColBytes);
+  static constexpr CellType kColCell = kCol16 ? CellType::U16 : CellType::U32;
+  RawVec<E * kValueBytes> val;
+  RawVec<E * kColBytes> col;
+  int64_t first;  // entry index of element 0; -1: no block
+  __device__ __forceinline__ void load(const CsrView& v, int64_t b, bool valid) {
+    if (valid) {
+      first = b * E;
+      val.load(static_cast<const char*>(v.values) + first * kValueBytes);
+      col.load(static_cast<const char*>(v.col) + first * kColBytes);
+    } else {
+      first = -1;
+    }
+  }
+};
+
 template <CellType C, bool kCol16, class TabT, int KG>
-__global__ void __launch_bounds__(kBlockThreads)
+__device__ __forceinline__ void add_block(const CsrBlock<C, kCol16>& x, int64_t begin, int64_t end,
+                                          int64_t col0, const char* tab, uint32_t entry_bytes,
+                                          int kc, int k0, const SharedAlphaArgs& a,
+                                          double (&acc)[KG]) {
+  using B = CsrBlock<C, kCol16>;
+  if (x.first < 0) return;
+  const uint32_t row_bytes = static_cast<uint32_t>(a.panel_cols) * sizeof(TabT);
+#pragma unroll
+  for (int i = 0; i < B::E; ++i) {
+    const int64_t e = x.first + i;
+    if (e < begin || e >= end) continue;
+    const uint32_t c = static_cast<uint32_t>(cell_index<B::kColCell, B::E>(x.col, i));
+    bool tabulated;
+    uint32_t n_int;
+    double n;
+    if constexpr (C == CellType::F64) {
+      n = cell_value<C, B::E>(x.val, i);
+      tabulated = n < static_cast<double>(a.cut) && n == floor(n);
+      n_int = tabulated ? static_cast<uint32_t>(n) : 0u;
+    } else {
+      n_int = static_cast<uint32_t>(cell_index<C, B::E>(x.val, i));
+      n = static_cast<double>(n_int);
+      tabulated = n_int < static_cast<uint32_t>(a.cut);
+    }
+    if (tabulated) {
+      const uint32_t off = n_int * row_bytes + (c - static_cast<uint32_t>(col0)) * sizeof(TabT);
+#pragma unroll
+      for (int kk = 0; kk < KG; ++kk) {
+        if (KG > 1 && kk >= kc) break;
+        acc[kk] += static_cast<double>(tab_load<TabT>(tab + kk * entry_bytes, off));
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < KG; ++kk) {
+        if (KG > 1 && kk >= kc) break;
+        const int k = k0 + kk;
+        acc[kk] += shifted_term(__ldg(a.alpha + static_cast<int64_t>(k) * a.cols + c), n,
+                                a.ksums[k].log_a);
+      }
+    }
+  }
+}
+
+// The entry ranges of a lane group's rows in one row chunk (this panel).
+template <int R>
+struct RowExtents {
+  int64_t begin[R];
+  int64_t end[R];
+};
+
+template <int R>
+__device__ __forceinline__ RowExtents<R> load_extents(const CsrView& view, int64_t row0, int panel,
+                                                      int panels) {
+  RowExtents<R> x;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = row0 + r;
+    x.begin[r] = x.end[r] = 0;
+    if (row < view.rows) {
+      const int64_t start = __ldg(view.row_ptr + row);
+      if (panels > 1) {
+        const uint32_t* pp = view.panel_ptr + row * (panels + 1) + panel;
+        x.begin[r] = start + __ldg(pp);
+        x.end[r] = start + __ldg(pp + 1);
+      } else {
+        x.begin[r] = start;
+        x.end[r] = __ldg(view.row_ptr + row + 1);
+      }
+    }
+  }
+  return x;
+}
+
+// Blocks of E entries covering [begin, end): the first, and how many.
+template <int E>
+__device__ __forceinline__ int64_t first_block(int64_t begin) { return begin / E; }
+template <int E>
+__device__ __forceinline__ int64_t block_count(int64_t begin, int64_t end) {
+  return end > begin ? (end - 1) / E - begin / E + 1 : 0;
+}
+
+// CSR rows are walked like dense ones: a stream of steps (row chunk, block
+// offset) with the next step's blocks in flight while one is evaluated. The
+// row extents of the chunk after next are loaded a whole chunk ahead, so
+// crossing into a new chunk never waits for its row pointers.
+template <CellType C, bool kCol16, class TabT, int KG>
+__global__ void __launch_bounds__(kBlockThreads, 2)
     shared_alpha_csr(CsrView view, SharedAlphaArgs a) {
+  using B = CsrBlock<C, kCol16>;
+  constexpr int kLanes = 32;
+  constexpr int R = kCsrRowsPerGroup;
   extern __shared__ __align__(16) unsigned char smem[];
-  TabT* tab = reinterpret_cast<TabT*>(smem);
-  const SliceGeometry g = slice_geometry(a);
-  load_tables<TabT>(tab, a, g.k0, g.kc, g.panel, g.entries);
-  __syncthreads();
+  const SliceGeometry g = slice_geometry(a, kLanes, R);
+  start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
   const int64_t col0 = static_cast<int64_t>(g.panel) * a.panel_cols;
+  const char* tab = reinterpret_cast<const char*>(smem);
+  const uint32_t entry_bytes = static_cast<uint32_t>(g.entries) * sizeof(TabT);
+  const auto group_row0 = [&](int64_t chunk) {
+    return chunk * g.rows_per_block + static_cast<int64_t>(g.group) * R;
+  };
+  const auto longest = [&](const RowExtents<R>& x) {
+    int64_t m = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r) m = max(m, block_count<B::E>(x.begin[r], x.end[r]));
+    return m;
+  };
+  const auto load_blocks = [&](B (&dst)[R], const RowExtents<R>& x, int64_t off) {
+    const int64_t o = off + g.lane_in_group;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      dst[r].load(view, first_block<B::E>(x.begin[r]) + o, o < block_count<B::E>(x.begin[r], x.end[r]));
+  };
 
-  for (int64_t chunk = blockIdx.x; chunk * g.rows_per_block < view.rows; chunk += gridDim.x) {
-    const int64_t row0 = chunk * g.rows_per_block + static_cast<int64_t>(g.group) * kRowsPerGroup;
-    int64_t begin[kRowsPerGroup], end[kRowsPerGroup];
-    int64_t longest = 0;
-#pragma unroll
-    for (int r = 0; r < kRowsPerGroup; ++r) {
-      const int64_t row = row0 + r;
-      begin[r] = end[r] = 0;
-      if (row < view.rows) {
-        const int64_t start = __ldg(view.row_ptr + row);
-        if (a.panels > 1) {
-          const uint32_t* pp = view.panel_ptr + row * (a.panels + 1) + g.panel;
-          begin[r] = start + __ldg(pp);
-          end[r] = start + __ldg(pp + 1);
-        } else {
-          begin[r] = start;
-          end[r] = __ldg(view.row_ptr + row + 1);
-        }
-      }
-      longest = max(longest, end[r] - begin[r]);
-    }
-    double acc[kRowsPerGroup][KG];
-#pragma unroll
-    for (int r = 0; r < kRowsPerGroup; ++r)
-#pragma unroll
-      for (int kk = 0; kk < KG; ++kk) acc[r][kk] = 0.0;
+  int64_t chunk = blockIdx.x;
+  RowExtents<R> cur = load_extents<R>(view, group_row0(chunk), g.panel, a.panels);
+  RowExtents<R> after = load_extents<R>(view, group_row0(chunk + gridDim.x), g.panel, a.panels);
+  RowData rd = prefetch_row<R, KG>(group_row0(chunk), g, view.rows, view.row_total, view.row_lcoef, a);
+  int64_t span = longest(cur);
+  int64_t off = 0;
+  B next[R];
+  load_blocks(next, cur, 0);
+  wait_tables();
+  double adjust = resolve_row<R, KG>(rd, g, a);
+  rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
 
-    for (int64_t off = 0; off < longest; off += g.lanes) {
-      int64_t col[kRowsPerGroup];
-      double n[kRowsPerGroup];
+  double acc[R][KG];
 #pragma unroll
-      for (int r = 0; r < kRowsPerGroup; ++r) {
-        const int64_t e = begin[r] + off + g.lane_in_group;
-        if (e < end[r]) {
-          col[r] = load_col<kCol16>(view.col, e);
-          n[r] = load_cell<C>(view.values, e);
-        } else {
-          col[r] = col0;
-          n[r] = 0.0;
-        }
-      }
+  for (int r = 0; r < R; ++r)
 #pragma unroll
-      for (int r = 0; r < kRowsPerGroup; ++r)
-        if (n[r] != 0.0)
-          add_entry<TabT, KG>(n[r], static_cast<int>(col[r] - col0), col[r], tab, g.entries, g.kc,
-                              g.k0, a, acc[r]);
+    for (int kk = 0; kk < KG; ++kk) acc[r][kk] = 0.0;
+
+  while (chunk * g.rows_per_block < view.rows) {
+    B x[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) x[r] = next[r];
+    // A row group may have no entries here: its one (empty) step still
+    // finishes the rows.
+    const bool last = off + kLanes >= span;
+    if (last)
+      load_blocks(next, after, 0);
+    else
+      load_blocks(next, cur, off + kLanes);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      add_block<C, kCol16, TabT, KG>(x[r], cur.begin[r], cur.end[r], col0, tab, entry_bytes, g.kc, g.k0,
+                                     a, acc[r]);
+    if (last) {
+      finish_group<R, KG>(acc, group_row0(chunk), g, view.rows, adjust, a);
+      chunk += gridDim.x;
+      cur = after;
+      after = load_extents<R>(view, group_row0(chunk + gridDim.x), g.panel, a.panels);
+      adjust = resolve_row<R, KG>(rd, g, a);
+      rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+      span = longest(cur);
+      off = 0;
+    } else {
+      off += kLanes;
     }
-    finish_group<KG>(acc, row0, g, view.rows, view.row_total, view.row_lcoef, a);
   }
 }
 

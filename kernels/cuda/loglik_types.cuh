@@ -54,6 +54,12 @@ constexpr int kWarpsPerBlock = kBlockThreads / 32;
 // vector loads in flight per lane, which short rows need to cover memory
 // latency.
 constexpr int kRowsPerGroup = 4;
+// The CSR kernel's lane groups carry two rows: each holds two 16-byte
+// blocks (values and columns) per row, twice over for the prefetch.
+constexpr int kCsrRowsPerGroup = 2;
+// Dense lane groups evaluating several parameter vectors carry two rows:
+// their accumulators take the registers the other two rows would.
+constexpr int kMultiKRowsPerGroup = 2;
 // Parameter vectors one block evaluates per pass over its rows when K > 1.
 constexpr int kMaxKGroup = 4;
 // Bytes of a vectorised dense read per lane.
@@ -107,11 +113,13 @@ struct SharedAlphaArgs {
   int panels = 1;
   int vec = 1;
   int lanes_per_row = 32;
+  int rows_per_group = kRowsPerGroup;  // rows a lane group carries
   int k_total = 1;
   int k_group = 1;    // parameter vectors per block
   int slice_base = 0; // first slice of this launch (grids are split at 65535)
   int64_t cols = 0;
   bool integral = true;           // every stored count is an integer
+  bool all_fit = false;           // every stored count is an integer below cut
   const double* alpha = nullptr;  // k_total x cols
   const KSums* ksums = nullptr;
   const double* row_term = nullptr;  // k_total x row_term_len

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# gpu-check.sh: everything that needs a GPU, in one go, on a machine with an
+# NVIDIA device: Release build with CUDA, the whole ctest suite (the [cuda]
+# cases included), compute-sanitizer memcheck and racecheck over the [cuda]
+# cases, the GPU benchmark and the PyTorch reference. All logs go to one
+# folder: $OUT if set, else ./gpu-logs. At most six files are written there.
+#
+#   scripts/gpu-check.sh            # build in build/gpu-release, then check
+#   DIRMN_GPU_BUILD_DIR=dir DIRMN_GPU_SKIP_BUILD=1 scripts/gpu-check.sh
+#                                   # use an existing build (same source path)
+#   DIRMN_GPU_QUICK=1 ...           # smaller benchmark
+#   DIRMN_GPU_SKIP_TORCH=1 ...      # leave out bench/torch_ref.py
+#
+# Exit status: 0 when every step passed, 1 otherwise (see summary.md).
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOGS=${OUT:-$PWD/gpu-logs}
+BUILD=${DIRMN_GPU_BUILD_DIR:-$ROOT/build/gpu-release}
+CATCH2=$ROOT/.deps/catch2/usr
+PY=${PYTHON:-python3}
+mkdir -p "$LOGS"
+SUMMARY=$LOGS/summary.md
+: >"$SUMMARY"
+failed=0
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+# run NAME LOGFILE CMD...: appends the command's output to LOGFILE.
+run() {
+  local name=$1 log=$2
+  shift 2
+  local t0=$SECONDS
+  { echo "===== $name: $*"; } >>"$log"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  note "- $name: exit $rc ($((SECONDS - t0)) s)"
+  return $rc
+}
+
+note "# dirmn GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+  sed 's/^/device: /' | tee -a "$SUMMARY"
+
+# 1. Build.
+BT=$LOGS/build_and_test.log
+: >"$BT"
+if [[ ${DIRMN_GPU_SKIP_BUILD:-0} != 1 ]]; then
+  if [[ ! -d $CATCH2 ]]; then
+    note "- build: Catch2 missing at $CATCH2 (see the README: apt-get download catch2 into .deps)"
+    exit 1
+  fi
+  run "configure" "$BT" cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DDIRMN_CUDA=ON -DCMAKE_PREFIX_PATH="$CATCH2" || { note "build failed"; exit 1; }
+  run "build" "$BT" cmake --build "$BUILD" --parallel || { note "build failed"; exit 1; }
+fi
+
+# 2. The whole suite, [cuda] cases included.
+run "ctest" "$BT" ctest --test-dir "$BUILD" --output-on-failure || failed=1
+TESTS=$BUILD/tests/dirmn_tests
+
+# 3. compute-sanitizer over the [cuda] cases. [hog] fills the device on
+#    purpose and is left out: the sanitizer tracks every allocation.
+SAN=$LOGS/sanitizer.log
+: >"$SAN"
+if ! command -v compute-sanitizer >/dev/null 2>&1; then
+  note "- compute-sanitizer: not installed on this machine; not run"
+else
+  for tool in memcheck racecheck; do
+    extra=()
+    [[ $tool == memcheck ]] && extra=(--leak-check full)
+    run "compute-sanitizer $tool" "$SAN" compute-sanitizer --tool "$tool" "${extra[@]}" \
+      --error-exitcode 1 "$TESTS" "[cuda]~[hog]"
+    rc=$?
+    if grep -q -E "Device not supported|CUDA_ERROR_NOT_SUPPORTED|error 999|Target application terminated before first instrumented API call" "$SAN"; then
+      note "  compute-sanitizer REFUSED the device (see sanitizer.log); $tool results are not valid"
+    elif [[ $rc != 0 ]]; then
+      failed=1
+    fi
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$SAN" | tail -3 | sed 's/^/  /' | tee -a "$SUMMARY"
+  done
+fi
+
+# 4. Benchmarks: dirmn and the anchors, then PyTorch on the same data.
+BL=$LOGS/bench.log
+: >"$BL"
+quick=()
+[[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && quick=(--quick)
+if [[ -x $BUILD/bench/dirmn_gpu_bench ]]; then
+  t0=$SECONDS
+  "$BUILD/bench/dirmn_gpu_bench" "${quick[@]}" >"$LOGS/gpu_bench.csv" 2>>"$BL"
+  rc=$?
+  note "- gpu_bench: exit $rc ($((SECONDS - t0)) s)"
+  [[ $rc != 0 ]] && failed=1
+else
+  note "- gpu_bench: not built (configure with DIRMN_BUILD_BENCH=ON)"
+  failed=1
+fi
+if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
+  note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
+elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then
+  t0=$SECONDS
+  PYTHONUNBUFFERED=1 $PY "$ROOT/bench/torch_ref.py" "${quick[@]}" --csv "$LOGS/torch_ref.csv" 2>>"$BL"
+  rc=$?
+  note "- torch_ref.py: exit $rc ($((SECONDS - t0)) s)"
+  [[ $rc != 0 ]] && failed=1
+else
+  note "- torch_ref.py: no CUDA-enabled PyTorch for $PY; not run"
+fi
+if [[ -s $LOGS/gpu_bench.csv ]]; then
+  {
+    echo
+    echo "## Benchmark (GPU time per call, median; see bench.log for every row)"
+    echo
+    $PY "$ROOT/bench/torch_ref.py" --merge "$LOGS/gpu_bench.csv" \
+      $([[ -s $LOGS/torch_ref.csv ]] && echo "$LOGS/torch_ref.csv")
+  } >>"$SUMMARY" 2>&1
+fi
+
+note ""
+note "result: $([[ $failed == 0 ]] && echo PASS || echo FAIL)"
+exit $failed
