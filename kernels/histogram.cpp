@@ -64,6 +64,26 @@ Histogram HistogramBuilder::finish() {
   return h;
 }
 
+Histogram histogram_from_value_weights(const double* by_value, int bins) {
+  Histogram h;
+  h.dense = true;
+  int top = 0;  // the largest value with weight
+  for (int n = 1; n < bins; ++n)
+    if (by_value[n] != 0.0) top = n;
+  h.cum.assign(static_cast<size_t>(top), 0.0);
+  double above = 0.0;
+  for (int k = top; k-- > 0;) {
+    above += by_value[k + 1];
+    h.cum[static_cast<size_t>(k)] = above;
+  }
+  for (int n = 1; n <= top; ++n) {
+    const double v = static_cast<double>(n);
+    h.first_moment += by_value[n] * v;
+    h.second_factorial += by_value[n] * v * (v - 1.0);
+  }
+  return h;
+}
+
 namespace {
 
 // sum_b w_b f(a, n_b) for f = lpoch, dpoch, tpoch at once.

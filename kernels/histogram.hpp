@@ -54,6 +54,10 @@ class HistogramBuilder {
   bool use_pairs_ = false;
 };
 
+// The dense-form histogram of weights by value: by_value[n] is the weight
+// of count n, for n < bins (by_value[0] is ignored).
+Histogram histogram_from_value_weights(const double* by_value, int bins);
+
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
 // gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the
 // Hessian diag(d) + c 11^T. Outputs may be null.

@@ -95,6 +95,14 @@ else
   note "- gpu_bench: not built (configure with DIRMN_BUILD_BENCH=ON)"
   failed=1
 fi
+if [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
+  t0=$SECONDS
+  {
+    "$BUILD/bench/dirmn_bench_fit" cuda 262144 1024
+    "$BUILD/bench/dirmn_bench_fit" cpu 262144 1024
+  } >>"$SUMMARY" 2>>"$BL"
+  note "- bench_fit: exit $? ($((SECONDS - t0)) s)"
+fi
 if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
   note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
 elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then

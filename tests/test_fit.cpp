@@ -477,3 +477,57 @@ TEST_CASE("fit: the BCI table against dirmult", "[fit][data]") {
     CHECK(close_to(a[1], 0.03668692474, 1e-5));
   }
 }
+
+TEST_CASE("fit: device histograms agree with the CPU's", "[fit][cuda]") {
+  REQUIRE(cuda_device_present());
+  const int64_t rows = 3000, cols = 70;
+  std::vector<double> alpha_true(cols);
+  for (int64_t v = 0; v < cols; ++v) alpha_true[static_cast<size_t>(v)] = 0.1 + 0.05 * static_cast<double>(v % 9);
+  const auto x = simulate_dm(rows, alpha_true, 120, 123);
+  std::vector<double> w(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) w[static_cast<size_t>(b)] = static_cast<double>(b % 5) * 0.5;
+  Context cpu = make_context(DIRMN_BACKEND_CPU);
+  Context gpu = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(cpu);
+  REQUIRE(gpu);
+  for (dirmn_storage st : {DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
+    dirmn_counts_options o;
+    dirmn_counts_options_init(&o);
+    o.storage = st;
+    dirmn_counts *cc = nullptr, *cg = nullptr;
+    REQUIRE(dirmn_counts_create_dense(cpu.get(), &cc, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1, &o) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_counts_create_dense(gpu.get(), &cg, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1, &o) == DIRMN_SUCCESS);
+    Counts hc(cc), hg(cg);
+    dirmn_counts_info info;
+    info.size = sizeof info;
+    REQUIRE(dirmn_counts_get_info(cg, &info) == DIRMN_SUCCESS);
+    REQUIRE(info.value_bits == 8);  // the device histogram path
+    for (const double* wp : {static_cast<const double*>(nullptr), static_cast<const double*>(w.data())}) {
+      double fc = 0, fg = 0, sc = 0, sg = 0;
+      std::vector<double> gc(cols), gg(cols), dc(cols), dg(cols);
+      REQUIRE(dirmn_loglik_sum(cpu.get(), cc, alpha_true.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_FULL,
+                               &fc, gc.data(), dc.data(), &sc) == DIRMN_SUCCESS);
+      REQUIRE(dirmn_loglik_sum(gpu.get(), cg, alpha_true.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_FULL,
+                               &fg, gg.data(), dg.data(), &sg) == DIRMN_SUCCESS);
+      CHECK(close_to(fg, fc, 1e-12));
+      CHECK(close_to(sg, sc, 1e-12));
+      for (int64_t v = 0; v < cols; ++v) {
+        CHECK(close_to(gg[static_cast<size_t>(v)], gc[static_cast<size_t>(v)], 1e-10, 1e-9));
+        CHECK(close_to(dg[static_cast<size_t>(v)], dc[static_cast<size_t>(v)], 1e-12, 1e-9));
+      }
+      std::vector<double> ac(cols), ag(cols);
+      dirmn_fit_options fo;
+      dirmn_fit_options_init(&fo);
+      fo.weights = wp;
+      dirmn_fit_result rc, rg;
+      rc.size = rg.size = sizeof rc;
+      rc.alpha = ac.data();
+      rg.alpha = ag.data();
+      rc.std_error_alpha = rc.std_error_log_alpha = rg.std_error_alpha = rg.std_error_log_alpha = nullptr;
+      REQUIRE(dirmn_fit(cpu.get(), cc, &fo, &rc) == DIRMN_SUCCESS);
+      REQUIRE(dirmn_fit(gpu.get(), cg, &fo, &rg) == DIRMN_SUCCESS);
+      CHECK(close_to(rg.loglik, rc.loglik, 1e-12));
+      for (int64_t v = 0; v < cols; ++v) CHECK(close_to(ag[static_cast<size_t>(v)], ac[static_cast<size_t>(v)], 1e-8));
+    }
+  }
+}

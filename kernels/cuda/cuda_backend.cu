@@ -23,6 +23,7 @@
 #include <new>
 #include <vector>
 
+#include "../histogram.hpp"
 #include "device_table.cuh"
 
 namespace dirmn {
@@ -78,7 +79,8 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend(int device, int sm_count)
       : device_(device), sm_count_(sm_count), params_(device), tables_(device),
-        row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device) {}
+        row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
+        hist_(device) {}
 
   ~CudaBackend() override {
     DeviceGuard guard(device_);
@@ -89,6 +91,7 @@ class CudaBackend final : public Backend {
     out_.release();
     partial_.release();
     rowwise_alpha_.release();
+    hist_.release();
     stage_.release();
     host_out_.release();
     if (stage_done_ != nullptr) (void)cudaEventDestroy(stage_done_);
@@ -180,6 +183,63 @@ class CudaBackend final : public Backend {
     DIRMN_TRY(req.rowwise ? run_rowwise(t, req, out, out_sr) : run_shared(t, req, out, out_sr, out_sk));
     if (!req.out_on_device) return copy_results_out(t.rows, kk, req);
     if (!req.async) DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return {};
+  }
+
+  // One pass over the device table gives the per-column histograms; the
+  // row-total histogram and the coefficient sum come from the row statistics
+  // kept since upload. Tables other than 8-bit ones report NOT_SUPPORTED and
+  // the C ABI layer uses its host copy.
+  BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
+                           const Interrupt&) override {
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    if (!column_histogram_supported(t))
+      return {DIRMN_ERROR_NOT_SUPPORTED, "device histograms of a table wider than 8 bits", 0};
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    const int bins = static_cast<int>(t.max_count) + 1;
+    const size_t cells = static_cast<size_t>(t.cols) * static_cast<size_t>(bins);
+    const size_t rows = static_cast<size_t>(t.rows);
+    try {
+      std::vector<double> by_value(cells), total(rows), lcoef(rows);
+      DIRMN_TRY(hist_.reserve((cells + (weights ? rows : 0)) * sizeof(double),
+                              "cudaMalloc (histogram workspace)"));
+      double* d_hist = hist_.get<double>();
+      double* d_w = weights ? d_hist + cells : nullptr;
+      if (weights)
+        DIRMN_CUDA_TRY(cudaMemcpyAsync(d_w, weights, rows * sizeof(double),
+                                       cudaMemcpyHostToDevice, stream_),
+                       "cudaMemcpyAsync (row weights)");
+      DIRMN_TRY(launch_column_histogram(t, d_w, bins, d_hist, env()));
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(by_value.data(), d_hist, cells * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpyAsync (histogram)");
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(total.data(), t.row_total.get(), rows * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpyAsync (row totals)");
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(lcoef.data(), t.row_lcoef.get(), rows * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpyAsync (row coefficients)");
+      DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      out->cols = t.cols;
+      out->column.clear();
+      out->column.reserve(static_cast<size_t>(t.cols));
+      for (int64_t v = 0; v < t.cols; ++v)
+        out->column.push_back(histogram_from_value_weights(by_value.data() + v * bins, bins));
+      HistogramBuilder tot;
+      double lcoef_sum = 0.0;
+      for (size_t b = 0; b < rows; ++b) {
+        const double w = weights ? weights[b] : 1.0;
+        if (w == 0.0 || total[b] == 0.0) continue;
+        tot.add(total[b], w);
+        lcoef_sum += w * lcoef[b];
+      }
+      out->total = tot.finish();
+      out->lcoef_sum = lcoef_sum;
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
+    }
     return {};
   }
 
@@ -462,6 +522,7 @@ class CudaBackend final : public Backend {
   DeviceBuffer out_;
   DeviceBuffer partial_;
   DeviceBuffer rowwise_alpha_;
+  DeviceBuffer hist_;  // histograms of fits: cols x bins, then row weights
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;

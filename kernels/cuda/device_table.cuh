@@ -116,6 +116,12 @@ BackendResult launch_shared_csr(const TablePlan& plan, bool fast, const CsrView&
 BackendResult launch_rowwise_csr(const TablePlan& plan, const CsrView& view,
                                  const RowwiseArgs& args, const LaunchEnv& env);
 
+// histogram.cu: weighted per-column value histograms (hist: cols x bins,
+// bins = max count + 1), for 8-bit tables.
+bool column_histogram_supported(const DeviceTable& t);
+BackendResult launch_column_histogram(const DeviceTable& t, const double* weights, int bins,
+                                      double* hist, const LaunchEnv& env);
+
 // ingest.cu: building device tables.
 // Copies a validated host table to the device (synchronous).
 BackendResult upload_host_table(const HostTable& host, DeviceTable* t, const LaunchEnv& env);
