@@ -12,41 +12,35 @@ namespace dirmn {
 
 void HistogramBuilder::add(double n, double w) {
   if (n == 0.0 || w == 0.0) return;
-  if (!use_pairs_ && (n > kHistDenseMax || n != std::floor(n))) {
+  if (!use_pairs_ && (n > index_max_ || n != std::floor(n))) {
     use_pairs_ = true;
-    for (size_t k = 1; k < dense_.size(); ++k)
-      if (dense_[k] != 0.0) pairs_.emplace_back(static_cast<double>(k), dense_[k]);
-    dense_.clear();
+    for (size_t k = 1; k < indexed_.size(); ++k)
+      if (indexed_[k] != 0.0) pairs_.emplace_back(static_cast<double>(k), indexed_[k]);
+    indexed_.clear();
   }
   if (use_pairs_) {
     pairs_.emplace_back(n, w);
   } else {
     const size_t k = static_cast<size_t>(n);
-    if (dense_.size() <= k) dense_.resize(k + 1, 0.0);
-    dense_[k] += w;
+    if (indexed_.size() <= k) indexed_.resize(k + 1, 0.0);
+    indexed_[k] += w;
   }
 }
 
 Histogram HistogramBuilder::finish() {
   Histogram h;
-  if (!use_pairs_) {
-    h.dense = true;
-    const size_t m = dense_.empty() ? 0 : dense_.size() - 1;  // largest value
-    h.cum.assign(m, 0.0);
-    double above = 0.0;
-    // cum[k] = weight of values > k, accumulated from the top.
-    for (size_t k = m; k-- > 0;) {
-      above += dense_[k + 1];
-      h.cum[k] = above;
-    }
-    for (size_t n = 1; n < dense_.size(); ++n) {
-      const double v = static_cast<double>(n);
-      h.first_moment += dense_[n] * v;
-      h.second_factorial += dense_[n] * v * (v - 1.0);
-    }
+  const size_t top = indexed_.empty() ? 0 : indexed_.size() - 1;  // largest indexed value
+  if (!use_pairs_ && static_cast<double>(top) <= kHistDenseMax) {
+    h = histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()));
   } else {
     h.dense = false;
-    std::sort(pairs_.begin(), pairs_.end());
+    if (!use_pairs_) {
+      // Indexed values come out in order: no sort needed.
+      for (size_t n = 1; n <= top; ++n)
+        if (indexed_[n] != 0.0) pairs_.emplace_back(static_cast<double>(n), indexed_[n]);
+    } else {
+      std::sort(pairs_.begin(), pairs_.end());
+    }
     for (const auto& p : pairs_) {
       if (!h.value.empty() && h.value.back() == p.first) {
         h.weight.back() += p.second;
@@ -58,7 +52,7 @@ Histogram HistogramBuilder::finish() {
       h.second_factorial += p.second * p.first * (p.first - 1.0);
     }
   }
-  dense_.clear();
+  indexed_.clear();
   pairs_.clear();
   use_pairs_ = false;
   return h;
@@ -67,7 +61,7 @@ Histogram HistogramBuilder::finish() {
 Histogram histogram_from_value_weights(const double* by_value, int bins) {
   Histogram h;
   h.dense = true;
-  int top = 0;  // the largest value with weight
+  int top = 0;  // bins may be 0: an empty histogram  // the largest value with weight
   for (int n = 1; n < bins; ++n)
     if (by_value[n] != 0.0) top = n;
   h.cum.assign(static_cast<size_t>(top), 0.0);

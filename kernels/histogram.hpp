@@ -41,15 +41,23 @@ struct Histograms {
   double lcoef_sum = 0.0;         // sum_b w_b (lgamma(N_b + 1) - sum_v lgamma(n_bv + 1))
 };
 
+// Integer values up to this index an array while a histogram is built (no
+// sorting); larger or fractional values go to (value, weight) pairs.
+constexpr double kHistIndexMax = 4096.0;
+// Row totals are larger and fewer histograms: they may index further.
+constexpr double kHistTotalIndexMax = 4194304.0;
+
 // Builds a histogram from (value, weight) observations; values are > 0.
 // Chooses the form from the largest value and integrality.
 class HistogramBuilder {
  public:
+  explicit HistogramBuilder(double index_max = kHistIndexMax) : index_max_(index_max) {}
   void add(double n, double w);
   Histogram finish();
 
  private:
-  std::vector<double> dense_;  // dense_[n] = weight of value n, while all values are small ints
+  double index_max_;
+  std::vector<double> indexed_;  // indexed_[n] = weight of value n, while values are small ints
   std::vector<std::pair<double, double>> pairs_;
   bool use_pairs_ = false;
 };

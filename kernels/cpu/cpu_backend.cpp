@@ -329,7 +329,7 @@ class CpuBackend final : public Backend {
     // weighting's totals accumulate their own builder. Polled every
     // kCellsPerChunk cells.
     const size_t K = static_cast<size_t>(k), V = static_cast<size_t>(t.cols);
-    std::vector<HistogramBuilder> col(K * V), tot(K);
+    std::vector<HistogramBuilder> col(K * V), tot(K, HistogramBuilder(kHistTotalIndexMax));
     std::vector<double> lcoef(K, 0.0);
     double since_poll = 0.0;
     for (int64_t b = 0; b < t.rows; ++b) {

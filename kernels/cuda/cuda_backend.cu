@@ -227,7 +227,7 @@ class CudaBackend final : public Backend {
       out->column.reserve(static_cast<size_t>(t.cols));
       for (int64_t v = 0; v < t.cols; ++v)
         out->column.push_back(histogram_from_value_weights(by_value.data() + v * bins, bins));
-      HistogramBuilder tot;
+      HistogramBuilder tot(kHistTotalIndexMax);
       double lcoef_sum = 0.0;
       for (size_t b = 0; b < rows; ++b) {
         const double w = weights ? weights[b] : 1.0;

@@ -17,19 +17,23 @@ constexpr int kWarp = 32;
 
 // Dense rows: each block accumulates a column tile of the histogram in
 // shared memory over a strided subset of rows, then adds it to the global
-// one once, so global atomics scale with blocks, not cells.
+// one once, so global atomics scale with blocks, not cells. Unweighted
+// tables count in 32-bit integers (native shared-memory atomics); weighted
+// ones add doubles.
+template <class Acc>
 __global__ void column_histogram_dense_u8(const uint8_t* __restrict__ values, int64_t pitch,
                                           int64_t rows, int64_t cols,
                                           const double* __restrict__ weights, int bins,
                                           int64_t tile_cols, double* __restrict__ hist) {
-  extern __shared__ double tile[];
+  extern __shared__ __align__(8) unsigned char tile_bytes[];
+  Acc* tile = reinterpret_cast<Acc*>(tile_bytes);
   const int64_t c0 = static_cast<int64_t>(blockIdx.y) * tile_cols;
   const int64_t width = min(tile_cols, cols - c0);
-  for (int64_t i = threadIdx.x; i < width * bins; i += blockDim.x) tile[i] = 0.0;
+  for (int64_t i = threadIdx.x; i < width * bins; i += blockDim.x) tile[i] = Acc(0);
   __syncthreads();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const double w = weights != nullptr ? weights[r] : 1.0;
-    if (w == 0.0) continue;
+    const Acc w = weights != nullptr ? static_cast<Acc>(weights[r]) : Acc(1);
+    if (w == Acc(0)) continue;
     const uint8_t* row = values + r * pitch + c0;
     for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
       const int n = row[c];
@@ -38,7 +42,7 @@ __global__ void column_histogram_dense_u8(const uint8_t* __restrict__ values, in
   }
   __syncthreads();
   for (int64_t i = threadIdx.x; i < width * bins; i += blockDim.x)
-    if (tile[i] != 0.0) atomicAdd(&hist[c0 * bins + i], tile[i]);
+    if (tile[i] != Acc(0)) atomicAdd(&hist[c0 * bins + i], static_cast<double>(tile[i]));
 }
 
 // CSR rows: one warp per row; columns are scattered, so entries go straight
@@ -85,15 +89,23 @@ BackendResult launch_column_histogram(const DeviceTable& t, const double* weight
       column_histogram_csr_u8<uint32_t><<<grid, kHistThreads, 0, env.stream>>>(
           t.row_ptr.get<int64_t>(), t.col_idx.get<uint32_t>(), vals, t.rows, weights, bins, hist);
   } else {
-    const int64_t tile_cols = std::max<int64_t>(1, kHistSharedEntries / bins);
+    // Integer counters take half the bytes, so a tile spans twice the columns.
+    const int64_t entries = weights != nullptr ? kHistSharedEntries : 2 * kHistSharedEntries;
+    const int64_t tile_cols = std::max<int64_t>(1, entries / bins);
     const int64_t tiles = (t.cols + tile_cols - 1) / tile_cols;
     if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
     const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(t.rows, blocks / tiles + 1));
     const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(tiles));
-    const size_t smem = static_cast<size_t>(std::min(tile_cols, t.cols) * bins) * sizeof(double);
-    column_histogram_dense_u8<<<grid, kHistThreads, smem, env.stream>>>(
-        static_cast<const uint8_t*>(t.values), t.pitch, t.rows, t.cols, weights, bins, tile_cols,
-        hist);
+    const int64_t tile_entries = std::min(tile_cols, t.cols) * bins;
+    const auto* vals = static_cast<const uint8_t*>(t.values);
+    if (weights != nullptr)
+      column_histogram_dense_u8<double>
+          <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(double), env.stream>>>(
+              vals, t.pitch, t.rows, t.cols, weights, bins, tile_cols, hist);
+    else
+      column_histogram_dense_u8<unsigned int>
+          <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(unsigned int),
+             env.stream>>>(vals, t.pitch, t.rows, t.cols, weights, bins, tile_cols, hist);
   }
   DIRMN_CUDA_TRY(cudaGetLastError(), "column histogram kernel launch");
   return {};
