@@ -500,10 +500,8 @@ double value_at(const void* p, int64_t k) {
 
 }  // namespace
 
-dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
-                         dirmn_dtype dtype, const void* data, int64_t row_stride,
-                         int64_t col_stride, uint32_t flags, dirmn_storage storage,
-                         int threads, HostTable* out) {
+dirmn_status check_dense_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                               dirmn_dtype dtype, int64_t row_stride, int64_t col_stride) {
   if (rows <= 0 || cols <= 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
                 "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
@@ -516,17 +514,52 @@ dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64
   if (!valid_dtype(dtype))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn,
                 static_cast<int>(dtype));
-  const int64_t rs = rows == 1 ? 0 : row_stride;
-  const int64_t cs = cols == 1 ? 0 : col_stride;
   if ((rows > 1 && row_stride < 1) || (cols > 1 && col_stride < 1))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
                 "%s: strides must be >= 1 (row_stride %" PRId64 ", col_stride %" PRId64 ")", fn,
                 row_stride, col_stride);
-  if (!strided_extent_ok(rows, cols, rs, cs))
+  if (!strided_extent_ok(rows, cols, rows == 1 ? 0 : row_stride, cols == 1 ? 0 : col_stride))
     return fail(ctx, DIRMN_ERROR_OVERFLOW,
                 "%s: the strided extent of a %" PRId64 " x %" PRId64
                 " array with strides (%" PRId64 ", %" PRId64 ") overflows",
                 fn, rows, cols, row_stride, col_stride);
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status check_sparse_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                                int64_t nnz, dirmn_index_type index_type,
+                                dirmn_dtype value_dtype) {
+  if (rows <= 0 || cols <= 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
+  if (cols > static_cast<int64_t>(UINT32_MAX))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
+  if (nnz < 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: nnz (%" PRId64 ") is negative", fn, nnz);
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(rows, cols, &cells))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW,
+                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
+  if (nnz > cells)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: nnz (%" PRId64 ") exceeds rows x cols (%" PRId64 ")", fn, nnz, cells);
+  if (index_type != DIRMN_INDEX_INT32 && index_type != DIRMN_INDEX_INT64)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown index type %d", fn,
+                static_cast<int>(index_type));
+  if (!valid_dtype(value_dtype))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown value dtype %d", fn,
+                static_cast<int>(value_dtype));
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                         dirmn_dtype dtype, const void* data, int64_t row_stride,
+                         int64_t col_stride, uint32_t flags, dirmn_storage storage,
+                         int threads, HostTable* out) {
+  if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, row_stride, col_stride))
+    return s;
+  const int64_t rs = rows == 1 ? 0 : row_stride;
+  const int64_t cs = cols == 1 ? 0 : col_stride;
   const bool real = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
   try {
     switch (dtype) {
@@ -555,29 +588,11 @@ dirmn_status build_sparse(dirmn_context* ctx, const char* fn, dirmn_sparse_forma
                           const void* ptr, const void* indices, dirmn_dtype value_dtype,
                           const void* values, uint32_t flags, dirmn_storage storage,
                           HostTable* out) {
-  if (rows <= 0 || cols <= 0)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
-  if (cols > static_cast<int64_t>(UINT32_MAX))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
-  if (nnz < 0)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: nnz (%" PRId64 ") is negative", fn, nnz);
-  int64_t cells = 0;
-  if (__builtin_mul_overflow(rows, cols, &cells))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW,
-                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
-  if (nnz > cells)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: nnz (%" PRId64 ") exceeds rows x cols (%" PRId64 ")", fn, nnz, cells);
+  if (dirmn_status s = check_sparse_shape(ctx, fn, rows, cols, nnz, index_type, value_dtype))
+    return s;
   if (format != DIRMN_CSR && format != DIRMN_CSC)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown sparse format %d", fn,
                 static_cast<int>(format));
-  if (index_type != DIRMN_INDEX_INT32 && index_type != DIRMN_INDEX_INT64)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown index type %d", fn,
-                static_cast<int>(index_type));
-  if (!valid_dtype(value_dtype))
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown value dtype %d", fn,
-                static_cast<int>(value_dtype));
   if (ptr == nullptr)
     return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: ptr is NULL", fn);
   if (nnz > 0 && (indices == nullptr || values == nullptr))

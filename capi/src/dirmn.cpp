@@ -577,33 +577,14 @@ dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
   uint32_t flags = 0;
   dirmn_storage storage = DIRMN_STORAGE_AUTO;
   if (dirmn_status s = dirmn::capi::check_options(ctx, fn, options, &flags, &storage)) return s;
-  if (rows <= 0 || cols <= 0)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
-  if (cols > static_cast<int64_t>(UINT32_MAX))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
-  int64_t cells = 0;
-  if (__builtin_mul_overflow(rows, cols, &cells) || cells > PTRDIFF_MAX / 8)
-    return fail(ctx, DIRMN_ERROR_OVERFLOW,
-                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
-  if (dtype != DIRMN_INT32 && dtype != DIRMN_INT64 && dtype != DIRMN_FLOAT32 &&
-      dtype != DIRMN_FLOAT64)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown dtype %d", fn,
-                static_cast<int>(dtype));
+  if (dirmn_status s =
+          dirmn::capi::check_dense_shape(ctx, fn, rows, cols, dtype, row_stride, col_stride))
+    return s;
   if (dtype == DIRMN_INT64)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
                 "%s: int64 device arrays are not supported (use int32, float32 or float64)", fn);
-  if ((rows > 1 && row_stride < 1) || (cols > 1 && col_stride < 1))
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: strides must be >= 1 (row_stride %" PRId64 ", col_stride %" PRId64 ")", fn,
-                row_stride, col_stride);
   const int64_t rs = rows == 1 ? 0 : row_stride;
   const int64_t cs = cols == 1 ? 0 : col_stride;
-  if (!dirmn::capi::extent_ok(rows, rs, cols, cs))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW,
-                "%s: the strided extent of a %" PRId64 " x %" PRId64
-                " array with strides (%" PRId64 ", %" PRId64 ") overflows",
-                fn, rows, cols, row_stride, col_stride);
 
   auto c = std::unique_ptr<dirmn_counts>(new (std::nothrow) dirmn_counts);
   if (!c) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -656,27 +637,9 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
   uint32_t flags = 0;
   dirmn_storage storage = DIRMN_STORAGE_AUTO;
   if (dirmn_status s = dirmn::capi::check_options(ctx, fn, options, &flags, &storage)) return s;
-  if (rows <= 0 || cols <= 0)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", fn, rows, cols);
-  if (cols > static_cast<int64_t>(UINT32_MAX))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: cols (%" PRId64 ") exceeds 2^32 - 1", fn, cols);
-  if (nnz < 0)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: nnz (%" PRId64 ") is negative", fn, nnz);
-  int64_t cells = 0;
-  if (__builtin_mul_overflow(rows, cols, &cells))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW,
-                "%s: rows x cols (%" PRId64 " x %" PRId64 ") overflows", fn, rows, cols);
-  if (nnz > cells)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
-                "%s: nnz (%" PRId64 ") exceeds rows x cols (%" PRId64 ")", fn, nnz, cells);
-  if (index_type != DIRMN_INDEX_INT32 && index_type != DIRMN_INDEX_INT64)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown index type %d", fn,
-                static_cast<int>(index_type));
-  if (value_dtype != DIRMN_INT32 && value_dtype != DIRMN_INT64 && value_dtype != DIRMN_FLOAT32 &&
-      value_dtype != DIRMN_FLOAT64)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown value dtype %d", fn,
-                static_cast<int>(value_dtype));
+  if (dirmn_status s = dirmn::capi::check_sparse_shape(ctx, fn, rows, cols, nnz, index_type,
+                                                       value_dtype))
+    return s;
   if (value_dtype == DIRMN_INT64)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED,
                 "%s: int64 device values are not supported (use int32, float32 or float64)", fn);

@@ -85,6 +85,13 @@ BackendResult with_fallback(const dirmn_counts* counts, Op&& op) {
 
 uint64_t next_context_id();
 
+// Shape, type and stride checks shared by the host and device constructors.
+dirmn_status check_dense_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                               dirmn_dtype dtype, int64_t row_stride, int64_t col_stride);
+dirmn_status check_sparse_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
+                                int64_t nnz, dirmn_index_type index_type,
+                                dirmn_dtype value_dtype);
+
 // Builds the compact host table from caller data; on failure the message is
 // recorded in ctx. Implemented in counts_build.cpp.
 dirmn_status build_dense(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
