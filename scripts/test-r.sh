@@ -10,7 +10,8 @@
 #   3. R CMD build, then R CMD check --no-manual on the tarball, failing on
 #      any ERROR or WARNING, and prints testthat's summary;
 #   4. R CMD INSTALL into PREFIX/R-library, for later steps
-#      (R_LIBS=PREFIX/R-library Rscript bench/r_ddirmn.R).
+#      (R_LIBS=PREFIX/R-library Rscript bench/r_ddirmn.R, bench/r_fit.R,
+#      bench/r_mixture.R).
 #
 # Everything it writes goes under PREFIX (PREFIX/R-check, PREFIX/R-library).
 set -euo pipefail
@@ -28,8 +29,10 @@ RLIB="$PREFIX/R-library"
 log() { echo "test-r: $*"; }
 
 # --- 1. R and the packages the build, tests and vignette use -------------
+# dirmult and DirichletMultinomial are the references the fit and mixture
+# tests compare with (the tests skip them where missing; CI installs them).
 DEBS=(r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr
-  r-cran-knitr r-cran-markdown)
+  r-cran-knitr r-cran-markdown r-cran-dirmult r-bioc-dirichletmultinomial)
 command -v g++ >/dev/null 2>&1 || DEBS+=(g++)
 command -v make >/dev/null 2>&1 || DEBS+=(make)
 missing=()

@@ -53,3 +53,27 @@ cpp_set_force_cancel <- function(on) {
     .Call(`_dirmn_cpp_set_force_cancel`, on)
 }
 
+cpp_row_totals <- function(xp) {
+    .Call(`_dirmn_cpp_row_totals`, xp)
+}
+
+cpp_loglik_sum <- function(xp, params, weights, log_param, full) {
+    .Call(`_dirmn_cpp_loglik_sum`, xp, params, weights, log_param, full)
+}
+
+cpp_fit <- function(xp, weights, start, tolerance, max_iterations, progress) {
+    .Call(`_dirmn_cpp_fit`, xp, weights, start, tolerance, max_iterations, progress)
+}
+
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress)
+}
+
+cpp_mixture_assign <- function(mix_xp, xp) {
+    .Call(`_dirmn_cpp_mixture_assign`, mix_xp, xp)
+}
+
+cpp_loglik_k <- function(xp, alpha) {
+    .Call(`_dirmn_cpp_loglik_k`, xp, alpha)
+}
+

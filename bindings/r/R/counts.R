@@ -49,6 +49,10 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
     }
     return(x)
   }
+  .make_counts(x, backend, device, call)
+}
+
+.make_counts <- function(x, backend, device, call) {
   table <- .as_table(x, call)
   ctx <- .context(backend, device, call)
   ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
@@ -58,6 +62,22 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
          backend = ctx$backend, device = ctx$device),
     class = "dirmn_counts"
   )
+}
+
+# The prepared table behind `x`, for functions that take a table in any
+# form: x itself when it is prepared, else a table prepared on `backend`
+# (device getOption("dirmn.device", 0)) that the caller should close once
+# done (`temporary`), so that its memory goes at once rather than at the
+# next garbage collection.
+.prepare <- function(x, backend, call) {
+  if (inherits(x, "dirmn_counts")) return(list(counts = x, temporary = FALSE))
+  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call),
+       temporary = TRUE)
+}
+
+.release <- function(prepared) {
+  if (prepared$temporary) cpp_counts_close(prepared$counts$ptr)
+  invisible(NULL)
 }
 
 # Table kinds understood by the C++ layer.

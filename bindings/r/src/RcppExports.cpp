@@ -151,6 +151,86 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_row_totals
+SEXP cpp_row_totals(SEXP xp);
+RcppExport SEXP _dirmn_cpp_row_totals(SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_row_totals(xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_loglik_sum
+SEXP cpp_loglik_sum(SEXP xp, SEXP params, SEXP weights, bool log_param, bool full);
+RcppExport SEXP _dirmn_cpp_loglik_sum(SEXP xpSEXP, SEXP paramsSEXP, SEXP weightsSEXP, SEXP log_paramSEXP, SEXP fullSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type params(paramsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< bool >::type log_param(log_paramSEXP);
+    Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_loglik_sum(xp, params, weights, log_param, full));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_fit
+SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterations, SEXP progress);
+RcppExport SEXP _dirmn_cpp_fit(SEXP xpSEXP, SEXP weightsSEXP, SEXP startSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type start(startSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_fit(xp, weights, start, tolerance, max_iterations, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mixture_fit
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress);
+RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type objective(objectiveSEXP);
+    Rcpp::traits::input_parameter< int >::type init(initSEXP);
+    Rcpp::traits::input_parameter< int >::type starts(startsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_mixture_assign
+SEXP cpp_mixture_assign(SEXP mix_xp, SEXP xp);
+RcppExport SEXP _dirmn_cpp_mixture_assign(SEXP mix_xpSEXP, SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type mix_xp(mix_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_assign(mix_xp, xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_loglik_k
+SEXP cpp_loglik_k(SEXP xp, SEXP alpha);
+RcppExport SEXP _dirmn_cpp_loglik_k(SEXP xpSEXP, SEXP alphaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_loglik_k(xp, alpha));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -166,6 +246,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
     {"_dirmn_cpp_live_counts", (DL_FUNC) &_dirmn_cpp_live_counts, 0},
     {"_dirmn_cpp_set_force_cancel", (DL_FUNC) &_dirmn_cpp_set_force_cancel, 1},
+    {"_dirmn_cpp_row_totals", (DL_FUNC) &_dirmn_cpp_row_totals, 1},
+    {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
+    {"_dirmn_cpp_fit", (DL_FUNC) &_dirmn_cpp_fit, 6},
+    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},
+    {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
+    {"_dirmn_cpp_loglik_k", (DL_FUNC) &_dirmn_cpp_loglik_k, 2},
     {NULL, NULL, 0}
 };
 

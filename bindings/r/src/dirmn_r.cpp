@@ -17,7 +17,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <csetjmp>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,15 @@ long g_live_counts = 0;
 // Test hook: makes the interrupt callback ask the library to stop, so the
 // cancellation path can be tested without delivering a real SIGINT.
 bool g_force_cancel = false;
+
+// The context running a fit whose progress callback is in R right now. The
+// library forbids calls on that context from inside the callback, so entry
+// points refuse them (a progress message handler that calls dirmn).
+const dirmn_context* g_busy_context = nullptr;
+
+const char* kBusyMessage =
+    "dirmn functions on this backend cannot be called from a handler of a fit's progress "
+    "messages while the fit runs";
 
 enum TableKind { TABLE_DENSE = 0, TABLE_CSC = 1, TABLE_CSR = 2 };
 
@@ -133,6 +144,9 @@ PreparedCounts prepared_counts(SEXP xp) {
   if (p.counts == nullptr || p.ctx == nullptr) {
     p.status = DIRMN_ERROR_NULL_POINTER;
     p.message = unusable_counts_message(xp);
+  } else if (p.ctx == g_busy_context) {
+    p.status = DIRMN_ERROR_INVALID_ARGUMENT;
+    p.message = kBusyMessage;
   }
   return p;
 }
@@ -337,6 +351,118 @@ void exponentiate(double* out, R_xlen_t n) {
 
 uint32_t loglik_flags(bool full) { return full ? DIRMN_FULL : 0u; }
 
+// ---------------------------------------------------------------------------
+// Progress callbacks into R
+
+// The library calls a progress function once per iteration of a fit or EM
+// run, on this (R's main) thread. It calls back into R to report progress,
+// and R code may jump: an error raised by a condition handler, an exiting
+// handler (tryCatch(message = )), a restart, an interrupt. No jump may cross
+// the library's frames, so the R call runs under R_UnwindProtect. A jump is
+// stopped at the callback (the clean-up function longjmps back to it, over
+// R's own C frame only, as Rcpp::unwindProtect does), the callback asks the
+// library to stop, and once the library has returned and the entry point's
+// C++ objects are gone the jump is resumed: the entry point throws
+// Rcpp::LongjumpException, which END_RCPP continues with R_ContinueUnwind.
+struct ProgressBridge {
+  SEXP fn = R_NilValue;     // R function(iteration, value, change); TRUE stops
+  SEXP token = R_NilValue;  // the continuation of an intercepted jump
+  bool jumped = false;
+  std::jmp_buf jump_buffer;
+};
+
+struct ProgressCall {
+  ProgressBridge* bridge;
+  int iteration;
+  double value, change;
+  bool stop;
+};
+
+SEXP progress_eval(void* data) {
+  auto* c = static_cast<ProgressCall*>(data);
+  SEXP it = PROTECT(Rf_ScalarInteger(c->iteration));
+  SEXP value = PROTECT(Rf_ScalarReal(c->value));
+  SEXP change = PROTECT(Rf_ScalarReal(c->change));
+  SEXP call = PROTECT(Rf_lang4(c->bridge->fn, it, value, change));
+  SEXP res = Rf_eval(call, R_GlobalEnv);
+  c->stop = TYPEOF(res) == LGLSXP && XLENGTH(res) == 1 && LOGICAL(res)[0] == TRUE;
+  UNPROTECT(4);
+  return R_NilValue;
+}
+
+void progress_unwound(void* data, Rboolean jump) {
+  if (jump) std::longjmp(static_cast<ProgressBridge*>(data)->jump_buffer, 1);
+}
+
+int progress_callback(int iteration, double value, double change, void* user) {
+  auto* bridge = static_cast<ProgressBridge*>(user);
+  if (bridge->jumped) return 1;
+  ProgressCall call{bridge, iteration, value, change, false};
+  if (setjmp(bridge->jump_buffer)) {
+    bridge->jumped = true;
+    return 1;
+  }
+  R_UnwindProtect(progress_eval, &call, progress_unwound, bridge, bridge->token);
+  return call.stop ? 1 : 0;
+}
+
+struct BusyScope {
+  const dirmn_context* saved;
+  explicit BusyScope(const dirmn_context* ctx) : saved(g_busy_context) { g_busy_context = ctx; }
+  ~BusyScope() { g_busy_context = saved; }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+};
+
+// Resumes a jump intercepted by progress_callback; never returns.
+[[noreturn]] void resume_jump(SEXP token) {
+  // Kept alive while C++ frames unwind; Rcpp releases it when it resumes.
+  R_PreserveObject(token);
+  throw Rcpp::LongjumpException(token);
+}
+
+// Weights: NULL, or a double vector with one value per row (values are the
+// library's to check; R code has reported NA already).
+bool check_weights(SEXP weights, int64_t rows, int* status, std::string* message) {
+  if (weights == R_NilValue) return true;
+  if (TYPEOF(weights) != REALSXP) {
+    *status = DIRMN_ERROR_INVALID_PARAMETER;
+    *message = "weights must be a double vector";
+    return false;
+  }
+  if (XLENGTH(weights) != rows) {
+    *status = DIRMN_ERROR_DIMENSION_MISMATCH;
+    *message = "weights has length " + std::to_string(XLENGTH(weights)) + " but the counts have " +
+               std::to_string(rows) + " rows";
+    return false;
+  }
+  return true;
+}
+
+const double* weights_ptr(SEXP weights) { return weights == R_NilValue ? nullptr : REAL(weights); }
+
+SEXP sym_mixture() {
+  static SEXP s = Rf_install("dirmn_mixture");
+  return s;
+}
+
+void mixture_finalizer(SEXP xp) {
+  auto* m = static_cast<dirmn_mixture*>(R_ExternalPtrAddr(xp));
+  if (m != nullptr) {
+    R_ClearExternalPtr(xp);
+    dirmn_mixture_destroy(m);
+  }
+}
+
+// Owns a mixture handle until an external pointer takes it.
+struct MixtureGuard {
+  dirmn_mixture* mixture = nullptr;
+  MixtureGuard() = default;
+  MixtureGuard(const MixtureGuard&) = delete;
+  MixtureGuard& operator=(const MixtureGuard&) = delete;
+  ~MixtureGuard() { dirmn_mixture_destroy(mixture); }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -405,6 +531,7 @@ SEXP cpp_context_backend(SEXP ctx_xp) {
 SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
   dirmn_context* ctx = context_of(ctx_xp);
   if (ctx == nullptr) return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
+  if (ctx == g_busy_context) return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
   Table t;
   std::string message;
   if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
@@ -433,6 +560,11 @@ SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_counts_close(SEXP xp) {
   if (TYPEOF(xp) != EXTPTRSXP) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
+  // A table may be the one a running fit reads (closed from a handler of
+  // its progress messages): leave every table of that context alone.
+  if (R_ExternalPtrAddr(xp) != nullptr && g_busy_context != nullptr &&
+      context_of(R_ExternalPtrProtected(xp)) == g_busy_context)
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
   if (R_ExternalPtrAddr(xp) != nullptr) {
     counts_finalizer(xp);
     R_SetExternalPtrTag(xp, sym_closed());
@@ -495,6 +627,7 @@ SEXP cpp_ddirmn_counts(SEXP xp, SEXP alpha, bool full, bool log) {
 SEXP cpp_ddirmn_table(SEXP ctx_xp, SEXP x, int kind, SEXP alpha, bool full, bool log) {
   dirmn_context* ctx = context_of(ctx_xp);
   if (ctx == nullptr) return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
+  if (ctx == g_busy_context) return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
   Table t;
   std::string message;
   if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
@@ -572,4 +705,248 @@ SEXP cpp_live_counts() { return Rf_ScalarReal(static_cast<double>(g_live_counts)
 SEXP cpp_set_force_cancel(bool on) {
   g_force_cancel = on;
   return R_NilValue;
+}
+
+// ---------------------------------------------------------------------------
+// Derivatives and fits
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_row_totals(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  Rcpp::NumericVector totals(static_cast<R_xlen_t>(info.rows));
+  status = dirmn_counts_row_totals(p.ctx, p.counts, totals.begin());
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+  return totals;
+}
+
+// dirmn_loglik_sum: the weighted sum of the rows' log-likelihoods under one
+// shared parameter vector, with its gradient and diagonal-plus-rank-one
+// Hessian, with respect to alpha or (log_param) log alpha.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_loglik_sum(SEXP xp, SEXP params, SEXP weights, bool log_param, bool full) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  int bad = 0;
+  std::string message;
+  AlphaShape shape;
+  if (!check_alpha(params, info.rows, info.cols, &shape, &bad, &message)) return failure(bad, message);
+  if (shape.per_row)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                   "alpha must be a vector with one value per column (one alpha shared by all rows)");
+  if (!check_weights(weights, info.rows, &bad, &message)) return failure(bad, message);
+  Rcpp::NumericVector gradient(static_cast<R_xlen_t>(info.cols));
+  Rcpp::NumericVector hessian_diag(static_cast<R_xlen_t>(info.cols));
+  double value = 0.0, hessian_scalar = 0.0;
+  status = dirmn_loglik_sum(p.ctx, p.counts, REAL(params), 1,
+                            log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA,
+                            weights_ptr(weights), loglik_flags(full), &value, gradient.begin(),
+                            hessian_diag.begin(), &hessian_scalar);
+  if (status != DIRMN_SUCCESS) {
+    message = dirmn_last_error(p.ctx);
+    if (status == DIRMN_ERROR_INVALID_PARAMETER) {
+      const std::string na = find_na_in_alpha(params, info.rows, shape);
+      if (!na.empty()) message = na;
+    }
+    return failure(status, message);
+  }
+  return Rcpp::List::create(Rcpp::Named("value") = value, Rcpp::Named("gradient") = gradient,
+                            Rcpp::Named("hessian_diag") = hessian_diag,
+                            Rcpp::Named("hessian_scalar") = hessian_scalar);
+}
+
+// dirmn_fit. `progress` is NULL or an R function(iteration, loglik,
+// gradient_norm) called once per iteration; TRUE from it cancels.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterations,
+             SEXP progress) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  int bad = 0;
+  std::string message;
+  if (!check_weights(weights, info.rows, &bad, &message)) return failure(bad, message);
+  if (start != R_NilValue) {
+    AlphaShape shape;
+    if (!check_alpha(start, info.rows, info.cols, &shape, &bad, &message) || shape.per_row)
+      return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                     "start must be a vector with one value per column (" +
+                         std::to_string(info.cols) + ")");
+  }
+  const R_xlen_t V = static_cast<R_xlen_t>(info.cols);
+  Rcpp::NumericVector alpha(V), se_alpha(V), se_log_alpha(V);
+  Rcpp::Shield<SEXP> token(R_MakeUnwindCont());
+  ProgressBridge bridge;
+  bridge.fn = progress;
+  bridge.token = token;
+
+  dirmn_fit_options options;
+  dirmn_fit_options_init(&options);
+  options.tolerance = tolerance;
+  options.max_iterations = max_iterations;
+  options.weights = weights_ptr(weights);
+  options.start = start == R_NilValue ? nullptr : REAL(start);
+  if (progress != R_NilValue) {
+    options.progress = progress_callback;
+    options.progress_data = &bridge;
+  }
+  dirmn_fit_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  result.alpha = alpha.begin();
+  result.std_error_alpha = se_alpha.begin();
+  result.std_error_log_alpha = se_log_alpha.begin();
+  {
+    BusyScope busy(progress != R_NilValue ? p.ctx : g_busy_context);
+    status = dirmn_fit(p.ctx, p.counts, &options, &result);
+  }
+  if (bridge.jumped) resume_jump(token);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+  return Rcpp::List::create(
+      Rcpp::Named("alpha") = alpha, Rcpp::Named("se_alpha") = se_alpha,
+      Rcpp::Named("se_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
+      Rcpp::Named("loglik_full") = result.loglik_full,
+      Rcpp::Named("gradient_norm") = result.gradient_norm,
+      Rcpp::Named("precision") = result.precision, Rcpp::Named("iterations") = result.iterations,
+      Rcpp::Named("converged") = result.converged != 0,
+      Rcpp::Named("multinomial_limit") = result.multinomial_limit != 0,
+      Rcpp::Named("zero_columns") = static_cast<double>(result.zero_columns));
+}
+
+// ---------------------------------------------------------------------------
+// Mixtures
+
+// Everything a fitted mixture holds, copied into R objects, plus an external
+// pointer that owns the handle (for dirmn_mixture_assign).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed,
+                     double tolerance, int max_iterations, SEXP weights, SEXP progress) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  int bad = 0;
+  std::string message;
+  if (!check_weights(weights, info.rows, &bad, &message)) return failure(bad, message);
+  if (k < 1) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "k must be at least 1");
+  const R_xlen_t V = static_cast<R_xlen_t>(info.cols);
+  const R_xlen_t rows = static_cast<R_xlen_t>(info.rows);
+  // Outputs and the owning pointer exist before the handle does.
+  Rcpp::NumericMatrix alpha(k, V);
+  Rcpp::NumericVector mix_weights(k);
+  Rcpp::NumericMatrix resp(rows, k);
+  Rcpp::Shield<SEXP> mix_xp(R_MakeExternalPtr(nullptr, sym_mixture(), R_NilValue));
+  R_RegisterCFinalizerEx(mix_xp, mixture_finalizer, TRUE);
+  Rcpp::Shield<SEXP> token(R_MakeUnwindCont());
+  ProgressBridge bridge;
+  bridge.fn = progress;
+  bridge.token = token;
+
+  dirmn_mixture_options options;
+  dirmn_mixture_options_init(&options);
+  options.objective = static_cast<dirmn_mixture_objective>(objective);
+  options.init = static_cast<dirmn_mixture_init>(init);
+  options.starts = starts;
+  options.seed = static_cast<uint64_t>(seed);
+  options.max_iterations = max_iterations;
+  options.tolerance = tolerance;
+  options.weights = weights_ptr(weights);
+  if (progress != R_NilValue) {
+    options.progress = progress_callback;
+    options.progress_data = &bridge;
+  }
+  dirmn_mixture_info mi;
+  std::memset(&mi, 0, sizeof mi);
+  mi.size = sizeof mi;
+  {
+    MixtureGuard guard;
+    {
+      BusyScope busy(progress != R_NilValue ? p.ctx : g_busy_context);
+      status = dirmn_mixture_fit(p.ctx, p.counts, k, &options, &guard.mixture);
+    }
+    if (bridge.jumped) resume_jump(token);
+    if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+    // R matrices are column-major: (j, v) of the k x V alpha sits at
+    // j + v * k, (b, j) of the responsibilities at b + j * rows.
+    status = dirmn_mixture_get_info(guard.mixture, &mi);
+    if (status == DIRMN_SUCCESS)
+      status = dirmn_mixture_get_params(guard.mixture, alpha.begin(), 1, k, mix_weights.begin());
+    if (status == DIRMN_SUCCESS)
+      status = dirmn_mixture_get_responsibilities(guard.mixture, resp.begin(), 1, rows);
+    if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(nullptr));
+    R_SetExternalPtrAddr(mix_xp, guard.mixture);
+    guard.mixture = nullptr;
+  }
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("ptr") = static_cast<SEXP>(mix_xp), Rcpp::Named("alpha") = alpha,
+      Rcpp::Named("weights") = mix_weights, Rcpp::Named("responsibilities") = resp,
+      Rcpp::Named("k") = mi.k, Rcpp::Named("rows") = static_cast<double>(mi.rows),
+      Rcpp::Named("cols") = static_cast<double>(mi.cols),
+      Rcpp::Named("parameters") = static_cast<double>(mi.parameters),
+      Rcpp::Named("loglik") = mi.loglik, Rcpp::Named("objective") = mi.objective,
+      Rcpp::Named("aic") = mi.aic, Rcpp::Named("bic") = mi.bic,
+      Rcpp::Named("laplace") = mi.laplace, Rcpp::Named("iterations") = mi.iterations,
+      Rcpp::Named("converged") = mi.converged != 0, Rcpp::Named("start") = mi.start + 1);
+  return out;
+}
+
+// Posterior component probabilities (rows x k) of the rows of a prepared
+// table under a fitted mixture.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_mixture_assign(SEXP mix_xp, SEXP xp) {
+  if (!is_xptr(mix_xp, sym_mixture()) || R_ExternalPtrAddr(mix_xp) == nullptr)
+    return failure(DIRMN_ERROR_NULL_POINTER, "the mixture handle is not available");
+  const auto* m = static_cast<const dirmn_mixture*>(R_ExternalPtrAddr(mix_xp));
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_mixture_info mi;
+  mi.size = sizeof mi;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status == DIRMN_SUCCESS) status = dirmn_mixture_get_info(m, &mi);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  const R_xlen_t rows = static_cast<R_xlen_t>(info.rows);
+  Rcpp::NumericMatrix out(rows, mi.k);
+  status = dirmn_mixture_assign(p.ctx, m, p.counts, out.begin(), 1, rows);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+  return out;
+}
+
+// Log-likelihood (full log pmf) of every row under each row of a k x V
+// alpha matrix: a rows x k matrix.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_loglik_k(SEXP xp, SEXP alpha) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.status != DIRMN_SUCCESS) return failure(p.status, p.message);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  dirmn_status status = dirmn_counts_get_info(p.counts, &info);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_status_string(status));
+  SEXP dim = Rf_getAttrib(alpha, R_DimSymbol);
+  if (TYPEOF(alpha) != REALSXP || TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 ||
+      INTEGER(dim)[1] != info.cols || INTEGER(dim)[0] < 1)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                   "alpha must be a double matrix with one column per column of the counts (" +
+                       std::to_string(info.cols) + ")");
+  const int k = INTEGER(dim)[0];
+  const R_xlen_t rows = static_cast<R_xlen_t>(info.rows);
+  Rcpp::NumericMatrix out(rows, k);
+  status = dirmn_loglik(p.ctx, p.counts, k, REAL(alpha), 1, k, DIRMN_PARAM_ALPHA, DIRMN_FULL,
+                        out.begin(), 1, rows);
+  if (status != DIRMN_SUCCESS) return failure(status, dirmn_last_error(p.ctx));
+  return out;
 }

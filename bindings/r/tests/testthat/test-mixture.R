@@ -1,0 +1,234 @@
+mite <- mite_table()
+
+# Three well-separated components over 30 categories, with known labels.
+set.seed(701)
+sep_alpha <- matrix(0.2, 3, 30)
+for (j in 1:3) sep_alpha[j, (j - 1) * 10 + 1:10] <- 5
+sep_labels <- sample(1:3, 240, replace = TRUE, prob = c(0.5, 0.3, 0.2))
+sep <- t(vapply(sep_labels, function(j) rdirmn(1, rpois(1, 200) + 20, sep_alpha[j, ])[1, ],
+                numeric(30)))
+dimnames(sep) <- list(paste0("s", 1:240), paste0("cat", 1:30))
+
+test_that("the dmn objective agrees with DirichletMultinomial::dmn on the mite table", {
+  skip_if_not_installed("DirichletMultinomial")
+  m <- dirmn_mixture(mite, k = 1:3, objective = "dmn")
+  fits <- lapply(1:3, function(k) DirichletMultinomial::dmn(mite, k, seed = 1))
+  gof <- t(vapply(fits, DirichletMultinomial::goodnessOfFit, numeric(5)))
+  crit <- m$criteria
+  # same preferred k by BIC (and AIC)
+  expect_identical(crit$k[which.min(crit$bic)], which.min(gof[, "BIC"]))
+  expect_identical(crit$k[which.min(crit$aic)], which.min(gof[, "AIC"]))
+  expect_lt(max(abs(crit$aic / gof[, "AIC"] - 1)), 1e-3)
+  expect_lt(max(abs(crit$bic / gof[, "BIC"] - 1)), 1e-3)
+  # Laplace: equal at k = 1, within 0.5 % for k > 1 (dmn's log-determinant
+  # at k > 1 differs from the one recomputed below; see ?dirmn_mixture)
+  expect_lt(abs(crit$laplace[1] / gof[1, "Laplace"] - 1), 1e-8)
+  expect_lt(max(abs(crit$laplace / gof[, "Laplace"] - 1)), 5e-3)
+  for (k in 1:3) {
+    model <- m$models[[k]]
+    pi_dmn <- DirichletMultinomial::mixturewt(fits[[k]])$pi
+    # both reached the same optimum: the same mixing weights
+    same <- max(abs(sort(model$weights) - sort(pi_dmn))) < 1e-3
+    expect_true(same)
+    if (same) expect_lt(abs(model$objective / gof[k, "NLE"] - 1), 1e-6)
+    # the Laplace value is that of the exact Hessian, recomputed in plain R
+    expect_lt(abs(ref_laplace_dmn(mite, model$alpha, model$responsibilities, model$objective) /
+                    model$laplace - 1), 1e-6)
+  }
+})
+
+test_that("dmn refuses rows of zeros; dirmn_mixture gives finite results for zero rows and columns", {
+  xz <- cbind(mite[, 1:10], empty = 0L, mite[, 11:35])
+  xz <- rbind(xz[1:5, ], 0L, xz[6:70, ])
+  if (requireNamespace("DirichletMultinomial", quietly = TRUE)) {
+    expect_error(DirichletMultinomial::dmn(xz, 2, seed = 1))
+  }
+  for (objective in c("ml", "dmn")) {
+    m <- dirmn_mixture(xz, k = 1:3, objective = objective)
+    crit <- m$criteria
+    expect_true(all(is.finite(as.matrix(crit[, c("loglik", "objective", "aic", "bic",
+                                                  "laplace")]))))
+    for (model in m$models) {
+      expect_true(all(is.finite(model$alpha)) && all(model$alpha > 0))
+      # a row of zeros is explained by every component alike: its posterior
+      # is the mixing weights
+      expect_equal(unname(model$responsibilities[6, ]), unname(model$weights), tolerance = 1e-12)
+      ref <- ref_mixture(xz, model$alpha, model$weights)
+      expect_rel_equal(model$loglik, ref$loglik, 1e-9)
+    }
+  }
+  # under maximum likelihood the zeros change nothing
+  plain <- dirmn_mixture(mite, k = 1:3)
+  zeros <- dirmn_mixture(xz, k = 1:3)
+  expect_lt(max(abs(zeros$criteria$loglik / plain$criteria$loglik - 1)), 1e-8)
+})
+
+test_that("well-separated simulated components are recovered", {
+  m <- dirmn_mixture(sep, k = 1:4)
+  expect_identical(m$selected, 3L)
+  expect_gte(ari(predict(m, type = "class"), sep_labels), 0.95)
+  for (objective in c("ml", "dmn")) {
+    for (init in c("kmeans++", "kmeans")) {
+      mk <- dirmn_mixture(sep, k = 3, objective = objective, init = init)
+      expect_gte(ari(predict(mk, type = "class"), sep_labels), 0.95)
+    }
+  }
+  # fitted log-likelihood and posteriors are the plain-R ones at the fit
+  model <- m$models[["3"]]
+  ref <- ref_mixture(sep, model$alpha, model$weights)
+  expect_rel_equal(model$loglik, ref$loglik, 1e-9)
+  expect_lt(max(abs(model$responsibilities - ref$posterior)), 1e-8)
+  # the components' alpha are near the truth (matched by their largest block)
+  for (j in 1:3) {
+    block <- which.max(c(sum(model$alpha[j, 1:10]), sum(model$alpha[j, 11:20]),
+                         sum(model$alpha[j, 21:30])))
+    est <- model$alpha[j, ] / sum(model$alpha[j, ])
+    truth <- sep_alpha[block, ] / sum(sep_alpha[block, ])
+    expect_lt(max(abs(est - truth)), 0.03)
+  }
+})
+
+test_that("k = 1 is the single Dirichlet-multinomial fit", {
+  skip_if_not_installed("dirmult")
+  m <- dirmn_mixture(mite, k = 1)
+  ref <- dirmult::dirmult(mite, epsilon = 1e-10, trace = FALSE)
+  expect_lt(max_rel(unname(m$models[[1]]$alpha[1, ]), ref$gamma), 1e-5)
+  expect_rel_equal(m$models[[1]]$loglik, ref_loglik_sum(mite, ref$gamma, full = TRUE), 1e-9)
+  expect_equal(unname(m$models[[1]]$weights), 1)
+})
+
+test_that("predict assigns new rows; class is the most probable component", {
+  m <- dirmn_mixture(sep, k = 3)
+  model <- m$models[[1]]
+  set.seed(702)
+  new_labels <- rep(1:3, each = 5)
+  new <- t(vapply(new_labels, function(j) rdirmn(1, 150, sep_alpha[j, ])[1, ], numeric(30)))
+  dimnames(new) <- list(paste0("new", 1:15), colnames(sep))
+  p <- predict(m, new)
+  expect_identical(dim(p), c(15L, 3L))
+  expect_identical(dimnames(p), list(rownames(new), rownames(model$alpha)))
+  expect_lt(max(abs(p - ref_mixture(new, model$alpha, model$weights)$posterior)), 1e-8)
+  cls <- predict(m, new, type = "class")
+  expect_identical(unname(cls), max.col(p, ties.method = "first"))
+  expect_identical(names(cls), rownames(new))
+  expect_equal(ari(cls, new_labels), 1)
+  # every input form; a vector is one row
+  sp <- Matrix::Matrix(new, sparse = TRUE)
+  for (input in list(sp, dirmn_counts(new, backend = "cpu"), as.data.frame(new))) {
+    expect_lt(max(abs(predict(m, input) - p)), 1e-12)
+  }
+  expect_lt(max(abs(predict(m, new[4, ]) - p[4, , drop = FALSE])), 1e-12)
+  # without newdata: the fitted rows' responsibilities
+  expect_identical(predict(m), responsibilities(m))
+  # a model restored from disk predicts the same, without the library handle
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path))
+  saveRDS(m, path)
+  back <- readRDS(path)
+  expect_lt(max(abs(predict(back, new) - p)), 1e-10)
+  expect_identical(predict(back, new, type = "class"), cls)
+  # columns must match
+  expect_error(predict(m, new[, -1]), "29 columns", class = "dirmn_error_dimension_mismatch")
+  renamed <- new
+  colnames(renamed)[4] <- "other"
+  expect_error(predict(m, renamed), "column 4", class = "dirmn_error_dimension_mismatch")
+  expect_error(predict(m, new, type = "response"), class = "dirmn_error_invalid_argument")
+})
+
+test_that("S3 methods: coef, weights, responsibilities, logLik, AIC, BIC, fitted, nobs", {
+  m <- dirmn_mixture(mite, k = 1:3, select = "aic")
+  expect_s3_class(m, "dirmn_mixture")
+  expect_identical(m$selected, m$criteria$k[which.min(m$criteria$aic)])
+  model <- m$models[[as.character(m$selected)]]
+  expect_s3_class(model, "dirmn_mixture_fit")
+  k <- model$k
+  expect_identical(coef(m), model$alpha)
+  expect_identical(dim(coef(m)), c(k, 35L))
+  expect_identical(colnames(coef(m)), colnames(mite))
+  expect_identical(dim(coef(m, k = 2)), c(2L, 35L))
+  expect_error(coef(m, k = 7), "k = 7", class = "dirmn_error_invalid_argument")
+  w <- mixture_weights(m)
+  expect_equal(sum(w), 1)
+  expect_true(all(diff(w) <= 0))
+  r <- responsibilities(m)
+  expect_identical(dim(r), c(70L, k))
+  expect_identical(rownames(r), rownames(mite))
+  expect_equal(unname(rowSums(r)), rep(1, 70))
+  expect_equal(unname(colMeans(r)), unname(w), tolerance = 1e-4)
+  ll <- logLik(m)
+  P <- k * 35 + k - 1
+  expect_identical(attr(ll, "df"), P)
+  expect_identical(attr(ll, "nobs"), 70L)
+  expect_identical(nobs(m), 70L)
+  ref <- ref_mixture(mite, model$alpha, model$weights)$loglik
+  expect_equal(AIC(m), -2 * ref + 2 * P, tolerance = 1e-9)
+  expect_equal(BIC(m), -2 * ref + log(70) * P, tolerance = 1e-9)
+  # under maximum likelihood the criteria are R's
+  expect_equal(m$criteria$aic, vapply(m$models, AIC, 0), ignore_attr = TRUE, tolerance = 1e-12)
+  expect_equal(m$criteria$bic, vapply(m$models, BIC, 0), ignore_attr = TRUE, tolerance = 1e-12)
+  f <- fitted(m)
+  expect_identical(dim(f), dim(mite))
+  expect_equal(unname(rowSums(f)), unname(rowSums(mite) + 0))
+  p <- model$alpha / rowSums(model$alpha)
+  expect_equal(f[9, ], sum(mite[9, ]) * colSums(r[9, ] * p))
+  expect_output(print(m), "Selected by AIC")
+  expect_output(print(model), "Dirichlet-multinomial mixture, k =")
+  s <- summary(m)
+  expect_s3_class(s, "summary.dirmn_mixture")
+  expect_output(print(s), "Largest shares")
+})
+
+test_that("plot writes the model-selection curve and the component profiles", {
+  m <- dirmn_mixture(sep, k = 1:4)
+  for (type in c("criteria", "components")) {
+    path <- tempfile(fileext = ".png")
+    grDevices::png(path, width = 600, height = 400)
+    plot(m, type = type)
+    grDevices::dev.off()
+    expect_true(file.exists(path))
+    expect_gt(file.size(path), 0)
+    unlink(path)
+  }
+  path <- tempfile(fileext = ".png")
+  grDevices::png(path)
+  plot(m, type = "criteria", criterion = "laplace")
+  plot(m$models[["2"]], top = 5)
+  grDevices::dev.off()
+  expect_gt(file.size(path), 0)
+  unlink(path)
+})
+
+test_that("a seed gives the same fit; verbose reports every EM iteration", {
+  a <- dirmn_mixture(mite, k = 2:3, seed = 11)
+  b <- dirmn_mixture(mite, k = 2:3, seed = 11)
+  for (k in c("2", "3")) {
+    expect_identical(a$models[[k]]$alpha, b$models[[k]]$alpha)
+    expect_identical(a$models[[k]]$responsibilities, b$models[[k]]$responsibilities)
+  }
+  msgs <- capture_messages(v <- dirmn_mixture(mite, k = 2, starts = 2, verbose = TRUE))
+  expect_match(msgs[1], "^dirmn_mixture: k = 2, start 1, iteration 1: log-likelihood")
+  expect_true(any(grepl("start 2, iteration 1:", msgs)))
+  expect_match(msgs[2], "\\(change [-0-9.e+]+\\)")
+  expect_message(dirmn_mixture(mite, k = 1, starts = 1, maxit = 1, verbose = TRUE),
+                 "k = 1, start 1, iteration 1")
+})
+
+test_that("bad arguments are dirmn errors", {
+  expect_error(dirmn_mixture(mite[1:3, ], k = 4), "k \\(4\\)",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 0), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 2, objective = "map"), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 2, init = "random"), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 2, select = "dic"), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 2, starts = 0), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(mite, k = 2, seed = -1), class = "dirmn_error_invalid_argument")
+  w <- rep(1, 70)
+  w[8] <- -0.5
+  expect_error(dirmn_mixture(mite, k = 2, weights = w), "weight of row 8",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_mixture(mite, k = 2, weights = w[-1]),
+               class = "dirmn_error_dimension_mismatch")
+  dirmn:::cpp_set_force_cancel(TRUE)
+  on.exit(dirmn:::cpp_set_force_cancel(FALSE))
+  expect_error(dirmn_mixture(mite, k = 2), class = "dirmn_error_cancelled")
+})
