@@ -387,10 +387,12 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
  * from count histograms built in one pass over the table and cached on the
  * counts object while the weights are unchanged, so repeated calls (as in a
  * fit) cost O(distinct counts), not O(rows x cols). All arrays are host
- * memory owned by the caller. Statuses: SUCCESS; NULL_POINTER;
- * INVALID_ARGUMENT (unknown param or flags, bad stride); INVALID_PARAMETER
- * (alpha, or a weight, naming its index); WRONG_CONTEXT; OUT_OF_MEMORY;
- * DEVICE; CANCELLED. */
+ * memory owned by the caller. On CUDA the histograms of 8-bit tables are
+ * built on the device; other tables use the host copy the counts object
+ * keeps (counts wrapped from device memory have none: NOT_SUPPORTED).
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (unknown param or
+ * flags, bad stride); INVALID_PARAMETER (alpha, or a weight, naming its
+ * index); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED. */
 DIRMN_API dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts,
                                         const double* params, int64_t params_stride,
                                         dirmn_param param, const double* weights, uint32_t flags,
@@ -464,7 +466,8 @@ typedef struct dirmn_fit_result {
  * converged within max_iterations: see result->converged); NULL_POINTER;
  * INVALID_ARGUMENT (options, a table with no counts at all); INVALID_PARAMETER
  * (weights or start, naming the index); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE;
- * CANCELLED (progress callback or interrupt). */
+ * CANCELLED (progress callback or interrupt); NOT_SUPPORTED (as
+ * dirmn_loglik_sum). */
 DIRMN_API dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts,
                                  const dirmn_fit_options* options, dirmn_fit_result* result);
 
@@ -513,7 +516,8 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * dirmn_mixture_destroy); it does not reference `counts` after return.
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k > rows with
  * counts, options); INVALID_PARAMETER (weights, naming the row);
- * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED. */
+ * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (counts
+ * wrapped from device memory: the initialisation needs rows on the host). */
 DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
                                          const dirmn_mixture_options* options,
                                          dirmn_mixture** mixture);
