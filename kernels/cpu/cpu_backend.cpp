@@ -18,6 +18,7 @@
 #include <new>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "../backend.hpp"
 #include "../dirmn_math.hpp"
@@ -322,9 +323,74 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // 8-bit tables: counts index per-column accumulators directly, one set
+  // per thread over its own rows, merged at the end. No per-cell builder
+  // logic, so the pass runs at memory speed.
+  BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k,
+                              std::vector<Histograms>* out, const Interrupt& interrupt) {
+    const int64_t V = t.cols, bins = static_cast<int64_t>(t.max_count) + 1;
+    const int64_t per_part = k * V * bins;
+    const int parts = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>(pool_->size(), t.rows * V / kCellsPerChunk + 1)));
+    std::vector<std::vector<double>> acc(static_cast<size_t>(parts),
+                                         std::vector<double>(static_cast<size_t>(per_part), 0.0));
+    const int64_t rows_per_part = (t.rows + parts - 1) / parts;
+    const uint8_t* x = t.values.data();
+    std::function<void(int64_t)> body = [&](int64_t p) {
+      double* a = acc[static_cast<size_t>(p)].data();
+      const int64_t r1 = std::min(t.rows, (p + 1) * rows_per_part);
+      for (int64_t b = p * rows_per_part; b < r1; ++b) {
+        for (int64_t j = 0; j < k; ++j) {
+          const double w = weights ? weights[b * k + j] : 1.0;
+          if (w == 0.0) continue;
+          double* aj = a + j * V * bins;
+          if (t.sparse) {
+            for (int64_t i = t.row_ptr[static_cast<size_t>(b)]; i < t.row_ptr[static_cast<size_t>(b) + 1]; ++i)
+              aj[static_cast<int64_t>(t.col_idx[static_cast<size_t>(i)]) * bins + x[i]] += w;
+          } else {
+            const uint8_t* row = x + b * V;
+            for (int64_t v = 0; v < V; ++v) aj[v * bins + row[v]] += w;  // bin 0 is ignored
+          }
+        }
+      }
+    };
+    if (!pool_->run(parts, body, [&] { return interrupt.poll(); }))
+      return {DIRMN_ERROR_CANCELLED, "", 0};
+    for (int p = 1; p < parts; ++p)
+      for (int64_t i = 0; i < per_part; ++i) acc[0][static_cast<size_t>(i)] += acc[static_cast<size_t>(p)][static_cast<size_t>(i)];
+    out->resize(static_cast<size_t>(k));
+    for (int64_t j = 0; j < k; ++j) {
+      Histograms& h = (*out)[static_cast<size_t>(j)];
+      h.cols = V;
+      h.column.clear();
+      h.column.reserve(static_cast<size_t>(V));
+      for (int64_t v = 0; v < V; ++v)
+        h.column.push_back(histogram_from_value_weights(acc[0].data() + (j * V + v) * bins,
+                                                        static_cast<int>(bins)));
+      HistogramBuilder tot(kHistTotalIndexMax);
+      double lcoef = 0.0;
+      for (int64_t b = 0; b < t.rows; ++b) {
+        const double w = weights ? weights[b * k + j] : 1.0;
+        if (w == 0.0 || t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+        tot.add(t.row_total[static_cast<size_t>(b)], w);
+        lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
+      }
+      h.total = tot.finish();
+      h.lcoef_sum = lcoef;
+    }
+    return {};
+  }
+
+  // Accumulators of this many entries per thread at most (8 bytes each)
+  // take the 8-bit path; beyond, the builders' memory scales better.
+  static constexpr int64_t kU8HistogramMaxEntries = int64_t{1} << 23;
+
   template <class T>
   BackendResult histograms_typed(const HostTable& t, const double* weights, int64_t k,
                                  std::vector<Histograms>* out, const Interrupt& interrupt) {
+    if (std::is_same<T, uint8_t>::value &&
+        k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries)
+      return histograms_u8(t, weights, k, out, interrupt);
     // One pass over the rows; each (weighting, column) pair and each
     // weighting's totals accumulate their own builder. Polled every
     // kCellsPerChunk cells.
