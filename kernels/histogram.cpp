@@ -30,8 +30,17 @@ void HistogramBuilder::add(double n, double w) {
 Histogram HistogramBuilder::finish() {
   Histogram h;
   const size_t top = indexed_.empty() ? 0 : indexed_.size() - 1;  // largest indexed value
+  size_t low = 1, distinct = 0;
+  if (!use_pairs_ && static_cast<double>(top) > kHistDenseMax) {
+    while (low < top && indexed_[low] == 0.0) ++low;
+    for (size_t n = low; n <= top; ++n) distinct += indexed_[n] != 0.0;
+  }
   if (!use_pairs_ && static_cast<double>(top) <= kHistDenseMax) {
     h = histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()));
+  } else if (!use_pairs_ && static_cast<double>(top - low) <=
+                                kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
+    h = histogram_from_band(indexed_.data() + low, static_cast<int64_t>(low),
+                            static_cast<int64_t>(top - low + 1));
   } else {
     h.dense = false;
     if (!use_pairs_) {
@@ -78,6 +87,32 @@ Histogram histogram_from_value_weights(const double* by_value, int bins) {
   return h;
 }
 
+Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len) {
+  int64_t lo = 0, hi = -1;  // first and last index with weight
+  for (int64_t i = 0; i < len; ++i)
+    if (by_value[i] != 0.0) {
+      if (hi < 0) lo = i;
+      hi = i;
+    }
+  Histogram h;
+  h.dense = true;
+  if (hi < 0) return h;
+  h.base = static_cast<double>(base + lo);
+  h.cum.assign(static_cast<size_t>(hi - lo), 0.0);
+  double above = 0.0;
+  for (int64_t k = hi - lo; k-- > 0;) {
+    above += by_value[lo + k + 1];
+    h.cum[static_cast<size_t>(k)] = above;
+  }
+  h.base_weight = above + by_value[lo];
+  for (int64_t i = lo; i <= hi; ++i) {
+    const double v = static_cast<double>(base + i);
+    h.first_moment += by_value[i] * v;
+    h.second_factorial += by_value[i] * v * (v - 1.0);
+  }
+  return h;
+}
+
 namespace {
 
 // sum_b w_b f(a, n_b) for f = lpoch, dpoch, tpoch at once.
@@ -91,8 +126,14 @@ Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
     // lpoch(a, n) = sum_{k<n} log(a + k) and likewise for the derivatives,
     // so each k contributes once, weighted by the values above it.
     double l = 0.0, d = 0.0, t = 0.0;
+    if (h.base > 0.0) {
+      l = h.base_weight * math::lpoch(a, h.base);
+      if (want_d) d = h.base_weight * math::dpoch(a, h.base);
+      if (want_t) t = h.base_weight * math::tpoch(a, h.base);
+    }
+    const double a0 = a + h.base;
     for (size_t k = 0; k < h.cum.size(); ++k) {
-      const double x = a + static_cast<double>(k);
+      const double x = a0 + static_cast<double>(k);
       const double c = h.cum[k];
       l += c * std::log(x);
       if (want_d || want_t) {
@@ -336,7 +377,9 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
       {
         const Histogram& tot = h.total;
         if (tot.dense) {
-          for (size_t k = 0; k < tot.cum.size(); ++k) denom += tot.cum[k] / (a_sum + static_cast<double>(k));
+          if (tot.base > 0.0) denom = tot.base_weight * math::dpoch(a_sum, tot.base);
+          for (size_t k = 0; k < tot.cum.size(); ++k)
+            denom += tot.cum[k] / (a_sum + tot.base + static_cast<double>(k));
         } else {
           for (size_t k = 0; k < tot.value.size(); ++k)
             denom += tot.weight[k] * math::dpoch(a_sum, tot.value[k]);

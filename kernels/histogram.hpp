@@ -23,15 +23,29 @@ namespace dirmn {
 // dense cumulative form; beyond it, (value, weight) pairs.
 constexpr double kHistDenseMax = 256.0;
 
+// Integer values spanning at most this many times their number of
+// distinct values (plus kHistBandSlack) keep the dense cumulative form above
+// kHistDenseMax, offset by their smallest value: a log per integer of the
+// span costs less than lgamma, digamma and trigamma per distinct value.
+// Row totals are the usual case (thousands of totals in a narrow band).
+constexpr double kHistBandFactor = 8.0;
+constexpr double kHistBandSlack = 256.0;
+
 // One weighted histogram: either dense cumulative or pairs.
 struct Histogram {
   bool dense = true;
-  std::vector<double> cum;     // dense: cum[k] = weight of values > k
+  // Dense: every value is >= base (an integer; 0 unless the values are
+  // large), base_weight is the total weight, and cum[k] = weight of values
+  // > base + k, so sum_b w_b lpoch(a, n_b) =
+  //   base_weight lpoch(a, base) + sum_k cum[k] log(a + base + k).
+  double base = 0.0;
+  double base_weight = 0.0;
+  std::vector<double> cum;
   std::vector<double> value;   // pairs: distinct nonzero values, ascending
   std::vector<double> weight;  // pairs: their summed weights
   double first_moment = 0.0;   // sum of w * n
   double second_factorial = 0.0;  // sum of w * n (n - 1)
-  bool empty() const { return dense ? cum.empty() : value.empty(); }
+  bool empty() const { return dense ? cum.empty() && base_weight == 0.0 : value.empty(); }
 };
 
 struct Histograms {
@@ -65,6 +79,11 @@ class HistogramBuilder {
 // The dense-form histogram of weights by value: by_value[n] is the weight
 // of count n, for n < bins (by_value[0] is ignored).
 Histogram histogram_from_value_weights(const double* by_value, int bins);
+
+// The dense-form histogram of weights of the integers base, base + 1, ...:
+// by_value[i] is the weight of value base + i (i < len), base >= 1. Its
+// base is the smallest value with weight.
+Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len);
 
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
 // gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the

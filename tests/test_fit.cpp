@@ -198,6 +198,49 @@ TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit
   }
 }
 
+TEST_CASE("weighted sums with large row totals: banded and paired histograms", "[fit][derivatives]") {
+  // Row totals in a narrow band (many distinct values) take the offset
+  // dense form of the histogram; few totals spread wide take pairs.
+  const std::vector<double> alpha_true{0.7, 2.0, 0.3, 4.0, 1.1};
+  const std::vector<double> alpha{0.6, 1.8, 0.4, 3.0, 1.3};
+  const int64_t cols = 5;
+  struct Case { int64_t rows; int n_mean; uint32_t seed; };
+  for (const Case& tc : {Case{300, 1200, 11}, Case{12, 5000, 12}}) {
+    INFO("rows " << tc.rows << ", mean total " << tc.n_mean);
+    const auto x = simulate_dm(tc.rows, alpha_true, tc.n_mean, tc.seed);
+    std::vector<double> w(static_cast<size_t>(tc.rows));
+    for (int64_t b = 0; b < tc.rows; ++b) w[static_cast<size_t>(b)] = 0.5 + static_cast<double>(b % 3);
+    long double A = 0;
+    for (double a : alpha) A += a;
+    std::vector<long double> g_ref(cols, 0);
+    long double c_ref = 0;
+    for (int64_t b = 0; b < tc.rows; ++b) {
+      long N = 0;
+      for (int64_t v = 0; v < cols; ++v) {
+        const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+        N += n;
+        g_ref[static_cast<size_t>(v)] += w[static_cast<size_t>(b)] * dpoch_ref(alpha[static_cast<size_t>(v)], n);
+      }
+      for (int64_t v = 0; v < cols; ++v) g_ref[static_cast<size_t>(v)] -= w[static_cast<size_t>(b)] * dpoch_ref(A, N);
+      c_ref -= w[static_cast<size_t>(b)] * tpoch_ref(A, N);
+    }
+    for (dirmn_backend be : backends_under_test()) {
+      INFO("backend " << backend_name(be));
+      Context ctx = make_context(be);
+      REQUIRE(ctx);
+      Counts c = counts_of(ctx.get(), x, tc.rows, cols);
+      double f = 0, hs = 0;
+      std::vector<double> g(cols), hd(cols);
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), 0, &f,
+                               g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
+      CHECK(close_to(f, table_loglik_ref(x, tc.rows, cols, alpha, &w), 1e-12));
+      for (int64_t v = 0; v < cols; ++v)
+        CHECK(close_to(g[static_cast<size_t>(v)], static_cast<double>(g_ref[static_cast<size_t>(v)]), 1e-11, 1e-9));
+      CHECK(close_to(hs, static_cast<double>(c_ref), 1e-11));
+    }
+  }
+}
+
 TEST_CASE("per-row derivatives against references", "[fit][derivatives]") {
   const int64_t rows = 25, cols = 9;
   std::mt19937 rng(5);
@@ -283,6 +326,34 @@ TEST_CASE("fit: simulated data with known alpha", "[fit]") {
       sum += a[static_cast<size_t>(v)];
     }
     CHECK(close_to(r.precision, sum, 1e-12));
+  }
+}
+
+TEST_CASE("fit: a column whose only count is one large value", "[fit]") {
+  // Its histogram holds a single value above the small-count range: the
+  // column has counts and must be fitted, not taken for an empty one.
+  const int64_t rows = 60, cols = 4;
+  auto x = simulate_dm(rows, {0.8, 1.5, 0.6, 1.0}, 40, 5);
+  for (int64_t b = 0; b < rows; ++b) x[static_cast<size_t>(b * cols + 3)] = b == 7 ? 600 : 0;
+  const auto minka = minka_ref(x, rows, cols, std::vector<double>(cols, 1.0));
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    std::vector<double> a(cols);
+    dirmn_fit_result r;
+    r.size = sizeof r;
+    r.alpha = a.data();
+    r.std_error_alpha = nullptr;
+    r.std_error_log_alpha = nullptr;
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_SUCCESS);
+    CHECK(r.converged == 1);
+    CHECK(r.zero_columns == 0);
+    CHECK(a[3] > 0.0);
+    const double f_minka = table_loglik_ref(x, rows, cols, minka);
+    CHECK(r.loglik >= f_minka - 1e-8 * std::fabs(f_minka));
+    for (int64_t v = 0; v < cols; ++v) CHECK(close_to(a[static_cast<size_t>(v)], minka[static_cast<size_t>(v)], 1e-5));
   }
 }
 
