@@ -80,7 +80,7 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, int sm_count)
       : device_(device), sm_count_(sm_count), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
-        hist_(device) {}
+        hist_(device), hist_partial_(device), hist_scratch_(device) {}
 
   ~CudaBackend() override {
     DeviceGuard guard(device_);
@@ -92,6 +92,8 @@ class CudaBackend final : public Backend {
     partial_.release();
     rowwise_alpha_.release();
     hist_.release();
+    hist_partial_.release();
+    hist_scratch_.release();
     stage_.release();
     host_out_.release();
     if (stage_done_ != nullptr) (void)cudaEventDestroy(stage_done_);
@@ -187,56 +189,72 @@ class CudaBackend final : public Backend {
   }
 
   // One pass over the device table gives the per-column histograms; the
-  // row-total histogram and the coefficient sum come from the row statistics
-  // kept since upload. Tables other than 8-bit ones report NOT_SUPPORTED and
-  // the C ABI layer uses its host copy.
+  // row-total histograms are segmented sums over the rows ordered by total
+  // (an order made once per table). Tables other than 8-bit ones report
+  // NOT_SUPPORTED and the C ABI layer uses its host copy.
   BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
-                           const Interrupt&) override {
+                           const Interrupt& interrupt) override {
+    std::vector<Histograms> one(1);
+    const BackendResult r = histograms_k(counts, weights, 1, &one, interrupt);
+    if (r.ok()) *out = std::move(one[0]);
+    return r;
+  }
+
+  BackendResult histograms_multi(const BackendCounts& counts, const double* weights, int64_t k,
+                                 std::vector<Histograms>* out, const Interrupt& interrupt) override {
+    return histograms_k(counts, weights, k, out, interrupt);
+  }
+
+  BackendResult histograms_k(const BackendCounts& counts, const double* weights, int64_t k,
+                             std::vector<Histograms>* out, const Interrupt&) {
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
-    if (!column_histogram_supported(t))
+    if (!column_histogram_supported(t) || !totals_index_supported(t))
       return {DIRMN_ERROR_NOT_SUPPORTED, "device histograms of a table wider than 8 bits", 0};
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
-    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    const LaunchEnv e = env();
+    TotalsIndex& ix = t.totals;
+    if (!ix.built) DIRMN_TRY(build_totals_index(t, &ix, e));
     const int bins = static_cast<int>(t.max_count) + 1;
     const size_t cells = static_cast<size_t>(t.cols) * static_cast<size_t>(bins);
     const size_t rows = static_cast<size_t>(t.rows);
+    const size_t kk = static_cast<size_t>(k);
+    const size_t runs = static_cast<size_t>(ix.runs);
+    // Workspace: [hist k x cells][total sums k x runs][lcoef sums k][weights rows x k].
+    const size_t results = kk * cells + (weights ? kk * runs + kk : 0);
     try {
-      std::vector<double> by_value(cells), total(rows), lcoef(rows);
-      DIRMN_TRY(hist_.reserve((cells + (weights ? rows : 0)) * sizeof(double),
-                              "cudaMalloc (histogram workspace)"));
+      DIRMN_TRY(grow(hist_, (results + (weights ? rows * kk : 0)) * sizeof(double),
+                     "cudaMalloc (histogram workspace)"));
       double* d_hist = hist_.get<double>();
-      double* d_w = weights ? d_hist + cells : nullptr;
+      double* d_seg = d_hist + kk * cells;
+      double* d_lcoef = d_seg + kk * runs;
+      double* d_w = d_lcoef + kk;
+      if (weights) DIRMN_TRY(upload(d_w, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
+      DIRMN_TRY(launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e));
       if (weights)
-        DIRMN_CUDA_TRY(cudaMemcpyAsync(d_w, weights, rows * sizeof(double),
-                                       cudaMemcpyHostToDevice, stream_),
-                       "cudaMemcpyAsync (row weights)");
-      DIRMN_TRY(launch_column_histogram(t, d_w, bins, d_hist, env()));
-      DIRMN_CUDA_TRY(cudaMemcpyAsync(by_value.data(), d_hist, cells * sizeof(double),
+        DIRMN_TRY(launch_total_sums(t, ix, d_w, k, d_seg, d_lcoef, hist_scratch_, e));
+      DIRMN_TRY(host_out_.reserve(results * sizeof(double), "cudaHostAlloc (histograms)"));
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out_.get(), d_hist, results * sizeof(double),
                                      cudaMemcpyDeviceToHost, stream_),
-                     "cudaMemcpyAsync (histogram)");
-      DIRMN_CUDA_TRY(cudaMemcpyAsync(total.data(), t.row_total.get(), rows * sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream_),
-                     "cudaMemcpyAsync (row totals)");
-      DIRMN_CUDA_TRY(cudaMemcpyAsync(lcoef.data(), t.row_lcoef.get(), rows * sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream_),
-                     "cudaMemcpyAsync (row coefficients)");
+                     "cudaMemcpyAsync (histograms)");
       DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-      out->cols = t.cols;
-      out->column.clear();
-      out->column.reserve(static_cast<size_t>(t.cols));
-      for (int64_t v = 0; v < t.cols; ++v)
-        out->column.push_back(histogram_from_value_weights(by_value.data() + v * bins, bins));
-      HistogramBuilder tot(kHistTotalIndexMax);
-      double lcoef_sum = 0.0;
-      for (size_t b = 0; b < rows; ++b) {
-        const double w = weights ? weights[b] : 1.0;
-        if (w == 0.0 || total[b] == 0.0) continue;
-        tot.add(total[b], w);
-        lcoef_sum += w * lcoef[b];
+      const double* h_hist = host_out_.get<double>();
+      const double* h_seg = h_hist + kk * cells;
+      const double* h_lcoef = h_seg + kk * runs;
+      out->resize(kk);
+      for (size_t j = 0; j < kk; ++j) {
+        Histograms& o = (*out)[j];
+        o.cols = t.cols;
+        o.column.clear();
+        o.column.reserve(static_cast<size_t>(t.cols));
+        for (int64_t v = 0; v < t.cols; ++v)
+          o.column.push_back(histogram_from_value_weights(h_hist + j * cells + static_cast<size_t>(v) * bins, bins));
+        const double* w_tot = weights ? h_seg + j * runs : ix.count.data();
+        HistogramBuilder tot(kHistTotalIndexMax);
+        for (size_t i = 0; i < runs; ++i) tot.add(ix.value[i], w_tot[i]);
+        o.total = tot.finish();
+        o.lcoef_sum = weights ? h_lcoef[j] : ix.lcoef_sum;
       }
-      out->total = tot.finish();
-      out->lcoef_sum = lcoef_sum;
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
     }
@@ -522,7 +540,9 @@ class CudaBackend final : public Backend {
   DeviceBuffer out_;
   DeviceBuffer partial_;
   DeviceBuffer rowwise_alpha_;
-  DeviceBuffer hist_;  // histograms of fits: cols x bins, then row weights
+  DeviceBuffer hist_;  // histograms of fits: k x cols x bins, row-total sums, row weights
+  DeviceBuffer hist_partial_;  // per-block partial histograms
+  DeviceBuffer hist_scratch_;  // row-total gathers and reduction workspace
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;

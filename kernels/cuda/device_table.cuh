@@ -5,7 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "../backend.hpp"
 #include "cuda_util.cuh"
@@ -34,10 +36,24 @@ constexpr int64_t kMaxGridY = 65535;
 // Dynamic shared memory a kernel gets without opting in.
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
 
+// The rows ordered by total, made once per table the first time histograms
+// are asked for: weighted row-total histograms are then segmented sums
+// (deterministic, no atomics), and the unweighted one is kept on the host.
+struct TotalsIndex {
+  explicit TotalsIndex(int dev) : order(dev), offsets(dev) {}
+  bool built = false;
+  int64_t runs = 0;              // distinct row totals (0 included)
+  DeviceBuffer order;            // uint32, rows: row indices sorted by total
+  DeviceBuffer offsets;          // int64, runs + 1: where each total's rows start
+  std::vector<double> value;     // the distinct totals, ascending
+  std::vector<double> count;     // rows with each
+  double lcoef_sum = 0.0;        // unweighted sum of the log multinomial coefficients
+};
+
 struct DeviceTable {
   explicit DeviceTable(int dev)
       : device(dev), values_buf(dev), row_ptr(dev), col_idx(dev), panel_ptr(dev),
-        row_total(dev), row_lcoef(dev) {}
+        row_total(dev), row_lcoef(dev), totals(dev) {}
 
   int device = 0;
   int64_t rows = 0;
@@ -62,6 +78,7 @@ struct DeviceTable {
   DeviceBuffer row_total;  // double, rows
   DeviceBuffer row_lcoef;  // double, rows
   TablePlan plan;
+  mutable TotalsIndex totals;  // built lazily (histograms), from the fields above
 
   DenseView dense_view() const {
     DenseView v;
@@ -97,6 +114,16 @@ struct LaunchEnv {
   int sm_count = 1;
 };
 
+// Blocks per multiprocessor of the grid-stride kernels (statistics,
+// validation, gathers): enough to hide memory latency.
+constexpr int kStrideBlocksPerSm = 8;
+
+// Grid of a grid-stride kernel over `items` with kBlockThreads threads.
+inline int stride_grid(int64_t items, int sm_count) {
+  const int64_t want = ceil_div<int64_t>(std::max<int64_t>(items, 1), kBlockThreads);
+  return static_cast<int>(std::min<int64_t>(want, int64_t{sm_count} * kStrideBlocksPerSm));
+}
+
 // Blocks of `kernel` that fit one multiprocessor with `smem` bytes of dynamic
 // shared memory, raising the kernel's shared-memory limit where needed.
 BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm);
@@ -116,11 +143,24 @@ BackendResult launch_shared_csr(const TablePlan& plan, bool fast, const CsrView&
 BackendResult launch_rowwise_csr(const TablePlan& plan, const CsrView& view,
                                  const RowwiseArgs& args, const LaunchEnv& env);
 
-// histogram.cu: weighted per-column value histograms (hist: cols x bins,
-// bins = max count + 1), for 8-bit tables.
+// histogram.cu: weighted per-column value histograms for k weightings
+// (weights: rows x k, row-major, device memory; null for one unweighted
+// histogram), hist: k x cols x bins, bins = max count + 1; 8-bit tables.
+// `partial` is workspace the call may grow.
 bool column_histogram_supported(const DeviceTable& t);
-BackendResult launch_column_histogram(const DeviceTable& t, const double* weights, int bins,
-                                      double* hist, const LaunchEnv& env);
+BackendResult launch_column_histograms(const DeviceTable& t, const double* weights, int64_t k,
+                                       int bins, double* hist, DeviceBuffer& partial,
+                                       const LaunchEnv& env);
+// Row-total statistics: tables with integer totals below 2^32.
+bool totals_index_supported(const DeviceTable& t);
+// Builds t.totals (synchronous).
+BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const LaunchEnv& env);
+// For k weightings: seg_out[j * runs + i] = weight of the rows whose total
+// is ix.value[i]; lcoef_out[j] = sum_b w_bj lcoef_b. Device pointers;
+// `scratch` is workspace the call may grow.
+BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, const double* weights,
+                                int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
+                                const LaunchEnv& env);
 
 // ingest.cu: building device tables.
 // Copies a validated host table to the device (synchronous).

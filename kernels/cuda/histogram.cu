@@ -1,30 +1,129 @@
-// histogram.cu: responsibility- or row-weighted count histograms of a device
-// table, per column and value: hist[v * bins + n] = sum_b w_b [n_bv == n].
-// They are the sufficient statistics of every shared-alpha sum and fit
-// (kernels/histogram.hpp), so this is the only pass over the table a fit
-// makes. 8-bit tables only: their values index the bins directly.
+// histogram.cu: weighted count histograms of a device table -- per column
+// and value, hist[v * bins + n] = sum_b w_b [n_bv == n], and of the row
+// totals -- the sufficient statistics of every shared-alpha sum and fit
+// (kernels/histogram.hpp), so one pass over the table is all a fit reads.
+// Column histograms cover 8-bit tables: their values index the bins
+// directly. Everything here is deterministic: no floating-point atomics on
+// the paths small counts take, and fixed-order reductions after them.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+
+#include <algorithm>
+#include <new>
+
 #include "device_table.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace {
 
-constexpr int kHistThreads = 256;
-// Doubles of one block's shared histogram: 48 KB, the default limit.
-constexpr int64_t kHistSharedEntries = 6144;
-constexpr int kHistBlocksPerSm = 4;
+constexpr int kHistThreads = kBlockThreads;
 constexpr int kWarp = 32;
+// Private-counter kernel: each thread counts kPrivCols adjacent columns (one
+// 32-bit load of four 8-bit cells) over its rows, in shared-memory counters
+// of its own, so no atomics are needed and no two lanes share a bank.
+constexpr int kPrivCols = 4;
+// Rows a thread loads before it counts them: enough bytes in flight per
+// multiprocessor to cover memory latency.
+constexpr int kPrivRowsInFlight = 16;
+// Shared memory the private counters of one block may take: two blocks per
+// multiprocessor.
+constexpr size_t kPrivSharedBytes = 100 * 1024;
+constexpr int kPrivBlocksPerSm = 2;
+// Atomic fallback (bins beyond what private counters fit): doubles of one
+// block's shared histogram tile, 48 KB.
+constexpr int64_t kTileEntries = 6144;
+constexpr int kTileBlocksPerSm = 4;
 
-// Dense rows: each block accumulates a column tile of the histogram in
-// shared memory over a strided subset of rows, then adds it to the global
-// one once, so global atomics scale with blocks, not cells. Unweighted
-// tables count in 32-bit integers (native shared-memory atomics); weighted
-// ones add doubles.
+// Dense rows, private counters. Lane groups of G threads cover a column
+// tile of kPrivCols * G columns (blockIdx.y picks the tile); the block's
+// groups take interleaved rows. Each block writes its tile's counts, summed
+// over its groups, to partial[(tile, block)]: a fixed-order second pass
+// adds the blocks.
 template <class Acc>
-__global__ void column_histogram_dense_u8(const uint8_t* __restrict__ values, int64_t pitch,
-                                          int64_t rows, int64_t cols,
-                                          const double* __restrict__ weights, int bins,
-                                          int64_t tile_cols, double* __restrict__ hist) {
+__global__ void __launch_bounds__(kHistThreads)
+    column_histogram_private_u8(const uint8_t* __restrict__ values, int64_t pitch, int64_t rows,
+                                int64_t cols, const double* __restrict__ weights,
+                                int64_t weight_stride, int bins, int group_threads,
+                                double* __restrict__ partial) {
+  extern __shared__ __align__(8) unsigned char counter_bytes[];
+  Acc* acc = reinterpret_cast<Acc*>(counter_bytes);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int nthreads = static_cast<int>(blockDim.x);
+  const int groups = nthreads / group_threads;
+  const int group = tid / group_threads, lane = tid % group_threads;
+  const int64_t tile_cols = static_cast<int64_t>(kPrivCols) * group_threads;
+  const int64_t col = static_cast<int64_t>(blockIdx.y) * tile_cols + static_cast<int64_t>(lane) * kPrivCols;
+  for (int i = tid; i < kPrivCols * bins * nthreads; i += nthreads) acc[i] = Acc(0);
+  __syncthreads();
+
+  const bool active = group < groups && col < cols;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
+  for (int64_t r0 = static_cast<int64_t>(blockIdx.x) * groups + group; active && r0 < rows;
+       r0 += stride * kPrivRowsInFlight) {
+    uint32_t x[kPrivRowsInFlight];
+    Acc w[kPrivRowsInFlight];
+#pragma unroll
+    for (int u = 0; u < kPrivRowsInFlight; ++u) {
+      const int64_t r = r0 + u * stride;
+      const bool in = r < rows;
+      // Rows are padded with zeros to 16 bytes, so four cells from a
+      // column below cols are always inside the row.
+      x[u] = in ? __ldg(reinterpret_cast<const unsigned int*>(values + r * pitch + col)) : 0u;
+      if (weights != nullptr)
+        w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
+      else
+        w[u] = in ? Acc(1) : Acc(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kPrivRowsInFlight; ++u)
+#pragma unroll
+      for (int j = 0; j < kPrivCols; ++j) {
+        const int n = static_cast<int>((x[u] >> (8 * j)) & 0xffu);
+        acc[(j * bins + n) * nthreads + tid] += w[u];  // n = 0 lands in an unread bin
+      }
+  }
+  __syncthreads();
+  const int entries = static_cast<int>(tile_cols) * bins;
+  double* out = partial + (static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x) * entries;
+  for (int e = tid; e < entries; e += nthreads) {
+    const int c = e / bins, n = e % bins;
+    const int owner = c / kPrivCols, j = c % kPrivCols;
+    double s = 0.0;
+    for (int gi = 0; gi < groups; ++gi)
+      s += static_cast<double>(acc[(j * bins + n) * nthreads + gi * group_threads + owner]);
+    out[e] = s;
+  }
+}
+
+// hist[tile * entries + e] = sum over blocks, in block order, of the partials.
+__global__ void sum_partials(const double* __restrict__ partial, int64_t tiles, int64_t blocks,
+                             int64_t entries, int64_t limit, double* __restrict__ hist) {
+  const int64_t total = tiles * entries;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t tile = i / entries, e = i % entries;
+    if (i >= limit) continue;  // columns past the last of the table
+    const double* p = partial + tile * blocks * entries + e;
+    double s = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) s += p[b * entries];
+    hist[i] = s;
+  }
+}
+
+// Dense rows with many bins: a block accumulates a column tile of the
+// histogram in shared memory over a strided subset of rows, then adds it to
+// the global one. Unweighted tables count in 32-bit integers; weighted ones
+// add doubles (atomics: the order of additions, so the last bits, may vary
+// between runs).
+template <class Acc>
+__global__ void column_histogram_tile_u8(const uint8_t* __restrict__ values, int64_t pitch,
+                                         int64_t rows, int64_t cols,
+                                         const double* __restrict__ weights, int64_t weight_stride,
+                                         int bins, int64_t tile_cols, double* __restrict__ hist) {
   extern __shared__ __align__(8) unsigned char tile_bytes[];
   Acc* tile = reinterpret_cast<Acc*>(tile_bytes);
   const int64_t c0 = static_cast<int64_t>(blockIdx.y) * tile_cols;
@@ -32,7 +131,7 @@ __global__ void column_histogram_dense_u8(const uint8_t* __restrict__ values, in
   for (int64_t i = threadIdx.x; i < width * bins; i += blockDim.x) tile[i] = Acc(0);
   __syncthreads();
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const Acc w = weights != nullptr ? static_cast<Acc>(weights[r]) : Acc(1);
+    const Acc w = weights != nullptr ? static_cast<Acc>(weights[r * weight_stride]) : Acc(1);
     if (w == Acc(0)) continue;
     const uint8_t* row = values + r * pitch + c0;
     for (int64_t c = threadIdx.x; c < width; c += blockDim.x) {
@@ -46,22 +145,95 @@ __global__ void column_histogram_dense_u8(const uint8_t* __restrict__ values, in
 }
 
 // CSR rows: one warp per row; columns are scattered, so entries go straight
-// to the global histogram.
+// to the global histogram (atomics, as above).
 template <class Col>
 __global__ void column_histogram_csr_u8(const int64_t* __restrict__ row_ptr,
                                         const Col* __restrict__ col,
                                         const uint8_t* __restrict__ values, int64_t rows,
-                                        const double* __restrict__ weights, int bins,
-                                        double* __restrict__ hist) {
+                                        const double* __restrict__ weights, int64_t weight_stride,
+                                        int bins, double* __restrict__ hist) {
   const int lane = threadIdx.x % kWarp;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / kWarp);
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
        r < rows; r += warps) {
-    const double w = weights != nullptr ? weights[r] : 1.0;
+    const double w = weights != nullptr ? weights[r * weight_stride] : 1.0;
     if (w == 0.0) continue;
     for (int64_t i = row_ptr[r] + lane; i < row_ptr[r + 1]; i += kWarp)
       atomicAdd(&hist[static_cast<int64_t>(col[i]) * bins + values[i]], w);
   }
+}
+
+// Row totals as 32-bit sort keys, and the identity permutation.
+__global__ void totals_keys(const double* __restrict__ row_total, int64_t rows,
+                            uint32_t* __restrict__ key, uint32_t* __restrict__ index) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    key[i] = static_cast<uint32_t>(row_total[i]);
+    index[i] = static_cast<uint32_t>(i);
+  }
+}
+
+// In row-total order: the weight of each row and its weighted log
+// multinomial coefficient, for weighting j of k.
+__global__ void gather_total_weights(const uint32_t* __restrict__ order, int64_t rows,
+                                     const double* __restrict__ weights, int64_t k, int64_t j,
+                                     const double* __restrict__ lcoef, double* __restrict__ w_out,
+                                     double* __restrict__ wl_out) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = order[i];
+    const double w = weights[b * k + j];
+    w_out[i] = w;
+    wl_out[i] = w * lcoef[b];
+  }
+}
+
+int bits_for(double max_value) {
+  int bits = 1;
+  while (bits < 32 && static_cast<double>(uint64_t{1} << bits) <= max_value) ++bits;
+  return bits;
+}
+
+BackendResult private_histograms(const DeviceTable& t, const double* weights, int64_t k, int bins,
+                                 double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
+  const int acc_bytes = weights != nullptr ? 8 : 4;
+  const int64_t vecs = ceil_div<int64_t>(t.cols, kPrivCols);
+  const int group = static_cast<int>(std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp)));
+  const int64_t tile_cols = static_cast<int64_t>(kPrivCols) * group;
+  const int64_t tiles = ceil_div<int64_t>(t.cols, tile_cols);
+  if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
+  const int groups = kHistThreads / group;
+  const size_t smem = static_cast<size_t>(kPrivCols) * bins * kHistThreads * acc_bytes;
+  const void* kernel = weights != nullptr
+                           ? reinterpret_cast<const void*>(column_histogram_private_u8<double>)
+                           : reinterpret_cast<const void*>(column_histogram_private_u8<unsigned int>);
+  int per_sm = 0;
+  DIRMN_TRY(kernel_occupancy(kernel, smem, env.device, &per_sm));
+  const int64_t gx = std::max<int64_t>(
+      1, std::min<int64_t>(ceil_div<int64_t>(t.rows, groups),
+                           static_cast<int64_t>(env.sm_count) * std::min(per_sm, kPrivBlocksPerSm) /
+                               std::max<int64_t>(1, std::min<int64_t>(tiles, env.sm_count))));
+  const int64_t entries = tile_cols * bins;
+  DIRMN_TRY(partial.reserve(static_cast<size_t>(tiles * gx * entries) * sizeof(double),
+                            "cudaMalloc (histogram partial sums)"));
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(tiles));
+  const auto* vals = static_cast<const uint8_t*>(t.values);
+  const int64_t limit = t.cols * bins;
+  const int reduce_grid = stride_grid(tiles * entries, env.sm_count);
+  for (int64_t j = 0; j < k; ++j) {
+    double* h = hist + j * t.cols * bins;
+    if (weights != nullptr)
+      column_histogram_private_u8<double><<<grid, kHistThreads, smem, env.stream>>>(
+          vals, t.pitch, t.rows, t.cols, weights + j, k, bins, group, partial.get<double>());
+    else
+      column_histogram_private_u8<unsigned int><<<grid, kHistThreads, smem, env.stream>>>(
+          vals, t.pitch, t.rows, t.cols, nullptr, 1, bins, group, partial.get<double>());
+    DIRMN_CUDA_TRY(cudaGetLastError(), "column histogram kernel launch");
+    sum_partials<<<reduce_grid, kHistThreads, 0, env.stream>>>(partial.get<double>(), tiles, gx,
+                                                               entries, limit, h);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "histogram reduction kernel launch");
+  }
+  return {};
 }
 
 }  // namespace
@@ -70,44 +242,178 @@ bool column_histogram_supported(const DeviceTable& t) {
   return t.cell == CellType::U8 && !t.real_valued && t.max_count < 256.0;
 }
 
-BackendResult launch_column_histogram(const DeviceTable& t, const double* weights, int bins,
-                                      double* hist, const LaunchEnv& env) {
-  DIRMN_CUDA_TRY(cudaMemsetAsync(hist, 0, static_cast<size_t>(t.cols * bins) * sizeof(double),
+BackendResult launch_column_histograms(const DeviceTable& t, const double* weights, int64_t k,
+                                       int bins, double* hist, DeviceBuffer& partial,
+                                       const LaunchEnv& env) {
+  DIRMN_CUDA_TRY(cudaMemsetAsync(hist, 0, static_cast<size_t>(k * t.cols * bins) * sizeof(double),
                                  env.stream),
                  "cudaMemsetAsync (histogram)");
   if (t.rows == 0 || t.nnz == 0) return {};
-  const int64_t blocks = static_cast<int64_t>(env.sm_count) * kHistBlocksPerSm;
-  if (t.sparse) {
-    const int64_t per_block = kHistThreads / kWarp;
-    const unsigned grid =
-        static_cast<unsigned>(std::min<int64_t>(blocks, (t.rows + per_block - 1) / per_block));
-    const auto* vals = static_cast<const uint8_t*>(t.values);
-    if (t.col16)
-      column_histogram_csr_u8<uint16_t><<<grid, kHistThreads, 0, env.stream>>>(
-          t.row_ptr.get<int64_t>(), t.col_idx.get<uint16_t>(), vals, t.rows, weights, bins, hist);
-    else
-      column_histogram_csr_u8<uint32_t><<<grid, kHistThreads, 0, env.stream>>>(
-          t.row_ptr.get<int64_t>(), t.col_idx.get<uint32_t>(), vals, t.rows, weights, bins, hist);
-  } else {
-    // Integer counters take half the bytes, so a tile spans twice the columns.
-    const int64_t entries = weights != nullptr ? kHistSharedEntries : 2 * kHistSharedEntries;
-    const int64_t tile_cols = std::max<int64_t>(1, entries / bins);
-    const int64_t tiles = (t.cols + tile_cols - 1) / tile_cols;
-    if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
-    const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(t.rows, blocks / tiles + 1));
-    const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(tiles));
-    const int64_t tile_entries = std::min(tile_cols, t.cols) * bins;
-    const auto* vals = static_cast<const uint8_t*>(t.values);
-    if (weights != nullptr)
-      column_histogram_dense_u8<double>
-          <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(double), env.stream>>>(
-              vals, t.pitch, t.rows, t.cols, weights, bins, tile_cols, hist);
-    else
-      column_histogram_dense_u8<unsigned int>
-          <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(unsigned int),
-             env.stream>>>(vals, t.pitch, t.rows, t.cols, weights, bins, tile_cols, hist);
+  const size_t acc_bytes = weights != nullptr ? 8 : 4;
+  if (!t.sparse && static_cast<size_t>(kPrivCols) * bins * kHistThreads * acc_bytes <= kPrivSharedBytes)
+    return private_histograms(t, weights, k, bins, hist, partial, env);
+  const int64_t blocks = static_cast<int64_t>(env.sm_count) * kTileBlocksPerSm;
+  const auto* vals = static_cast<const uint8_t*>(t.values);
+  for (int64_t j = 0; j < k; ++j) {
+    double* h = hist + j * t.cols * bins;
+    const double* w = weights != nullptr ? weights + j : nullptr;
+    if (t.sparse) {
+      const int64_t per_block = kHistThreads / kWarp;
+      const unsigned grid =
+          static_cast<unsigned>(std::min<int64_t>(blocks, ceil_div<int64_t>(t.rows, per_block)));
+      if (t.col16)
+        column_histogram_csr_u8<uint16_t><<<grid, kHistThreads, 0, env.stream>>>(
+            t.row_ptr.get<int64_t>(), t.col_idx.get<uint16_t>(), vals, t.rows, w, k, bins, h);
+      else
+        column_histogram_csr_u8<uint32_t><<<grid, kHistThreads, 0, env.stream>>>(
+            t.row_ptr.get<int64_t>(), t.col_idx.get<uint32_t>(), vals, t.rows, w, k, bins, h);
+    } else {
+      // Integer counters take half the bytes, so a tile spans twice the columns.
+      const int64_t entries = w != nullptr ? kTileEntries : 2 * kTileEntries;
+      const int64_t tile_cols = std::max<int64_t>(1, entries / bins);
+      const int64_t tiles = ceil_div<int64_t>(t.cols, tile_cols);
+      if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
+      const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(t.rows, blocks / tiles + 1));
+      const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(tiles));
+      const int64_t tile_entries = std::min(tile_cols, t.cols) * bins;
+      if (w != nullptr)
+        column_histogram_tile_u8<double>
+            <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(double), env.stream>>>(
+                vals, t.pitch, t.rows, t.cols, w, k, bins, tile_cols, h);
+      else
+        column_histogram_tile_u8<unsigned int>
+            <<<grid, kHistThreads, static_cast<size_t>(tile_entries) * sizeof(unsigned int),
+               env.stream>>>(vals, t.pitch, t.rows, t.cols, nullptr, 1, bins, tile_cols, h);
+    }
+    DIRMN_CUDA_TRY(cudaGetLastError(), "column histogram kernel launch");
   }
-  DIRMN_CUDA_TRY(cudaGetLastError(), "column histogram kernel launch");
+  return {};
+}
+
+bool totals_index_supported(const DeviceTable& t) {
+  return t.integral && !t.real_valued && t.max_row_total < 4294967296.0 && t.rows < (int64_t{1} << 32);
+}
+
+// Sorts the rows by total once (radix sort on 32-bit keys), run-length
+// encodes the sorted totals into distinct values and their row counts, and
+// keeps the unweighted statistics on the host.
+BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const LaunchEnv& env) {
+  const int64_t rows = t.rows;
+  const size_t n = static_cast<size_t>(std::max<int64_t>(rows, 1));
+  DeviceBuffer keys(t.device), keys_sorted(t.device), index(t.device), unique(t.device),
+      counts(t.device), runs(t.device), temp(t.device);
+  DIRMN_TRY(keys.reserve(n * 4, "cudaMalloc (row-total keys)"));
+  DIRMN_TRY(keys_sorted.reserve(n * 4, "cudaMalloc (row-total keys)"));
+  DIRMN_TRY(index.reserve(n * 4, "cudaMalloc (row order)"));
+  DIRMN_TRY(ix->order.reserve(n * 4, "cudaMalloc (row order)"));
+  DIRMN_TRY(unique.reserve(n * 4, "cudaMalloc (distinct row totals)"));
+  DIRMN_TRY(counts.reserve((n + 1) * 4, "cudaMalloc (row-total counts)"));
+  // Zeroed: the scan below reads one count past the last run.
+  DIRMN_CUDA_TRY(cudaMemsetAsync(counts.get(), 0, (n + 1) * 4, env.stream),
+                 "cudaMemsetAsync (row-total counts)");
+  DIRMN_TRY(runs.reserve(sizeof(int64_t), "cudaMalloc (row-total runs)"));
+  DIRMN_TRY(ix->offsets.reserve((n + 1) * sizeof(int64_t), "cudaMalloc (row-total offsets)"));
+  const int grid = stride_grid(rows, env.sm_count);
+  totals_keys<<<grid, kHistThreads, 0, env.stream>>>(t.row_total.get<double>(), rows,
+                                                     keys.get<uint32_t>(), index.get<uint32_t>());
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (row-total keys)");
+  const int bits = bits_for(t.max_row_total);
+  size_t sort_bytes = 0, rle_bytes = 0, scan_bytes = 0, sum_bytes = 0;
+  DIRMN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.get<uint32_t>(),
+                                                 keys_sorted.get<uint32_t>(), index.get<uint32_t>(),
+                                                 ix->order.get<uint32_t>(), rows, 0, bits, env.stream),
+                 "cub::DeviceRadixSort::SortPairs");
+  DIRMN_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_sorted.get<uint32_t>(),
+                                                    unique.get<uint32_t>(), counts.get<uint32_t>(),
+                                                    runs.get<int64_t>(), rows, env.stream),
+                 "cub::DeviceRunLengthEncode::Encode");
+  DIRMN_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts.get<uint32_t>(),
+                                               ix->offsets.get<int64_t>(), rows + 1, env.stream),
+                 "cub::DeviceScan::ExclusiveSum");
+  DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, sum_bytes, t.row_lcoef.get<double>(),
+                                        runs.get<int64_t>(), rows, env.stream),
+                 "cub::DeviceReduce::Sum");
+  DIRMN_TRY(temp.reserve(std::max({sort_bytes, rle_bytes, scan_bytes, sum_bytes}),
+                         "cudaMalloc (row-total workspace)"));
+  DIRMN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.get(), sort_bytes, keys.get<uint32_t>(),
+                                                 keys_sorted.get<uint32_t>(), index.get<uint32_t>(),
+                                                 ix->order.get<uint32_t>(), rows, 0, bits, env.stream),
+                 "cub::DeviceRadixSort::SortPairs");
+  DIRMN_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(temp.get(), rle_bytes, keys_sorted.get<uint32_t>(),
+                                                    unique.get<uint32_t>(), counts.get<uint32_t>(),
+                                                    runs.get<int64_t>(), rows, env.stream),
+                 "cub::DeviceRunLengthEncode::Encode");
+  int64_t n_runs = 0;
+  DIRMN_CUDA_TRY(cudaMemcpyAsync(&n_runs, runs.get(), sizeof n_runs, cudaMemcpyDeviceToHost, env.stream),
+                 "cudaMemcpyAsync (row-total runs)");
+  DIRMN_CUDA_TRY(cudaStreamSynchronize(env.stream), "cudaStreamSynchronize");
+  DIRMN_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.get(), scan_bytes, counts.get<uint32_t>(),
+                                               ix->offsets.get<int64_t>(), n_runs + 1, env.stream),
+                 "cub::DeviceScan::ExclusiveSum");
+  DeviceBuffer lsum(t.device);
+  DIRMN_TRY(lsum.reserve(sizeof(double), "cudaMalloc (coefficient sum)"));
+  DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(temp.get(), sum_bytes, t.row_lcoef.get<double>(),
+                                        lsum.get<double>(), rows, env.stream),
+                 "cub::DeviceReduce::Sum");
+  std::vector<uint32_t> u, c;
+  try {
+    u.resize(static_cast<size_t>(n_runs));
+    c.resize(static_cast<size_t>(n_runs));
+    ix->value.resize(static_cast<size_t>(n_runs));
+    ix->count.resize(static_cast<size_t>(n_runs));
+  } catch (const std::bad_alloc&) {
+    return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for row-total statistics", 0};
+  }
+  double lcoef_sum = 0.0;
+  if (n_runs > 0) {
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(u.data(), unique.get(), u.size() * 4, cudaMemcpyDeviceToHost, env.stream),
+                   "cudaMemcpyAsync (distinct row totals)");
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(c.data(), counts.get(), c.size() * 4, cudaMemcpyDeviceToHost, env.stream),
+                   "cudaMemcpyAsync (row-total counts)");
+  }
+  DIRMN_CUDA_TRY(cudaMemcpyAsync(&lcoef_sum, lsum.get(), sizeof lcoef_sum, cudaMemcpyDeviceToHost, env.stream),
+                 "cudaMemcpyAsync (coefficient sum)");
+  DIRMN_CUDA_TRY(cudaStreamSynchronize(env.stream), "cudaStreamSynchronize");
+  for (size_t i = 0; i < u.size(); ++i) {
+    ix->value[i] = static_cast<double>(u[i]);
+    ix->count[i] = static_cast<double>(c[i]);
+  }
+  ix->lcoef_sum = lcoef_sum;
+  ix->runs = n_runs;
+  ix->built = true;
+  return {};
+}
+
+BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, const double* weights,
+                                int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
+                                const LaunchEnv& env) {
+  const int64_t rows = t.rows;
+  const int64_t* off = ix.offsets.get<int64_t>();
+  size_t seg_bytes = 0, sum_bytes = 0;
+  DIRMN_CUDA_TRY(cub::DeviceSegmentedReduce::Sum(nullptr, seg_bytes, static_cast<const double*>(nullptr),
+                                                 seg_out, ix.runs, off, off + 1, env.stream),
+                 "cub::DeviceSegmentedReduce::Sum");
+  DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, sum_bytes, static_cast<const double*>(nullptr),
+                                        lcoef_out, rows, env.stream),
+                 "cub::DeviceReduce::Sum");
+  const size_t arrays = 2 * static_cast<size_t>(rows) * sizeof(double);
+  const size_t temp_bytes = round_up<size_t>(std::max(seg_bytes, sum_bytes), 256);
+  DIRMN_TRY(scratch.reserve(arrays + temp_bytes, "cudaMalloc (row-total workspace)"));
+  double* w_sorted = scratch.get<double>();
+  double* wl_sorted = w_sorted + rows;
+  void* temp = reinterpret_cast<char*>(scratch.get()) + arrays;
+  const int grid = stride_grid(rows, env.sm_count);
+  for (int64_t j = 0; j < k; ++j) {
+    gather_total_weights<<<grid, kHistThreads, 0, env.stream>>>(
+        ix.order.get<uint32_t>(), rows, weights, k, j, t.row_lcoef.get<double>(), w_sorted, wl_sorted);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (row-total weights)");
+    size_t b1 = temp_bytes, b2 = temp_bytes;
+    DIRMN_CUDA_TRY(cub::DeviceSegmentedReduce::Sum(temp, b1, w_sorted, seg_out + j * ix.runs, ix.runs,
+                                                   off, off + 1, env.stream),
+                   "cub::DeviceSegmentedReduce::Sum");
+    DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(temp, b2, wl_sorted, lcoef_out + j, rows, env.stream),
+                   "cub::DeviceReduce::Sum");
+  }
   return {};
 }
 

@@ -35,7 +35,6 @@ constexpr unsigned long long kNoProblem = ~0ull;
 // the strided-source kernels.
 constexpr int kTileMinor = kBlockThreads;
 constexpr int kTileMajor = 8;
-constexpr int kStrideBlocksPerSm = 8;
 
 enum CountIssue : int {
   kCountOk = 0,
@@ -75,11 +74,6 @@ struct ScanSummary {
   unsigned int non_integral;
   unsigned int unsorted;
 };
-
-int stride_grid(int64_t items, int sm_count) {
-  const int64_t want = ceil_div<int64_t>(std::max<int64_t>(items, 1), kBlockThreads);
-  return static_cast<int>(std::min<int64_t>(want, int64_t{sm_count} * kStrideBlocksPerSm));
-}
 
 // ---------------------------------------------------------------------------
 // Device code

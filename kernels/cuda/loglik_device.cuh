@@ -295,16 +295,41 @@ __device__ __forceinline__ void wait_tables() {
   __syncthreads();
 }
 
-// Picks acc[r][kk] for the lane's (r, kk) without a run-time register index.
-template <int R, int KG>
-__device__ __forceinline__ double select_acc(const double (&acc)[R][KG], int idx) {
-  double v = 0.0;
+// Sums N values (a power of two, N <= lanes) over the `lanes` lanes of an
+// aligned group at once, by halving: at each of the first log2 N butterfly
+// stages a lane keeps half its values and trades the other half with its
+// partner, so the group moves N - 1 values per lane in all instead of
+// N log2(lanes) for N separate reductions; the remaining stages reduce the
+// one value left. Afterwards lane l holds the sum of value
+// l / (lanes / N) -- see sum_owner.
+template <int N>
+struct TransposeSum {
+  static __device__ __forceinline__ void run(double* v, int lane, int off) {
+    constexpr int H = N / 2;
+    const bool upper = (lane & off) != 0;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int kk = 0; kk < KG; ++kk)
-      if (idx == r * KG + kk) v = acc[r][kk];
-  return v;
+    for (int i = 0; i < H; ++i) {
+      const double send = upper ? v[i] : v[i + H];
+      const double keep = upper ? v[i + H] : v[i];
+      v[i] = keep + __shfl_xor_sync(kFullMask, send, off);
+    }
+    TransposeSum<H>::run(v, lane, off / 2);
+  }
+};
+template <>
+struct TransposeSum<1> {
+  static __device__ __forceinline__ void run(double* v, int, int off) {
+    for (; off > 0; off /= 2) v[0] += __shfl_xor_sync(kFullMask, v[0], off);
+  }
+};
+
+// Which of the N values lane `lane` of a group of `lanes` ends up holding
+// after TransposeSum, or -1 for the lanes that hold a copy someone else
+// writes.
+template <int N>
+__device__ __forceinline__ int sum_owner(int lane, int lanes) {
+  const int span = lanes / N;
+  return lane % span == 0 ? lane / span : -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -406,8 +431,9 @@ __device__ __forceinline__ RowData prefetch_row(int64_t row0, const SliceGeometr
                                                 const double* row_total, const double* row_lcoef,
                                                 const SharedAlphaArgs& a) {
   RowData d;
-  const int64_t row = row0 + g.lane_in_group / KG;
-  if (g.lane_in_group < R * KG && row0 >= 0 && row < rows && a.panels == 1) {
+  const int idx = sum_owner<R * KG>(g.lane_in_group, g.lanes);
+  const int64_t row = row0 + idx / KG;
+  if (idx >= 0 && row0 >= 0 && row < rows && a.panels == 1) {
     d.n = __ldg(row_total + row);
     if (a.full) d.lcoef = __ldg(row_lcoef + row);
   }
@@ -419,28 +445,26 @@ __device__ __forceinline__ RowData prefetch_row(int64_t row0, const SliceGeometr
 template <int R, int KG>
 __device__ __forceinline__ double resolve_row(const RowData& d, const SliceGeometry& g,
                                               const SharedAlphaArgs& a) {
-  if (a.panels > 1 || g.lane_in_group >= R * KG) return 0.0;
-  const int k = g.k0 + g.lane_in_group % KG;
+  const int idx = sum_owner<R * KG>(g.lane_in_group, g.lanes);
+  if (a.panels > 1 || idx < 0) return 0.0;
+  const int k = g.k0 + idx % KG;
   if (k >= a.k_total) return 0.0;
   return d.lcoef - row_term(a, k, d.n);
 }
 
-// Reduces the group's row sums and writes them: lane r * KG + kk of each
-// group finishes row r under parameter vector kk. Leaves acc zeroed.
+// Reduces the group's row sums and writes them: the lane that sum_owner
+// gives index r * KG + kk finishes row r under parameter vector kk. Leaves
+// acc zeroed.
 template <int R, int KG>
 __device__ __forceinline__ void finish_group(double (&acc)[R][KG], int64_t row0,
                                              const SliceGeometry& g, int64_t rows, double adjust,
                                              const SharedAlphaArgs& a) {
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int kk = 0; kk < KG; ++kk) acc[r][kk] = group_sum(acc[r][kk], g.lanes);
-  const int idx = g.lane_in_group;
+  static_assert(((R * KG) & (R * KG - 1)) == 0, "rows x vectors per group must be a power of two");
+  TransposeSum<R * KG>::run(&acc[0][0], g.lane_in_group, g.lanes / 2);
+  const int idx = sum_owner<R * KG>(g.lane_in_group, g.lanes);
   const int r = idx / KG, kk = idx % KG;
-  const double v = select_acc<R, KG>(acc, idx);
   const int64_t row = row0 + r;
-  if (idx < R * KG && kk < g.kc && row < rows)
-    finish_row(v, row, g.k0 + kk, g.panel, rows, adjust, a);
+  if (idx >= 0 && kk < g.kc && row < rows) finish_row(acc[0][0], row, g.k0 + kk, g.panel, rows, adjust, a);
 #pragma unroll
   for (int rr = 0; rr < R; ++rr)
 #pragma unroll

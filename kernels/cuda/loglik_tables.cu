@@ -34,18 +34,6 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 }  // namespace dev
 
-namespace {
-
-// Grid size of the simple grid-stride kernels: a few waves at most.
-constexpr int kStrideBlocksPerSm = 8;
-
-int stride_grid(int64_t items, int sm_count) {
-  const int64_t want = ceil_div<int64_t>(std::max<int64_t>(items, 1), kBlockThreads);
-  return static_cast<int>(std::min<int64_t>(want, int64_t{sm_count} * kStrideBlocksPerSm));
-}
-
-}  // namespace
-
 TablePlan make_plan(const DeviceTable& t) {
   TablePlan p;
   p.cell = t.cell;
