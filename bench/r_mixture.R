@@ -6,7 +6,8 @@
 #   R_LIBS=PREFIX/R-library Rscript bench/r_mixture.R
 # Environment: DMN_TIME_LIMIT, seconds one dmn() call may take (default 600);
 # a call that takes longer is stopped and the larger k of that table are
-# skipped, with a note.
+# skipped, with a note. DMN_TABLES, a comma-separated list of the tables to
+# run (default all four; e.g. DMN_TABLES=mite,bci for a short run).
 #
 # Real tables, k = 1..4, in one R session on the same data:
 #   mite (70 x 35) and bci (50 x 225), shipped with the package, and, where
@@ -77,7 +78,9 @@ tables <- list(
   mite = read_table(system.file("extdata", "mite.csv", package = "dirmn")),
   bci = read_table(system.file("extdata", "bci.csv", package = "dirmn"))
 )
-for (name in c("globalpatterns", "soilrep")) {
+wanted <- strsplit(Sys.getenv("DMN_TABLES", "mite,bci,globalpatterns,soilrep"), ",")[[1L]]
+tables <- tables[intersect(names(tables), wanted)]
+for (name in intersect(c("globalpatterns", "soilrep"), wanted)) {
   path <- file.path(shared, paste0(name, ".csv"))
   if (file.exists(path)) tables[[name]] <- read_table(path)
   else cat(sprintf("note: %s not found (looked in %s); skipped\n", name, shared))

@@ -116,17 +116,36 @@ ref_mixture <- function(x, alpha, weights) {
 # the negative log posterior in log alpha (Gamma(shape, rate) prior on every
 # alpha) per component, weighted by the responsibilities; the mixing weights
 # are left out.
-ref_laplace_dmn <- function(x, alpha, resp, objective, shape = 0.1, rate = 0.1) {
+# DirichletMultinomial::dmn's log-determinant ("LogDet") for a fit with
+# alpha (k x V) and responsibilities resp (rows x k), in plain R with dense
+# matrices: per component the Hessian of the negative log posterior in log
+# alpha, with dmn's sums over rows of digamma/trigamma(alpha_v + n_bv) not
+# weighted by the responsibilities (rows with z n = 0 count as n = 0), plus
+# 2 log n - log n_j for every component but `first` (dmn's first component;
+# NULL: every component's term weighted (k - 1) / k, as libdirmn does).
+ref_logdet_dmn <- function(x, alpha, resp, first = NULL, rate = 0.1) {
   k <- nrow(alpha)
-  V <- ncol(alpha)
-  logdet <- sum(vapply(seq_len(k), function(j) {
+  N <- rowSums(x)
+  W <- colSums(resp)
+  ld <- sum(vapply(seq_len(k), function(j) {
     a <- alpha[j, ]
     z <- resp[, j]
-    g <- ref_gradient(x, a, z)
-    h <- ref_hessian(x, a, z)
-    H <- -(diag(a^2 * h$diag + a * g - rate * a, V) + h$scalar * outer(a, a))
+    A <- sum(a)
+    an <- sweep(x * (z * x != 0), 2L, a, "+")
+    c1 <- sum(z * trigamma(A + N)) - sum(z) * trigamma(A)
+    c0 <- sum(z * digamma(A + N)) - sum(z) * digamma(A)
+    H <- c1 * outer(a, a)
+    diag(H) <- a * (c0 - colSums(digamma(an)) + sum(z) * digamma(a) + rate) +
+      a^2 * (c1 - colSums(trigamma(an)) + sum(z) * trigamma(a))
     as.numeric(determinant(H)$modulus)
   }, 0))
-  P <- k * V + k - 1
-  objective + 0.5 * logdet - 0.5 * P * log(2 * pi)
+  extra <- 2 * log(nrow(x)) - log(W)
+  if (k > 1) ld <- ld + if (is.null(first)) (k - 1) / k * sum(extra) else sum(extra[-first])
+  ld
+}
+
+ref_laplace_dmn <- function(x, alpha, resp, objective, first = NULL) {
+  k <- nrow(alpha)
+  P <- k * ncol(alpha) + k - 1
+  objective + 0.5 * ref_logdet_dmn(x, alpha, resp, first) - 0.5 * P * log(2 * pi)
 }
