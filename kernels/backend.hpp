@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -178,6 +179,11 @@ class Backend {
   virtual int device() const = 0;
   virtual BackendResult set_threads(int threads) = 0;
   virtual int threads() const = 0;
+  // Runs body(i) for i in [0, n), on the backend's host threads where it has
+  // them (bodies must write only data of their own i; no interrupt polling).
+  virtual void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+  }
   // Takes a validated host table; on success *out holds the backend's copy.
   virtual BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) = 0;
   virtual BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
@@ -197,6 +203,40 @@ class Backend {
                                          const Interrupt& interrupt) {
     (void)weights; (void)k; (void)out; (void)interrupt;
     return {DIRMN_ERROR_NOT_SUPPORTED, "count histograms on this backend", 0};
+  }
+  // Mixture EM with the responsibilities kept beside the table (the CUDA
+  // backend, for tables whose histograms it makes): em_begin sets the
+  // responsibilities z and M-step weights w (rows x k, row-major, host) and
+  // the row weights (rows, or null for 1); em_histograms builds the k
+  // histograms of the current w in one pass; em_estep evaluates the rows x k
+  // full log-likelihoods for alpha (k x cols) and log_pi (k) and replaces z
+  // and w by the E step's (keeping the previous z); em_download copies the
+  // current and previous z (rows x k) and the per-row log-sum-exp (rows) to
+  // the host (any may be null). NOT_SUPPORTED where the backend lacks them:
+  // the EM loop then runs on the host.
+  struct EmStep {
+    double loglik = 0.0;      // sum_b r_b lse_b
+    double max_change = 0.0;  // largest |z_new - z_old|
+    std::vector<double> z_sum, w_sum;  // per component: sum_b z_bj, sum_b w_bj
+  };
+  virtual BackendResult em_begin(const BackendCounts&, int64_t k, const double* z, const double* w,
+                                 const double* row_weights) {
+    (void)k; (void)z; (void)w; (void)row_weights;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
+  }
+  virtual BackendResult em_histograms(const BackendCounts&, int64_t k, std::vector<Histograms>* out) {
+    (void)k; (void)out;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
+  }
+  virtual BackendResult em_estep(const BackendCounts&, int64_t k, const double* alpha,
+                                 const double* log_pi, EmStep* out, const Interrupt& interrupt) {
+    (void)k; (void)alpha; (void)log_pi; (void)out; (void)interrupt;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
+  }
+  virtual BackendResult em_download(const BackendCounts&, int64_t k, double* z, double* z_prev,
+                                    double* lse) {
+    (void)k; (void)z; (void)z_prev; (void)lse;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
   }
   // The validated table in host memory, where the backend keeps one
   // (nullptr otherwise: the C ABI layer then keeps its own copy).

@@ -120,14 +120,14 @@ struct Sums {
   double l = 0.0, d = 0.0, t = 0.0;
 };
 
-Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
+Sums histogram_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t) {
   Sums s;
   if (h.dense) {
     // lpoch(a, n) = sum_{k<n} log(a + k) and likewise for the derivatives,
     // so each k contributes once, weighted by the values above it.
     double l = 0.0, d = 0.0, t = 0.0;
     if (h.base > 0.0) {
-      l = h.base_weight * math::lpoch(a, h.base);
+      if (want_l) l = h.base_weight * math::lpoch(a, h.base);
       if (want_d) d = h.base_weight * math::dpoch(a, h.base);
       if (want_t) t = h.base_weight * math::tpoch(a, h.base);
     }
@@ -135,7 +135,7 @@ Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
     for (size_t k = 0; k < h.cum.size(); ++k) {
       const double x = a0 + static_cast<double>(k);
       const double c = h.cum[k];
-      l += c * std::log(x);
+      if (want_l) l += c * std::log(x);
       if (want_d || want_t) {
         const double r = 1.0 / x;
         d += c * r;
@@ -148,7 +148,7 @@ Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
   } else {
     for (size_t i = 0; i < h.value.size(); ++i) {
       const double w = h.weight[i], n = h.value[i];
-      s.l += w * math::lpoch(a, n);
+      if (want_l) s.l += w * math::lpoch(a, n);
       if (want_d) s.d += w * math::dpoch(a, n);
       if (want_t) s.t += w * math::tpoch(a, n);
     }
@@ -160,14 +160,15 @@ Sums histogram_terms(const Histogram& h, double a, bool want_d, bool want_t) {
 
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar) {
+  const bool want_l = value != nullptr;
   const bool want_d = gradient != nullptr;
   const bool want_t = hessian_diag != nullptr;
   double a_sum = 0.0;
   for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
-  const Sums tot = histogram_terms(h.total, a_sum, want_d, hessian_scalar != nullptr);
+  const Sums tot = histogram_terms(h.total, a_sum, want_l, want_d, hessian_scalar != nullptr);
   double total = -tot.l;
   for (int64_t v = 0; v < h.cols; ++v) {
-    const Sums s = histogram_terms(h.column[static_cast<size_t>(v)], alpha[v], want_d, want_t);
+    const Sums s = histogram_terms(h.column[static_cast<size_t>(v)], alpha[v], want_l, want_d, want_t);
     total += s.l;
     if (gradient) gradient[v] = s.d - tot.d;
     if (hessian_diag) hessian_diag[v] = s.t;
@@ -191,15 +192,18 @@ struct Problem {
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
 
   // loglik and derivatives with respect to log alpha of the active columns.
+  // want_value false: derivatives only (the value, returned as 0, costs a
+  // log per histogram entry that Newton's direction does not need).
   double eval(const std::vector<double>& alpha, std::vector<double>* g_theta,
-              std::vector<double>* h_theta, double* c, std::vector<double>* g_alpha) {
+              std::vector<double>* h_theta, double* c, std::vector<double>* g_alpha,
+              bool want_value = true) {
     for (size_t i = 0; i < active.size(); ++i) alpha_full[static_cast<size_t>(active[i])] = alpha[i];
     std::vector<double> g(static_cast<size_t>(h.cols)), d(static_cast<size_t>(h.cols));
     double f = 0.0, cc = 0.0;
     const bool derivs = g_theta != nullptr;
-    histogram_sums(h, alpha_full.data(), &f, derivs ? g.data() : nullptr,
+    histogram_sums(h, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
                    derivs ? d.data() : nullptr, derivs ? &cc : nullptr);
-    if (rate > 0.0)
+    if (rate > 0.0 && want_value)
       for (double a : alpha) f += log_prior(a);
     if (derivs) {
       g_theta->resize(active.size());
@@ -358,6 +362,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     if (it >= s.max_iterations) break;
 
     bool moved = false;
+    double f_moved = f;
     if (newton_ok && gain > 0.0) {
       double t = 1.0;
       const double big = max_abs(step);
@@ -365,7 +370,10 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
       for (int k = 0; k < kMaxHalvings && !moved; ++k, t *= 0.5) {
         for (size_t i = 0; i < m; ++i) trial[i] = alpha[i] * std::exp(t * step[i]);
         const double ft = P.eval(trial, nullptr, nullptr, nullptr, nullptr);
-        if (ft >= f) moved = true;
+        if (ft >= f) {
+          moved = true;
+          f_moved = ft;
+        }
       }
     }
     if (!moved) {
@@ -395,7 +403,9 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
       }
     }
     alpha.swap(trial);
-    const double f_new = P.eval(alpha, &g, &hd, &c, &ga);
+    // An accepted Newton step's value is known from its trial.
+    const double f_new = moved ? (P.eval(alpha, &g, &hd, &c, &ga, false), f_moved)
+                               : P.eval(alpha, &g, &hd, &c, &ga);
     const bool stalled = !moved && !(f_new > f);
     f = f_new;
     if (stalled && max_abs(g) == 0.0) {

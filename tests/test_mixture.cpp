@@ -356,3 +356,56 @@ TEST_CASE("mixture: errors", "[mixture]") {
   dirmn_mixture_destroy(nullptr);
   dirmn_mixture_options_init(nullptr);
 }
+
+TEST_CASE("mixture: the device EM agrees with the host's", "[mixture][cuda]") {
+  REQUIRE(cuda_device_present());
+  // Row totals 200 in 40 columns: 8-bit counts, so the CUDA backend keeps
+  // the responsibilities on the device and makes its histograms there.
+  const int64_t rows = 300, cols = 40;
+  Simulated sim = simulate_mixture(rows, cols, 3, 23);
+  for (int64_t v = 0; v < cols; ++v) sim.x[static_cast<size_t>(11 * cols + v)] = 0;  // an empty row
+  std::vector<double> rw(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) rw[static_cast<size_t>(b)] = 0.5 + static_cast<double>(b % 3);
+  Context cpu = make_context(DIRMN_BACKEND_CPU);
+  Context gpu = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(cpu);
+  REQUIRE(gpu);
+  Counts cc = counts_of(cpu.get(), sim.x, rows, cols);
+  Counts cg = counts_of(gpu.get(), sim.x, rows, cols);
+  dirmn_counts_info ci;
+  ci.size = sizeof ci;
+  REQUIRE(dirmn_counts_get_info(cg.get(), &ci) == DIRMN_SUCCESS);
+  REQUIRE(ci.value_bits == 8);
+  struct Case { int k; dirmn_mixture_objective obj; bool weighted; };
+  // k = 7 leaves components empty, so the device state is re-seeded.
+  for (const Case& tc : {Case{3, DIRMN_MIXTURE_ML, false}, Case{3, DIRMN_MIXTURE_DMN, true},
+                         Case{7, DIRMN_MIXTURE_ML, false}}) {
+    INFO("k " << tc.k << ", objective " << tc.obj << ", weighted " << tc.weighted);
+    dirmn_mixture_options o;
+    dirmn_mixture_options_init(&o);
+    o.objective = tc.obj;
+    o.seed = 9;
+    if (tc.weighted) o.weights = rw.data();
+    Mixture mc = fit(cpu.get(), cc.get(), tc.k, &o);
+    Mixture mg = fit(gpu.get(), cg.get(), tc.k, &o);
+    dirmn_mixture_info ic, ig;
+    ic.size = ig.size = sizeof ic;
+    REQUIRE(dirmn_mixture_get_info(mc.get(), &ic) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_mixture_get_info(mg.get(), &ig) == DIRMN_SUCCESS);
+    CHECK(close_to(ig.loglik, ic.loglik, 1e-10));
+    CHECK(close_to(ig.objective, ic.objective, 1e-10));
+    CHECK(close_to(ig.laplace, ic.laplace, 1e-8));
+    CHECK(std::abs(ig.iterations - ic.iterations) <= 1);
+    std::vector<double> ac(static_cast<size_t>(tc.k * cols)), ag(ac.size()), pc(tc.k), pg(tc.k);
+    std::vector<double> rc(static_cast<size_t>(rows * tc.k)), rg(rc.size());
+    REQUIRE(dirmn_mixture_get_params(mc.get(), ac.data(), cols, 1, pc.data()) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_mixture_get_params(mg.get(), ag.data(), cols, 1, pg.data()) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_mixture_get_responsibilities(mc.get(), rc.data(), tc.k, 1) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_mixture_get_responsibilities(mg.get(), rg.data(), tc.k, 1) == DIRMN_SUCCESS);
+    for (size_t i = 0; i < ac.size(); ++i) CHECK(close_to(ag[i], ac[i], 1e-6, 1e-9));
+    for (int j = 0; j < tc.k; ++j) CHECK(close_to(pg[static_cast<size_t>(j)], pc[static_cast<size_t>(j)], 1e-8, 1e-12));
+    double worst = 0;
+    for (size_t i = 0; i < rc.size(); ++i) worst = std::max(worst, std::fabs(rg[i] - rc[i]));
+    CHECK(worst < 1e-8);
+  }
+}

@@ -264,6 +264,8 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
                     EmResult* out) {
   const int64_t rows = counts->rows, V = counts->cols;
   const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
+  // Host threads for the M step's fits: a CUDA context's CPU backend.
+  Backend& host_threads = ctx->host_backend ? *ctx->host_backend : *ctx->backend;
   // One component: every responsibility is 1, and EM is a single fit (its
   // M step, then one likelihood pass for the criteria); no initialisation.
   std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)
@@ -278,44 +280,85 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
   double prev = std::numeric_limits<double>::infinity();
   double loglik = 0.0, objective = 0.0;
   std::vector<double> z_before;
+  // On a backend that keeps the responsibilities beside the table (CUDA,
+  // 8-bit tables), the E step and the M step's histograms run there and only
+  // sums cross to the host per iteration; elsewhere everything below runs
+  // on the host arrays.
+  const auto fill_w = [&] {
+    for (int64_t b = 0; b < rows; ++b)
+      for (int j = 0; j < k; ++j)
+        w[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (o.weights ? o.weights[b] : 1.0);
+  };
+  const auto host_comp_weight = [&] {
+    std::vector<double> cw(static_cast<size_t>(k), 0.0);
+    for (int64_t b = 0; b < rows; ++b)
+      for (int j = 0; j < k; ++j) cw[static_cast<size_t>(j)] += w[static_cast<size_t>(b * k + j)];
+    return cw;
+  };
+  fill_w();
+  std::vector<double> comp_weight = host_comp_weight(), comp_z;
+  bool on_device = false;
+  bool device_prev = false;  // the device holds the responsibilities before the last E step
+  {
+    const BackendResult rb = counts->backend->em_begin(*counts->data, k, z.data(), w.data(), o.weights);
+    if (rb.ok()) {
+      on_device = true;
+    } else if (rb.status != DIRMN_ERROR_NOT_SUPPORTED) {
+      return fail_backend(ctx, fn, rb);
+    }
+  }
   int it = 0;
   for (;; ++it) {
     // M step: weighted histograms for every component in one pass, then a
     // Newton fit of each alpha_k, warm-started from the last one.
-    for (int64_t b = 0; b < rows; ++b)
-      for (int j = 0; j < k; ++j)
-        w[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (o.weights ? o.weights[b] : 1.0);
-    BackendResult r = with_fallback(counts, [&](Backend& b, const BackendCounts& d) {
-      return b.histograms_multi(d, w.data(), k, &hist, ctx->interrupt);
-    });
+    BackendResult r;
+    if (on_device) {
+      r = counts->backend->em_histograms(*counts->data, k, &hist);
+    } else {
+      r = with_fallback(counts, [&](Backend& b, const BackendCounts& d) {
+        return b.histograms_multi(d, w.data(), k, &hist, ctx->interrupt);
+      });
+    }
     if (!r.ok()) return fail_backend(ctx, fn, r);
     double log_prior = 0.0;
-    for (int j = 0; j < k; ++j) {
-      double zs = 0.0;
-      for (int64_t b = 0; b < rows; ++b) zs += w[static_cast<size_t>(b * k + j)];
-      log_pi[static_cast<size_t>(j)] = std::log(std::max(zs / w_total, std::numeric_limits<double>::min()));
+    // The k fits are independent: they run on the host threads at once.
+    std::vector<FitOutcome> fo(static_cast<size_t>(k));
+    std::vector<char> fitted(static_cast<size_t>(k), 0);
+    host_threads.parallel_for(k, [&](int64_t jj) {
+      const size_t j = static_cast<size_t>(jj);
+      if (!(comp_weight[j] > kEmptyComponent)) return;
       FitSettings fs;
       fs.tolerance = kMStepTolerance;
       fs.max_iterations = kMStepIterations;
-      if (have_alpha[static_cast<size_t>(j)]) fs.start = alpha.data() + j * V;
+      if (have_alpha[j]) fs.start = alpha.data() + jj * V;
       if (dmn) {
         fs.prior_shape = kDmnShape;
         fs.prior_rate = kDmnRate;
       }
-      FitOutcome fo;
       const char* why = "";
-      if (zs > kEmptyComponent && fit_from_histograms(hist[static_cast<size_t>(j)], fs, &fo, &why)) {
+      try {
+        fitted[j] = fit_from_histograms(hist[j], fs, &fo[j], &why) ? 1 : 0;
+      } catch (const std::bad_alloc&) {
+        fitted[j] = 2;
+      }
+    });
+    for (int j = 0; j < k; ++j) {
+      if (fitted[static_cast<size_t>(j)] == 2) throw std::bad_alloc();
+      log_pi[static_cast<size_t>(j)] =
+          std::log(std::max(comp_weight[static_cast<size_t>(j)] / w_total, std::numeric_limits<double>::min()));
+      if (fitted[static_cast<size_t>(j)] == 1) {
+        const FitOutcome& f = fo[static_cast<size_t>(j)];
         double* a = alpha.data() + j * V;
         // Under ML a column this component never sees has its MLE at 0, and
         // the multinomial limit has no finite alpha: keep every alpha
         // positive and finite (tiny, or the proportions at a large precision)
         // so the E step stays defined.
-        const double scale = fo.multinomial_limit ? 1e8 : 1.0;
+        const double scale = f.multinomial_limit ? 1e8 : 1.0;
         for (int64_t v = 0; v < V; ++v)
-          a[v] = std::max(fo.alpha[static_cast<size_t>(v)] * scale, 1e-10);
+          a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, 1e-10);
         have_alpha[static_cast<size_t>(j)] = true;
-        log_prior += fo.log_prior;
-        comp_log_det[static_cast<size_t>(j)] = fo.log_det;
+        log_prior += f.log_prior;
+        comp_log_det[static_cast<size_t>(j)] = f.log_det;
       }
     }
     // E step: all k log-likelihoods in one call.
@@ -326,22 +369,48 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
     req.out = L.data();
     req.out_stride_row = k;
     req.out_stride_k = 1;
-    r = counts->backend->loglik(*counts->data, req, ctx->interrupt);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-    z_before = z;
-    loglik = e_step(L, log_pi, k, o.weights, &z, &lse);
-    objective = -loglik - log_prior;
     double max_change = 0.0;
-    for (size_t i = 0; i < z.size(); ++i) max_change = std::max(max_change, std::fabs(z[i] - z_before[i]));
+    if (on_device) {
+      Backend::EmStep st;
+      r = counts->backend->em_estep(*counts->data, k, alpha.data(), log_pi.data(), &st, ctx->interrupt);
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      device_prev = true;
+      loglik = st.loglik;
+      max_change = st.max_change;
+      comp_weight = std::move(st.w_sum);
+      comp_z = std::move(st.z_sum);
+    } else {
+      r = counts->backend->loglik(*counts->data, req, ctx->interrupt);
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      z_before = z;
+      loglik = e_step(L, log_pi, k, o.weights, &z, &lse);
+      for (size_t i = 0; i < z.size(); ++i) max_change = std::max(max_change, std::fabs(z[i] - z_before[i]));
+      fill_w();
+      comp_weight = host_comp_weight();
+      comp_z.assign(static_cast<size_t>(k), 0.0);
+      for (int64_t b = 0; b < rows; ++b)
+        for (int j = 0; j < k; ++j) comp_z[static_cast<size_t>(j)] += z[static_cast<size_t>(b * k + j)];
+    }
+    objective = -loglik - log_prior;
     if (o.progress && o.progress(it, loglik, max_change, o.progress_data) != 0)
       return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled at EM iteration %d", fn, it);
     if (ctx->interrupt.poll())
       return fail(ctx, DIRMN_ERROR_CANCELLED, "%s: cancelled at EM iteration %d", fn, it);
     // Empty components restart at the worst-explained row.
+    bool reseeded = false;
     for (int j = 0; j < k; ++j) {
-      double zs = 0.0;
-      for (int64_t b = 0; b < rows; ++b) zs += z[static_cast<size_t>(b * k + j)];
-      if (zs > kEmptyComponent || rows < 2) continue;
+      if (comp_z[static_cast<size_t>(j)] > kEmptyComponent || rows < 2) continue;
+      if (on_device && !reseeded) {
+        try {
+          z_before.resize(z.size());
+          lse.resize(static_cast<size_t>(rows));
+        } catch (const std::bad_alloc&) {
+          return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        }
+        r = counts->backend->em_download(*counts->data, k, z.data(), z_before.data(), lse.data());
+        if (!r.ok()) return fail_backend(ctx, fn, r);
+      }
+      reseeded = true;
       int64_t worst = 0;
       for (int64_t b = 1; b < rows; ++b)
         if (lse[static_cast<size_t>(b)] < lse[static_cast<size_t>(worst)] && host.row_total[static_cast<size_t>(b)] > 0)
@@ -350,12 +419,32 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
       have_alpha[static_cast<size_t>(j)] = false;
       prev = std::numeric_limits<double>::infinity();
     }
+    if (reseeded) {
+      fill_w();
+      comp_weight = host_comp_weight();
+      if (on_device) {
+        r = counts->backend->em_begin(*counts->data, k, z.data(), w.data(), o.weights);
+        if (!r.ok()) return fail_backend(ctx, fn, r);
+        device_prev = false;  // z_before (downloaded above) is the one to keep
+      }
+    }
     if (k == 1 || std::fabs(prev - objective) <= o.tolerance * std::fabs(objective)) {
       out->converged = true;
       break;
     }
     if (it + 1 >= o.max_iterations) break;
     prev = objective;
+  }
+  if (on_device) {
+    try {
+      z.resize(static_cast<size_t>(rows * k));
+      z_before.resize(z.size());
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+    const BackendResult r = counts->backend->em_download(*counts->data, k, z.data(),
+                                                         device_prev ? z_before.data() : nullptr, nullptr);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
   }
   out->alpha = std::move(alpha);
   out->weights.resize(static_cast<size_t>(k));

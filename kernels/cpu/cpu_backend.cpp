@@ -214,6 +214,13 @@ class CpuBackend final : public Backend {
   dirmn_backend kind() const override { return DIRMN_BACKEND_CPU; }
   int device() const override { return 0; }
   int threads() const override { return pool_->size(); }
+  void parallel_for(int64_t n, const std::function<void(int64_t)>& body) override {
+    if (n <= 1 || pool_->size() == 1) {
+      for (int64_t i = 0; i < n; ++i) body(i);
+      return;
+    }
+    pool_->run(n, body, [] { return false; });
+  }
 
   BackendResult set_threads(int threads) override {
     const int n = resolve_threads(threads);

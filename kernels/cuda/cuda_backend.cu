@@ -80,7 +80,7 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, int sm_count)
       : device_(device), sm_count_(sm_count), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
-        hist_(device), hist_partial_(device), hist_scratch_(device) {}
+        hist_(device), hist_partial_(device), hist_scratch_(device), em_(device) {}
 
   ~CudaBackend() override {
     DeviceGuard guard(device_);
@@ -94,6 +94,7 @@ class CudaBackend final : public Backend {
     hist_.release();
     hist_partial_.release();
     hist_scratch_.release();
+    em_.release();
     stage_.release();
     host_out_.release();
     if (stage_done_ != nullptr) (void)cudaEventDestroy(stage_done_);
@@ -118,6 +119,14 @@ class CudaBackend final : public Backend {
   BackendResult set_threads(int) override { return {}; }
   int threads() const override { return 1; }
 
+  // Row statistics made once with the table, like the row totals: the rows'
+  // order by total, which every histogram of a table whose histograms are
+  // made on the device uses.
+  BackendResult prepare_totals(const DeviceTable& t) {
+    if (!column_histogram_supported(t) || !totals_index_supported(t)) return {};
+    return build_totals_index(t, &t.totals, env());
+  }
+
   BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) override {
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
@@ -125,6 +134,7 @@ class CudaBackend final : public Backend {
     if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
     const BackendResult r = upload_host_table(table, &c->table, env());
     if (!r.ok()) return r;
+    DIRMN_TRY(prepare_totals(c->table));
     *out = std::move(c);
     return {};
   }
@@ -138,6 +148,7 @@ class CudaBackend final : public Backend {
     std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
     if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
     DIRMN_TRY(ingest_device_dense(in, &c->table, problem, env()));
+    DIRMN_TRY(prepare_totals(c->table));
     fill_summary(c->table, summary);
     *out = std::move(c);
     return {};
@@ -158,6 +169,7 @@ class CudaBackend final : public Backend {
     std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
     if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
     DIRMN_TRY(ingest_device_csr(in, &c->table, problem, env()));
+    DIRMN_TRY(prepare_totals(c->table));
     fill_summary(c->table, summary);
     *out = std::move(c);
     return {};
@@ -205,8 +217,10 @@ class CudaBackend final : public Backend {
     return histograms_k(counts, weights, k, out, interrupt);
   }
 
+  // weights: host memory, or device memory when device_weights.
   BackendResult histograms_k(const BackendCounts& counts, const double* weights, int64_t k,
-                             std::vector<Histograms>* out, const Interrupt&) {
+                             std::vector<Histograms>* out, const Interrupt&,
+                             bool device_weights = false) {
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     if (!column_histogram_supported(t) || !totals_index_supported(t))
       return {DIRMN_ERROR_NOT_SUPPORTED, "device histograms of a table wider than 8 bits", 0};
@@ -223,13 +237,15 @@ class CudaBackend final : public Backend {
     // Workspace: [hist k x cells][total sums k x runs][lcoef sums k][weights rows x k].
     const size_t results = kk * cells + (weights ? kk * runs + kk : 0);
     try {
-      DIRMN_TRY(grow(hist_, (results + (weights ? rows * kk : 0)) * sizeof(double),
+      const bool upload_weights = weights && !device_weights;
+      DIRMN_TRY(grow(hist_, (results + (upload_weights ? rows * kk : 0)) * sizeof(double),
                      "cudaMalloc (histogram workspace)"));
       double* d_hist = hist_.get<double>();
       double* d_seg = d_hist + kk * cells;
       double* d_lcoef = d_seg + kk * runs;
-      double* d_w = d_lcoef + kk;
-      if (weights) DIRMN_TRY(upload(d_w, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
+      const double* d_w = device_weights ? weights : d_lcoef + kk;
+      if (upload_weights)
+        DIRMN_TRY(upload(d_lcoef + kk, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
       DIRMN_TRY(launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e));
       if (weights)
         DIRMN_TRY(launch_total_sums(t, ix, d_w, k, d_seg, d_lcoef, hist_scratch_, e));
@@ -258,6 +274,138 @@ class CudaBackend final : public Backend {
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
     }
+    return {};
+  }
+
+  // ---- Mixture EM with device-resident responsibilities -------------------
+
+  struct EmLayout {
+    double* z[2];
+    double* w;
+    double* aux;
+    double* row_w;
+    double* L;
+    double* log_pi;
+    double* reduced;
+    size_t doubles;
+  };
+
+  static EmLayout em_layout(double* base, int64_t rows, int64_t k) {
+    EmLayout l;
+    const size_t n = static_cast<size_t>(rows * k), r = static_cast<size_t>(rows);
+    const size_t kk = static_cast<size_t>(k);
+    l.z[0] = base;
+    l.z[1] = base + n;
+    l.w = base + 2 * n;
+    l.aux = base + 3 * n;
+    l.row_w = l.aux + static_cast<size_t>(kEmAux) * r;
+    l.L = l.row_w + r;
+    l.log_pi = l.L + n;
+    l.reduced = l.log_pi + kk;
+    l.doubles = 4 * n + (static_cast<size_t>(kEmAux) + 1) * r + kk + 2 * kk + 2;
+    return l;
+  }
+
+  BackendResult em_check(const BackendCounts& counts, int64_t k) const {
+    if (em_table_ != &static_cast<const CudaCounts&>(counts).table || em_k_ != k)
+      return {DIRMN_ERROR_INTERNAL, "device EM state of another table or k", 0};
+    return {};
+  }
+
+  BackendResult em_begin(const BackendCounts& counts, int64_t k, const double* z, const double* w,
+                         const double* row_weights) override {
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    if (!column_histogram_supported(t) || !totals_index_supported(t))
+      return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for a table wider than 8 bits", 0};
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    em_table_ = nullptr;
+    const EmLayout probe = em_layout(nullptr, t.rows, k);
+    DIRMN_TRY(grow(em_, probe.doubles * sizeof(double), "cudaMalloc (mixture state)"));
+    const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
+    const size_t n = static_cast<size_t>(t.rows * k) * sizeof(double);
+    em_cur_ = 0;
+    DIRMN_TRY(upload(l.z[0], z, n, "cudaMemcpyAsync (responsibilities)"));
+    DIRMN_TRY(upload(l.w, w, n, "cudaMemcpyAsync (M-step weights)"));
+    if (row_weights)
+      DIRMN_TRY(upload(l.row_w, row_weights, static_cast<size_t>(t.rows) * sizeof(double),
+                       "cudaMemcpyAsync (row weights)"));
+    em_row_weights_ = row_weights != nullptr;
+    em_table_ = &t;
+    em_k_ = k;
+    return {};
+  }
+
+  BackendResult em_histograms(const BackendCounts& counts, int64_t k,
+                              std::vector<Histograms>* out) override {
+    DIRMN_TRY(em_check(counts, k));
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
+    return histograms_k(counts, l.w, k, out, Interrupt{}, true);
+  }
+
+  BackendResult em_estep(const BackendCounts& counts, int64_t k, const double* alpha,
+                         const double* log_pi, EmStep* out, const Interrupt& interrupt) override {
+    DIRMN_TRY(em_check(counts, k));
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
+    DIRMN_TRY(upload(l.log_pi, log_pi, static_cast<size_t>(k) * sizeof(double),
+                     "cudaMemcpyAsync (mixing weights)"));
+    LoglikRequest req;
+    req.alpha = alpha;
+    req.k = k;
+    req.full = true;
+    req.out = l.L;
+    req.out_stride_row = k;
+    req.out_stride_k = 1;
+    req.out_on_device = true;
+    req.async = true;
+    DIRMN_TRY(run_shared(t, req, l.L, k, 1));
+    EmDevice em;
+    em.rows = t.rows;
+    em.k = k;
+    em.row_w = em_row_weights_ ? l.row_w : nullptr;
+    em.z_old = l.z[em_cur_];
+    em.z = l.z[1 - em_cur_];
+    em.w = l.w;
+    em.aux = l.aux;
+    DIRMN_TRY(launch_estep(em, l.L, l.log_pi, l.reduced, env()));
+    em_cur_ = 1 - em_cur_;
+    std::vector<double> red(static_cast<size_t>(2 * k + 2));
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(red.data(), l.reduced, red.size() * sizeof(double),
+                                   cudaMemcpyDeviceToHost, stream_),
+                   "cudaMemcpyAsync (E-step sums)");
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    out->z_sum.assign(red.begin(), red.begin() + k);
+    out->w_sum.assign(red.begin() + k, red.begin() + 2 * k);
+    out->loglik = red[static_cast<size_t>(2 * k)];
+    out->max_change = red[static_cast<size_t>(2 * k + 1)];
+    return {};
+  }
+
+  BackendResult em_download(const BackendCounts& counts, int64_t k, double* z, double* z_prev,
+                            double* lse) override {
+    DIRMN_TRY(em_check(counts, k));
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
+    const size_t n = static_cast<size_t>(t.rows * k) * sizeof(double);
+    if (z)
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(z, l.z[em_cur_], n, cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpyAsync (responsibilities)");
+    if (z_prev)
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(z_prev, l.z[1 - em_cur_], n, cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpyAsync (responsibilities)");
+    if (lse && t.rows > 0)
+      DIRMN_CUDA_TRY(cudaMemcpy2DAsync(lse, sizeof(double), l.aux + 2, kEmAux * sizeof(double),
+                                       sizeof(double), static_cast<size_t>(t.rows),
+                                       cudaMemcpyDeviceToHost, stream_),
+                     "cudaMemcpy2DAsync (row log-likelihoods)");
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return {};
   }
 
@@ -543,6 +691,11 @@ class CudaBackend final : public Backend {
   DeviceBuffer hist_;  // histograms of fits: k x cols x bins, row-total sums, row weights
   DeviceBuffer hist_partial_;  // per-block partial histograms
   DeviceBuffer hist_scratch_;  // row-total gathers and reduction workspace
+  DeviceBuffer em_;            // mixture state (em_layout)
+  const DeviceTable* em_table_ = nullptr;  // the table em_ belongs to
+  int64_t em_k_ = 0;
+  int em_cur_ = 0;             // which z buffer is current
+  bool em_row_weights_ = false;
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;

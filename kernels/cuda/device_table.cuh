@@ -162,6 +162,23 @@ BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, con
                                 int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
                                 const LaunchEnv& env);
 
+// mixture.cu: the E step of a mixture, responsibilities kept on the device.
+// Per-row E-step values in aux: r_b lse_b, the largest responsibility
+// change, lse_b.
+constexpr int64_t kEmAux = 3;
+struct EmDevice {
+  int64_t rows = 0, k = 0;
+  const double* row_w = nullptr;  // rows, or null for 1
+  const double* z_old = nullptr;  // rows x k, the responsibilities before
+  double* z = nullptr;            // rows x k, after
+  double* w = nullptr;            // rows x k, r_b z_bj: the next M step's weights
+  double* aux = nullptr;          // rows x kEmAux
+};
+// From L (rows x k, device) and log_pi (k, device): z, w, aux, and
+// reduced = [sum_b z_bj (k)][sum_b w_bj (k)][sum_b r_b lse_b][max change].
+BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,
+                           double* reduced, const LaunchEnv& env);
+
 // ingest.cu: building device tables.
 // Copies a validated host table to the device (synchronous).
 BackendResult upload_host_table(const HostTable& host, DeviceTable* t, const LaunchEnv& env);
