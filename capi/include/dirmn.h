@@ -510,7 +510,11 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * the rows x k log-likelihoods in one pass and turns them into
  * responsibilities by log-sum-exp; the M step refits each component's alpha
  * by Newton's method on responsibility-weighted count histograms (all k
- * built in one more pass). Rows of zeros, columns of zeros and components
+ * built in one more pass), the k fits on parallel host threads. On a CUDA
+ * context with a table of 8-bit counts the responsibilities stay on the
+ * device: the E step, the histograms and their sums run there and only the
+ * histograms and per-component sums cross to the host per iteration (CPU
+ * and CUDA results agree to rounding). Rows of zeros, columns of zeros and components
  * that lose all their rows are handled (an empty component is re-seeded at
  * the worst-explained row). The caller owns *mixture (free with
  * dirmn_mixture_destroy); it does not reference `counts` after return.
@@ -537,10 +541,15 @@ typedef struct dirmn_mixture_info {
   double aic;             /* ML: -2 loglik + 2P; DMN: dmn's scale, objective + P */
   double bic;             /* ML: -2 loglik + P log(n); DMN: objective + P/2 log(n), with n
                              the number of rows (the sum of the row weights when given) */
-  double laplace;         /* objective + 1/2 log det(Hessian) - P/2 log(2 pi), the Hessian of
-                             the objective in log alpha per component, O(V) each; on the
-                             -2 log scale (x2) under ML, where without a prior it rewards
-                             extra components more than BIC does */
+  double laplace;         /* objective + 1/2 log det(Hessian) - P/2 log(2 pi), O(V) per
+                             component. ML: the Hessian of the objective in log alpha per
+                             component, on the -2 log scale (x2), where without a prior it
+                             rewards extra components more than BIC does. DMN: dmn's value --
+                             its per-component Hessian (whose per-category digamma and
+                             trigamma sums it leaves unweighted by the responsibilities) plus
+                             (k - 1)/k sum_j (2 log n - log W_j), W_j the component weights
+                             (dmn adds that term for all components but one, chosen by its
+                             random initial labels; the mean over that choice is used here) */
   int iterations;         /* EM iterations of the best start */
   int converged;          /* 1 when the best start met the tolerance */
   int start;              /* which start (0-based) was best */

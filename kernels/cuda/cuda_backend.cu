@@ -287,6 +287,7 @@ class CudaBackend final : public Backend {
     double* L;
     double* log_pi;
     double* reduced;
+    double* part;
     size_t doubles;
   };
 
@@ -302,7 +303,9 @@ class CudaBackend final : public Backend {
     l.L = l.row_w + r;
     l.log_pi = l.L + n;
     l.reduced = l.log_pi + kk;
-    l.doubles = 4 * n + (static_cast<size_t>(kEmAux) + 1) * r + kk + 2 * kk + 2;
+    l.part = l.reduced + 2 * kk + 2;
+    l.doubles = 4 * n + (static_cast<size_t>(kEmAux) + 1) * r + kk +
+                (2 * kk + 2) * (1 + static_cast<size_t>(em_reduce_runs(rows)));
     return l;
   }
 
@@ -372,6 +375,7 @@ class CudaBackend final : public Backend {
     em.z = l.z[1 - em_cur_];
     em.w = l.w;
     em.aux = l.aux;
+    em.part = l.part;
     DIRMN_TRY(launch_estep(em, l.L, l.log_pi, l.reduced, env()));
     em_cur_ = 1 - em_cur_;
     std::vector<double> red(static_cast<size_t>(2 * k + 2));
@@ -610,6 +614,18 @@ class CudaBackend final : public Backend {
     a.out_sr = out_sr;
     a.out_sk = out_sk;
     a.full = req.full;
+    if (plan.panels == 1) {
+      // The per-row normalisers for these tables, made once per alpha.
+      if (t.row_adjust_gen != tables_gen_) {
+        t.row_adjust_gen = 0;
+        DIRMN_TRY(grow(t.row_adjust, static_cast<size_t>(K * t.rows) * sizeof(double),
+                       "cudaMalloc (row normalisers)"));
+        DIRMN_TRY(launch_build_row_adjust(t.rows, t.row_total.get<double>(), a,
+                                          t.row_adjust.get<double>(), env()));
+        t.row_adjust_gen = tables_gen_;
+      }
+      a.row_adjust = t.row_adjust.get<double>();
+    }
     if (plan.panels > 1) {
       DIRMN_TRY(grow(partial_, static_cast<size_t>(plan.panels) * static_cast<size_t>(t.rows * K) * sizeof(double),
                      "cudaMalloc (panel partial sums)"));
@@ -672,6 +688,7 @@ class CudaBackend final : public Backend {
     std::memcpy(cached_alpha_.data(), req.alpha, alpha_bytes);
     table_key_ = key;
     tables_valid_ = true;
+    ++tables_gen_;  // every table's row normalisers are now stale
     return {};
   }
 
@@ -699,6 +716,7 @@ class CudaBackend final : public Backend {
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;
+  uint64_t tables_gen_ = 1;  // bumped whenever the tables change
   TableKey table_key_;
   std::vector<double> cached_alpha_;
   std::vector<KSums> ksums_host_;

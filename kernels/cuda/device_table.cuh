@@ -53,7 +53,7 @@ struct TotalsIndex {
 struct DeviceTable {
   explicit DeviceTable(int dev)
       : device(dev), values_buf(dev), row_ptr(dev), col_idx(dev), panel_ptr(dev),
-        row_total(dev), row_lcoef(dev), totals(dev) {}
+        row_total(dev), row_lcoef(dev), totals(dev), row_adjust(dev) {}
 
   int device = 0;
   int64_t rows = 0;
@@ -79,6 +79,11 @@ struct DeviceTable {
   DeviceBuffer row_lcoef;  // double, rows
   TablePlan plan;
   mutable TotalsIndex totals;  // built lazily (histograms), from the fields above
+  // The backend's per-row normalisers for its current likelihood tables
+  // (launch_build_row_adjust), valid while row_adjust_gen equals the
+  // backend's table generation.
+  mutable DeviceBuffer row_adjust;
+  mutable uint64_t row_adjust_gen = 0;
 
   DenseView dense_view() const {
     DenseView v;
@@ -132,6 +137,11 @@ BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int*
 BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const LaunchEnv& env);
 BackendResult launch_finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
                                    const SharedAlphaArgs& args, const LaunchEnv& env);
+// adjust[k * rows + b] = -(lpoch(A_k, N_b) - N_b log A_k), from args' sums
+// and row-term tables.
+BackendResult launch_build_row_adjust(int64_t rows, const double* row_total,
+                                      const SharedAlphaArgs& args, double* adjust,
+                                      const LaunchEnv& env);
 // loglik_dense.cu
 BackendResult launch_shared_dense(const TablePlan& plan, bool fast, const DenseView& view,
                                   const SharedAlphaArgs& args, const LaunchEnv& env);
@@ -173,7 +183,13 @@ struct EmDevice {
   double* z = nullptr;            // rows x k, after
   double* w = nullptr;            // rows x k, r_b z_bj: the next M step's weights
   double* aux = nullptr;          // rows x kEmAux
+  double* part = nullptr;         // (2k + 2) x em_reduce_runs(rows): partial sums
 };
+// Row runs of the E step's deterministic column sums.
+constexpr int64_t kEmReduceRows = 4096;
+inline int64_t em_reduce_runs(int64_t rows) {
+  return std::max<int64_t>(1, ceil_div<int64_t>(rows, kEmReduceRows));
+}
 // From L (rows x k, device) and log_pi (k, device): z, w, aux, and
 // reduced = [sum_b z_bj (k)][sum_b w_bj (k)][sum_b r_b lse_b][max change].
 BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,

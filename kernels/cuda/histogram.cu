@@ -99,7 +99,10 @@ __global__ void __launch_bounds__(kHistThreads)
   }
 }
 
-// hist[tile * entries + e] = sum over blocks, in block order, of the partials.
+// hist[tile * entries + e] = sum over blocks of the partials, in a fixed
+// order: kSumLanes interleaved running sums (independent loads in flight),
+// added in lane order at the end.
+constexpr int kSumLanes = 8;
 __global__ void sum_partials(const double* __restrict__ partial, int64_t tiles, int64_t blocks,
                              int64_t entries, int64_t limit, double* __restrict__ hist) {
   const int64_t total = tiles * entries;
@@ -108,9 +111,16 @@ __global__ void sum_partials(const double* __restrict__ partial, int64_t tiles, 
     const int64_t tile = i / entries, e = i % entries;
     if (i >= limit) continue;  // columns past the last of the table
     const double* p = partial + tile * blocks * entries + e;
-    double s = 0.0;
-    for (int64_t b = 0; b < blocks; ++b) s += p[b * entries];
-    hist[i] = s;
+    double s[kSumLanes] = {};
+    int64_t b = 0;
+    for (; b + kSumLanes <= blocks; b += kSumLanes)
+#pragma unroll
+      for (int q = 0; q < kSumLanes; ++q) s[q] += p[(b + q) * entries];
+    for (int q = 0; b < blocks; ++b, ++q) s[q] += p[b * entries];
+    double t = 0.0;
+#pragma unroll
+    for (int q = 0; q < kSumLanes; ++q) t += s[q];
+    hist[i] = t;
   }
 }
 

@@ -238,11 +238,10 @@ __device__ __forceinline__ double row_term(const SharedAlphaArgs& a, int k, doub
   return shifted_norm(s.a, n, s.log_a);
 }
 
-// A row's total and log multinomial coefficient, loaded a chunk ahead of
-// its sum (stage one of the row epilogue).
+// What finishing a row adds to its sum, loaded a chunk ahead of the sum:
+// [lcoef] - (lpoch(A, N) - N log A).
 struct RowData {
-  double n = 0.0;
-  double lcoef = 0.0;
+  double adjust = 0.0;
 };
 
 // Writes a finished row sum: with one panel the result, sum + adjust where
@@ -424,33 +423,25 @@ __device__ __forceinline__ SliceGeometry slice_geometry(const SharedAlphaArgs& a
   return g;
 }
 
-// Stage one of the row epilogue: the row data lane (r * KG + kk) of a group
-// will need for row r of the chunk at row0.
+// Stage one of the row epilogue: the adjustment the lane that sum_owner
+// gives index r * KG + kk will add to row r of the chunk at row0 under
+// vector kk, read from the per-row normalisers made with the tables.
 template <int R, int KG>
 __device__ __forceinline__ RowData prefetch_row(int64_t row0, const SliceGeometry& g, int64_t rows,
-                                                const double* row_total, const double* row_lcoef,
-                                                const SharedAlphaArgs& a) {
+                                                const double* row_lcoef, const SharedAlphaArgs& a) {
   RowData d;
   const int idx = sum_owner<R * KG>(g.lane_in_group, g.lanes);
   const int64_t row = row0 + idx / KG;
-  if (idx >= 0 && row0 >= 0 && row < rows && a.panels == 1) {
-    d.n = __ldg(row_total + row);
-    if (a.full) d.lcoef = __ldg(row_lcoef + row);
+  const int k = g.k0 + idx % KG;
+  if (idx >= 0 && row0 >= 0 && row < rows && a.panels == 1 && k < a.k_total) {
+    d.adjust = __ldg(a.row_adjust + static_cast<int64_t>(k) * rows + row);
+    if (a.full) d.adjust += __ldg(row_lcoef + row);
   }
   return d;
 }
 
-// Stage two, once the row total has arrived: the adjustment finish_row adds,
-// looked up a chunk before it is needed so the lookup never stalls a step.
-template <int R, int KG>
-__device__ __forceinline__ double resolve_row(const RowData& d, const SliceGeometry& g,
-                                              const SharedAlphaArgs& a) {
-  const int idx = sum_owner<R * KG>(g.lane_in_group, g.lanes);
-  if (a.panels > 1 || idx < 0) return 0.0;
-  const int k = g.k0 + idx % KG;
-  if (k >= a.k_total) return 0.0;
-  return d.lcoef - row_term(a, k, d.n);
-}
+// Stage two: the adjustment finish_row adds.
+__device__ __forceinline__ double resolve_row(const RowData& d) { return d.adjust; }
 
 // Reduces the group's row sums and writes them: the lane that sum_owner
 // gives index r * KG + kk finishes row r under parameter vector kk. Leaves
@@ -525,10 +516,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   Step s{static_cast<int64_t>(blockIdx.x), 0};
   RawVec<kBytes> next[R];
   load(next, s);
-  RowData rd = prefetch_row<R, KG>(group_row0(s.chunk), g, view.rows, view.row_total, view.row_lcoef, a);
+  RowData rd = prefetch_row<R, KG>(group_row0(s.chunk), g, view.rows, view.row_lcoef, a);
   wait_tables();
-  double adjust = resolve_row<R, KG>(rd, g, a);
-  rd = prefetch_row<R, KG>(group_row0(s.chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+  double adjust = resolve_row(rd);
+  rd = prefetch_row<R, KG>(group_row0(s.chunk + gridDim.x), g, view.rows, view.row_lcoef, a);
 
   double acc[R][KG];
 #pragma unroll
@@ -551,8 +542,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
       add_vector<C, W, LANES, TabT, KG>(x[r], tab, col0 + vi * W, entry_bytes, g.kc, g.k0, a, acc[r]);
     if (n.chunk != s.chunk) {
       finish_group<R, KG>(acc, group_row0(s.chunk), g, view.rows, adjust, a);
-      adjust = resolve_row<R, KG>(rd, g, a);
-      rd = prefetch_row<R, KG>(group_row0(n.chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+      adjust = resolve_row(rd);
+      rd = prefetch_row<R, KG>(group_row0(n.chunk + gridDim.x), g, view.rows, view.row_lcoef, a);
     }
     s = n;
   }
@@ -700,14 +691,14 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   int64_t chunk = blockIdx.x;
   RowExtents<R> cur = load_extents<R>(view, group_row0(chunk), g.panel, a.panels);
   RowExtents<R> after = load_extents<R>(view, group_row0(chunk + gridDim.x), g.panel, a.panels);
-  RowData rd = prefetch_row<R, KG>(group_row0(chunk), g, view.rows, view.row_total, view.row_lcoef, a);
+  RowData rd = prefetch_row<R, KG>(group_row0(chunk), g, view.rows, view.row_lcoef, a);
   int64_t span = longest(cur);
   int64_t off = 0;
   B next[R];
   load_blocks(next, cur, 0);
   wait_tables();
-  double adjust = resolve_row<R, KG>(rd, g, a);
-  rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+  double adjust = resolve_row(rd);
+  rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_lcoef, a);
 
   double acc[R][KG];
 #pragma unroll
@@ -735,8 +726,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
       chunk += gridDim.x;
       cur = after;
       after = load_extents<R>(view, group_row0(chunk + gridDim.x), g.panel, a.panels);
-      adjust = resolve_row<R, KG>(rd, g, a);
-      rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_total, view.row_lcoef, a);
+      adjust = resolve_row(rd);
+      rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_lcoef, a);
       span = longest(cur);
       off = 0;
     } else {

@@ -32,6 +32,20 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// Per row and parameter vector, minus the row's shifted normaliser,
+// -(lpoch(A_k, N_b) - N_b log A_k): made once per alpha (and table), so the
+// likelihood kernels read it beside the counts instead of looking it up by
+// the row total they have just loaded.
+__global__ void __launch_bounds__(kBlockThreads)
+    build_row_adjust(int64_t rows, const double* row_total, SharedAlphaArgs a, double* adjust) {
+  const int64_t n = rows * a.k_total;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int k = static_cast<int>(i / rows);
+    adjust[i] = -row_term(a, k, row_total[i % rows]);
+  }
+}
+
 }  // namespace dev
 
 TablePlan make_plan(const DeviceTable& t) {
@@ -118,6 +132,15 @@ BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const L
   else
     dev::build_tables<double><<<grid, kBlockThreads, 0, env.stream>>>(args);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (build_tables)");
+  return {};
+}
+
+BackendResult launch_build_row_adjust(int64_t rows, const double* row_total,
+                                      const SharedAlphaArgs& args, double* adjust,
+                                      const LaunchEnv& env) {
+  const int grid = stride_grid(rows * args.k_total, env.sm_count);
+  dev::build_row_adjust<<<grid, kBlockThreads, 0, env.stream>>>(rows, row_total, args, adjust);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (build_row_adjust)");
   return {};
 }
 

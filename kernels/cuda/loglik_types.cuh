@@ -124,6 +124,7 @@ struct SharedAlphaArgs {
   const KSums* ksums = nullptr;
   const double* row_term = nullptr;  // k_total x row_term_len
   int64_t row_term_len = 0;
+  const double* row_adjust = nullptr;  // k_total x rows: -row term of each row (panels == 1)
   double* out = nullptr;
   int64_t out_sr = 1;
   int64_t out_sk = 1;

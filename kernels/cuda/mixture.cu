@@ -6,6 +6,7 @@
 // responsibilities. Sums over rows are made in a fixed order (one block per
 // column, a fixed thread-to-row map and a fixed tree), so they repeat
 // bit for bit from run to run.
+#include <algorithm>
 #include <cmath>
 
 #include "device_table.cuh"
@@ -42,26 +43,57 @@ __global__ void estep_rows(const double* __restrict__ L, int64_t rows, int k,
   }
 }
 
-// out[c] = sum (or max) over rows of a[b * stride + col0 + c], one block per c.
+// Column sums (or maxima) of a rows x stride array, deterministic: block
+// (c, q) reduces column col0 + c over the q-th run of kReduceRows rows in a
+// fixed order into part[c * runs + q]; finish_columns then adds the runs in
+// order.
+constexpr int64_t kReduceRows = kEmReduceRows;
+
 __global__ void reduce_columns(const double* __restrict__ a, int64_t rows, int64_t stride,
-                               int64_t col0, bool take_max, double* __restrict__ out) {
-  __shared__ double part[kReduceThreads];
+                               int64_t col0, bool take_max, double* __restrict__ part) {
+  __shared__ double buf[kReduceThreads];
   const int64_t c = col0 + blockIdx.x;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * kReduceRows;
+  const int64_t r1 = min(rows, r0 + kReduceRows);
   double v = 0.0;
-  for (int64_t b = threadIdx.x; b < rows; b += blockDim.x) {
+  for (int64_t b = r0 + threadIdx.x; b < r1; b += blockDim.x) {
     const double x = a[b * stride + c];
     v = take_max ? fmax(v, x) : v + x;
   }
-  part[threadIdx.x] = v;
+  buf[threadIdx.x] = v;
   __syncthreads();
   for (int half = kReduceThreads / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) {
-      const double o = part[threadIdx.x + half];
-      part[threadIdx.x] = take_max ? fmax(part[threadIdx.x], o) : part[threadIdx.x] + o;
+      const double o = buf[threadIdx.x + half];
+      buf[threadIdx.x] = take_max ? fmax(buf[threadIdx.x], o) : buf[threadIdx.x] + o;
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+  if (threadIdx.x == 0) part[static_cast<int64_t>(blockIdx.x) * gridDim.y + blockIdx.y] = buf[0];
+}
+
+__global__ void finish_columns(const double* __restrict__ part, int64_t ncols, int64_t runs,
+                               bool take_max, double* __restrict__ out) {
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= ncols) return;
+  double v = 0.0;
+  for (int64_t q = 0; q < runs; ++q) {
+    const double x = part[c * runs + q];
+    v = take_max ? fmax(v, x) : v + x;
+  }
+  out[c] = v;
+}
+
+BackendResult column_reduce(const double* a, int64_t rows, int64_t stride, int64_t col0,
+                            int64_t ncols, bool take_max, double* part, double* out,
+                            const LaunchEnv& env) {
+  const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(rows, kReduceRows));
+  reduce_columns<<<dim3(static_cast<unsigned>(ncols), static_cast<unsigned>(runs)), kReduceThreads, 0,
+                   env.stream>>>(a, rows, stride, col0, take_max, part);
+  finish_columns<<<static_cast<unsigned>(ceil_div<int64_t>(ncols, kReduceThreads)), kReduceThreads, 0,
+                   env.stream>>>(part, ncols, runs, take_max, out);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step sums)");
+  return {};
 }
 
 }  // namespace
@@ -72,12 +104,15 @@ BackendResult launch_estep(const EmDevice& em, const double* L, const double* lo
   estep_rows<<<grid, kBlockThreads, 0, env.stream>>>(L, em.rows, static_cast<int>(em.k), log_pi,
                                                       em.row_w, em.z_old, em.z, em.w, em.aux);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
-  const unsigned k = static_cast<unsigned>(em.k);
-  reduce_columns<<<k, kReduceThreads, 0, env.stream>>>(em.z, em.rows, em.k, 0, false, reduced);
-  reduce_columns<<<k, kReduceThreads, 0, env.stream>>>(em.w, em.rows, em.k, 0, false, reduced + k);
-  reduce_columns<<<1, kReduceThreads, 0, env.stream>>>(em.aux, em.rows, kEmAux, 0, false, reduced + 2 * k);
-  reduce_columns<<<1, kReduceThreads, 0, env.stream>>>(em.aux, em.rows, kEmAux, 1, true, reduced + 2 * k + 1);
-  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step sums)");
+  // Partials: k + k + 1 + 1 columns, each in runs of kReduceRows rows.
+  double* part = em.part;
+  const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(em.rows, kReduceRows));
+  DIRMN_TRY(column_reduce(em.z, em.rows, em.k, 0, em.k, false, part, reduced, env));
+  DIRMN_TRY(column_reduce(em.w, em.rows, em.k, 0, em.k, false, part + em.k * runs, reduced + em.k, env));
+  DIRMN_TRY(column_reduce(em.aux, em.rows, kEmAux, 0, 1, false, part + 2 * em.k * runs,
+                          reduced + 2 * em.k, env));
+  DIRMN_TRY(column_reduce(em.aux, em.rows, kEmAux, 1, 1, true, part + (2 * em.k + 1) * runs,
+                          reduced + 2 * em.k + 1, env));
   return {};
 }
 
