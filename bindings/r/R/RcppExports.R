@@ -65,8 +65,12 @@ cpp_fit <- function(xp, weights, start, tolerance, max_iterations, progress) {
     .Call(`_dirmn_cpp_fit`, xp, weights, start, tolerance, max_iterations, progress)
 }
 
-cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress) {
-    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress)
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device)
+}
+
+cpp_mixture_criteria <- function(models, k) {
+    .Call(`_dirmn_cpp_mixture_criteria`, models, k)
 }
 
 cpp_mixture_assign <- function(mix_xp, xp) {

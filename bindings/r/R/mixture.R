@@ -132,14 +132,14 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
       any(k > .Machine$integer.max)) {
     .stop("invalid_argument", "k must hold positive whole numbers", ecall)
   }
-  k <- sort(unique(as.integer(k)))
+  k <- if (length(k) == 1L) as.integer(k) else sort(unique(as.integer(k)))
   starts <- .check_count(starts, "starts", ecall)
   maxit <- .check_count(maxit, "maxit", ecall)
   tol <- .check_positive(tol, "tol", ecall)
   seed <- .check_seed(seed, ecall)
   .check_flag(verbose, "verbose", ecall)
   prepared <- .prepare(x, backend, ecall)
-  on.exit(.release(prepared))
+  if (prepared$temporary) on.exit(.release(prepared))
   counts <- prepared$counts
   weights <- .as_weights(weights, counts$dim[1L], ecall)
   totals <- cpp_row_totals(counts$ptr)
@@ -163,36 +163,24 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
         text
       })
     }
-    res <- cpp_mixture_fit(counts$ptr, kk, .objective_codes[[objective]],
-                           .init_codes[[init]], starts, seed, tol, maxit, weights, progress)
-    if (.failed(res)) .raise(res, ecall)
-    .mixture_model(res, counts, totals, n, objective)
+    # The fitted model, of class dirmn_mixture_fit, comes back whole (see
+    # the comment after this function).
+    model <- cpp_mixture_fit(counts$ptr, kk, .objective_codes[[objective]],
+                             .init_codes[[init]], starts, seed, tol, maxit, weights, progress,
+                             counts$dimnames, totals, n, objective, counts$backend,
+                             counts$device)
+    if (.failed(model)) .raise(model, ecall)
+    model
   })
   names(models) <- as.character(k)
-  # (built directly: data.frame() would cost more than fitting a small table)
-  criteria <- .data_frame(list(
-    k = k,
-    loglik = vapply(models, `[[`, 0, "loglik"),
-    objective = vapply(models, `[[`, 0, "objective"),
-    aic = vapply(models, `[[`, 0, "aic"),
-    bic = vapply(models, `[[`, 0, "bic"),
-    laplace = vapply(models, `[[`, 0, "laplace"),
-    parameters = vapply(models, `[[`, 0, "parameters"),
-    iterations = vapply(models, `[[`, 0L, "iterations"),
-    converged = vapply(models, `[[`, TRUE, "converged")
-  ))
-  structure(
-    list(models = models, criteria = criteria, selected = k[which.min(criteria[[select]])],
-         select = select, objective = objective, call = call, nobs = n,
-         dimnames = counts$dimnames),
-    class = "dirmn_mixture"
-  )
-}
-
-# A data frame from a list of equally long, unnamed vectors.
-.data_frame <- function(columns) {
-  columns <- lapply(columns, unname)
-  structure(columns, class = "data.frame", row.names = c(NA_integer_, -length(columns[[1L]])))
+  # (built in C++: data.frame(), or even vapply() per column, would cost
+  # more than fitting a small table)
+  criteria <- cpp_mixture_criteria(models, k)
+  out <- list(models = models, criteria = criteria,
+              selected = k[which.min(.subset2(criteria, select))], select = select,
+              objective = objective, call = call, nobs = n, dimnames = counts$dimnames)
+  class(out) <- "dirmn_mixture"
+  out
 }
 
 .objective_codes <- c(ml = 0L, dmn = 1L)
@@ -215,26 +203,17 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
   as.double(seed)
 }
 
-# One fitted model from the C++ layer's copy of a mixture, components
-# ordered by decreasing weight (as dmn() orders them).
-.mixture_model <- function(res, counts, totals, n, objective) {
-  k <- res$k
-  o <- order(res$weights, decreasing = TRUE)
-  comp <- paste0("comp", seq_len(k))
-  alpha <- res$alpha[o, , drop = FALSE]
-  dimnames(alpha) <- list(comp, counts$dimnames[[2L]])
-  resp <- res$responsibilities[, o, drop = FALSE]
-  dimnames(resp) <- list(counts$dimnames[[1L]], comp)
-  structure(
-    list(alpha = alpha, weights = stats::setNames(res$weights[o], comp),
-         responsibilities = resp, loglik = res$loglik, objective = res$objective,
-         aic = res$aic, bic = res$bic, laplace = res$laplace, parameters = res$parameters,
-         iterations = res$iterations, converged = res$converged, k = k, start = res$start,
-         nobs = n, objective_type = objective, ptr = res$ptr, order = o,
-         row_totals = totals, backend = counts$backend, device = counts$device),
-    class = "dirmn_mixture_fit"
-  )
-}
+# A fitted model (class dirmn_mixture_fit), as cpp_mixture_fit() builds it
+# (in C++: on small tables building it in R cost about as much as the fit):
+# a list of, in this order, `alpha` (k x V, rows "comp1".."compk", columns
+# named by the table's), `weights` (named "comp1".."compk"),
+# `responsibilities` (rows x k, rows named by the table's), `loglik`,
+# `objective`, `aic`, `bic`, `laplace`, `parameters` (double), `iterations`
+# (integer), `converged`, `k`, `start` (1-based), `nobs`, `objective_type`
+# ("ml" or "dmn"), `ptr` (the library's mixture handle), `order` (the
+# library's component behind each of comp1..compk: components are ordered by
+# decreasing weight, as dmn() orders them, ties in the library's order, as
+# order(decreasing = TRUE)), `row_totals`, `backend` and `device`.
 
 #' Methods for Dirichlet-multinomial mixtures
 #'

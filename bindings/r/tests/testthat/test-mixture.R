@@ -250,3 +250,39 @@ test_that("bad arguments are dirmn errors", {
   on.exit(dirmn:::cpp_set_force_cancel(FALSE))
   expect_error(dirmn_mixture(mite, k = 2), class = "dirmn_error_cancelled")
 })
+
+test_that("fitted models and criteria have their documented layout", {
+  # (built in C++ by cpp_mixture_fit and cpp_mixture_criteria)
+  m <- dirmn_mixture(unname(mite), k = c(3, 1), starts = 1L)
+  expect_identical(names(m), c("models", "criteria", "selected", "select", "objective",
+                               "call", "nobs", "dimnames"))
+  expect_identical(names(m$models), c("1", "3"))
+  model <- m$models[["3"]]
+  expect_identical(names(model), c(
+    "alpha", "weights", "responsibilities", "loglik", "objective", "aic", "bic", "laplace",
+    "parameters", "iterations", "converged", "k", "start", "nobs", "objective_type", "ptr",
+    "order", "row_totals", "backend", "device"))
+  comp <- paste0("comp", 1:3)
+  expect_identical(dimnames(model$alpha), list(comp, NULL))
+  expect_identical(dimnames(model$responsibilities), list(NULL, comp))
+  expect_identical(names(model$weights), comp)
+  expect_identical(model$order, order(model$weights[order(model$order)], decreasing = TRUE))
+  expect_true(all(diff(model$weights) <= 0))
+  expect_identical(sort(model$order), 1:3)
+  expect_type(model$parameters, "double")
+  expect_type(model$iterations, "integer")
+  expect_type(model$k, "integer")
+  expect_type(model$start, "integer")
+  expect_identical(model$nobs, 70L)
+  expect_identical(model$objective_type, "ml")
+  expect_equal(model$row_totals, unname(rowSums(mite)))
+  crit <- m$criteria
+  expect_s3_class(crit, "data.frame")
+  expect_identical(names(crit), c("k", "loglik", "objective", "aic", "bic", "laplace",
+                                  "parameters", "iterations", "converged"))
+  expect_identical(crit$k, c(1L, 3L))
+  expect_identical(crit$bic, unname(c(m$models[["1"]]$bic, model$bic)))
+  expect_identical(crit$converged, unname(c(m$models[["1"]]$converged, model$converged)))
+  expect_identical(attr(crit, "row.names"), 1:2)
+  expect_identical(dim(crit), c(2L, 9L))
+})
