@@ -190,6 +190,7 @@ struct Problem {
   std::vector<int64_t> active;
   std::vector<double> alpha_full;  // cols, zeros for inactive columns
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
+  std::vector<double> g_full, d_full;  // eval's workspace (cols), reused
 
   // loglik and derivatives with respect to log alpha of the active columns.
   // want_value false: derivatives only (the value, returned as 0, costs a
@@ -198,7 +199,10 @@ struct Problem {
               std::vector<double>* h_theta, double* c, std::vector<double>* g_alpha,
               bool want_value = true) {
     for (size_t i = 0; i < active.size(); ++i) alpha_full[static_cast<size_t>(active[i])] = alpha[i];
-    std::vector<double> g(static_cast<size_t>(h.cols)), d(static_cast<size_t>(h.cols));
+    std::vector<double>& g = g_full;
+    std::vector<double>& d = d_full;
+    g.resize(static_cast<size_t>(h.cols));
+    d.resize(static_cast<size_t>(h.cols));
     double f = 0.0, cc = 0.0;
     const bool derivs = g_theta != nullptr;
     histogram_sums(h, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
@@ -255,7 +259,7 @@ double max_abs(const std::vector<double>& v) {
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
                          const char** why) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate};
+  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate, {}, {}};
   const bool prior = s.prior_rate > 0.0;
   double n_total = 0.0;
   for (size_t v = 0; v < V; ++v) {
@@ -319,7 +323,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     for (size_t i = 0; i < m; ++i) alpha[i] = A * std::max(p[i], 1e-3 / static_cast<double>(m));
   }
 
-  std::vector<double> g, hd, ga, step, trial(m);
+  std::vector<double> g, hd, ga, step, trial(m), neg_g;
   double c = 0.0;
   double f = P.eval(alpha, &g, &hd, &c, &ga);
   int it = 0;
@@ -333,7 +337,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
       out->cancelled = true;
       return true;
     }
-    std::vector<double> neg_g(m);
+    neg_g.resize(m);
     for (size_t i = 0; i < m; ++i) neg_g[i] = -g[i];
     const bool newton_ok = solve_dpr1(hd, c, alpha, neg_g, &step);
     double gain = 0.0;  // predicted increase: half the Newton decrement squared

@@ -83,6 +83,8 @@ fi
 # 4. Benchmarks: dirmn and the anchors, then PyTorch on the same data.
 BL=$LOGS/bench.log
 : >"$BL"
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
 quick=()
 [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && quick=(--quick)
 if [[ -x $BUILD/bench/dirmn_gpu_bench ]]; then
@@ -98,11 +100,19 @@ fi
 if [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
   t0=$SECONDS
   {
+    echo '```'
     "$BUILD/bench/dirmn_bench_fit" cuda 262144 1024
     "$BUILD/bench/dirmn_bench_fit" cpu 262144 1024
+    "$BUILD/bench/dirmn_bench_fit" cuda mixture 262144 1024 8 100
+    [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] || "$BUILD/bench/dirmn_bench_fit" cuda microbiome 800 26742 20
+    echo '```'
   } >>"$SUMMARY" 2>>"$BL"
   note "- bench_fit: exit $? ($((SECONDS - t0)) s)"
 fi
+# SM clocks and throttling after the benchmarks: kernels bound by the SMs
+# (not by memory) run slower when the clocks are held down.
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
 if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
   note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
 elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then

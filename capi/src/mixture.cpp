@@ -7,9 +7,11 @@
 // component by Newton's method on them (kernels/histogram.cpp), so every
 // Hessian is diagonal plus rank one and nothing is O(V^2).
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 
@@ -36,6 +38,8 @@ constexpr double kDmnRate = 0.1;
 // Rows sampled for the k-means initialisation.
 constexpr int64_t kInitSample = 4096;
 constexpr int kKmeansIterations = 50;
+// Rows per block of the k-means assignment on the host threads.
+constexpr int64_t kAssignBlockRows = 256;
 // A component whose responsibilities sum below this is empty.
 constexpr double kEmptyComponent = 1e-8;
 // Newton tolerance of the M-step fits (relative, as dirmn_fit's).
@@ -104,8 +108,16 @@ double dist2(const SparseRow& r, const double* c, double c_norm2) {
 // centre. Returns hard responsibilities (rows x k); rows without counts get
 // 1/k each.
 std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mixture_init init,
-                                            Rng& rng) {
+                                            Rng& rng, Backend& threads) {
   const int64_t V = t.cols;
+  // Rows are assigned in fixed blocks on the host threads; each row's
+  // assignment depends on nothing else, so results do not depend on them.
+  const auto for_rows = [&](int64_t n, const std::function<void(int64_t, int64_t)>& body) {
+    const int64_t blocks = (n + kAssignBlockRows - 1) / kAssignBlockRows;
+    threads.parallel_for(blocks, [&](int64_t q) {
+      body(q * kAssignBlockRows, std::min(n, (q + 1) * kAssignBlockRows));
+    });
+  };
   std::vector<int64_t> with_counts;
   for (int64_t b = 0; b < t.rows; ++b)
     if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
@@ -152,22 +164,25 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
   }
   // Lloyd iterations on the sample.
   std::vector<int> label(static_cast<size_t>(S), -1);
+  std::vector<char> moved(static_cast<size_t>(S), 0);
   for (int it = 0; it < kKmeansIterations; ++it) {
-    bool changed = false;
-    for (int64_t i = 0; i < S; ++i) {
-      int best = 0;
-      double bd = std::numeric_limits<double>::infinity();
-      for (int j = 0; j < k; ++j) {
-        const double d = dist2(sample[static_cast<size_t>(i)], centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
-        if (d < bd) {
-          bd = d;
-          best = j;
+    for_rows(S, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        int best = 0;
+        double bd = std::numeric_limits<double>::infinity();
+        for (int j = 0; j < k; ++j) {
+          const double d = dist2(sample[static_cast<size_t>(i)], centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
+          if (d < bd) {
+            bd = d;
+            best = j;
+          }
         }
+        moved[static_cast<size_t>(i)] = label[static_cast<size_t>(i)] != best;
+        label[static_cast<size_t>(i)] = best;
+        d2[static_cast<size_t>(i)] = bd;
       }
-      if (label[static_cast<size_t>(i)] != best) changed = true;
-      label[static_cast<size_t>(i)] = best;
-      d2[static_cast<size_t>(i)] = bd;
-    }
+    });
+    const bool changed = std::find(moved.begin(), moved.end(), 1) != moved.end();
     if (!changed && it > 0) break;
     std::fill(centre.begin(), centre.end(), 0.0);
     std::vector<int64_t> size(static_cast<size_t>(k), 0);
@@ -196,20 +211,28 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
   }
   // Hard assignment of every row.
   std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);
-  for (int64_t b = 0; b < t.rows; ++b) {
-    if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-    const SparseRow r = proportions(t, b);
-    int best = 0;
-    double bd = std::numeric_limits<double>::infinity();
-    for (int j = 0; j < k; ++j) {
-      const double d = dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
-      if (d < bd) {
-        bd = d;
-        best = j;
+  std::atomic<bool> no_memory{false};
+  for_rows(t.rows, [&](int64_t b0, int64_t b1) {
+    try {
+      for (int64_t b = b0; b < b1; ++b) {
+        if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+        const SparseRow r = proportions(t, b);
+        int best = 0;
+        double bd = std::numeric_limits<double>::infinity();
+        for (int j = 0; j < k; ++j) {
+          const double d = dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
+          if (d < bd) {
+            bd = d;
+            best = j;
+          }
+        }
+        for (int j = 0; j < k; ++j) z[static_cast<size_t>(b * k + j)] = j == best ? 1.0 : 0.0;
       }
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
     }
-    for (int j = 0; j < k; ++j) z[static_cast<size_t>(b * k + j)] = j == best ? 1.0 : 0.0;
-  }
+  });
+  if (no_memory) throw std::bad_alloc();
   return z;
 }
 
@@ -269,7 +292,7 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
   // One component: every responsibility is 1, and EM is a single fit (its
   // M step, then one likelihood pass for the criteria); no initialisation.
   std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)
-                                 : kmeans_responsibilities(host, k, o.init, rng);
+                                 : kmeans_responsibilities(host, k, o.init, rng, host_threads);
   std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
   std::vector<double> w(static_cast<size_t>(rows * k)), L(static_cast<size_t>(rows * k)), lse;
   std::vector<bool> have_alpha(static_cast<size_t>(k), false);

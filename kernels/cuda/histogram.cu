@@ -22,28 +22,44 @@ namespace {
 
 constexpr int kHistThreads = kBlockThreads;
 constexpr int kWarp = 32;
-// Private-counter kernel: each thread counts kPrivCols adjacent columns (one
-// 32-bit load of four 8-bit cells) over its rows, in shared-memory counters
-// of its own, so no atomics are needed and no two lanes share a bank.
-constexpr int kPrivCols = 4;
-// Rows a thread loads before it counts them: enough bytes in flight per
-// multiprocessor to cover memory latency.
+// Private-counter kernel: each thread counts C adjacent columns (one load
+// of C 8-bit cells per row) over its rows, in shared-memory counters of its
+// own, so no atomics are needed and no two lanes share a bank. An update
+// may hit the counter the previous one did, so each thread's updates form
+// one dependent chain: occupancy, not bandwidth, sets the speed, and
+// weighted (double) counters take one column per thread to fit more
+// threads per multiprocessor.
+constexpr int kPrivColsCounts = 4;   // 32-bit counters: four columns
+constexpr int kPrivColsWeights = 1;  // double counters: one column
+// Rows a thread loads before it counts them.
 constexpr int kPrivRowsInFlight = 16;
-// Shared memory the private counters of one block may take: two blocks per
-// multiprocessor.
+// Shared memory the private counters of one block may take.
 constexpr size_t kPrivSharedBytes = 100 * 1024;
-constexpr int kPrivBlocksPerSm = 2;
+// Partial histograms a thread of the first summing pass adds.
+constexpr int64_t kPartialsPerThread = 16;
 // Atomic fallback (bins beyond what private counters fit): doubles of one
 // block's shared histogram tile, 48 KB.
 constexpr int64_t kTileEntries = 6144;
 constexpr int kTileBlocksPerSm = 4;
 
-// Dense rows, private counters. Lane groups of G threads cover a column
-// tile of kPrivCols * G columns (blockIdx.y picks the tile); the block's
-// groups take interleaved rows. Each block writes its tile's counts, summed
-// over its groups, to partial[(tile, block)]: a fixed-order second pass
-// adds the blocks.
-template <class Acc>
+template <int C>
+struct CellLoad;
+template <>
+struct CellLoad<1> {
+  static __device__ __forceinline__ uint32_t get(const uint8_t* p) { return __ldg(p); }
+};
+template <>
+struct CellLoad<4> {
+  static __device__ __forceinline__ uint32_t get(const uint8_t* p) {
+    return __ldg(reinterpret_cast<const unsigned int*>(p));
+  }
+};
+
+// Lane groups of G threads cover a column tile of C * G columns
+// (blockIdx.y picks the tile); the block's groups take interleaved rows.
+// Each block writes its tile's counts, summed over its groups, to
+// partial[(tile, block)]; fixed-order passes then add the blocks.
+template <class Acc, int C>
 __global__ void __launch_bounds__(kHistThreads)
     column_histogram_private_u8(const uint8_t* __restrict__ values, int64_t pitch, int64_t rows,
                                 int64_t cols, const double* __restrict__ weights,
@@ -55,9 +71,9 @@ __global__ void __launch_bounds__(kHistThreads)
   const int nthreads = static_cast<int>(blockDim.x);
   const int groups = nthreads / group_threads;
   const int group = tid / group_threads, lane = tid % group_threads;
-  const int64_t tile_cols = static_cast<int64_t>(kPrivCols) * group_threads;
-  const int64_t col = static_cast<int64_t>(blockIdx.y) * tile_cols + static_cast<int64_t>(lane) * kPrivCols;
-  for (int i = tid; i < kPrivCols * bins * nthreads; i += nthreads) acc[i] = Acc(0);
+  const int64_t tile_cols = static_cast<int64_t>(C) * group_threads;
+  const int64_t col = static_cast<int64_t>(blockIdx.y) * tile_cols + static_cast<int64_t>(lane) * C;
+  for (int i = tid; i < C * bins * nthreads; i += nthreads) acc[i] = Acc(0);
   __syncthreads();
 
   const bool active = group < groups && col < cols;
@@ -70,9 +86,9 @@ __global__ void __launch_bounds__(kHistThreads)
     for (int u = 0; u < kPrivRowsInFlight; ++u) {
       const int64_t r = r0 + u * stride;
       const bool in = r < rows;
-      // Rows are padded with zeros to 16 bytes, so four cells from a
-      // column below cols are always inside the row.
-      x[u] = in ? __ldg(reinterpret_cast<const unsigned int*>(values + r * pitch + col)) : 0u;
+      // Rows are padded with zeros to 16 bytes, so C cells from a column
+      // below cols are always inside the row.
+      x[u] = in ? CellLoad<C>::get(values + r * pitch + col) : 0u;
       if (weights != nullptr)
         w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
       else
@@ -81,7 +97,7 @@ __global__ void __launch_bounds__(kHistThreads)
 #pragma unroll
     for (int u = 0; u < kPrivRowsInFlight; ++u)
 #pragma unroll
-      for (int j = 0; j < kPrivCols; ++j) {
+      for (int j = 0; j < C; ++j) {
         const int n = static_cast<int>((x[u] >> (8 * j)) & 0xffu);
         acc[(j * bins + n) * nthreads + tid] += w[u];  // n = 0 lands in an unread bin
       }
@@ -91,7 +107,7 @@ __global__ void __launch_bounds__(kHistThreads)
   double* out = partial + (static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x) * entries;
   for (int e = tid; e < entries; e += nthreads) {
     const int c = e / bins, n = e % bins;
-    const int owner = c / kPrivCols, j = c % kPrivCols;
+    const int owner = c / C, j = c % C;
     double s = 0.0;
     for (int gi = 0; gi < groups; ++gi)
       s += static_cast<double>(acc[(j * bins + n) * nthreads + gi * group_threads + owner]);
@@ -99,28 +115,32 @@ __global__ void __launch_bounds__(kHistThreads)
   }
 }
 
-// hist[tile * entries + e] = sum over blocks of the partials, in a fixed
-// order: kSumLanes interleaved running sums (independent loads in flight),
-// added in lane order at the end.
-constexpr int kSumLanes = 8;
+// First summing pass: thread (slice, i) adds blocks slice * kPartialsPerThread
+// ... of entry i of its tile, in block order, into mid[slice][i].
 __global__ void sum_partials(const double* __restrict__ partial, int64_t tiles, int64_t blocks,
-                             int64_t entries, int64_t limit, double* __restrict__ hist) {
-  const int64_t total = tiles * entries;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+                             int64_t entries, int64_t slices, double* __restrict__ mid) {
+  const int64_t total = tiles * entries * slices;
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = t % (tiles * entries), slice = t / (tiles * entries);
     const int64_t tile = i / entries, e = i % entries;
-    if (i >= limit) continue;  // columns past the last of the table
+    const int64_t b0 = slice * kPartialsPerThread, b1 = min(blocks, b0 + kPartialsPerThread);
     const double* p = partial + tile * blocks * entries + e;
-    double s[kSumLanes] = {};
-    int64_t b = 0;
-    for (; b + kSumLanes <= blocks; b += kSumLanes)
-#pragma unroll
-      for (int q = 0; q < kSumLanes; ++q) s[q] += p[(b + q) * entries];
-    for (int q = 0; b < blocks; ++b, ++q) s[q] += p[b * entries];
-    double t = 0.0;
-#pragma unroll
-    for (int q = 0; q < kSumLanes; ++q) t += s[q];
-    hist[i] = t;
+    double s = 0.0;
+    for (int64_t b = b0; b < b1; ++b) s += p[b * entries];
+    mid[slice * tiles * entries + i] = s;
+  }
+}
+
+// Second pass: hist[i] = sum over slices of mid, in slice order (entries
+// past the last column are left alone).
+__global__ void sum_slices(const double* __restrict__ mid, int64_t n, int64_t slices,
+                           int64_t limit, double* __restrict__ hist) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < min(n, limit);
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double s = 0.0;
+    for (int64_t q = 0; q < slices; ++q) s += mid[q * n + i];
+    hist[i] = s;
   }
 }
 
@@ -204,46 +224,59 @@ int bits_for(double max_value) {
   return bits;
 }
 
-BackendResult private_histograms(const DeviceTable& t, const double* weights, int64_t k, int bins,
-                                 double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
-  const int acc_bytes = weights != nullptr ? 8 : 4;
-  const int64_t vecs = ceil_div<int64_t>(t.cols, kPrivCols);
+template <class Acc, int C>
+BackendResult private_histograms_c(const DeviceTable& t, const double* weights, int64_t k, int bins,
+                                   double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
+  const int64_t vecs = ceil_div<int64_t>(t.cols, C);
   const int group = static_cast<int>(std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp)));
-  const int64_t tile_cols = static_cast<int64_t>(kPrivCols) * group;
+  const int64_t tile_cols = static_cast<int64_t>(C) * group;
   const int64_t tiles = ceil_div<int64_t>(t.cols, tile_cols);
   if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
   const int groups = kHistThreads / group;
-  const size_t smem = static_cast<size_t>(kPrivCols) * bins * kHistThreads * acc_bytes;
-  const void* kernel = weights != nullptr
-                           ? reinterpret_cast<const void*>(column_histogram_private_u8<double>)
-                           : reinterpret_cast<const void*>(column_histogram_private_u8<unsigned int>);
+  const size_t smem = static_cast<size_t>(C) * bins * kHistThreads * sizeof(Acc);
+  const auto kernel = column_histogram_private_u8<Acc, C>;
   int per_sm = 0;
-  DIRMN_TRY(kernel_occupancy(kernel, smem, env.device, &per_sm));
+  DIRMN_TRY(kernel_occupancy(reinterpret_cast<const void*>(kernel), smem, env.device, &per_sm));
+  // One wave of blocks over all tiles.
   const int64_t gx = std::max<int64_t>(
       1, std::min<int64_t>(ceil_div<int64_t>(t.rows, groups),
-                           static_cast<int64_t>(env.sm_count) * std::min(per_sm, kPrivBlocksPerSm) /
-                               std::max<int64_t>(1, std::min<int64_t>(tiles, env.sm_count))));
+                           ceil_div<int64_t>(static_cast<int64_t>(env.sm_count) * per_sm, tiles)));
   const int64_t entries = tile_cols * bins;
-  DIRMN_TRY(partial.reserve(static_cast<size_t>(tiles * gx * entries) * sizeof(double),
-                            "cudaMalloc (histogram partial sums)"));
+  const int64_t slices = ceil_div<int64_t>(gx, kPartialsPerThread);
+  const size_t part_n = static_cast<size_t>(tiles * gx * entries);
+  const size_t mid_n = static_cast<size_t>(slices * tiles * entries);
+  DIRMN_TRY(partial.reserve((part_n + mid_n) * sizeof(double), "cudaMalloc (histogram partial sums)"));
+  double* part = partial.get<double>();
+  double* mid = part + part_n;
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(tiles));
   const auto* vals = static_cast<const uint8_t*>(t.values);
   const int64_t limit = t.cols * bins;
-  const int reduce_grid = stride_grid(tiles * entries, env.sm_count);
+  const int grid1 = stride_grid(slices * tiles * entries, env.sm_count);
+  const int grid2 = stride_grid(tiles * entries, env.sm_count);
   for (int64_t j = 0; j < k; ++j) {
-    double* h = hist + j * t.cols * bins;
-    if (weights != nullptr)
-      column_histogram_private_u8<double><<<grid, kHistThreads, smem, env.stream>>>(
-          vals, t.pitch, t.rows, t.cols, weights + j, k, bins, group, partial.get<double>());
-    else
-      column_histogram_private_u8<unsigned int><<<grid, kHistThreads, smem, env.stream>>>(
-          vals, t.pitch, t.rows, t.cols, nullptr, 1, bins, group, partial.get<double>());
+    kernel<<<grid, kHistThreads, smem, env.stream>>>(vals, t.pitch, t.rows, t.cols,
+                                                     weights != nullptr ? weights + j : nullptr, k,
+                                                     bins, group, part);
     DIRMN_CUDA_TRY(cudaGetLastError(), "column histogram kernel launch");
-    sum_partials<<<reduce_grid, kHistThreads, 0, env.stream>>>(partial.get<double>(), tiles, gx,
-                                                               entries, limit, h);
+    sum_partials<<<grid1, kHistThreads, 0, env.stream>>>(part, tiles, gx, entries, slices, mid);
+    sum_slices<<<grid2, kHistThreads, 0, env.stream>>>(mid, tiles * entries, slices, limit,
+                                                      hist + j * t.cols * bins);
     DIRMN_CUDA_TRY(cudaGetLastError(), "histogram reduction kernel launch");
   }
   return {};
+}
+
+bool private_fits(const double* weights, int bins) {
+  return weights != nullptr
+             ? static_cast<size_t>(kPrivColsWeights) * bins * kHistThreads * sizeof(double) <= kPrivSharedBytes
+             : static_cast<size_t>(kPrivColsCounts) * bins * kHistThreads * sizeof(unsigned int) <= kPrivSharedBytes;
+}
+
+BackendResult private_histograms(const DeviceTable& t, const double* weights, int64_t k, int bins,
+                                 double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
+  if (weights != nullptr)
+    return private_histograms_c<double, kPrivColsWeights>(t, weights, k, bins, hist, partial, env);
+  return private_histograms_c<unsigned int, kPrivColsCounts>(t, nullptr, k, bins, hist, partial, env);
 }
 
 }  // namespace
@@ -259,8 +292,7 @@ BackendResult launch_column_histograms(const DeviceTable& t, const double* weigh
                                  env.stream),
                  "cudaMemsetAsync (histogram)");
   if (t.rows == 0 || t.nnz == 0) return {};
-  const size_t acc_bytes = weights != nullptr ? 8 : 4;
-  if (!t.sparse && static_cast<size_t>(kPrivCols) * bins * kHistThreads * acc_bytes <= kPrivSharedBytes)
+  if (!t.sparse && private_fits(weights, bins))
     return private_histograms(t, weights, k, bins, hist, partial, env);
   const int64_t blocks = static_cast<int64_t>(env.sm_count) * kTileBlocksPerSm;
   const auto* vals = static_cast<const uint8_t*>(t.values);
