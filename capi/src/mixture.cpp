@@ -347,7 +347,7 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
     // The k fits are independent: they run on the host threads at once.
     std::vector<FitOutcome> fo(static_cast<size_t>(k));
     std::vector<char> fitted(static_cast<size_t>(k), 0);
-    host_threads.parallel_for(k, [&](int64_t jj) {
+    const auto fit_one = [&](int64_t jj) {
       const size_t j = static_cast<size_t>(jj);
       if (!(comp_weight[j] > kEmptyComponent)) return;
       FitSettings fs;
@@ -364,7 +364,8 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
       } catch (const std::bad_alloc&) {
         fitted[j] = 2;
       }
-    });
+    };
+    host_threads.parallel_for(k, fit_one);
     for (int j = 0; j < k; ++j) {
       if (fitted[static_cast<size_t>(j)] == 2) throw std::bad_alloc();
       log_pi[static_cast<size_t>(j)] =
