@@ -159,20 +159,36 @@ Sums histogram_terms(const Histogram& h, double a, bool want_l, bool want_d, boo
 }  // namespace
 
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
-                    double* hessian_diag, double* hessian_scalar) {
+                    double* hessian_diag, double* hessian_scalar, Backend* threads) {
   const bool want_l = value != nullptr;
   const bool want_d = gradient != nullptr;
   const bool want_t = hessian_diag != nullptr;
   double a_sum = 0.0;
   for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
   const Sums tot = histogram_terms(h.total, a_sum, want_l, want_d, hessian_scalar != nullptr);
-  double total = -tot.l;
-  for (int64_t v = 0; v < h.cols; ++v) {
-    const Sums s = histogram_terms(h.column[static_cast<size_t>(v)], alpha[v], want_l, want_d, want_t);
-    total += s.l;
-    if (gradient) gradient[v] = s.d - tot.d;
-    if (hessian_diag) hessian_diag[v] = s.t;
+  const int64_t blocks = (h.cols + kSumBlockCols - 1) / kSumBlockCols;
+  double one = 0.0;
+  std::vector<double> many;
+  if (blocks > 1) many.assign(static_cast<size_t>(blocks), 0.0);
+  double* part = blocks > 1 ? many.data() : &one;
+  const auto block = [&](int64_t q) {
+    const int64_t v1 = std::min(h.cols, (q + 1) * kSumBlockCols);
+    double l = 0.0;
+    for (int64_t v = q * kSumBlockCols; v < v1; ++v) {
+      const Sums s = histogram_terms(h.column[static_cast<size_t>(v)], alpha[v], want_l, want_d, want_t);
+      l += s.l;
+      if (gradient) gradient[v] = s.d - tot.d;
+      if (hessian_diag) hessian_diag[v] = s.t;
+    }
+    part[q] = l;
+  };
+  if (threads != nullptr && h.cols >= kParallelSumCols) {
+    threads->parallel_for(blocks, block);
+  } else {
+    for (int64_t q = 0; q < blocks; ++q) block(q);
   }
+  double total = -tot.l;
+  for (int64_t q = 0; q < blocks; ++q) total += part[q];
   if (value) *value = total;
   if (hessian_scalar) *hessian_scalar = -tot.t;
 }
@@ -191,6 +207,7 @@ struct Problem {
   std::vector<double> alpha_full;  // cols, zeros for inactive columns
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
   std::vector<double> g_full, d_full;  // eval's workspace (cols), reused
+  Backend* threads = nullptr;
 
   // loglik and derivatives with respect to log alpha of the active columns.
   // want_value false: derivatives only (the value, returned as 0, costs a
@@ -206,7 +223,7 @@ struct Problem {
     double f = 0.0, cc = 0.0;
     const bool derivs = g_theta != nullptr;
     histogram_sums(h, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
-                   derivs ? d.data() : nullptr, derivs ? &cc : nullptr);
+                   derivs ? d.data() : nullptr, derivs ? &cc : nullptr, threads);
     if (rate > 0.0 && want_value)
       for (double a : alpha) f += log_prior(a);
     if (derivs) {
@@ -259,7 +276,7 @@ double max_abs(const std::vector<double>& v) {
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
                          const char** why) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate, {}, {}};
+  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate, {}, {}, s.threads};
   const bool prior = s.prior_rate > 0.0;
   double n_total = 0.0;
   for (size_t v = 0; v < V; ++v) {

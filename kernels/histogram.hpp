@@ -85,11 +85,19 @@ Histogram histogram_from_value_weights(const double* by_value, int bins);
 // base is the smallest value with weight.
 Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len);
 
+// Columns are summed in fixed blocks of this many, so the result does not
+// depend on whether (or on how many threads) the blocks run in parallel.
+constexpr int64_t kSumBlockCols = 128;
+// Tables with at least this many columns sum their blocks on the given
+// threads.
+constexpr int64_t kParallelSumCols = 512;
+
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
 // gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the
-// Hessian diag(d) + c 11^T. Outputs may be null.
+// Hessian diag(d) + c 11^T. Outputs may be null. `threads` (may be null)
+// runs column blocks at once; it must not be the pool the caller runs on.
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
-                    double* hessian_diag, double* hessian_scalar);
+                    double* hessian_diag, double* hessian_scalar, Backend* threads = nullptr);
 
 struct FitSettings {
   double tolerance = 1e-10;
@@ -105,6 +113,8 @@ struct FitSettings {
   // then fitted (the prior keeps alpha finite and positive).
   double prior_shape = 0.0;
   double prior_rate = 0.0;
+  // Host threads for the sums over columns (null: the calling thread).
+  Backend* threads = nullptr;
 };
 
 struct FitOutcome {

@@ -10,6 +10,10 @@
 #                                   # use an existing build (same source path)
 #   DIRMN_GPU_QUICK=1 ...           # smaller benchmark
 #   DIRMN_GPU_SKIP_TORCH=1 ...      # leave out bench/torch_ref.py
+#   DIRMN_GPU_SKIP_SANITIZERS=1 ... # leave out compute-sanitizer
+#   DIRMN_GPU_SKIP_BENCH=1 ...      # leave out the benchmarks
+#   DIRMN_GPU_SANITIZER_FILTER='[cuda]~[hog]'  # Catch2 filter of the sanitizer runs
+#   DIRMN_GPU_RACECHECK_FILTER=...  # racecheck's own filter (it is the slow one)
 #
 # Exit status: 0 when every step passed, 1 otherwise (see summary.md).
 set -u -o pipefail
@@ -62,14 +66,18 @@ TESTS=$BUILD/tests/dirmn_tests
 #    purpose and is left out: the sanitizer tracks every allocation.
 SAN=$LOGS/sanitizer.log
 : >"$SAN"
-if ! command -v compute-sanitizer >/dev/null 2>&1; then
+if [[ ${DIRMN_GPU_SKIP_SANITIZERS:-0} == 1 ]]; then
+  note "- compute-sanitizer: skipped (DIRMN_GPU_SKIP_SANITIZERS=1)"
+elif ! command -v compute-sanitizer >/dev/null 2>&1; then
   note "- compute-sanitizer: not installed on this machine; not run"
 else
   for tool in memcheck racecheck; do
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check full)
-    run "compute-sanitizer $tool" "$SAN" compute-sanitizer --tool "$tool" "${extra[@]}" \
-      --error-exitcode 1 "$TESTS" "[cuda]~[hog]"
+    filter=${DIRMN_GPU_SANITIZER_FILTER:-[cuda]~[hog]}
+    [[ $tool == racecheck ]] && filter=${DIRMN_GPU_RACECHECK_FILTER:-$filter}
+    run "compute-sanitizer $tool ($filter)" "$SAN" compute-sanitizer --tool "$tool" "${extra[@]}" \
+      --error-exitcode 1 "$TESTS" "$filter"
     rc=$?
     if grep -q -E "Device not supported|CUDA_ERROR_NOT_SUPPORTED|error 999|Target application terminated before first instrumented API call" "$SAN"; then
       note "  compute-sanitizer REFUSED the device (see sanitizer.log); $tool results are not valid"
@@ -78,6 +86,13 @@ else
     fi
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$SAN" | tail -3 | sed 's/^/  /' | tee -a "$SUMMARY"
   done
+fi
+
+if [[ ${DIRMN_GPU_SKIP_BENCH:-0} == 1 ]]; then
+  note "- benchmarks: skipped (DIRMN_GPU_SKIP_BENCH=1)"
+  note ""
+  note "result: $([[ $failed == 0 ]] && echo PASS || echo FAIL)"
+  exit $failed
 fi
 
 # 4. Benchmarks: dirmn and the anchors, then PyTorch on the same data.

@@ -803,7 +803,8 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   const dirmn::Histograms* h = nullptr;
   if (dirmn_status s = dirmn::capi::histograms_for(ctx, fn, counts, weights, &h)) return s;
   double f = 0.0, c = 0.0;
-  dirmn::histogram_sums(*h, alpha.data(), &f, g.data(), d.data(), &c);
+  dirmn::histogram_sums(*h, alpha.data(), &f, g.data(), d.data(), &c,
+                        ctx->host_backend ? ctx->host_backend.get() : ctx->backend.get());
   if (param == DIRMN_PARAM_LOG_ALPHA)
     for (int64_t v = 0; v < V; ++v) {
       const double a = alpha[static_cast<size_t>(v)];
@@ -946,6 +947,7 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
   settings.progress = o.progress;
   settings.progress_data = o.progress_data;
   settings.interrupt = ctx->interrupt;
+  settings.threads = ctx->host_backend ? ctx->host_backend.get() : ctx->backend.get();
   dirmn::FitOutcome fit;
   const char* why = "";
   try {
