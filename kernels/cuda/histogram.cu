@@ -54,12 +54,21 @@ struct CellLoad<4> {
 // (blockIdx.y picks the tile); the block's groups take interleaved rows.
 // Each block writes its tile's counts, summed over its groups, to
 // partial[(tile, block)]; fixed-order passes then add the blocks.
-template <class Acc, int C>
-__global__ void __launch_bounds__(kHistThreads)
+// Unweighted tables whose counts are below kNibbleBins count in registers
+// instead (kNibbles): per column a 64-bit word of sixteen 4-bit counters,
+// one per value, bumped by a shift and an add, and emptied into 32-bit
+// counters every kNibbleRows rows (before a field can pass 15); no memory
+// traffic per cell at all.
+constexpr int kNibbleBins = 16;
+constexpr int kNibbleRows = 15;
+
+template <class Acc, int C, bool kNibbles>
+__global__ void __launch_bounds__(kHistThreads, 2)
     column_histogram_private_u8(const uint8_t* __restrict__ values, int64_t pitch, int64_t rows,
                                 int64_t cols, const double* __restrict__ weights,
                                 int64_t weight_stride, int bins, int group_threads,
                                 double* __restrict__ partial) {
+  constexpr int R = kNibbles ? kNibbleRows : kPrivRowsInFlight;
   extern __shared__ __align__(8) unsigned char counter_bytes[];
   Acc* acc = reinterpret_cast<Acc*>(counter_bytes);
   const int tid = static_cast<int>(threadIdx.x);
@@ -73,29 +82,53 @@ __global__ void __launch_bounds__(kHistThreads)
 
   const bool active = group < groups && col < cols;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
+  uint32_t wide[kNibbles ? C : 1][kNibbles ? kNibbleBins : 1] = {};
   for (int64_t r0 = static_cast<int64_t>(blockIdx.x) * groups + group; active && r0 < rows;
-       r0 += stride * kPrivRowsInFlight) {
-    uint32_t x[kPrivRowsInFlight];
-    Acc w[kPrivRowsInFlight];
+       r0 += stride * R) {
+    uint32_t x[R];
+    Acc w[R];
 #pragma unroll
-    for (int u = 0; u < kPrivRowsInFlight; ++u) {
+    for (int u = 0; u < R; ++u) {
       const int64_t r = r0 + u * stride;
       const bool in = r < rows;
       // Rows are padded with zeros to 16 bytes, so C cells from a column
-      // below cols are always inside the row.
+      // below cols are always inside the row; rows past the end read as
+      // zeros, which land in the unread bin 0.
       x[u] = in ? CellLoad<C>::get(values + r * pitch + col) : 0u;
-      if (weights != nullptr)
-        w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
-      else
-        w[u] = in ? Acc(1) : Acc(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kPrivRowsInFlight; ++u)
-#pragma unroll
-      for (int j = 0; j < C; ++j) {
-        const int n = static_cast<int>((x[u] >> (8 * j)) & 0xffu);
-        acc[(j * bins + n) * nthreads + tid] += w[u];  // n = 0 lands in an unread bin
+      if constexpr (!kNibbles) {
+        if (weights != nullptr)
+          w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
+        else
+          w[u] = in ? Acc(1) : Acc(0);
       }
+    }
+    if constexpr (kNibbles) {
+      uint64_t nib[C] = {};
+#pragma unroll
+      for (int u = 0; u < R; ++u)
+#pragma unroll
+        for (int j = 0; j < C; ++j) nib[j] += uint64_t{1} << (4 * ((x[u] >> (8 * j)) & 0xfu));
+#pragma unroll
+      for (int j = 0; j < C; ++j)
+#pragma unroll
+        for (int f = 0; f < kNibbleBins; ++f)
+          wide[j][f] += static_cast<uint32_t>((nib[j] >> (4 * f)) & 0xfu);
+    } else {
+#pragma unroll
+      for (int u = 0; u < R; ++u)
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+          const int n = static_cast<int>((x[u] >> (8 * j)) & 0xffu);
+          acc[(j * bins + n) * nthreads + tid] += w[u];  // n = 0 lands in an unread bin
+        }
+    }
+  }
+  if constexpr (kNibbles) {
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+#pragma unroll
+      for (int f = 0; f < kNibbleBins; ++f)
+        if (f < bins) acc[(j * bins + f) * nthreads + tid] = static_cast<Acc>(wide[j][f]);
   }
   __syncthreads();
   const int entries = static_cast<int>(tile_cols) * bins;
@@ -219,7 +252,7 @@ int bits_for(double max_value) {
   return bits;
 }
 
-template <class Acc, int C>
+template <class Acc, int C, bool kNibbles>
 BackendResult private_histograms_c(const DeviceTable& t, const double* weights, int64_t k, int bins,
                                    double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
   const int64_t vecs = ceil_div<int64_t>(t.cols, C);
@@ -229,7 +262,7 @@ BackendResult private_histograms_c(const DeviceTable& t, const double* weights, 
   if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
   const int groups = kHistThreads / group;
   const size_t smem = static_cast<size_t>(C) * bins * kHistThreads * sizeof(Acc);
-  const auto kernel = column_histogram_private_u8<Acc, C>;
+  const auto kernel = column_histogram_private_u8<Acc, C, kNibbles>;
   int per_sm = 0;
   DIRMN_TRY(kernel_occupancy(reinterpret_cast<const void*>(kernel), smem, env.device, &per_sm));
   // One wave of blocks over all tiles.
@@ -270,8 +303,10 @@ bool private_fits(const double* weights, int bins) {
 BackendResult private_histograms(const DeviceTable& t, const double* weights, int64_t k, int bins,
                                  double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
   if (weights != nullptr)
-    return private_histograms_c<double, kPrivColsWeights>(t, weights, k, bins, hist, partial, env);
-  return private_histograms_c<unsigned int, kPrivColsCounts>(t, nullptr, k, bins, hist, partial, env);
+    return private_histograms_c<double, kPrivColsWeights, false>(t, weights, k, bins, hist, partial, env);
+  if (bins <= kNibbleBins)
+    return private_histograms_c<unsigned int, kPrivColsCounts, true>(t, nullptr, k, bins, hist, partial, env);
+  return private_histograms_c<unsigned int, kPrivColsCounts, false>(t, nullptr, k, bins, hist, partial, env);
 }
 
 }  // namespace
