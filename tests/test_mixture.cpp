@@ -413,3 +413,47 @@ TEST_CASE("mixture: the device EM agrees with the host's", "[mixture][cuda]") {
     CHECK(worst < 1e-8);
   }
 }
+
+TEST_CASE("mixture: a range of k in one call", "[mixture]") {
+  const int64_t rows = 150, cols = 20;
+  const Simulated sim = simulate_mixture(rows, cols, 3, 41);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), sim.x, rows, cols);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.seed = 5;
+  dirmn_mixture* range[4] = {nullptr, nullptr, nullptr, nullptr};
+  REQUIRE(dirmn_mixture_fit_range(ctx.get(), c.get(), 1, 4, &o, range) == DIRMN_SUCCESS);
+  double best_bic = 0;
+  int best_k = 0;
+  for (int k = 1; k <= 4; ++k) {
+    Mixture owned(range[k - 1]);
+    REQUIRE(owned);
+    // The same fit as a call of its own with the same options.
+    Mixture alone = fit(ctx.get(), c.get(), k, &o);
+    dirmn_mixture_info a, b;
+    a.size = b.size = sizeof a;
+    REQUIRE(dirmn_mixture_get_info(owned.get(), &a) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_mixture_get_info(alone.get(), &b) == DIRMN_SUCCESS);
+    CHECK(a.k == k);
+    CHECK(a.loglik == b.loglik);
+    CHECK(a.bic == b.bic);
+    if (best_k == 0 || a.bic < best_bic) {
+      best_bic = a.bic;
+      best_k = k;
+    }
+  }
+  CHECK(best_k == 3);  // BIC picks the simulated number of clusters
+  // Bad ranges, and a failure part-way (k beyond the rows with counts):
+  // nothing is stored, the message names the k.
+  dirmn_mixture* untouched[3] = {nullptr, nullptr, nullptr};
+  CHECK(dirmn_mixture_fit_range(ctx.get(), c.get(), 0, 2, &o, untouched) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(dirmn_mixture_fit_range(ctx.get(), c.get(), 3, 2, &o, untouched) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(dirmn_mixture_fit_range(ctx.get(), c.get(), 1, 2, &o, nullptr) == DIRMN_ERROR_NULL_POINTER);
+  const std::vector<double> tiny{3, 0, 0, 0, 2, 2};  // 3 rows x 2 columns, 2 with counts
+  Counts t = counts_of(ctx.get(), tiny, 3, 2);
+  CHECK(dirmn_mixture_fit_range(ctx.get(), t.get(), 1, 3, &o, untouched) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("k = 3") != std::string::npos);
+  for (dirmn_mixture* m : untouched) CHECK(m == nullptr);
+}

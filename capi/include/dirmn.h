@@ -526,6 +526,18 @@ DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* count
                                          const dirmn_mixture_options* options,
                                          dirmn_mixture** mixture);
 
+/* Fits a mixture for every k from k_min to k_max (each as dirmn_mixture_fit
+ * with the same options, so the same seed gives the same fits as separate
+ * calls) and stores them in mixtures[0 .. k_max - k_min], which must have
+ * room for k_max - k_min + 1 handles. For model selection compare their
+ * dirmn_mixture_info (BIC, AIC, Laplace). On success the caller owns every
+ * stored mixture; on failure nothing is stored and nothing stays allocated.
+ * Statuses: those of dirmn_mixture_fit (the message names the k that
+ * failed); INVALID_ARGUMENT also for k_min < 1 or k_max < k_min. */
+DIRMN_API dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, int k_min,
+                                               int k_max, const dirmn_mixture_options* options,
+                                               dirmn_mixture** mixtures);
+
 /* Frees a mixture. NULL is a no-op. */
 DIRMN_API void dirmn_mixture_destroy(dirmn_mixture* mixture);
 

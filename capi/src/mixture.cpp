@@ -727,6 +727,36 @@ dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
   return DIRMN_SUCCESS;
 }
 
+dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, int k_min,
+                                     int k_max, const dirmn_mixture_options* options,
+                                     dirmn_mixture** mixtures) {
+  static const char* fn = "dirmn_mixture_fit_range";
+  if (ctx == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, "%s: context is NULL", fn);
+  ctx->last_error.clear();
+  if (mixtures == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, "%s: mixtures is NULL", fn);
+  if (k_min < 1 || k_max < k_min)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,
+                "%s: the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", fn, k_min,
+                k_max);
+  std::vector<std::unique_ptr<dirmn_mixture, void (*)(dirmn_mixture*)>> fitted;
+  try {
+    fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  }
+  for (int k = k_min; k <= k_max; ++k) {
+    dirmn_mixture* m = nullptr;
+    if (dirmn_status st = dirmn_mixture_fit(ctx, counts, k, options, &m)) {
+      // Name the k in the message dirmn_mixture_fit left.
+      const std::string why = ctx->last_error;
+      return fail(ctx, st, "%s: k = %d: %s", fn, k, why.c_str());
+    }
+    fitted.emplace_back(m, dirmn_mixture_destroy);
+  }
+  for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();
+  return DIRMN_SUCCESS;
+}
+
 void dirmn_mixture_destroy(dirmn_mixture* mixture) { delete mixture; }
 
 dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_info* info) {
