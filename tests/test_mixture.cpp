@@ -457,3 +457,43 @@ TEST_CASE("mixture: a range of k in one call", "[mixture]") {
   CHECK(std::string(dirmn_last_error(ctx.get())).find("k = 3") != std::string::npos);
   for (dirmn_mixture* m : untouched) CHECK(m == nullptr);
 }
+
+TEST_CASE("mixture: dmn's soft k-means initialisation", "[mixture]") {
+  const int64_t rows = 300, cols = 40;
+  const int k = 3;
+  const Simulated sim = simulate_mixture(rows, cols, k, 17);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), sim.x, rows, cols);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.init = DIRMN_INIT_SOFT_KMEANS;
+  o.objective = DIRMN_MIXTURE_DMN;
+  o.seed = 3;
+  Mixture m = fit(ctx.get(), c.get(), k, &o);
+  Mixture again = fit(ctx.get(), c.get(), k, &o);
+  std::vector<double> resp(static_cast<size_t>(rows * k)), resp2(resp.size());
+  REQUIRE(dirmn_mixture_get_responsibilities(m.get(), resp.data(), k, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_mixture_get_responsibilities(again.get(), resp2.data(), k, 1) == DIRMN_SUCCESS);
+  CHECK(resp == resp2);  // the seed fixes everything
+  std::vector<int> hard(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) {
+    int best = 0;
+    for (int j = 1; j < k; ++j)
+      if (resp[static_cast<size_t>(b * k + j)] > resp[static_cast<size_t>(b * k + best)]) best = j;
+    hard[static_cast<size_t>(b)] = best;
+  }
+  CHECK(adjusted_rand(sim.label, hard, k, k) >= 0.95);
+  // The same optimum as the hard k-means start reaches on these clusters.
+  o.init = DIRMN_INIT_KMEANS;
+  Mixture h = fit(ctx.get(), c.get(), k, &o);
+  dirmn_mixture_info is, ih;
+  is.size = ih.size = sizeof is;
+  REQUIRE(dirmn_mixture_get_info(m.get(), &is) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_mixture_get_info(h.get(), &ih) == DIRMN_SUCCESS);
+  CHECK(close_to(is.objective, ih.objective, 1e-9));
+  o.init = static_cast<dirmn_mixture_init>(3);
+  dirmn_mixture* bad = nullptr;
+  CHECK(dirmn_mixture_fit(ctx.get(), c.get(), k, &o, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(bad == nullptr);
+}

@@ -484,8 +484,13 @@ typedef enum dirmn_mixture_objective DIRMN_ENUM_INT {
 } dirmn_mixture_objective;
 
 typedef enum dirmn_mixture_init DIRMN_ENUM_INT {
-  DIRMN_INIT_KMEANS = 0,  /* k-means on row proportions from random rows, as dmn */
-  DIRMN_INIT_KMEANSPP = 1 /* k-means++ seeding, then k-means */
+  DIRMN_INIT_KMEANS = 0,   /* k-means on row proportions, centres from random rows */
+  DIRMN_INIT_KMEANSPP = 1, /* k-means++ seeding, then k-means */
+  DIRMN_INIT_SOFT_KMEANS = 2 /* dmn's initialisation: soft k-means on row proportions from
+                                random hard labels, responsibilities exp(-50 d) normalised
+                                (d the Euclidean distance to a centre), iterated until no
+                                centre moves by more than 1e-6 (at most 1000 times); EM starts
+                                from those soft responsibilities */
 } dirmn_mixture_init;
 
 typedef struct dirmn_mixture_options {

@@ -38,6 +38,12 @@ constexpr double kDmnRate = 0.1;
 // Rows sampled for the k-means initialisation.
 constexpr int64_t kInitSample = 4096;
 constexpr int kKmeansIterations = 50;
+// dmn's soft k-means (DirichletMultinomial, src/dirichlet_fit_main.c):
+// responsibilities exp(-stiffness x distance), until no centre moves more
+// than the threshold or the iteration limit.
+constexpr double kSoftStiffness = 50.0;
+constexpr double kSoftCentreMove = 1e-6;
+constexpr int kSoftIterations = 1000;
 // Rows per block of the k-means assignment on the host threads.
 constexpr int64_t kAssignBlockRows = 256;
 // A component whose responsibilities sum below this is empty.
@@ -103,6 +109,15 @@ double dist2(const SparseRow& r, const double* c, double c_norm2) {
   return std::max(0.0, r.norm2 + c_norm2 - 2.0 * dot);
 }
 
+// Rows [0, n) in fixed blocks of kAssignBlockRows on the host threads; each
+// row's result depends on nothing else, so results do not depend on them.
+void for_each_block(Backend& threads, int64_t n, const std::function<void(int64_t, int64_t)>& body) {
+  const int64_t blocks = (n + kAssignBlockRows - 1) / kAssignBlockRows;
+  threads.parallel_for(blocks, [&](int64_t q) {
+    body(q * kAssignBlockRows, std::min(n, (q + 1) * kAssignBlockRows));
+  });
+}
+
 // k-means on row proportions: seeds from `init`, Lloyd iterations on a
 // sample of rows, then every row with counts is assigned to its nearest
 // centre. Returns hard responsibilities (rows x k); rows without counts get
@@ -110,13 +125,8 @@ double dist2(const SparseRow& r, const double* c, double c_norm2) {
 std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mixture_init init,
                                             Rng& rng, Backend& threads) {
   const int64_t V = t.cols;
-  // Rows are assigned in fixed blocks on the host threads; each row's
-  // assignment depends on nothing else, so results do not depend on them.
   const auto for_rows = [&](int64_t n, const std::function<void(int64_t, int64_t)>& body) {
-    const int64_t blocks = (n + kAssignBlockRows - 1) / kAssignBlockRows;
-    threads.parallel_for(blocks, [&](int64_t q) {
-      body(q * kAssignBlockRows, std::min(n, (q + 1) * kAssignBlockRows));
-    });
+    for_each_block(threads, n, body);
   };
   std::vector<int64_t> with_counts;
   for (int64_t b = 0; b < t.rows; ++b)
@@ -236,6 +246,93 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
   return z;
 }
 
+// Soft k-means on row proportions, as DirichletMultinomial::dmn initialises
+// its EM: every row (of a sample of at most kInitSample rows with counts)
+// starts with a random hard label; then, in turn, centres become the
+// responsibility-weighted means of the proportions, and responsibilities
+// exp(-kSoftStiffness d_j) / sum_i exp(-kSoftStiffness d_i), d_j the
+// Euclidean distance to centre j. Every row gets the responsibilities of
+// the final centres; rows without counts get 1/k each.
+std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, Rng& rng,
+                                                 Backend& threads) {
+  const int64_t V = t.cols;
+  std::vector<int64_t> with_counts;
+  for (int64_t b = 0; b < t.rows; ++b)
+    if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
+  const int64_t n_all = static_cast<int64_t>(with_counts.size());
+  const int64_t S = std::min(n_all, kInitSample);
+  for (int64_t i = 0; i < S; ++i)
+    std::swap(with_counts[static_cast<size_t>(i)], with_counts[static_cast<size_t>(i + rng.below(n_all - i))]);
+  std::vector<SparseRow> sample;
+  sample.reserve(static_cast<size_t>(S));
+  for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
+  std::vector<double> zs(static_cast<size_t>(S * k), 0.0);
+  for (int64_t i = 0; i < S; ++i) zs[static_cast<size_t>(i * k + static_cast<int64_t>(rng.below(k)))] = 1.0;
+  std::vector<double> centre(static_cast<size_t>(k * V), 0.0), next(centre.size()),
+      c_norm(static_cast<size_t>(k), 0.0), weight(static_cast<size_t>(k));
+  // Responsibilities of one row for the current centres.
+  const auto soft = [&](const SparseRow& r, double* z) {
+    double dmin = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j) {
+      z[j] = std::sqrt(dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]));
+      dmin = std::min(dmin, z[j]);
+    }
+    double sum = 0.0;
+    for (int j = 0; j < k; ++j) {
+      // Shifted by the nearest distance (the ratio is unchanged) so that
+      // exp does not underflow for every centre at once.
+      z[j] = std::exp(-kSoftStiffness * (z[j] - dmin));
+      sum += z[j];
+    }
+    for (int j = 0; j < k; ++j) z[j] /= sum;
+  };
+  for (int it = 0; it < kSoftIterations; ++it) {
+    std::fill(next.begin(), next.end(), 0.0);
+    std::fill(weight.begin(), weight.end(), 0.0);
+    for (int64_t i = 0; i < S; ++i) {
+      const SparseRow& r = sample[static_cast<size_t>(i)];
+      for (int j = 0; j < k; ++j) {
+        const double zij = zs[static_cast<size_t>(i * k + j)];
+        if (zij == 0.0) continue;
+        weight[static_cast<size_t>(j)] += zij;
+        double* c = next.data() + j * V;
+        for (size_t q = 0; q < r.idx.size(); ++q) c[r.idx[q]] += zij * r.p[q];
+      }
+    }
+    double moved = 0.0;
+    for (int j = 0; j < k; ++j) {
+      double* c = next.data() + j * V;
+      const double* old = centre.data() + j * V;
+      const double wj = weight[static_cast<size_t>(j)];
+      double n2 = 0.0, d2 = 0.0;
+      for (int64_t v = 0; v < V; ++v) {
+        if (wj > 0.0) c[v] /= wj;
+        n2 += c[v] * c[v];
+        d2 += (c[v] - old[v]) * (c[v] - old[v]);
+      }
+      c_norm[static_cast<size_t>(j)] = n2;
+      moved = std::max(moved, std::sqrt(d2));
+    }
+    centre.swap(next);
+    for_each_block(threads, S, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) soft(sample[static_cast<size_t>(i)], zs.data() + i * k);
+    });
+    if (moved <= kSoftCentreMove) break;
+  }
+  std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);
+  std::atomic<bool> no_memory{false};
+  for_each_block(threads, t.rows, [&](int64_t b0, int64_t b1) {
+    try {
+      for (int64_t b = b0; b < b1; ++b)
+        if (t.row_total[static_cast<size_t>(b)] > 0.0) soft(proportions(t, b), z.data() + b * k);
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+    }
+  });
+  if (no_memory) throw std::bad_alloc();
+  return z;
+}
+
 struct EmResult {
   std::vector<double> alpha, weights, resp;
   // The responsibilities the last M step fitted alpha and the weights to
@@ -292,7 +389,9 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
   // One component: every responsibility is 1, and EM is a single fit (its
   // M step, then one likelihood pass for the criteria); no initialisation.
   std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)
-                                 : kmeans_responsibilities(host, k, o.init, rng, host_threads);
+                                 : o.init == DIRMN_INIT_SOFT_KMEANS
+                                     ? soft_kmeans_responsibilities(host, k, rng, host_threads)
+                                     : kmeans_responsibilities(host, k, o.init, rng, host_threads);
   std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
   std::vector<double> w(static_cast<size_t>(rows * k)), L(static_cast<size_t>(rows * k)), lse;
   std::vector<bool> have_alpha(static_cast<size_t>(k), false);
@@ -649,7 +748,7 @@ dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
   }
   if (o.objective != DIRMN_MIXTURE_ML && o.objective != DIRMN_MIXTURE_DMN)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown objective %d", fn, static_cast<int>(o.objective));
-  if (o.init != DIRMN_INIT_KMEANS && o.init != DIRMN_INIT_KMEANSPP)
+  if (o.init != DIRMN_INIT_KMEANS && o.init != DIRMN_INIT_KMEANSPP && o.init != DIRMN_INIT_SOFT_KMEANS)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: unknown init %d", fn, static_cast<int>(o.init));
   if (o.starts < 1 || o.max_iterations < 1 || !(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT,

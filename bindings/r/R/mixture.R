@@ -10,8 +10,9 @@
 #' Each EM iteration evaluates the rows x k log-likelihood matrix in one pass
 #' (the E step) and refits every component's alpha by Newton's method on
 #' responsibility-weighted count histograms (the M step). EM starts from
-#' k-means on the rows' proportions (`init = "kmeans"`, as
-#' \pkg{DirichletMultinomial}'s `dmn()`, or k-means++ seeding); `starts`
+#' k-means on the rows' proportions (`init = "kmeans"`, or k-means++ seeding)
+#' or from \pkg{DirichletMultinomial}'s `dmn()` initialisation, soft k-means
+#' (`init = "soft"`); `starts`
 #' random starts are run and the best kept. Results depend only on `seed`,
 #' not on R's random number generator, and are the same on every backend.
 #' Rows of zeros and columns of zeros are allowed (they carry no
@@ -62,8 +63,10 @@
 #'   at most the number of rows with counts).
 #' @param objective `"ml"` (maximum likelihood) or `"dmn"` (`dmn()`'s
 #'   maximum a posteriori fit and criteria); see the section below.
-#' @param init `"kmeans++"` (k-means++ seeding, then k-means) or `"kmeans"`
-#'   (k-means from random rows, as `dmn()`).
+#' @param init `"kmeans++"` (k-means++ seeding, then k-means), `"kmeans"`
+#'   (k-means from random rows) or `"soft"` (`dmn()`'s initialisation: soft
+#'   k-means with stiffness 50 from random labels, EM starting from its soft
+#'   responsibilities).
 #' @param starts Number of random starts per `k`; the best (by the
 #'   objective) is kept.
 #' @param seed Seed of libdirmn's own random number generator (a
@@ -119,14 +122,14 @@
 #' par(op)
 #' dev.off()
 #' file.exists(path)
-dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmeans++", "kmeans"),
+dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmeans++", "kmeans", "soft"),
                           starts = 3L, seed = 1L, tol = 1e-9, maxit = 1000L, weights = NULL,
                           select = c("bic", "aic", "laplace"), verbose = FALSE,
                           backend = getOption("dirmn.backend", "auto")) {
   call <- match.call()
   ecall <- sys.call()
   objective <- .match_choice(objective, c("ml", "dmn"), "objective", ecall)
-  init <- .match_choice(init, c("kmeans++", "kmeans"), "init", ecall)
+  init <- .match_choice(init, c("kmeans++", "kmeans", "soft"), "init", ecall)
   select <- .match_choice(select, c("bic", "aic", "laplace"), "select", ecall)
   if (!is.numeric(k) || length(k) < 1L || anyNA(k) || any(k != trunc(k)) || any(k < 1) ||
       any(k > .Machine$integer.max)) {
@@ -184,7 +187,7 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
 }
 
 .objective_codes <- c(ml = 0L, dmn = 1L)
-.init_codes <- c(kmeans = 0L, "kmeans++" = 1L)
+.init_codes <- c(kmeans = 0L, "kmeans++" = 1L, soft = 2L)
 
 .match_choice <- function(value, choices, name, call) {
   if (identical(value, choices)) return(choices[1L])

@@ -87,6 +87,7 @@ const DIRMN_MIXTURE_DMN = dirmn_mixture_objective(1)
 const dirmn_mixture_init = Cint
 const DIRMN_INIT_KMEANS = dirmn_mixture_init(0)
 const DIRMN_INIT_KMEANSPP = dirmn_mixture_init(1)
+const DIRMN_INIT_SOFT_KMEANS = dirmn_mixture_init(2)
 
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
 const DIRMN_FULL = UInt32(0x1)

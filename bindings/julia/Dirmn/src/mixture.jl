@@ -127,7 +127,8 @@ end
 function _init_code(init::Symbol)
     init === :kmeanspp && return LibDirmn.DIRMN_INIT_KMEANSPP
     init === :kmeans && return LibDirmn.DIRMN_INIT_KMEANS
-    throw(ArgumentError("init must be :kmeanspp or :kmeans, not :$init"))
+    init === :soft_kmeans && return LibDirmn.DIRMN_INIT_SOFT_KMEANS
+    throw(ArgumentError("init must be :kmeanspp, :kmeans or :soft_kmeans, not :$init"))
 end
 
 function _cint(x::Integer, name::AbstractString)
@@ -269,7 +270,8 @@ Keywords:
   a Gamma(0.1, 0.1) prior on every α as a density on log α, with dmn's
   scale for the criteria);
 - `init`: `:kmeanspp` (k-means++ seeding, then k-means on the observations'
-  proportions) or `:kmeans` (random observations as seeds, as dmn);
+  proportions), `:kmeans` (random observations as seeds) or `:soft_kmeans`
+  (dmn's initialisation: soft k-means, stiffness 50, from random labels);
 - `starts`: random starts, the one with the best objective is kept;
 - `seed`: a non-negative integer; the same seed gives the same fit, on every
   backend;

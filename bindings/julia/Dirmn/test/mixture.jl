@@ -354,7 +354,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         @test a.objective <= one.objective + 1e-9 * abs(one.objective)
         a.start == 1 && @test a.alpha == one.alpha
         # k-means seeding instead of k-means++; another seed.
-        for (init, seed) in ((:kmeans, 1), (:kmeanspp, 12345))
+        for (init, seed) in ((:kmeans, 1), (:kmeanspp, 12345), (:soft_kmeans, 2))
             m = fit_mixture(MIX_X, 3; init = init, seed = seed)
             @test mix_ari(assignments(m), MIX_LABELS) >= 0.95
         end

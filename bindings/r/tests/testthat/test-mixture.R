@@ -86,7 +86,7 @@ test_that("well-separated simulated components are recovered", {
   expect_identical(m$selected, 3L)
   expect_gte(ari(predict(m, type = "class"), sep_labels), 0.95)
   for (objective in c("ml", "dmn")) {
-    for (init in c("kmeans++", "kmeans")) {
+    for (init in c("kmeans++", "kmeans", "soft")) {
       mk <- dirmn_mixture(sep, k = 3, objective = objective, init = init)
       expect_gte(ari(predict(mk, type = "class"), sep_labels), 0.95)
     }
