@@ -122,9 +122,15 @@ class CudaBackend final : public Backend {
   // Row statistics made once with the table, like the row totals: the rows'
   // order by total, which every histogram of a table whose histograms are
   // made on the device uses.
+  // A failure (device memory) is not the caller's problem yet: the
+  // likelihoods never need the order, and histograms build it when asked.
   BackendResult prepare_totals(const DeviceTable& t) {
     if (!column_histogram_supported(t) || !totals_index_supported(t)) return {};
-    return build_totals_index(t, &t.totals, env());
+    if (!build_totals_index(t, &t.totals, env()).ok()) {
+      t.totals.built = false;
+      (void)cudaGetLastError();
+    }
+    return {};
   }
 
   BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) override {
@@ -318,8 +324,9 @@ class CudaBackend final : public Backend {
   BackendResult em_begin(const BackendCounts& counts, int64_t k, const double* z, const double* w,
                          const double* row_weights) override {
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
-    if (!column_histogram_supported(t) || !totals_index_supported(t))
-      return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for a table wider than 8 bits", 0};
+    if (!column_histogram_supported(t) || !totals_index_supported(t) ||
+        !column_histograms_fit_grid(t, true, static_cast<int>(t.max_count) + 1))
+      return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for this table (wider than 8 bits, or too wide)", 0};
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
     em_table_ = nullptr;

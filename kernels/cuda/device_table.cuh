@@ -161,6 +161,10 @@ bool column_histogram_supported(const DeviceTable& t);
 BackendResult launch_column_histograms(const DeviceTable& t, const double* weights, int64_t k,
                                        int bins, double* hist, DeviceBuffer& partial,
                                        const LaunchEnv& env);
+// Whether the column-histogram grid of this table fits the launch limits
+// (very wide dense tables exceed them; launch_column_histograms then
+// reports NOT_SUPPORTED).
+bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins);
 // Row-total statistics: tables with integer totals below 2^32.
 bool totals_index_supported(const DeviceTable& t);
 // Builds t.totals (synchronous).

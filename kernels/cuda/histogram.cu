@@ -294,6 +294,9 @@ BackendResult private_histograms_c(const DeviceTable& t, const double* weights, 
   return {};
 }
 
+// Stands for "some weights" where only their presence matters.
+constexpr double kWeightProbe = 1.0;
+
 bool private_fits(const double* weights, int bins) {
   return weights != nullptr
              ? static_cast<size_t>(kPrivColsWeights) * bins * kHistThreads * sizeof(double) <= kPrivSharedBytes
@@ -313,6 +316,20 @@ BackendResult private_histograms(const DeviceTable& t, const double* weights, in
 
 bool column_histogram_supported(const DeviceTable& t) {
   return t.cell == CellType::U8 && !t.real_valued && t.max_count < 256.0;
+}
+
+bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins) {
+  if (t.sparse) return true;  // CSR grids cover rows, not columns
+  const double* w = weighted ? &kWeightProbe : nullptr;
+  int64_t tile_cols;
+  if (private_fits(w, bins)) {
+    const int c = weighted ? kPrivColsWeights : kPrivColsCounts;
+    const int64_t vecs = ceil_div<int64_t>(t.cols, c);
+    tile_cols = static_cast<int64_t>(c) * std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp));
+  } else {
+    tile_cols = std::max<int64_t>(1, (weighted ? kTileEntries : 2 * kTileEntries) / bins);
+  }
+  return ceil_div<int64_t>(t.cols, tile_cols) <= kMaxGridY;
 }
 
 BackendResult launch_column_histograms(const DeviceTable& t, const double* weights, int64_t k,

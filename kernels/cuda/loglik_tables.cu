@@ -89,13 +89,38 @@ TablePlan make_plan(const DeviceTable& t) {
 
 BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm) {
   using Key = std::tuple<const void*, size_t, int>;
+  using KernelKey = std::pair<const void*, int>;
   static std::mutex mu;
-  static std::map<Key, int>* cache = new (std::nothrow) std::map<Key, int>();  // never freed:
-  // kernels may launch during static destruction of a caller's objects.
+  // Never freed: kernels may launch during static destruction of a caller's
+  // objects.
+  static std::map<Key, int>* cache = new (std::nothrow) std::map<Key, int>();
+  // The shared-memory limit each kernel has been raised to, per device. It
+  // is one value per kernel, so it is only ever raised: lowering it for a
+  // smaller launch would break a later, larger one whose occupancy is cached.
+  static std::map<KernelKey, size_t>* raised = new (std::nothrow) std::map<KernelKey, size_t>();
   const Key key{kernel, smem, device};
+  const KernelKey kkey{kernel, device};
   {
+    // One lock around the check and the raise, so two threads cannot leave
+    // the limit below what the record says.
     std::lock_guard<std::mutex> lock(mu);
-    if (cache != nullptr) {
+    bool raise = smem > kDefaultSharedLimit;
+    if (raise && raised != nullptr) {
+      const auto r = raised->find(kkey);
+      raise = r == raised->end() || r->second < smem;
+    }
+    if (raise) {
+      DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)),
+                     "cudaFuncSetAttribute (kernel shared memory)");
+      if (raised != nullptr) {
+        try {
+          (*raised)[kkey] = smem;
+        } catch (...) {
+          // Without the record the next large launch raises the limit again.
+        }
+      }
+    } else if (cache != nullptr) {
       const auto it = cache->find(key);
       if (it != cache->end()) {
         *per_sm = it->second;
@@ -103,10 +128,6 @@ BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int*
       }
     }
   }
-  if (smem > kDefaultSharedLimit)
-    DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(smem)),
-                   "cudaFuncSetAttribute (kernel shared memory)");
   int n = 0;
   DIRMN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kBlockThreads, smem),
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");

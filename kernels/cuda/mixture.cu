@@ -44,16 +44,16 @@ __global__ void estep_rows(const double* __restrict__ L, int64_t rows, int k,
 }
 
 // Column sums (or maxima) of a rows x stride array, deterministic: block
-// (c, q) reduces column col0 + c over the q-th run of kReduceRows rows in a
-// fixed order into part[c * runs + q]; finish_columns then adds the runs in
-// order.
+// (q, c) -- runs on x, which has room for any number of rows -- reduces
+// column col0 + c over the q-th run of kReduceRows rows in a fixed order
+// into part[c * runs + q]; finish_columns then adds the runs in order.
 constexpr int64_t kReduceRows = kEmReduceRows;
 
 __global__ void reduce_columns(const double* __restrict__ a, int64_t rows, int64_t stride,
                                int64_t col0, bool take_max, double* __restrict__ part) {
   __shared__ double buf[kReduceThreads];
-  const int64_t c = col0 + blockIdx.x;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * kReduceRows;
+  const int64_t c = col0 + blockIdx.y;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kReduceRows;
   const int64_t r1 = min(rows, r0 + kReduceRows);
   double v = 0.0;
   for (int64_t b = r0 + threadIdx.x; b < r1; b += blockDim.x) {
@@ -69,7 +69,7 @@ __global__ void reduce_columns(const double* __restrict__ a, int64_t rows, int64
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) part[static_cast<int64_t>(blockIdx.x) * gridDim.y + blockIdx.y] = buf[0];
+  if (threadIdx.x == 0) part[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = buf[0];
 }
 
 __global__ void finish_columns(const double* __restrict__ part, int64_t ncols, int64_t runs,
@@ -88,7 +88,7 @@ BackendResult column_reduce(const double* a, int64_t rows, int64_t stride, int64
                             int64_t ncols, bool take_max, double* part, double* out,
                             const LaunchEnv& env) {
   const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(rows, kReduceRows));
-  reduce_columns<<<dim3(static_cast<unsigned>(ncols), static_cast<unsigned>(runs)), kReduceThreads, 0,
+  reduce_columns<<<dim3(static_cast<unsigned>(runs), static_cast<unsigned>(ncols)), kReduceThreads, 0,
                    env.stream>>>(a, rows, stride, col0, take_max, part);
   finish_columns<<<static_cast<unsigned>(ceil_div<int64_t>(ncols, kReduceThreads)), kReduceThreads, 0,
                    env.stream>>>(part, ncols, runs, take_max, out);
