@@ -191,11 +191,9 @@ class Backend {
   virtual BackendResult row_totals(const BackendCounts& counts, double* host_out) = 0;
   // Count histograms of the table with optional row weights (rows entries,
   // validated by the caller), built in one pass.
-  virtual BackendResult histograms(const BackendCounts&, const double* weights, Histograms* out,
-                                   const Interrupt& interrupt) {
-    (void)weights; (void)out; (void)interrupt;
-    return {DIRMN_ERROR_NOT_SUPPORTED, "count histograms on this backend", 0};
-  }
+  // (histograms_multi with one weighting; defined in histogram.cpp).
+  virtual BackendResult histograms(const BackendCounts& counts, const double* weights,
+                                   Histograms* out, const Interrupt& interrupt);
   // Count histograms for k weightings at once (weights: rows x k,
   // row-major), in one pass over the table: the M step of a mixture.
   virtual BackendResult histograms_multi(const BackendCounts&, const double* weights, int64_t k,

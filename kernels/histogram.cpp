@@ -87,6 +87,14 @@ Histogram histogram_from_value_weights(const double* by_value, int bins) {
   return h;
 }
 
+BackendResult Backend::histograms(const BackendCounts& counts, const double* weights,
+                                  Histograms* out, const Interrupt& interrupt) {
+  std::vector<Histograms> one(1);
+  const BackendResult r = histograms_multi(counts, weights, 1, &one, interrupt);
+  if (r.ok()) *out = std::move(one[0]);
+  return r;
+}
+
 Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len) {
   int64_t lo = 0, hi = -1;  // first and last index with weight
   for (int64_t i = 0; i < len; ++i)

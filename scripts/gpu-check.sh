@@ -29,6 +29,12 @@ SUMMARY=$LOGS/summary.md
 failed=0
 
 note() { echo "$*" | tee -a "$SUMMARY"; }
+# SM clocks and throttling: kernels bound by the SMs (not by memory) run
+# slower when the clocks are held down.
+clocks() {
+  nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
+}
 # run NAME LOGFILE CMD...: appends the command's output to LOGFILE.
 run() {
   local name=$1 log=$2
@@ -98,8 +104,7 @@ fi
 # 4. Benchmarks: dirmn and the anchors, then PyTorch on the same data.
 BL=$LOGS/bench.log
 : >"$BL"
-nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
+clocks
 quick=()
 [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && quick=(--quick)
 if [[ -x $BUILD/bench/dirmn_gpu_bench ]]; then
@@ -124,10 +129,8 @@ if [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
   } >>"$SUMMARY" 2>>"$BL"
   note "- bench_fit: exit $? ($((SECONDS - t0)) s)"
 fi
-# SM clocks and throttling after the benchmarks: kernels bound by the SMs
-# (not by memory) run slower when the clocks are held down.
-nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv 2>/dev/null | sed 's/^/    /' | tee -a "$SUMMARY"
+# Clocks again after the benchmarks.
+clocks
 if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
   note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
 elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then

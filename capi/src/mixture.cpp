@@ -109,6 +109,23 @@ double dist2(const SparseRow& r, const double* c, double c_norm2) {
   return std::max(0.0, r.norm2 + c_norm2 - 2.0 * dot);
 }
 
+// The proportions of a uniform sample, without replacement (partial
+// Fisher-Yates), of at most kInitSample rows with counts: what both k-means
+// initialisations iterate on.
+std::vector<SparseRow> sample_rows(const HostTable& t, Rng& rng) {
+  std::vector<int64_t> with_counts;
+  for (int64_t b = 0; b < t.rows; ++b)
+    if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
+  const int64_t n_all = static_cast<int64_t>(with_counts.size());
+  const int64_t S = std::min(n_all, kInitSample);
+  for (int64_t i = 0; i < S; ++i)
+    std::swap(with_counts[static_cast<size_t>(i)], with_counts[static_cast<size_t>(i + rng.below(n_all - i))]);
+  std::vector<SparseRow> sample;
+  sample.reserve(static_cast<size_t>(S));
+  for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
+  return sample;
+}
+
 // Rows [0, n) in fixed blocks of kAssignBlockRows on the host threads; each
 // row's result depends on nothing else, so results do not depend on them.
 void for_each_block(Backend& threads, int64_t n, const std::function<void(int64_t, int64_t)>& body) {
@@ -128,17 +145,8 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
   const auto for_rows = [&](int64_t n, const std::function<void(int64_t, int64_t)>& body) {
     for_each_block(threads, n, body);
   };
-  std::vector<int64_t> with_counts;
-  for (int64_t b = 0; b < t.rows; ++b)
-    if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
-  // A uniform sample without replacement (partial Fisher-Yates).
-  const int64_t n_all = static_cast<int64_t>(with_counts.size());
-  const int64_t S = std::min(n_all, kInitSample);
-  for (int64_t i = 0; i < S; ++i)
-    std::swap(with_counts[static_cast<size_t>(i)], with_counts[static_cast<size_t>(i + rng.below(n_all - i))]);
-  std::vector<SparseRow> sample;
-  sample.reserve(static_cast<size_t>(S));
-  for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
+  const std::vector<SparseRow> sample = sample_rows(t, rng);
+  const int64_t S = static_cast<int64_t>(sample.size());
 
   std::vector<double> centre(static_cast<size_t>(k * V), 0.0), c_norm(static_cast<size_t>(k), 0.0);
   auto set_centre = [&](int j, const SparseRow& r) {
@@ -256,16 +264,8 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
 std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, Rng& rng,
                                                  Backend& threads) {
   const int64_t V = t.cols;
-  std::vector<int64_t> with_counts;
-  for (int64_t b = 0; b < t.rows; ++b)
-    if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
-  const int64_t n_all = static_cast<int64_t>(with_counts.size());
-  const int64_t S = std::min(n_all, kInitSample);
-  for (int64_t i = 0; i < S; ++i)
-    std::swap(with_counts[static_cast<size_t>(i)], with_counts[static_cast<size_t>(i + rng.below(n_all - i))]);
-  std::vector<SparseRow> sample;
-  sample.reserve(static_cast<size_t>(S));
-  for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
+  const std::vector<SparseRow> sample = sample_rows(t, rng);
+  const int64_t S = static_cast<int64_t>(sample.size());
   std::vector<double> zs(static_cast<size_t>(S * k), 0.0);
   for (int64_t i = 0; i < S; ++i) zs[static_cast<size_t>(i * k + static_cast<int64_t>(rng.below(k)))] = 1.0;
   std::vector<double> centre(static_cast<size_t>(k * V), 0.0), next(centre.size()),

@@ -264,14 +264,6 @@ class CpuBackend final : public Backend {
     return {};
   }
 
-  BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
-                           const Interrupt& interrupt) override {
-    std::vector<Histograms> one(1);
-    const BackendResult r = histograms_multi(counts, weights, 1, &one, interrupt);
-    if (r.ok()) *out = std::move(one[0]);
-    return r;
-  }
-
   BackendResult histograms_multi(const BackendCounts& counts, const double* weights, int64_t k,
                                  std::vector<Histograms>* out,
                                  const Interrupt& interrupt) override {

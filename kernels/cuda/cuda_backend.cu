@@ -210,14 +210,6 @@ class CudaBackend final : public Backend {
   // row-total histograms are segmented sums over the rows ordered by total
   // (an order made once per table). Tables other than 8-bit ones report
   // NOT_SUPPORTED and the C ABI layer uses its host copy.
-  BackendResult histograms(const BackendCounts& counts, const double* weights, Histograms* out,
-                           const Interrupt& interrupt) override {
-    std::vector<Histograms> one(1);
-    const BackendResult r = histograms_k(counts, weights, 1, &one, interrupt);
-    if (r.ok()) *out = std::move(one[0]);
-    return r;
-  }
-
   BackendResult histograms_multi(const BackendCounts& counts, const double* weights, int64_t k,
                                  std::vector<Histograms>* out, const Interrupt& interrupt) override {
     return histograms_k(counts, weights, k, out, interrupt);
