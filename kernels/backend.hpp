@@ -180,10 +180,14 @@ class Backend {
   virtual BackendResult set_threads(int threads) = 0;
   virtual int threads() const = 0;
   // Runs body(i) for i in [0, n), on the backend's host threads where it has
-  // them (bodies must write only data of their own i; no interrupt polling).
+  // them (bodies must write only data of their own i, must not throw, and
+  // do no interrupt polling).
   virtual void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
     for (int64_t i = 0; i < n; ++i) body(i);
   }
+  // A backend without host threads of its own may borrow these (a CPU
+  // backend's) for its host-side work; null: none.
+  virtual void use_host_threads(std::shared_ptr<Backend> /*threads*/) {}
   // Takes a validated host table; on success *out holds the backend's copy.
   virtual BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out) = 0;
   virtual BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,

@@ -88,9 +88,12 @@ Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len)
 // Columns are summed in fixed blocks of this many, so the result does not
 // depend on whether (or on how many threads) the blocks run in parallel.
 constexpr int64_t kSumBlockCols = 128;
-// Tables with at least this many columns sum their blocks on the given
-// threads.
-constexpr int64_t kParallelSumCols = 512;
+// Evaluations of at least this many histogram entries (a dense entry costs
+// a log and a division; a (value, weight) pair, counted as
+// kPairEntryCost, several special functions) sum their column blocks on the
+// given threads. Below it, waking the threads costs more than it saves.
+constexpr int64_t kParallelSumEntries = 32768;
+constexpr int64_t kPairEntryCost = 8;
 
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
 // gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the

@@ -201,12 +201,14 @@ TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit
 
 TEST_CASE("weighted sums with large row totals: banded and paired histograms", "[fit][derivatives]") {
   // Row totals in a narrow band (many distinct values) take the offset
-  // dense form of the histogram; few totals spread wide take pairs.
+  // dense form of the histogram; few totals spread wide take pairs. With
+  // 3000 rows, totals and column counts fill bands of thousands of
+  // integers, longer than the host sums take in one batch (2048).
   const std::vector<double> alpha_true{0.7, 2.0, 0.3, 4.0, 1.1};
   const std::vector<double> alpha{0.6, 1.8, 0.4, 3.0, 1.3};
   const int64_t cols = 5;
   struct Case { int64_t rows; int n_mean; uint32_t seed; };
-  for (const Case& tc : {Case{300, 1200, 11}, Case{12, 5000, 12}}) {
+  for (const Case& tc : {Case{300, 1200, 11}, Case{12, 5000, 12}, Case{3000, 3000, 13}}) {
     INFO("rows " << tc.rows << ", mean total " << tc.n_mean);
     const auto x = simulate_dm(tc.rows, alpha_true, tc.n_mean, tc.seed);
     std::vector<double> w(static_cast<size_t>(tc.rows));

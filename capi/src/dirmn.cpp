@@ -428,6 +428,7 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
     std::unique_ptr<dirmn::Backend> h = dirmn::make_cpu_backend(0, &r);
     if (!h) return fail_backend(nullptr, fn, r);
     c->host_backend = std::move(h);
+    c->backend->use_host_threads(c->host_backend);
   } else {
     std::unique_ptr<dirmn::Backend> b = dirmn::make_cpu_backend(0, &r);
     if (!b) return fail_backend(nullptr, fn, r);
@@ -453,7 +454,10 @@ dirmn_status dirmn_context_set_threads(dirmn_context* ctx, int threads) {
   DIRMN_REQUIRE_CONTEXT(ctx, fn);
   if (threads < 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: threads (%d) is negative", fn, threads);
-  const BackendResult r = ctx->backend->set_threads(threads);
+  // A CUDA context's host-side work (fits, mixture steps) runs on its host
+  // backend's threads.
+  dirmn::Backend& host = ctx->host_backend ? *ctx->host_backend : *ctx->backend;
+  const BackendResult r = host.set_threads(threads);
   return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
 }
 
@@ -463,7 +467,7 @@ dirmn_status dirmn_context_get_threads(const dirmn_context* ctx, int* threads) {
   if (threads == nullptr)
     return fail(const_cast<dirmn_context*>(ctx), DIRMN_ERROR_NULL_POINTER,
                 "dirmn_context_get_threads: threads is NULL");
-  *threads = ctx->backend->threads();
+  *threads = ctx->host_backend ? ctx->host_backend->threads() : ctx->backend->threads();
   return DIRMN_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 // the stream has drained, and a stream switch makes the new stream wait for
 // the old one.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -34,6 +35,12 @@ namespace {
 // larger ones are copied from the caller's (pageable) memory, which the
 // runtime stages itself before cudaMemcpyAsync returns.
 constexpr size_t kStagingMax = size_t{64} << 20;
+
+// Downloaded histograms become the host's dense form in blocks of this many
+// columns; from kParallelFormCols columns (over all weightings) on, the
+// blocks run on the context's host threads.
+constexpr int64_t kFormBlockCols = 128;
+constexpr int64_t kParallelFormCols = 512;
 
 class CudaBackend;
 
@@ -257,12 +264,12 @@ class CudaBackend final : public Backend {
       const double* h_lcoef = h_seg + kk * runs;
       out->resize(kk);
       for (size_t j = 0; j < kk; ++j) {
+        (*out)[j].cols = t.cols;
+        (*out)[j].column.assign(static_cast<size_t>(t.cols), Histogram());
+      }
+      DIRMN_TRY(column_forms(h_hist, k, t.cols, bins, out));
+      for (size_t j = 0; j < kk; ++j) {
         Histograms& o = (*out)[j];
-        o.cols = t.cols;
-        o.column.clear();
-        o.column.reserve(static_cast<size_t>(t.cols));
-        for (int64_t v = 0; v < t.cols; ++v)
-          o.column.push_back(histogram_from_value_weights(h_hist + j * cells + static_cast<size_t>(v) * bins, bins));
         const double* w_tot = weights ? h_seg + j * runs : ix.count.data();
         HistogramBuilder tot(kHistTotalIndexMax);
         for (size_t i = 0; i < runs; ++i) tot.add(ix.value[i], w_tot[i]);
@@ -274,6 +281,35 @@ class CudaBackend final : public Backend {
     }
     return {};
   }
+
+  // The dense cumulative form of k x cols downloaded histograms (by value,
+  // `bins` each) into the columns of *out, sized already: in blocks of
+  // columns, on the host threads when there are enough of them.
+  BackendResult column_forms(const double* by_value, int64_t k, int64_t cols, int bins,
+                             std::vector<Histograms>* out) {
+    const int64_t per_k = (cols + kFormBlockCols - 1) / kFormBlockCols;
+    std::atomic<bool> out_of_memory{false};
+    const auto block = [&](int64_t q) {
+      const int64_t j = q / per_k, v0 = (q % per_k) * kFormBlockCols;
+      const int64_t v1 = std::min(cols, v0 + kFormBlockCols);
+      Histograms& o = (*out)[static_cast<size_t>(j)];
+      try {
+        for (int64_t v = v0; v < v1; ++v)
+          o.column[static_cast<size_t>(v)] =
+              histogram_from_value_weights(by_value + (j * cols + v) * bins, bins);
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
+      }
+    };
+    if (host_threads_ && k * cols >= kParallelFormCols)
+      host_threads_->parallel_for(k * per_k, block);
+    else
+      for (int64_t q = 0; q < k * per_k; ++q) block(q);
+    if (out_of_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
+    return {};
+  }
+
+  void use_host_threads(std::shared_ptr<Backend> threads) override { host_threads_ = std::move(threads); }
 
   // ---- Mixture EM with device-resident responsibilities -------------------
 
@@ -707,6 +743,7 @@ class CudaBackend final : public Backend {
   DeviceBuffer hist_;  // histograms of fits: k x cols x bins, row-total sums, row weights
   DeviceBuffer hist_partial_;  // per-block partial histograms
   DeviceBuffer hist_scratch_;  // row-total gathers and reduction workspace
+  std::shared_ptr<Backend> host_threads_;  // the context's CPU backend, for host-side work
   DeviceBuffer em_;            // mixture state (em_layout)
   const DeviceTable* em_table_ = nullptr;  // the table em_ belongs to
   int64_t em_k_ = 0;

@@ -335,12 +335,13 @@ bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins) {
 BackendResult launch_column_histograms(const DeviceTable& t, const double* weights, int64_t k,
                                        int bins, double* hist, DeviceBuffer& partial,
                                        const LaunchEnv& env) {
+  // The private-counter path writes every entry; the others add to zeros.
+  if (!t.sparse && t.rows > 0 && t.nnz > 0 && private_fits(weights, bins))
+    return private_histograms(t, weights, k, bins, hist, partial, env);
   DIRMN_CUDA_TRY(cudaMemsetAsync(hist, 0, static_cast<size_t>(k * t.cols * bins) * sizeof(double),
                                  env.stream),
                  "cudaMemsetAsync (histogram)");
   if (t.rows == 0 || t.nnz == 0) return {};
-  if (!t.sparse && private_fits(weights, bins))
-    return private_histograms(t, weights, k, bins, hist, partial, env);
   const int64_t blocks = static_cast<int64_t>(env.sm_count) * kTileBlocksPerSm;
   const auto* vals = static_cast<const uint8_t*>(t.values);
   for (int64_t j = 0; j < k; ++j) {
