@@ -68,23 +68,32 @@ Histogram HistogramBuilder::finish() {
   return h;
 }
 
-Histogram histogram_from_value_weights(const double* by_value, int bins) {
-  Histogram h;
-  h.dense = true;
-  int top = 0;  // bins may be 0: an empty histogram  // the largest value with weight
+void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {
+  int top = 0;  // the largest value with weight (bins may be 0: an empty histogram)
   for (int n = 1; n < bins; ++n)
     if (by_value[n] != 0.0) top = n;
-  h.cum.assign(static_cast<size_t>(top), 0.0);
-  double above = 0.0;
+  h->dense = true;
+  h->base = 0.0;
+  h->base_weight = 0.0;
+  h->value.clear();
+  h->weight.clear();
+  h->cum.assign(static_cast<size_t>(top), 0.0);
+  double* cum = h->cum.data();
+  double above = 0.0, first = 0.0, second = 0.0;
   for (int k = top; k-- > 0;) {
-    above += by_value[k + 1];
-    h.cum[static_cast<size_t>(k)] = above;
+    const double w = by_value[k + 1], v = static_cast<double>(k + 1);
+    above += w;
+    cum[k] = above;
+    first += w * v;
+    second += w * v * (v - 1.0);
   }
-  for (int n = 1; n <= top; ++n) {
-    const double v = static_cast<double>(n);
-    h.first_moment += by_value[n] * v;
-    h.second_factorial += by_value[n] * v * (v - 1.0);
-  }
+  h->first_moment = first;
+  h->second_factorial = second;
+}
+
+Histogram histogram_from_value_weights(const double* by_value, int bins) {
+  Histogram h;
+  histogram_from_value_weights(by_value, bins, &h);
   return h;
 }
 

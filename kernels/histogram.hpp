@@ -31,6 +31,36 @@ constexpr double kHistDenseMax = 256.0;
 constexpr double kHistBandFactor = 8.0;
 constexpr double kHistBandSlack = 256.0;
 
+// The dense form's cumulative weights. Counts below 16 (the usual case:
+// most columns of most tables) fit inline, so the histograms of a wide
+// table are one allocation, not one per column: building and freeing them
+// costs a pass over memory instead of a malloc and a free per column.
+class CumArray {
+ public:
+  static constexpr size_t kInline = 15;
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const double* data() const { return n_ <= kInline ? inline_ : heap_.data(); }
+  double* data() { return n_ <= kInline ? inline_ : heap_.data(); }
+  double operator[](size_t k) const { return data()[k]; }
+  double& operator[](size_t k) { return data()[k]; }
+  // n entries of x (the previous contents are lost).
+  void assign(size_t n, double x) {
+    if (n > kInline) {
+      heap_.assign(n, x);
+    } else {
+      std::vector<double>().swap(heap_);
+      for (size_t k = 0; k < n; ++k) inline_[k] = x;
+    }
+    n_ = n;
+  }
+
+ private:
+  size_t n_ = 0;
+  double inline_[kInline];
+  std::vector<double> heap_;
+};
+
 // One weighted histogram: either dense cumulative or pairs.
 struct Histogram {
   bool dense = true;
@@ -40,7 +70,7 @@ struct Histogram {
   //   base_weight lpoch(a, base) + sum_k cum[k] log(a + base + k).
   double base = 0.0;
   double base_weight = 0.0;
-  std::vector<double> cum;
+  CumArray cum;
   std::vector<double> value;   // pairs: distinct nonzero values, ascending
   std::vector<double> weight;  // pairs: their summed weights
   double first_moment = 0.0;   // sum of w * n
@@ -79,6 +109,8 @@ class HistogramBuilder {
 // The dense-form histogram of weights by value: by_value[n] is the weight
 // of count n, for n < bins (by_value[0] is ignored).
 Histogram histogram_from_value_weights(const double* by_value, int bins);
+// The same, written over *h (whose storage it reuses).
+void histogram_from_value_weights(const double* by_value, int bins, Histogram* h);
 
 // The dense-form histogram of weights of the integers base, base + 1, ...:
 // by_value[i] is the weight of value base + i (i < len), base >= 1. Its

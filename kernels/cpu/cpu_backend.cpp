@@ -361,11 +361,10 @@ class CpuBackend final : public Backend {
     for (int64_t j = 0; j < k; ++j) {
       Histograms& h = (*out)[static_cast<size_t>(j)];
       h.cols = V;
-      h.column.clear();
-      h.column.reserve(static_cast<size_t>(V));
+      h.column.resize(static_cast<size_t>(V));
       for (int64_t v = 0; v < V; ++v)
-        h.column.push_back(histogram_from_value_weights(acc[0].data() + (j * V + v) * bins,
-                                                        static_cast<int>(bins)));
+        histogram_from_value_weights(acc[0].data() + (j * V + v) * bins, static_cast<int>(bins),
+                                     &h.column[static_cast<size_t>(v)]);
       HistogramBuilder tot(kHistTotalIndexMax);
       double lcoef = 0.0;
       for (int64_t b = 0; b < t.rows; ++b) {

@@ -1,5 +1,7 @@
 #include "thread_pool.hpp"
 
+#include <algorithm>
+
 namespace dirmn {
 
 ThreadPool::ThreadPool(int threads) {
@@ -38,18 +40,18 @@ void ThreadPool::drain() {
 }
 
 void ThreadPool::worker_loop() {
-  uint64_t seen = 0;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      wake_.wait(lock, [&] { return stop_ || tickets_ > 0; });
       if (stop_) return;
-      seen = generation_;
+      --tickets_;
+      ++active_;
     }
     drain();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_ == 0) done_.notify_one();
+      if (--active_ == 0) done_.notify_one();
     }
   }
 }
@@ -57,17 +59,17 @@ void ThreadPool::worker_loop() {
 bool ThreadPool::run(int64_t chunks, const std::function<void(int64_t)>& body,
                      const std::function<bool()>& poll) {
   if (chunks <= 0) return true;
-  body_ = &body;
-  chunks_ = chunks;
-  next_.store(0, std::memory_order_relaxed);
-  cancel_.store(false, std::memory_order_relaxed);
-  const bool parallel = !workers_.empty() && chunks > 1;
-  if (parallel) {
+  const int helpers = static_cast<int>(
+      std::min<int64_t>(static_cast<int64_t>(workers_.size()), chunks - 1));
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    busy_ = static_cast<int>(workers_.size());
-    ++generation_;
+    body_ = &body;
+    chunks_ = chunks;
+    next_.store(0, std::memory_order_relaxed);
+    cancel_.store(false, std::memory_order_relaxed);
+    tickets_ = helpers;
   }
-  if (parallel) wake_.notify_all();
+  for (int i = 0; i < helpers; ++i) wake_.notify_one();
 
   bool cancelled = false;
   for (;;) {
@@ -80,10 +82,11 @@ bool ThreadPool::run(int64_t chunks, const std::function<void(int64_t)>& body,
     if (c >= chunks_) break;
     body(c);
   }
-  if (parallel) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return busy_ == 0; });
-  }
+  // Every chunk has started (or the loop was cancelled): workers still
+  // asleep are not needed; wait only for those at work.
+  std::unique_lock<std::mutex> lock(mutex_);
+  tickets_ = 0;
+  done_.wait(lock, [&] { return active_ == 0; });
   body_ = nullptr;
   return !cancelled;
 }

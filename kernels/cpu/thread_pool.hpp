@@ -44,8 +44,12 @@ class ThreadPool {
   int64_t chunks_ = 0;
   std::atomic<int64_t> next_{0};
   std::atomic<bool> cancel_{false};
-  uint64_t generation_ = 0;
-  int busy_ = 0;
+  // Workers the current loop still wants: a worker takes one when it wakes.
+  // The caller withdraws the rest once every chunk has started, so it never
+  // waits for a worker that has not woken up yet (on a busy or virtual
+  // machine a wake-up can take longer than a small loop).
+  int tickets_ = 0;
+  int active_ = 0;  // workers inside drain()
   bool stop_ = false;
 };
 

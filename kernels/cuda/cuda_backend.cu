@@ -295,8 +295,8 @@ class CudaBackend final : public Backend {
       Histograms& o = (*out)[static_cast<size_t>(j)];
       try {
         for (int64_t v = v0; v < v1; ++v)
-          o.column[static_cast<size_t>(v)] =
-              histogram_from_value_weights(by_value + (j * cols + v) * bins, bins);
+          histogram_from_value_weights(by_value + (j * cols + v) * bins, bins,
+                                       &o.column[static_cast<size_t>(v)]);
       } catch (const std::bad_alloc&) {
         out_of_memory = true;
       }

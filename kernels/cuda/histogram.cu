@@ -56,14 +56,24 @@ struct CellLoad<4> {
 // partial[(tile, block)]; fixed-order passes then add the blocks.
 // Unweighted tables whose counts are below kNibbleBins count in registers
 // instead (kNibbles): per column a 64-bit word of sixteen 4-bit counters,
-// one per value, bumped by a shift and an add, and emptied into 32-bit
-// counters every kNibbleRows rows (before a field can pass 15); no memory
-// traffic per cell at all.
+// one per value, bumped by a shift and an add over kNibbleRows rows (before
+// a field can pass 15); then its even and odd fields are added, as bytes,
+// to two words of eight 8-bit counters (two masks, a shift and two adds per
+// column), which go to the shared-memory counters every kByteBatches
+// batches (before a byte can pass 255). Memory sees one update per column
+// and value every 255 rows.
 constexpr int kNibbleBins = 16;
 constexpr int kNibbleRows = 15;
+constexpr int kByteBatches = 17;  // 17 x 15 = 255
+constexpr uint64_t kLowNibbles = 0x0F0F0F0F0F0F0F0Full;
+
+// Blocks per SM the kernels are compiled for: the register-counting one
+// holds few registers per thread, so a third block hides more latency.
+template <bool kNibbles>
+constexpr int kPrivBlocksPerSm = kNibbles ? 3 : 2;
 
 template <class Acc, int C, bool kNibbles>
-__global__ void __launch_bounds__(kHistThreads, 2)
+__global__ void __launch_bounds__(kHistThreads, kPrivBlocksPerSm<kNibbles>)
     column_histogram_private_u8(const uint8_t* __restrict__ values, int64_t pitch, int64_t rows,
                                 int64_t cols, const double* __restrict__ weights,
                                 int64_t weight_stride, int bins, int group_threads,
@@ -82,24 +92,55 @@ __global__ void __launch_bounds__(kHistThreads, 2)
 
   const bool active = group < groups && col < cols;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
-  uint32_t wide[kNibbles ? C : 1][kNibbles ? kNibbleBins : 1] = {};
+  uint64_t even[kNibbles ? C : 1] = {}, odd[kNibbles ? C : 1] = {};
+  int batches = 0;
+  // The byte counters into the shared-memory ones (value f: byte f / 2 of
+  // the even or odd word).
+  const auto empty_bytes = [&]() {
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+#pragma unroll
+      for (int f = 0; f < kNibbleBins; ++f) {
+        const uint64_t word = (f % 2 == 0) ? even[j] : odd[j];
+        if (f < bins) acc[(j * bins + f) * nthreads + tid] += static_cast<Acc>((word >> (8 * (f / 2))) & 0xffu);
+      }
+      even[j] = 0;
+      odd[j] = 0;
+    }
+  };
   for (int64_t r0 = static_cast<int64_t>(blockIdx.x) * groups + group; active && r0 < rows;
        r0 += stride * R) {
     uint32_t x[R];
     Acc w[R];
+    if (r0 + (R - 1) * stride < rows) {
+      // Every row of the batch exists: addresses by a pointer step.
+      const uint8_t* p = values + r0 * pitch + col;
+      const double* pw = weights != nullptr ? weights + r0 * weight_stride : nullptr;
+      const int64_t step = stride * pitch, wstep = stride * weight_stride;
 #pragma unroll
-    for (int u = 0; u < R; ++u) {
-      const int64_t r = r0 + u * stride;
-      const bool in = r < rows;
-      // Rows are padded with zeros to 16 bytes, so C cells from a column
-      // below cols are always inside the row; rows past the end read as
-      // zeros, which land in the unread bin 0.
-      x[u] = in ? CellLoad<C>::get(values + r * pitch + col) : 0u;
-      if constexpr (!kNibbles) {
-        if (weights != nullptr)
-          w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
-        else
-          w[u] = in ? Acc(1) : Acc(0);
+      for (int u = 0; u < R; ++u) {
+        x[u] = CellLoad<C>::get(p);
+        p += step;
+        if constexpr (!kNibbles) {
+          w[u] = pw != nullptr ? static_cast<Acc>(__ldg(pw)) : Acc(1);
+          if (pw != nullptr) pw += wstep;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < R; ++u) {
+        const int64_t r = r0 + u * stride;
+        const bool in = r < rows;
+        // Rows are padded with zeros to 16 bytes, so C cells from a column
+        // below cols are always inside the row; rows past the end read as
+        // zeros, which land in the unread bin 0.
+        x[u] = in ? CellLoad<C>::get(values + r * pitch + col) : 0u;
+        if constexpr (!kNibbles) {
+          if (weights != nullptr)
+            w[u] = in ? static_cast<Acc>(__ldg(weights + r * weight_stride)) : Acc(0);
+          else
+            w[u] = in ? Acc(1) : Acc(0);
+        }
       }
     }
     if constexpr (kNibbles) {
@@ -109,10 +150,14 @@ __global__ void __launch_bounds__(kHistThreads, 2)
 #pragma unroll
         for (int j = 0; j < C; ++j) nib[j] += uint64_t{1} << (4 * ((x[u] >> (8 * j)) & 0xfu));
 #pragma unroll
-      for (int j = 0; j < C; ++j)
-#pragma unroll
-        for (int f = 0; f < kNibbleBins; ++f)
-          wide[j][f] += static_cast<uint32_t>((nib[j] >> (4 * f)) & 0xfu);
+      for (int j = 0; j < C; ++j) {
+        even[j] += nib[j] & kLowNibbles;
+        odd[j] += (nib[j] >> 4) & kLowNibbles;
+      }
+      if (++batches == kByteBatches) {
+        empty_bytes();
+        batches = 0;
+      }
     } else {
 #pragma unroll
       for (int u = 0; u < R; ++u)
@@ -123,13 +168,7 @@ __global__ void __launch_bounds__(kHistThreads, 2)
         }
     }
   }
-  if constexpr (kNibbles) {
-#pragma unroll
-    for (int j = 0; j < C; ++j)
-#pragma unroll
-      for (int f = 0; f < kNibbleBins; ++f)
-        if (f < bins) acc[(j * bins + f) * nthreads + tid] = static_cast<Acc>(wide[j][f]);
-  }
+  if constexpr (kNibbles) empty_bytes();
   __syncthreads();
   const int entries = static_cast<int>(tile_cols) * bins;
   double* out = partial + (static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x) * entries;
