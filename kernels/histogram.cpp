@@ -139,8 +139,9 @@ struct Sums {
 };
 
 // Dense entries whose log arguments, logs and reciprocals a batch holds
-// (on the stack: 48 KB). Longer histograms are taken in pieces this long.
-constexpr size_t kBatchEntries = 2048;
+// (on the stack: 24 KB, and at most two batches are live at once). Longer
+// histograms are taken in pieces this long.
+constexpr size_t kBatchEntries = 1024;
 
 // The log arguments a + base + k, k in [k0, k1), of a dense histogram, and
 // then their logs and reciprocals, each taken for the whole batch in one

@@ -38,6 +38,21 @@ constexpr double kHistBandSlack = 256.0;
 class CumArray {
  public:
   static constexpr size_t kInline = 15;
+  CumArray() = default;
+  CumArray(const CumArray&) = default;
+  CumArray& operator=(const CumArray&) = default;
+  // A moved-from array is empty (its heap entries went with the move).
+  CumArray(CumArray&& o) noexcept : n_(o.n_), heap_(std::move(o.heap_)) {
+    for (size_t k = 0; k < kInline; ++k) inline_[k] = o.inline_[k];
+    o.n_ = 0;
+  }
+  CumArray& operator=(CumArray&& o) noexcept {
+    n_ = o.n_;
+    heap_ = std::move(o.heap_);
+    for (size_t k = 0; k < kInline; ++k) inline_[k] = o.inline_[k];
+    o.n_ = 0;
+    return *this;
+  }
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   const double* data() const { return n_ <= kInline ? inline_ : heap_.data(); }
@@ -57,7 +72,7 @@ class CumArray {
 
  private:
   size_t n_ = 0;
-  double inline_[kInline];
+  double inline_[kInline] = {};
   std::vector<double> heap_;
 };
 

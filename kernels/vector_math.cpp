@@ -33,75 +33,84 @@ Isa detect_isa() {
 
 const Isa kIsa = detect_isa();
 
-// Each does the leading whole vectors of x and returns how many elements
-// that was; the scalar loop does the rest (fewer than a vector's width).
-__attribute__((target("avx512f"))) int64_t log_avx512(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _ZGVeN8v_log(_mm512_loadu_pd(x + i)));
-  return i;
+// Each does all of x: whole vectors in place, then the tail (fewer than a
+// vector's width) padded with ones in a vector of its own, so that every
+// element goes through the same vector code.
+constexpr int kMaxLanes = 8;
+
+// The tail x[0..m) into t, padded with ones to `lanes` entries.
+void pad_tail(const double* x, int64_t m, int lanes, double* t) {
+  for (int k = 0; k < lanes; ++k) t[k] = k < m ? x[k] : 1.0;
 }
-__attribute__((target("avx512f"))) int64_t exp_avx512(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _ZGVeN8v_exp(_mm512_loadu_pd(x + i)));
-  return i;
+void unpad_tail(const double* t, int64_t m, double* y) {
+  for (int64_t k = 0; k < m; ++k) y[k] = t[k];
 }
-__attribute__((target("avx2"))) int64_t log_avx2(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _ZGVdN4v_log(_mm256_loadu_pd(x + i)));
-  return i;
-}
-__attribute__((target("avx2"))) int64_t exp_avx2(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _ZGVdN4v_exp(_mm256_loadu_pd(x + i)));
-  return i;
-}
-__attribute__((target("avx512f"))) int64_t reciprocal_avx512(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  const __m512d one = _mm512_set1_pd(1.0);
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _mm512_div_pd(one, _mm512_loadu_pd(x + i)));
-  return i;
-}
-__attribute__((target("avx2"))) int64_t reciprocal_avx2(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
-  const __m256d one = _mm256_set1_pd(1.0);
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _mm256_div_pd(one, _mm256_loadu_pd(x + i)));
-  return i;
-}
+
+#define DIRMN_LANES_512(name, expr)                                                            \
+  __attribute__((target("avx512f"))) void name(const double* x, double* y, int64_t n) {        \
+    int64_t i = 0;                                                                             \
+    for (; i + 8 <= n; i += 8) {                                                               \
+      const __m512d v = _mm512_loadu_pd(x + i);                                                \
+      _mm512_storeu_pd(y + i, expr);                                                           \
+    }                                                                                          \
+    if (i < n) {                                                                               \
+      double t[kMaxLanes];                                                                     \
+      pad_tail(x + i, n - i, 8, t);                                                            \
+      const __m512d v = _mm512_loadu_pd(t);                                                    \
+      _mm512_storeu_pd(t, expr);                                                               \
+      unpad_tail(t, n - i, y + i);                                                             \
+    }                                                                                          \
+  }
+#define DIRMN_LANES_256(name, expr)                                                            \
+  __attribute__((target("avx2"))) void name(const double* x, double* y, int64_t n) {           \
+    int64_t i = 0;                                                                             \
+    for (; i + 4 <= n; i += 4) {                                                               \
+      const __m256d v = _mm256_loadu_pd(x + i);                                                \
+      _mm256_storeu_pd(y + i, expr);                                                           \
+    }                                                                                          \
+    if (i < n) {                                                                               \
+      double t[kMaxLanes];                                                                     \
+      pad_tail(x + i, n - i, 4, t);                                                            \
+      const __m256d v = _mm256_loadu_pd(t);                                                    \
+      _mm256_storeu_pd(t, expr);                                                               \
+      unpad_tail(t, n - i, y + i);                                                             \
+    }                                                                                          \
+  }
+
+DIRMN_LANES_512(log_avx512, _ZGVeN8v_log(v))
+DIRMN_LANES_512(exp_avx512, _ZGVeN8v_exp(v))
+DIRMN_LANES_512(reciprocal_avx512, _mm512_div_pd(_mm512_set1_pd(1.0), v))
+DIRMN_LANES_256(log_avx2, _ZGVdN4v_log(v))
+DIRMN_LANES_256(exp_avx2, _ZGVdN4v_exp(v))
+DIRMN_LANES_256(reciprocal_avx2, _mm256_div_pd(_mm256_set1_pd(1.0), v))
+#undef DIRMN_LANES_512
+#undef DIRMN_LANES_256
 #endif
 
 }  // namespace
 
 void log_many(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
 #ifdef DIRMN_VECTOR_X86
-  if (kIsa == Isa::kAvx512)
-    i = log_avx512(x, y, n);
-  else if (kIsa == Isa::kAvx2)
-    i = log_avx2(x, y, n);
+  if (kIsa == Isa::kAvx512) return log_avx512(x, y, n);
+  if (kIsa == Isa::kAvx2) return log_avx2(x, y, n);
 #endif
-  for (; i < n; ++i) y[i] = std::log(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
 }
 
 void exp_many(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
 #ifdef DIRMN_VECTOR_X86
-  if (kIsa == Isa::kAvx512)
-    i = exp_avx512(x, y, n);
-  else if (kIsa == Isa::kAvx2)
-    i = exp_avx2(x, y, n);
+  if (kIsa == Isa::kAvx512) return exp_avx512(x, y, n);
+  if (kIsa == Isa::kAvx2) return exp_avx2(x, y, n);
 #endif
-  for (; i < n; ++i) y[i] = std::exp(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
 void reciprocal_many(const double* x, double* y, int64_t n) {
-  int64_t i = 0;
 #ifdef DIRMN_VECTOR_X86
-  if (kIsa == Isa::kAvx512)
-    i = reciprocal_avx512(x, y, n);
-  else if (kIsa == Isa::kAvx2)
-    i = reciprocal_avx2(x, y, n);
+  if (kIsa == Isa::kAvx512) return reciprocal_avx512(x, y, n);
+  if (kIsa == Isa::kAvx2) return reciprocal_avx2(x, y, n);
 #endif
-  for (; i < n; ++i) y[i] = 1.0 / x[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = 1.0 / x[i];
 }
 
 }  // namespace dirmn

@@ -4,8 +4,11 @@
 // arguments per instruction is what makes a Newton iteration on a wide
 // table cheap. Where glibc's vector math library (libmvec) was found at
 // build time, x86-64 CPUs with AVX-512 or AVX2 take 8 or 4 arguments per
-// call (glibc documents these variants to within a few ulp, like the scalar
-// ones); everywhere else the loops call the scalar functions.
+// call; everywhere else the loops call the scalar functions. glibc bounds
+// the vector variants' errors at a few ulp (the scalar ones: one), so the
+// last bits of a result depend on the CPU and the build, but every element
+// of an array gets the same treatment (a short tail is padded to a whole
+// vector), so they do not depend on its neighbours or on threads.
 #pragma once
 
 #include <cstdint>

@@ -181,6 +181,21 @@ TEST_CASE("contexts: creation, backends and failures", "[api][context]") {
   }
 }
 
+TEST_CASE("contexts: a CUDA context's host threads", "[api][context][cuda]") {
+  // Host-side work of a CUDA context (fits, histogram forms, mixture steps)
+  // runs on CPU threads; the thread calls set and report those.
+  REQUIRE(cuda_device_present());
+  Context ctx = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(ctx);
+  int t = 0;
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  const unsigned hw = std::thread::hardware_concurrency();
+  CHECK(t == static_cast<int>(hw == 0 ? 1 : hw));
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 2) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  CHECK(t == 2);
+}
+
 TEST_CASE("contexts: threads, precision, interrupt, stream", "[api][context]") {
   Context ctx = make_context(DIRMN_BACKEND_CPU);
   REQUIRE(ctx);

@@ -609,9 +609,10 @@ TEST_CASE("fit: device histograms agree with the CPU's", "[fit][cuda]") {
 TEST_CASE("fit: device histograms of small counts agree with the CPU's", "[fit][cuda]") {
   // Counts below 16: the device counts them in registers (4-bit fields,
   // then 8-bit ones emptied every 255 rows). 5003 rows and 301 columns leave
-  // partial row batches and column tiles; 1200007 rows of 7 columns, nine
-  // in ten cells 15, give each thread hundreds of rows, so the 8-bit
-  // counters fill up to their limit and are emptied on the way.
+  // partial row batches and column tiles; 1200007 rows of 7 columns give
+  // each thread hundreds of rows: columns 0 and 1 are all 15 and all 1, so
+  // their 8-bit counters reach exactly 255 before each emptying (one more
+  // row would carry into the next field), the others are nine in ten 15.
   REQUIRE(cuda_device_present());
   struct Shape { int64_t rows, cols; bool tall; };
   for (const Shape sh : {Shape{5003, 301, false}, Shape{1200007, 7, true}}) {
@@ -624,7 +625,7 @@ TEST_CASE("fit: device histograms of small counts agree with the CPU's", "[fit][
       const int top = 1 + static_cast<int>(b % 15);  // row maxima 1..15
       std::uniform_int_distribution<int> n(0, top);
       for (int64_t v = 0; v < cols; ++v)
-        x[static_cast<size_t>(b * cols + v)] = sh.tall && mostly(rng) ? 15 : n(rng);
+        x[static_cast<size_t>(b * cols + v)] = !sh.tall ? n(rng) : v == 0 ? 15 : v == 1 ? 1 : mostly(rng) ? 15 : n(rng);
     }
     std::vector<double> alpha(cols), w(static_cast<size_t>(rows));
     for (int64_t v = 0; v < cols; ++v) alpha[static_cast<size_t>(v)] = 0.2 + 0.01 * static_cast<double>(v % 50);

@@ -71,23 +71,33 @@ bool ThreadPool::run(int64_t chunks, const std::function<void(int64_t)>& body,
   }
   for (int i = 0; i < helpers; ++i) wake_.notify_one();
 
+  // Every chunk has started (or the loop was cancelled, or the caller's
+  // chunk threw): workers still asleep are not needed; wait only for those
+  // at work, which may still read body_.
+  const auto finish = [&] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    tickets_ = 0;
+    done_.wait(lock, [&] { return active_ == 0; });
+    body_ = nullptr;
+  };
   bool cancelled = false;
-  for (;;) {
-    if (poll && poll()) {
-      cancelled = true;
-      cancel_.store(true, std::memory_order_relaxed);
-      break;
+  try {
+    for (;;) {
+      if (poll && poll()) {
+        cancelled = true;
+        cancel_.store(true, std::memory_order_relaxed);
+        break;
+      }
+      const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks_) break;
+      body(c);
     }
-    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= chunks_) break;
-    body(c);
+  } catch (...) {
+    cancel_.store(true, std::memory_order_relaxed);
+    finish();
+    throw;
   }
-  // Every chunk has started (or the loop was cancelled): workers still
-  // asleep are not needed; wait only for those at work.
-  std::unique_lock<std::mutex> lock(mutex_);
-  tickets_ = 0;
-  done_.wait(lock, [&] { return active_ == 0; });
-  body_ = nullptr;
+  finish();
   return !cancelled;
 }
 

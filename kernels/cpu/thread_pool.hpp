@@ -28,7 +28,10 @@ class ThreadPool {
   // Runs body(chunk) for every chunk in [0, chunks), spread over the pool.
   // `poll` is called on the calling thread between its chunks; when it returns
   // true no further chunks start and run() returns false once started chunks
-  // finish. Chunks run concurrently: body must only write chunk-private data.
+  // finish. Chunks run concurrently: body must only write chunk-private data,
+  // and must not throw on a worker thread (that ends the process); an
+  // exception from a chunk the caller runs stops the loop and is rethrown
+  // once the workers have left it.
   bool run(int64_t chunks, const std::function<void(int64_t)>& body,
            const std::function<bool()>& poll);
 

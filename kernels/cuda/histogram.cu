@@ -119,11 +119,11 @@ __global__ void __launch_bounds__(kHistThreads, kPrivBlocksPerSm<kNibbles>)
       const int64_t step = stride * pitch, wstep = stride * weight_stride;
 #pragma unroll
       for (int u = 0; u < R; ++u) {
+        if (u > 0) p += step;
         x[u] = CellLoad<C>::get(p);
-        p += step;
         if constexpr (!kNibbles) {
+          if (u > 0 && pw != nullptr) pw += wstep;
           w[u] = pw != nullptr ? static_cast<Acc>(__ldg(pw)) : Acc(1);
-          if (pw != nullptr) pw += wstep;
         }
       }
     } else {
