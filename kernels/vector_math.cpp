@@ -46,45 +46,33 @@ void unpad_tail(const double* t, int64_t m, double* y) {
   for (int64_t k = 0; k < m; ++k) y[k] = t[k];
 }
 
-#define DIRMN_LANES_512(name, expr)                                                            \
-  __attribute__((target("avx512f"))) void name(const double* x, double* y, int64_t n) {        \
+// name(x, y, n) for one instruction set: Vec holds `lanes` doubles, load and
+// store move them, expr maps v to the result.
+#define DIRMN_LANES(name, isa, Vec, lanes, load, store, expr)                                  \
+  __attribute__((target(isa))) void name(const double* x, double* y, int64_t n) {              \
     int64_t i = 0;                                                                             \
-    for (; i + 8 <= n; i += 8) {                                                               \
-      const __m512d v = _mm512_loadu_pd(x + i);                                                \
-      _mm512_storeu_pd(y + i, expr);                                                           \
+    for (; i + (lanes) <= n; i += (lanes)) {                                                   \
+      const Vec v = load(x + i);                                                               \
+      store(y + i, expr);                                                                      \
     }                                                                                          \
     if (i < n) {                                                                               \
       double t[kMaxLanes];                                                                     \
-      pad_tail(x + i, n - i, 8, t);                                                            \
-      const __m512d v = _mm512_loadu_pd(t);                                                    \
-      _mm512_storeu_pd(t, expr);                                                               \
-      unpad_tail(t, n - i, y + i);                                                             \
-    }                                                                                          \
-  }
-#define DIRMN_LANES_256(name, expr)                                                            \
-  __attribute__((target("avx2"))) void name(const double* x, double* y, int64_t n) {           \
-    int64_t i = 0;                                                                             \
-    for (; i + 4 <= n; i += 4) {                                                               \
-      const __m256d v = _mm256_loadu_pd(x + i);                                                \
-      _mm256_storeu_pd(y + i, expr);                                                           \
-    }                                                                                          \
-    if (i < n) {                                                                               \
-      double t[kMaxLanes];                                                                     \
-      pad_tail(x + i, n - i, 4, t);                                                            \
-      const __m256d v = _mm256_loadu_pd(t);                                                    \
-      _mm256_storeu_pd(t, expr);                                                               \
+      pad_tail(x + i, n - i, (lanes), t);                                                      \
+      const Vec v = load(t);                                                                   \
+      store(t, expr);                                                                          \
       unpad_tail(t, n - i, y + i);                                                             \
     }                                                                                          \
   }
 
-DIRMN_LANES_512(log_avx512, _ZGVeN8v_log(v))
-DIRMN_LANES_512(exp_avx512, _ZGVeN8v_exp(v))
-DIRMN_LANES_512(reciprocal_avx512, _mm512_div_pd(_mm512_set1_pd(1.0), v))
-DIRMN_LANES_256(log_avx2, _ZGVdN4v_log(v))
-DIRMN_LANES_256(exp_avx2, _ZGVdN4v_exp(v))
-DIRMN_LANES_256(reciprocal_avx2, _mm256_div_pd(_mm256_set1_pd(1.0), v))
-#undef DIRMN_LANES_512
-#undef DIRMN_LANES_256
+DIRMN_LANES(log_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_log(v))
+DIRMN_LANES(exp_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_exp(v))
+DIRMN_LANES(reciprocal_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd,
+            _mm512_div_pd(_mm512_set1_pd(1.0), v))
+DIRMN_LANES(log_avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_log(v))
+DIRMN_LANES(exp_avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_exp(v))
+DIRMN_LANES(reciprocal_avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd,
+            _mm256_div_pd(_mm256_set1_pd(1.0), v))
+#undef DIRMN_LANES
 #endif
 
 }  // namespace
