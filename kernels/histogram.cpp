@@ -37,7 +37,7 @@ Histogram HistogramBuilder::finish() {
     for (size_t n = low; n <= top; ++n) distinct += indexed_[n] != 0.0;
   }
   if (!use_pairs_ && static_cast<double>(top) <= kHistDenseMax) {
-    h = histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()));
+    histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()), &h);
   } else if (!use_pairs_ && static_cast<double>(top - low) <=
                                 kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
     h = histogram_from_band(indexed_.data() + low, static_cast<int64_t>(low),
@@ -89,12 +89,6 @@ void histogram_from_value_weights(const double* by_value, int bins, Histogram* h
   }
   h->first_moment = first;
   h->second_factorial = second;
-}
-
-Histogram histogram_from_value_weights(const double* by_value, int bins) {
-  Histogram h;
-  histogram_from_value_weights(by_value, bins, &h);
-  return h;
 }
 
 BackendResult Backend::histograms(const BackendCounts& counts, const double* weights,

@@ -121,10 +121,9 @@ class HistogramBuilder {
   bool use_pairs_ = false;
 };
 
-// The dense-form histogram of weights by value: by_value[n] is the weight
-// of count n, for n < bins (by_value[0] is ignored).
-Histogram histogram_from_value_weights(const double* by_value, int bins);
-// The same, written over *h (whose storage it reuses).
+// The dense-form histogram of weights by value, written over *h (whose
+// storage it reuses): by_value[n] is the weight of count n, for n < bins
+// (by_value[0] is ignored).
 void histogram_from_value_weights(const double* by_value, int bins, Histogram* h);
 
 // The dense-form histogram of weights of the integers base, base + 1, ...:
