@@ -215,6 +215,10 @@ TEST_CASE("cuda: double mode agrees with the CPU backend to 1e-12", "[cuda]") {
       {200, 1, 30.0, false, 8},                      // one column
       {64, 3000, 9.0, false, 8},                     // wide: several column panels
       {3, 17, 9.0, false, 8},                        // a handful of cells
+      // Tall: more rows than the one-vector small-table kernel takes on a
+      // 132-multiprocessor device, so K = 1 runs the many-row kernel too.
+      {9000, 300, 200.0, false, 8},
+      {9000, 40, 60000.0, false, 16},
   };
   for (const Shape& sh : shapes) {
     for (dirmn_storage storage : {DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
@@ -567,9 +571,13 @@ TEST_CASE("cuda: wrapped dense device arrays match host tables", "[cuda]") {
   Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
   const std::vector<double> alpha = random_alpha(rng, 2, 36, 0.05, 20.0);
   const std::vector<double> want = loglik(cpu.get(), cc.get(), 41, 2, alpha, 36, DIRMN_FULL);
+  // One parameter vector takes the small-table kernel, two the many-row one.
+  const std::vector<double> alpha1(alpha.begin(), alpha.begin() + 36);
+  const std::vector<double> want1 = loglik(cpu.get(), cc.get(), 41, 1, alpha1, 36, DIRMN_FULL);
   const auto check = [&](const dirmn_counts* g, int bits) {
     CHECK(value_bits_of(g) == bits);
     require_close(loglik(gpu.get(), g, 41, 2, alpha, 36, DIRMN_FULL), want, 1e-12);
+    require_close(loglik(gpu.get(), g, 41, 1, alpha1, 36, DIRMN_FULL), want1, 1e-12);
     std::vector<double> totals(41);
     REQUIRE(dirmn_counts_row_totals(gpu.get(), g, totals.data()) == DIRMN_SUCCESS);
     for (int64_t i = 0; i < 41; ++i) {
@@ -659,6 +667,23 @@ TEST_CASE("cuda: wrapped real-valued and wide device arrays", "[cuda]") {
     const std::vector<double> rw = random_alpha(rng, 40, 2500, 0.1, 10.0);
     require_close(loglik_rowwise(gpu.get(), g.get(), 40, rw, 2500), loglik_rowwise(cpu.get(), cc.get(), 40, rw, 2500),
                   1e-12);
+  }
+  {
+    // Tall float32 and int32 arrays in place: one parameter vector on the
+    // many-row kernel (past the small-table kernel's rows on 132
+    // multiprocessors), in both precisions.
+    const Table t = random_table(rng, 9000, 36, 9.0, 0.5);
+    Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
+    const std::vector<double> alpha = random_alpha(rng, 1, 36, 0.1, 10.0);
+    const std::vector<double> want = loglik(cpu.get(), cc.get(), 9000, 1, alpha, 36, DIRMN_FULL);
+    DeviceArray<float> f(strided<float>(t, 36, 1, 9000 * 36, 0.0f));
+    DeviceArray<int32_t> i(strided<int32_t>(t, 36, 1, 9000 * 36, 0));
+    Counts gf = wrap_dense(gpu.get(), 9000, 36, DIRMN_FLOAT32, f.p, 36, 1);
+    Counts gi = wrap_dense(gpu.get(), 9000, 36, DIRMN_INT32, i.p, 36, 1);
+    require_close(loglik(gpu.get(), gf.get(), 9000, 1, alpha, 36, DIRMN_FULL), want, 1e-12);
+    require_close(loglik(gpu.get(), gi.get(), 9000, 1, alpha, 36, DIRMN_FULL), want, 1e-12);
+    REQUIRE(dirmn_context_set_precision(gpu.get(), DIRMN_PRECISION_FAST) == DIRMN_SUCCESS);
+    require_close(loglik(gpu.get(), gf.get(), 9000, 1, alpha, 36, DIRMN_FULL), want, 1e-6);
   }
 }
 

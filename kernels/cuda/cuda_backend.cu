@@ -602,6 +602,7 @@ class CudaBackend final : public Backend {
     const int64_t kg = std::max<int64_t>(1, std::min(kg_want, budget / (per_col * group)));
     const int64_t width = std::max(group, (budget / (kg * per_col)) / group * group);
     p.panel_cols = std::min(round_up<int64_t>(t.cols, group), width);
+    if (p.panel_cols < t.cols) p.panel_cols = balanced_panel_width(t.cols, p.panel_cols, group);
     p.panels = static_cast<int>(ceil_div<int64_t>(t.cols, p.panel_cols));
     *k_group = static_cast<int>(kg);
     return p;

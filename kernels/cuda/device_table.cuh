@@ -113,6 +113,13 @@ struct DeviceTable {
 // plan must be set).
 TablePlan make_plan(const DeviceTable& t);
 
+// Width of the column panels that split `cols` columns into panels of at
+// most `max_width` (a multiple of `group`, the columns one lane group reads
+// per step): the width, a multiple of `group`, that leaves the least padding
+// over all panels. Every panel's blocks then carry about the same work; a
+// narrow last panel would finish early and leave its multiprocessors idle.
+int64_t balanced_panel_width(int64_t cols, int64_t max_width, int64_t group);
+
 struct LaunchEnv {
   cudaStream_t stream = nullptr;
   int device = 0;

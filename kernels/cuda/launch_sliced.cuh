@@ -28,7 +28,11 @@ BackendResult launch_sliced(void (*kernel)(View, SharedAlphaArgs), const View& v
   const int64_t resident = static_cast<int64_t>(env.sm_count) * per_sm;
   for (int64_t base = 0; base < slices_total; base += kMaxGridY) {
     const int64_t slices = std::min(kMaxGridY, slices_total - base);
-    const int64_t gx = std::max<int64_t>(1, std::min(chunks, ceil_div(resident, slices)));
+    // Every block walks its share of the rows to the end, so a block that
+    // does not fit the first wave starts when others finish and doubles the
+    // time of its share: the grid stays within one wave where it can.
+    const int64_t per_slice = slices <= resident ? resident / slices : 1;
+    const int64_t gx = std::max<int64_t>(1, std::min(chunks, per_slice));
     args.slice_base = static_cast<int>(base);
     kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(slices)), kBlockThreads, smem,
              env.stream>>>(view, args);

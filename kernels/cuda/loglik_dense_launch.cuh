@@ -12,8 +12,30 @@ namespace detail {
 
 constexpr const char* kDenseWhat = "kernel launch (shared_alpha_dense)";
 
+// One vector, one panel, and too few rows for shared_alpha_dense to give
+// every multiprocessor a row chunk: shared_alpha_dense_small.
+template <CellType C, int W, int LANES, class TabT>
+bool use_small(const DenseView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
+  const int64_t chunk_rows = static_cast<int64_t>(kBlockThreads / LANES) * kRowsPerGroup;
+  return a.k_total == 1 && a.panels == 1 && a.row_adjust != nullptr &&
+         v.rows < chunk_rows * env.sm_count;
+}
+
+template <CellType C, int W, int LANES, class TabT>
+BackendResult dense_small(const DenseView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
+  const auto kernel = dev::shared_alpha_dense_small<C, W, LANES, TabT>;
+  const size_t smem = static_cast<size_t>(a.cut) * static_cast<size_t>(a.panel_cols) * sizeof(TabT);
+  int per_sm = 0;
+  DIRMN_TRY(kernel_occupancy(reinterpret_cast<const void*>(kernel), smem, env.device, &per_sm));
+  const int64_t grid = ceil_div<int64_t>(v.rows, kBlockThreads / LANES);
+  kernel<<<static_cast<unsigned>(std::max<int64_t>(grid, 1)), kBlockThreads, smem, env.stream>>>(v, a);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (shared_alpha_dense_small)");
+  return {};
+}
+
 template <CellType C, int W, int LANES, class TabT>
 BackendResult dense_lk(const DenseView& v, SharedAlphaArgs a, const LaunchEnv& env) {
+  if (use_small<C, W, LANES, TabT>(v, a, env)) return dense_small<C, W, LANES, TabT>(v, a, env);
   a.rows_per_group = a.k_group > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
   if (a.k_group > 1)
     return launch_sliced(dev::shared_alpha_dense<C, W, LANES, TabT, kMaxKGroup>, v, a, sizeof(TabT),

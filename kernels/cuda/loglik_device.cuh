@@ -549,6 +549,59 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   }
 }
 
+// Small dense tables: one parameter vector, one column panel, and fewer
+// rows than one wave of shared_alpha_dense's row chunks. Such a call is
+// bound by latency, not bandwidth: the launch, one trip to memory for the
+// counts, the tables and the row normalisers, and the fetch of the kernel's
+// own instructions, which after other work has evicted them from L2 costs
+// about one memory trip per few kilobytes executed (H200, 2026-11-30: an
+// 8 KB straight-line kernel took 1.1 us longer than an empty one, a 32 KB
+// one 3 us). So every load is issued before the first wait, each lane group
+// carries one row (rows spread over as many blocks as they fill), and the
+// body is one short loop.
+template <CellType C, int W, int LANES, class TabT>
+__global__ void __launch_bounds__(kBlockThreads)
+    shared_alpha_dense_small(DenseView view, SharedAlphaArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int kBytes = W * CellTraits<C>::kBytes;
+  constexpr int kGroups = kBlockThreads / LANES;
+  const int entries = a.cut * static_cast<int>(a.panel_cols);
+  start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, 0, 1, 0, entries);
+  const int lane = static_cast<int>(threadIdx.x) % LANES;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kGroups + threadIdx.x / LANES;
+  const bool live = row < view.rows;
+  const int64_t nvec = (view.cols + W - 1) / W;
+  const char* base = static_cast<const char*>(view.values) +
+                     (live ? row : 0) * view.pitch * CellTraits<C>::kBytes;
+  RawVec<kBytes> next;
+  const auto load = [&](int64_t vi) {
+    if (live && vi < nvec) {
+      next.load(base + vi * kBytes);
+    } else {
+#pragma unroll
+      for (int i = 0; i < static_cast<int>(sizeof(next.w) / sizeof(uint32_t)); ++i) next.w[i] = 0;
+    }
+  };
+  load(lane);
+  double adjust = 0.0;
+  if (live && lane == 0) {
+    adjust = __ldg(a.row_adjust + row);
+    if (a.full) adjust += __ldg(view.row_lcoef + row);
+  }
+  wait_tables();
+  const uint32_t entry_bytes = static_cast<uint32_t>(entries) * sizeof(TabT);
+  double acc[1] = {0.0};
+  for (int64_t vi = lane; vi < nvec; vi += LANES) {
+    const RawVec<kBytes> x = next;
+    load(vi + LANES);
+    const char* tab = reinterpret_cast<const char*>(smem) +
+                      (static_cast<uint32_t>(vi - lane) * W + lane) * sizeof(TabT);
+    add_vector<C, W, LANES, TabT, 1>(x, tab, vi * W, entry_bytes, 1, 0, a, acc);
+  }
+  const double sum = group_sum(acc[0], LANES);
+  if (live && lane == 0) a.out[row * a.out_sr] = sum + adjust;
+}
+
 // CSR entries are read E at a time from E-aligned blocks (E = 16 bytes over
 // the wider of the value and column types), so each lane has 16-byte loads in
 // flight like the dense kernels. A row's first and last blocks reach into

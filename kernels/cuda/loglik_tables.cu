@@ -78,6 +78,7 @@ TablePlan make_plan(const DeviceTable& t) {
   if (cut * full_width > budget) {
     panel_cols = std::max<int64_t>(group, (budget / cut) / group * group);
     if (cut * panel_cols > budget) cut = std::max<int64_t>(1, budget / panel_cols);
+    panel_cols = balanced_panel_width(t.cols, panel_cols, group);
   }
   p.cut = static_cast<int>(cut);
   p.panel_cols = panel_cols;
@@ -85,6 +86,25 @@ TablePlan make_plan(const DeviceTable& t) {
   p.row_term_len =
       t.integral ? std::min<int64_t>(static_cast<int64_t>(t.max_row_total) + 1, kRowTermMax) : 0;
   return p;
+}
+
+// Panel counts tried above the fewest: one or two more usually remove a
+// narrow last panel; beyond that, padding only grows.
+constexpr int64_t kPanelCountsTried = 8;
+
+int64_t balanced_panel_width(int64_t cols, int64_t max_width, int64_t group) {
+  const int64_t fewest = ceil_div<int64_t>(cols, max_width);
+  int64_t best = max_width, best_total = fewest * max_width;
+  for (int64_t p = fewest; p < fewest + kPanelCountsTried; ++p) {
+    const int64_t w = round_up<int64_t>(ceil_div<int64_t>(cols, p), group);
+    if (w > max_width) continue;
+    const int64_t panels = ceil_div<int64_t>(cols, w);
+    if (panels * w < best_total) {
+      best = w;
+      best_total = panels * w;
+    }
+  }
+  return best;
 }
 
 BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm) {
