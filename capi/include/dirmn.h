@@ -169,6 +169,10 @@ typedef enum dirmn_precision DIRMN_ENUM_INT {
   DIRMN_PRECISION_DOUBLE = 0, /* default: double throughout; ~1e-12 relative */
   DIRMN_PRECISION_FAST = 1    /* float32 arithmetic where the backend gains from it; 1e-6 relative */
 } dirmn_precision;
+/* Both bounds are relative to the result or, for a row whose terms cancel,
+ * to the size of those terms: a float32 term carries a rounding error of
+ * 6e-8 of itself, whatever the sum it ends in. The CUDA backend's terms are
+ * shifted so that at large alpha they are of the size of the result. */
 
 /* Selects the arithmetic of later computations on this context. Results are
  * always returned as double. The CPU backend computes in double in both

@@ -74,11 +74,12 @@ struct TableKey {
   int64_t row_term_len = 0;
   int64_t cols = 0;
   int64_t k = 0;
+  int bundle = 0;
   bool fast = false;
   bool operator==(const TableKey& o) const {
     return cut == o.cut && panel_cols == o.panel_cols && panels == o.panels && vec == o.vec &&
            lanes == o.lanes && row_term_len == o.row_term_len && cols == o.cols && k == o.k &&
-           fast == o.fast;
+           bundle == o.bundle && fast == o.fast;
   }
 };
 
@@ -581,9 +582,11 @@ class CudaBackend final : public Backend {
 
   // The table geometry of one call. CSR tables keep the plan made at upload
   // (their panel offsets depend on it). Dense tables evaluating several
-  // parameter vectors use narrower column panels so that kMaxKGroup
-  // vectors' tables share a block: every cell is then read once per panel
-  // for all of them, instead of once per vector group over the whole width.
+  // parameter vectors bundle them (loglik_types.cuh) and use narrower
+  // column panels so that a bundle's tables share a block: every cell is
+  // then read once per panel for all of them, instead of once per vector
+  // over the whole width. Tables too tall to bundle within the budget take
+  // one vector per pass.
   static TablePlan call_plan(const DeviceTable& t, int64_t K, size_t entry, int* k_group) {
     TablePlan p = t.plan;
     const int64_t budget = static_cast<int64_t>(kTableBudgetBytes / entry);
@@ -593,14 +596,17 @@ class CudaBackend final : public Backend {
           1, std::min<int64_t>({K, kMaxKGroup, budget / (per_col * p.panel_cols)})));
       return p;
     }
-    const int64_t kg_want = std::min<int64_t>(K, kMaxKGroup);
+    const int64_t kg = bundle_vectors(K, static_cast<int>(entry));
     int64_t group = static_cast<int64_t>(p.vec) * p.lanes_per_row;
-    if (p.lanes_per_row == 32 && budget / (kg_want * per_col) < group) {
+    if (p.lanes_per_row == 32 && budget / (kg * per_col) < group) {
       p.lanes_per_row = 16;  // narrower lane groups allow narrower panels
       group = static_cast<int64_t>(p.vec) * 16;
     }
-    const int64_t kg = std::max<int64_t>(1, std::min(kg_want, budget / (per_col * group)));
-    const int64_t width = std::max(group, (budget / (kg * per_col)) / group * group);
+    if (budget / (kg * per_col) < group) {
+      *k_group = 1;
+      return t.plan;
+    }
+    const int64_t width = (budget / (kg * per_col)) / group * group;
     p.panel_cols = std::min(round_up<int64_t>(t.cols, group), width);
     if (p.panel_cols < t.cols) p.panel_cols = balanced_panel_width(t.cols, p.panel_cols, group);
     p.panels = static_cast<int>(ceil_div<int64_t>(t.cols, p.panel_cols));
@@ -625,6 +631,7 @@ class CudaBackend final : public Backend {
     key.row_term_len = plan.row_term_len;
     key.cols = t.cols;
     key.k = K;
+    key.bundle = !t.sparse && k_group > 1 ? k_group : 0;
     key.fast = req.fast;
     const bool reuse = tables_valid_ && key == table_key_ &&
                        std::memcmp(cached_alpha_.data(), req.alpha, alpha_bytes) == 0;
@@ -702,7 +709,9 @@ class CudaBackend final : public Backend {
                        "cudaMemcpyAsync (parameters)"));
     }
     const size_t entry = req.fast ? sizeof(float) : sizeof(double);
-    const size_t table_bytes = static_cast<size_t>(K) * static_cast<size_t>(plan.panels) *
+    // Bundled tables fill their last bundle.
+    const int64_t k_tables = key.bundle > 0 ? round_up<int64_t>(K, key.bundle) : K;
+    const size_t table_bytes = static_cast<size_t>(k_tables) * static_cast<size_t>(plan.panels) *
                                static_cast<size_t>(plan.cut) * static_cast<size_t>(plan.panel_cols) * entry;
     DIRMN_TRY(grow(tables_, table_bytes, "cudaMalloc (likelihood tables)"));
     DIRMN_TRY(grow(row_terms_, static_cast<size_t>(K * plan.row_term_len) * sizeof(double),
@@ -718,6 +727,7 @@ class CudaBackend final : public Backend {
     b.vec = plan.vec;
     b.lanes = plan.lanes_per_row;
     b.tables = tables_.get();
+    b.bundle = key.bundle;
     b.row_term = row_terms_.get<double>();
     b.row_term_len = plan.row_term_len;
     DIRMN_TRY(launch_build_tables(req.fast, b, env()));

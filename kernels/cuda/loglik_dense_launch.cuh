@@ -37,9 +37,15 @@ template <CellType C, int W, int LANES, class TabT>
 BackendResult dense_lk(const DenseView& v, SharedAlphaArgs a, const LaunchEnv& env) {
   if (use_small<C, W, LANES, TabT>(v, a, env)) return dense_small<C, W, LANES, TabT>(v, a, env);
   a.rows_per_group = a.k_group > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
-  if (a.k_group > 1)
-    return launch_sliced(dev::shared_alpha_dense<C, W, LANES, TabT, kMaxKGroup>, v, a, sizeof(TabT),
-                         env, kDenseWhat);
+  constexpr int kHalf = kVectorBytes / static_cast<int>(sizeof(TabT));
+  constexpr int kFull = kMaxBundleBytes / static_cast<int>(sizeof(TabT));
+  if (a.k_group == kFull)
+    return launch_sliced(dev::shared_alpha_dense<C, W, LANES, TabT, kFull>, v, a, sizeof(TabT), env,
+                         kDenseWhat);
+  if (a.k_group == kHalf)
+    return launch_sliced(dev::shared_alpha_dense<C, W, LANES, TabT, kHalf>, v, a, sizeof(TabT), env,
+                         kDenseWhat);
+  if (a.k_group != 1) return {DIRMN_ERROR_INTERNAL, "dense parameter-vector group is not a bundle", 0};
   return launch_sliced(dev::shared_alpha_dense<C, W, LANES, TabT, 1>, v, a, sizeof(TabT), env,
                        kDenseWhat);
 }

@@ -2,8 +2,8 @@
 // log-likelihood (see loglik_types.cuh for the data and the shifted tables).
 // Included by the .cu files that instantiate and launch them.
 //
-// Shared-alpha kernels. A block owns one slice -- a group of up to
-// kMaxKGroup parameter vectors on one column panel -- and copies that slice's
+// Shared-alpha kernels. A block owns one slice -- a group of parameter
+// vectors (a bundle on dense tables) on one column panel -- and copies that slice's
 // tables into shared memory once (cp.async, overlapping its first loads),
 // then walks its share of the rows. Lanes of a warp form groups of LANES
 // lanes; each group carries R rows at a time, and walks them as a stream of
@@ -266,25 +266,42 @@ __device__ __forceinline__ double group_sum(double v, int width) {
 // Starts copying the slice's kc tables (each `entries` long) into shared
 // memory. On sm_80 and later the copy is asynchronous (cp.async), so the
 // block's first loads of counts overlap it; wait_tables() completes it.
+// Starts copying `entries` table entries (a multiple of 16 bytes) from
+// global to shared memory.
+template <class TabT>
+__device__ __forceinline__ void start_copy(TabT* dst, const TabT* from, int64_t entries) {
+  constexpr int kPerVec = kVectorBytes / static_cast<int>(sizeof(TabT));
+  const int vecs = static_cast<int>(entries / kPerVec);
+  const uint4* src = reinterpret_cast<const uint4*>(from);
+  uint4* d = reinterpret_cast<uint4*>(dst);
+  for (int i = static_cast<int>(threadIdx.x); i < vecs; i += static_cast<int>(blockDim.x)) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(d + i));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(saddr), "l"(src + i) : "memory");
+#else
+    d[i] = __ldg(src + i);
+#endif
+  }
+}
+
+// Per-vector tables: the kc tables of vectors k0.. on one panel (each
+// `entries` long, a multiple of 32).
 template <class TabT>
 __device__ __forceinline__ void start_tables(TabT* dst, const SharedAlphaArgs& a, int k0, int kc,
                                              int panel, int entries) {
-  constexpr int kPerVec = 16 / static_cast<int>(sizeof(TabT));
-  const int vecs = entries / kPerVec;  // entries is a multiple of 32
   const TabT* tables = static_cast<const TabT*>(a.tables);
-  for (int kk = 0; kk < kc; ++kk) {
-    const uint4* src = reinterpret_cast<const uint4*>(
-        tables + ((static_cast<int64_t>(k0 + kk) * a.panels + panel) * a.cut) * a.panel_cols);
-    uint4* d = reinterpret_cast<uint4*>(dst + kk * entries);
-    for (int i = static_cast<int>(threadIdx.x); i < vecs; i += static_cast<int>(blockDim.x)) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-      const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(d + i));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(saddr), "l"(src + i) : "memory");
-#else
-      d[i] = __ldg(src + i);
-#endif
-    }
-  }
+  for (int kk = 0; kk < kc; ++kk)
+    start_copy(dst + kk * entries,
+               tables + ((static_cast<int64_t>(k0 + kk) * a.panels + panel) * a.cut) * a.panel_cols,
+               entries);
+}
+
+// Bundled tables: the slice's block, KG x `entries` long.
+template <class TabT, int KG>
+__device__ __forceinline__ void start_bundle(TabT* dst, const SharedAlphaArgs& a, int slice,
+                                             int entries) {
+  const int64_t n = static_cast<int64_t>(KG) * entries;
+  start_copy(dst, static_cast<const TabT*>(a.tables) + slice * n, n);
 }
 
 __device__ __forceinline__ void wait_tables() {
@@ -340,43 +357,106 @@ __device__ __forceinline__ TabT tab_load(const char* base, uint32_t byte_off) {
   return *reinterpret_cast<const TabT*>(base + byte_off);
 }
 
+// Entries of one bundle half, and the bytes between table positions: a
+// bundle half for KG > 1, one entry otherwise.
+template <class TabT>
+constexpr int kHalfEntries = kVectorBytes / static_cast<int>(sizeof(TabT));
+template <class TabT, int KG>
+constexpr uint32_t kPosBytes = KG > 1 ? kVectorBytes : sizeof(TabT);
+
+// One bundle half (16 bytes of shared memory) as its entries.
+template <class TabT>
+__device__ __forceinline__ void load_half(const char* p, TabT* v) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  if constexpr (sizeof(TabT) == sizeof(float)) {
+    v[0] = __uint_as_float(u.x);
+    v[1] = __uint_as_float(u.y);
+    v[2] = __uint_as_float(u.z);
+    v[3] = __uint_as_float(u.w);
+  } else {
+    v[0] = __hiloint2double(static_cast<int>(u.y), static_cast<int>(u.x));
+    v[1] = __hiloint2double(static_cast<int>(u.w), static_cast<int>(u.z));
+  }
+}
+
+// The bundled lookups of one dense vector whose cells all fit the tables:
+// for each cell, the group's KG entries in KG / kHalfEntries 16-byte reads.
+// Float entries are summed in float in balanced groups of four cells and
+// converted once per vector, as in the per-vector path.
+template <int W, int LANES, class TabT, int KG>
+__device__ __forceinline__ void add_bundles(const uint32_t (&off)[W], const char* tab,
+                                            uint32_t half_bytes, double (&acc)[KG]) {
+  constexpr int kE = kHalfEntries<TabT>;
+  constexpr int kH = KG / kE;
+  constexpr uint32_t kStep = LANES * kPosBytes<TabT, KG>;
+  if constexpr (sizeof(TabT) == sizeof(float) && W >= 4) {
+    // One half at a time: its four entries per cell are all a group of
+    // four cells holds in registers.
+#pragma unroll
+    for (int h = 0; h < kH; ++h) {
+      float part[kE];
+#pragma unroll
+      for (int e = 0; e < kE; ++e) part[e] = 0.0f;
+#pragma unroll
+      for (int q = 0; q < W; q += 4) {
+        float v[4][kE];
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj)
+          load_half<float>(tab + off[q + jj] + (q + jj) * kStep + h * half_bytes, v[jj]);
+#pragma unroll
+        for (int e = 0; e < kE; ++e) part[e] += (v[0][e] + v[1][e]) + (v[2][e] + v[3][e]);
+      }
+#pragma unroll
+      for (int e = 0; e < kE; ++e) acc[h * kE + e] += static_cast<double>(part[e]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      TabT v[KG];
+#pragma unroll
+      for (int h = 0; h < kH; ++h) load_half<TabT>(tab + off[j] + j * kStep + h * half_bytes, &v[h * kE]);
+#pragma unroll
+      for (int kk = 0; kk < KG; ++kk) acc[kk] += static_cast<double>(v[kk]);
+    }
+  }
+}
+
 // Adds the shifted terms of one dense vector to acc[kk] for the slice's
 // parameter vectors. `tab` points at the entry of cell 0 for n = 0 (cell j
 // is LANES entries further); col is the column of cell 0.
 template <CellType C, int W, int LANES, class TabT, int KG>
 __device__ __forceinline__ void add_vector(const RawVec<W * CellTraits<C>::kBytes>& x,
-                                           const char* tab, int64_t col, uint32_t entry_bytes,
-                                           int kc, int k0, const SharedAlphaArgs& a,
+                                           const char* tab, int64_t col, int kc, int k0,
+                                           const SharedAlphaArgs& a,
                                            double (&acc)[KG]) {
-  constexpr uint32_t kStep = LANES * sizeof(TabT);  // bytes from cell j to cell j + 1
-  const uint32_t row_bytes = static_cast<uint32_t>(a.panel_cols) * sizeof(TabT);
+  constexpr uint32_t kStep = LANES * kPosBytes<TabT, KG>;  // bytes from cell j to cell j + 1
+  // Bytes from count n to n + 1, and (bundles) from one half to the next.
+  const uint32_t row_bytes = static_cast<uint32_t>(a.panel_cols) * KG * sizeof(TabT);
+  const uint32_t half_bytes = static_cast<uint32_t>(a.panel_cols) * kVectorBytes;
   if (a.all_fit || fits_table<C, W>(x, a.cut, a.integral)) {
     uint32_t off[W];
 #pragma unroll
     for (int j = 0; j < W; ++j) off[j] = static_cast<uint32_t>(cell_index<C, W>(x, j)) * row_bytes;
+    if constexpr (KG > 1) {
+      add_bundles<W, LANES, TabT, KG>(off, tab, half_bytes, acc);
+    } else if constexpr (sizeof(TabT) == sizeof(float)) {
+      // Float lookups are summed in float in small balanced groups and
+      // converted once per vector: conversions run at a quarter of the add
+      // rate, and same-sign terms keep the float error near 3 ulp.
+      float part = 0.0f;
+      if constexpr (W >= 4) {
 #pragma unroll
-    for (int kk = 0; kk < KG; ++kk) {
-      if (KG > 1 && kk >= kc) break;
-      const char* t = tab + kk * entry_bytes;
-      if constexpr (sizeof(TabT) == sizeof(float)) {
-        // Float lookups are summed in float in small balanced groups and
-        // converted once per vector: conversions run at a quarter of the add
-        // rate, and same-sign terms keep the float error near 3 ulp.
-        float part = 0.0f;
-        if constexpr (W >= 4) {
-#pragma unroll
-          for (int q = 0; q < W; q += 4)
-            part += (tab_load<float>(t, off[q] + q * kStep) + tab_load<float>(t, off[q + 1] + (q + 1) * kStep)) +
-                    (tab_load<float>(t, off[q + 2] + (q + 2) * kStep) + tab_load<float>(t, off[q + 3] + (q + 3) * kStep));
-        } else {
-#pragma unroll
-          for (int j = 0; j < W; ++j) part += tab_load<float>(t, off[j] + j * kStep);
-        }
-        acc[kk] += static_cast<double>(part);
+        for (int q = 0; q < W; q += 4)
+          part += (tab_load<float>(tab, off[q] + q * kStep) + tab_load<float>(tab, off[q + 1] + (q + 1) * kStep)) +
+                  (tab_load<float>(tab, off[q + 2] + (q + 2) * kStep) + tab_load<float>(tab, off[q + 3] + (q + 3) * kStep));
       } else {
 #pragma unroll
-        for (int j = 0; j < W; ++j) acc[kk] += tab_load<double>(t, off[j] + j * kStep);
+        for (int j = 0; j < W; ++j) part += tab_load<float>(tab, off[j] + j * kStep);
       }
+      acc[0] += static_cast<double>(part);
+    } else {
+#pragma unroll
+      for (int j = 0; j < W; ++j) acc[0] += tab_load<double>(tab, off[j] + j * kStep);
     }
     return;
   }
@@ -391,7 +471,9 @@ __device__ __forceinline__ void add_vector(const RawVec<W * CellTraits<C>::kByte
     for (int kk = 0; kk < KG; ++kk) {
       if (KG > 1 && kk >= kc) break;
       if (tabulated) {
-        acc[kk] += static_cast<double>(tab_load<TabT>(tab + kk * entry_bytes, o));
+        constexpr int kE = kHalfEntries<TabT>;
+        const uint32_t at = KG > 1 ? o + (kk / kE) * half_bytes + (kk % kE) * sizeof(TabT) : o;
+        acc[kk] += static_cast<double>(tab_load<TabT>(tab, at));
       } else {
         const int k = k0 + kk;
         acc[kk] += shifted_term(__ldg(a.alpha + static_cast<int64_t>(k) * a.cols + col + j), n,
@@ -485,7 +567,11 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int R = KG > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
   const SliceGeometry g = slice_geometry(a, LANES, R);
-  start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
+  if constexpr (KG > 1)
+    start_bundle<TabT, KG>(reinterpret_cast<TabT*>(smem), a, a.slice_base + static_cast<int>(blockIdx.y),
+                           g.entries);
+  else
+    start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
 
   const int64_t col0 = static_cast<int64_t>(g.panel) * a.panel_cols;
   const int64_t width = min(a.panel_cols, view.cols - col0);
@@ -493,7 +579,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   constexpr int kBytes = W * CellTraits<C>::kBytes;
   const char* values = static_cast<const char*>(view.values);
   const int64_t pitch_bytes = view.pitch * CellTraits<C>::kBytes;
-  const uint32_t entry_bytes = static_cast<uint32_t>(g.entries) * sizeof(TabT);
 
   // Loads the group's vectors of step s (zeros outside the table).
   auto load = [&](RawVec<kBytes>(&x)[R], Step s) {
@@ -536,10 +621,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
     load(next, n);
     const int64_t vi = s.offset + g.lane_in_group;
     const char* tab = reinterpret_cast<const char*>(smem) +
-                      (static_cast<uint32_t>(s.offset) * W + g.lane_in_group) * sizeof(TabT);
+                      (static_cast<uint32_t>(s.offset) * W + g.lane_in_group) * kPosBytes<TabT, KG>;
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      add_vector<C, W, LANES, TabT, KG>(x[r], tab, col0 + vi * W, entry_bytes, g.kc, g.k0, a, acc[r]);
+      add_vector<C, W, LANES, TabT, KG>(x[r], tab, col0 + vi * W, g.kc, g.k0, a, acc[r]);
     if (n.chunk != s.chunk) {
       finish_group<R, KG>(acc, group_row0(s.chunk), g, view.rows, adjust, a);
       adjust = resolve_row(rd);
@@ -589,14 +674,13 @@ __global__ void __launch_bounds__(kBlockThreads)
     if (a.full) adjust += __ldg(view.row_lcoef + row);
   }
   wait_tables();
-  const uint32_t entry_bytes = static_cast<uint32_t>(entries) * sizeof(TabT);
   double acc[1] = {0.0};
   for (int64_t vi = lane; vi < nvec; vi += LANES) {
     const RawVec<kBytes> x = next;
     load(vi + LANES);
     const char* tab = reinterpret_cast<const char*>(smem) +
                       (static_cast<uint32_t>(vi - lane) * W + lane) * sizeof(TabT);
-    add_vector<C, W, LANES, TabT, 1>(x, tab, vi * W, entry_bytes, 1, 0, a, acc);
+    add_vector<C, W, LANES, TabT, 1>(x, tab, vi * W, 1, 0, a, acc);
   }
   const double sum = group_sum(acc[0], LANES);
   if (live && lane == 0) a.out[row * a.out_sr] = sum + adjust;
@@ -802,12 +886,31 @@ __device__ __forceinline__ int64_t table_pos(int64_t u, int vec, int lanes) {
 // One thread per (k, panel, column): T[n] = sum_{i<n} (log(alpha + i) - log A),
 // Kahan-compensated like the CPU backend's tables. One thread per (k, N) for
 // the row terms lpoch(A, N) - N log A.
+// The entry of count 0 for vector k at table position `pos` of a panel, and
+// the entries from one count to the next (see loglik_types.cuh).
+template <class TabT>
+__device__ __forceinline__ TabT* table_entry(const TableBuildArgs& b, int k, int panel, int64_t pos,
+                                             int64_t* n_stride) {
+  TabT* tables = static_cast<TabT*>(b.tables);
+  if (b.bundle == 0) {
+    *n_stride = b.panel_cols;
+    return tables + (static_cast<int64_t>(k) * b.panels + panel) * b.cut * b.panel_cols + pos;
+  }
+  constexpr int kE = kHalfEntries<TabT>;
+  const int halves = b.bundle / kE;
+  const int group = k / b.bundle, kk = k % b.bundle;
+  *n_stride = static_cast<int64_t>(b.bundle) * b.panel_cols;
+  const int64_t slice = static_cast<int64_t>(group) * b.panels + panel;
+  return tables + ((slice * b.cut * halves + kk / kE) * b.panel_cols + pos) * kE + kk % kE;
+}
+
 template <class TabT>
 __global__ void build_tables(TableBuildArgs b) {
   const int64_t per_k = static_cast<int64_t>(b.panels) * b.panel_cols;
-  const int64_t n_cols = per_k * b.k_total;
+  // Bundled tables fill their last group: vectors past k_total get zeros.
+  const int64_t k_items = b.bundle > 0 ? round_up<int64_t>(b.k_total, b.bundle) : b.k_total;
+  const int64_t n_cols = per_k * k_items;
   const int64_t n_rows = b.row_term_len * b.k_total;
-  TabT* tables = static_cast<TabT*>(b.tables);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n_cols + n_rows;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     if (i < n_cols) {
@@ -816,11 +919,11 @@ __global__ void build_tables(TableBuildArgs b) {
       const int panel = static_cast<int>(rem / b.panel_cols);
       const int64_t u = rem % b.panel_cols;
       const int64_t v = static_cast<int64_t>(panel) * b.panel_cols + u;
-      TabT* t = tables + (static_cast<int64_t>(k) * b.panels + panel) * b.cut * b.panel_cols +
-                table_pos(u, b.vec, b.lanes);
+      int64_t stride = 0;
+      TabT* t = table_entry<TabT>(b, k, panel, table_pos(u, b.vec, b.lanes), &stride);
       t[0] = TabT(0);
-      if (v >= b.cols) {
-        for (int n = 1; n < b.cut; ++n) t[n * b.panel_cols] = TabT(0);
+      if (v >= b.cols || k >= b.k_total) {
+        for (int n = 1; n < b.cut; ++n) t[n * stride] = TabT(0);
         continue;
       }
       const double alpha = b.alpha[static_cast<int64_t>(k) * b.cols + v];
@@ -831,7 +934,7 @@ __global__ void build_tables(TableBuildArgs b) {
         const double s = sum + y;
         comp = (s - sum) - y;
         sum = s;
-        t[n * b.panel_cols] = static_cast<TabT>(sum);
+        t[n * stride] = static_cast<TabT>(sum);
       }
     } else {
       const int64_t j = i - n_cols;

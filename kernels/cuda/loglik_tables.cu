@@ -165,8 +165,10 @@ BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int*
 }
 
 BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const LaunchEnv& env) {
-  const int64_t items = static_cast<int64_t>(args.k_total) *
-                        (static_cast<int64_t>(args.panels) * args.panel_cols + args.row_term_len);
+  const int64_t k_items =
+      args.bundle > 0 ? round_up<int64_t>(args.k_total, args.bundle) : args.k_total;
+  const int64_t items = k_items * static_cast<int64_t>(args.panels) * args.panel_cols +
+                        static_cast<int64_t>(args.k_total) * args.row_term_len;
   const int grid = stride_grid(items, env.sm_count);
   if (fast)
     dev::build_tables<float><<<grid, kBlockThreads, 0, env.stream>>>(args);
