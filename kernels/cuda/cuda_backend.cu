@@ -288,7 +288,7 @@ class CudaBackend final : public Backend {
   // columns, on the host threads when there are enough of them.
   BackendResult column_forms(const double* by_value, int64_t k, int64_t cols, int bins,
                              std::vector<Histograms>* out) {
-    const int64_t per_k = (cols + kFormBlockCols - 1) / kFormBlockCols;
+    const int64_t per_k = ceil_div<int64_t>(cols, kFormBlockCols);
     std::atomic<bool> out_of_memory{false};
     const auto block = [&](int64_t q) {
       const int64_t j = q / per_k, v0 = (q % per_k) * kFormBlockCols;

@@ -291,11 +291,25 @@ int bits_for(double max_value) {
   return bits;
 }
 
+// Threads of one private-counter lane group for a table `cols` wide, each
+// counting c columns: as many whole warps as the columns need, at most a
+// block. A tile spans c times as many columns.
+int private_group_threads(int64_t cols, int c) {
+  const int64_t vecs = ceil_div<int64_t>(cols, c);
+  return static_cast<int>(std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp)));
+}
+
+// Columns of one shared-histogram tile of the atomic path: integer counters
+// take half the bytes of weighted ones, so a tile spans twice the columns.
+int64_t atomic_tile_cols(bool weighted, int bins) {
+  const int64_t entries = weighted ? kTileEntries : 2 * kTileEntries;
+  return std::max<int64_t>(1, entries / bins);
+}
+
 template <class Acc, int C, bool kNibbles>
 BackendResult private_histograms_c(const DeviceTable& t, const double* weights, int64_t k, int bins,
                                    double* hist, DeviceBuffer& partial, const LaunchEnv& env) {
-  const int64_t vecs = ceil_div<int64_t>(t.cols, C);
-  const int group = static_cast<int>(std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp)));
+  const int group = private_group_threads(t.cols, C);
   const int64_t tile_cols = static_cast<int64_t>(C) * group;
   const int64_t tiles = ceil_div<int64_t>(t.cols, tile_cols);
   if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
@@ -333,11 +347,8 @@ BackendResult private_histograms_c(const DeviceTable& t, const double* weights, 
   return {};
 }
 
-// Stands for "some weights" where only their presence matters.
-constexpr double kWeightProbe = 1.0;
-
-bool private_fits(const double* weights, int bins) {
-  return weights != nullptr
+bool private_fits(bool weighted, int bins) {
+  return weighted
              ? static_cast<size_t>(kPrivColsWeights) * bins * kHistThreads * sizeof(double) <= kPrivSharedBytes
              : static_cast<size_t>(kPrivColsCounts) * bins * kHistThreads * sizeof(unsigned int) <= kPrivSharedBytes;
 }
@@ -359,15 +370,10 @@ bool column_histogram_supported(const DeviceTable& t) {
 
 bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins) {
   if (t.sparse) return true;  // CSR grids cover rows, not columns
-  const double* w = weighted ? &kWeightProbe : nullptr;
-  int64_t tile_cols;
-  if (private_fits(w, bins)) {
-    const int c = weighted ? kPrivColsWeights : kPrivColsCounts;
-    const int64_t vecs = ceil_div<int64_t>(t.cols, c);
-    tile_cols = static_cast<int64_t>(c) * std::min<int64_t>(kHistThreads, round_up<int64_t>(vecs, kWarp));
-  } else {
-    tile_cols = std::max<int64_t>(1, (weighted ? kTileEntries : 2 * kTileEntries) / bins);
-  }
+  const int c = weighted ? kPrivColsWeights : kPrivColsCounts;
+  const int64_t tile_cols = private_fits(weighted, bins)
+                                ? static_cast<int64_t>(c) * private_group_threads(t.cols, c)
+                                : atomic_tile_cols(weighted, bins);
   return ceil_div<int64_t>(t.cols, tile_cols) <= kMaxGridY;
 }
 
@@ -375,7 +381,7 @@ BackendResult launch_column_histograms(const DeviceTable& t, const double* weigh
                                        int bins, double* hist, DeviceBuffer& partial,
                                        const LaunchEnv& env) {
   // The private-counter path writes every entry; the others add to zeros.
-  if (!t.sparse && t.rows > 0 && t.nnz > 0 && private_fits(weights, bins))
+  if (!t.sparse && t.rows > 0 && t.nnz > 0 && private_fits(weights != nullptr, bins))
     return private_histograms(t, weights, k, bins, hist, partial, env);
   DIRMN_CUDA_TRY(cudaMemsetAsync(hist, 0, static_cast<size_t>(k * t.cols * bins) * sizeof(double),
                                  env.stream),
@@ -397,9 +403,7 @@ BackendResult launch_column_histograms(const DeviceTable& t, const double* weigh
         column_histogram_csr_u8<uint32_t><<<grid, kHistThreads, 0, env.stream>>>(
             t.row_ptr.get<int64_t>(), t.col_idx.get<uint32_t>(), vals, t.rows, w, k, bins, h);
     } else {
-      // Integer counters take half the bytes, so a tile spans twice the columns.
-      const int64_t entries = w != nullptr ? kTileEntries : 2 * kTileEntries;
-      const int64_t tile_cols = std::max<int64_t>(1, entries / bins);
+      const int64_t tile_cols = atomic_tile_cols(w != nullptr, bins);
       const int64_t tiles = ceil_div<int64_t>(t.cols, tile_cols);
       if (tiles > kMaxGridY) return {DIRMN_ERROR_NOT_SUPPORTED, "histogram of so wide a table", 0};
       const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(t.rows, blocks / tiles + 1));

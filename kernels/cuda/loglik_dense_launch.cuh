@@ -14,9 +14,8 @@ constexpr const char* kDenseWhat = "kernel launch (shared_alpha_dense)";
 
 // One vector, one panel, and too few rows for shared_alpha_dense to give
 // every multiprocessor a row chunk: shared_alpha_dense_small.
-template <CellType C, int W, int LANES, class TabT>
-bool use_small(const DenseView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
-  const int64_t chunk_rows = static_cast<int64_t>(kBlockThreads / LANES) * kRowsPerGroup;
+inline bool use_small(const DenseView& v, const SharedAlphaArgs& a, int lanes, const LaunchEnv& env) {
+  const int64_t chunk_rows = static_cast<int64_t>(kBlockThreads / lanes) * kRowsPerGroup;
   return a.k_total == 1 && a.panels == 1 && a.row_adjust != nullptr &&
          v.rows < chunk_rows * env.sm_count;
 }
@@ -35,7 +34,7 @@ BackendResult dense_small(const DenseView& v, const SharedAlphaArgs& a, const La
 
 template <CellType C, int W, int LANES, class TabT>
 BackendResult dense_lk(const DenseView& v, SharedAlphaArgs a, const LaunchEnv& env) {
-  if (use_small<C, W, LANES, TabT>(v, a, env)) return dense_small<C, W, LANES, TabT>(v, a, env);
+  if (use_small(v, a, LANES, env)) return dense_small<C, W, LANES, TabT>(v, a, env);
   a.rows_per_group = a.k_group > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
   constexpr int kHalf = kVectorBytes / static_cast<int>(sizeof(TabT));
   constexpr int kFull = kMaxBundleBytes / static_cast<int>(sizeof(TabT));

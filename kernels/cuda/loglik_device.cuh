@@ -263,11 +263,10 @@ __device__ __forceinline__ double group_sum(double v, int width) {
   return v;
 }
 
-// Starts copying the slice's kc tables (each `entries` long) into shared
-// memory. On sm_80 and later the copy is asynchronous (cp.async), so the
-// block's first loads of counts overlap it; wait_tables() completes it.
 // Starts copying `entries` table entries (a multiple of 16 bytes) from
-// global to shared memory.
+// global to shared memory. On sm_80 and later the copy is asynchronous
+// (cp.async), so the block's first loads of counts overlap it;
+// wait_tables() completes it.
 template <class TabT>
 __device__ __forceinline__ void start_copy(TabT* dst, const TabT* from, int64_t entries) {
   constexpr int kPerVec = kVectorBytes / static_cast<int>(sizeof(TabT));
@@ -883,9 +882,6 @@ __device__ __forceinline__ int64_t table_pos(int64_t u, int vec, int lanes) {
   return (vi / lanes) * lanes * vec + j * lanes + vi % lanes;
 }
 
-// One thread per (k, panel, column): T[n] = sum_{i<n} (log(alpha + i) - log A),
-// Kahan-compensated like the CPU backend's tables. One thread per (k, N) for
-// the row terms lpoch(A, N) - N log A.
 // The entry of count 0 for vector k at table position `pos` of a panel, and
 // the entries from one count to the next (see loglik_types.cuh).
 template <class TabT>
@@ -904,6 +900,9 @@ __device__ __forceinline__ TabT* table_entry(const TableBuildArgs& b, int k, int
   return tables + ((slice * b.cut * halves + kk / kE) * b.panel_cols + pos) * kE + kk % kE;
 }
 
+// One thread per (k, panel, column): T[n] = sum_{i<n} (log(alpha + i) - log A),
+// Kahan-compensated like the CPU backend's tables. One thread per (k, N) for
+// the row terms lpoch(A, N) - N log A.
 template <class TabT>
 __global__ void build_tables(TableBuildArgs b) {
   const int64_t per_k = static_cast<int64_t>(b.panels) * b.panel_cols;
