@@ -523,7 +523,12 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * context with a table of 8-bit counts the responsibilities stay on the
  * device: the E step, the histograms and their sums run there and only the
  * histograms and per-component sums cross to the host per iteration (CPU
- * and CUDA results agree to rounding). Rows of zeros, columns of zeros and components
+ * and CUDA results agree to rounding). When every count of such a table is
+ * below 16, on devices of compute capability 8.0 or later, the histograms
+ * are made on the int8 tensor cores, exact for the weights in 63-bit fixed
+ * point; for that the first fit keeps a second copy of the table on the
+ * device (rows x cols bytes) until `counts` is destroyed, and goes without
+ * the tensor cores where there is no room for it. Rows of zeros, columns of zeros and components
  * that lose all their rows are handled (an empty component is re-seeded at
  * the worst-explained row). The caller owns *mixture (free with
  * dirmn_mixture_destroy); it does not reference `counts` after return.

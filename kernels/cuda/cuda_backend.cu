@@ -85,8 +85,8 @@ struct TableKey {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, int sm_count)
-      : device_(device), sm_count_(sm_count), params_(device), tables_(device),
+  CudaBackend(int device, int sm_count, int compute_major)
+      : device_(device), sm_count_(sm_count), compute_major_(compute_major), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
         hist_(device), hist_partial_(device), hist_scratch_(device), em_(device) {}
 
@@ -224,9 +224,12 @@ class CudaBackend final : public Backend {
   }
 
   // weights: host memory, or device memory when device_weights.
+  // tensor_w_max: for the EM's M step on the tensor cores (t.chunked made),
+  // each weighting's largest weight (device memory; weights are too).
   BackendResult histograms_k(const BackendCounts& counts, const double* weights, int64_t k,
                              std::vector<Histograms>* out, const Interrupt&,
-                             bool device_weights = false) {
+                             bool device_weights = false, const double* tensor_w_max = nullptr) {
+    const bool tensor = tensor_w_max != nullptr;
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     if (!column_histogram_supported(t) || !totals_index_supported(t))
       return {DIRMN_ERROR_NOT_SUPPORTED, "device histograms of a table wider than 8 bits", 0};
@@ -252,7 +255,10 @@ class CudaBackend final : public Backend {
       const double* d_w = device_weights ? weights : d_lcoef + kk;
       if (upload_weights)
         DIRMN_TRY(upload(d_lcoef + kk, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
-      DIRMN_TRY(launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e));
+      if (tensor)
+        DIRMN_TRY(launch_tensor_histograms(t, d_w, tensor_w_max, k, bins, d_hist, hist_partial_, e));
+      else
+        DIRMN_TRY(launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e));
       if (weights)
         DIRMN_TRY(launch_total_sums(t, ix, d_w, k, d_seg, d_lcoef, hist_scratch_, e));
       DIRMN_TRY(host_out_.reserve(results * sizeof(double), "cudaHostAlloc (histograms)"));
@@ -263,20 +269,35 @@ class CudaBackend final : public Backend {
       const double* h_hist = host_out_.get<double>();
       const double* h_seg = h_hist + kk * cells;
       const double* h_lcoef = h_seg + kk * runs;
+      // Column histograms are rewritten in place (every field): an EM calls
+      // this once per iteration with the same shapes, and making the
+      // objects anew cost more than filling them.
       out->resize(kk);
       for (size_t j = 0; j < kk; ++j) {
         (*out)[j].cols = t.cols;
-        (*out)[j].column.assign(static_cast<size_t>(t.cols), Histogram());
+        if ((*out)[j].column.size() != static_cast<size_t>(t.cols))
+          (*out)[j].column.assign(static_cast<size_t>(t.cols), Histogram());
       }
       DIRMN_TRY(column_forms(h_hist, k, t.cols, bins, out));
-      for (size_t j = 0; j < kk; ++j) {
+      std::atomic<bool> out_of_memory{false};
+      const auto total_of = [&](int64_t jj) {
+        const size_t j = static_cast<size_t>(jj);
         Histograms& o = (*out)[j];
         const double* w_tot = weights ? h_seg + j * runs : ix.count.data();
-        HistogramBuilder tot(kHistTotalIndexMax);
-        for (size_t i = 0; i < runs; ++i) tot.add(ix.value[i], w_tot[i]);
-        o.total = tot.finish();
+        try {
+          HistogramBuilder tot(kHistTotalIndexMax);
+          for (size_t i = 0; i < runs; ++i) tot.add(ix.value[i], w_tot[i]);
+          o.total = tot.finish();
+        } catch (const std::bad_alloc&) {
+          out_of_memory = true;
+        }
         o.lcoef_sum = weights ? h_lcoef[j] : ix.lcoef_sum;
-      }
+      };
+      if (host_threads_ && k > 1)
+        host_threads_->parallel_for(k, total_of);
+      else
+        for (int64_t j = 0; j < k; ++j) total_of(j);
+      if (out_of_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for histograms", 0};
     }
@@ -321,7 +342,7 @@ class CudaBackend final : public Backend {
     double* row_w;
     double* L;
     double* log_pi;
-    double* reduced;
+    double* reduced;  // em_reduced_columns(k): the E step's sums, then max_b w_bj
     double* part;
     size_t doubles;
   };
@@ -338,9 +359,10 @@ class CudaBackend final : public Backend {
     l.L = l.row_w + r;
     l.log_pi = l.L + n;
     l.reduced = l.log_pi + kk;
-    l.part = l.reduced + 2 * kk + 2;
+    const size_t columns = static_cast<size_t>(em_reduced_columns(k));
+    l.part = l.reduced + columns;
     l.doubles = 4 * n + (static_cast<size_t>(kEmAux) + 1) * r + kk +
-                (2 * kk + 2) * (1 + static_cast<size_t>(em_reduce_runs(rows)));
+                columns * (1 + static_cast<size_t>(em_reduce_runs(rows)));
     return l;
   }
 
@@ -369,7 +391,32 @@ class CudaBackend final : public Backend {
     if (row_weights)
       DIRMN_TRY(upload(l.row_w, row_weights, static_cast<size_t>(t.rows) * sizeof(double),
                        "cudaMemcpyAsync (row weights)"));
+    // Each weighting's largest weight, where the E step leaves it: the
+    // tensor-core histograms scale by it.
+    try {
+      std::vector<double> w_max(static_cast<size_t>(k), 0.0);
+      for (int64_t b = 0; b < t.rows; ++b)
+        for (int64_t j = 0; j < k; ++j)
+          w_max[static_cast<size_t>(j)] = std::max(w_max[static_cast<size_t>(j)], w[b * k + j]);
+      DIRMN_TRY(upload(l.reduced + 2 * k + 2, w_max.data(), static_cast<size_t>(k) * sizeof(double),
+                       "cudaMemcpyAsync (largest weights)"));
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the mixture state", 0};
+    }
     em_row_weights_ = row_weights != nullptr;
+    // The chunk-major copy is made once per table. If there is no room for
+    // it, the M step keeps the general kernels.
+    em_tensor_ = false;
+    if (tensor_histograms_supported(t, compute_major_)) {
+      if (t.chunked.get() == nullptr) {
+        const BackendResult rc = build_chunk_table(t, env());
+        if (!rc.ok()) {
+          t.chunked.release();
+          if (rc.status != DIRMN_ERROR_OUT_OF_MEMORY) return rc;
+        }
+      }
+      em_tensor_ = t.chunked.get() != nullptr;
+    }
     em_table_ = &t;
     em_k_ = k;
     return {};
@@ -380,7 +427,7 @@ class CudaBackend final : public Backend {
     DIRMN_TRY(em_check(counts, k));
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
-    return histograms_k(counts, l.w, k, out, Interrupt{}, true);
+    return histograms_k(counts, l.w, k, out, Interrupt{}, true, em_tensor_ ? l.reduced + 2 * k + 2 : nullptr);
   }
 
   BackendResult em_estep(const BackendCounts& counts, int64_t k, const double* alpha,
@@ -740,6 +787,7 @@ class CudaBackend final : public Backend {
 
   int device_;
   int sm_count_;
+  int compute_major_;
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t stage_done_ = nullptr;
@@ -760,6 +808,7 @@ class CudaBackend final : public Backend {
   int64_t em_k_ = 0;
   int em_cur_ = 0;             // which z buffer is current
   bool em_row_weights_ = false;
+  bool em_tensor_ = false;     // the M step's histograms run on the tensor cores
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;
@@ -809,13 +858,15 @@ std::unique_ptr<Backend> make_cuda_backend(int device, BackendResult* result) {
     *result = from_cuda(e, "cudaFree (creating the device context)");
     return nullptr;
   }
-  int sm_count = 0;
-  const cudaError_t ea = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  int sm_count = 0, compute_major = 0;
+  cudaError_t ea = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (ea == cudaSuccess)
+    ea = cudaDeviceGetAttribute(&compute_major, cudaDevAttrComputeCapabilityMajor, device);
   if (ea != cudaSuccess) {
     *result = from_cuda(ea, "cudaDeviceGetAttribute");
     return nullptr;
   }
-  std::unique_ptr<CudaBackend> b(new (std::nothrow) CudaBackend(device, std::max(sm_count, 1)));
+  std::unique_ptr<CudaBackend> b(new (std::nothrow) CudaBackend(device, std::max(sm_count, 1), compute_major));
   if (!b) {
     *result = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a CUDA context", 0};
     return nullptr;

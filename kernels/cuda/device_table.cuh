@@ -53,7 +53,7 @@ struct TotalsIndex {
 struct DeviceTable {
   explicit DeviceTable(int dev)
       : device(dev), values_buf(dev), row_ptr(dev), col_idx(dev), panel_ptr(dev),
-        row_total(dev), row_lcoef(dev), totals(dev), row_adjust(dev) {}
+        row_total(dev), row_lcoef(dev), totals(dev), row_adjust(dev), chunked(dev) {}
 
   int device = 0;
   int64_t rows = 0;
@@ -84,6 +84,10 @@ struct DeviceTable {
   // backend's table generation.
   mutable DeviceBuffer row_adjust;
   mutable uint64_t row_adjust_gen = 0;
+  // The chunk-major copy the tensor-core histograms read (rows rounded up
+  // to 32, times cols bytes), made by the first mixture fit that uses it
+  // and kept with the table for the fits after it.
+  mutable DeviceBuffer chunked;
 
   DenseView dense_view() const {
     DenseView v;
@@ -172,6 +176,20 @@ BackendResult launch_column_histograms(const DeviceTable& t, const double* weigh
 // (very wide dense tables exceed them; launch_column_histograms then
 // reports NOT_SUPPORTED).
 bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins);
+// tensor_histogram.cu: the weighted column histograms of an EM's M step
+// on the int8 tensor cores, for dense 8-bit tables with counts below 16 on
+// devices of compute capability 8.0 or later. Exact for the weights rounded
+// to 63-bit fixed point.
+bool tensor_histograms_supported(const DeviceTable& t, int compute_major);
+// Makes t.chunked (stream-ordered).
+BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env);
+// As launch_column_histograms, from t.chunked; weights rows x k, >= 0,
+// w_max[j] (device) at least the largest weight of weighting j: each
+// weighting is scaled by a power of two at least its largest weight, so
+// its weights are rounded to 2^-64 of it, however small it is.
+BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
+                                       int64_t k, int bins, double* hist, DeviceBuffer& scratch,
+                                       const LaunchEnv& env);
 // Row-total statistics: tables with integer totals below 2^32.
 bool totals_index_supported(const DeviceTable& t);
 // Builds t.totals (synchronous).
@@ -196,13 +214,16 @@ struct EmDevice {
   double* aux = nullptr;          // rows x kEmAux
   double* part = nullptr;         // (2k + 2) x em_reduce_runs(rows): partial sums
 };
+// Columns of the E step's reductions: [sum_b z_bj (k)][sum_b w_bj (k)]
+// [sum_b r_b lse_b][max change][max_b w_bj (k)].
+__host__ __device__ inline int64_t em_reduced_columns(int64_t k) { return 3 * k + 2; }
 // Row runs of the E step's deterministic column sums.
 constexpr int64_t kEmReduceRows = 4096;
 inline int64_t em_reduce_runs(int64_t rows) {
   return std::max<int64_t>(1, ceil_div<int64_t>(rows, kEmReduceRows));
 }
 // From L (rows x k, device) and log_pi (k, device): z, w, aux, and
-// reduced = [sum_b z_bj (k)][sum_b w_bj (k)][sum_b r_b lse_b][max change].
+// reduced (em_reduced_columns).
 BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,
                            double* reduced, const LaunchEnv& env);
 

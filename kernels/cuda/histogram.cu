@@ -9,7 +9,6 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
 #include <new>
@@ -270,19 +269,64 @@ __global__ void totals_keys(const double* __restrict__ row_total, int64_t rows,
   }
 }
 
-// In row-total order: the weight of each row and its weighted log
-// multinomial coefficient, for weighting j of k.
-__global__ void gather_total_weights(const uint32_t* __restrict__ order, int64_t rows,
-                                     const double* __restrict__ weights, int64_t k, int64_t j,
-                                     const double* __restrict__ lcoef, double* __restrict__ w_out,
-                                     double* __restrict__ wl_out) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t b = order[i];
-    const double w = weights[b * k + j];
-    w_out[i] = w;
-    wl_out[i] = w * lcoef[b];
+// Weightings one pass of total_run_sums adds at once (one 64-byte read of
+// a row's weights).
+constexpr int64_t kRunWeightings = 8;
+constexpr int kRunWarps = kHistThreads / kWarp;
+
+// One warp per row-total run i (the rows whose total is ix.value[i]): for
+// each weighting j, seg_out[j * runs + i] = sum of the run's w_bj and
+// lpart[j * runs + i] = sum of its w_bj lcoef_b, in a fixed order (lanes
+// over rows, then a fixed shuffle tree), so they repeat bit for bit.
+__global__ void total_run_sums(const uint32_t* __restrict__ order, const int64_t* __restrict__ off,
+                               int64_t runs, const double* __restrict__ weights, int64_t k,
+                               const double* __restrict__ lcoef, double* __restrict__ seg_out,
+                               double* __restrict__ lpart) {
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kRunWarps + static_cast<int64_t>(threadIdx.x) / kWarp;
+  if (i >= runs) return;  // the whole warp leaves together
+  const int64_t r0 = off[i], r1 = off[i + 1];
+  for (int64_t j0 = 0; j0 < k; j0 += kRunWeightings) {
+    double s[kRunWeightings] = {}, sl[kRunWeightings] = {};
+    for (int64_t r = r0 + lane; r < r1; r += kWarp) {
+      const int64_t b = order[r];
+      const double l = lcoef[b];
+#pragma unroll
+      for (int64_t jj = 0; jj < kRunWeightings; ++jj) {
+        if (j0 + jj >= k) break;
+        const double w = weights[b * k + j0 + jj];
+        s[jj] += w;
+        sl[jj] += w * l;
+      }
+    }
+#pragma unroll
+    for (int64_t jj = 0; jj < kRunWeightings; ++jj) {
+      for (int o = kWarp / 2; o > 0; o /= 2) {
+        s[jj] += __shfl_down_sync(0xffffffffu, s[jj], o);
+        sl[jj] += __shfl_down_sync(0xffffffffu, sl[jj], o);
+      }
+      if (lane == 0 && j0 + jj < k) {
+        seg_out[(j0 + jj) * runs + i] = s[jj];
+        lpart[(j0 + jj) * runs + i] = sl[jj];
+      }
+    }
   }
+}
+
+// Block j: lcoef_out[j] = sum over runs of lpart[j * runs + i], in a fixed
+// order (thread strides, then a fixed tree).
+__global__ void sum_runs(const double* __restrict__ lpart, int64_t runs, double* __restrict__ lcoef_out) {
+  __shared__ double buf[kHistThreads];
+  const int64_t j = blockIdx.x;
+  double v = 0.0;
+  for (int64_t i = threadIdx.x; i < runs; i += kHistThreads) v += lpart[j * runs + i];
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kHistThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) buf[threadIdx.x] += buf[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) lcoef_out[j] = buf[0];
 }
 
 int bits_for(double max_value) {
@@ -520,33 +564,18 @@ BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const La
 BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, const double* weights,
                                 int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
                                 const LaunchEnv& env) {
-  const int64_t rows = t.rows;
-  const int64_t* off = ix.offsets.get<int64_t>();
-  size_t seg_bytes = 0, sum_bytes = 0;
-  DIRMN_CUDA_TRY(cub::DeviceSegmentedReduce::Sum(nullptr, seg_bytes, static_cast<const double*>(nullptr),
-                                                 seg_out, ix.runs, off, off + 1, env.stream),
-                 "cub::DeviceSegmentedReduce::Sum");
-  DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, sum_bytes, static_cast<const double*>(nullptr),
-                                        lcoef_out, rows, env.stream),
-                 "cub::DeviceReduce::Sum");
-  const size_t arrays = 2 * static_cast<size_t>(rows) * sizeof(double);
-  const size_t temp_bytes = round_up<size_t>(std::max(seg_bytes, sum_bytes), 256);
-  DIRMN_TRY(scratch.reserve(arrays + temp_bytes, "cudaMalloc (row-total workspace)"));
-  double* w_sorted = scratch.get<double>();
-  double* wl_sorted = w_sorted + rows;
-  void* temp = reinterpret_cast<char*>(scratch.get()) + arrays;
-  const int grid = stride_grid(rows, env.sm_count);
-  for (int64_t j = 0; j < k; ++j) {
-    gather_total_weights<<<grid, kHistThreads, 0, env.stream>>>(
-        ix.order.get<uint32_t>(), rows, weights, k, j, t.row_lcoef.get<double>(), w_sorted, wl_sorted);
-    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (row-total weights)");
-    size_t b1 = temp_bytes, b2 = temp_bytes;
-    DIRMN_CUDA_TRY(cub::DeviceSegmentedReduce::Sum(temp, b1, w_sorted, seg_out + j * ix.runs, ix.runs,
-                                                   off, off + 1, env.stream),
-                   "cub::DeviceSegmentedReduce::Sum");
-    DIRMN_CUDA_TRY(cub::DeviceReduce::Sum(temp, b2, wl_sorted, lcoef_out + j, rows, env.stream),
-                   "cub::DeviceReduce::Sum");
+  DIRMN_TRY(scratch.reserve(static_cast<size_t>(std::max<int64_t>(1, k * ix.runs)) * sizeof(double),
+                            "cudaMalloc (row-total workspace)"));
+  double* lpart = scratch.get<double>();
+  if (ix.runs > 0) {
+    const int64_t blocks = ceil_div<int64_t>(ix.runs, kRunWarps);
+    total_run_sums<<<static_cast<unsigned>(blocks), kHistThreads, 0, env.stream>>>(
+        ix.order.get<uint32_t>(), ix.offsets.get<int64_t>(), ix.runs, weights, k,
+        t.row_lcoef.get<double>(), seg_out, lpart);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (row-total sums)");
   }
+  sum_runs<<<static_cast<unsigned>(k), kHistThreads, 0, env.stream>>>(lpart, ix.runs, lcoef_out);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (row-total sums)");
   return {};
 }
 

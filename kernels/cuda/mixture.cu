@@ -43,57 +43,64 @@ __global__ void estep_rows(const double* __restrict__ L, int64_t rows, int k,
   }
 }
 
-// Column sums (or maxima) of a rows x stride array, deterministic: block
-// (q, c) -- runs on x, which has room for any number of rows -- reduces
-// column col0 + c over the q-th run of kReduceRows rows in a fixed order
-// into part[c * runs + q]; finish_columns then adds the runs in order.
+// The E step's column reductions, deterministic. Column c of the 3k + 2 is
+//   c < k: z_bc;  k <= c < 2k: w_b(c-k);  2k: r_b lse_b;  2k + 1: the
+//   largest change;  c >= 2k + 2: w_b(c-2k-2), a maximum (the largest
+//   weights the tensor-core M step scales by).
+// Block (q, c) reduces column c over the q-th run of kReduceRows rows in a
+// fixed order into part[c * runs + q]; finish_columns then adds the runs in
+// order.
 constexpr int64_t kReduceRows = kEmReduceRows;
 
-__global__ void reduce_columns(const double* __restrict__ a, int64_t rows, int64_t stride,
-                               int64_t col0, bool take_max, double* __restrict__ part) {
+struct EmColumn {
+  const double* a;
+  int64_t stride;
+  bool take_max;
+};
+
+__device__ __forceinline__ EmColumn em_column(int64_t c, int64_t k, const double* z, const double* w,
+                                              const double* aux) {
+  if (c < k) return {z + c, k, false};
+  if (c < 2 * k) return {w + (c - k), k, false};
+  if (c < 2 * k + 2) return {aux + (c - 2 * k), kEmAux, c == 2 * k + 1};
+  return {w + (c - 2 * k - 2), k, true};
+}
+
+__global__ void reduce_columns(const double* __restrict__ z, const double* __restrict__ w,
+                               const double* __restrict__ aux, int64_t rows, int64_t k,
+                               double* __restrict__ part) {
   __shared__ double buf[kReduceThreads];
-  const int64_t c = col0 + blockIdx.y;
+  const EmColumn col = em_column(blockIdx.y, k, z, w, aux);
   const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kReduceRows;
   const int64_t r1 = min(rows, r0 + kReduceRows);
   double v = 0.0;
   for (int64_t b = r0 + threadIdx.x; b < r1; b += blockDim.x) {
-    const double x = a[b * stride + c];
-    v = take_max ? fmax(v, x) : v + x;
+    const double x = col.a[b * col.stride];
+    v = col.take_max ? fmax(v, x) : v + x;
   }
   buf[threadIdx.x] = v;
   __syncthreads();
   for (int half = kReduceThreads / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) {
       const double o = buf[threadIdx.x + half];
-      buf[threadIdx.x] = take_max ? fmax(buf[threadIdx.x], o) : buf[threadIdx.x] + o;
+      buf[threadIdx.x] = col.take_max ? fmax(buf[threadIdx.x], o) : buf[threadIdx.x] + o;
     }
     __syncthreads();
   }
   if (threadIdx.x == 0) part[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = buf[0];
 }
 
-__global__ void finish_columns(const double* __restrict__ part, int64_t ncols, int64_t runs,
-                               bool take_max, double* __restrict__ out) {
+__global__ void finish_columns(const double* __restrict__ part, int64_t k, int64_t runs,
+                               double* __restrict__ out) {
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= ncols) return;
+  if (c >= em_reduced_columns(k)) return;
+  const bool take_max = c == 2 * k + 1 || c >= 2 * k + 2;
   double v = 0.0;
   for (int64_t q = 0; q < runs; ++q) {
     const double x = part[c * runs + q];
     v = take_max ? fmax(v, x) : v + x;
   }
   out[c] = v;
-}
-
-BackendResult column_reduce(const double* a, int64_t rows, int64_t stride, int64_t col0,
-                            int64_t ncols, bool take_max, double* part, double* out,
-                            const LaunchEnv& env) {
-  const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(rows, kReduceRows));
-  reduce_columns<<<dim3(static_cast<unsigned>(runs), static_cast<unsigned>(ncols)), kReduceThreads, 0,
-                   env.stream>>>(a, rows, stride, col0, take_max, part);
-  finish_columns<<<static_cast<unsigned>(ceil_div<int64_t>(ncols, kReduceThreads)), kReduceThreads, 0,
-                   env.stream>>>(part, ncols, runs, take_max, out);
-  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step sums)");
-  return {};
 }
 
 }  // namespace
@@ -104,15 +111,14 @@ BackendResult launch_estep(const EmDevice& em, const double* L, const double* lo
   estep_rows<<<grid, kBlockThreads, 0, env.stream>>>(L, em.rows, static_cast<int>(em.k), log_pi,
                                                       em.row_w, em.z_old, em.z, em.w, em.aux);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
-  // Partials: k + k + 1 + 1 columns, each in runs of kReduceRows rows.
-  double* part = em.part;
+  // Partials: em_reduced_columns(k) columns, each in runs of kReduceRows rows.
   const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(em.rows, kReduceRows));
-  DIRMN_TRY(column_reduce(em.z, em.rows, em.k, 0, em.k, false, part, reduced, env));
-  DIRMN_TRY(column_reduce(em.w, em.rows, em.k, 0, em.k, false, part + em.k * runs, reduced + em.k, env));
-  DIRMN_TRY(column_reduce(em.aux, em.rows, kEmAux, 0, 1, false, part + 2 * em.k * runs,
-                          reduced + 2 * em.k, env));
-  DIRMN_TRY(column_reduce(em.aux, em.rows, kEmAux, 1, 1, true, part + (2 * em.k + 1) * runs,
-                          reduced + 2 * em.k + 1, env));
+  const int64_t columns = em_reduced_columns(em.k);
+  reduce_columns<<<dim3(static_cast<unsigned>(runs), static_cast<unsigned>(columns)), kReduceThreads, 0,
+                   env.stream>>>(em.z, em.w, em.aux, em.rows, em.k, em.part);
+  finish_columns<<<static_cast<unsigned>(ceil_div<int64_t>(columns, kReduceThreads)), kReduceThreads, 0,
+                   env.stream>>>(em.part, em.k, runs, reduced);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step sums)");
   return {};
 }
 

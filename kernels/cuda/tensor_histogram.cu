@@ -1,0 +1,367 @@
+// tensor_histogram.cu: the M step's weighted count histograms on the int8
+// tensor cores, for dense 8-bit tables whose counts are below 16.
+//
+// For a column v and k weightings w_bj >= 0, the cumulative histogram
+//   C_j[v][m] = sum_b w_bj [n_bv >= m],   m < 16,
+// is a matrix product over rows: A[m][b] = [n_bv >= m] (16 x rows) times
+// W[b][j] (rows x 8 weightings), which mma.m16n8k32 computes 32 rows at a
+// time. Weights enter as 63-bit fixed point relative to a power of two p_j
+// at least the weighting's largest weight, q_bj = round(w_bj / p_j 2^63),
+// split into eight base-256 digits, one product per digit (two passes of
+// four); A's entries are 0 or 16 (bit 4 of a byte). Every sum is then an
+// exact integer: the histograms are exact for the rounded weights, each
+// within 2^-64 p_j of its weight. That is finer than a double sum resolves
+// once the largest weight is in it, and it keeps a nearly empty component's
+// relative precision: 32-bit fixed point did not (a component of weight
+// 1e-6 took its alpha 1e-6 away from the host's). The sums repeat bit for
+// bit from run to run. By-value histograms are differences of neighbouring
+// cumulative entries, taken in integers.
+//
+// The table is read through a chunk-major copy (build_chunk_table): for each
+// run of 32 rows and each column, the column's 32 counts in the order the
+// MMA's A fragment takes them, so a lane's share is one 8-byte read.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "device_table.cuh"
+
+namespace dirmn {
+namespace cuda {
+namespace {
+
+constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
+constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
+constexpr int kTensorBins = 16;          // the MMA's m: cumulative bins 0..15
+constexpr int kGroupWeightings = 8;      // the MMA's n: weightings per group
+constexpr int kDigits = 4;               // base-256 digits of a weight per pass
+constexpr int kPasses = 2;               // passes: low and high four digits
+constexpr double kWeightScale = 9223372036854775808.0;  // 2^63: a weight of p_j is exact
+constexpr double kPassScale = 4294967296.0;             // 2^32: a pass's weight in the sum
+// A's entries are bit 4 of a byte, so every product carries this factor.
+constexpr double kIndicatorValue = 16.0;
+constexpr int kTensorWarps = 8;
+constexpr int kTensorThreads = kTensorWarps * 32;
+constexpr int kColsPerWarp = 4;
+constexpr int kBlockCols = kTensorWarps * kColsPerWarp;
+constexpr int kTensorBlocksPerSm = 2;
+// Chunks in flight per block (cp.async stages): 2 KB each, enough bytes in
+// flight per SM to cover memory latency at full bandwidth.
+constexpr int kStages = 8;
+// Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 4 digits.
+constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
+constexpr int kTileBytes = kBlockCols * kChunkBytes;
+// int32 accumulators: a block adds at most 16 x 255 per row and digit, so
+// 2^31 / (16 x 255) rows, rounded down to whole chunks, stay exact.
+constexpr int64_t kMaxChunksPerSplit = (int64_t{1} << 31) / (16 * 255) / kChunkRows;
+// A pass's 64-bit sums over all rows: below 16 x 2^32 per row, so 2^63 /
+// 2^36 rows.
+constexpr int64_t kMaxTensorRows = int64_t{1} << 27;
+
+// ---------------------------------------------------------------------------
+// Layouts. Lane (g, t) of a warp (g = lane / 4, t = lane % 4) holds, for the
+// m16n8k32 fragments, rows 4t..4t+3 and 16+4t..16+4t+3 of the chunk: in A
+// for bins g and g + 8, in B for weighting g.
+
+// Byte of row r (0..31) in a column's 32 chunk bytes: [t][half][i].
+__host__ __device__ constexpr int chunk_byte(int r) {
+  return ((r % 16) / 4) * 8 + (r / 16) * 4 + r % 4;
+}
+
+// Digit bytes of one chunk and group: [pair][weighting g][t][word], with
+// word = (digit % 2) * 2 + half and pair = digit / 2, so a lane's two
+// 16-byte reads hold all four digits of its rows and the warp's reads are
+// contiguous.
+__device__ __forceinline__ int digit_byte(int r, int j, int d) {
+  return (((d / 2) * kGroupWeightings + j) * 4 + (r % 16) / 4) * 16 + ((d % 2) * 2 + r / 16) * 4 + r % 4;
+}
+
+// ---------------------------------------------------------------------------
+// Device functions
+
+// p_j: the least power of two at or above the largest weight (1 when every
+// weight is 0), so scaling by it is exact.
+__device__ __forceinline__ double weight_unit(double w_max) {
+  if (!(w_max > 0.0)) return 1.0;
+  int e = 0;
+  const double f = frexp(w_max, &e);  // w_max = f 2^e, f in [0.5, 1)
+  return ldexp(1.0, f == 0.5 ? e - 1 : e);
+}
+
+// Bytes of x that are >= m become 16, the others 0 (bytes below 16): bit 4
+// of x + (16 - m) in every byte.
+__device__ __forceinline__ uint32_t at_least(uint32_t x4, uint32_t bias4) {
+  return (x4 + bias4) & 0x10101010u;
+}
+
+__device__ __forceinline__ void mma_u8(int (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  (void)c; (void)a; (void)b0; (void)b1;
+#endif
+}
+
+// 16 bytes global -> shared, zero-filled past src_bytes.
+__device__ __forceinline__ void copy16_async(void* dst, const void* src, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+#else
+  (void)dst; (void)src; (void)src_bytes;
+#endif
+}
+__device__ __forceinline__ void copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// Kernels
+
+// One thread per (chunk, column): the column's 32 counts of the chunk.
+__global__ void build_chunks(const uint8_t* __restrict__ values, int64_t pitch, int64_t rows,
+                             int64_t cols, int64_t chunks, uint8_t* __restrict__ out) {
+  const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= chunks * cols) return;
+  const int64_t c = id / cols, v = id % cols;
+  uint32_t word[kChunkBytes / 4] = {};
+#pragma unroll
+  for (int r = 0; r < kChunkRows; ++r) {
+    const int64_t b = c * kChunkRows + r;
+    const uint32_t x = b < rows ? values[b * pitch + v] : 0u;
+    word[chunk_byte(r) / 4] |= x << (8 * (chunk_byte(r) % 4));
+  }
+  uint4* o = reinterpret_cast<uint4*>(out + id * kChunkBytes);
+  o[0] = make_uint4(word[0], word[1], word[2], word[3]);
+  o[1] = make_uint4(word[4], word[5], word[6], word[7]);
+}
+
+// One thread per (group, chunk, weighting, row quarter t): the digits of
+// the 8 rows of quarter t, as the four words of each digit pair, for both
+// passes (digits 0-3 to set 2 grp, 4-7 to set 2 grp + 1).
+__global__ void quantize_weights(const double* __restrict__ w, const double* __restrict__ w_max,
+                                 int64_t rows, int64_t k, int64_t chunks, int64_t groups,
+                                 uint8_t* __restrict__ out) {
+  const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= groups * chunks * kGroupWeightings * 4) return;
+  const int t = static_cast<int>(id % 4);
+  const int j = static_cast<int>((id / 4) % kGroupWeightings);
+  const int64_t c = (id / (4 * kGroupWeightings)) % chunks;
+  const int64_t grp = id / (4 * kGroupWeightings * chunks);
+  const int64_t col = grp * kGroupWeightings + j;
+  const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
+  unsigned long long q[2][4];  // [half][i]
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t b = c * kChunkRows + h * 16 + 4 * t + i;
+      const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
+      q[h][i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
+    }
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    uint8_t* base = out + ((grp * kPasses + pass) * chunks + c) * kDigitBytes;
+#pragma unroll
+    for (int pair = 0; pair < kDigits / 2; ++pair) {
+      uint32_t word[4];
+#pragma unroll
+      for (int dd = 0; dd < 2; ++dd)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int d = pass * kDigits + 2 * pair + dd;
+          uint32_t v = 0;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & 0xffu) << (8 * i);
+          word[dd * 2 + h] = v;
+        }
+      *reinterpret_cast<uint4*>(base + digit_byte(4 * t, j, 2 * pair)) =
+          make_uint4(word[0], word[1], word[2], word[3]);
+    }
+  }
+}
+
+// Block (split, column group, digit set): columns col0..col0+31 over its
+// split's chunks; warp wp takes columns col0 + 4 wp .. + 3. Digit set
+// s = 2 grp + pass holds digits 4 pass .. 4 pass + 3 of weighting group grp.
+// Writes partial[split][set][col][m][j] = the pass's share of
+// 16 2^63 C_j[col][m] / p_j, divided by 2^(32 pass), as an integer.
+__global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
+    tensor_cumulative(const uint8_t* __restrict__ chunked, const uint8_t* __restrict__ digits,
+                      int64_t chunks, int64_t cols, int64_t chunks_per_split,
+                      long long* __restrict__ partial) {
+  __shared__ __align__(16) uint8_t tile[kStages][kTileBytes];
+  __shared__ __align__(16) uint8_t dig[kStages][kDigitBytes];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32, wp = tid / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * kBlockCols;
+  const int64_t set = blockIdx.z;
+  const int64_t sets = gridDim.z;
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
+  const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
+  const int64_t n = c1 > c0 ? c1 - c0 : 0;
+  const int64_t tile_valid = (cols - col0 < kBlockCols ? cols - col0 : kBlockCols) * kChunkBytes;
+  // Threads 0..63 copy the tile, 64..127 the digits: 16 bytes each.
+  constexpr int kTileCopiers = kTileBytes / 16;
+  constexpr int kDigitCopiers = kDigitBytes / 16;
+  static_assert(kTileCopiers + kDigitCopiers <= kTensorThreads, "one copy per thread and stage");
+  const auto issue = [&](int stage, int64_t c) {
+    if (tid < kTileCopiers) {
+      const int64_t off = static_cast<int64_t>(tid) * 16;
+      const int bytes = off < tile_valid ? 16 : 0;
+      copy16_async(&tile[stage][off], chunked + (c * cols + col0) * kChunkBytes + (bytes ? off : 0), bytes);
+    } else if (tid < kTileCopiers + kDigitCopiers) {
+      const int64_t off = static_cast<int64_t>(tid - kTileCopiers) * 16;
+      copy16_async(&dig[stage][off], digits + (set * chunks + c) * kDigitBytes + off, 16);
+    }
+  };
+  int acc[kColsPerWarp][kDigits][4];
+#pragma unroll
+  for (int q = 0; q < kColsPerWarp; ++q)
+#pragma unroll
+    for (int d = 0; d < kDigits; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[q][d][e] = 0;
+  const uint32_t bias_lo = static_cast<uint32_t>(kTensorBins - g) * 0x01010101u;      // bin g
+  const uint32_t bias_hi = static_cast<uint32_t>(kTensorBins - 8 - g) * 0x01010101u;  // bin g + 8
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n) issue(s, c0 + s);
+    copy_commit();
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    copy_wait<kStages - 2>();
+    __syncthreads();
+    const int64_t next = i + kStages - 1;
+    if (next < n) issue(static_cast<int>(next % kStages), c0 + next);
+    copy_commit();
+    const int s = static_cast<int>(i % kStages);
+    const uint4 lo = *reinterpret_cast<const uint4*>(&dig[s][digit_byte(4 * t, g, 0)]);
+    const uint4 hi = *reinterpret_cast<const uint4*>(&dig[s][digit_byte(4 * t, g, 2)]);
+    const uint32_t b[kDigits][2] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
+#pragma unroll
+    for (int q = 0; q < kColsPerWarp; ++q) {
+      const uint2 x = *reinterpret_cast<const uint2*>(&tile[s][(wp * kColsPerWarp + q) * kChunkBytes + t * 8]);
+      const uint32_t a[4] = {at_least(x.x, bias_lo), at_least(x.x, bias_hi), at_least(x.y, bias_lo),
+                             at_least(x.y, bias_hi)};
+#pragma unroll
+      for (int d = 0; d < kDigits; ++d) mma_u8(acc[q][d], a, b[d][0], b[d][1]);
+    }
+  }
+  // Lane (g, t) holds bins g (e = 0, 1) and g + 8 (e = 2, 3) of weightings
+  // 2t and 2t + 1.
+#pragma unroll
+  for (int q = 0; q < kColsPerWarp; ++q) {
+    const int64_t col = col0 + wp * kColsPerWarp + q;
+    if (col >= cols) continue;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      long long v = 0;
+#pragma unroll
+      for (int d = kDigits - 1; d >= 0; --d) v = v * 256 + acc[q][d][e];
+      const int m = g + (e >= 2 ? 8 : 0), j = 2 * t + (e & 1);
+      partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * kTensorBins + m) *
+                  kGroupWeightings + j] = v;
+    }
+  }
+}
+
+// One thread per (weighting, column, value < bins): the by-value weight
+// C[v] - C[v + 1], each pass's sums over the splits exact in 64 bits.
+__global__ void finish_histograms(const long long* __restrict__ partial, const double* __restrict__ w_max,
+                                  int64_t splits, int64_t groups, int64_t k, int64_t cols, int bins,
+                                  double* __restrict__ hist) {
+  const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= k * cols * bins) return;
+  const int v = static_cast<int>(id % bins);
+  const int64_t col = (id / bins) % cols, j = id / (bins * cols);
+  const int64_t grp = j / kGroupWeightings, jj = j % kGroupWeightings;
+  const int64_t sets = groups * kPasses;
+  double sum = 0.0;
+  for (int pass = kPasses - 1; pass >= 0; --pass) {
+    long long at = 0, above = 0;
+    for (int64_t s = 0; s < splits; ++s) {
+      const long long* p =
+          partial + ((s * sets + grp * kPasses + pass) * cols + col) * kTensorBins * kGroupWeightings + jj;
+      at += p[v * kGroupWeightings];
+      if (v + 1 < kTensorBins) above += p[(v + 1) * kGroupWeightings];
+    }
+    sum = sum * kPassScale + static_cast<double>(at - above);
+  }
+  hist[id] = sum / (kIndicatorValue * kWeightScale) * weight_unit(w_max[j]);
+}
+
+}  // namespace
+
+bool tensor_histograms_supported(const DeviceTable& t, int compute_major) {
+  return compute_major >= 8 && !t.sparse && !t.wrapped && t.cell == CellType::U8 && t.integral &&
+         !t.real_valued && t.max_count < kTensorBins && t.rows > 0 && t.rows <= kMaxTensorRows && t.cols > 0 &&
+         ceil_div<int64_t>(t.cols, kBlockCols) <= kMaxGridY;
+}
+
+BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env) {
+  const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
+  DIRMN_TRY(t.chunked.reserve(static_cast<size_t>(chunks * t.cols) * kChunkBytes,
+                              "cudaMalloc (chunk-major table)"));
+  const int64_t items = chunks * t.cols;
+  build_chunks<<<static_cast<unsigned>(ceil_div<int64_t>(items, kBlockThreads)), kBlockThreads, 0,
+                 env.stream>>>(static_cast<const uint8_t*>(t.values), t.pitch, t.rows, t.cols, chunks,
+                               t.chunked.get<uint8_t>());
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (chunk-major table)");
+  return {};
+}
+
+BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
+                                       int64_t k, int bins, double* hist, DeviceBuffer& scratch,
+                                       const LaunchEnv& env) {
+  const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
+  const int64_t groups = ceil_div<int64_t>(k, kGroupWeightings);
+  const int64_t sets = groups * kPasses;
+  const int64_t col_groups = ceil_div<int64_t>(t.cols, kBlockCols);
+  // One wave of blocks where the table allows, and never more chunks per
+  // split than the accumulators hold exactly.
+  const int64_t wave = static_cast<int64_t>(env.sm_count) * kTensorBlocksPerSm;
+  int64_t splits = std::max<int64_t>(1, wave / (col_groups * sets));
+  splits = std::min(splits, chunks);
+  splits = std::max(splits, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));
+  const int64_t per_split = ceil_div<int64_t>(chunks, splits);
+  splits = ceil_div<int64_t>(chunks, per_split);
+  if (splits > kMaxGridY || sets > kMaxGridY)
+    return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so tall a table", 0};
+  const size_t digit_bytes = static_cast<size_t>(sets * chunks) * kDigitBytes;
+  const size_t partial_bytes =
+      static_cast<size_t>(splits * sets * t.cols) * kTensorBins * kGroupWeightings * sizeof(long long);
+  DIRMN_TRY(scratch.reserve(digit_bytes + partial_bytes, "cudaMalloc (tensor histogram workspace)"));
+  uint8_t* digits = scratch.get<uint8_t>();
+  auto* partial = reinterpret_cast<long long*>(digits + digit_bytes);
+  const int64_t quarters = groups * chunks * kGroupWeightings * 4;
+  quantize_weights<<<static_cast<unsigned>(ceil_div<int64_t>(quarters, kBlockThreads)), kBlockThreads, 0,
+                     env.stream>>>(weights, w_max, t.rows, k, chunks, groups, digits);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (weight digits)");
+  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(col_groups), static_cast<unsigned>(sets));
+  tensor_cumulative<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
+                                                             per_split, partial);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core histograms)");
+  const int64_t entries = k * t.cols * bins;
+  finish_histograms<<<static_cast<unsigned>(ceil_div<int64_t>(entries, kBlockThreads)), kBlockThreads, 0,
+                      env.stream>>>(partial, w_max, splits, groups, k, t.cols, bins, hist);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (histogram sums)");
+  return {};
+}
+
+}  // namespace cuda
+}  // namespace dirmn
