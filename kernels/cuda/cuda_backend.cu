@@ -85,8 +85,8 @@ struct TableKey {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, int sm_count, int compute_major)
-      : device_(device), sm_count_(sm_count), compute_major_(compute_major), params_(device), tables_(device),
+  CudaBackend(int device, int sm_count)
+      : device_(device), sm_count_(sm_count), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
         hist_(device), hist_partial_(device), hist_scratch_(device), em_(device) {}
 
@@ -255,10 +255,13 @@ class CudaBackend final : public Backend {
       const double* d_w = device_weights ? weights : d_lcoef + kk;
       if (upload_weights)
         DIRMN_TRY(upload(d_lcoef + kk, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
-      if (tensor)
-        DIRMN_TRY(launch_tensor_histograms(t, d_w, tensor_w_max, k, bins, d_hist, hist_partial_, e));
-      else
-        DIRMN_TRY(launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e));
+      // The tensor cores' workspace (8 bytes per row and weighting) may not
+      // fit where the general kernels' does: they are the fallback.
+      BackendResult hr;
+      if (tensor) hr = launch_tensor_histograms(t, d_w, tensor_w_max, k, bins, d_hist, hist_partial_, e);
+      if (!tensor || hr.status == DIRMN_ERROR_OUT_OF_MEMORY)
+        hr = launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e);
+      DIRMN_TRY(hr);
       if (weights)
         DIRMN_TRY(launch_total_sums(t, ix, d_w, k, d_seg, d_lcoef, hist_scratch_, e));
       DIRMN_TRY(host_out_.reserve(results * sizeof(double), "cudaHostAlloc (histograms)"));
@@ -376,8 +379,9 @@ class CudaBackend final : public Backend {
                          const double* row_weights) override {
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     if (!column_histogram_supported(t) || !totals_index_supported(t) ||
-        !column_histograms_fit_grid(t, true, static_cast<int>(t.max_count) + 1))
-      return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for this table (wider than 8 bits, or too wide)", 0};
+        !column_histograms_fit_grid(t, true, static_cast<int>(t.max_count) + 1) ||
+        em_reduced_columns(k) > kMaxGridY)
+      return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for this table (wider than 8 bits, or too wide) or k", 0};
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
     em_table_ = nullptr;
@@ -407,7 +411,7 @@ class CudaBackend final : public Backend {
     // The chunk-major copy is made once per table. If there is no room for
     // it, the M step keeps the general kernels.
     em_tensor_ = false;
-    if (tensor_histograms_supported(t, compute_major_)) {
+    if (tensor_histograms_supported(t, k)) {
       if (t.chunked.get() == nullptr) {
         const BackendResult rc = build_chunk_table(t, env());
         if (!rc.ok()) {
@@ -787,7 +791,6 @@ class CudaBackend final : public Backend {
 
   int device_;
   int sm_count_;
-  int compute_major_;
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t stage_done_ = nullptr;
@@ -858,15 +861,13 @@ std::unique_ptr<Backend> make_cuda_backend(int device, BackendResult* result) {
     *result = from_cuda(e, "cudaFree (creating the device context)");
     return nullptr;
   }
-  int sm_count = 0, compute_major = 0;
-  cudaError_t ea = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
-  if (ea == cudaSuccess)
-    ea = cudaDeviceGetAttribute(&compute_major, cudaDevAttrComputeCapabilityMajor, device);
+  int sm_count = 0;
+  const cudaError_t ea = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
   if (ea != cudaSuccess) {
     *result = from_cuda(ea, "cudaDeviceGetAttribute");
     return nullptr;
   }
-  std::unique_ptr<CudaBackend> b(new (std::nothrow) CudaBackend(device, std::max(sm_count, 1), compute_major));
+  std::unique_ptr<CudaBackend> b(new (std::nothrow) CudaBackend(device, std::max(sm_count, 1)));
   if (!b) {
     *result = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a CUDA context", 0};
     return nullptr;

@@ -180,7 +180,8 @@ bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins);
 // on the int8 tensor cores, for dense 8-bit tables with counts below 16 on
 // devices of compute capability 8.0 or later. Exact for the weights rounded
 // to 63-bit fixed point.
-bool tensor_histograms_supported(const DeviceTable& t, int compute_major);
+// Whether they serve this table and k weightings on the current device.
+bool tensor_histograms_supported(const DeviceTable& t, int64_t k);
 // Makes t.chunked (stream-ordered).
 BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env);
 // As launch_column_histograms, from t.chunked; weights rows x k, >= 0,

@@ -30,6 +30,11 @@ namespace dirmn {
 namespace cuda {
 namespace {
 
+// The architecture from which mma.m16n8k32 on 8-bit integers and cp.async
+// exist, as __CUDA_ARCH__ (a macro: the preprocessor tests it) and as
+// cudaFuncAttributes::ptxVersion gives it.
+#define DIRMN_TENSOR_MIN_CUDA_ARCH 800
+constexpr int kTensorMinArch = DIRMN_TENSOR_MIN_CUDA_ARCH / 10;
 constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
 constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
 constexpr int kTensorBins = 16;          // the MMA's m: cumulative bins 0..15
@@ -40,8 +45,12 @@ constexpr double kWeightScale = 9223372036854775808.0;  // 2^63: a weight of p_j
 constexpr double kPassScale = 4294967296.0;             // 2^32: a pass's weight in the sum
 // A's entries are bit 4 of a byte, so every product carries this factor.
 constexpr double kIndicatorValue = 16.0;
+constexpr int kWarpLanes = 32;
+// Lane (g, t): t = lane % 4 picks the row quarter a lane holds in the MMA's
+// fragments, g = lane / 4 its bin (A) and weighting (B).
+constexpr int kQuarters = 4;
 constexpr int kTensorWarps = 8;
-constexpr int kTensorThreads = kTensorWarps * 32;
+constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
 constexpr int kColsPerWarp = 4;
 constexpr int kBlockCols = kTensorWarps * kColsPerWarp;
 constexpr int kTensorBlocksPerSm = 2;
@@ -51,12 +60,17 @@ constexpr int kStages = 8;
 // Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 4 digits.
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
 constexpr int kTileBytes = kBlockCols * kChunkBytes;
+constexpr int kStageBytes = kTileBytes + kDigitBytes;
+constexpr int kCopyBytes = 16;  // one cp.async
+constexpr int kMaxDigit = 255;
 // int32 accumulators: a block adds at most 16 x 255 per row and digit, so
 // 2^31 / (16 x 255) rows, rounded down to whole chunks, stay exact.
-constexpr int64_t kMaxChunksPerSplit = (int64_t{1} << 31) / (16 * 255) / kChunkRows;
-// A pass's 64-bit sums over all rows: below 16 x 2^32 per row, so 2^63 /
-// 2^36 rows.
-constexpr int64_t kMaxTensorRows = int64_t{1} << 27;
+constexpr int64_t kMaxChunksPerSplit =
+    (int64_t{1} << 31) / (static_cast<int64_t>(kIndicatorValue) * kMaxDigit) / kChunkRows;
+// A pass's 64-bit sums over all rows: below 16 x 2^32 = 2^36 per row, so
+// at most 2^63 / 2^36 rows.
+constexpr int64_t kMaxTensorRows = int64_t{1} << (63 - 36);
+static_assert(kIndicatorValue * kPassScale == 68719476736.0, "16 x 2^32 = 2^36 per row and pass");
 
 // ---------------------------------------------------------------------------
 // Layouts. Lane (g, t) of a warp (g = lane / 4, t = lane % 4) holds, for the
@@ -89,41 +103,46 @@ __device__ __forceinline__ double weight_unit(double w_max) {
 }
 
 // Bytes of x that are >= m become 16, the others 0 (bytes below 16): bit 4
-// of x + (16 - m) in every byte.
+// of x + (16 - m) in every byte, which stays below 32 (no carries).
+constexpr uint32_t kEveryByte = 0x01010101u;
+static_assert(kTensorBins == 16 && kIndicatorValue == 16.0, "the indicator is bit 4 of a byte");
 __device__ __forceinline__ uint32_t at_least(uint32_t x4, uint32_t bias4) {
-  return (x4 + bias4) & 0x10101010u;
+  return (x4 + bias4) & (static_cast<uint32_t>(kTensorBins) * kEveryByte);
 }
 
 __device__ __forceinline__ void mma_u8(int (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
+  // Never reached: the host takes this path only where the kernel's code
+  // has the MMA (tensor_histograms_supported); fail loudly if it did not.
   (void)c; (void)a; (void)b0; (void)b1;
+  __trap();
 #endif
 }
 
 // 16 bytes global -> shared, zero-filled past src_bytes.
 __device__ __forceinline__ void copy16_async(void* dst, const void* src, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes) : "memory");
 #else
   (void)dst; (void)src; (void)src_bytes;
 #endif
 }
 __device__ __forceinline__ void copy_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 template <int N>
 __device__ __forceinline__ void copy_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 
@@ -195,38 +214,47 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
 
 // Block (split, column group, digit set): columns col0..col0+31 over its
 // split's chunks; warp wp takes columns col0 + 4 wp .. + 3. Digit set
-// s = 2 grp + pass holds digits 4 pass .. 4 pass + 3 of weighting group grp.
+// s = 2 grp + pass holds digits 4 pass .. 4 pass + 3 of weighting group grp
+// (each set reads the table again: 2 ceil(k / 8) reads for 8 k digit
+// products per cell).
 // Writes partial[split][set][col][m][j] = the pass's share of
 // 16 2^63 C_j[col][m] / p_j, divided by 2^(32 pass), as an integer.
 __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     tensor_cumulative(const uint8_t* __restrict__ chunked, const uint8_t* __restrict__ digits,
                       int64_t chunks, int64_t cols, int64_t chunks_per_split,
                       long long* __restrict__ partial) {
-  __shared__ __align__(16) uint8_t tile[kStages][kTileBytes];
-  __shared__ __align__(16) uint8_t dig[kStages][kDigitBytes];
+  // Stage s holds the column tile (kTileBytes) and then the digits.
+  __shared__ __align__(16) uint8_t stage_buf[kStages][kStageBytes];
   const int tid = static_cast<int>(threadIdx.x);
-  const int lane = tid % 32, wp = tid / 32;
-  const int g = lane / 4, t = lane % 4;
+  const int lane = tid % kWarpLanes, wp = tid / kWarpLanes;
+  const int g = lane / kQuarters, t = lane % kQuarters;
   const int64_t col0 = static_cast<int64_t>(blockIdx.y) * kBlockCols;
   const int64_t set = blockIdx.z;
   const int64_t sets = gridDim.z;
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
   const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
-  const int64_t n = c1 > c0 ? c1 - c0 : 0;
-  const int64_t tile_valid = (cols - col0 < kBlockCols ? cols - col0 : kBlockCols) * kChunkBytes;
-  // Threads 0..63 copy the tile, 64..127 the digits: 16 bytes each.
-  constexpr int kTileCopiers = kTileBytes / 16;
-  constexpr int kDigitCopiers = kDigitBytes / 16;
-  static_assert(kTileCopiers + kDigitCopiers <= kTensorThreads, "one copy per thread and stage");
-  const auto issue = [&](int stage, int64_t c) {
-    if (tid < kTileCopiers) {
-      const int64_t off = static_cast<int64_t>(tid) * 16;
-      const int bytes = off < tile_valid ? 16 : 0;
-      copy16_async(&tile[stage][off], chunked + (c * cols + col0) * kChunkBytes + (bytes ? off : 0), bytes);
-    } else if (tid < kTileCopiers + kDigitCopiers) {
-      const int64_t off = static_cast<int64_t>(tid - kTileCopiers) * 16;
-      copy16_async(&dig[stage][off], digits + (set * chunks + c) * kDigitBytes + off, 16);
-    }
+  const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
+  // Each of the first kCopiers threads copies 16 bytes of every stage: its
+  // source for chunk c0 + i is src + i * src_step. Threads past the table's
+  // last column copy nothing and leave zeros.
+  constexpr int kCopiers = kStageBytes / kCopyBytes;
+  static_assert(kCopiers <= kTensorThreads, "one copy per thread and stage");
+  const uint8_t* src = nullptr;
+  int64_t src_step = 0;
+  int src_bytes = 0;
+  if (tid < kTileBytes / kCopyBytes) {
+    const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
+    const int64_t tile_valid = (cols - col0 < kBlockCols ? cols - col0 : kBlockCols) * kChunkBytes;
+    src_bytes = off < tile_valid ? kCopyBytes : 0;
+    src = chunked + (c0 * cols + col0) * kChunkBytes + (src_bytes ? off : 0);
+    src_step = cols * kChunkBytes;
+  } else if (tid < kCopiers) {
+    src_bytes = kCopyBytes;
+    src = digits + (set * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
+    src_step = kDigitBytes;
+  }
+  const auto issue = [&](int stage, int i) {
+    if (src != nullptr) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
   };
   int acc[kColsPerWarp][kDigits][4];
 #pragma unroll
@@ -235,27 +263,28 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     for (int d = 0; d < kDigits; ++d)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[q][d][e] = 0;
-  const uint32_t bias_lo = static_cast<uint32_t>(kTensorBins - g) * 0x01010101u;      // bin g
-  const uint32_t bias_hi = static_cast<uint32_t>(kTensorBins - 8 - g) * 0x01010101u;  // bin g + 8
+  const uint32_t bias_lo = static_cast<uint32_t>(kTensorBins - g) * kEveryByte;                         // bin g
+  const uint32_t bias_hi = static_cast<uint32_t>(kTensorBins - kTensorBins / 2 - g) * kEveryByte;  // bin g + 8
 
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n) issue(s, c0 + s);
+    if (s < n) issue(s, s);
     copy_commit();
   }
-  for (int64_t i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i) {
     copy_wait<kStages - 2>();
     __syncthreads();
-    const int64_t next = i + kStages - 1;
-    if (next < n) issue(static_cast<int>(next % kStages), c0 + next);
+    const int next = i + kStages - 1;
+    if (next < n) issue(next % kStages, next);
     copy_commit();
-    const int s = static_cast<int>(i % kStages);
-    const uint4 lo = *reinterpret_cast<const uint4*>(&dig[s][digit_byte(4 * t, g, 0)]);
-    const uint4 hi = *reinterpret_cast<const uint4*>(&dig[s][digit_byte(4 * t, g, 2)]);
+    const int s = i % kStages;
+    const uint8_t* dig = &stage_buf[s][kTileBytes];
+    const uint4 lo = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 0));
+    const uint4 hi = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 2));
     const uint32_t b[kDigits][2] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
 #pragma unroll
     for (int q = 0; q < kColsPerWarp; ++q) {
-      const uint2 x = *reinterpret_cast<const uint2*>(&tile[s][(wp * kColsPerWarp + q) * kChunkBytes + t * 8]);
+      const uint2 x = *reinterpret_cast<const uint2*>(&stage_buf[s][(wp * kColsPerWarp + q) * kChunkBytes + t * 8]);
       const uint32_t a[4] = {at_least(x.x, bias_lo), at_least(x.x, bias_hi), at_least(x.y, bias_lo),
                              at_least(x.y, bias_hi)};
 #pragma unroll
@@ -307,10 +336,19 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
 
 }  // namespace
 
-bool tensor_histograms_supported(const DeviceTable& t, int compute_major) {
-  return compute_major >= 8 && !t.sparse && !t.wrapped && t.cell == CellType::U8 && t.integral &&
-         !t.real_valued && t.max_count < kTensorBins && t.rows > 0 && t.rows <= kMaxTensorRows && t.cols > 0 &&
-         ceil_div<int64_t>(t.cols, kBlockCols) <= kMaxGridY;
+bool tensor_histograms_supported(const DeviceTable& t, int64_t k) {
+  // The code the device runs must have the MMA: on a device without sm_90
+  // code the driver compiles the portable PTX target, in which the kernel
+  // is empty, so what counts is the PTX version the loaded kernel came from.
+  cudaFuncAttributes attr;
+  if (cudaFuncGetAttributes(&attr, tensor_cumulative) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.ptxVersion >= kTensorMinArch && !t.sparse && !t.wrapped && t.cell == CellType::U8 &&
+         t.integral && !t.real_valued && t.max_count < kTensorBins && t.rows > 0 &&
+         t.rows <= kMaxTensorRows && t.cols > 0 && ceil_div<int64_t>(t.cols, kBlockCols) <= kMaxGridY &&
+         ceil_div<int64_t>(k, kGroupWeightings) * kPasses <= kMaxGridY;
 }
 
 BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env) {
@@ -328,6 +366,9 @@ BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env) {
 BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
                                        int64_t k, int bins, double* hist, DeviceBuffer& scratch,
                                        const LaunchEnv& env) {
+  if (bins > kTensorBins || t.chunked.get() == nullptr)
+    return {DIRMN_ERROR_INTERNAL, "tensor-core histograms of a table they do not serve", 0};
+  if (k <= 0 || bins <= 0) return {};
   const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
   const int64_t groups = ceil_div<int64_t>(k, kGroupWeightings);
   const int64_t sets = groups * kPasses;
@@ -340,8 +381,8 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   splits = std::max(splits, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));
   const int64_t per_split = ceil_div<int64_t>(chunks, splits);
   splits = ceil_div<int64_t>(chunks, per_split);
-  if (splits > kMaxGridY || sets > kMaxGridY)
-    return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so tall a table", 0};
+  if (sets > kMaxGridY)
+    return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so many weightings", 0};
   const size_t digit_bytes = static_cast<size_t>(sets * chunks) * kDigitBytes;
   const size_t partial_bytes =
       static_cast<size_t>(splits * sets * t.cols) * kTensorBins * kGroupWeightings * sizeof(long long);
