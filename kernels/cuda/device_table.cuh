@@ -213,7 +213,7 @@ struct EmDevice {
   double* z = nullptr;            // rows x k, after
   double* w = nullptr;            // rows x k, r_b z_bj: the next M step's weights
   double* aux = nullptr;          // rows x kEmAux
-  double* part = nullptr;         // (2k + 2) x em_reduce_runs(rows): partial sums
+  double* part = nullptr;         // em_reduced_columns(k) x em_reduce_runs(rows): partials
 };
 // Columns of the E step's reductions: [sum_b z_bj (k)][sum_b w_bj (k)]
 // [sum_b r_b lse_b][max change][max_b w_bj (k)].

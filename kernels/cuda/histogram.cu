@@ -564,6 +564,7 @@ BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const La
 BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, const double* weights,
                                 int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
                                 const LaunchEnv& env) {
+  if (k <= 0) return {};
   DIRMN_TRY(scratch.reserve(static_cast<size_t>(std::max<int64_t>(1, k * ix.runs)) * sizeof(double),
                             "cudaMalloc (row-total workspace)"));
   double* lpart = scratch.get<double>();

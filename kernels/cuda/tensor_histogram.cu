@@ -174,11 +174,11 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
                                  int64_t rows, int64_t k, int64_t chunks, int64_t groups,
                                  uint8_t* __restrict__ out) {
   const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= groups * chunks * kGroupWeightings * 4) return;
-  const int t = static_cast<int>(id % 4);
-  const int j = static_cast<int>((id / 4) % kGroupWeightings);
-  const int64_t c = (id / (4 * kGroupWeightings)) % chunks;
-  const int64_t grp = id / (4 * kGroupWeightings * chunks);
+  if (id >= groups * chunks * kGroupWeightings * kQuarters) return;
+  const int t = static_cast<int>(id % kQuarters);
+  const int j = static_cast<int>((id / kQuarters) % kGroupWeightings);
+  const int64_t c = (id / (kQuarters * kGroupWeightings)) % chunks;
+  const int64_t grp = id / (kQuarters * kGroupWeightings * chunks);
   const int64_t col = grp * kGroupWeightings + j;
   const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
   unsigned long long q[2][4];  // [half][i]
@@ -186,7 +186,7 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
   for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int64_t b = c * kChunkRows + h * 16 + 4 * t + i;
+      const int64_t b = c * kChunkRows + h * (kChunkRows / 2) + kQuarters * t + i;
       const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
       q[h][i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
     }
@@ -203,10 +203,11 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
           const int d = pass * kDigits + 2 * pair + dd;
           uint32_t v = 0;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & 0xffu) << (8 * i);
+          for (int i = 0; i < 4; ++i)
+            v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
           word[dd * 2 + h] = v;
         }
-      *reinterpret_cast<uint4*>(base + digit_byte(4 * t, j, 2 * pair)) =
+      *reinterpret_cast<uint4*>(base + digit_byte(kQuarters * t, j, 2 * pair)) =
           make_uint4(word[0], word[1], word[2], word[3]);
     }
   }
@@ -389,7 +390,7 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   DIRMN_TRY(scratch.reserve(digit_bytes + partial_bytes, "cudaMalloc (tensor histogram workspace)"));
   uint8_t* digits = scratch.get<uint8_t>();
   auto* partial = reinterpret_cast<long long*>(digits + digit_bytes);
-  const int64_t quarters = groups * chunks * kGroupWeightings * 4;
+  const int64_t quarters = groups * chunks * kGroupWeightings * kQuarters;
   quantize_weights<<<static_cast<unsigned>(ceil_div<int64_t>(quarters, kBlockThreads)), kBlockThreads, 0,
                      env.stream>>>(weights, w_max, t.rows, k, chunks, groups, digits);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (weight digits)");
