@@ -454,10 +454,7 @@ dirmn_status dirmn_context_set_threads(dirmn_context* ctx, int threads) {
   DIRMN_REQUIRE_CONTEXT(ctx, fn);
   if (threads < 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, "%s: threads (%d) is negative", fn, threads);
-  // A CUDA context's host-side work (fits, mixture steps) runs on its host
-  // backend's threads.
-  dirmn::Backend& host = ctx->host_backend ? *ctx->host_backend : *ctx->backend;
-  const BackendResult r = host.set_threads(threads);
+  const BackendResult r = ctx->host_threads().set_threads(threads);
   return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
 }
 
@@ -467,7 +464,7 @@ dirmn_status dirmn_context_get_threads(const dirmn_context* ctx, int* threads) {
   if (threads == nullptr)
     return fail(const_cast<dirmn_context*>(ctx), DIRMN_ERROR_NULL_POINTER,
                 "dirmn_context_get_threads: threads is NULL");
-  *threads = ctx->host_backend ? ctx->host_backend->threads() : ctx->backend->threads();
+  *threads = ctx->host_threads().threads();
   return DIRMN_SUCCESS;
 }
 
@@ -808,7 +805,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   if (dirmn_status s = dirmn::capi::histograms_for(ctx, fn, counts, weights, &h)) return s;
   double f = 0.0, c = 0.0;
   dirmn::histogram_sums(*h, alpha.data(), &f, g.data(), d.data(), &c,
-                        ctx->host_backend ? ctx->host_backend.get() : ctx->backend.get());
+                        &ctx->host_threads());
   if (param == DIRMN_PARAM_LOG_ALPHA)
     for (int64_t v = 0; v < V; ++v) {
       const double a = alpha[static_cast<size_t>(v)];
@@ -951,7 +948,7 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
   settings.progress = o.progress;
   settings.progress_data = o.progress_data;
   settings.interrupt = ctx->interrupt;
-  settings.threads = ctx->host_backend ? ctx->host_backend.get() : ctx->backend.get();
+  settings.threads = &ctx->host_threads();
   dirmn::FitOutcome fit;
   const char* why = "";
   try {

@@ -21,6 +21,9 @@ struct dirmn_context {
   dirmn::Interrupt interrupt;
   // CUDA contexts: a CPU backend for the operations the device lacks.
   std::shared_ptr<dirmn::Backend> host_backend;
+  // The backend whose CPU threads run host-side work (fits, histogram
+  // sums, mixture steps): a CUDA context's host backend, else the backend.
+  dirmn::Backend& host_threads() const { return host_backend ? *host_backend : *backend; }
   std::vector<double> alpha_scratch;  // validated alpha, contiguous
   std::vector<double> out_scratch;    // results before they are copied out
   std::string last_error;

@@ -385,7 +385,7 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
   const int64_t rows = counts->rows, V = counts->cols;
   const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
   // Host threads for the M step's fits: a CUDA context's CPU backend.
-  Backend& host_threads = ctx->host_backend ? *ctx->host_backend : *ctx->backend;
+  Backend& host_threads = ctx->host_threads();
   // One component: every responsibility is 1, and EM is a single fit (its
   // M step, then one likelihood pass for the criteria); no initialisation.
   std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)

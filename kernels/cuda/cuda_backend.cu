@@ -803,8 +803,8 @@ class CudaBackend final : public Backend {
   DeviceBuffer partial_;
   DeviceBuffer rowwise_alpha_;
   DeviceBuffer hist_;  // histograms of fits: k x cols x bins, row-total sums, row weights
-  DeviceBuffer hist_partial_;  // per-block partial histograms
-  DeviceBuffer hist_scratch_;  // row-total gathers and reduction workspace
+  DeviceBuffer hist_partial_;  // per-block partial histograms (tensor path: weight digits too)
+  DeviceBuffer hist_scratch_;  // row-total sums: per-run shares of the weighted lcoef sums
   std::shared_ptr<Backend> host_threads_;  // the context's CPU backend, for host-side work
   DeviceBuffer em_;            // mixture state (em_layout)
   const DeviceTable* em_table_ = nullptr;  // the table em_ belongs to
