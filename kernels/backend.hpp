@@ -210,7 +210,8 @@ class Backend {
   // backend, for tables whose histograms it makes): em_begin sets the
   // responsibilities z and M-step weights w (rows x k, row-major, host) and
   // the row weights (rows, or null for 1); em_histograms builds the k
-  // histograms of the current w in one pass; em_estep evaluates the rows x k
+  // histograms of the current w in one pass (into *out, or kept on the
+  // device for em_fit when out is null); em_estep evaluates the rows x k
   // full log-likelihoods for alpha (k x cols) and log_pi (k) and replaces z
   // and w by the E step's (keeping the previous z); em_download copies the
   // current and previous z (rows x k) and the per-row log-sum-exp (rows) to
@@ -227,6 +228,34 @@ class Backend {
     return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
   }
   virtual BackendResult em_histograms(const BackendCounts&, int64_t k, std::vector<Histograms>* out) {
+    (void)k; (void)out;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
+  }
+  // The M step's fits where the last em_histograms(..., nullptr) left the
+  // histograms: for each component j with fit[j], Newton's method from the
+  // warm start alpha + j * cols (host, k x cols), as fit_from_histograms
+  // with these settings; a fitted component's alpha is replaced by the fit
+  // (each at least alpha_floor). Components the backend does not fit as the
+  // host would (the multinomial limit, Minka's step) come back kHost: the
+  // caller fits those from em_fetch_histograms.
+  struct EmFitSettings {
+    double tolerance = 0.0;
+    int max_iterations = 0;
+    double prior_shape = 0.0, prior_rate = 0.0;  // rate 0: no prior
+    double alpha_floor = 0.0;
+  };
+  struct EmFitOutcome {
+    enum Status { kHost = 0, kFitted = 1, kNoCounts = 2 };
+    std::vector<int> status;                 // per component
+    std::vector<double> log_prior, log_det;  // as FitOutcome's, for kFitted components
+  };
+  virtual BackendResult em_fit(const BackendCounts&, int64_t k, const EmFitSettings& settings,
+                               const char* fit, double* alpha, EmFitOutcome* out) {
+    (void)k; (void)settings; (void)fit; (void)alpha; (void)out;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device M-step fits on this backend", 0};
+  }
+  // The host histograms of the last em_histograms (made with out null).
+  virtual BackendResult em_fetch_histograms(const BackendCounts&, int64_t k, std::vector<Histograms>* out) {
     (void)k; (void)out;
     return {DIRMN_ERROR_NOT_SUPPORTED, "device EM on this backend", 0};
   }

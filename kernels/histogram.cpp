@@ -300,8 +300,6 @@ namespace {
 
 constexpr double kMinPrecision = 1e-6;   // start: sum of alpha at least this
 constexpr double kMaxPrecision = 1e10;   // and at most this
-constexpr double kMaxLogStep = 5.0;      // largest change of one log alpha per Newton step
-constexpr int kMaxHalvings = 40;         // step halvings before falling back to Minka's step
 
 // The fit works on the active columns (those with counts) only.
 struct Problem {

@@ -148,6 +148,12 @@ constexpr int64_t kPairEntryCost = 8;
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, Backend* threads = nullptr);
 
+// Newton's method on log alpha (fit_from_histograms, and the CUDA
+// backend's M step, which follows it): the largest change of one log alpha
+// per step, and the step halvings before falling back to Minka's step.
+constexpr double kMaxLogStep = 5.0;
+constexpr int kMaxHalvings = 40;
+
 struct FitSettings {
   double tolerance = 1e-10;
   int max_iterations = 1000;

@@ -521,9 +521,11 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * by Newton's method on responsibility-weighted count histograms (all k
  * built in one more pass), the k fits on parallel host threads. On a CUDA
  * context with a table of 8-bit counts the responsibilities stay on the
- * device: the E step, the histograms and their sums run there and only the
- * histograms and per-component sums cross to the host per iteration (CPU
- * and CUDA results agree to rounding). When every count of such a table is
+ * device: the E step, the histograms and, once every component has a warm
+ * start, the k Newton fits run there, and only alpha and per-component
+ * sums cross to the host per iteration (a fit the host makes another way --
+ * the multinomial limit, Minka's step -- is handed back to it; CPU and CUDA
+ * results agree to rounding). When every count of such a table is
  * below 16, on devices of compute capability 8.0 or later, the histograms
  * are made on the int8 tensor cores, exact for the weights in 63-bit fixed
  * point; for that the first fit keeps a second copy of the table on the

@@ -51,6 +51,11 @@ constexpr double kEmptyComponent = 1e-8;
 // Newton tolerance of the M-step fits (relative, as dirmn_fit's).
 constexpr double kMStepTolerance = 1e-12;
 constexpr int kMStepIterations = 200;
+// Every alpha of a component stays at least this (see the M step).
+constexpr double kAlphaFloor = 1e-10;
+// Under ML, a component in the multinomial limit takes its proportions at
+// this precision.
+constexpr double kLimitPrecision = 1e8;
 constexpr double kLog2Pi = 1.8378770664093454836;
 
 // splitmix64: a small, fully specified generator, so a seed gives the same
@@ -429,26 +434,67 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
       return fail_backend(ctx, fn, rb);
     }
   }
+  // The device fits the components it has histograms and warm starts for,
+  // until it says it cannot (a backend without em_fit).
+  bool device_fits = on_device;
+  Backend::EmFitSettings dev_fit;
+  dev_fit.tolerance = kMStepTolerance;
+  dev_fit.max_iterations = kMStepIterations;
+  if (dmn) {
+    dev_fit.prior_shape = kDmnShape;
+    dev_fit.prior_rate = kDmnRate;
+  }
+  dev_fit.alpha_floor = kAlphaFloor;
+  Backend::EmFitOutcome dev_out;
+  std::vector<char> want(static_cast<size_t>(k));
   int it = 0;
   for (;; ++it) {
     // M step: weighted histograms for every component in one pass, then a
-    // Newton fit of each alpha_k, warm-started from the last one.
+    // Newton fit of each alpha_k, warm-started from the last one. With the
+    // responsibilities on the device, the fits run there too, where the
+    // histograms are, when every component has a warm start; the host fits
+    // the rest (the first iteration, re-seeded components, and what the
+    // device hands back) from the downloaded histograms.
     BackendResult r;
+    bool warm = device_fits;
+    for (int j = 0; j < k; ++j) {
+      want[static_cast<size_t>(j)] = comp_weight[static_cast<size_t>(j)] > kEmptyComponent;
+      if (want[static_cast<size_t>(j)] && !have_alpha[static_cast<size_t>(j)]) warm = false;
+    }
+    dev_out.status.assign(static_cast<size_t>(k), Backend::EmFitOutcome::kHost);
+    bool have_hist = !warm;
     if (on_device) {
-      r = counts->backend->em_histograms(*counts->data, k, &hist);
+      r = counts->backend->em_histograms(*counts->data, k, warm ? nullptr : &hist);
+      if (r.ok() && warm) {
+        r = counts->backend->em_fit(*counts->data, k, dev_fit, want.data(), alpha.data(), &dev_out);
+        if (r.status == DIRMN_ERROR_NOT_SUPPORTED) {
+          device_fits = false;
+          dev_out.status.assign(static_cast<size_t>(k), Backend::EmFitOutcome::kHost);
+          r = {};
+        }
+      }
     } else {
       r = with_fallback(counts, [&](Backend& b, const BackendCounts& d) {
         return b.histograms_multi(d, w.data(), k, &hist, ctx->interrupt);
       });
     }
     if (!r.ok()) return fail_backend(ctx, fn, r);
+    const auto on_host = [&](size_t j) {
+      return want[j] && dev_out.status[j] == Backend::EmFitOutcome::kHost;
+    };
+    bool any_on_host = false;
+    for (size_t j = 0; j < static_cast<size_t>(k); ++j) any_on_host = any_on_host || on_host(j);
+    if (any_on_host && !have_hist) {
+      r = counts->backend->em_fetch_histograms(*counts->data, k, &hist);
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+    }
     double log_prior = 0.0;
     // The k fits are independent: they run on the host threads at once.
     std::vector<FitOutcome> fo(static_cast<size_t>(k));
     std::vector<char> fitted(static_cast<size_t>(k), 0);
     const auto fit_one = [&](int64_t jj) {
       const size_t j = static_cast<size_t>(jj);
-      if (!(comp_weight[j] > kEmptyComponent)) return;
+      if (!on_host(j)) return;
       FitSettings fs;
       fs.tolerance = kMStepTolerance;
       fs.max_iterations = kMStepIterations;
@@ -464,24 +510,28 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
         fitted[j] = 2;
       }
     };
-    host_threads.parallel_for(k, fit_one);
+    if (any_on_host) host_threads.parallel_for(k, fit_one);
     for (int j = 0; j < k; ++j) {
-      if (fitted[static_cast<size_t>(j)] == 2) throw std::bad_alloc();
-      log_pi[static_cast<size_t>(j)] =
-          std::log(std::max(comp_weight[static_cast<size_t>(j)] / w_total, std::numeric_limits<double>::min()));
-      if (fitted[static_cast<size_t>(j)] == 1) {
-        const FitOutcome& f = fo[static_cast<size_t>(j)];
+      const size_t jj = static_cast<size_t>(j);
+      if (fitted[jj] == 2) throw std::bad_alloc();
+      log_pi[jj] = std::log(std::max(comp_weight[jj] / w_total, std::numeric_limits<double>::min()));
+      if (dev_out.status[jj] == Backend::EmFitOutcome::kFitted) {
+        // em_fit replaced alpha_j (floored as below).
+        log_prior += dev_out.log_prior[jj];
+        comp_log_det[jj] = dev_out.log_det[jj];
+      } else if (fitted[jj] == 1) {
+        const FitOutcome& f = fo[jj];
         double* a = alpha.data() + j * V;
         // Under ML a column this component never sees has its MLE at 0, and
         // the multinomial limit has no finite alpha: keep every alpha
         // positive and finite (tiny, or the proportions at a large precision)
         // so the E step stays defined.
-        const double scale = f.multinomial_limit ? 1e8 : 1.0;
+        const double scale = f.multinomial_limit ? kLimitPrecision : 1.0;
         for (int64_t v = 0; v < V; ++v)
-          a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, 1e-10);
-        have_alpha[static_cast<size_t>(j)] = true;
+          a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, kAlphaFloor);
+        have_alpha[jj] = true;
         log_prior += f.log_prior;
-        comp_log_det[static_cast<size_t>(j)] = f.log_det;
+        comp_log_det[jj] = f.log_det;
       }
     }
     // E step: all k log-likelihoods in one call.

@@ -88,7 +88,7 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, int sm_count)
       : device_(device), sm_count_(sm_count), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
-        hist_(device), hist_partial_(device), hist_scratch_(device), em_(device) {}
+        hist_(device), hist_partial_(device), hist_scratch_(device), fit_(device), em_(device) {}
 
   ~CudaBackend() override {
     DeviceGuard guard(device_);
@@ -229,48 +229,84 @@ class CudaBackend final : public Backend {
   BackendResult histograms_k(const BackendCounts& counts, const double* weights, int64_t k,
                              std::vector<Histograms>* out, const Interrupt&,
                              bool device_weights = false, const double* tensor_w_max = nullptr) {
+    DIRMN_TRY(make_histograms(counts, weights, k, device_weights, tensor_w_max));
+    return fetch_histograms(counts, k, weights != nullptr, out);
+  }
+
+  // Where make_histograms leaves its results in hist_ (doubles):
+  // [hist k x cols x bins][total sums k x runs][lcoef sums k], the last two
+  // for weighted histograms only; row weights follow when uploaded.
+  struct HistLayout {
+    size_t cells, runs, results;
+    double* hist;
+    double* seg;
+    double* lcoef;
+  };
+  HistLayout hist_layout(const DeviceTable& t, int64_t k, bool weighted) const {
+    HistLayout l;
+    const size_t kk = static_cast<size_t>(k);
+    l.cells = static_cast<size_t>(t.cols) * static_cast<size_t>(t.max_count + 1.0);
+    l.runs = static_cast<size_t>(t.totals.runs);
+    l.results = kk * l.cells + (weighted ? kk * l.runs + kk : 0);
+    l.hist = hist_.get<double>();
+    l.seg = l.hist ? l.hist + kk * l.cells : nullptr;
+    l.lcoef = l.seg ? l.seg + kk * l.runs : nullptr;
+    return l;
+  }
+
+  // The k histograms on the device, in hist_ (hist_layout).
+  BackendResult make_histograms(const BackendCounts& counts, const double* weights, int64_t k,
+                                bool device_weights, const double* tensor_w_max) {
     const bool tensor = tensor_w_max != nullptr;
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     if (!column_histogram_supported(t) || !totals_index_supported(t))
       return {DIRMN_ERROR_NOT_SUPPORTED, "device histograms of a table wider than 8 bits", 0};
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
+    em_hist_valid_ = false;
     const LaunchEnv e = env();
     TotalsIndex& ix = t.totals;
     if (!ix.built) DIRMN_TRY(build_totals_index(t, &ix, e));
     const int bins = static_cast<int>(t.max_count) + 1;
-    const size_t cells = static_cast<size_t>(t.cols) * static_cast<size_t>(bins);
     const size_t rows = static_cast<size_t>(t.rows);
     const size_t kk = static_cast<size_t>(k);
-    const size_t runs = static_cast<size_t>(ix.runs);
-    // Workspace: [hist k x cells][total sums k x runs][lcoef sums k][weights rows x k].
-    const size_t results = kk * cells + (weights ? kk * runs + kk : 0);
+    const size_t results = hist_layout(t, k, weights != nullptr).results;
+    const bool upload_weights = weights && !device_weights;
+    DIRMN_TRY(grow(hist_, (results + (upload_weights ? rows * kk : 0)) * sizeof(double),
+                   "cudaMalloc (histogram workspace)"));
+    const HistLayout l = hist_layout(t, k, weights != nullptr);
+    const double* d_w = device_weights ? weights : l.hist + results;
+    if (upload_weights)
+      DIRMN_TRY(upload(l.hist + results, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
+    // The tensor cores' workspace (8 bytes per row and weighting) may not
+    // fit where the general kernels' does: they are the fallback.
+    BackendResult hr;
+    if (tensor) hr = launch_tensor_histograms(t, d_w, tensor_w_max, k, bins, l.hist, hist_partial_, e);
+    if (!tensor || hr.status == DIRMN_ERROR_OUT_OF_MEMORY)
+      hr = launch_column_histograms(t, weights ? d_w : nullptr, k, bins, l.hist, hist_partial_, e);
+    DIRMN_TRY(hr);
+    if (weights) DIRMN_TRY(launch_total_sums(t, ix, d_w, k, l.seg, l.lcoef, hist_scratch_, e));
+    return {};
+  }
+
+  // Downloads what make_histograms left and forms the host's histograms.
+  BackendResult fetch_histograms(const BackendCounts& counts, int64_t k, bool weighted,
+                                 std::vector<Histograms>* out) {
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    const TotalsIndex& ix = t.totals;
+    const int bins = static_cast<int>(t.max_count) + 1;
+    const HistLayout l = hist_layout(t, k, weighted);
+    const size_t kk = static_cast<size_t>(k), runs = l.runs;
     try {
-      const bool upload_weights = weights && !device_weights;
-      DIRMN_TRY(grow(hist_, (results + (upload_weights ? rows * kk : 0)) * sizeof(double),
-                     "cudaMalloc (histogram workspace)"));
-      double* d_hist = hist_.get<double>();
-      double* d_seg = d_hist + kk * cells;
-      double* d_lcoef = d_seg + kk * runs;
-      const double* d_w = device_weights ? weights : d_lcoef + kk;
-      if (upload_weights)
-        DIRMN_TRY(upload(d_lcoef + kk, weights, rows * kk * sizeof(double), "cudaMemcpyAsync (row weights)"));
-      // The tensor cores' workspace (8 bytes per row and weighting) may not
-      // fit where the general kernels' does: they are the fallback.
-      BackendResult hr;
-      if (tensor) hr = launch_tensor_histograms(t, d_w, tensor_w_max, k, bins, d_hist, hist_partial_, e);
-      if (!tensor || hr.status == DIRMN_ERROR_OUT_OF_MEMORY)
-        hr = launch_column_histograms(t, weights ? d_w : nullptr, k, bins, d_hist, hist_partial_, e);
-      DIRMN_TRY(hr);
-      if (weights)
-        DIRMN_TRY(launch_total_sums(t, ix, d_w, k, d_seg, d_lcoef, hist_scratch_, e));
-      DIRMN_TRY(host_out_.reserve(results * sizeof(double), "cudaHostAlloc (histograms)"));
-      DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out_.get(), d_hist, results * sizeof(double),
+      DIRMN_TRY(host_out_.reserve(l.results * sizeof(double), "cudaHostAlloc (histograms)"));
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out_.get(), l.hist, l.results * sizeof(double),
                                      cudaMemcpyDeviceToHost, stream_),
                      "cudaMemcpyAsync (histograms)");
       DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
       const double* h_hist = host_out_.get<double>();
-      const double* h_seg = h_hist + kk * cells;
+      const double* h_seg = h_hist + kk * l.cells;
       const double* h_lcoef = h_seg + kk * runs;
       // Column histograms are rewritten in place (every field): an EM calls
       // this once per iteration with the same shapes, and making the
@@ -286,7 +322,7 @@ class CudaBackend final : public Backend {
       const auto total_of = [&](int64_t jj) {
         const size_t j = static_cast<size_t>(jj);
         Histograms& o = (*out)[j];
-        const double* w_tot = weights ? h_seg + j * runs : ix.count.data();
+        const double* w_tot = weighted ? h_seg + j * runs : ix.count.data();
         try {
           HistogramBuilder tot(kHistTotalIndexMax);
           for (size_t i = 0; i < runs; ++i) tot.add(ix.value[i], w_tot[i]);
@@ -294,7 +330,7 @@ class CudaBackend final : public Backend {
         } catch (const std::bad_alloc&) {
           out_of_memory = true;
         }
-        o.lcoef_sum = weights ? h_lcoef[j] : ix.lcoef_sum;
+        o.lcoef_sum = weighted ? h_lcoef[j] : ix.lcoef_sum;
       };
       if (host_threads_ && k > 1)
         host_threads_->parallel_for(k, total_of);
@@ -385,6 +421,7 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
     em_table_ = nullptr;
+    em_hist_valid_ = false;
     const EmLayout probe = em_layout(nullptr, t.rows, k);
     DIRMN_TRY(grow(em_, probe.doubles * sizeof(double), "cudaMalloc (mixture state)"));
     const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
@@ -431,7 +468,110 @@ class CudaBackend final : public Backend {
     DIRMN_TRY(em_check(counts, k));
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
-    return histograms_k(counts, l.w, k, out, Interrupt{}, true, em_tensor_ ? l.reduced + 2 * k + 2 : nullptr);
+    DIRMN_TRY(make_histograms(counts, l.w, k, true, em_tensor_ ? l.reduced + 2 * k + 2 : nullptr));
+    em_hist_valid_ = true;
+    if (out == nullptr) return {};
+    return fetch_histograms(counts, k, true, out);
+  }
+
+  BackendResult em_fetch_histograms(const BackendCounts& counts, int64_t k,
+                                    std::vector<Histograms>* out) override {
+    DIRMN_TRY(em_check(counts, k));
+    if (!em_hist_valid_) return {DIRMN_ERROR_INTERNAL, "no device M-step histograms to fetch", 0};
+    return fetch_histograms(counts, k, true, out);
+  }
+
+  BackendResult em_fit(const BackendCounts& counts, int64_t k, const EmFitSettings& s,
+                       const char* fit, double* alpha, EmFitOutcome* out) override {
+    DIRMN_TRY(em_check(counts, k));
+    if (!em_hist_valid_) return {DIRMN_ERROR_INTERNAL, "no device M-step histograms to fit", 0};
+    DeviceGuard guard(device_);
+    DIRMN_TRY(guard.result());
+    const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
+    const HistLayout hl = hist_layout(t, k, true);
+    const size_t kk = static_cast<size_t>(k);
+    const size_t n_alpha = kk * static_cast<size_t>(t.cols);
+    // Layout of fit_: [alpha k x cols][out k][fit flags k, padded to
+    // doubles][work]; the first three go up as one staged copy.
+    const size_t work = kk * static_cast<size_t>(em_fit_work_doubles(t.cols, t.totals.runs));
+    const size_t alpha_bytes = n_alpha * sizeof(double);
+    const size_t out_bytes = kk * sizeof(EmFitOut);
+    const size_t up_bytes = alpha_bytes + out_bytes + round_up<size_t>(kk * sizeof(int), sizeof(double));
+    DIRMN_TRY(grow(fit_, up_bytes + work * sizeof(double), "cudaMalloc (M-step fits)"));
+    char* base = static_cast<char*>(fit_.get());
+    double* d_alpha = reinterpret_cast<double*>(base);
+    EmFitOut* d_out = reinterpret_cast<EmFitOut*>(base + alpha_bytes);
+    int* d_fit = reinterpret_cast<int*>(base + alpha_bytes + out_bytes);
+    double* d_work = reinterpret_cast<double*>(base + up_bytes);
+    std::vector<EmFitOut> res;
+    try {
+      res.resize(kk);
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the M-step fits", 0};
+    }
+    std::vector<int> flags;
+    try {
+      flags.resize(kk);
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the M-step fits", 0};
+    }
+    for (size_t j = 0; j < kk; ++j) flags[j] = fit[j] ? 1 : 0;
+    if (up_bytes > kStagingMax) {
+      DIRMN_TRY(upload(d_alpha, alpha, alpha_bytes, "cudaMemcpyAsync (M-step warm starts)"));
+      DIRMN_TRY(upload(d_out, res.data(), out_bytes, "cudaMemcpyAsync (M-step outcomes)"));
+      DIRMN_TRY(upload(d_fit, flags.data(), kk * sizeof(int), "cudaMemcpyAsync (M-step flags)"));
+    } else {
+      void* stage = nullptr;
+      DIRMN_TRY(stage_for(up_bytes, &stage));
+      char* st = static_cast<char*>(stage);
+      std::memcpy(st, alpha, alpha_bytes);
+      std::memcpy(st + alpha_bytes, res.data(), out_bytes);
+      std::memcpy(st + alpha_bytes + out_bytes, flags.data(), kk * sizeof(int));
+      DIRMN_TRY(upload_staged(base, up_bytes, "cudaMemcpyAsync (M-step warm starts)"));
+    }
+    EmFitArgs a;
+    a.k = k;
+    a.cols = t.cols;
+    a.bins = static_cast<int>(t.max_count) + 1;
+    a.hist = hl.hist;
+    a.run_value = t.totals.distinct.get<uint32_t>();
+    a.run_weight = hl.seg;
+    a.runs = t.totals.runs;
+    a.fit = d_fit;
+    a.alpha = d_alpha;
+    a.work = d_work;
+    a.band_max = em_fit_band_max(t.totals.runs);
+    a.out = d_out;
+    a.tolerance = s.tolerance;
+    a.max_iterations = s.max_iterations;
+    a.prior_shape = s.prior_shape;
+    a.prior_rate = s.prior_rate;
+    a.prior_const = s.prior_rate > 0.0 ? s.prior_shape * std::log(s.prior_rate) - std::lgamma(s.prior_shape) : 0.0;
+    a.alpha_floor = s.alpha_floor;
+    DIRMN_TRY(launch_em_fit(a, env()));
+    DIRMN_TRY(host_out_.reserve(alpha_bytes + out_bytes, "cudaHostAlloc (M-step fits)"));
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(host_out_.get(), base, alpha_bytes + out_bytes, cudaMemcpyDeviceToHost,
+                                   stream_),
+                   "cudaMemcpyAsync (M-step fits)");
+    DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    const double* h_alpha = host_out_.get<double>();
+    std::memcpy(res.data(), static_cast<const char*>(host_out_.get()) + alpha_bytes, out_bytes);
+    out->status.assign(kk, EmFitOutcome::kHost);
+    out->log_prior.assign(kk, 0.0);
+    out->log_det.assign(kk, 0.0);
+    for (size_t j = 0; j < kk; ++j) {
+      if (!fit[j]) continue;
+      if (res[j].status == kEmFitFitted) {
+        out->status[j] = EmFitOutcome::kFitted;
+        out->log_prior[j] = res[j].log_prior;
+        out->log_det[j] = res[j].log_det;
+        std::memcpy(alpha + j * static_cast<size_t>(t.cols), h_alpha + j * static_cast<size_t>(t.cols),
+                    static_cast<size_t>(t.cols) * sizeof(double));
+      } else if (res[j].status == kEmFitNoCounts) {
+        out->status[j] = EmFitOutcome::kNoCounts;
+      }
+    }
+    return {};
   }
 
   BackendResult em_estep(const BackendCounts& counts, int64_t k, const double* alpha,
@@ -465,6 +605,7 @@ class CudaBackend final : public Backend {
     em.part = l.part;
     DIRMN_TRY(launch_estep(em, l.L, l.log_pi, l.reduced, env()));
     em_cur_ = 1 - em_cur_;
+    em_hist_valid_ = false;  // they were of the weights just replaced
     std::vector<double> red(static_cast<size_t>(2 * k + 2));
     DIRMN_CUDA_TRY(cudaMemcpyAsync(red.data(), l.reduced, red.size() * sizeof(double),
                                    cudaMemcpyDeviceToHost, stream_),
@@ -805,6 +946,7 @@ class CudaBackend final : public Backend {
   DeviceBuffer hist_;  // histograms of fits: k x cols x bins, row-total sums, row weights
   DeviceBuffer hist_partial_;  // per-block partial histograms (tensor path: weight digits too)
   DeviceBuffer hist_scratch_;  // row-total sums: per-run shares of the weighted lcoef sums
+  DeviceBuffer fit_;           // the M step's fits on the device (em_fit)
   std::shared_ptr<Backend> host_threads_;  // the context's CPU backend, for host-side work
   DeviceBuffer em_;            // mixture state (em_layout)
   const DeviceTable* em_table_ = nullptr;  // the table em_ belongs to
@@ -812,6 +954,7 @@ class CudaBackend final : public Backend {
   int em_cur_ = 0;             // which z buffer is current
   bool em_row_weights_ = false;
   bool em_tensor_ = false;     // the M step's histograms run on the tensor cores
+  bool em_hist_valid_ = false; // hist_ holds the histograms of the EM's current weights
   PinnedBuffer stage_;
   PinnedBuffer host_out_;
   bool tables_valid_ = false;

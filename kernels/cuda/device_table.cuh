@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../histogram.hpp"
 #include "cuda_util.cuh"
 #include "loglik_types.cuh"
 
@@ -40,12 +41,13 @@ constexpr size_t kDefaultSharedLimit = 48 * 1024;
 // are asked for: weighted row-total histograms are then segmented sums
 // (deterministic, no atomics), and the unweighted one is kept on the host.
 struct TotalsIndex {
-  explicit TotalsIndex(int dev) : order(dev), offsets(dev) {}
+  explicit TotalsIndex(int dev) : order(dev), offsets(dev), distinct(dev) {}
   bool built = false;
   int64_t runs = 0;              // distinct row totals (0 included)
   DeviceBuffer order;            // uint32, rows: row indices sorted by total
   DeviceBuffer offsets;          // int64, runs + 1: where each total's rows start
-  std::vector<double> value;     // the distinct totals, ascending
+  DeviceBuffer distinct;         // uint32, runs: the distinct totals, ascending
+  std::vector<double> value;     // the same, on the host
   std::vector<double> count;     // rows with each
   double lcoef_sum = 0.0;        // unweighted sum of the log multinomial coefficients
 };
@@ -227,6 +229,54 @@ inline int64_t em_reduce_runs(int64_t rows) {
 // reduced (em_reduced_columns).
 BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,
                            double* reduced, const LaunchEnv& env);
+
+// mstep.cu: the M step's fits on the device -- Newton's method on log
+// alpha from each component's histograms (launch_column_histograms' or
+// launch_tensor_histograms' hist, launch_total_sums' seg_out), warm-started,
+// as fit_from_histograms runs it on the host. Per component, status says
+// what became of it.
+constexpr int kEmFitHost = 0;      // not fitted: the host's fit is needed (multinomial limit, Minka's step)
+constexpr int kEmFitFitted = 1;    // fitted: alpha replaced (floored), log_prior and log_det set
+constexpr int kEmFitNoCounts = 2;  // the component's weights see no counts: alpha kept
+struct EmFitOut {
+  int status = kEmFitHost;
+  int iterations = 0;
+  double log_prior = 0.0;  // the prior's log density at alpha (0 without a prior)
+  double log_det = 0.0;    // log det of minus the objective's Hessian in log alpha
+};
+// Per component, the work area holds kEmFitArrays arrays of cols doubles
+// (alpha, the trial alpha, gradient and Hessian diagonal at each, the step,
+// each column's largest count),
+// the row totals' cumulative band (at most em_fit_band_max(runs) long: the
+// host keeps a band only within kHistBandFactor of its distinct totals) and
+// their suffix sums (runs).
+constexpr int64_t kEmFitArrays = 8;
+__host__ __device__ inline int64_t em_fit_band_max(int64_t runs) {
+  return static_cast<int64_t>(kHistBandFactor) * runs + static_cast<int64_t>(kHistBandSlack) +
+         static_cast<int64_t>(kHistDenseMax);
+}
+__host__ __device__ inline int64_t em_fit_work_doubles(int64_t cols, int64_t runs) {
+  return kEmFitArrays * cols + em_fit_band_max(runs) + runs;
+}
+struct EmFitArgs {
+  int64_t k = 0, cols = 0;
+  int bins = 0;
+  const double* hist = nullptr;        // k x cols x bins
+  const uint32_t* run_value = nullptr; // runs: the distinct row totals, ascending
+  const double* run_weight = nullptr;  // k x runs
+  int64_t runs = 0;
+  const int* fit = nullptr;            // k: nonzero to fit component j
+  double* alpha = nullptr;             // k x cols: warm starts in, fits out
+  double* work = nullptr;              // k x em_fit_work_doubles(cols, runs)
+  int64_t band_max = 0;                // em_fit_band_max(runs)
+  EmFitOut* out = nullptr;             // k
+  double tolerance = 0.0;
+  int max_iterations = 0;
+  double prior_shape = 0.0, prior_rate = 0.0;  // rate 0: no prior
+  double prior_const = 0.0;            // shape log rate - lgamma(shape)
+  double alpha_floor = 0.0;            // fitted alphas are at least this
+};
+BackendResult launch_em_fit(const EmFitArgs& args, const LaunchEnv& env);
 
 // ingest.cu: building device tables.
 // Copies a validated host table to the device (synchronous).

@@ -556,6 +556,7 @@ BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const La
     ix->count[i] = static_cast<double>(c[i]);
   }
   ix->lcoef_sum = lcoef_sum;
+  ix->distinct = std::move(unique);
   ix->runs = n_runs;
   ix->built = true;
   return {};
