@@ -17,6 +17,7 @@
 // (kEmFitHost): the host then fits that component from the downloaded
 // histograms.
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include <cmath>
 
@@ -46,16 +47,20 @@ struct MixSums {
 };
 
 using BlockReduce = cub::BlockReduce<Sums, kFitThreads>;
+using BlockScan = cub::BlockScan<double, kFitThreads>;
 
 struct Shared {
-  BlockReduce::TempStorage reduce;
+  union {
+    BlockReduce::TempStorage reduce;
+    BlockScan::TempStorage scan;
+  } temp;
   Sums result;
 };
 
 // The block's reduction of v under op; every thread receives it.
 template <typename Op>
 __device__ Sums block_all(Shared& sh, const Sums& v, Op op) {
-  const Sums r = BlockReduce(sh.reduce).Reduce(v, op);
+  const Sums r = BlockReduce(sh.temp.reduce).Reduce(v, op);
   if (threadIdx.x == 0) sh.result = r;
   __syncthreads();
   const Sums out = sh.result;
@@ -212,18 +217,21 @@ __device__ bool totals_form(const EmFitArgs& p, int64_t j, double* band, Shared&
   C->len = static_cast<int64_t>(top - C->base);
   if (C->len > p.band_max) return false;
   // cum[i] = weight of totals above base + i: run r (value n_r) fills
-  // [n_{r-1}, n_r) - base with the weight of runs r and above. The suffix
-  // sums of the runs come from one thread: runs are few, and one order
-  // keeps the sums the same from run to run.
+  // [n_{r-1}, n_r) - base with the weight of runs r and above, their
+  // suffix sums, scanned a block of runs at a time from the top.
   double* suffix = band + p.band_max;
-  if (threadIdx.x == 0) {
-    double above = 0.0;
-    for (int64_t r = p.runs; r-- > 0;) {
-      above += static_cast<double>(p.run_value[r]) > 0.0 ? w[r] : 0.0;
-      suffix[r] = above;
-    }
+  double carry = 0.0;
+  for (int64_t end = p.runs; end > 0; end -= blockDim.x) {
+    const int64_t r = end - 1 - static_cast<int64_t>(threadIdx.x);
+    const double x = r >= 0 && p.run_value[r] > 0u ? w[r] : 0.0;
+    double upto = 0.0;
+    BlockScan(sh.temp.scan).InclusiveSum(x, upto);
+    if (r >= 0) suffix[r] = carry + upto;
+    if (threadIdx.x == blockDim.x - 1) sh.result.a = upto;
+    __syncthreads();
+    carry += sh.result.a;
+    __syncthreads();
   }
-  __syncthreads();
   for (int64_t r = threadIdx.x; r < p.runs; r += blockDim.x) {
     const double n = fmin(static_cast<double>(p.run_value[r]), top);
     const double prev = r > 0 ? fmax(static_cast<double>(p.run_value[r - 1]), C->base) : C->base;

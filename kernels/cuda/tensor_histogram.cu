@@ -2,10 +2,11 @@
 // tensor cores, for dense 8-bit tables whose counts are below 16.
 //
 // For a column v and k weightings w_bj >= 0, the cumulative histogram
-//   C_j[v][m] = sum_b w_bj [n_bv >= m],   m < 16,
-// is a matrix product over rows: A[m][b] = [n_bv >= m] (16 x rows) times
-// W[b][j] (rows x 8 weightings), which mma.m16n8k32 computes 32 rows at a
-// time. Weights enter as 63-bit fixed point relative to a power of two p_j
+//   C_j[v][m] = sum_b w_bj [n_bv >= m],   1 <= m <= T (T the largest count),
+// is a matrix product over rows: A[(v, m)][b] = [n_bv >= m] times W[b][j]
+// (rows x 8 weightings), which mma.m16n8k32 computes 32 rows at a time for
+// 16 (column, threshold) pairs. The pairs are packed T to a column, so a
+// table of counts 0-9 takes 9 of the MMA's rows per column, not 16. Weights enter as 63-bit fixed point relative to a power of two p_j
 // at least the weighting's largest weight, q_bj = round(w_bj / p_j 2^63),
 // split into eight base-256 digits, one product per digit (two passes of
 // four); A's entries are 0 or 16 (bit 4 of a byte). Every sum is then an
@@ -15,7 +16,8 @@
 // relative precision: 32-bit fixed point did not (a component of weight
 // 1e-6 took its alpha 1e-6 away from the host's). The sums repeat bit for
 // bit from run to run. By-value histograms are differences of neighbouring
-// cumulative entries, taken in integers.
+// cumulative entries, taken in integers (the weight of count 0, which no
+// fit reads, is not formed: it is left 0).
 //
 // The table is read through a chunk-major copy (build_chunk_table): for each
 // run of 32 rows and each column, the column's 32 counts in the order the
@@ -37,7 +39,7 @@ namespace {
 constexpr int kTensorMinArch = DIRMN_TENSOR_MIN_CUDA_ARCH / 10;
 constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
 constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
-constexpr int kTensorBins = 16;          // the MMA's m: cumulative bins 0..15
+constexpr int kTensorBins = 16;          // the MMA's m: (column, threshold) pairs per tile; counts < 16
 constexpr int kGroupWeightings = 8;      // the MMA's n: weightings per group
 constexpr int kDigits = 4;               // base-256 digits of a weight per pass
 constexpr int kPasses = 2;               // passes: low and high four digits
@@ -51,18 +53,37 @@ constexpr int kWarpLanes = 32;
 constexpr int kQuarters = 4;
 constexpr int kTensorWarps = 8;
 constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
-constexpr int kColsPerWarp = 4;
-constexpr int kBlockCols = kTensorWarps * kColsPerWarp;
+constexpr int kTilesPerWarp = 4;  // 16-pair tiles a warp takes per chunk
+// (column, threshold) pairs of a block: its columns are as many as fit,
+// kBlockPairs / T, up to kMaxBlockCols (so that one 16-byte copy per thread
+// stages a chunk of them with its weight digits).
+constexpr int kBlockPairs = kTensorWarps * kTilesPerWarp * kTensorBins;
+constexpr int kMaxBlockCols = 96;
 constexpr int kTensorBlocksPerSm = 2;
 // Chunks in flight per block (cp.async stages): 2 KB each, enough bytes in
 // flight per SM to cover memory latency at full bandwidth.
 constexpr int kStages = 8;
 // Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 4 digits.
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
-constexpr int kTileBytes = kBlockCols * kChunkBytes;
+constexpr int kTileBytes = kMaxBlockCols * kChunkBytes;
 constexpr int kStageBytes = kTileBytes + kDigitBytes;
 constexpr int kCopyBytes = 16;  // one cp.async
+static_assert(kStageBytes / kCopyBytes == kTensorThreads, "one copy per thread and stage");
+// A pair's 16-bit code for a lane: its column's byte offset in a stage
+// (plus the lane's quarter), and 15 - (m - 1) = 16 - m above kPairShift (0
+// for no pair: then every byte compares below and A's row is 0). A lane's
+// two pairs of a tile share one register.
+constexpr int kPairShift = 12;
+constexpr int kPairBits = 16;
+constexpr uint32_t kPairOffsetMask = (1u << kPairShift) - 1;
+constexpr uint32_t kPairMask = (1u << kPairBits) - 1;
+static_assert(kTileBytes <= static_cast<int>(kPairOffsetMask), "stage offsets fit below the shift");
 constexpr int kMaxDigit = 255;
+// The columns a block takes for counts up to `thresholds` (>= 1).
+__host__ __device__ inline int tensor_block_cols(int thresholds) {
+  return kBlockPairs / thresholds < kMaxBlockCols ? kBlockPairs / thresholds : kMaxBlockCols;
+}
+
 // int32 accumulators: a block adds at most 16 x 255 per row and digit, so
 // 2^31 / (16 x 255) rows, rounded down to whole chunks, stay exact.
 constexpr int64_t kMaxChunksPerSplit =
@@ -213,59 +234,72 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
   }
 }
 
-// Block (split, column group, digit set): columns col0..col0+31 over its
-// split's chunks; warp wp takes columns col0 + 4 wp .. + 3. Digit set
+// Block (split, column group, digit set): tensor_block_cols(T) columns from
+// col0 over its split's chunks, as pairs p = T (v - col0) + m - 1; warp wp
+// takes the tiles of pairs 16 (4 wp + q) .. + 15, q < 4. Digit set
 // s = 2 grp + pass holds digits 4 pass .. 4 pass + 3 of weighting group grp
 // (each set reads the table again: 2 ceil(k / 8) reads for 8 k digit
 // products per cell).
-// Writes partial[split][set][col][m][j] = the pass's share of
+// Writes partial[split][set][col][m - 1][j] = the pass's share of
 // 16 2^63 C_j[col][m] / p_j, divided by 2^(32 pass), as an integer.
 __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     tensor_cumulative(const uint8_t* __restrict__ chunked, const uint8_t* __restrict__ digits,
-                      int64_t chunks, int64_t cols, int64_t chunks_per_split,
+                      int64_t chunks, int64_t cols, int thresholds, int64_t chunks_per_split,
                       long long* __restrict__ partial) {
   // Stage s holds the column tile (kTileBytes) and then the digits.
   __shared__ __align__(16) uint8_t stage_buf[kStages][kStageBytes];
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarpLanes, wp = tid / kWarpLanes;
   const int g = lane / kQuarters, t = lane % kQuarters;
-  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * kBlockCols;
+  const int block_cols = tensor_block_cols(thresholds);
+  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
+  const int64_t block_valid = cols - col0 < block_cols ? cols - col0 : block_cols;
   const int64_t set = blockIdx.z;
   const int64_t sets = gridDim.z;
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
   const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
   const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
-  // Each of the first kCopiers threads copies 16 bytes of every stage: its
-  // source for chunk c0 + i is src + i * src_step. Threads past the table's
-  // last column copy nothing and leave zeros.
-  constexpr int kCopiers = kStageBytes / kCopyBytes;
-  static_assert(kCopiers <= kTensorThreads, "one copy per thread and stage");
+  // Every thread copies 16 bytes of every stage: its source for chunk
+  // c0 + i is src + i * src_step. Bytes past the table's last column (or
+  // the block's) are left zero.
   const uint8_t* src = nullptr;
   int64_t src_step = 0;
   int src_bytes = 0;
   if (tid < kTileBytes / kCopyBytes) {
     const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
-    const int64_t tile_valid = (cols - col0 < kBlockCols ? cols - col0 : kBlockCols) * kChunkBytes;
-    src_bytes = off < tile_valid ? kCopyBytes : 0;
+    src_bytes = off < block_valid * kChunkBytes ? kCopyBytes : 0;
     src = chunked + (c0 * cols + col0) * kChunkBytes + (src_bytes ? off : 0);
     src_step = cols * kChunkBytes;
-  } else if (tid < kCopiers) {
+  } else {
     src_bytes = kCopyBytes;
     src = digits + (set * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
     src_step = kDigitBytes;
   }
   const auto issue = [&](int stage, int i) {
-    if (src != nullptr) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
+    copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
   };
-  int acc[kColsPerWarp][kDigits][4];
+  int acc[kTilesPerWarp][kDigits][4];
 #pragma unroll
-  for (int q = 0; q < kColsPerWarp; ++q)
+  for (int q = 0; q < kTilesPerWarp; ++q)
 #pragma unroll
     for (int d = 0; d < kDigits; ++d)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[q][d][e] = 0;
-  const uint32_t bias_lo = static_cast<uint32_t>(kTensorBins - g) * kEveryByte;                         // bin g
-  const uint32_t bias_hi = static_cast<uint32_t>(kTensorBins - kTensorBins / 2 - g) * kEveryByte;  // bin g + 8
+  // The lane's A rows: pairs g and g + 8 of each tile.
+  const int pairs = static_cast<int>(block_valid) * thresholds;
+  uint32_t code[kTilesPerWarp];
+#pragma unroll
+  for (int q = 0; q < kTilesPerWarp; ++q) {
+    code[q] = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pr = (wp * kTilesPerWarp + q) * kTensorBins + g + h * (kTensorBins / 2);
+      const uint32_t c = pr < pairs ? static_cast<uint32_t>((pr / thresholds) * kChunkBytes + t * 8) |
+                                          (static_cast<uint32_t>(kTensorBins - 1 - pr % thresholds) << kPairShift)
+                                    : 0u;
+      code[q] |= c << (h * kPairBits);
+    }
+  }
 
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -284,41 +318,49 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     const uint4 hi = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 2));
     const uint32_t b[kDigits][2] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
 #pragma unroll
-    for (int q = 0; q < kColsPerWarp; ++q) {
-      const uint2 x = *reinterpret_cast<const uint2*>(&stage_buf[s][(wp * kColsPerWarp + q) * kChunkBytes + t * 8]);
-      const uint32_t a[4] = {at_least(x.x, bias_lo), at_least(x.x, bias_hi), at_least(x.y, bias_lo),
-                             at_least(x.y, bias_hi)};
+    for (int q = 0; q < kTilesPerWarp; ++q) {
+      const uint32_t c0 = code[q] & kPairMask, c1 = code[q] >> kPairBits;
+      const uint2 x0 = *reinterpret_cast<const uint2*>(&stage_buf[s][c0 & kPairOffsetMask]);
+      const uint2 x1 = *reinterpret_cast<const uint2*>(&stage_buf[s][c1 & kPairOffsetMask]);
+      const uint32_t b0 = (c0 >> kPairShift) * kEveryByte, b1 = (c1 >> kPairShift) * kEveryByte;
+      const uint32_t a[4] = {at_least(x0.x, b0), at_least(x1.x, b1), at_least(x0.y, b0), at_least(x1.y, b1)};
 #pragma unroll
       for (int d = 0; d < kDigits; ++d) mma_u8(acc[q][d], a, b[d][0], b[d][1]);
     }
   }
-  // Lane (g, t) holds bins g (e = 0, 1) and g + 8 (e = 2, 3) of weightings
-  // 2t and 2t + 1.
+  // Lane (g, t) holds pairs g (e = 0, 1) and g + 8 (e = 2, 3) of each
+  // tile, for weightings 2t and 2t + 1.
 #pragma unroll
-  for (int q = 0; q < kColsPerWarp; ++q) {
-    const int64_t col = col0 + wp * kColsPerWarp + q;
-    if (col >= cols) continue;
+  for (int q = 0; q < kTilesPerWarp; ++q) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
+      const int pr = (wp * kTilesPerWarp + q) * kTensorBins + g + (e >= 2 ? kTensorBins / 2 : 0);
+      if (pr >= pairs) continue;
       long long v = 0;
 #pragma unroll
       for (int d = kDigits - 1; d >= 0; --d) v = v * 256 + acc[q][d][e];
-      const int m = g + (e >= 2 ? 8 : 0), j = 2 * t + (e & 1);
-      partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * kTensorBins + m) *
+      const int64_t col = col0 + pr / thresholds;
+      const int j = 2 * t + (e & 1);
+      partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
                   kGroupWeightings + j] = v;
     }
   }
 }
 
 // One thread per (weighting, column, value < bins): the by-value weight
-// C[v] - C[v + 1], each pass's sums over the splits exact in 64 bits.
+// C[v] - C[v + 1] (C[T + 1] = 0), each pass's sums over the splits exact in
+// 64 bits; value 0's is left 0.
 __global__ void finish_histograms(const long long* __restrict__ partial, const double* __restrict__ w_max,
                                   int64_t splits, int64_t groups, int64_t k, int64_t cols, int bins,
-                                  double* __restrict__ hist) {
+                                  int thresholds, double* __restrict__ hist) {
   const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= k * cols * bins) return;
   const int v = static_cast<int>(id % bins);
   const int64_t col = (id / bins) % cols, j = id / (bins * cols);
+  if (v == 0) {
+    hist[id] = 0.0;
+    return;
+  }
   const int64_t grp = j / kGroupWeightings, jj = j % kGroupWeightings;
   const int64_t sets = groups * kPasses;
   double sum = 0.0;
@@ -326,14 +368,17 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
     long long at = 0, above = 0;
     for (int64_t s = 0; s < splits; ++s) {
       const long long* p =
-          partial + ((s * sets + grp * kPasses + pass) * cols + col) * kTensorBins * kGroupWeightings + jj;
-      at += p[v * kGroupWeightings];
-      if (v + 1 < kTensorBins) above += p[(v + 1) * kGroupWeightings];
+          partial + ((s * sets + grp * kPasses + pass) * cols + col) * thresholds * kGroupWeightings + jj;
+      at += p[(v - 1) * kGroupWeightings];
+      if (v < thresholds) above += p[v * kGroupWeightings];
     }
     sum = sum * kPassScale + static_cast<double>(at - above);
   }
   hist[id] = sum / (kIndicatorValue * kWeightScale) * weight_unit(w_max[j]);
 }
+
+// The thresholds of a table whose largest count is max_count: 1..T.
+int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int>(t.max_count)); }
 
 }  // namespace
 
@@ -348,7 +393,8 @@ bool tensor_histograms_supported(const DeviceTable& t, int64_t k) {
   }
   return attr.ptxVersion >= kTensorMinArch && !t.sparse && !t.wrapped && t.cell == CellType::U8 &&
          t.integral && !t.real_valued && t.max_count < kTensorBins && t.rows > 0 &&
-         t.rows <= kMaxTensorRows && t.cols > 0 && ceil_div<int64_t>(t.cols, kBlockCols) <= kMaxGridY &&
+         t.rows <= kMaxTensorRows && t.cols > 0 &&
+         ceil_div<int64_t>(t.cols, tensor_block_cols(tensor_thresholds(t))) <= kMaxGridY &&
          ceil_div<int64_t>(k, kGroupWeightings) * kPasses <= kMaxGridY;
 }
 
@@ -373,7 +419,8 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
   const int64_t groups = ceil_div<int64_t>(k, kGroupWeightings);
   const int64_t sets = groups * kPasses;
-  const int64_t col_groups = ceil_div<int64_t>(t.cols, kBlockCols);
+  const int thresholds = tensor_thresholds(t);
+  const int64_t col_groups = ceil_div<int64_t>(t.cols, tensor_block_cols(thresholds));
   // One wave of blocks where the table allows, and never more chunks per
   // split than the accumulators hold exactly.
   const int64_t wave = static_cast<int64_t>(env.sm_count) * kTensorBlocksPerSm;
@@ -386,7 +433,7 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
     return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so many weightings", 0};
   const size_t digit_bytes = static_cast<size_t>(sets * chunks) * kDigitBytes;
   const size_t partial_bytes =
-      static_cast<size_t>(splits * sets * t.cols) * kTensorBins * kGroupWeightings * sizeof(long long);
+      static_cast<size_t>(splits * sets * t.cols) * thresholds * kGroupWeightings * sizeof(long long);
   DIRMN_TRY(scratch.reserve(digit_bytes + partial_bytes, "cudaMalloc (tensor histogram workspace)"));
   uint8_t* digits = scratch.get<uint8_t>();
   auto* partial = reinterpret_cast<long long*>(digits + digit_bytes);
@@ -396,11 +443,11 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (weight digits)");
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(col_groups), static_cast<unsigned>(sets));
   tensor_cumulative<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
-                                                             per_split, partial);
+                                                             thresholds, per_split, partial);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core histograms)");
   const int64_t entries = k * t.cols * bins;
   finish_histograms<<<static_cast<unsigned>(ceil_div<int64_t>(entries, kBlockThreads)), kBlockThreads, 0,
-                      env.stream>>>(partial, w_max, splits, groups, k, t.cols, bins, hist);
+                      env.stream>>>(partial, w_max, splits, groups, k, t.cols, bins, thresholds, hist);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (histogram sums)");
   return {};
 }
