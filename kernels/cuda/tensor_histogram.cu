@@ -63,6 +63,8 @@ constexpr int kTensorBlocksPerSm = 2;
 // Chunks in flight per block (cp.async stages): 2 KB each, enough bytes in
 // flight per SM to cover memory latency at full bandwidth.
 constexpr int kStages = 8;
+constexpr int kChunksPerSync = 2;  // chunks computed between two barriers
+static_assert(kStages >= 2 * kChunksPerSync, "stages for the chunks in use and those in flight");
 // Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 4 digits.
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
 constexpr int kTileBytes = kMaxBlockCols * kChunkBytes;
@@ -261,7 +263,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
   // Every thread copies 16 bytes of every stage: its source for chunk
   // c0 + i is src + i * src_step. Bytes past the table's last column (or
-  // the block's) are left zero.
+  // the block's) are not copied: no pair reads them.
   const uint8_t* src = nullptr;
   int64_t src_step = 0;
   int src_bytes = 0;
@@ -276,7 +278,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     src_step = kDigitBytes;
   }
   const auto issue = [&](int stage, int i) {
-    copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
+    if (src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
   };
   int acc[kTilesPerWarp][kDigits][4];
 #pragma unroll
@@ -302,17 +304,13 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   }
 
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  // One copy group per chunk; kChunksPerSync chunks between barriers, the
+  // stages of the last ones refilled after each barrier.
+  for (int s = 0; s < kStages - kChunksPerSync; ++s) {
     if (s < n) issue(s, s);
     copy_commit();
   }
-  for (int i = 0; i < n; ++i) {
-    copy_wait<kStages - 2>();
-    __syncthreads();
-    const int next = i + kStages - 1;
-    if (next < n) issue(next % kStages, next);
-    copy_commit();
-    const int s = i % kStages;
+  const auto chunk = [&](int s) {
     const uint8_t* dig = &stage_buf[s][kTileBytes];
     const uint4 lo = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 0));
     const uint4 hi = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 2));
@@ -327,6 +325,19 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
 #pragma unroll
       for (int d = 0; d < kDigits; ++d) mma_u8(acc[q][d], a, b[d][0], b[d][1]);
     }
+  };
+  for (int i = 0; i < n; i += kChunksPerSync) {
+    copy_wait<kStages - 2 * kChunksPerSync>();
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kChunksPerSync; ++u) {
+      const int next = i + kStages - kChunksPerSync + u;
+      if (next < n) issue(next % kStages, next);
+      copy_commit();
+    }
+#pragma unroll
+    for (int u = 0; u < kChunksPerSync; ++u)
+      if (i + u < n) chunk((i + u) % kStages);
   }
   // Lane (g, t) holds pairs g (e = 0, 1) and g + 8 (e = 2, 3) of each
   // tile, for weightings 2t and 2t + 1.
