@@ -528,13 +528,21 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
             denom += tot.weight[k] * math::dpoch(a_sum, tot.value[k]);
         }
       }
+      Batch batch;
       for (size_t i = 0; i < m; ++i) {
-        // ga = numer - denom, so numer = ga + denom. Under a prior the
-        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
-        // is again a minorise-maximise step (the prior is concave in alpha
-        // on this scale and separable).
-        const double num = ga[i] + denom + (prior ? s.prior_shape / alpha[i] : 0.0);
-        trial[i] = alpha[i] * num / (denom + (prior ? s.prior_rate : 0.0));
+        // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as ga +
+        // denom it cancelled to 0 or below for a column whose weight is
+        // tiny beside the table's (alpha 0 or negative, a log of it -inf or
+        // NaN, and the fit "converged" there). Under a prior the update
+        // becomes alpha (numer + shape/alpha) / (denom + rate), which is
+        // again a minorise-maximise step (the prior is concave in alpha on
+        // this scale and separable). A step past the smallest normal double
+        // stops there, so every log stays finite.
+        const Sums col = histogram_terms(h.column[static_cast<size_t>(P.active[i])], alpha[i], false, true,
+                                         false, &batch);
+        const double num = col.d + (prior ? s.prior_shape / alpha[i] : 0.0);
+        trial[i] = std::max(alpha[i] * num / (denom + (prior ? s.prior_rate : 0.0)),
+                            std::numeric_limits<double>::min());
       }
     }
     alpha.swap(trial);

@@ -544,6 +544,7 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
   // the fits stop in the same place on both backends whatever their
   // convergence. k = 10 takes two groups of weightings, the second one
   // mostly empty; 45 columns leave most of the second 32-column group empty.
+  // k = 34 takes the E step's path for more than 32 components.
   // Unit row weights take the same path and must give the same fit.
   const int64_t rows = 230, cols = 45;
   Simulated sim = simulate_mixture(rows, cols, 2, 7, 120);
@@ -555,7 +556,7 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
   REQUIRE(gpu);
   Counts cc = counts_of(cpu.get(), sim.x, rows, cols);
   Counts cg = counts_of(gpu.get(), sim.x, rows, cols);
-  for (int k : {2, 10}) {
+  for (int k : {2, 10, 34}) {
     for (bool unit_weights : {false, true}) {
       INFO("k " << k << ", unit row weights " << unit_weights);
       dirmn_mixture_options o;
@@ -588,6 +589,40 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
       CHECK(worst_alpha < (k > 2 ? 1e-4 : 1e-7));
       CHECK(worst_pi < (k > 2 ? 1e-6 : 1e-9));
     }
+  }
+}
+
+TEST_CASE("mixture: components of tiny weight stay finite", "[mixture]") {
+  // k = 34 over two clusters of 230 rows: after the first E step some
+  // components hold a few rows and columns of weight ~1e-35, warm-started
+  // from the multinomial limit. Newton fails there and Minka's step took
+  // sum_b w dpoch(alpha, n) as gradient + denominator, which cancelled to 0
+  // or below: alpha 0 or NaN, and a NaN log-likelihood reported as success.
+  const int64_t rows = 230, cols = 45;
+  Simulated sim = simulate_mixture(rows, cols, 2, 7, 120);
+  for (double& v : sim.x) v = std::min(v, 15.0);
+  Context cpu = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(cpu);
+  Counts c = counts_of(cpu.get(), sim.x, rows, cols);
+  for (int iterations : {2, 200}) {
+    INFO("max iterations " << iterations);
+    dirmn_mixture_options o;
+    dirmn_mixture_options_init(&o);
+    o.starts = 1;
+    o.max_iterations = iterations;
+    o.seed = 3;
+    Mixture m = fit(cpu.get(), c.get(), 34, &o);
+    dirmn_mixture_info info;
+    info.size = sizeof info;
+    REQUIRE(dirmn_mixture_get_info(m.get(), &info) == DIRMN_SUCCESS);
+    CHECK(std::isfinite(info.loglik));
+    CHECK(std::isfinite(info.laplace));
+    std::vector<double> a(static_cast<size_t>(34 * cols)), pi(34);
+    REQUIRE(dirmn_mixture_get_params(m.get(), a.data(), cols, 1, pi.data()) == DIRMN_SUCCESS);
+    int bad = 0;
+    for (double x : a) bad += std::isfinite(x) && x > 0 ? 0 : 1;
+    for (double p : pi) bad += std::isfinite(p) && p > 0 ? 0 : 1;
+    CHECK(bad == 0);
   }
 }
 
