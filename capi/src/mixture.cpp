@@ -467,7 +467,9 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
       r = counts->backend->em_histograms(*counts->data, k, warm ? nullptr : &hist);
       if (r.ok() && warm) {
         r = counts->backend->em_fit(*counts->data, k, dev_fit, want.data(), alpha.data(), &dev_out);
-        if (r.status == DIRMN_ERROR_NOT_SUPPORTED) {
+        // Without the backend's fits, or room for their workspace, the host
+        // fits (the histograms wait on the device to be fetched).
+        if (r.status == DIRMN_ERROR_NOT_SUPPORTED || r.status == DIRMN_ERROR_OUT_OF_MEMORY) {
           device_fits = false;
           dev_out.status.assign(static_cast<size_t>(k), Backend::EmFitOutcome::kHost);
           r = {};

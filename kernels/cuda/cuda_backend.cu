@@ -102,6 +102,7 @@ class CudaBackend final : public Backend {
     hist_.release();
     hist_partial_.release();
     hist_scratch_.release();
+    fit_.release();
     em_.release();
     stage_.release();
     host_out_.release();
@@ -593,17 +594,23 @@ class CudaBackend final : public Backend {
     req.out_stride_k = 1;
     req.out_on_device = true;
     req.async = true;
-    DIRMN_TRY(run_shared(t, req, l.L, k, 1));
+    // Up to kEmGroupMaxK components the E step finishes the panels itself.
+    SharedAlphaArgs panel;
+    DIRMN_TRY(run_shared(t, req, l.L, k, 1, k <= kEmGroupMaxK ? &panel : nullptr));
     EmDevice em;
     em.rows = t.rows;
     em.k = k;
+    em.L = k <= kEmGroupMaxK && panel.panels > 1 ? nullptr : l.L;
+    em.panel = panel;
+    em.row_total = t.row_total.get<double>();
+    em.row_lcoef = t.row_lcoef.get<double>();
     em.row_w = em_row_weights_ ? l.row_w : nullptr;
     em.z_old = l.z[em_cur_];
     em.z = l.z[1 - em_cur_];
     em.w = l.w;
     em.aux = l.aux;
     em.part = l.part;
-    DIRMN_TRY(launch_estep(em, l.L, l.log_pi, l.reduced, env()));
+    DIRMN_TRY(launch_estep(em, l.log_pi, l.reduced, env()));
     em_cur_ = 1 - em_cur_;
     em_hist_valid_ = false;  // they were of the weights just replaced
     std::vector<double> red(static_cast<size_t>(2 * k + 2));
@@ -806,8 +813,11 @@ class CudaBackend final : public Backend {
     return p;
   }
 
+  // With `unfinished` and several column panels, the panels' partial sums
+  // are left for the caller to finish (*unfinished says how); otherwise
+  // *unfinished (if given) says panels = 1.
   BackendResult run_shared(const DeviceTable& t, const LoglikRequest& req, double* out,
-                           int64_t out_sr, int64_t out_sk) {
+                           int64_t out_sr, int64_t out_sk, SharedAlphaArgs* unfinished = nullptr) {
     const int64_t K = req.k;
     const size_t entry = req.fast ? sizeof(float) : sizeof(double);
     int k_group = 1;
@@ -868,6 +878,10 @@ class CudaBackend final : public Backend {
     }
     DIRMN_TRY(t.sparse ? launch_shared_csr(plan, req.fast, t.csr_view(), a, env())
                        : launch_shared_dense(plan, req.fast, t.dense_view(), a, env()));
+    if (unfinished != nullptr) {
+      *unfinished = a;
+      return {};
+    }
     if (plan.panels > 1)
       DIRMN_TRY(launch_finish_panels(t.rows, t.row_total.get<double>(), t.row_lcoef.get<double>(), a, env()));
     return {};

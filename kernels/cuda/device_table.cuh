@@ -210,6 +210,13 @@ BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, con
 constexpr int64_t kEmAux = 3;
 struct EmDevice {
   int64_t rows = 0, k = 0;
+  // The log-likelihoods: rows x k in L, or (L null, k <= kEmGroupMaxK) the
+  // likelihood kernel's panel partials with what finishes a row (as
+  // launch_finish_panels would), summed here instead.
+  const double* L = nullptr;
+  SharedAlphaArgs panel;
+  const double* row_total = nullptr;
+  const double* row_lcoef = nullptr;
   const double* row_w = nullptr;  // rows, or null for 1
   const double* z_old = nullptr;  // rows x k, the responsibilities before
   double* z = nullptr;            // rows x k, after
@@ -221,14 +228,18 @@ struct EmDevice {
 // [sum_b r_b lse_b][max change][max_b w_bj (k)].
 __host__ __device__ inline int64_t em_reduced_columns(int64_t k) { return 3 * k + 2; }
 // Row runs of the E step's deterministic column sums.
-constexpr int64_t kEmReduceRows = 4096;
+constexpr int64_t kEmReduceRows = 256;
+// Up to this many components, lanes of a warp take a row's components
+// together (coalesced, each exp once) and the E step finishes the
+// likelihood kernel's panels itself.
+constexpr int64_t kEmGroupMaxK = 32;
 inline int64_t em_reduce_runs(int64_t rows) {
   return std::max<int64_t>(1, ceil_div<int64_t>(rows, kEmReduceRows));
 }
-// From L (rows x k, device) and log_pi (k, device): z, w, aux, and
-// reduced (em_reduced_columns).
-BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,
-                           double* reduced, const LaunchEnv& env);
+// From the log-likelihoods (em.L, or em.panel's partials) and log_pi (k,
+// device): z, w, aux, and reduced (em_reduced_columns).
+BackendResult launch_estep(const EmDevice& em, const double* log_pi, double* reduced,
+                           const LaunchEnv& env);
 
 // mstep.cu: the M step's fits on the device -- Newton's method on log
 // alpha from each component's histograms (launch_column_histograms' or

@@ -556,7 +556,14 @@ BackendResult build_totals_index(const DeviceTable& t, TotalsIndex* ix, const La
     ix->count[i] = static_cast<double>(c[i]);
   }
   ix->lcoef_sum = lcoef_sum;
-  ix->distinct = std::move(unique);
+  // The distinct totals stay on the device, in a buffer of their own size.
+  DIRMN_TRY(ix->distinct.reserve(static_cast<size_t>(std::max<int64_t>(n_runs, 1)) * 4,
+                                 "cudaMalloc (distinct row totals)"));
+  if (n_runs > 0)
+    DIRMN_CUDA_TRY(cudaMemcpyAsync(ix->distinct.get(), unique.get(), static_cast<size_t>(n_runs) * 4,
+                                   cudaMemcpyDeviceToDevice, env.stream),
+                   "cudaMemcpyAsync (distinct row totals)");
+  DIRMN_CUDA_TRY(cudaStreamSynchronize(env.stream), "cudaStreamSynchronize");
   ix->runs = n_runs;
   ix->built = true;
   return {};

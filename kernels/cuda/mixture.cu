@@ -2,20 +2,143 @@
 // full log-likelihoods L and the log mixing weights, per row b:
 //   x_j = L_bj + log pi_j,  m = max_j x_j,  e_j = exp(x_j - m),  s = sum_j e_j,
 //   z_bj = e_j / s,  lse_b = m + log s,  w_bj = r_b z_bj,
-// exactly as the host E step forms them, so both backends give the same
-// responsibilities. Sums over rows are made in a fixed order (one block per
-// column, a fixed thread-to-row map and a fixed tree), so they repeat
-// bit for bit from run to run.
+// exactly as the host E step forms them (the max and the sum over j in
+// component order), so both backends give the same responsibilities. Sums
+// over rows are made in a fixed order (a fixed map of rows to blocks and
+// threads, and a fixed order within a block), so they repeat bit for bit
+// from run to run.
+//
+// Up to kEmGroupMaxK components, estep_groups does it all in one pass: a
+// group of lanes per row, a lane per component (coalesced reads and writes,
+// one exp per responsibility), the likelihood kernel's panels finished on
+// the way in, and each block's column sums on the way out. Beyond, the
+// log-likelihoods are finished first and estep_rows and reduce_columns take
+// a row per thread.
 #include <algorithm>
 #include <cmath>
 
 #include "device_table.cuh"
+#include "loglik_device.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace {
 
 constexpr int kReduceThreads = kBlockThreads;
+constexpr int kWarpLanes = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(kEmGroupMaxK <= kWarpLanes, "a row's components fit in a warp");
+static_assert(kReduceThreads % kWarpLanes == 0, "whole warps");
+
+// The smallest power of two >= k: lanes per row of estep_groups.
+inline int lanes_per_row(int64_t k) {
+  int p = 1;
+  while (p < k) p *= 2;
+  return p;
+}
+
+// Block q takes rows q * kEmReduceRows .. + kEmReduceRows - 1; lane l of
+// warp w takes component j = l % P of rows w * (32 / P) + l / P, stepping by
+// the block's rows per step. Each lane keeps its component's sums; the
+// block's partial of column c then adds them over the block's lanes of
+// that component in thread order.
+__global__ void __launch_bounds__(kReduceThreads)
+    estep_groups(EmDevice em, const double* __restrict__ log_pi, int lanes) {
+  __shared__ double s_z[kReduceThreads], s_w[kReduceThreads], s_wmax[kReduceThreads];
+  __shared__ double s_lse[kReduceThreads], s_change[kReduceThreads];
+  const int lane = static_cast<int>(threadIdx.x) % kWarpLanes, warp = static_cast<int>(threadIdx.x) / kWarpLanes;
+  const int j = lane % lanes, base = lane - j;
+  const int64_t k = em.k, rows = em.rows;
+  const bool on = j < k;
+  const int per_warp = kWarpLanes / lanes;
+  const int64_t step = static_cast<int64_t>(kReduceThreads / kWarpLanes) * per_warp;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kEmReduceRows;
+  const int64_t r1 = min(rows, r0 + kEmReduceRows);
+  const double lp = on ? log_pi[j] : 0.0;
+  const SharedAlphaArgs& a = em.panel;
+  double z_sum = 0.0, w_sum = 0.0, w_max = 0.0, lse_sum = 0.0, change_max = 0.0;
+  for (int64_t b0 = r0 + static_cast<int64_t>(warp) * per_warp; b0 < r1; b0 += step) {
+    const int64_t b = b0 + lane / lanes;
+    const bool row = b < r1;
+    const bool cell = row && on;
+    double x = -INFINITY;
+    if (cell) {
+      double l;
+      if (em.L != nullptr) {
+        l = em.L[b * k + j];
+      } else {
+        // As launch_finish_panels: the panels in order, then the row's terms.
+        // Four loads in flight at a time; the sum keeps panel order.
+        double sum = 0.0;
+        int p = 0;
+        for (; p + 4 <= a.panels; p += 4) {
+          const double x0 = a.partial[(p * rows + b) * k + j], x1 = a.partial[((p + 1) * rows + b) * k + j];
+          const double x2 = a.partial[((p + 2) * rows + b) * k + j], x3 = a.partial[((p + 3) * rows + b) * k + j];
+          sum += x0;
+          sum += x1;
+          sum += x2;
+          sum += x3;
+        }
+        for (; p < a.panels; ++p) sum += a.partial[(p * rows + b) * k + j];
+        l = sum - dev::row_term(a, j, em.row_total[b]);
+        if (a.full) l += em.row_lcoef[b];
+      }
+      x = l + lp;
+    }
+    // The row's max and sum in component order, as the host forms them.
+    double m = -INFINITY;
+    for (int i = 0; i < k; ++i) m = fmax(m, __shfl_sync(kFullMask, x, base + i));
+    const double e = cell ? exp(x - m) : 0.0;
+    double s = 0.0;
+    for (int i = 0; i < k; ++i) s += __shfl_sync(kFullMask, e, base + i);
+    const double r = row && em.row_w != nullptr ? em.row_w[b] : 1.0;
+    double change = 0.0;
+    if (cell) {
+      const double zj = e / s;
+      change = fabs(zj - em.z_old[b * k + j]);
+      em.z[b * k + j] = zj;
+      em.w[b * k + j] = r * zj;
+      z_sum += zj;
+      w_sum += r * zj;
+      w_max = fmax(w_max, r * zj);
+    }
+    for (int i = 0; i < k; ++i) change = fmax(change, __shfl_sync(kFullMask, change, base + i));
+    if (row && j == 0) {
+      const double lse = m + log(s);
+      em.aux[b * kEmAux + 0] = r * lse;
+      em.aux[b * kEmAux + 1] = change;
+      em.aux[b * kEmAux + 2] = lse;
+      lse_sum += r * lse;
+      change_max = fmax(change_max, change);
+    }
+  }
+  s_z[threadIdx.x] = z_sum;
+  s_w[threadIdx.x] = w_sum;
+  s_wmax[threadIdx.x] = w_max;
+  s_lse[threadIdx.x] = lse_sum;
+  s_change[threadIdx.x] = change_max;
+  __syncthreads();
+  // Column c of em_column's order: its lanes' values in thread order.
+  const int64_t c = threadIdx.x;
+  if (c >= em_reduced_columns(k)) return;
+  const double* src;
+  int comp;
+  bool take_max;
+  if (c < k) {
+    src = s_z, comp = static_cast<int>(c), take_max = false;
+  } else if (c < 2 * k) {
+    src = s_w, comp = static_cast<int>(c - k), take_max = false;
+  } else if (c == 2 * k) {
+    src = s_lse, comp = 0, take_max = false;
+  } else if (c == 2 * k + 1) {
+    src = s_change, comp = 0, take_max = true;
+  } else {
+    src = s_wmax, comp = static_cast<int>(c - 2 * k - 2), take_max = true;
+  }
+  double v = 0.0;
+  for (int t = comp; t < kReduceThreads; t += lanes) v = take_max ? fmax(v, src[t]) : v + src[t];
+  em.part[c * gridDim.x + blockIdx.x] = v;
+}
 
 __global__ void estep_rows(const double* __restrict__ L, int64_t rows, int k,
                            const double* __restrict__ log_pi, const double* __restrict__ row_w,
@@ -90,34 +213,52 @@ __global__ void reduce_columns(const double* __restrict__ z, const double* __res
   if (threadIdx.x == 0) part[static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = buf[0];
 }
 
+// Block c adds column c's runs: thread t those congruent to t, in order,
+// then a fixed tree.
 __global__ void finish_columns(const double* __restrict__ part, int64_t k, int64_t runs,
                                double* __restrict__ out) {
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c >= em_reduced_columns(k)) return;
+  __shared__ double buf[kReduceThreads];
+  const int64_t c = blockIdx.x;
   const bool take_max = c == 2 * k + 1 || c >= 2 * k + 2;
   double v = 0.0;
-  for (int64_t q = 0; q < runs; ++q) {
+  for (int64_t q = threadIdx.x; q < runs; q += blockDim.x) {
     const double x = part[c * runs + q];
     v = take_max ? fmax(v, x) : v + x;
   }
-  out[c] = v;
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kReduceThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) {
+      const double o = buf[threadIdx.x + half];
+      buf[threadIdx.x] = take_max ? fmax(buf[threadIdx.x], o) : buf[threadIdx.x] + o;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[c] = buf[0];
 }
 
 }  // namespace
 
-BackendResult launch_estep(const EmDevice& em, const double* L, const double* log_pi,
-                           double* reduced, const LaunchEnv& env) {
-  const int grid = stride_grid(em.rows, env.sm_count);
-  estep_rows<<<grid, kBlockThreads, 0, env.stream>>>(L, em.rows, static_cast<int>(em.k), log_pi,
-                                                      em.row_w, em.z_old, em.z, em.w, em.aux);
-  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
+BackendResult launch_estep(const EmDevice& em, const double* log_pi, double* reduced,
+                           const LaunchEnv& env) {
   // Partials: em_reduced_columns(k) columns, each in runs of kReduceRows rows.
-  const int64_t runs = std::max<int64_t>(1, ceil_div<int64_t>(em.rows, kReduceRows));
+  const int64_t runs = em_reduce_runs(em.rows);
   const int64_t columns = em_reduced_columns(em.k);
-  reduce_columns<<<dim3(static_cast<unsigned>(runs), static_cast<unsigned>(columns)), kReduceThreads, 0,
-                   env.stream>>>(em.z, em.w, em.aux, em.rows, em.k, em.part);
-  finish_columns<<<static_cast<unsigned>(ceil_div<int64_t>(columns, kReduceThreads)), kReduceThreads, 0,
-                   env.stream>>>(em.part, em.k, runs, reduced);
+  if (em.k <= kEmGroupMaxK) {
+    estep_groups<<<static_cast<unsigned>(runs), kReduceThreads, 0, env.stream>>>(em, log_pi,
+                                                                                lanes_per_row(em.k));
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
+  } else {
+    if (em.L == nullptr) return {DIRMN_ERROR_INTERNAL, "E step of unfinished panels for this k", 0};
+    const int grid = stride_grid(em.rows, env.sm_count);
+    estep_rows<<<grid, kBlockThreads, 0, env.stream>>>(em.L, em.rows, static_cast<int>(em.k), log_pi,
+                                                        em.row_w, em.z_old, em.z, em.w, em.aux);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
+    reduce_columns<<<dim3(static_cast<unsigned>(runs), static_cast<unsigned>(columns)), kReduceThreads, 0,
+                     env.stream>>>(em.z, em.w, em.aux, em.rows, em.k, em.part);
+  }
+  finish_columns<<<static_cast<unsigned>(columns), kReduceThreads, 0, env.stream>>>(em.part, em.k, runs,
+                                                                                  reduced);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step sums)");
   return {};
 }

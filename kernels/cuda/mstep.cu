@@ -104,6 +104,10 @@ __device__ __forceinline__ double log_prior(const Component& c, double a) {
   return c.shape * log(a) - c.rate * a + c.prior_const;
 }
 
+// A column outside the fit is marked by alpha 0 (the host keeps a list):
+// a fitted column's alpha never is 0. Warm starts are at least the EM's
+// floor, and a step that took one to 0 would make the objective -inf (a
+// log of it, from its counts or its prior), so it is never accepted.
 // The objective at alpha a (cols; 0 marks a column outside the fit) and,
 // with want_dt, its gradient and Hessian diagonal in log alpha (g, h) and
 // the Hessian's rank-one scalar *c_out. Without want_value the value is not
@@ -215,6 +219,8 @@ __device__ bool totals_form(const EmFitArgs& p, int64_t j, double* band, Shared&
   C->pairs = false;
   C->base = top > kHistDenseMax ? low : 0.0;
   C->len = static_cast<int64_t>(top - C->base);
+  // The host keeps a band only within kHistBandFactor of its distinct
+  // totals, which em_fit_band_max allows for: a longer one would be a bug.
   if (C->len > p.band_max) return false;
   // cum[i] = weight of totals above base + i: run r (value n_r) fills
   // [n_{r-1}, n_r) - base with the weight of runs r and above, their
@@ -349,7 +355,6 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
         gs.a += 0.5 * g[v] * s;
         gs.c = fmax(gs.c, fabs(s));
       }
-      gs.d = 0.0;
       gs = block_all(sh, gs, MixSums());
     }
     const double gain = gs.a;

@@ -6,7 +6,8 @@
 // is a matrix product over rows: A[(v, m)][b] = [n_bv >= m] times W[b][j]
 // (rows x 8 weightings), which mma.m16n8k32 computes 32 rows at a time for
 // 16 (column, threshold) pairs. The pairs are packed T to a column, so a
-// table of counts 0-9 takes 9 of the MMA's rows per column, not 16. Weights enter as 63-bit fixed point relative to a power of two p_j
+// table of counts 0-9 takes 9 of the MMA's rows per column, not 16.
+// Weights enter as 63-bit fixed point relative to a power of two p_j
 // at least the weighting's largest weight, q_bj = round(w_bj / p_j 2^63),
 // split into eight base-256 digits, one product per digit (two passes of
 // four); A's entries are 0 or 16 (bit 4 of a byte). Every sum is then an
@@ -39,7 +40,8 @@ namespace {
 constexpr int kTensorMinArch = DIRMN_TENSOR_MIN_CUDA_ARCH / 10;
 constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
 constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
-constexpr int kTensorBins = 16;          // the MMA's m: (column, threshold) pairs per tile; counts < 16
+// The MMA's m: (column, threshold) pairs per tile; counts are below it.
+constexpr int kTensorBins = 16;
 constexpr int kGroupWeightings = 8;      // the MMA's n: weightings per group
 constexpr int kDigits = 4;               // base-256 digits of a weight per pass
 constexpr int kPasses = 2;               // passes: low and high four digits
@@ -49,7 +51,7 @@ constexpr double kPassScale = 4294967296.0;             // 2^32: a pass's weight
 constexpr double kIndicatorValue = 16.0;
 constexpr int kWarpLanes = 32;
 // Lane (g, t): t = lane % 4 picks the row quarter a lane holds in the MMA's
-// fragments, g = lane / 4 its bin (A) and weighting (B).
+// fragments, g = lane / 4 its pairs (A) and weighting (B).
 constexpr int kQuarters = 4;
 constexpr int kTensorWarps = 8;
 constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
@@ -60,7 +62,7 @@ constexpr int kTilesPerWarp = 4;  // 16-pair tiles a warp takes per chunk
 constexpr int kBlockPairs = kTensorWarps * kTilesPerWarp * kTensorBins;
 constexpr int kMaxBlockCols = 96;
 constexpr int kTensorBlocksPerSm = 2;
-// Chunks in flight per block (cp.async stages): 2 KB each, enough bytes in
+// Chunks in flight per block (cp.async stages): 4 KB each, enough bytes in
 // flight per SM to cover memory latency at full bandwidth.
 constexpr int kStages = 8;
 constexpr int kChunksPerSync = 2;  // chunks computed between two barriers
@@ -98,7 +100,7 @@ static_assert(kIndicatorValue * kPassScale == 68719476736.0, "16 x 2^32 = 2^36 p
 // ---------------------------------------------------------------------------
 // Layouts. Lane (g, t) of a warp (g = lane / 4, t = lane % 4) holds, for the
 // m16n8k32 fragments, rows 4t..4t+3 and 16+4t..16+4t+3 of the chunk: in A
-// for bins g and g + 8, in B for weighting g.
+// for pairs g and g + 8 of a tile, in B for weighting g.
 
 // Byte of row r (0..31) in a column's 32 chunk bytes: [t][half][i].
 __host__ __device__ constexpr int chunk_byte(int r) {
@@ -303,9 +305,9 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     }
   }
 
-#pragma unroll
   // One copy group per chunk; kChunksPerSync chunks between barriers, the
   // stages of the last ones refilled after each barrier.
+#pragma unroll
   for (int s = 0; s < kStages - kChunksPerSync; ++s) {
     if (s < n) issue(s, s);
     copy_commit();
@@ -424,7 +426,8 @@ BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env) {
 BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
                                        int64_t k, int bins, double* hist, DeviceBuffer& scratch,
                                        const LaunchEnv& env) {
-  if (bins > kTensorBins || t.chunked.get() == nullptr)
+  // finish_histograms reads T = bins - 1 cumulative entries per column.
+  if (bins > kTensorBins || t.chunked.get() == nullptr || (bins > 1 && bins != tensor_thresholds(t) + 1))
     return {DIRMN_ERROR_INTERNAL, "tensor-core histograms of a table they do not serve", 0};
   if (k <= 0 || bins <= 0) return {};
   const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
