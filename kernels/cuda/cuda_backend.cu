@@ -813,9 +813,10 @@ class CudaBackend final : public Backend {
     return p;
   }
 
-  // With `unfinished` and several column panels, the panels' partial sums
-  // are left for the caller to finish (*unfinished says how); otherwise
-  // *unfinished (if given) says panels = 1.
+  // With `unfinished` and up to kEmFusedPanels column panels, the panels'
+  // partial sums are left for the caller to finish (*unfinished says how);
+  // otherwise they are finished here and *unfinished (if given) is left as
+  // it was (panels = 1 as constructed: the results are in `out`).
   BackendResult run_shared(const DeviceTable& t, const LoglikRequest& req, double* out,
                            int64_t out_sr, int64_t out_sk, SharedAlphaArgs* unfinished = nullptr) {
     const int64_t K = req.k;
@@ -878,7 +879,9 @@ class CudaBackend final : public Backend {
     }
     DIRMN_TRY(t.sparse ? launch_shared_csr(plan, req.fast, t.csr_view(), a, env())
                        : launch_shared_dense(plan, req.fast, t.dense_view(), a, env()));
-    if (unfinished != nullptr) {
+    // Many panels are finished here, a thread per row and vector: summing
+    // them in the E step's lanes, fewer, waits on each load.
+    if (unfinished != nullptr && plan.panels <= kEmFusedPanels) {
       *unfinished = a;
       return {};
     }

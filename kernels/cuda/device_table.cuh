@@ -233,6 +233,8 @@ constexpr int64_t kEmReduceRows = 256;
 // together (coalesced, each exp once) and the E step finishes the
 // likelihood kernel's panels itself.
 constexpr int64_t kEmGroupMaxK = 32;
+// ... and finishes up to this many panels itself (more are finished first).
+constexpr int kEmFusedPanels = 8;
 inline int64_t em_reduce_runs(int64_t rows) {
   return std::max<int64_t>(1, ceil_div<int64_t>(rows, kEmReduceRows));
 }
