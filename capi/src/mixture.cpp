@@ -435,7 +435,8 @@ dirmn_status run_em(dirmn_context* ctx, const char* fn, dirmn_counts* counts, in
     }
   }
   // The device fits the components it has histograms and warm starts for,
-  // until it says it cannot (a backend without em_fit).
+  // until it says it cannot (a backend without em_fit, or no room for its
+  // workspace).
   bool device_fits = on_device;
   Backend::EmFitSettings dev_fit;
   dev_fit.tolerance = kMStepTolerance;

@@ -594,7 +594,8 @@ class CudaBackend final : public Backend {
     req.out_stride_k = 1;
     req.out_on_device = true;
     req.async = true;
-    // Up to kEmGroupMaxK components the E step finishes the panels itself.
+    // Up to kEmGroupMaxK components (and kEmFusedPanels panels) the E step
+    // finishes the panels itself.
     SharedAlphaArgs panel;
     DIRMN_TRY(run_shared(t, req, l.L, k, 1, k <= kEmGroupMaxK ? &panel : nullptr));
     EmDevice em;

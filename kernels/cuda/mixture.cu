@@ -10,10 +10,11 @@
 //
 // Up to kEmGroupMaxK components, estep_groups does it all in one pass: a
 // group of lanes per row, a lane per component (coalesced reads and writes,
-// one exp per responsibility), the likelihood kernel's panels finished on
-// the way in, and each block's column sums on the way out. Beyond, the
-// log-likelihoods are finished first and estep_rows and reduce_columns take
-// a row per thread.
+// one exp per responsibility), the likelihood kernel's panels (up to
+// kEmFusedPanels of them) finished on the way in, and each block's column
+// sums on the way out. Beyond kEmGroupMaxK components the log-likelihoods
+// are finished first and estep_rows and reduce_columns take a row per
+// thread.
 #include <algorithm>
 #include <cmath>
 
