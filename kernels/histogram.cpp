@@ -314,8 +314,7 @@ struct Problem {
   // want_value false: derivatives only (the value, returned as 0, costs a
   // log per histogram entry that Newton's direction does not need).
   double eval(const std::vector<double>& alpha, std::vector<double>* g_theta,
-              std::vector<double>* h_theta, double* c, std::vector<double>* g_alpha,
-              bool want_value = true) {
+              std::vector<double>* h_theta, double* c, bool want_value = true) {
     for (size_t i = 0; i < active.size(); ++i) alpha_full[static_cast<size_t>(active[i])] = alpha[i];
     std::vector<double>& g = g_full;
     std::vector<double>& d = d_full;
@@ -330,13 +329,11 @@ struct Problem {
     if (derivs) {
       g_theta->resize(active.size());
       h_theta->resize(active.size());
-      if (g_alpha) g_alpha->resize(active.size());
       for (size_t i = 0; i < active.size(); ++i) {
         const size_t v = static_cast<size_t>(active[i]);
         const double a = alpha[i];
         (*g_theta)[i] = a * g[v] + (rate > 0.0 ? shape - rate * a : 0.0);
         (*h_theta)[i] = a * a * d[v] + a * g[v] - rate * a;
-        if (g_alpha) (*g_alpha)[i] = g[v];
       }
       *c = cc;
     }
@@ -450,9 +447,9 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     for (size_t i = 0; i < m; ++i) alpha[i] = A * std::max(p[i], 1e-3 / static_cast<double>(m));
   }
 
-  std::vector<double> g, hd, ga, step, trial(m), neg_g, g_try, hd_try, ga_try;
+  std::vector<double> g, hd, step, trial(m), neg_g, g_try, hd_try;
   double c = 0.0, c_try = 0.0;
-  double f = P.eval(alpha, &g, &hd, &c, &ga);
+  double f = P.eval(alpha, &g, &hd, &c);
   int it = 0;
   for (;; ++it) {
     const double gnorm = max_abs(g);
@@ -476,14 +473,13 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f);
     if (done) {
       move_alpha(alpha, step, 1.0, &trial);
-      std::vector<double> g2, hd2, ga2;
+      std::vector<double> g2, hd2;
       double c2 = 0.0;
-      const double f2 = P.eval(trial, &g2, &hd2, &c2, &ga2);
+      const double f2 = P.eval(trial, &g2, &hd2, &c2);
       if (f2 >= f) {
         alpha.swap(trial);
         g.swap(g2);
         hd.swap(hd2);
-        ga.swap(ga2);
         c = c2;
         f = f2;
       }
@@ -502,8 +498,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
         move_alpha(alpha, step, t, &trial);
         // The first, full step is usually taken: its derivatives come in the
         // same pass as its value (one pass instead of two).
-        const double ft = k == 0 ? P.eval(trial, &g_try, &hd_try, &c_try, &ga_try)
-                                 : P.eval(trial, nullptr, nullptr, nullptr, nullptr);
+        const double ft = k == 0 ? P.eval(trial, &g_try, &hd_try, &c_try)
+                                 : P.eval(trial, nullptr, nullptr, nullptr);
         if (ft >= f) {
           moved = true;
           moved_with_derivs = k == 0;
@@ -516,28 +512,17 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
       // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b).
       double a_sum = 0.0;
       for (double a : alpha) a_sum += a;
-      double denom = 0.0;
-      {
-        const Histogram& tot = h.total;
-        if (tot.dense) {
-          if (tot.base > 0.0) denom = tot.base_weight * math::dpoch(a_sum, tot.base);
-          for (size_t k = 0; k < tot.cum.size(); ++k)
-            denom += tot.cum[k] / (a_sum + tot.base + static_cast<double>(k));
-        } else {
-          for (size_t k = 0; k < tot.value.size(); ++k)
-            denom += tot.weight[k] * math::dpoch(a_sum, tot.value[k]);
-        }
-      }
       Batch batch;
+      const double denom = histogram_terms(h.total, a_sum, false, true, false, &batch).d;
       for (size_t i = 0; i < m; ++i) {
-        // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as ga +
-        // denom it cancelled to 0 or below for a column whose weight is
-        // tiny beside the table's (alpha 0 or negative, a log of it -inf or
-        // NaN, and the fit "converged" there). Under a prior the update
-        // becomes alpha (numer + shape/alpha) / (denom + rate), which is
-        // again a minorise-maximise step (the prior is concave in alpha on
-        // this scale and separable). A step past the smallest normal double
-        // stops there, so every log stays finite.
+        // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as the
+        // gradient plus denom it cancelled to 0 or below for a column whose
+        // weight is tiny beside the table's (alpha 0 or negative, a log of
+        // it -inf or NaN, and the fit "converged" there). Under a prior the
+        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
+        // is again a minorise-maximise step (the prior is concave in alpha
+        // on this scale and separable). A step past the smallest normal
+        // double stops there, so every log stays finite.
         const Sums col = histogram_terms(h.column[static_cast<size_t>(P.active[i])], alpha[i], false, true,
                                          false, &batch);
         const double num = col.d + (prior ? s.prior_shape / alpha[i] : 0.0);
@@ -552,14 +537,13 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     if (moved_with_derivs) {
       g.swap(g_try);
       hd.swap(hd_try);
-      ga.swap(ga_try);
       c = c_try;
       f_new = f_moved;
     } else if (moved) {
-      P.eval(alpha, &g, &hd, &c, &ga, false);
+      P.eval(alpha, &g, &hd, &c, false);
       f_new = f_moved;
     } else {
-      f_new = P.eval(alpha, &g, &hd, &c, &ga);
+      f_new = P.eval(alpha, &g, &hd, &c);
     }
     const bool stalled = !moved && !(f_new > f);
     f = f_new;

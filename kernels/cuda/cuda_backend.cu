@@ -65,6 +65,9 @@ double kahan_sum(const double* a, int64_t n) {
 }
 
 // What the tables in the workspace were built from.
+// Bins of a table's histograms by value: counts 0 .. max_count.
+int histogram_bins(const DeviceTable& t) { return static_cast<int>(t.max_count) + 1; }
+
 struct TableKey {
   int cut = 0;
   int64_t panel_cols = 0;
@@ -246,7 +249,7 @@ class CudaBackend final : public Backend {
   HistLayout hist_layout(const DeviceTable& t, int64_t k, bool weighted) const {
     HistLayout l;
     const size_t kk = static_cast<size_t>(k);
-    l.cells = static_cast<size_t>(t.cols) * static_cast<size_t>(t.max_count + 1.0);
+    l.cells = static_cast<size_t>(t.cols) * static_cast<size_t>(histogram_bins(t));
     l.runs = static_cast<size_t>(t.totals.runs);
     l.results = kk * l.cells + (weighted ? kk * l.runs + kk : 0);
     l.hist = hist_.get<double>();
@@ -268,7 +271,7 @@ class CudaBackend final : public Backend {
     const LaunchEnv e = env();
     TotalsIndex& ix = t.totals;
     if (!ix.built) DIRMN_TRY(build_totals_index(t, &ix, e));
-    const int bins = static_cast<int>(t.max_count) + 1;
+    const int bins = histogram_bins(t);
     const size_t rows = static_cast<size_t>(t.rows);
     const size_t kk = static_cast<size_t>(k);
     const size_t results = hist_layout(t, k, weights != nullptr).results;
@@ -297,7 +300,7 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(device_);
     DIRMN_TRY(guard.result());
     const TotalsIndex& ix = t.totals;
-    const int bins = static_cast<int>(t.max_count) + 1;
+    const int bins = histogram_bins(t);
     const HistLayout l = hist_layout(t, k, weighted);
     const size_t kk = static_cast<size_t>(k), runs = l.runs;
     try {
@@ -383,6 +386,7 @@ class CudaBackend final : public Backend {
     double* L;
     double* log_pi;
     double* reduced;  // em_reduced_columns(k): the E step's sums, then max_b w_bj
+    double* w_max;    // the last k of them: each weighting's largest weight
     double* part;
     size_t doubles;
   };
@@ -399,6 +403,7 @@ class CudaBackend final : public Backend {
     l.L = l.row_w + r;
     l.log_pi = l.L + n;
     l.reduced = l.log_pi + kk;
+    l.w_max = l.reduced + 2 * kk + 2;
     const size_t columns = static_cast<size_t>(em_reduced_columns(k));
     l.part = l.reduced + columns;
     l.doubles = 4 * n + (static_cast<size_t>(kEmAux) + 1) * r + kk +
@@ -416,7 +421,7 @@ class CudaBackend final : public Backend {
                          const double* row_weights) override {
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     if (!column_histogram_supported(t) || !totals_index_supported(t) ||
-        !column_histograms_fit_grid(t, true, static_cast<int>(t.max_count) + 1) ||
+        !column_histograms_fit_grid(t, true, histogram_bins(t)) ||
         em_reduced_columns(k) > kMaxGridY)
       return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for this table (wider than 8 bits, or too wide) or k", 0};
     DeviceGuard guard(device_);
@@ -440,7 +445,7 @@ class CudaBackend final : public Backend {
       for (int64_t b = 0; b < t.rows; ++b)
         for (int64_t j = 0; j < k; ++j)
           w_max[static_cast<size_t>(j)] = std::max(w_max[static_cast<size_t>(j)], w[b * k + j]);
-      DIRMN_TRY(upload(l.reduced + 2 * k + 2, w_max.data(), static_cast<size_t>(k) * sizeof(double),
+      DIRMN_TRY(upload(l.w_max, w_max.data(), static_cast<size_t>(k) * sizeof(double),
                        "cudaMemcpyAsync (largest weights)"));
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the mixture state", 0};
@@ -469,7 +474,7 @@ class CudaBackend final : public Backend {
     DIRMN_TRY(em_check(counts, k));
     const DeviceTable& t = static_cast<const CudaCounts&>(counts).table;
     const EmLayout l = em_layout(em_.get<double>(), t.rows, k);
-    DIRMN_TRY(make_histograms(counts, l.w, k, true, em_tensor_ ? l.reduced + 2 * k + 2 : nullptr));
+    DIRMN_TRY(make_histograms(counts, l.w, k, true, em_tensor_ ? l.w_max : nullptr));
     em_hist_valid_ = true;
     if (out == nullptr) return {};
     return fetch_histograms(counts, k, true, out);
@@ -505,13 +510,9 @@ class CudaBackend final : public Backend {
     int* d_fit = reinterpret_cast<int*>(base + alpha_bytes + out_bytes);
     double* d_work = reinterpret_cast<double*>(base + up_bytes);
     std::vector<EmFitOut> res;
-    try {
-      res.resize(kk);
-    } catch (const std::bad_alloc&) {
-      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the M-step fits", 0};
-    }
     std::vector<int> flags;
     try {
+      res.resize(kk);
       flags.resize(kk);
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the M-step fits", 0};
@@ -533,7 +534,7 @@ class CudaBackend final : public Backend {
     EmFitArgs a;
     a.k = k;
     a.cols = t.cols;
-    a.bins = static_cast<int>(t.max_count) + 1;
+    a.bins = histogram_bins(t);
     a.hist = hl.hist;
     a.run_value = t.totals.distinct.get<uint32_t>();
     a.run_weight = hl.seg;
