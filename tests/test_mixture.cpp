@@ -454,8 +454,9 @@ TEST_CASE("mixture: the device EM agrees with the host's", "[mixture][cuda]") {
 TEST_CASE("mixture: M steps on the tensor cores agree with the host's", "[mixture][cuda]") {
   REQUIRE(cuda_device_present());
   // Counts below 16 in a dense 8-bit table: the device's M step takes the
-  // tensor-core histograms. 70 columns leave the last group of 34 (the
-  // columns a block takes at largest count 15) mostly empty, 2100 rows are not a whole number of 32-row chunks, and k = 9
+  // tensor-core histograms. 70 columns leave the last group of 17 (the
+  // columns a block takes at largest count 15) mostly empty, 2100 rows are
+  // not a whole number of 32-row chunks, and k = 9
   // needs two groups of eight weightings. Row weights reach 2.5, above the
   // responsibilities' 1.
   const int64_t rows = 2100, cols = 70;
@@ -543,11 +544,12 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
   // Small enough for compute-sanitizer: four iterations of one start, so
   // the fits stop in the same place on both backends whatever their
   // convergence. k = 10 takes two groups of weightings, the second one
-  // mostly empty; at largest count 15, 45 columns take a block of 34 and
-  // one of 11. k = 34 takes the E step's path for more than 32 components.
+  // mostly empty; at largest count 15, 45 columns take blocks of 17, 17
+  // and 11. k = 34 takes the E step's path for more than 32 components.
   // Unit row weights take the same path and must give the same fit.
   // Counts clipped lower pack more columns into a block's MMA rows (T = 9:
-  // 56 columns; T = 3 and 1: the 96-column cap, most tiles unused).
+  // 28 columns, so blocks of 28 and 17; T = 3 and 1: the 64-column cap,
+  // most tiles unused).
   const int64_t rows = 230, cols = 45;
   const Simulated sim = simulate_mixture(rows, cols, 2, 7, 120);
   const std::vector<double> ones(static_cast<size_t>(rows), 1.0);

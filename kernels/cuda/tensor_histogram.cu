@@ -9,8 +9,8 @@
 // table of counts 0-9 takes 9 of the MMA's rows per column, not 16.
 // Weights enter as 63-bit fixed point relative to a power of two p_j
 // at least the weighting's largest weight, q_bj = round(w_bj / p_j 2^63),
-// split into eight base-256 digits, one product per digit (two passes of
-// four); A's entries are 0 or 16 (bit 4 of a byte). Every sum is then an
+// split into eight base-256 digits, one product per digit, all eight from
+// one reading of the table; A's entries are 0 or 16 (bit 4 of a byte). Every sum is then an
 // exact integer: the histograms are exact for the rounded weights, each
 // within 2^-64 p_j of its weight. That is finer than a double sum resolves
 // once the largest weight is in it, and it keeps a nearly empty component's
@@ -43,10 +43,13 @@ constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
 // The MMA's m: (column, threshold) pairs per tile; counts are below it.
 constexpr int kTensorBins = 16;
 constexpr int kGroupWeightings = 8;      // the MMA's n: weightings per group
-constexpr int kDigits = 4;               // base-256 digits of a weight per pass
-constexpr int kPasses = 2;               // passes: low and high four digits
+constexpr int kDigits = 8;               // base-256 digits of a weight
+// The digits' sums are combined in two halves of four (a half's sum stays
+// below 2^63; see kMaxTensorRows): low and high.
+constexpr int kHalves = 2;
+constexpr int kHalfDigits = kDigits / kHalves;
 constexpr double kWeightScale = 9223372036854775808.0;  // 2^63: a weight of p_j is exact
-constexpr double kPassScale = 4294967296.0;             // 2^32: a pass's weight in the sum
+constexpr double kHalfScale = 4294967296.0;             // 2^32: the high half's weight in the sum
 // A's entries are bit 4 of a byte, so every product carries this factor.
 constexpr double kIndicatorValue = 16.0;
 constexpr int kWarpLanes = 32;
@@ -55,19 +58,21 @@ constexpr int kWarpLanes = 32;
 constexpr int kQuarters = 4;
 constexpr int kTensorWarps = 8;
 constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
-constexpr int kTilesPerWarp = 4;  // 16-pair tiles a warp takes per chunk
+// 16-pair tiles a warp takes per chunk: two tiles of eight digits keep 64
+// accumulators, as many as two blocks per SM leave registers for.
+constexpr int kTilesPerWarp = 2;
 // (column, threshold) pairs of a block: its columns are as many as fit,
 // kBlockPairs / T, up to kMaxBlockCols (so that one 16-byte copy per thread
 // stages a chunk of them with its weight digits).
 constexpr int kBlockPairs = kTensorWarps * kTilesPerWarp * kTensorBins;
-constexpr int kMaxBlockCols = 96;
+constexpr int kMaxBlockCols = 64;
 constexpr int kTensorBlocksPerSm = 2;
 // Chunks in flight per block (cp.async stages): 4 KB each, enough bytes in
 // flight per SM to cover memory latency at full bandwidth.
 constexpr int kStages = 8;
 constexpr int kChunksPerSync = 2;  // chunks computed between two barriers
 static_assert(kStages >= 2 * kChunksPerSync, "stages for the chunks in use and those in flight");
-// Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 4 digits.
+// Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 8 digits.
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
 constexpr int kTileBytes = kMaxBlockCols * kChunkBytes;
 constexpr int kStageBytes = kTileBytes + kDigitBytes;
@@ -92,10 +97,10 @@ __host__ __device__ inline int tensor_block_cols(int thresholds) {
 // 2^31 / (16 x 255) rows, rounded down to whole chunks, stay exact.
 constexpr int64_t kMaxChunksPerSplit =
     (int64_t{1} << 31) / (static_cast<int64_t>(kIndicatorValue) * kMaxDigit) / kChunkRows;
-// A pass's 64-bit sums over all rows: below 16 x 2^32 = 2^36 per row, so
+// A half's 64-bit sums over all rows: below 16 x 2^32 = 2^36 per row, so
 // at most 2^63 / 2^36 rows.
 constexpr int64_t kMaxTensorRows = int64_t{1} << (63 - 36);
-static_assert(kIndicatorValue * kPassScale == 68719476736.0, "16 x 2^32 = 2^36 per row and pass");
+static_assert(kIndicatorValue * kHalfScale == 68719476736.0, "16 x 2^32 = 2^36 per row and half");
 
 // ---------------------------------------------------------------------------
 // Layouts. Lane (g, t) of a warp (g = lane / 4, t = lane % 4) holds, for the
@@ -108,9 +113,9 @@ __host__ __device__ constexpr int chunk_byte(int r) {
 }
 
 // Digit bytes of one chunk and group: [pair][weighting g][t][word], with
-// word = (digit % 2) * 2 + half and pair = digit / 2, so a lane's two
-// 16-byte reads hold all four digits of its rows and the warp's reads are
-// contiguous.
+// word = (digit % 2) * 2 + (row / 16) and pair = digit / 2, so a lane's
+// four 16-byte reads hold all eight digits of its rows and the warp's reads
+// are contiguous.
 __device__ __forceinline__ int digit_byte(int r, int j, int d) {
   return (((d / 2) * kGroupWeightings + j) * 4 + (r % 16) / 4) * 16 + ((d % 2) * 2 + r / 16) * 4 + r % 4;
 }
@@ -192,9 +197,8 @@ __global__ void build_chunks(const uint8_t* __restrict__ values, int64_t pitch, 
   o[1] = make_uint4(word[4], word[5], word[6], word[7]);
 }
 
-// One thread per (group, chunk, weighting, row quarter t): the digits of
-// the 8 rows of quarter t, as the four words of each digit pair, for both
-// passes (digits 0-3 to set 2 grp, 4-7 to set 2 grp + 1).
+// One thread per (group, chunk, weighting, row quarter t): the eight digits
+// of the 8 rows of quarter t, as the four words of each digit pair.
 __global__ void quantize_weights(const double* __restrict__ w, const double* __restrict__ w_max,
                                  int64_t rows, int64_t k, int64_t chunks, int64_t groups,
                                  uint8_t* __restrict__ out) {
@@ -215,37 +219,34 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
       const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
       q[h][i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
     }
+  uint8_t* base = out + (grp * chunks + c) * kDigitBytes;
 #pragma unroll
-  for (int pass = 0; pass < kPasses; ++pass) {
-    uint8_t* base = out + ((grp * kPasses + pass) * chunks + c) * kDigitBytes;
+  for (int pair = 0; pair < kDigits / 2; ++pair) {
+    uint32_t word[4];
 #pragma unroll
-    for (int pair = 0; pair < kDigits / 2; ++pair) {
-      uint32_t word[4];
+    for (int dd = 0; dd < 2; ++dd)
 #pragma unroll
-      for (int dd = 0; dd < 2; ++dd)
+      for (int h = 0; h < 2; ++h) {
+        const int d = 2 * pair + dd;
+        uint32_t v = 0;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int d = pass * kDigits + 2 * pair + dd;
-          uint32_t v = 0;
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-            v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
-          word[dd * 2 + h] = v;
-        }
-      *reinterpret_cast<uint4*>(base + digit_byte(kQuarters * t, j, 2 * pair)) =
-          make_uint4(word[0], word[1], word[2], word[3]);
-    }
+        for (int i = 0; i < 4; ++i)
+          v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
+        word[dd * 2 + h] = v;
+      }
+    *reinterpret_cast<uint4*>(base + digit_byte(kQuarters * t, j, 2 * pair)) =
+        make_uint4(word[0], word[1], word[2], word[3]);
   }
 }
 
-// Block (split, column group, digit set): tensor_block_cols(T) columns from
-// col0 over its split's chunks, as pairs p = T (v - col0) + m - 1; warp wp
-// takes the tiles of pairs 16 (4 wp + q) .. + 15, q < 4. Digit set
-// s = 2 grp + pass holds digits 4 pass .. 4 pass + 3 of weighting group grp
-// (each set reads the table again: 2 ceil(k / 8) reads for 8 k digit
-// products per cell).
-// Writes partial[split][set][col][m - 1][j] = the pass's share of
-// 16 2^63 C_j[col][m] / p_j, divided by 2^(32 pass), as an integer.
+// Block (split, column group, weighting group grp): tensor_block_cols(T)
+// columns from col0 over its split's chunks, as pairs
+// p = T (v - col0) + m - 1; warp wp takes the tiles of pairs
+// 16 (2 wp + q) .. + 15, q < 2, with all eight digits of the group's
+// weightings (ceil(k / 8) reads of the table for 8 k digit products per
+// cell).
+// Writes partial[split][2 grp + half][col][m - 1][j] = the half's share of
+// 16 2^63 C_j[col][m] / p_j, divided by 2^(32 half), as an integer.
 __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     tensor_cumulative(const uint8_t* __restrict__ chunked, const uint8_t* __restrict__ digits,
                       int64_t chunks, int64_t cols, int thresholds, int64_t chunks_per_split,
@@ -258,8 +259,8 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   const int block_cols = tensor_block_cols(thresholds);
   const int64_t col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
   const int64_t block_valid = cols - col0 < block_cols ? cols - col0 : block_cols;
-  const int64_t set = blockIdx.z;
-  const int64_t sets = gridDim.z;
+  const int64_t grp = blockIdx.z;
+  const int64_t sets = static_cast<int64_t>(gridDim.z) * kHalves;
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
   const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
   const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
@@ -276,7 +277,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     src_step = cols * kChunkBytes;
   } else {
     src_bytes = kCopyBytes;
-    src = digits + (set * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
+    src = digits + (grp * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
     src_step = kDigitBytes;
   }
   const auto issue = [&](int stage, int i) {
@@ -314,9 +315,15 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   }
   const auto chunk = [&](int s) {
     const uint8_t* dig = &stage_buf[s][kTileBytes];
-    const uint4 lo = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 0));
-    const uint4 hi = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 2));
-    const uint32_t b[kDigits][2] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
+    uint32_t b[kDigits][2];
+#pragma unroll
+    for (int pair = 0; pair < kDigits / 2; ++pair) {
+      const uint4 w = *reinterpret_cast<const uint4*>(dig + digit_byte(kQuarters * t, g, 2 * pair));
+      b[2 * pair][0] = w.x;
+      b[2 * pair][1] = w.y;
+      b[2 * pair + 1][0] = w.z;
+      b[2 * pair + 1][1] = w.w;
+    }
 #pragma unroll
     for (int q = 0; q < kTilesPerWarp; ++q) {
       const uint32_t c0 = code[q] & kPairMask, c1 = code[q] >> kPairBits;
@@ -349,19 +356,24 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     for (int e = 0; e < 4; ++e) {
       const int pr = (wp * kTilesPerWarp + q) * kTensorBins + g + (e >= 2 ? kTensorBins / 2 : 0);
       if (pr >= pairs) continue;
-      long long v = 0;
-#pragma unroll
-      for (int d = kDigits - 1; d >= 0; --d) v = v * 256 + acc[q][d][e];
       const int64_t col = col0 + pr / thresholds;
       const int j = 2 * t + (e & 1);
-      partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
-                  kGroupWeightings + j] = v;
+#pragma unroll
+      for (int half = 0; half < kHalves; ++half) {
+        long long v = 0;
+#pragma unroll
+        for (int d = kHalfDigits - 1; d >= 0; --d) v = v * 256 + acc[q][half * kHalfDigits + d][e];
+        const int64_t set = grp * kHalves + half;
+        partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
+                    kGroupWeightings +
+                j] = v;
+      }
     }
   }
 }
 
 // One thread per (weighting, column, value < bins): the by-value weight
-// C[v] - C[v + 1] (C[T + 1] = 0), each pass's sums over the splits exact in
+// C[v] - C[v + 1] (C[T + 1] = 0), each half's sums over the splits exact in
 // 64 bits; value 0's is left 0.
 __global__ void finish_histograms(const long long* __restrict__ partial, const double* __restrict__ w_max,
                                   int64_t splits, int64_t groups, int64_t k, int64_t cols, int bins,
@@ -375,23 +387,51 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
     return;
   }
   const int64_t grp = j / kGroupWeightings, jj = j % kGroupWeightings;
-  const int64_t sets = groups * kPasses;
+  const int64_t sets = groups * kHalves;
   double sum = 0.0;
-  for (int pass = kPasses - 1; pass >= 0; --pass) {
+  for (int half = kHalves - 1; half >= 0; --half) {
     long long at = 0, above = 0;
     for (int64_t s = 0; s < splits; ++s) {
       const long long* p =
-          partial + ((s * sets + grp * kPasses + pass) * cols + col) * thresholds * kGroupWeightings + jj;
+          partial + ((s * sets + grp * kHalves + half) * cols + col) * thresholds * kGroupWeightings + jj;
       at += p[(v - 1) * kGroupWeightings];
       if (v < thresholds) above += p[v * kGroupWeightings];
     }
-    sum = sum * kPassScale + static_cast<double>(at - above);
+    sum = sum * kHalfScale + static_cast<double>(at - above);
   }
   hist[id] = sum / (kIndicatorValue * kWeightScale) * weight_unit(w_max[j]);
 }
 
 // The thresholds of a table whose largest count is max_count: 1..T.
 int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int>(t.max_count)); }
+
+// Chunks per split for `chunks` chunks and `per_split_blocks` blocks per
+// split. Every block costs the same, so a launch takes as long as its waves
+// (kTensorBlocksPerSm blocks per SM) times a block's chunks: the split that
+// minimises that, counting a block's fixed work (its pipeline's fill and
+// its writes) as kBlockOverheadChunks. A fixed split count left up to a
+// seventh of the slots of the only wave idle. Never more chunks per split
+// than the int32 accumulators hold exactly.
+constexpr int64_t kBlockOverheadChunks = 16;
+constexpr int64_t kMaxWavesTried = 16;
+int64_t tensor_chunks_per_split(int64_t chunks, int64_t per_split_blocks, int sm_count) {
+  const int64_t wave = std::max<int64_t>(1, static_cast<int64_t>(sm_count) * kTensorBlocksPerSm);
+  const int64_t lo = std::max<int64_t>(1, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));
+  const int64_t hi = std::max(lo, std::min(chunks, kMaxWavesTried * ceil_div<int64_t>(wave, per_split_blocks)));
+  int64_t best = ceil_div<int64_t>(chunks, lo);
+  double best_cost = -1.0;
+  for (int64_t s = lo; s <= hi; ++s) {
+    const int64_t per = ceil_div<int64_t>(chunks, s);
+    const int64_t blocks = ceil_div<int64_t>(chunks, per) * per_split_blocks;
+    const double cost = static_cast<double>(ceil_div<int64_t>(blocks, wave)) *
+                        static_cast<double>(per + kBlockOverheadChunks);
+    if (best_cost < 0.0 || cost < best_cost) {
+      best_cost = cost;
+      best = per;
+    }
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -408,7 +448,7 @@ bool tensor_histograms_supported(const DeviceTable& t, int64_t k) {
          t.integral && !t.real_valued && t.max_count < kTensorBins && t.rows > 0 &&
          t.rows <= kMaxTensorRows && t.cols > 0 &&
          ceil_div<int64_t>(t.cols, tensor_block_cols(tensor_thresholds(t))) <= kMaxGridY &&
-         ceil_div<int64_t>(k, kGroupWeightings) * kPasses <= kMaxGridY;
+         ceil_div<int64_t>(k, kGroupWeightings) <= kMaxGridY;
 }
 
 BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env) {
@@ -432,22 +472,15 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   if (k <= 0 || bins <= 0) return {};
   const int64_t chunks = ceil_div<int64_t>(t.rows, kChunkRows);
   const int64_t groups = ceil_div<int64_t>(k, kGroupWeightings);
-  const int64_t sets = groups * kPasses;
   const int thresholds = tensor_thresholds(t);
   const int64_t col_groups = ceil_div<int64_t>(t.cols, tensor_block_cols(thresholds));
-  // One wave of blocks where the table allows, and never more chunks per
-  // split than the accumulators hold exactly.
-  const int64_t wave = static_cast<int64_t>(env.sm_count) * kTensorBlocksPerSm;
-  int64_t splits = std::max<int64_t>(1, wave / (col_groups * sets));
-  splits = std::min(splits, chunks);
-  splits = std::max(splits, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));
-  const int64_t per_split = ceil_div<int64_t>(chunks, splits);
-  splits = ceil_div<int64_t>(chunks, per_split);
-  if (sets > kMaxGridY)
+  if (groups > kMaxGridY)
     return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so many weightings", 0};
-  const size_t digit_bytes = static_cast<size_t>(sets * chunks) * kDigitBytes;
-  const size_t partial_bytes =
-      static_cast<size_t>(splits * sets * t.cols) * thresholds * kGroupWeightings * sizeof(long long);
+  const int64_t per_split = tensor_chunks_per_split(chunks, col_groups * groups, env.sm_count);
+  const int64_t splits = ceil_div<int64_t>(chunks, per_split);
+  const size_t digit_bytes = static_cast<size_t>(groups * chunks) * kDigitBytes;
+  const size_t partial_bytes = static_cast<size_t>(splits * groups * kHalves * t.cols) * thresholds *
+                               kGroupWeightings * sizeof(long long);
   DIRMN_TRY(scratch.reserve(digit_bytes + partial_bytes, "cudaMalloc (tensor histogram workspace)"));
   uint8_t* digits = scratch.get<uint8_t>();
   auto* partial = reinterpret_cast<long long*>(digits + digit_bytes);
@@ -455,7 +488,7 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   quantize_weights<<<static_cast<unsigned>(ceil_div<int64_t>(quarters, kBlockThreads)), kBlockThreads, 0,
                      env.stream>>>(weights, w_max, t.rows, k, chunks, groups, digits);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (weight digits)");
-  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(col_groups), static_cast<unsigned>(sets));
+  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(col_groups), static_cast<unsigned>(groups));
   tensor_cumulative<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
                                                              thresholds, per_split, partial);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core histograms)");
