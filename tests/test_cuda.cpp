@@ -289,6 +289,81 @@ TEST_CASE("cuda: double mode agrees with the CPU backend to 1e-12", "[cuda]") {
   }
 }
 
+TEST_CASE("cuda: several vectors over counts below 16 agree with the CPU backend", "[cuda]") {
+  if (!dirmn_test::cuda_device_present()) return;
+  // Dense 8-bit tables with counts below 16 and k >= 4 vectors take the
+  // tensor-core likelihood (kernels/cuda/tensor_loglik.cu): each vector's
+  // log terms in fixed point, summed exactly in integers. The shapes leave
+  // rows past the last whole 256-row block and columns past the last whole
+  // 32-column slab; largest counts 15, 9, 2 and 1 pack 15, 9, 2 and 1
+  // thresholds per column, so a lane's four pairs span one to four columns.
+  // k = 9 and 17 leave the last group of eight vectors mostly empty.
+  Context cpu = make(DIRMN_BACKEND_CPU);
+  Context gpu = make(DIRMN_BACKEND_CUDA);
+  std::mt19937_64 rng(31);
+  struct Shape {
+    int64_t rows, cols;
+    double top;
+  };
+  const Shape shapes[] = {{300, 45, 15.0}, {7, 33, 9.0}, {520, 1, 2.0}, {257, 100, 1.0}, {64, 3000, 9.0}};
+  const auto clipped = [&](const Shape& sh) {
+    Table t = random_table(rng, sh.rows, sh.cols, sh.top, 0.3);
+    for (double& x : t.x) x = std::min(x, sh.top);
+    return t;
+  };
+  struct Range {
+    double lo, hi;
+  };
+  for (const Shape& sh : shapes) {
+    const Table t = clipped(sh);
+    Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_DENSE);
+    Counts gc = dense_counts(gpu.get(), t, DIRMN_STORAGE_DENSE);
+    REQUIRE(value_bits_of(gc.get()) == 8);
+    for (int64_t k : {int64_t{4}, int64_t{8}, int64_t{9}, int64_t{17}}) {
+      for (const Range r : {Range{0.05, 50.0}, Range{1e-6, 1e10}}) {
+        const std::vector<double> alpha = random_alpha(rng, k, sh.cols, r.lo, r.hi);
+        const std::vector<double> terms = term_scale(t, alpha, k);
+        for (uint32_t flags : {0u, static_cast<uint32_t>(DIRMN_FULL)}) {
+          CAPTURE(sh.rows, sh.cols, sh.top, k, r.lo, r.hi, flags);
+          const std::vector<double> got = loglik(gpu.get(), gc.get(), sh.rows, k, alpha, sh.cols, flags);
+          require_close(got, loglik(cpu.get(), cc.get(), sh.rows, k, alpha, sh.cols, flags), 1e-12, &terms);
+          for (int64_t i = 3; i < sh.rows; i += 7)
+            for (int64_t j = 0; j < k; ++j) CHECK(got[static_cast<size_t>(i * k + j)] == 0.0);
+        }
+      }
+    }
+    REQUIRE(dirmn_context_set_precision(gpu.get(), DIRMN_PRECISION_FAST) == DIRMN_SUCCESS);
+    for (int64_t k : {int64_t{4}, int64_t{9}}) {
+      for (const Range r : {Range{1e3, 1e8}, Range{1e7, 1e8}, Range{0.01, 10.0}}) {
+        CAPTURE(sh.rows, sh.cols, sh.top, k, r.lo, r.hi);
+        const std::vector<double> alpha = random_alpha(rng, k, sh.cols, r.lo, r.hi);
+        const std::vector<double> terms = shifted_scale(t, alpha, k);
+        require_close(loglik(gpu.get(), gc.get(), sh.rows, k, alpha, sh.cols, DIRMN_FULL),
+                      loglik(cpu.get(), cc.get(), sh.rows, k, alpha, sh.cols, DIRMN_FULL), 1e-6, &terms);
+      }
+    }
+    REQUIRE(dirmn_context_set_precision(gpu.get(), DIRMN_PRECISION_DOUBLE) == DIRMN_SUCCESS);
+  }
+  {
+    // The same alpha over tables of different largest counts: the
+    // fixed-point tables depend on the table's largest count (pairs per
+    // column) as well as on alpha, so alternating tables must not reuse
+    // each other's.
+    const Table a = clipped({300, 45, 15.0}), b = clipped({300, 45, 3.0});
+    Counts ca = dense_counts(cpu.get(), a, DIRMN_STORAGE_DENSE), cb = dense_counts(cpu.get(), b, DIRMN_STORAGE_DENSE);
+    Counts ga = dense_counts(gpu.get(), a, DIRMN_STORAGE_DENSE), gb = dense_counts(gpu.get(), b, DIRMN_STORAGE_DENSE);
+    const std::vector<double> alpha = random_alpha(rng, 8, 45, 0.1, 10.0);
+    const std::vector<double> ta = term_scale(a, alpha, 8), tb = term_scale(b, alpha, 8);
+    for (int round = 0; round < 2; ++round) {
+      CAPTURE(round);
+      require_close(loglik(gpu.get(), ga.get(), 300, 8, alpha, 45), loglik(cpu.get(), ca.get(), 300, 8, alpha, 45),
+                    1e-12, &ta);
+      require_close(loglik(gpu.get(), gb.get(), 300, 8, alpha, 45), loglik(cpu.get(), cb.get(), 300, 8, alpha, 45),
+                    1e-12, &tb);
+    }
+  }
+}
+
 TEST_CASE("cuda: row-wise alpha agrees with the CPU backend", "[cuda]") {
   if (!dirmn_test::cuda_device_present()) return;
   Context cpu = make(DIRMN_BACKEND_CPU);

@@ -98,6 +98,7 @@ class CudaBackend final : public Backend {
     if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
     params_.release();
     tables_.release();
+    tensor_tables_.release();
     row_terms_.release();
     out_.release();
     partial_.release();
@@ -862,6 +863,17 @@ class CudaBackend final : public Backend {
     a.out_sr = out_sr;
     a.out_sk = out_sk;
     a.full = req.full;
+    // Several vectors over a table of small counts: the tensor cores, in one
+    // pass (the lookup tables above still give the row terms).
+    if (tensor_loglik_supported(t, K)) {
+      if (tensor_tables_gen_ != tables_gen_ || tensor_tables_top_ != t.max_count) {
+        tensor_tables_gen_ = 0;
+        DIRMN_TRY(build_tensor_loglik_tables(t, a.alpha, a.ksums, K, req.fast, tensor_tables_, env()));
+        tensor_tables_gen_ = tables_gen_;
+        tensor_tables_top_ = t.max_count;
+      }
+      return launch_tensor_loglik(t, a, req.fast, tensor_tables_, env());
+    }
     if (plan.panels == 1) {
       // The per-row normalisers for these tables, made once per alpha.
       if (t.row_adjust_gen != tables_gen_) {
@@ -978,6 +990,13 @@ class CudaBackend final : public Backend {
   PinnedBuffer host_out_;
   bool tables_valid_ = false;
   uint64_t tables_gen_ = 1;  // bumped whenever the tables change
+  // The tensor-core likelihood's fixed-point tables: of the lookup tables'
+  // alpha, columns, k and mode while tensor_tables_gen_ equals tables_gen_,
+  // and of a table whose largest count is tensor_tables_top_ (it sets the
+  // pairs per column).
+  DeviceBuffer tensor_tables_;
+  uint64_t tensor_tables_gen_ = 0;
+  double tensor_tables_top_ = -1.0;
   TableKey table_key_;
   std::vector<double> cached_alpha_;
   std::vector<KSums> ksums_host_;

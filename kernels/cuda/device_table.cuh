@@ -193,6 +193,20 @@ BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env);
 BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
                                        int64_t k, int bins, double* hist, DeviceBuffer& scratch,
                                        const LaunchEnv& env);
+// tensor_loglik.cu: the log-likelihoods of a dense 8-bit table with counts
+// below 16 under k >= 4 parameter vectors, on the int8 tensor cores (each
+// vector's log terms in fixed point: 6 base-256 digits in double mode, 4 in
+// fast mode). Whether they serve this table and k on the current device.
+bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
+// Makes the fixed-point tables (into `tables`, which the call may grow)
+// from alpha (k x cols, device) and its sums (stream-ordered).
+BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alpha, const KSums* ksums,
+                                         int64_t k, bool fast, DeviceBuffer& tables, const LaunchEnv& env);
+// The log-likelihoods into a.out (a's row terms, sums, strides and `full`;
+// a.k_total vectors), from the tables build_tensor_loglik_tables made with
+// the same table, k and mode.
+BackendResult launch_tensor_loglik(const DeviceTable& t, const SharedAlphaArgs& a, bool fast,
+                                   const DeviceBuffer& tables, const LaunchEnv& env);
 // Row-total statistics: tables with integer totals below 2^32.
 bool totals_index_supported(const DeviceTable& t);
 // Builds t.totals (synchronous).

@@ -28,20 +28,19 @@
 #include <algorithm>
 
 #include "device_table.cuh"
+#include "tensor_mma.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace {
 
-// The architecture from which mma.m16n8k32 on 8-bit integers and cp.async
-// exist, as __CUDA_ARCH__ (a macro: the preprocessor tests it) and as
-// cudaFuncAttributes::ptxVersion gives it.
-#define DIRMN_TENSOR_MIN_CUDA_ARCH 800
-constexpr int kTensorMinArch = DIRMN_TENSOR_MIN_CUDA_ARCH / 10;
+using namespace tensor;
+
 constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
 constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
 // The MMA's m: (column, threshold) pairs per tile; counts are below it.
 constexpr int kTensorBins = 16;
+static_assert(kTensorBins == static_cast<int>(kIndicatorValue), "counts below the indicator's bit");
 constexpr int kGroupWeightings = 8;      // the MMA's n: weightings per group
 constexpr int kDigits = 8;               // base-256 digits of a weight
 // The digits' sums are combined in two halves of four (a half's sum stays
@@ -50,12 +49,9 @@ constexpr int kHalves = 2;
 constexpr int kHalfDigits = kDigits / kHalves;
 constexpr double kWeightScale = 9223372036854775808.0;  // 2^63: a weight of p_j is exact
 constexpr double kHalfScale = 4294967296.0;             // 2^32: the high half's weight in the sum
-// A's entries are bit 4 of a byte, so every product carries this factor.
-constexpr double kIndicatorValue = 16.0;
-constexpr int kWarpLanes = 32;
+// A's entries are kIndicatorValue (16), so every product carries it.
 // Lane (g, t): t = lane % 4 picks the row quarter a lane holds in the MMA's
 // fragments, g = lane / 4 its pairs (A) and weighting (B).
-constexpr int kQuarters = 4;
 constexpr int kTensorWarps = 8;
 constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
 // 16-pair tiles a warp takes per chunk: two tiles of eight digits keep 64
@@ -76,7 +72,6 @@ static_assert(kStages >= 2 * kChunksPerSync, "stages for the chunks in use and t
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
 constexpr int kTileBytes = kMaxBlockCols * kChunkBytes;
 constexpr int kStageBytes = kTileBytes + kDigitBytes;
-constexpr int kCopyBytes = 16;  // one cp.async
 static_assert(kStageBytes / kCopyBytes == kTensorThreads, "one copy per thread and stage");
 // A pair's 16-bit code for a lane: its column's byte offset in a stage
 // (plus the lane's quarter), and 15 - (m - 1) = 16 - m above kPairShift (0
@@ -100,7 +95,7 @@ constexpr int64_t kMaxChunksPerSplit =
 // A half's 64-bit sums over all rows: below 16 x 2^32 = 2^36 per row, so
 // at most 2^63 / 2^36 rows.
 constexpr int64_t kMaxTensorRows = int64_t{1} << (63 - 36);
-static_assert(kIndicatorValue * kHalfScale == 68719476736.0, "16 x 2^32 = 2^36 per row and half");
+static_assert(static_cast<double>(kIndicatorValue) * kHalfScale == 68719476736.0, "16 x 2^32 = 2^36 per row and half");
 
 // ---------------------------------------------------------------------------
 // Layouts. Lane (g, t) of a warp (g = lane / 4, t = lane % 4) holds, for the
@@ -130,50 +125,6 @@ __device__ __forceinline__ double weight_unit(double w_max) {
   int e = 0;
   const double f = frexp(w_max, &e);  // w_max = f 2^e, f in [0.5, 1)
   return ldexp(1.0, f == 0.5 ? e - 1 : e);
-}
-
-// Bytes of x that are >= m become 16, the others 0 (bytes below 16): bit 4
-// of x + (16 - m) in every byte, which stays below 32 (no carries).
-constexpr uint32_t kEveryByte = 0x01010101u;
-static_assert(kTensorBins == 16 && kIndicatorValue == 16.0, "the indicator is bit 4 of a byte");
-__device__ __forceinline__ uint32_t at_least(uint32_t x4, uint32_t bias4) {
-  return (x4 + bias4) & (static_cast<uint32_t>(kTensorBins) * kEveryByte);
-}
-
-__device__ __forceinline__ void mma_u8(int (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  // Never reached: the host takes this path only where the kernel's code
-  // has the MMA (tensor_histograms_supported); fail loudly if it did not.
-  (void)c; (void)a; (void)b0; (void)b1;
-  __trap();
-#endif
-}
-
-// 16 bytes global -> shared, zero-filled past src_bytes.
-__device__ __forceinline__ void copy16_async(void* dst, const void* src, int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes) : "memory");
-#else
-  (void)dst; (void)src; (void)src_bytes;
-#endif
-}
-__device__ __forceinline__ void copy_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void copy_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= DIRMN_TENSOR_MIN_CUDA_ARCH
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -399,7 +350,7 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
     }
     sum = sum * kHalfScale + static_cast<double>(at - above);
   }
-  hist[id] = sum / (kIndicatorValue * kWeightScale) * weight_unit(w_max[j]);
+  hist[id] = sum / (static_cast<double>(kIndicatorValue) * kWeightScale) * weight_unit(w_max[j]);
 }
 
 // The thresholds of a table whose largest count is max_count: 1..T.
