@@ -24,14 +24,12 @@
 //       M-tile d / 2) by 32 pairs,
 //   B = the indicators: 32 pairs by 8 table rows,
 // so a warp keeps its rows' sums in its accumulators while it walks the
-// pairs. Pairs are packed T to a column, as in tensor_histogram.cu: column
-// v's thresholds are pairs T v .. T v + T - 1, so the 32 columns of a slab
-// are T tiles of 32 pairs. A lane's B register holds 4 consecutive pairs
-// of one row, which span at most two 4-column words of the row: it is made
-// from the row's counts by one byte permute (which counts go where), an add
-// of 16 - m per byte and a mask (the threshold test of tensor_mma.cuh).
-// Where the bytes come from and the thresholds repeat from slab to slab,
-// so they are tabulated per tile of a slab (TileCode) at the block's start.
+// pairs. The pairs of a slab of 32 columns are T tiles: tile r holds
+// threshold m = r + 1 of all 32 columns, in the order that gives lane
+// quarter t columns 8t .. 8t + 7 (4 per B register). A lane then loads its
+// 8 counts of a row once per slab, and each tile's B registers are the
+// threshold test of tensor_mma.cuh on them: an add and a mask per register,
+// the same for every lane.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
@@ -51,7 +49,9 @@ using namespace tensor;
 
 constexpr int kVectors = 8;          // the MMA's rows per digit: vectors per group
 constexpr int kTilePairs = 32;       // the MMA's k: pairs per tile
-constexpr int kSlabCols = 32;        // columns of a slab: kTilePairs x T pairs, T tiles
+constexpr int kSlabCols = kTilePairs;  // a slab's columns: one tile per threshold
+constexpr int kQuarterCols = kSlabCols / kQuarters;  // a lane quarter's columns of a slab (two words)
+constexpr int kWordCols = 4;         // columns in one B register
 constexpr int kMaxThresholds = 15;   // counts below kIndicatorValue
 static_assert(kMaxThresholds < static_cast<int>(kIndicatorValue), "the threshold test needs counts below 16");
 constexpr int kLikWarps = 8;
@@ -61,8 +61,9 @@ constexpr int kGroupsPerWarp = 4;    // row groups a warp carries (its accumulat
 constexpr int kWarpRows = kGroupRows * kGroupsPerWarp;
 constexpr int kBlockRows = kLikWarps * kWarpRows;
 constexpr int kLikBlocksPerSm = 2;
-// A row's slab in shared memory: 32 counts, padded to 48 bytes so that the
-// 8 rows a warp reads at once fall in distinct banks (48 = 12 banks).
+// A row's slab in shared memory: 32 counts, padded to 48 bytes (a multiple
+// of the copies' 16) so that the 8 rows a warp reads at once spread over
+// the banks.
 constexpr int kRowStride = 48;
 constexpr int kCountBytes = kBlockRows * kRowStride;
 constexpr int kSlabCopies = kSlabCols / kCopyBytes;  // 16-byte copies per row and slab
@@ -79,47 +80,8 @@ constexpr int64_t kMaxPairs = (int64_t{1} << 31) / (static_cast<int64_t>(kIndica
 constexpr int64_t kTensorLoglikMinK = 4;
 constexpr int kScaleThreads = 1024;
 
-// Where lane quarter t's two B registers of tile r of a slab come from: for
-// half h, the byte offset of a 4-column word of the row (low 16 bits) and
-// the byte-permute selector over that word and the next (high 16 bits),
-// then 16 - m for each of the 4 pairs.
-struct TileCode {
-  uint32_t src[2];
-  uint32_t bias[2];
-};
-
+// Tiles per slab (one per threshold) of a table whose largest count is T.
 __host__ __device__ inline int tiles_per_slab(int thresholds) { return thresholds; }
-
-// ---------------------------------------------------------------------------
-// Device functions
-
-// The B register of 4 pairs of one row: the row's counts permuted into
-// place, then the threshold test.
-__device__ __forceinline__ uint32_t indicators(const uint8_t* row, uint32_t src, uint32_t bias) {
-  const uint32_t at = src & 0xffffu;
-  const uint32_t lo = *reinterpret_cast<const uint32_t*>(row + at);
-  const uint32_t hi = *reinterpret_cast<const uint32_t*>(row + at + 4);
-  return at_least(__byte_perm(lo, hi, src >> 16), bias);
-}
-
-// The codes of tile r (of a slab), quarter t: pairs k0 + i, i < 4, with
-// k0 = 32 r + 16 h + 4 t, are column (k0 + i) / T, threshold (k0 + i) % T + 1.
-__device__ TileCode tile_code(int r, int t, int thresholds) {
-  TileCode c;
-  for (int h = 0; h < 2; ++h) {
-    const int k0 = kTilePairs * r + (kTilePairs / 2) * h + kQuarters * t;
-    const int at = (k0 / thresholds) / 4 * 4;
-    uint32_t sel = 0, bias = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int v = (k0 + i) / thresholds, m = (k0 + i) % thresholds + 1;
-      sel |= static_cast<uint32_t>(v - at) << (4 * i);
-      bias |= (kIndicatorValue - static_cast<uint32_t>(m)) << (8 * i);
-    }
-    c.src[h] = static_cast<uint32_t>(at) | (sel << 16);
-    c.bias[h] = bias;
-  }
-  return c;
-}
 
 // ---------------------------------------------------------------------------
 // Kernels
@@ -132,7 +94,7 @@ struct QuantizeArgs {
   int thresholds = 1;
   int m_tiles = kDoubleTiles;
   int64_t tiles = 0;          // pair tiles per vector group (whole slabs)
-  uint8_t* q = nullptr;       // [group][tile][m-tile][lane][16 bytes], zeroed
+  uint32_t* q = nullptr;      // [group][tile][m-tile][lane][4 words]
   double* scale = nullptr;    // [k][2]: lo_k, u_k
 };
 
@@ -143,56 +105,77 @@ struct MinMaxOp {
   __device__ MinMax operator()(const MinMax& x, const MinMax& y) const { return {fmin(x.lo, y.lo), fmax(x.hi, y.hi)}; }
 };
 
-// One block per vector: L's range, its unit, and every q's digits in the
-// A fragments' order. log is increasing, so the range is that of
-// log(alpha) and log(alpha + T - 1).
-__global__ void __launch_bounds__(kScaleThreads) quantize_tables(QuantizeArgs p) {
+// L_k(v, m), as both kernels below form it (bit for bit the same, so that
+// every entry lies in the range the first one finds).
+__device__ __forceinline__ double log_term(double alpha, int m, double log_a) {
+  return log(alpha + static_cast<double>(m - 1)) - log_a;
+}
+
+// One block per vector: L's range and its unit. log is increasing, so the
+// range is that of log(alpha) and log(alpha + T - 1).
+__global__ void __launch_bounds__(kScaleThreads) quantize_range(QuantizeArgs p) {
   using Reduce = cub::BlockReduce<MinMax, kScaleThreads>;
   __shared__ typename Reduce::TempStorage temp;
-  __shared__ MinMax range;
   const int64_t k = blockIdx.x;
   const double* alpha = p.alpha + k * p.cols;
   const double log_a = p.ksums[k].log_a;
-  const double top = static_cast<double>(p.thresholds - 1);
   MinMax mm{INFINITY, -INFINITY};
   for (int64_t v = threadIdx.x; v < p.cols; v += blockDim.x) {
-    mm.lo = fmin(mm.lo, log(alpha[v]) - log_a);
-    mm.hi = fmax(mm.hi, log(alpha[v] + top) - log_a);
+    mm.lo = fmin(mm.lo, log_term(alpha[v], 1, log_a));
+    mm.hi = fmax(mm.hi, log_term(alpha[v], p.thresholds, log_a));
   }
   const MinMax r = Reduce(temp).Reduce(mm, MinMaxOp());
-  if (threadIdx.x == 0) range = r;
-  __syncthreads();
-  const int digits = 2 * p.m_tiles;
-  const double levels = ldexp(1.0, kDigitBits * digits) - 1.0;
+  if (threadIdx.x != 0) return;
+  const double levels = ldexp(1.0, kDigitBits * 2 * p.m_tiles) - 1.0;
   // The least power of two with (hi - lo) / u <= levels (1 for one value).
   double unit = 1.0;
-  if (range.hi > range.lo) {
+  if (r.hi > r.lo) {
     int e = 0;
-    frexp((range.hi - range.lo) / levels, &e);
+    frexp((r.hi - r.lo) / levels, &e);
     unit = ldexp(1.0, e);
   }
-  if (threadIdx.x == 0) {
-    p.scale[2 * k] = range.lo;
-    p.scale[2 * k + 1] = unit;
-  }
-  const int64_t grp = k / kVectors;
-  const int c = static_cast<int>(k % kVectors);
-  const int64_t pairs = p.cols * p.thresholds;
-  for (int64_t pr = threadIdx.x; pr < pairs; pr += blockDim.x) {
-    const int64_t v = pr / p.thresholds;
-    const int m = static_cast<int>(pr % p.thresholds) + 1;
-    const double l = log(alpha[v] + static_cast<double>(m - 1)) - log_a;
-    const double x = fmin(fmax(rint((l - range.lo) / unit), 0.0), levels);
-    const unsigned long long q = static_cast<unsigned long long>(x);
-    const int64_t tile = pr / kTilePairs;
-    const int kk = static_cast<int>(pr % kTilePairs);
-    const int half = kk / (kTilePairs / 2), t = (kk % (kTilePairs / 2)) / kQuarters, i = kk % kQuarters;
-    const int lane = c * kQuarters + t;
-    for (int d = 0; d < digits; ++d) {
-      const int mt = d / 2, reg = half * 2 + d % 2;
-      const int64_t frag = (grp * p.tiles + tile) * p.m_tiles + mt;
-      p.q[frag * kFragBytes + lane * 16 + reg * 4 + i] = static_cast<uint8_t>((q >> (kDigitBits * d)) & 0xffu);
+  p.scale[2 * k] = r.lo;
+  p.scale[2 * k + 1] = unit;
+}
+
+// One thread per (group, vector c of the group, 4-column word w, threshold
+// m): the digits of q for columns 4w .. 4w + 3, one A-fragment word per
+// digit. Columns past the table's and vectors past k get 0.
+__global__ void quantize_tables(QuantizeArgs p) {
+  const int64_t words = p.tiles / p.thresholds * (kSlabCols / kWordCols);
+  const int64_t groups = ceil_div<int64_t>(p.k, kVectors);
+  const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= groups * kVectors * words * p.thresholds) return;
+  const int m = static_cast<int>(id % p.thresholds) + 1;
+  const int64_t w = (id / p.thresholds) % words;
+  const int c = static_cast<int>((id / (p.thresholds * words)) % kVectors);
+  const int64_t grp = id / (p.thresholds * words * kVectors);
+  const int64_t k = grp * kVectors + c;
+  unsigned long long q[kWordCols] = {};
+  if (k < p.k) {
+    const double lo = p.scale[2 * k], unit = p.scale[2 * k + 1];
+    const double levels = ldexp(1.0, kDigitBits * 2 * p.m_tiles) - 1.0;
+    const double log_a = p.ksums[k].log_a;
+    for (int i = 0; i < kWordCols; ++i) {
+      const int64_t v = w * kWordCols + i;
+      if (v >= p.cols) break;
+      const double l = log_term(p.alpha[k * p.cols + v], m, log_a);
+      q[i] = static_cast<unsigned long long>(fmin(fmax(rint((l - lo) / unit), 0.0), levels));
     }
+  }
+  // Tile (slab, m - 1); the word's columns 8 t + 4 half + i (of the slab)
+  // are k slots 16 half + 4 t + i: register half * 2 (+ 1 for odd digits)
+  // of lane 4 c + t.
+  const int64_t tile = (w * kWordCols / kSlabCols) * p.thresholds + (m - 1);
+  const int ws = static_cast<int>(w % (kSlabCols / kWordCols));
+  const int t = ws / (kQuarterCols / kWordCols), half = ws % (kQuarterCols / kWordCols);
+  const int lane = c * kQuarters + t;
+  for (int d = 0; d < 2 * p.m_tiles; ++d) {
+    uint32_t word = 0;
+    for (int i = 0; i < kWordCols; ++i)
+      word |= static_cast<uint32_t>((q[i] >> (kDigitBits * d)) & 0xffu) << (8 * i);
+    const int64_t frag = (grp * p.tiles + tile) * p.m_tiles + d / 2;
+    p.q[(frag * kWarpLanes + lane) * 4 + half * 2 + d % 2] = word;
   }
 }
 
@@ -225,17 +208,8 @@ __global__ void __launch_bounds__(kLikThreads, kLikBlocksPerSm) tensor_loglik(Te
   const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kBlockRows;
   const int64_t grp = blockIdx.y;
   const int64_t slabs = ceil_div<int64_t>(p.cols, kSlabCols);
-  auto* codes = reinterpret_cast<TileCode*>(smem);
-  uint8_t* stages = smem + kMaxThresholds * kQuarters * sizeof(TileCode);
+  uint8_t* stages = smem;
   const int stage_bytes = kCountBytes + tiles * MT * kFragBytes;
-
-  for (int i = tid; i < tiles * kQuarters; i += kLikThreads) codes[i] = tile_code(i / kQuarters, i % kQuarters, T);
-  // The rows' padding is read (as the word after a row's last) but never
-  // selected; zero it so nothing reads uninitialised memory.
-  for (int i = tid; i < kLikStages * kBlockRows; i += kLikThreads) {
-    uint8_t* pad = stages + (i / kBlockRows) * stage_bytes + (i % kBlockRows) * kRowStride + kSlabCols;
-    for (int b = 0; b < kRowStride - kSlabCols; b += 4) *reinterpret_cast<uint32_t*>(pad + b) = 0u;
-  }
 
   const auto issue = [&](int stage, int64_t slab) {
     uint8_t* st = stages + stage * stage_bytes;
@@ -269,9 +243,14 @@ __global__ void __launch_bounds__(kLikThreads, kLikBlocksPerSm) tensor_loglik(Te
     copy_wait<1>();
     __syncthreads();
     const uint8_t* st = stages + (s % kLikStages) * stage_bytes;
-    const uint8_t* rows = st + (wp * kWarpRows + g) * kRowStride;
+    // The lane's 8 counts of each of its rows (row 8 i + g of the warp's).
+    uint2 x[kGroupsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kGroupsPerWarp; ++i)
+      x[i] = *reinterpret_cast<const uint2*>(st + (wp * kWarpRows + i * kGroupRows + g) * kRowStride +
+                                             t * kQuarterCols);
     for (int r = 0; r < tiles; ++r) {
-      const TileCode code = codes[r * kQuarters + t];
+      const uint32_t bias = (kIndicatorValue - static_cast<uint32_t>(r + 1)) * kEveryByte;
       uint32_t a[MT][4];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
@@ -283,9 +262,7 @@ __global__ void __launch_bounds__(kLikThreads, kLikBlocksPerSm) tensor_loglik(Te
       }
 #pragma unroll
       for (int i = 0; i < kGroupsPerWarp; ++i) {
-        const uint8_t* row = rows + i * kGroupRows * kRowStride;
-        const uint32_t b0 = indicators(row, code.src[0], code.bias[0]);
-        const uint32_t b1 = indicators(row, code.src[1], code.bias[1]);
+        const uint32_t b0 = at_least(x[i].x, bias), b1 = at_least(x[i].y, bias);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) mma_u8(acc[i][mt], a[mt], b0, b1);
       }
@@ -319,8 +296,7 @@ int loglik_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int
 
 template <int MT>
 size_t loglik_smem(int thresholds) {
-  return kMaxThresholds * kQuarters * sizeof(TileCode) +
-         static_cast<size_t>(kLikStages) * (kCountBytes + static_cast<size_t>(thresholds) * MT * kFragBytes);
+  return static_cast<size_t>(kLikStages) * (kCountBytes + static_cast<size_t>(thresholds) * MT * kFragBytes);
 }
 
 }  // namespace
@@ -357,10 +333,11 @@ BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alp
   p.m_tiles = m_tiles;
   p.tiles = tiles;
   p.scale = tables.get<double>();
-  p.q = tables.get<uint8_t>() + scale_bytes;
-  // Pairs past the last column, and vectors past k in the last group, stay 0.
-  DIRMN_CUDA_TRY(cudaMemsetAsync(p.q, 0, q_bytes, env.stream), "cudaMemsetAsync (tensor-core likelihood tables)");
-  quantize_tables<<<static_cast<unsigned>(k), kScaleThreads, 0, env.stream>>>(p);
+  p.q = reinterpret_cast<uint32_t*>(tables.get<uint8_t>() + scale_bytes);
+  quantize_range<<<static_cast<unsigned>(k), kScaleThreads, 0, env.stream>>>(p);
+  DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core likelihood ranges)");
+  const int64_t items = groups * kVectors * (tiles / T) * (kSlabCols / kWordCols) * T;
+  quantize_tables<<<static_cast<unsigned>(ceil_div<int64_t>(items, kBlockThreads)), kBlockThreads, 0, env.stream>>>(p);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core likelihood tables)");
   return {};
 }
