@@ -865,7 +865,7 @@ class CudaBackend final : public Backend {
     a.full = req.full;
     // Several vectors over a table of small counts: the tensor cores, in one
     // pass (the lookup tables above still give the row terms).
-    if (tensor_loglik_supported(t, K)) {
+    if (alpha_log_range_ <= kTensorLoglikMaxRange && tensor_loglik_supported(t, K)) {
       if (tensor_tables_gen_ != tables_gen_ || tensor_tables_top_ != t.max_count) {
         tensor_tables_gen_ = 0;
         DIRMN_TRY(build_tensor_loglik_tables(t, a.alpha, a.ksums, K, req.fast, tensor_tables_, env()));
@@ -914,9 +914,14 @@ class CudaBackend final : public Backend {
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of alpha", 0};
     }
+    alpha_log_range_ = 0.0;
     for (int64_t j = 0; j < K; ++j) {
-      const double a = kahan_sum(req.alpha + j * t.cols, t.cols);
+      const double* aj = req.alpha + j * t.cols;
+      const double a = kahan_sum(aj, t.cols);
       ksums_host_[static_cast<size_t>(j)] = KSums{a, std::log(a)};
+      const auto [lo, hi] = std::minmax_element(aj, aj + t.cols);
+      alpha_log_range_ =
+          std::max(alpha_log_range_, std::log(*hi + kTensorLoglikTopShift) - std::log(*lo));
     }
     const size_t param_bytes = ksum_bytes + alpha_bytes;
     DIRMN_TRY(grow(params_, param_bytes, "cudaMalloc (parameters)"));
@@ -996,6 +1001,9 @@ class CudaBackend final : public Backend {
   // pairs per column).
   DeviceBuffer tensor_tables_;
   uint64_t tensor_tables_gen_ = 0;
+  // The tables' alpha: the largest log(max alpha + 14) - log(min alpha)
+  // of a vector (see kTensorLoglikMaxRange).
+  double alpha_log_range_ = 0.0;
   double tensor_tables_top_ = -1.0;
   TableKey table_key_;
   std::vector<double> cached_alpha_;

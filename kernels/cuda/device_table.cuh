@@ -198,6 +198,13 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
 // vector's log terms in fixed point: 6 base-256 digits in double mode, 4 in
 // fast mode). Whether they serve this table and k on the current device.
 bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
+// The fixed point's unit grows with the range of a vector's log terms, at
+// most log(max alpha + 14) - log(min alpha) (counts up to 15): the backend
+// takes the tensor cores only while that is at most kTensorLoglikMaxRange
+// nats (alpha from 1e-19 to 1e8 spans 62), so a count's rounding stays within
+// 2^6 2^-49 = 1.1e-13 in double mode and 2^6 2^-33 = 7.5e-9 in fast mode.
+constexpr double kTensorLoglikTopShift = 14.0;
+constexpr double kTensorLoglikMaxRange = 64.0;
 // Makes the fixed-point tables (into `tables`, which the call may grow)
 // from alpha (k x cols, device) and its sums (stream-ordered).
 BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alpha, const KSums* ksums,
