@@ -38,13 +38,25 @@ inline int lanes_per_row(int64_t k) {
   return p;
 }
 
+// The maximum of v over the P lanes of an aligned group (any order gives
+// the same maximum, so a butterfly).
+template <int P>
+__device__ __forceinline__ double group_max(double v) {
+#pragma unroll
+  for (int d = P / 2; d >= 1; d /= 2) v = fmax(v, __shfl_xor_sync(kFullMask, v, d));
+  return v;
+}
+
 // Block q takes rows q * kEmReduceRows .. + kEmReduceRows - 1; lane l of
 // warp w takes component j = l % P of rows w * (32 / P) + l / P, stepping by
 // the block's rows per step. Each lane keeps its component's sums; the
 // block's partial of column c then adds them over the block's lanes of
-// that component in thread order.
+// that component in thread order. P (lanes per row) is a template
+// argument so that the gathers over a row's lanes unroll.
+template <int P>
 __global__ void __launch_bounds__(kReduceThreads)
-    estep_groups(EmDevice em, const double* __restrict__ log_pi, int lanes) {
+    estep_groups(EmDevice em, const double* __restrict__ log_pi) {
+  constexpr int lanes = P;
   __shared__ double s_z[kReduceThreads], s_w[kReduceThreads], s_wmax[kReduceThreads];
   __shared__ double s_lse[kReduceThreads], s_change[kReduceThreads];
   const int lane = static_cast<int>(threadIdx.x) % kWarpLanes, warp = static_cast<int>(threadIdx.x) / kWarpLanes;
@@ -86,12 +98,13 @@ __global__ void __launch_bounds__(kReduceThreads)
       }
       x = l + lp;
     }
-    // The row's max and sum in component order, as the host forms them.
-    double m = -INFINITY;
-    for (int i = 0; i < k; ++i) m = fmax(m, __shfl_sync(kFullMask, x, base + i));
+    // The row's max and sum in component order, as the host forms them
+    // (lanes past k add their 0 after the last component: no change).
+    const double m = group_max<P>(x);
     const double e = cell ? exp(x - m) : 0.0;
     double s = 0.0;
-    for (int i = 0; i < k; ++i) s += __shfl_sync(kFullMask, e, base + i);
+#pragma unroll
+    for (int i = 0; i < P; ++i) s += __shfl_sync(kFullMask, e, base + i);
     const double r = row && em.row_w != nullptr ? em.row_w[b] : 1.0;
     double change = 0.0;
     if (cell) {
@@ -103,7 +116,7 @@ __global__ void __launch_bounds__(kReduceThreads)
       w_sum += r * zj;
       w_max = fmax(w_max, r * zj);
     }
-    for (int i = 0; i < k; ++i) change = fmax(change, __shfl_sync(kFullMask, change, base + i));
+    change = group_max<P>(change);
     if (row && j == 0) {
       const double lse = m + log(s);
       em.aux[b * kEmAux + 0] = r * lse;
@@ -246,8 +259,15 @@ BackendResult launch_estep(const EmDevice& em, const double* log_pi, double* red
   const int64_t runs = em_reduce_runs(em.rows);
   const int64_t columns = em_reduced_columns(em.k);
   if (em.k <= kEmGroupMaxK) {
-    estep_groups<<<static_cast<unsigned>(runs), kReduceThreads, 0, env.stream>>>(em, log_pi,
-                                                                                lanes_per_row(em.k));
+    const unsigned grid = static_cast<unsigned>(runs);
+    switch (lanes_per_row(em.k)) {
+      case 1: estep_groups<1><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+      case 2: estep_groups<2><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+      case 4: estep_groups<4><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+      case 8: estep_groups<8><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+      case 16: estep_groups<16><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+      default: estep_groups<32><<<grid, kReduceThreads, 0, env.stream>>>(em, log_pi); break;
+    }
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (E step)");
   } else {
     if (em.L == nullptr) return {DIRMN_ERROR_INTERNAL, "E step of unfinished panels for this k", 0};
