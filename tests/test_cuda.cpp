@@ -295,8 +295,8 @@ TEST_CASE("cuda: several vectors over counts below 16 agree with the CPU backend
   // tensor-core likelihood (kernels/cuda/tensor_loglik.cu): each vector's
   // log terms in fixed point, summed exactly in integers. The shapes leave
   // rows past the last whole 256-row block and columns past the last whole
-  // 32-column slab; largest counts 15, 9, 2 and 1 pack 15, 9, 2 and 1
-  // thresholds per column, so a lane's four pairs span one to four columns.
+  // 32-column slab (one column: a slab of 31 zero columns); largest counts
+  // 15, 9, 2 and 1 give a slab 15, 9, 2 and 1 tiles, one per threshold.
   // k = 9 and 17 leave the last group of eight vectors mostly empty.
   Context cpu = make(DIRMN_BACKEND_CPU);
   Context gpu = make(DIRMN_BACKEND_CUDA);

@@ -172,7 +172,12 @@ typedef enum dirmn_precision DIRMN_ENUM_INT {
 /* Both bounds are relative to the result or, for a row whose terms cancel,
  * to the size of those terms: a float32 term carries a rounding error of
  * 6e-8 of itself, whatever the sum it ends in. The CUDA backend's terms are
- * shifted so that at large alpha they are of the size of the result. */
+ * shifted so that at large alpha they are of the size of the result. For
+ * four or more parameter vectors over a dense 8-bit table of counts below
+ * 16 it sums the terms exactly, in integers on the tensor cores, after
+ * rounding each to a fixed point of 48 bits (32 in fast mode) over its
+ * vector's range: within 1.1e-13 (7.5e-9) per count, which the bounds
+ * above cover. */
 
 /* Selects the arithmetic of later computations on this context. Results are
  * always returned as double. The CPU backend computes in double in both

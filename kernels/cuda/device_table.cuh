@@ -201,10 +201,11 @@ bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
 // The fixed point's unit grows with the range of a vector's log terms, at
 // most log(max alpha + 14) - log(min alpha) (counts up to 15): the backend
 // takes the tensor cores only while that is at most kTensorLoglikMaxRange
-// nats (alpha from 1e-19 to 1e8 spans 62), so a count's rounding stays within
-// 2^6 2^-49 = 1.1e-13 in double mode and 2^6 2^-33 = 7.5e-9 in fast mode.
+// nats (alpha from 1e-19 to 1e8 spans 62), below 2^6, so the unit is at most
+// 2^6 / 2^48 and a count's rounding at most 2^-43 = 1.1e-13 in double mode
+// (2^-27 = 7.5e-9 in fast mode, 32 bits).
 constexpr double kTensorLoglikTopShift = 14.0;
-constexpr double kTensorLoglikMaxRange = 64.0;
+constexpr double kTensorLoglikMaxRange = 63.0;
 // Makes the fixed-point tables (into `tables`, which the call may grow)
 // from alpha (k x cols, device) and its sums (stream-ordered).
 BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alpha, const KSums* ksums,

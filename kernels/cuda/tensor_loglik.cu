@@ -11,11 +11,13 @@
 //   L = lo_k + u_k q,  q < 2^(8 D) an integer, u_k a power of two,
 // so that the product is exact in integers and S_k(b) = lo_k N_b + u_k sum q
 // (the indicators of a row add up to its total N_b). The only error is
-// q's rounding, at most u_k / 2 per count: with D = 6 digits (double mode)
-// u_k is 2^-48 of L_k's range, about 1e-13 for ranges up to 32 nats, so
-// a row of total N is within N 1e-13 of the exact sum and typically far
-// closer (the roundings are independent); D = 4 (fast mode) keeps it within
-// N 4e-9. The lookup-table kernels are bound by shared-memory bandwidth
+// q's rounding, at most u_k / 2 per count: u_k is the power of two at or
+// above L_k's range over 2^(8 D) - 1, so for ranges below 64 nats (which
+// the backend checks: kTensorLoglikMaxRange) D = 6 digits (double mode)
+// give u_k <= 2^-42 and a count's rounding at most 2^-43 = 1.1e-13; a row
+// of total N is within N 1.1e-13 of the exact sum, and typically far closer
+// (the roundings are independent). D = 4 (fast mode): 2^-27 = 7.5e-9 per
+// count. The lookup-table kernels are bound by shared-memory bandwidth
 // for several vectors (8 bytes per vector and nonzero cell); here a cell
 // costs its share of MMA work, which grows with the digits, not the bytes.
 //
