@@ -91,7 +91,8 @@ class CudaBackend final : public Backend {
   CudaBackend(int device, int sm_count)
       : device_(device), sm_count_(sm_count), params_(device), tables_(device),
         row_terms_(device), out_(device), partial_(device), rowwise_alpha_(device),
-        hist_(device), hist_partial_(device), hist_scratch_(device), fit_(device), em_(device) {}
+        hist_(device), hist_partial_(device), hist_scratch_(device), fit_(device), em_(device),
+        tensor_tables_(device) {}
 
   ~CudaBackend() override {
     DeviceGuard guard(device_);
@@ -920,8 +921,9 @@ class CudaBackend final : public Backend {
       const double a = kahan_sum(aj, t.cols);
       ksums_host_[static_cast<size_t>(j)] = KSums{a, std::log(a)};
       const auto [lo, hi] = std::minmax_element(aj, aj + t.cols);
-      alpha_log_range_ =
-          std::max(alpha_log_range_, std::log(*hi + kTensorLoglikTopShift) - std::log(*lo));
+      // A NaN (alpha the API has not checked) must not pass for in range.
+      const double range = std::log(*hi + kTensorLoglikTopShift) - std::log(*lo);
+      if (!(range <= alpha_log_range_)) alpha_log_range_ = std::isnan(range) ? HUGE_VAL : range;
     }
     const size_t param_bytes = ksum_bytes + alpha_bytes;
     DIRMN_TRY(grow(params_, param_bytes, "cudaMalloc (parameters)"));

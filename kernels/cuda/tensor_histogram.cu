@@ -362,13 +362,17 @@ int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int
 // minimises that, counting a block's fixed work (its pipeline's fill and
 // its writes) as kBlockOverheadChunks. A fixed split count left up to a
 // seventh of the slots of the only wave idle. Never more chunks per split
-// than the int32 accumulators hold exactly.
+// than the int32 accumulators hold exactly, and more splits only while
+// their partial sums (split_bytes each) stay within kMaxPartialBytes.
 constexpr int64_t kBlockOverheadChunks = 16;
 constexpr int64_t kMaxWavesTried = 16;
-int64_t tensor_chunks_per_split(int64_t chunks, int64_t per_split_blocks, int sm_count) {
+constexpr int64_t kMaxPartialBytes = int64_t{64} << 20;
+int64_t tensor_chunks_per_split(int64_t chunks, int64_t per_split_blocks, int64_t split_bytes, int sm_count) {
   const int64_t wave = std::max<int64_t>(1, static_cast<int64_t>(sm_count) * kTensorBlocksPerSm);
   const int64_t lo = std::max<int64_t>(1, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));
-  const int64_t hi = std::max(lo, std::min(chunks, kMaxWavesTried * ceil_div<int64_t>(wave, per_split_blocks)));
+  const int64_t room = std::max<int64_t>(1, kMaxPartialBytes / std::max<int64_t>(split_bytes, 1));
+  const int64_t hi = std::max(
+      lo, std::min({chunks, room, kMaxWavesTried * ceil_div<int64_t>(wave, per_split_blocks)}));
   int64_t best = ceil_div<int64_t>(chunks, lo);
   double best_cost = -1.0;
   for (int64_t s = lo; s <= hi; ++s) {
@@ -427,7 +431,9 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   const int64_t col_groups = ceil_div<int64_t>(t.cols, tensor_block_cols(thresholds));
   if (groups > kMaxGridY)
     return {DIRMN_ERROR_NOT_SUPPORTED, "tensor-core histograms of so many weightings", 0};
-  const int64_t per_split = tensor_chunks_per_split(chunks, col_groups * groups, env.sm_count);
+  const int64_t split_bytes =
+      groups * kHalves * t.cols * thresholds * kGroupWeightings * static_cast<int64_t>(sizeof(long long));
+  const int64_t per_split = tensor_chunks_per_split(chunks, col_groups * groups, split_bytes, env.sm_count);
   const int64_t splits = ceil_div<int64_t>(chunks, per_split);
   const size_t digit_bytes = static_cast<size_t>(groups * chunks) * kDigitBytes;
   const size_t partial_bytes = static_cast<size_t>(splits * groups * kHalves * t.cols) * thresholds *

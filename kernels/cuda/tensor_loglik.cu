@@ -63,9 +63,9 @@ constexpr int kGroupsPerWarp = 4;    // row groups a warp carries (its accumulat
 constexpr int kWarpRows = kGroupRows * kGroupsPerWarp;
 constexpr int kBlockRows = kLikWarps * kWarpRows;
 constexpr int kLikBlocksPerSm = 2;
-// A row's slab in shared memory: 32 counts, padded to 48 bytes (a multiple
-// of the copies' 16) so that the 8 rows a warp reads at once spread over
-// the banks.
+// A row's slab in shared memory: its 32 counts in 48 bytes (a multiple of
+// the copies' 16). The reads of a half-warp (4 rows x 32 bytes) then meet
+// 2-way bank conflicts, which rows back to back (32 bytes) would avoid.
 constexpr int kRowStride = 48;
 constexpr int kCountBytes = kBlockRows * kRowStride;
 constexpr int kSlabCopies = kSlabCols / kCopyBytes;  // 16-byte copies per row and slab
