@@ -867,11 +867,11 @@ class CudaBackend final : public Backend {
     // Several vectors over a table of small counts: the tensor cores, in one
     // pass (the lookup tables above still give the row terms).
     if (alpha_log_range_ <= kTensorLoglikMaxRange && tensor_loglik_supported(t, K)) {
-      if (tensor_tables_gen_ != tables_gen_ || tensor_tables_top_ != t.max_count) {
+      if (tensor_tables_gen_ != tables_gen_ || tensor_tables_thresholds_ != tensor_thresholds(t)) {
         tensor_tables_gen_ = 0;
         DIRMN_TRY(build_tensor_loglik_tables(t, a.alpha, a.ksums, K, req.fast, tensor_tables_, env()));
         tensor_tables_gen_ = tables_gen_;
-        tensor_tables_top_ = t.max_count;
+        tensor_tables_thresholds_ = tensor_thresholds(t);
       }
       return launch_tensor_loglik(t, a, req.fast, tensor_tables_, env());
     }
@@ -999,14 +999,14 @@ class CudaBackend final : public Backend {
   uint64_t tables_gen_ = 1;  // bumped whenever the tables change
   // The tensor-core likelihood's fixed-point tables: of the lookup tables'
   // alpha, columns, k and mode while tensor_tables_gen_ equals tables_gen_,
-  // and of a table whose largest count is tensor_tables_top_ (it sets the
-  // pairs per column).
+  // and for tables of tensor_tables_thresholds_ thresholds (the pairs per
+  // column).
   DeviceBuffer tensor_tables_;
   uint64_t tensor_tables_gen_ = 0;
+  int tensor_tables_thresholds_ = 0;
   // The tables' alpha: the largest log(max alpha + 14) - log(min alpha)
   // of a vector (see kTensorLoglikMaxRange).
   double alpha_log_range_ = 0.0;
-  double tensor_tables_top_ = -1.0;
   TableKey table_key_;
   std::vector<double> cached_alpha_;
   std::vector<KSums> ksums_host_;

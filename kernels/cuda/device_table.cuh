@@ -193,6 +193,9 @@ BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env);
 BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weights, const double* w_max,
                                        int64_t k, int bins, double* hist, DeviceBuffer& scratch,
                                        const LaunchEnv& env);
+// The thresholds 1..T both tensor-core kernels test a table's counts
+// against: T its largest count (at least 1).
+inline int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int>(t.max_count)); }
 // tensor_loglik.cu: the log-likelihoods of a dense 8-bit table with counts
 // below 16 under k >= 4 parameter vectors, on the int8 tensor cores (each
 // vector's log terms in fixed point: 6 base-256 digits in double mode, 4 in

@@ -353,9 +353,6 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
   hist[id] = sum / (static_cast<double>(kIndicatorValue) * kWeightScale) * weight_unit(w_max[j]);
 }
 
-// The thresholds of a table whose largest count is max_count: 1..T.
-int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int>(t.max_count)); }
-
 // Chunks per split for `chunks` chunks and `per_split_blocks` blocks per
 // split. Every block costs the same, so a launch takes as long as its waves
 // (kTensorBlocksPerSm blocks per SM) times a block's chunks: the split that

@@ -293,9 +293,6 @@ __global__ void __launch_bounds__(kLikThreads, kLikBlocksPerSm) tensor_loglik(Te
     }
 }
 
-// The thresholds of a table whose largest count is max_count: 1..T.
-int loglik_thresholds(const DeviceTable& t) { return std::max(1, static_cast<int>(t.max_count)); }
-
 template <int MT>
 size_t loglik_smem(int thresholds) {
   return static_cast<size_t>(kLikStages) * (kCountBytes + static_cast<size_t>(thresholds) * MT * kFragBytes);
@@ -309,7 +306,7 @@ bool tensor_loglik_supported(const DeviceTable& t, int64_t k) {
     (void)cudaGetLastError();
     return false;
   }
-  const int T = loglik_thresholds(t);
+  const int T = tensor_thresholds(t);
   return attr.ptxVersion >= kTensorMinArch && k >= kTensorLoglikMinK && !t.sparse && !t.wrapped &&
          t.cell == CellType::U8 && t.integral && !t.real_valued && t.max_count <= kMaxThresholds &&
          t.rows > 0 && t.cols > 0 && t.pitch % kCopyBytes == 0 &&
@@ -319,7 +316,7 @@ bool tensor_loglik_supported(const DeviceTable& t, int64_t k) {
 
 BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alpha, const KSums* ksums,
                                          int64_t k, bool fast, DeviceBuffer& tables, const LaunchEnv& env) {
-  const int T = loglik_thresholds(t);
+  const int T = tensor_thresholds(t);
   const int m_tiles = fast ? kFastTiles : kDoubleTiles;
   const int64_t tiles = ceil_div<int64_t>(t.cols, kSlabCols) * tiles_per_slab(T);
   const int64_t groups = ceil_div<int64_t>(k, kVectors);
@@ -346,7 +343,7 @@ BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alp
 
 BackendResult launch_tensor_loglik(const DeviceTable& t, const SharedAlphaArgs& a, bool fast,
                                    const DeviceBuffer& tables, const LaunchEnv& env) {
-  const int T = loglik_thresholds(t);
+  const int T = tensor_thresholds(t);
   TensorLoglikArgs p;
   p.values = static_cast<const uint8_t*>(t.values);
   p.pitch = t.pitch;
