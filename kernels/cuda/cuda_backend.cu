@@ -125,6 +125,7 @@ class CudaBackend final : public Backend {
     DIRMN_CUDA_TRY(cudaEventCreateWithFlags(&switch_event_, cudaEventDisableTiming),
                    "cudaEventCreateWithFlags");
     stream_ = own_stream_;
+    wgmma_ = wgmma_available(device_);
     return {};
   }
 
@@ -702,6 +703,7 @@ class CudaBackend final : public Backend {
     e.stream = stream_;
     e.device = device_;
     e.sm_count = sm_count_;
+    e.wgmma = wgmma_;
     return e;
   }
 
@@ -970,6 +972,7 @@ class CudaBackend final : public Backend {
 
   int device_;
   int sm_count_;
+  bool wgmma_ = false;
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t stage_done_ = nullptr;

@@ -130,6 +130,9 @@ struct LaunchEnv {
   cudaStream_t stream = nullptr;
   int device = 0;
   int sm_count = 1;
+  // The loaded code has Hopper's warpgroup MMA (wgmma_available): the
+  // tensor-core kernels take their sm_90a form.
+  bool wgmma = false;
 };
 
 // Blocks per multiprocessor of the grid-stride kernels (statistics,
@@ -201,6 +204,9 @@ inline int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_c
 // vector's log terms in fixed point: 6 base-256 digits in double mode, 4 in
 // fast mode). Whether they serve this table and k on the current device.
 bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
+// Whether the code the driver loaded for `device` has wgmma (an sm_90a
+// image on a device of compute capability 9.0); asked once per context.
+bool wgmma_available(int device);
 // The fixed point's unit grows with the range of a vector's log terms, at
 // most log(max alpha + 14) - log(min alpha) (counts up to 15): the backend
 // takes the tensor cores only while that is at most kTensorLoglikMaxRange

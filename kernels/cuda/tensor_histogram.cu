@@ -23,12 +23,18 @@
 // The table is read through a chunk-major copy (build_chunk_table): for each
 // run of 32 rows and each column, the column's 32 counts in the order the
 // MMA's A fragment takes them, so a lane's share is one 8-byte read.
+//
+// On sm_90a code (H100, H200) the products run as warpgroup MMAs
+// (wgmma.cuh): A the same indicators from registers, 64 pairs a time, B all
+// eight digits of the eight weightings (N = 64, column 8 d + j) from shared
+// memory, at about twice mma.sync's rate.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
 #include "device_table.cuh"
 #include "tensor_mma.cuh"
+#include "wgmma.cuh"
 
 namespace dirmn {
 namespace cuda {
@@ -323,6 +329,196 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   }
 }
 
+// ---------------------------------------------------------------------------
+// sm_90a: warpgroup MMAs. The block's pairs are those of tensor_cumulative;
+// warpgroup wg takes kWgMBlocks M blocks of 64, warp w of it pairs
+// 16 w + g and 16 w + g + 8 of each.
+
+constexpr int kWgMBlocks = kTilesPerWarp;
+constexpr int kWgN = kGroupWeightings * kDigits;  // B's columns: 8 d + j
+static_assert(kWgN * wgmma::kK == kDigitBytes, "a chunk's digits are one B tile");
+static_assert(kTensorWarps / wgmma::kGroupWarps * kWgMBlocks * wgmma::kM == kBlockPairs,
+              "the warpgroups' M blocks cover the block's pairs");
+// More stages in flight than tensor_cumulative's: the MMAs are faster, and
+// every step of kWgChunksPerSync chunks ends with all of them complete
+// (their B stages are refilled after the next barrier).
+constexpr int kWgStages = 12;
+constexpr int kWgChunksPerSync = 4;
+static_assert(kWgStages >= 2 * kWgChunksPerSync && kWgChunksPerSync % 2 == 0,
+              "stages for the chunks in use and those in flight; A's two register sets alternate");
+
+// As quantize_weights, in the layout of B: digit d of weighting j at row
+// r of the chunk is B(k = r, n = 8 d + j).
+__global__ void quantize_weights_wg(const double* __restrict__ w, const double* __restrict__ w_max,
+                                    int64_t rows, int64_t k, int64_t chunks, int64_t groups,
+                                    uint8_t* __restrict__ out) {
+  const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= groups * chunks * kGroupWeightings * kQuarters) return;
+  const int t = static_cast<int>(id % kQuarters);
+  const int j = static_cast<int>((id / kQuarters) % kGroupWeightings);
+  const int64_t c = (id / (kQuarters * kGroupWeightings)) % chunks;
+  const int64_t grp = id / (kQuarters * kGroupWeightings * chunks);
+  const int64_t col = grp * kGroupWeightings + j;
+  const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
+  uint8_t* base = out + (grp * chunks + c) * kDigitBytes;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    unsigned long long q[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t b = c * kChunkRows + h * (kChunkRows / 2) + kQuarters * t + i;
+      const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
+      q[i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
+    }
+#pragma unroll
+    for (int d = 0; d < kDigits; ++d) {
+      uint32_t v = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        v |= static_cast<uint32_t>((q[i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
+      *reinterpret_cast<uint32_t*>(base + wgmma::core_offset(h * (kChunkRows / 2) + kQuarters * t,
+                                                             d * kGroupWeightings + j, kWgN)) = v;
+    }
+  }
+}
+
+// As tensor_cumulative (same grid, pairs and output), through wgmma.
+__global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
+    tensor_cumulative_wg(const uint8_t* __restrict__ chunked, const uint8_t* __restrict__ digits,
+                         int64_t chunks, int64_t cols, int thresholds, int64_t chunks_per_split,
+                         long long* __restrict__ partial) {
+  constexpr int MB = kWgMBlocks;
+  __shared__ __align__(16) uint8_t stage_buf[kWgStages][kStageBytes];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int wg = tid / wgmma::kGroupThreads;
+  const int lane = tid % kWarpLanes, w = (tid / kWarpLanes) % wgmma::kGroupWarps;
+  const int g = lane / kQuarters, t = lane % kQuarters;
+  const int block_cols = tensor_block_cols(thresholds);
+  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
+  const int64_t block_valid = cols - col0 < block_cols ? cols - col0 : block_cols;
+  const int64_t grp = blockIdx.z;
+  const int64_t sets = static_cast<int64_t>(gridDim.z) * kHalves;
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
+  const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
+  const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
+  // Pair of M block b, half h: p = ((wg MB + b) 4 + w) 16 + g + 8 h.
+  const auto pair_of = [&](int b, int h) {
+    return ((wg * MB + b) * wgmma::kGroupWarps + w) * kTensorBins + g + h * (kTensorBins / 2);
+  };
+  const uint8_t* src = nullptr;
+  int64_t src_step = 0;
+  int src_bytes = 0;
+  if (tid < kTileBytes / kCopyBytes) {
+    const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
+    src_bytes = off < block_valid * kChunkBytes ? kCopyBytes : 0;
+    src = chunked + (c0 * cols + col0) * kChunkBytes + (src_bytes ? off : 0);
+    src_step = cols * kChunkBytes;
+  } else {
+    src_bytes = kCopyBytes;
+    src = digits + (grp * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
+    src_step = kDigitBytes;
+  }
+  const auto issue = [&](int stage, int i) {
+    if (src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
+  };
+  int acc[MB][kWgN / 2];
+#pragma unroll
+  for (int b = 0; b < MB; ++b) {
+#pragma unroll
+    for (int e = 0; e < kWgN / 2; ++e) acc[b][e] = 0;
+    wgmma::fence_operands(acc[b]);
+  }
+  const int pairs = static_cast<int>(block_valid) * thresholds;
+  uint32_t code[MB];
+#pragma unroll
+  for (int b = 0; b < MB; ++b) {
+    code[b] = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pr = pair_of(b, h);
+      const uint32_t c = pr < pairs ? static_cast<uint32_t>((pr / thresholds) * kChunkBytes + t * 8) |
+                                          (static_cast<uint32_t>(kTensorBins - 1 - pr % thresholds) << kPairShift)
+                                    : 0u;
+      code[b] |= c << (h * kPairBits);
+    }
+  }
+
+#pragma unroll
+  for (int s = 0; s < kWgStages - kWgChunksPerSync; ++s) {
+    if (s < n) issue(s, s);
+    copy_commit();
+  }
+  uint32_t a0[MB][4], a1[MB][4];
+  const auto chunk = [&](uint32_t (&a)[MB][4], int s) {
+#pragma unroll
+    for (int b = 0; b < MB; ++b) {
+      const uint32_t p0 = code[b] & kPairMask, p1 = code[b] >> kPairBits;
+      const uint2 x0 = *reinterpret_cast<const uint2*>(&stage_buf[s][p0 & kPairOffsetMask]);
+      const uint2 x1 = *reinterpret_cast<const uint2*>(&stage_buf[s][p1 & kPairOffsetMask]);
+      const uint32_t b0 = (p0 >> kPairShift) * kEveryByte, b1 = (p1 >> kPairShift) * kEveryByte;
+      a[b][0] = at_least(x0.x, b0);
+      a[b][1] = at_least(x1.x, b1);
+      a[b][2] = at_least(x0.y, b0);
+      a[b][3] = at_least(x1.y, b1);
+    }
+    wgmma::wgmma_fence();
+    const uint64_t desc =
+        wgmma::smem_desc(&stage_buf[s][kTileBytes], wgmma::leading_offset(kWgN), wgmma::kStrideOffset);
+#pragma unroll
+    for (int b = 0; b < MB; ++b) wgmma::wgmma_u8(acc[b], a[b], desc);
+    wgmma::wgmma_commit();
+  };
+  for (int i = 0; i < n; i += kWgChunksPerSync) {
+    copy_wait<kWgStages - 2 * kWgChunksPerSync>();
+    wgmma::fence_async_smem();
+    __syncthreads();
+    // These stages held the previous step's chunks, whose MMAs are complete.
+#pragma unroll
+    for (int u = 0; u < kWgChunksPerSync; ++u) {
+      const int next = i + kWgStages - kWgChunksPerSync + u;
+      if (next < n) issue(next % kWgStages, next);
+      copy_commit();
+    }
+#pragma unroll
+    for (int u = 0; u < kWgChunksPerSync; ++u) {
+      if (i + u < n) {
+        // One register set is written while the other's MMAs may run.
+        wgmma::wgmma_wait<1>();
+        if (u % 2 == 0)
+          chunk(a0, (i + u) % kWgStages);
+        else
+          chunk(a1, (i + u) % kWgStages);
+      }
+    }
+    wgmma::wgmma_wait<0>();
+  }
+#pragma unroll
+  for (int b = 0; b < MB; ++b) wgmma::fence_operands(acc[b]);
+  // acc[b][4 d + 2 h + e]: digit d of weighting 2t + e, pair pair_of(b, h).
+#pragma unroll
+  for (int b = 0; b < MB; ++b)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pr = pair_of(b, h);
+      if (pr >= pairs) continue;
+      const int64_t col = col0 + pr / thresholds;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 2 * t + e;
+#pragma unroll
+        for (int half = 0; half < kHalves; ++half) {
+          long long v = 0;
+#pragma unroll
+          for (int d = kHalfDigits - 1; d >= 0; --d) v = v * 256 + acc[b][4 * (half * kHalfDigits + d) + 2 * h + e];
+          const int64_t set = grp * kHalves + half;
+          partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
+                      kGroupWeightings +
+                  j] = v;
+        }
+      }
+    }
+}
+
 // One thread per (weighting, column, value < bins): the by-value weight
 // C[v] - C[v + 1] (C[T + 1] = 0), each half's sums over the splits exact in
 // 64 bits; value 0's is left 0.
@@ -439,12 +635,21 @@ BackendResult launch_tensor_histograms(const DeviceTable& t, const double* weigh
   uint8_t* digits = scratch.get<uint8_t>();
   auto* partial = reinterpret_cast<long long*>(digits + digit_bytes);
   const int64_t quarters = groups * chunks * kGroupWeightings * kQuarters;
-  quantize_weights<<<static_cast<unsigned>(ceil_div<int64_t>(quarters, kBlockThreads)), kBlockThreads, 0,
-                     env.stream>>>(weights, w_max, t.rows, k, chunks, groups, digits);
+  const unsigned quarter_grid = static_cast<unsigned>(ceil_div<int64_t>(quarters, kBlockThreads));
+  if (env.wgmma)
+    quantize_weights_wg<<<quarter_grid, kBlockThreads, 0, env.stream>>>(weights, w_max, t.rows, k, chunks, groups,
+                                                                          digits);
+  else
+    quantize_weights<<<quarter_grid, kBlockThreads, 0, env.stream>>>(weights, w_max, t.rows, k, chunks, groups,
+                                                                       digits);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (weight digits)");
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(col_groups), static_cast<unsigned>(groups));
-  tensor_cumulative<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
-                                                             thresholds, per_split, partial);
+  if (env.wgmma)
+    tensor_cumulative_wg<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
+                                                                  thresholds, per_split, partial);
+  else
+    tensor_cumulative<<<grid, kTensorThreads, 0, env.stream>>>(t.chunked.get<uint8_t>(), digits, chunks, t.cols,
+                                                               thresholds, per_split, partial);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core histograms)");
   const int64_t entries = k * t.cols * bins;
   finish_histograms<<<static_cast<unsigned>(ceil_div<int64_t>(entries, kBlockThreads)), kBlockThreads, 0,
