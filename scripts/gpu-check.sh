@@ -12,6 +12,7 @@
 #   DIRMN_GPU_SKIP_TORCH=1 ...      # leave out bench/torch_ref.py
 #   DIRMN_GPU_SKIP_SANITIZERS=1 ... # leave out compute-sanitizer
 #   DIRMN_GPU_SKIP_BENCH=1 ...      # leave out the benchmarks
+#   DIRMN_GPU_SKIP_MMA_SYNC=1 ...   # leave out the sm_90 (mma.sync) build
 #   DIRMN_GPU_SANITIZER_FILTER='[cuda]~[hog]'  # Catch2 filter of the sanitizer runs
 #   DIRMN_GPU_RACECHECK_FILTER=...  # racecheck's own filter (it is the slow one)
 #
@@ -67,6 +68,22 @@ fi
 # 2. The whole suite, [cuda] cases included.
 run "ctest" "$BT" ctest --test-dir "$BUILD" --output-on-failure || failed=1
 TESTS=$BUILD/tests/dirmn_tests
+
+# 2b. The tensor-core kernels' mma.sync forms: the default sm_90a code runs
+#     their wgmma forms on Hopper, so the [cuda] cases run again from plain
+#     sm_90 code, where the loaded code has no wgmma.
+if [[ ${DIRMN_GPU_SKIP_MMA_SYNC:-0} == 1 ]]; then
+  note "- mma.sync forms: skipped (DIRMN_GPU_SKIP_MMA_SYNC=1)"
+elif [[ ${DIRMN_GPU_SKIP_BUILD:-0} != 1 ]]; then
+  MMA_BUILD=$BUILD-sm90
+  if run "configure (sm_90)" "$BT" cmake -S "$ROOT" -B "$MMA_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DDIRMN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90-real -DCMAKE_PREFIX_PATH="$CATCH2" &&
+    run "build (sm_90)" "$BT" cmake --build "$MMA_BUILD" --parallel --target dirmn_tests; then
+    run "[cuda] cases, mma.sync forms (sm_90)" "$BT" "$MMA_BUILD/tests/dirmn_tests" '[cuda]~[hog]' || failed=1
+  else
+    failed=1
+  fi
+fi
 
 # 3. compute-sanitizer over the [cuda] cases. [hog] fills the device on
 #    purpose and is left out: the sanitizer tracks every allocation.
