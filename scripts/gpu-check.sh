@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gpu-check.sh: everything that needs a GPU, in one go, on a machine with an
 # NVIDIA device: Release build with CUDA, the whole ctest suite (the [cuda]
-# cases included), compute-sanitizer memcheck and racecheck over the [cuda]
+# cases included), the [cuda] cases again from an sm_90 build (the
+# tensor-core kernels' mma.sync forms; on Hopper the default sm_90a code
+# runs their wgmma forms), compute-sanitizer memcheck and racecheck over the [cuda]
 # cases, the GPU benchmark and the PyTorch reference. All logs go to one
 # folder: $OUT if set, else ./gpu-logs. At most six files are written there.
 #
@@ -72,9 +74,14 @@ TESTS=$BUILD/tests/dirmn_tests
 # 2b. The tensor-core kernels' mma.sync forms: the default sm_90a code runs
 #     their wgmma forms on Hopper, so the [cuda] cases run again from plain
 #     sm_90 code, where the loaded code has no wgmma.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
 if [[ ${DIRMN_GPU_SKIP_MMA_SYNC:-0} == 1 ]]; then
   note "- mma.sync forms: skipped (DIRMN_GPU_SKIP_MMA_SYNC=1)"
-elif [[ ${DIRMN_GPU_SKIP_BUILD:-0} != 1 ]]; then
+elif [[ ${DIRMN_GPU_SKIP_BUILD:-0} == 1 ]]; then
+  note "- mma.sync forms: skipped (DIRMN_GPU_SKIP_BUILD=1)"
+elif [[ $cc != 9.0 ]]; then
+  note "- mma.sync forms: skipped (compute capability ${cc:-unknown}: sm_90 code runs on 9.0 only)"
+else
   MMA_BUILD=$BUILD-sm90
   if run "configure (sm_90)" "$BT" cmake -S "$ROOT" -B "$MMA_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DDIRMN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90-real -DCMAKE_PREFIX_PATH="$CATCH2" &&

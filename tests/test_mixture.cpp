@@ -628,6 +628,49 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
   }
 }
 
+TEST_CASE("mixture: tensor-core histograms over many chunks per block agree with the host's", "[mixture][cuda]") {
+  REQUIRE(cuda_device_present());
+  // A tall, narrow table gives the M step's histogram blocks many 32-row
+  // chunks each: 150000 rows are 4688 chunks, and with one block per split
+  // (3 columns, k = 2) the split count that fills one wave of an H200
+  // (264 blocks) is 261 splits of 18 chunks, the last of 8. That runs the
+  // kernels' stage pipelines past their first turn (18 > 12 stages of the
+  // wgmma form, 8 of the mma.sync form) and their tails (18 and 8 are not
+  // whole steps).
+  const int64_t rows = 150000, cols = 3;
+  Simulated sim = simulate_mixture(rows, cols, 2, 11, 24);
+  for (double& v : sim.x) v = std::min(v, 15.0);
+  Context cpu = make_context(DIRMN_BACKEND_CPU);
+  Context gpu = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(cpu);
+  REQUIRE(gpu);
+  Counts cc = counts_of(cpu.get(), sim.x, rows, cols);
+  Counts cg = counts_of(gpu.get(), sim.x, rows, cols);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.starts = 1;
+  o.max_iterations = 3;
+  o.seed = 5;
+  const int k = 2;
+  Mixture mc = fit(cpu.get(), cc.get(), k, &o);
+  Mixture mg = fit(gpu.get(), cg.get(), k, &o);
+  dirmn_mixture_info ic, ig;
+  ic.size = ig.size = sizeof ic;
+  REQUIRE(dirmn_mixture_get_info(mc.get(), &ic) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_mixture_get_info(mg.get(), &ig) == DIRMN_SUCCESS);
+  CHECK(ig.iterations == ic.iterations);
+  INFO("loglik cpu " << std::setprecision(17) << ic.loglik << ", cuda " << ig.loglik << std::setprecision(6));
+  CHECK(close_to(ig.loglik, ic.loglik, 1e-10));
+  std::vector<double> ac(static_cast<size_t>(k * cols)), ag(ac.size()), pc(k), pg(k);
+  REQUIRE(dirmn_mixture_get_params(mc.get(), ac.data(), cols, 1, pc.data()) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_mixture_get_params(mg.get(), ag.data(), cols, 1, pg.data()) == DIRMN_SUCCESS);
+  for (size_t i = 0; i < ac.size(); ++i) {
+    INFO("alpha " << i << ": cpu " << std::setprecision(17) << ac[i] << ", cuda " << ag[i]);
+    CHECK(close_to(ag[i], ac[i], 1e-7));
+  }
+  for (int j = 0; j < k; ++j) CHECK(close_to(pg[static_cast<size_t>(j)], pc[static_cast<size_t>(j)], 1e-9));
+}
+
 TEST_CASE("mixture: components of tiny weight stay finite", "[mixture]") {
   // k = 34 over two clusters of 230 rows: after the first E step some
   // components hold a few rows and columns of weight ~1e-35, warm-started

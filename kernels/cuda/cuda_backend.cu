@@ -125,7 +125,7 @@ class CudaBackend final : public Backend {
     DIRMN_CUDA_TRY(cudaEventCreateWithFlags(&switch_event_, cudaEventDisableTiming),
                    "cudaEventCreateWithFlags");
     stream_ = own_stream_;
-    wgmma_ = wgmma_available(device_);
+    wgmma_ = wgmma_available(device_, stream_);
     return {};
   }
 

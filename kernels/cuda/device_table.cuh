@@ -205,8 +205,9 @@ inline int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_c
 // fast mode). Whether they serve this table and k on the current device.
 bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
 // Whether the code the driver loaded for `device` has wgmma (an sm_90a
-// image on a device of compute capability 9.0); asked once per context.
-bool wgmma_available(int device);
+// image on a device of compute capability 9.0); asked once per context, on
+// its stream (synchronously).
+bool wgmma_available(int device, cudaStream_t stream);
 // The fixed point's unit grows with the range of a vector's log terms, at
 // most log(max alpha + 14) - log(min alpha) (counts up to 15): the backend
 // takes the tensor cores only while that is at most kTensorLoglikMaxRange

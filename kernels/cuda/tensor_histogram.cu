@@ -27,7 +27,7 @@
 // On sm_90a code (H100, H200) the products run as warpgroup MMAs
 // (wgmma.cuh): A the same indicators from registers, 64 pairs a time, B all
 // eight digits of the eight weightings (N = 64, column 8 d + j) from shared
-// memory, at about twice mma.sync's rate.
+// memory, faster than mma.sync (wgmma.cuh has the figures).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -342,8 +342,10 @@ static_assert(kTensorWarps / wgmma::kGroupWarps * kWgMBlocks * wgmma::kM == kBlo
 // More stages in flight than tensor_cumulative's: the MMAs are faster, and
 // every step of kWgChunksPerSync chunks ends with all of them complete
 // (their B stages are refilled after the next barrier).
-constexpr int kWgStages = 12;
+constexpr int kWgStages = 12;  // also the most that static shared memory holds
 constexpr int kWgChunksPerSync = 4;
+constexpr int kStaticSharedLimit = 48 * 1024;
+static_assert(kWgStages * kStageBytes <= kStaticSharedLimit, "the stages are static shared memory");
 static_assert(kWgStages >= 2 * kWgChunksPerSync && kWgChunksPerSync % 2 == 0,
               "stages for the chunks in use and those in flight; A's two register sets alternate");
 
@@ -403,7 +405,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
   // Pair of M block b, half h: p = ((wg MB + b) 4 + w) 16 + g + 8 h.
   const auto pair_of = [&](int b, int h) {
-    return ((wg * MB + b) * wgmma::kGroupWarps + w) * kTensorBins + g + h * (kTensorBins / 2);
+    return ((wg * MB + b) * wgmma::kGroupWarps + w) * wgmma::kWarpRows + g + h * (wgmma::kWarpRows / 2);
   };
   const uint8_t* src = nullptr;
   int64_t src_step = 0;

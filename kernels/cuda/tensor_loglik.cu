@@ -38,7 +38,7 @@
 // from registers; B = q's digits, 32 pairs by 8 D columns (column
 // 8 d + c: digit d of vector c), from shared memory. A lane then loads its
 // 8 counts of each of its rows with one 8-byte read per slab, and the MMA
-// runs at about twice mma.sync's rate.
+// runs faster than mma.sync (wgmma.cuh has the figures).
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
@@ -104,7 +104,9 @@ struct QuantizeArgs {
   int thresholds = 1;
   int m_tiles = kDoubleTiles;
   int64_t tiles = 0;          // pair tiles per vector group (whole slabs)
-  uint32_t* q = nullptr;      // [group][tile][m-tile][lane][4 words]
+  // [group][tile][m-tile][lane][4 words]; for the _wg kernels
+  // [group][slab][threshold][B tile of 8 D x 32 bytes] (wgmma::core_offset).
+  uint32_t* q = nullptr;
   double* scale = nullptr;    // [k][2]: lo_k, u_k
 };
 
@@ -315,6 +317,7 @@ constexpr int kWgGroups = 2;
 constexpr int kWgMBlocks = 2;
 constexpr int kWgThreads = kWgGroups * wgmma::kGroupThreads;
 constexpr int kWgBlockRows = kWgGroups * kWgMBlocks * wgmma::kM;
+static_assert(kWgBlockRows == kBlockRows, "tensor_loglik_supported bounds both forms' grids");
 constexpr int kWgBlocksPerSm = 2;
 // Slabs of B staged ahead (cp.async): a slab's MMAs alone do not cover the
 // latency of the next one's copy.
@@ -376,7 +379,9 @@ __global__ void quantize_tables_wg(QuantizeArgs p) {
 __device__ __forceinline__ uint2 lane_counts(const TensorLoglikArgs& p, int64_t row, int64_t slab, int t) {
   const int64_t col = slab * kSlabCols + t * kLaneCols;
   if (row >= p.rows || col >= p.cols) return make_uint2(0u, 0u);
-  // col < cols <= pitch, both multiples of 8 and 16 apart: the read stays in the row.
+  // col is a multiple of 8 below cols <= pitch, and pitch is a multiple of
+  // 16 (tensor_loglik_supported), so col + 8 <= pitch: the read stays in
+  // the row, inside the rows x pitch allocation. Bytes past cols are masked.
   unsigned long long v = *reinterpret_cast<const unsigned long long*>(p.values + row * p.pitch + col);
   const int64_t left = p.cols - col;
   if (left < kLaneCols) v &= (1ull << (8 * left)) - 1ull;
@@ -399,8 +404,9 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm) tensor_loglik_wg(T
   const int stage_bytes = T * kTileBytes;
   const uint8_t* tables = p.q + grp * slabs * stage_bytes;
   // Row of M block b, half h (g or g + 8).
-  const int64_t row_base = static_cast<int64_t>(blockIdx.x) * kWgBlockRows + wg * MB * wgmma::kM + 16 * w + g;
-  const auto row_of = [&](int b, int h) { return row_base + b * wgmma::kM + 8 * h; };
+  const int64_t row_base =
+      static_cast<int64_t>(blockIdx.x) * kWgBlockRows + wg * MB * wgmma::kM + wgmma::kWarpRows * w + g;
+  const auto row_of = [&](int b, int h) { return row_base + b * wgmma::kM + (wgmma::kWarpRows / 2) * h; };
 
   const auto issue = [&](int64_t slab) {
     if (slab >= slabs) return;
@@ -513,15 +519,21 @@ size_t loglik_wg_smem(int thresholds) {
 
 // 1 in the code loaded for this device where it has wgmma (sm_90a): the
 // driver picks one of the binary's images per device, and only the host
-// can ask which.
+// can ask which. Every translation unit is built for the same targets, so
+// the answer holds for tensor_histogram.cu's kernels too.
 __device__ int loaded_has_wgmma = DIRMN_HAS_WGMMA;
 
 }  // namespace
 
-bool wgmma_available(int device) {
+bool wgmma_available(int device, cudaStream_t stream) {
   int has = 0;
   DeviceGuard guard(device);
-  if (!guard.result().ok() || cudaMemcpyFromSymbol(&has, loaded_has_wgmma, sizeof(int)) != cudaSuccess) {
+  // On the context's stream: the legacy default stream would wait for every
+  // other blocking stream on the device.
+  if (!guard.result().ok() ||
+      cudaMemcpyFromSymbolAsync(&has, loaded_has_wgmma, sizeof(int), 0, cudaMemcpyDeviceToHost, stream) !=
+          cudaSuccess ||
+      cudaStreamSynchronize(stream) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
