@@ -154,6 +154,45 @@ __global__ void build_chunks(const uint8_t* __restrict__ values, int64_t pitch, 
   o[1] = make_uint4(word[4], word[5], word[6], word[7]);
 }
 
+// The weights of one thread of the quantize kernels, thread id of
+// (group, chunk c, weighting j, row quarter t): rows 16 h + 4 t + i of chunk
+// c as q[h][i] (63-bit fixed point), and where their chunk's digits go.
+struct QuarterWeights {
+  unsigned long long q[2][4];  // [half][i]
+  int t = 0;
+  int j = 0;
+  uint8_t* base = nullptr;
+};
+__device__ __forceinline__ QuarterWeights quarter_weights(const double* w, const double* w_max, int64_t rows,
+                                                          int64_t k, int64_t chunks, int64_t id, uint8_t* out) {
+  QuarterWeights r;
+  r.t = static_cast<int>(id % kQuarters);
+  r.j = static_cast<int>((id / kQuarters) % kGroupWeightings);
+  const int64_t c = (id / (kQuarters * kGroupWeightings)) % chunks;
+  const int64_t grp = id / (kQuarters * kGroupWeightings * chunks);
+  const int64_t col = grp * kGroupWeightings + r.j;
+  const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t b = c * kChunkRows + h * (kChunkRows / 2) + kQuarters * r.t + i;
+      const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
+      r.q[h][i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
+    }
+  r.base = out + (grp * chunks + c) * kDigitBytes;
+  return r;
+}
+
+// Digit d of four rows' weights, a byte each.
+__device__ __forceinline__ uint32_t digit_word(const unsigned long long (&q)[4], int d) {
+  uint32_t v = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>((q[i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
+  return v;
+}
+
 // One thread per (group, chunk, weighting, row quarter t): the eight digits
 // of the 8 rows of quarter t, as the four words of each digit pair.
 __global__ void quantize_weights(const double* __restrict__ w, const double* __restrict__ w_max,
@@ -161,39 +200,91 @@ __global__ void quantize_weights(const double* __restrict__ w, const double* __r
                                  uint8_t* __restrict__ out) {
   const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= groups * chunks * kGroupWeightings * kQuarters) return;
-  const int t = static_cast<int>(id % kQuarters);
-  const int j = static_cast<int>((id / kQuarters) % kGroupWeightings);
-  const int64_t c = (id / (kQuarters * kGroupWeightings)) % chunks;
-  const int64_t grp = id / (kQuarters * kGroupWeightings * chunks);
-  const int64_t col = grp * kGroupWeightings + j;
-  const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
-  unsigned long long q[2][4];  // [half][i]
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int64_t b = c * kChunkRows + h * (kChunkRows / 2) + kQuarters * t + i;
-      const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
-      q[h][i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
-    }
-  uint8_t* base = out + (grp * chunks + c) * kDigitBytes;
+  const QuarterWeights qw = quarter_weights(w, w_max, rows, k, chunks, id, out);
 #pragma unroll
   for (int pair = 0; pair < kDigits / 2; ++pair) {
     uint32_t word[4];
 #pragma unroll
     for (int dd = 0; dd < 2; ++dd)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int d = 2 * pair + dd;
-        uint32_t v = 0;
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          v |= static_cast<uint32_t>((q[h][i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
-        word[dd * 2 + h] = v;
-      }
-    *reinterpret_cast<uint4*>(base + digit_byte(kQuarters * t, j, 2 * pair)) =
+      for (int h = 0; h < 2; ++h) word[dd * 2 + h] = digit_word(qw.q[h], 2 * pair + dd);
+    *reinterpret_cast<uint4*>(qw.base + digit_byte(kQuarters * qw.t, qw.j, 2 * pair)) =
         make_uint4(word[0], word[1], word[2], word[3]);
   }
+}
+
+// What both forms of the histogram kernel take from their block (split,
+// column group, weighting group): its columns from col0 (block_valid of
+// them, `pairs` (column, threshold) pairs), its split's n chunks, and this
+// thread's 16 bytes of every stage: for chunk c0 + i, src + i src_step
+// (src_bytes 0: bytes past the table's or the block's last column, which
+// no pair reads, are not copied).
+struct BlockChunks {
+  int64_t col0 = 0;
+  int64_t grp = 0;
+  int64_t sets = 0;  // partial sums' sets: two halves per weighting group
+  int pairs = 0;
+  int n = 0;         // at most kMaxChunksPerSplit
+  const uint8_t* src = nullptr;
+  int64_t src_step = 0;
+  int src_bytes = 0;
+};
+__device__ __forceinline__ BlockChunks block_chunks(const uint8_t* chunked, const uint8_t* digits, int64_t chunks,
+                                                    int64_t cols, int thresholds, int64_t chunks_per_split, int tid) {
+  BlockChunks b;
+  const int block_cols = tensor_block_cols(thresholds);
+  b.col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
+  const int64_t block_valid = cols - b.col0 < block_cols ? cols - b.col0 : block_cols;
+  b.pairs = static_cast<int>(block_valid) * thresholds;
+  b.grp = blockIdx.z;
+  b.sets = static_cast<int64_t>(gridDim.z) * kHalves;
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
+  const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
+  b.n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;
+  if (tid < kTileBytes / kCopyBytes) {
+    const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
+    b.src_bytes = off < block_valid * kChunkBytes ? kCopyBytes : 0;
+    b.src = chunked + (c0 * cols + b.col0) * kChunkBytes + (b.src_bytes ? off : 0);
+    b.src_step = cols * kChunkBytes;
+  } else {
+    b.src_bytes = kCopyBytes;
+    b.src = digits + (b.grp * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
+    b.src_step = kDigitBytes;
+  }
+  return b;
+}
+
+// The codes of a lane's two A rows, pairs pr0 and pr1 (see kPairShift).
+__device__ __forceinline__ uint32_t pair_codes(int pr0, int pr1, int pairs, int thresholds, int t) {
+  const auto code = [&](int pr) {
+    return pr < pairs ? static_cast<uint32_t>((pr / thresholds) * kChunkBytes + t * 8) |
+                            (static_cast<uint32_t>(kTensorBins - 1 - pr % thresholds) << kPairShift)
+                      : 0u;
+  };
+  return code(pr0) | (code(pr1) << kPairBits);
+}
+
+// A's fragment for those two rows over the chunk staged at `stage`.
+__device__ __forceinline__ void pair_indicators(const uint8_t* stage, uint32_t codes, uint32_t (&a)[4]) {
+  const uint32_t p0 = codes & kPairMask, p1 = codes >> kPairBits;
+  const uint2 x0 = *reinterpret_cast<const uint2*>(stage + (p0 & kPairOffsetMask));
+  const uint2 x1 = *reinterpret_cast<const uint2*>(stage + (p1 & kPairOffsetMask));
+  const uint32_t b0 = (p0 >> kPairShift) * kEveryByte, b1 = (p1 >> kPairShift) * kEveryByte;
+  a[0] = at_least(x0.x, b0);
+  a[1] = at_least(x1.x, b1);
+  a[2] = at_least(x0.y, b0);
+  a[3] = at_least(x1.y, b1);
+}
+
+// Where a block writes pair pr's half of weighting j:
+// partial[split][set][col][m - 1][j].
+__device__ __forceinline__ int64_t partial_index(const BlockChunks& b, int64_t cols, int thresholds, int pr, int half,
+                                                 int j) {
+  const int64_t set = b.grp * kHalves + half;
+  const int64_t col = b.col0 + pr / thresholds;
+  return (((static_cast<int64_t>(blockIdx.x) * b.sets + set) * cols + col) * thresholds + pr % thresholds) *
+             kGroupWeightings +
+         j;
 }
 
 // Block (split, column group, weighting group grp): tensor_block_cols(T)
@@ -213,32 +304,14 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % kWarpLanes, wp = tid / kWarpLanes;
   const int g = lane / kQuarters, t = lane % kQuarters;
-  const int block_cols = tensor_block_cols(thresholds);
-  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
-  const int64_t block_valid = cols - col0 < block_cols ? cols - col0 : block_cols;
-  const int64_t grp = blockIdx.z;
-  const int64_t sets = static_cast<int64_t>(gridDim.z) * kHalves;
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
-  const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
-  const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
-  // Every thread copies 16 bytes of every stage: its source for chunk
-  // c0 + i is src + i * src_step. Bytes past the table's last column (or
-  // the block's) are not copied: no pair reads them.
-  const uint8_t* src = nullptr;
-  int64_t src_step = 0;
-  int src_bytes = 0;
-  if (tid < kTileBytes / kCopyBytes) {
-    const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
-    src_bytes = off < block_valid * kChunkBytes ? kCopyBytes : 0;
-    src = chunked + (c0 * cols + col0) * kChunkBytes + (src_bytes ? off : 0);
-    src_step = cols * kChunkBytes;
-  } else {
-    src_bytes = kCopyBytes;
-    src = digits + (grp * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
-    src_step = kDigitBytes;
-  }
+  const BlockChunks bc = block_chunks(chunked, digits, chunks, cols, thresholds, chunks_per_split, tid);
+  const int n = bc.n;
   const auto issue = [&](int stage, int i) {
-    if (src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
+    if (bc.src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], bc.src + i * bc.src_step, bc.src_bytes);
+  };
+  // Tile q's pair of row h of a lane's A fragment.
+  const auto pair_of = [&](int q, int h) {
+    return (wp * kTilesPerWarp + q) * kTensorBins + g + h * (kTensorBins / 2);
   };
   int acc[kTilesPerWarp][kDigits][4];
 #pragma unroll
@@ -248,20 +321,9 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[q][d][e] = 0;
   // The lane's A rows: pairs g and g + 8 of each tile.
-  const int pairs = static_cast<int>(block_valid) * thresholds;
   uint32_t code[kTilesPerWarp];
 #pragma unroll
-  for (int q = 0; q < kTilesPerWarp; ++q) {
-    code[q] = 0;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int pr = (wp * kTilesPerWarp + q) * kTensorBins + g + h * (kTensorBins / 2);
-      const uint32_t c = pr < pairs ? static_cast<uint32_t>((pr / thresholds) * kChunkBytes + t * 8) |
-                                          (static_cast<uint32_t>(kTensorBins - 1 - pr % thresholds) << kPairShift)
-                                    : 0u;
-      code[q] |= c << (h * kPairBits);
-    }
-  }
+  for (int q = 0; q < kTilesPerWarp; ++q) code[q] = pair_codes(pair_of(q, 0), pair_of(q, 1), bc.pairs, thresholds, t);
 
   // One copy group per chunk; kChunksPerSync chunks between barriers, the
   // stages of the last ones refilled after each barrier.
@@ -283,11 +345,8 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     }
 #pragma unroll
     for (int q = 0; q < kTilesPerWarp; ++q) {
-      const uint32_t c0 = code[q] & kPairMask, c1 = code[q] >> kPairBits;
-      const uint2 x0 = *reinterpret_cast<const uint2*>(&stage_buf[s][c0 & kPairOffsetMask]);
-      const uint2 x1 = *reinterpret_cast<const uint2*>(&stage_buf[s][c1 & kPairOffsetMask]);
-      const uint32_t b0 = (c0 >> kPairShift) * kEveryByte, b1 = (c1 >> kPairShift) * kEveryByte;
-      const uint32_t a[4] = {at_least(x0.x, b0), at_least(x1.x, b1), at_least(x0.y, b0), at_least(x1.y, b1)};
+      uint32_t a[4];
+      pair_indicators(stage_buf[s], code[q], a);
 #pragma unroll
       for (int d = 0; d < kDigits; ++d) mma_u8(acc[q][d], a, b[d][0], b[d][1]);
     }
@@ -311,19 +370,14 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   for (int q = 0; q < kTilesPerWarp; ++q) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int pr = (wp * kTilesPerWarp + q) * kTensorBins + g + (e >= 2 ? kTensorBins / 2 : 0);
-      if (pr >= pairs) continue;
-      const int64_t col = col0 + pr / thresholds;
-      const int j = 2 * t + (e & 1);
+      const int pr = pair_of(q, e / 2);
+      if (pr >= bc.pairs) continue;
 #pragma unroll
       for (int half = 0; half < kHalves; ++half) {
         long long v = 0;
 #pragma unroll
         for (int d = kHalfDigits - 1; d >= 0; --d) v = v * 256 + acc[q][half * kHalfDigits + d][e];
-        const int64_t set = grp * kHalves + half;
-        partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
-                    kGroupWeightings +
-                j] = v;
+        partial[partial_index(bc, cols, thresholds, pr, half, 2 * t + e % 2)] = v;
       }
     }
   }
@@ -356,31 +410,14 @@ __global__ void quantize_weights_wg(const double* __restrict__ w, const double* 
                                     uint8_t* __restrict__ out) {
   const int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= groups * chunks * kGroupWeightings * kQuarters) return;
-  const int t = static_cast<int>(id % kQuarters);
-  const int j = static_cast<int>((id / kQuarters) % kGroupWeightings);
-  const int64_t c = (id / (kQuarters * kGroupWeightings)) % chunks;
-  const int64_t grp = id / (kQuarters * kGroupWeightings * chunks);
-  const int64_t col = grp * kGroupWeightings + j;
-  const double unit = col < k ? weight_unit(w_max[col]) : 1.0;
-  uint8_t* base = out + (grp * chunks + c) * kDigitBytes;
+  const QuarterWeights qw = quarter_weights(w, w_max, rows, k, chunks, id, out);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    unsigned long long q[4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int64_t b = c * kChunkRows + h * (kChunkRows / 2) + kQuarters * t + i;
-      const double x = (b < rows && col < k) ? w[b * k + col] / unit : 0.0;
-      q[i] = __double2ull_rn(fmin(fmax(x, 0.0), 1.0) * kWeightScale);
-    }
-#pragma unroll
-    for (int d = 0; d < kDigits; ++d) {
-      uint32_t v = 0;
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        v |= static_cast<uint32_t>((q[i] >> (8 * d)) & static_cast<unsigned>(kMaxDigit)) << (8 * i);
-      *reinterpret_cast<uint32_t*>(base + wgmma::core_offset(h * (kChunkRows / 2) + kQuarters * t,
-                                                             d * kGroupWeightings + j, kWgN)) = v;
-    }
+    for (int d = 0; d < kDigits; ++d)
+      *reinterpret_cast<uint32_t*>(qw.base + wgmma::core_offset(h * (kChunkRows / 2) + kQuarters * qw.t,
+                                                                d * kGroupWeightings + qw.j, kWgN)) =
+          digit_word(qw.q[h], d);
   }
 }
 
@@ -395,33 +432,14 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   const int wg = tid / wgmma::kGroupThreads;
   const int lane = tid % kWarpLanes, w = (tid / kWarpLanes) % wgmma::kGroupWarps;
   const int g = lane / kQuarters, t = lane % kQuarters;
-  const int block_cols = tensor_block_cols(thresholds);
-  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * block_cols;
-  const int64_t block_valid = cols - col0 < block_cols ? cols - col0 : block_cols;
-  const int64_t grp = blockIdx.z;
-  const int64_t sets = static_cast<int64_t>(gridDim.z) * kHalves;
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * chunks_per_split;
-  const int64_t c1 = chunks < c0 + chunks_per_split ? chunks : c0 + chunks_per_split;
-  const int n = c1 > c0 ? static_cast<int>(c1 - c0) : 0;  // at most kMaxChunksPerSplit
+  const BlockChunks bc = block_chunks(chunked, digits, chunks, cols, thresholds, chunks_per_split, tid);
+  const int n = bc.n;
   // Pair of M block b, half h: p = ((wg MB + b) 4 + w) 16 + g + 8 h.
   const auto pair_of = [&](int b, int h) {
     return ((wg * MB + b) * wgmma::kGroupWarps + w) * wgmma::kWarpRows + g + h * (wgmma::kWarpRows / 2);
   };
-  const uint8_t* src = nullptr;
-  int64_t src_step = 0;
-  int src_bytes = 0;
-  if (tid < kTileBytes / kCopyBytes) {
-    const int64_t off = static_cast<int64_t>(tid) * kCopyBytes;
-    src_bytes = off < block_valid * kChunkBytes ? kCopyBytes : 0;
-    src = chunked + (c0 * cols + col0) * kChunkBytes + (src_bytes ? off : 0);
-    src_step = cols * kChunkBytes;
-  } else {
-    src_bytes = kCopyBytes;
-    src = digits + (grp * chunks + c0) * kDigitBytes + (tid * kCopyBytes - kTileBytes);
-    src_step = kDigitBytes;
-  }
   const auto issue = [&](int stage, int i) {
-    if (src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], src + i * src_step, src_bytes);
+    if (bc.src_bytes > 0) copy16_async(&stage_buf[stage][tid * kCopyBytes], bc.src + i * bc.src_step, bc.src_bytes);
   };
   int acc[MB][kWgN / 2];
 #pragma unroll
@@ -430,20 +448,9 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     for (int e = 0; e < kWgN / 2; ++e) acc[b][e] = 0;
     wgmma::fence_operands(acc[b]);
   }
-  const int pairs = static_cast<int>(block_valid) * thresholds;
   uint32_t code[MB];
 #pragma unroll
-  for (int b = 0; b < MB; ++b) {
-    code[b] = 0;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int pr = pair_of(b, h);
-      const uint32_t c = pr < pairs ? static_cast<uint32_t>((pr / thresholds) * kChunkBytes + t * 8) |
-                                          (static_cast<uint32_t>(kTensorBins - 1 - pr % thresholds) << kPairShift)
-                                    : 0u;
-      code[b] |= c << (h * kPairBits);
-    }
-  }
+  for (int b = 0; b < MB; ++b) code[b] = pair_codes(pair_of(b, 0), pair_of(b, 1), bc.pairs, thresholds, t);
 
 #pragma unroll
   for (int s = 0; s < kWgStages - kWgChunksPerSync; ++s) {
@@ -453,16 +460,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
   uint32_t a0[MB][4], a1[MB][4];
   const auto chunk = [&](uint32_t (&a)[MB][4], int s) {
 #pragma unroll
-    for (int b = 0; b < MB; ++b) {
-      const uint32_t p0 = code[b] & kPairMask, p1 = code[b] >> kPairBits;
-      const uint2 x0 = *reinterpret_cast<const uint2*>(&stage_buf[s][p0 & kPairOffsetMask]);
-      const uint2 x1 = *reinterpret_cast<const uint2*>(&stage_buf[s][p1 & kPairOffsetMask]);
-      const uint32_t b0 = (p0 >> kPairShift) * kEveryByte, b1 = (p1 >> kPairShift) * kEveryByte;
-      a[b][0] = at_least(x0.x, b0);
-      a[b][1] = at_least(x1.x, b1);
-      a[b][2] = at_least(x0.y, b0);
-      a[b][3] = at_least(x1.y, b1);
-    }
+    for (int b = 0; b < MB; ++b) pair_indicators(stage_buf[s], code[b], a[b]);
     wgmma::wgmma_fence();
     const uint64_t desc =
         wgmma::smem_desc(&stage_buf[s][kTileBytes], wgmma::leading_offset(kWgN), wgmma::kStrideOffset);
@@ -502,20 +500,15 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int pr = pair_of(b, h);
-      if (pr >= pairs) continue;
-      const int64_t col = col0 + pr / thresholds;
+      if (pr >= bc.pairs) continue;
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int j = 2 * t + e;
 #pragma unroll
         for (int half = 0; half < kHalves; ++half) {
           long long v = 0;
 #pragma unroll
           for (int d = kHalfDigits - 1; d >= 0; --d) v = v * 256 + acc[b][4 * (half * kHalfDigits + d) + 2 * h + e];
-          const int64_t set = grp * kHalves + half;
-          partial[(((static_cast<int64_t>(blockIdx.x) * sets + set) * cols + col) * thresholds + pr % thresholds) *
-                      kGroupWeightings +
-                  j] = v;
+          partial[partial_index(bc, cols, thresholds, pr, half, 2 * t + e)] = v;
         }
       }
     }
