@@ -457,7 +457,7 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
     if (s < n) issue(s, s);
     copy_commit();
   }
-  uint32_t a0[MB][4], a1[MB][4];
+  uint32_t a0[MB][4], a1[MB][4], a2[MB][4];
   const auto chunk = [&](uint32_t (&a)[MB][4], int s) {
 #pragma unroll
     for (int b = 0; b < MB; ++b) pair_indicators(stage_buf[s], code[b], a[b]);
@@ -482,12 +482,15 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
 #pragma unroll
     for (int u = 0; u < kWgChunksPerSync; ++u) {
       if (i + u < n) {
-        // One register set is written while the other's MMAs may run.
-        wgmma::wgmma_wait<1>();
-        if (u % 2 == 0)
+        // Three register sets in turn: one is written while the other two's
+        // MMAs may run.
+        wgmma::wgmma_wait<2>();
+        if (u % 3 == 0)
           chunk(a0, (i + u) % kWgStages);
-        else
+        else if (u % 3 == 1)
           chunk(a1, (i + u) % kWgStages);
+        else
+          chunk(a2, (i + u) % kWgStages);
       }
     }
     wgmma::wgmma_wait<0>();

@@ -322,6 +322,7 @@ constexpr int kWgBlocksPerSm = 2;
 // Slabs of B staged ahead (cp.async): a slab's MMAs alone do not cover the
 // latency of the next one's copy.
 constexpr int kWgStages = 3;
+constexpr int kASets = 3;  // sets of A registers in turn (see tensor_loglik_wg)
 // A lane's counts of a row per slab: columns 8t .. 8t + 7, one 8-byte read;
 // its A registers take columns 8t .. 8t + 3 as k = 4t .. 4t + 3 and
 // 8t + 4 .. 8t + 7 as k = 16 + 4t .. 16 + 4t + 3.
@@ -430,7 +431,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm) tensor_loglik_wg(T
     for (int e = 0; e < kN / 2; ++e) acc[b][e] = 0;
     wgmma::fence_operands(acc[b]);
   }
-  uint32_t a0[MB][4], a1[MB][4];
+  uint32_t a0[MB][4], a1[MB][4], a2[MB][4];
   // Threshold r + 1 of the staged slab st: A from the counts, then the MMAs.
   const auto step = [&](uint32_t (&a)[MB][4], const uint8_t* st, int r) {
     const uint32_t bias = (kIndicatorValue - static_cast<uint32_t>(r + 1)) * kEveryByte;
@@ -464,18 +465,26 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm) tensor_loglik_wg(T
     wgmma::fence_async_smem();
     __syncthreads();
     const uint8_t* st = smem + (s % kWgStages) * stage_bytes;
-    // Two sets of A registers: one is written while the MMAs of the other
-    // may still read theirs (at most one group in flight).
+    // Three sets of A registers, taken in turn: one is written while the
+    // MMAs of the other two may still read theirs (at most two groups in
+    // flight). A group's MMAs take longer than a step's other work, so one
+    // group in flight left the tensor pipe idle.
     int r = 0;
-    for (; r + 1 < T; r += 2) {
-      wgmma::wgmma_wait<1>();
+    for (; r + 2 < T; r += kASets) {
+      wgmma::wgmma_wait<kASets - 1>();
       step(a0, st, r);
-      wgmma::wgmma_wait<1>();
+      wgmma::wgmma_wait<kASets - 1>();
       step(a1, st, r + 1);
+      wgmma::wgmma_wait<kASets - 1>();
+      step(a2, st, r + 2);
     }
     if (r < T) {
-      wgmma::wgmma_wait<1>();
+      wgmma::wgmma_wait<kASets - 1>();
       step(a0, st, r);
+    }
+    if (r + 1 < T) {
+      wgmma::wgmma_wait<kASets - 1>();
+      step(a1, st, r + 1);
     }
     wgmma::wgmma_wait<0>();
     __syncthreads();
