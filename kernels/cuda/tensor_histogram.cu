@@ -400,8 +400,11 @@ constexpr int kWgStages = 12;  // also the most that static shared memory holds
 constexpr int kWgChunksPerSync = 4;
 constexpr int kStaticSharedLimit = 48 * 1024;
 static_assert(kWgStages * kStageBytes <= kStaticSharedLimit, "the stages are static shared memory");
-static_assert(kWgStages >= 2 * kWgChunksPerSync && kWgChunksPerSync % 2 == 0,
-              "stages for the chunks in use and those in flight; A's two register sets alternate");
+static_assert(kWgStages >= 2 * kWgChunksPerSync, "stages for the chunks in use and those in flight");
+// Sets of A registers taken in turn: one is written while the MMAs of the
+// others (at most kWgASets - 1 groups in flight) may still read theirs.
+constexpr int kWgASets = 3;
+static_assert(kWgASets == 3, "the step names a0, a1, a2");
 
 // As quantize_weights, in the layout of B: digit d of weighting j at row
 // r of the chunk is B(k = r, n = 8 d + j).
@@ -482,12 +485,10 @@ __global__ void __launch_bounds__(kTensorThreads, kTensorBlocksPerSm)
 #pragma unroll
     for (int u = 0; u < kWgChunksPerSync; ++u) {
       if (i + u < n) {
-        // Three register sets in turn: one is written while the other two's
-        // MMAs may run.
-        wgmma::wgmma_wait<2>();
-        if (u % 3 == 0)
+        wgmma::wgmma_wait<kWgASets - 1>();
+        if (u % kWgASets == 0)
           chunk(a0, (i + u) % kWgStages);
-        else if (u % 3 == 1)
+        else if (u % kWgASets == 1)
           chunk(a1, (i + u) % kWgStages);
         else
           chunk(a2, (i + u) % kWgStages);

@@ -323,6 +323,7 @@ constexpr int kWgBlocksPerSm = 2;
 // latency of the next one's copy.
 constexpr int kWgStages = 3;
 constexpr int kASets = 3;  // sets of A registers in turn (see tensor_loglik_wg)
+static_assert(kASets == 3, "tensor_loglik_wg's loop and tail take a0, a1, a2 by name");
 // A lane's counts of a row per slab: columns 8t .. 8t + 7, one 8-byte read;
 // its A registers take columns 8t .. 8t + 3 as k = 4t .. 4t + 3 and
 // 8t + 4 .. 8t + 7 as k = 16 + 4t .. 16 + 4t + 3.
@@ -470,7 +471,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm) tensor_loglik_wg(T
     // flight). A group's MMAs take longer than a step's other work, so one
     // group in flight left the tensor pipe idle.
     int r = 0;
-    for (; r + 2 < T; r += kASets) {
+    for (; r + kASets - 1 < T; r += kASets) {
       wgmma::wgmma_wait<kASets - 1>();
       step(a0, st, r);
       wgmma::wgmma_wait<kASets - 1>();
