@@ -64,10 +64,10 @@ double kahan_sum(const double* a, int64_t n) {
   return s;
 }
 
-// What the tables in the workspace were built from.
 // Bins of a table's histograms by value: counts 0 .. max_count.
 int histogram_bins(const DeviceTable& t) { return static_cast<int>(t.max_count) + 1; }
 
+// What the tables in the workspace were built from.
 struct TableKey {
   int cut = 0;
   int64_t panel_cols = 0;

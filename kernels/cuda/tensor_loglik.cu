@@ -588,18 +588,15 @@ BackendResult build_tensor_loglik_tables(const DeviceTable& t, const double* alp
   p.q = reinterpret_cast<uint32_t*>(tables.get<uint8_t>() + scale_bytes);
   quantize_range<<<static_cast<unsigned>(k), kScaleThreads, 0, env.stream>>>(p);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core likelihood ranges)");
-  if (env.wgmma) {
-    const int64_t items = groups * kVectors * slabs * T * (kSlabCols / kWordCols);
-    const unsigned grid = static_cast<unsigned>(ceil_div<int64_t>(items, kBlockThreads));
-    if (fast)
-      quantize_tables_wg<2 * kFastTiles><<<grid, kBlockThreads, 0, env.stream>>>(p);
-    else
-      quantize_tables_wg<2 * kDoubleTiles><<<grid, kBlockThreads, 0, env.stream>>>(p);
-  } else {
-    const int64_t items = groups * kVectors * slabs * (kSlabCols / kWordCols) * T;
-    quantize_tables<<<static_cast<unsigned>(ceil_div<int64_t>(items, kBlockThreads)), kBlockThreads, 0, env.stream>>>(
-        p);
-  }
+  // Both forms take a thread per (group, vector, slab, threshold, 4-column word).
+  const int64_t items = groups * kVectors * slabs * T * (kSlabCols / kWordCols);
+  const unsigned grid = static_cast<unsigned>(ceil_div<int64_t>(items, kBlockThreads));
+  if (!env.wgmma)
+    quantize_tables<<<grid, kBlockThreads, 0, env.stream>>>(p);
+  else if (fast)
+    quantize_tables_wg<2 * kFastTiles><<<grid, kBlockThreads, 0, env.stream>>>(p);
+  else
+    quantize_tables_wg<2 * kDoubleTiles><<<grid, kBlockThreads, 0, env.stream>>>(p);
   DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core likelihood tables)");
   return {};
 }
