@@ -686,6 +686,70 @@ TEST_CASE("invalid parameters name vector and index, and change nothing", "[api]
   CHECK(std::string(dirmn_last_error(ctx.get())).empty());
 }
 
+TEST_CASE("parameters edited in place, or given as the other kind, are never stale", "[api][loglik]") {
+  // dirmn_loglik remembers the last shared parameters it converted; a call
+  // with other values at the same address must see them.
+  const int64_t rows = 23, cols = 9, K = 2;
+  const auto x = random_table(rows, cols, 0.4, 12, 31);
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = make_dense(ctx.get(), x, rows, cols);
+    // K vectors with stride 2 between entries, inside a padded buffer.
+    std::vector<double> buf(static_cast<size_t>(K * 2 * cols), -99.0);
+    const auto alpha = random_alpha(K * cols, 0.2, 5.0, 32);  // exp of them stays below 4e6
+    for (int64_t j = 0; j < K; ++j)
+      for (int64_t v = 0; v < cols; ++v)
+        buf[static_cast<size_t>(j * 2 * cols + 2 * v)] = alpha[static_cast<size_t>(j * cols + v)];
+    const auto run = [&](dirmn_param kind, std::vector<double>& out) {
+      out.assign(static_cast<size_t>(rows * K), 0.0);
+      const dirmn_status s =
+          dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, kind, 0, out.data(), K, 1);
+      INFO(last_error(ctx));
+      REQUIRE(s == DIRMN_SUCCESS);
+    };
+    const auto check = [&](const std::vector<double>& out, const std::vector<double>& a) {
+      for (int64_t j = 0; j < K; ++j)
+        for (int64_t b = 0; b < rows; ++b) {
+          const double want = reference_loglik(&x[static_cast<size_t>(b * cols)], &a[static_cast<size_t>(j * cols)], cols, false);
+          INFO("vector " << j << ", row " << b);
+          CHECK(close_to(out[static_cast<size_t>(b * K + j)], want, 1e-12, 1e-10));
+        }
+    };
+    std::vector<double> out, again;
+    run(DIRMN_PARAM_ALPHA, out);
+    check(out, alpha);
+    // The padding between entries is not a parameter: changing it changes nothing.
+    buf[1] = 12345.0;
+    run(DIRMN_PARAM_ALPHA, again);
+    CHECK(again == out);
+    // One entry of the second vector edited in place.
+    auto edited = alpha;
+    edited[static_cast<size_t>(cols + 4)] *= 3.0;
+    buf[static_cast<size_t>(2 * cols + 8)] = edited[static_cast<size_t>(cols + 4)];
+    run(DIRMN_PARAM_ALPHA, out);
+    check(out, edited);
+    // The same bits read as log alpha.
+    std::vector<double> exp_alpha(edited.size());
+    for (size_t i = 0; i < edited.size(); ++i) exp_alpha[i] = std::exp(edited[i]);
+    run(DIRMN_PARAM_LOG_ALPHA, out);
+    check(out, exp_alpha);
+    // An invalid edit is refused every time it is passed, and the previous
+    // values still evaluate afterwards.
+    const double keep = buf[0];
+    buf[0] = -1.0;
+    std::vector<double> sentinel(static_cast<size_t>(rows * K), 7.0);
+    for (int pass = 0; pass < 2; ++pass)
+      CHECK(dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, DIRMN_PARAM_ALPHA, 0,
+                         sentinel.data(), K, 1) == DIRMN_ERROR_INVALID_PARAMETER);
+    for (double v : sentinel) CHECK(v == 7.0);
+    buf[0] = keep;
+    run(DIRMN_PARAM_ALPHA, out);
+    check(out, edited);
+  }
+}
+
 TEST_CASE("zero rows, one category and huge counts", "[api][loglik]") {
   for (dirmn_backend be : backends_under_test()) {
     INFO("backend " << backend_name(be));

@@ -78,6 +78,34 @@ dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, 
   return DIRMN_SUCCESS;
 }
 
+bool ParamMemo::matches(const double* params, int64_t n_vec_, int64_t v_, int64_t sj, int64_t si,
+                        dirmn_param kind_) const {
+  if (!valid || kind_ != kind || n_vec_ != n_vec || v_ != v) return false;
+  const bool contiguous = (n_vec == 1 || sj == v) && (v == 1 || si == 1);
+  if (contiguous) return std::memcmp(params, input.data(), input.size() * sizeof(double)) == 0;
+  for (int64_t j = 0; j < n_vec; ++j)
+    for (int64_t i = 0; i < v; ++i)
+      if (std::memcmp(&params[j * sj + i * si], &input[static_cast<size_t>(j * v + i)], sizeof(double)) != 0)
+        return false;
+  return true;
+}
+
+bool ParamMemo::remember(const double* params, int64_t n_vec_, int64_t v_, int64_t sj, int64_t si,
+                         dirmn_param kind_) {
+  valid = false;
+  try {
+    input.resize(static_cast<size_t>(n_vec_ * v_));
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  for (int64_t j = 0; j < n_vec_; ++j)
+    for (int64_t i = 0; i < v_; ++i) input[static_cast<size_t>(j * v_ + i)] = params[j * sj + i * si];
+  kind = kind_;
+  n_vec = n_vec_;
+  v = v_;
+  valid = true;
+  return true;
+}
 
 namespace {
 
@@ -245,20 +273,30 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   int64_t n_alpha = 0, n_out = 0;
   if (__builtin_mul_overflow(n_vec, v, &n_alpha) || __builtin_mul_overflow(rows, kk, &n_out))
     return fail(ctx, DIRMN_ERROR_OVERFLOW, "%s: parameter or result size overflows", fn);
+  const int64_t psj = n_vec > 1 ? sj : 0, psi = v > 1 ? si : 0;
+  // Row-wise parameters (a table's worth) are converted every call; shared
+  // vectors are remembered (ParamMemo).
+  ParamMemo& memo = ctx->shared_params;
+  const bool reuse = !rowwise && memo.matches(params, n_vec, v, psj, psi, param);
+  std::vector<double>& alpha = rowwise ? ctx->alpha_scratch : memo.alpha;
+  if (!rowwise && !reuse) memo.valid = false;  // memo.alpha is about to change
   try {
-    ctx->alpha_scratch.resize(static_cast<size_t>(n_alpha));
+    if (!reuse) alpha.resize(static_cast<size_t>(n_alpha));
     if (!on_device) ctx->out_scratch.resize(static_cast<size_t>(n_out));
   } catch (const std::bad_alloc&) {
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %" PRId64
                 " parameters", fn, n_alpha);
   }
-  if (dirmn_status s = convert_params(ctx, fn, rowwise ? "row" : "vector", params, n_vec, v,
-                                      n_vec > 1 ? sj : 0, v > 1 ? si : 0, param,
-                                      ctx->alpha_scratch.data()))
-    return s;
+  if (!reuse) {
+    if (dirmn_status s = convert_params(ctx, fn, rowwise ? "row" : "vector", params, n_vec, v, psj,
+                                        psi, param, alpha.data()))
+      return s;
+    // Without room for the copy the next call converts again.
+    if (!rowwise) (void)memo.remember(params, n_vec, v, psj, psi, param);
+  }
 
   LoglikRequest req;
-  req.alpha = ctx->alpha_scratch.data();
+  req.alpha = alpha.data();
   req.k = kk;
   req.rowwise = rowwise;
   req.full = (flags & DIRMN_FULL) != 0;
