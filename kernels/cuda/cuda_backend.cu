@@ -126,6 +126,7 @@ class CudaBackend final : public Backend {
                    "cudaEventCreateWithFlags");
     stream_ = own_stream_;
     wgmma_ = wgmma_available(device_, stream_);
+    tensor_mma_ = tensor_mma_available(device_);
     return {};
   }
 
@@ -457,7 +458,7 @@ class CudaBackend final : public Backend {
     // The chunk-major copy is made once per table. If there is no room for
     // it, the M step keeps the general kernels.
     em_tensor_ = false;
-    if (tensor_histograms_supported(t, k)) {
+    if (tensor_histograms_supported(t, k, env())) {
       if (t.chunked.get() == nullptr) {
         const BackendResult rc = build_chunk_table(t, env());
         if (!rc.ok()) {
@@ -704,6 +705,7 @@ class CudaBackend final : public Backend {
     e.device = device_;
     e.sm_count = sm_count_;
     e.wgmma = wgmma_;
+    e.tensor_mma = tensor_mma_;
     return e;
   }
 
@@ -868,7 +870,7 @@ class CudaBackend final : public Backend {
     a.full = req.full;
     // Several vectors over a table of small counts: the tensor cores, in one
     // pass (the lookup tables above still give the row terms).
-    if (alpha_log_range_ <= kTensorLoglikMaxRange && tensor_loglik_supported(t, K)) {
+    if (alpha_log_range_ <= kTensorLoglikMaxRange && tensor_loglik_supported(t, K, env())) {
       if (tensor_tables_gen_ != tables_gen_ || tensor_tables_thresholds_ != tensor_thresholds(t)) {
         tensor_tables_gen_ = 0;
         DIRMN_TRY(build_tensor_loglik_tables(t, a.alpha, a.ksums, K, req.fast, tensor_tables_, env()));
@@ -973,6 +975,7 @@ class CudaBackend final : public Backend {
   int device_;
   int sm_count_;
   bool wgmma_ = false;
+  bool tensor_mma_ = false;
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t stage_done_ = nullptr;

@@ -133,6 +133,8 @@ struct LaunchEnv {
   // The loaded code has Hopper's warpgroup MMA (wgmma_available): the
   // tensor-core kernels take their sm_90a form.
   bool wgmma = false;
+  // The loaded tensor-core kernels have their MMAs (tensor_mma_available).
+  bool tensor_mma = false;
 };
 
 // Blocks per multiprocessor of the grid-stride kernels (statistics,
@@ -148,6 +150,10 @@ inline int stride_grid(int64_t items, int sm_count) {
 // Blocks of `kernel` that fit one multiprocessor with `smem` bytes of dynamic
 // shared memory, raising the kernel's shared-memory limit where needed.
 BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm);
+// Raises `kernel`'s dynamic shared-memory limit on `device` to at least
+// `smem` where the default is too small; a no-op (no runtime call) once it
+// has been raised that far.
+BackendResult raise_shared_limit(const void* kernel, size_t smem, int device);
 
 // loglik_tables.cu
 BackendResult launch_build_tables(bool fast, const TableBuildArgs& args, const LaunchEnv& env);
@@ -186,7 +192,7 @@ bool column_histograms_fit_grid(const DeviceTable& t, bool weighted, int bins);
 // devices of compute capability 8.0 or later. Exact for the weights rounded
 // to 63-bit fixed point.
 // Whether they serve this table and k weightings on the current device.
-bool tensor_histograms_supported(const DeviceTable& t, int64_t k);
+bool tensor_histograms_supported(const DeviceTable& t, int64_t k, const LaunchEnv& env);
 // Makes t.chunked (stream-ordered).
 BackendResult build_chunk_table(const DeviceTable& t, const LaunchEnv& env);
 // As launch_column_histograms, from t.chunked; weights rows x k, >= 0,
@@ -203,11 +209,15 @@ inline int tensor_thresholds(const DeviceTable& t) { return std::max(1, static_c
 // below 16 under k >= 4 parameter vectors, on the int8 tensor cores (each
 // vector's log terms in fixed point: 6 base-256 digits in double mode, 4 in
 // fast mode). Whether they serve this table and k on the current device.
-bool tensor_loglik_supported(const DeviceTable& t, int64_t k);
+bool tensor_loglik_supported(const DeviceTable& t, int64_t k, const LaunchEnv& env);
 // Whether the code the driver loaded for `device` has wgmma (an sm_90a
 // image on a device of compute capability 9.0); asked once per context, on
 // its stream (synchronously).
 bool wgmma_available(int device, cudaStream_t stream);
+// Whether the code the driver loaded for `device` has the tensor-core
+// kernels' MMAs (the image came from compute capability 8.0 or later; in
+// older targets their bodies are empty); asked once per context.
+bool tensor_mma_available(int device);
 // The fixed point's unit grows with the range of a vector's log terms, at
 // most log(max alpha + 14) - log(min alpha) (counts up to 15): the backend
 // takes the tensor cores only while that is at most kTensorLoglikMaxRange

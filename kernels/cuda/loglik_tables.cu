@@ -107,42 +107,62 @@ int64_t balanced_panel_width(int64_t cols, int64_t max_width, int64_t group) {
   return best;
 }
 
-BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm) {
-  using Key = std::tuple<const void*, size_t, int>;
-  using KernelKey = std::pair<const void*, int>;
-  static std::mutex mu;
-  // Never freed: kernels may launch during static destruction of a caller's
-  // objects.
-  static std::map<Key, int>* cache = new (std::nothrow) std::map<Key, int>();
-  // The shared-memory limit each kernel has been raised to, per device. It
-  // is one value per kernel, so it is only ever raised: lowering it for a
-  // smaller launch would break a later, larger one whose occupancy is cached.
-  static std::map<KernelKey, size_t>* raised = new (std::nothrow) std::map<KernelKey, size_t>();
-  const Key key{kernel, smem, device};
+namespace {
+
+std::mutex g_occupancy_mu;
+// Never freed: kernels may launch during static destruction of a caller's
+// objects.
+using OccupancyKey = std::tuple<const void*, size_t, int>;
+using KernelKey = std::pair<const void*, int>;
+std::map<OccupancyKey, int>* const g_occupancy = new (std::nothrow) std::map<OccupancyKey, int>();
+// The shared-memory limit each kernel has been raised to, per device. It
+// is one value per kernel, so it is only ever raised: lowering it for a
+// smaller launch would break a later, larger one whose occupancy is cached.
+std::map<KernelKey, size_t>* const g_raised = new (std::nothrow) std::map<KernelKey, size_t>();
+
+// raise_shared_limit with g_occupancy_mu held; *raised says whether the
+// limit was raised now.
+BackendResult raise_locked(const void* kernel, size_t smem, int device, bool* raised) {
+  *raised = false;
+  if (smem <= kDefaultSharedLimit) return {};
   const KernelKey kkey{kernel, device};
+  if (g_raised != nullptr) {
+    const auto r = g_raised->find(kkey);
+    if (r != g_raised->end() && r->second >= smem) return {};
+  }
+  DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(smem)),
+                 "cudaFuncSetAttribute (kernel shared memory)");
+  *raised = true;
+  if (g_raised != nullptr) {
+    try {
+      (*g_raised)[kkey] = smem;
+    } catch (...) {
+      // Without the record the next large launch raises the limit again.
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+BackendResult raise_shared_limit(const void* kernel, size_t smem, int device) {
+  std::lock_guard<std::mutex> lock(g_occupancy_mu);
+  bool raised = false;
+  return raise_locked(kernel, smem, device, &raised);
+}
+
+BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int* per_sm) {
+  const OccupancyKey key{kernel, smem, device};
   {
     // One lock around the check and the raise, so two threads cannot leave
     // the limit below what the record says.
-    std::lock_guard<std::mutex> lock(mu);
-    bool raise = smem > kDefaultSharedLimit;
-    if (raise && raised != nullptr) {
-      const auto r = raised->find(kkey);
-      raise = r == raised->end() || r->second < smem;
-    }
-    if (raise) {
-      DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)),
-                     "cudaFuncSetAttribute (kernel shared memory)");
-      if (raised != nullptr) {
-        try {
-          (*raised)[kkey] = smem;
-        } catch (...) {
-          // Without the record the next large launch raises the limit again.
-        }
-      }
-    } else if (cache != nullptr) {
-      const auto it = cache->find(key);
-      if (it != cache->end()) {
+    std::lock_guard<std::mutex> lock(g_occupancy_mu);
+    bool raised = false;
+    DIRMN_TRY(raise_locked(kernel, smem, device, &raised));
+    if (!raised && g_occupancy != nullptr) {
+      const auto it = g_occupancy->find(key);
+      if (it != g_occupancy->end()) {
         *per_sm = it->second;
         return {};
       }
@@ -153,10 +173,10 @@ BackendResult kernel_occupancy(const void* kernel, size_t smem, int device, int*
                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (n < 1) return {DIRMN_ERROR_INTERNAL, "a kernel's shared-memory tables do not fit the device", 0};
   *per_sm = n;
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache != nullptr) {
+  std::lock_guard<std::mutex> lock(g_occupancy_mu);
+  if (g_occupancy != nullptr) {
     try {
-      (*cache)[key] = n;
+      (*g_occupancy)[key] = n;
     } catch (...) {
       // Without the cache the next call asks the runtime again.
     }

@@ -582,16 +582,11 @@ int64_t tensor_chunks_per_split(int64_t chunks, int64_t per_split_blocks, int64_
 
 }  // namespace
 
-bool tensor_histograms_supported(const DeviceTable& t, int64_t k) {
+bool tensor_histograms_supported(const DeviceTable& t, int64_t k, const LaunchEnv& env) {
   // The code the device runs must have the MMA: on a device without sm_90
   // code the driver compiles the portable PTX target, in which the kernel
-  // is empty, so what counts is the PTX version the loaded kernel came from.
-  cudaFuncAttributes attr;
-  if (cudaFuncGetAttributes(&attr, tensor_cumulative) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.ptxVersion >= kTensorMinArch && !t.sparse && !t.wrapped && t.cell == CellType::U8 &&
+  // is empty (env.tensor_mma is false).
+  return env.tensor_mma && !t.sparse && !t.wrapped && t.cell == CellType::U8 &&
          t.integral && !t.real_valued && t.max_count < kTensorBins && t.rows > 0 &&
          t.rows <= kMaxTensorRows && t.cols > 0 &&
          ceil_div<int64_t>(t.cols, tensor_block_cols(tensor_thresholds(t))) <= kMaxGridY &&

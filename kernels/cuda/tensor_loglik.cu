@@ -550,14 +550,21 @@ bool wgmma_available(int device, cudaStream_t stream) {
   return has == 1;
 }
 
-bool tensor_loglik_supported(const DeviceTable& t, int64_t k) {
+bool tensor_mma_available(int device) {
+  // Every translation unit is built for the same targets, so one kernel's
+  // image answers for tensor_histogram.cu's too.
   cudaFuncAttributes attr;
-  if (cudaFuncGetAttributes(&attr, tensor_loglik<kDoubleTiles>) != cudaSuccess) {
+  DeviceGuard guard(device);
+  if (!guard.result().ok() || cudaFuncGetAttributes(&attr, tensor_loglik<kDoubleTiles>) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
+  return attr.ptxVersion >= kTensorMinArch;
+}
+
+bool tensor_loglik_supported(const DeviceTable& t, int64_t k, const LaunchEnv& env) {
   const int T = tensor_thresholds(t);
-  return attr.ptxVersion >= kTensorMinArch && k >= kTensorLoglikMinK && !t.sparse && !t.wrapped &&
+  return env.tensor_mma && k >= kTensorLoglikMinK && !t.sparse && !t.wrapped &&
          t.cell == CellType::U8 && t.integral && !t.real_valued && t.max_count <= kMaxThresholds &&
          t.rows > 0 && t.cols > 0 && t.pitch % kCopyBytes == 0 &&
          ceil_div<int64_t>(t.cols, kSlabCols) * kSlabCols * T <= kMaxPairs &&
@@ -618,8 +625,7 @@ BackendResult launch_tensor_loglik(const DeviceTable& t, const SharedAlphaArgs& 
   p.a = a;
   const unsigned groups = static_cast<unsigned>(ceil_div<int64_t>(a.k_total, kVectors));
   const auto run = [&](auto kernel, int threads, int block_rows, size_t smem) -> BackendResult {
-    DIRMN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-                   "cudaFuncSetAttribute (tensor-core likelihood)");
+    DIRMN_TRY(raise_shared_limit(reinterpret_cast<const void*>(kernel), smem, env.device));
     const dim3 grid(static_cast<unsigned>(ceil_div<int64_t>(t.rows, block_rows)), groups);
     kernel<<<grid, threads, smem, env.stream>>>(p);
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (tensor-core likelihood)");
