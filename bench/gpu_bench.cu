@@ -3,7 +3,11 @@
 //
 // Every timed region is bracketed by CUDA events on the stream that runs it,
 // with the L2 cache flushed (a 256 MB memset) before each repetition; the
-// median of the repetitions is reported. The PyTorch reference is timed by
+// median of the repetitions is reported. A kernel that holds the GPU for a
+// millisecond runs before each start event, so the host has queued the
+// timed work before the GPU reaches it: the events time the GPU's work, not
+// how long the host took to submit it (that is reported apart, as "host
+// time per call"). The PyTorch reference is timed by
 // bench/torch_ref.py on identical data (the same counter-based hash) and
 // merged into one table there.
 //
@@ -177,6 +181,23 @@ __global__ void read_floor(const float4* x, uint64_t n4, float* sink) {
 // Timing
 
 constexpr size_t kFlushBytes = size_t{256} << 20;  // > 4x the 60 MB L2
+// How long the GPU is held before each timed region. The flush alone gave
+// the host about 80 us; dirmn's host side takes about 0.2 ms to validate and
+// exponentiate 16384 new log-alphas, which leaked into the events.
+constexpr uint64_t kHeadStartNs = 1000000;
+
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// One thread that spins for `ns` nanoseconds.
+__global__ void hold_gpu(uint64_t ns) {
+  const uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
 
 struct Timer {
   cudaStream_t stream;
@@ -199,6 +220,7 @@ struct Timer {
     std::vector<double> t;
     for (int i = 0; i < reps; ++i) {
       CUDA_OK(cudaMemsetAsync(flush, i & 0xff, kFlushBytes, stream));
+      hold_gpu<<<1, 1, 0, stream>>>(kHeadStartNs);
       CUDA_OK(cudaEventRecord(start, stream));
       if (!op()) return std::nan("");
       CUDA_OK(cudaEventRecord(stop, stream));
@@ -206,6 +228,20 @@ struct Timer {
       float ms = 0.0f;
       CUDA_OK(cudaEventElapsedTime(&ms, start, stop));
       t.push_back(1000.0 * ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+  // Median host wall time of op(), each call made while the GPU is held so
+  // that the call never waits on it: what submitting the work costs.
+  double host_median_us(const std::function<bool()>& op) {
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      hold_gpu<<<1, 1, 0, stream>>>(kHeadStartNs);
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!op()) return std::nan("");
+      t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      CUDA_OK(cudaStreamSynchronize(stream));
     }
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
@@ -265,6 +301,11 @@ struct Bench {
       int flip = 0;
       const double fresh = timer->median_us([&] { return call(c, k, (flip++ & 1) ? lb : la, s.cols, d_out); });
       emit(s, std::string(label) + " " + mode + " new-alpha", fresh, "alpha changes every call");
+      if (p != DIRMN_PRECISION_DOUBLE) continue;
+      const double host_same = timer->host_median_us([&] { return call(c, k, la, s.cols, d_out); });
+      emit(s, std::string(label) + " host time per call", host_same, "wall, same alpha, GPU busy");
+      const double host_new = timer->host_median_us([&] { return call(c, k, (flip++ & 1) ? lb : la, s.cols, d_out); });
+      emit(s, std::string(label) + " host time per call new-alpha", host_new, "wall, alpha changes, GPU busy");
     }
     DIRMN_OK(ctx, dirmn_context_set_precision(ctx, DIRMN_PRECISION_DOUBLE));
   }

@@ -4,7 +4,9 @@
 Times, on the same data as gpu_bench (the same counter-based hash), the
 per-row Dirichlet-multinomial log-likelihood a PyTorch user would write,
 eagerly and under torch.compile, with CUDA events and the L2 cache flushed
-(a 256 MB write) before every repetition; reports the median.
+(a 256 MB write) before every repetition; reports the median. As in
+gpu_bench, the GPU is held for about a millisecond before each start event,
+so the events time the GPU's work rather than the host's kernel launches.
 
     python3 bench/torch_ref.py [--quick] [--reps N] [--csv OUT]
     python3 bench/torch_ref.py --merge gpu_bench.csv torch.csv   # one table
@@ -23,6 +25,9 @@ MINSTD_MOD = 2147483647
 SEED_COUNTS = 12345
 SEED_ZEROS = 67890
 FLUSH_BYTES = 256 << 20
+# Cycles the GPU spins before each timed region (torch.cuda._sleep): about
+# 1 ms at the H200's 1.98 GHz, gpu_bench's kHeadStartNs.
+HEAD_START_CYCLES = 2_000_000
 
 SHAPES = [
     ("512x256", 512, 256, 0),
@@ -78,6 +83,7 @@ def time_median(torch, fn, reps, flush, warmup=3):
     times = []
     for r in range(reps):
         flush.fill_(r & 0xFF)
+        torch.cuda._sleep(HEAD_START_CYCLES)
         start.record()
         fn()
         stop.record()
