@@ -781,6 +781,22 @@ TEST_CASE("cuda: wrapped real-valued and wide device arrays", "[cuda]") {
                   1e-12);
   }
   {
+    // The small-table kernel (one vector, few rows, one panel) on rows longer
+    // than a lane's loads in flight: float32 cells keep 4 vectors of 4 per
+    // lane of a warp, 512 columns a round, so 700 columns take a full round
+    // and a partial one. Counts all below the tables' cut, and past it.
+    for (double top : {9.0, 300.0}) {
+      CAPTURE(top);
+      const Table t = random_table(rng, 30, 700, top, 0.5);
+      Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
+      const std::vector<double> alpha = random_alpha(rng, 1, 700, 0.1, 10.0);
+      DeviceArray<float> f(strided<float>(t, 700, 1, 30 * 700, 0.0f));
+      Counts g = wrap_dense(gpu.get(), 30, 700, DIRMN_FLOAT32, f.p, 700, 1);
+      require_close(loglik(gpu.get(), g.get(), 30, 1, alpha, 700, DIRMN_FULL),
+                    loglik(cpu.get(), cc.get(), 30, 1, alpha, 700, DIRMN_FULL), 1e-12);
+    }
+  }
+  {
     // Tall float32 and int32 arrays in place: one parameter vector on the
     // many-row kernel (past the small-table kernel's rows on 132
     // multiprocessors), in both precisions.

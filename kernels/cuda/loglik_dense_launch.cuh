@@ -22,7 +22,8 @@ inline bool use_small(const DenseView& v, const SharedAlphaArgs& a, int lanes, c
 
 template <CellType C, int W, int LANES, class TabT>
 BackendResult dense_small(const DenseView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
-  const auto kernel = dev::shared_alpha_dense_small<C, W, LANES, TabT>;
+  const auto kernel = a.all_fit ? dev::shared_alpha_dense_small<C, W, LANES, TabT, true>
+                                : dev::shared_alpha_dense_small<C, W, LANES, TabT, false>;
   const size_t smem = static_cast<size_t>(a.cut) * static_cast<size_t>(a.panel_cols) * sizeof(TabT);
   int per_sm = 0;
   DIRMN_TRY(kernel_occupancy(reinterpret_cast<const void*>(kernel), smem, env.device, &per_sm));
