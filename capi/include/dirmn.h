@@ -355,7 +355,10 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
  * out[b * out_stride_row + j * out_stride_k] = loglik of row b under vector
  * j, for b < rows, j < k. Parameter v of vector j is
  * params[j * params_stride_k + v * params_stride_v] (host memory, read
- * before return). A row of zeros has log-likelihood 0. The caller owns all
+ * before return). A row of zeros has log-likelihood 0. The context keeps a
+ * copy of the last parameters it converted: a call with the same values
+ * (bit for bit, of the same kind) skips their validation and conversion,
+ * and on CUDA the rebuilding of its per-alpha tables. The caller owns all
  * arrays. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k <= 0, bad
  * strides, unknown param or flags); WRONG_CONTEXT (counts made by another
  * context); INVALID_PARAMETER (naming vector and index); OVERFLOW;
