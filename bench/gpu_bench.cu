@@ -472,6 +472,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--shape") == 0 && i + 1 < argc) only = argv[++i];
   }
   if (b.quick) reps = std::min(reps, 7);
+  reps = std::max(reps, 1);  // a median needs one repetition
   int devices = 0;
   if (dirmn_cuda_device_count(&devices) != DIRMN_SUCCESS || devices == 0) {
     std::fprintf(stderr, "gpu_bench: no CUDA device\n");

@@ -735,16 +735,22 @@ TEST_CASE("parameters edited in place, or given as the other kind, are never sta
     for (size_t i = 0; i < edited.size(); ++i) exp_alpha[i] = std::exp(edited[i]);
     run(DIRMN_PARAM_LOG_ALPHA, out);
     check(out, exp_alpha);
-    // An invalid edit is refused every time it is passed, and the previous
-    // values still evaluate afterwards.
-    const double keep = buf[0];
-    buf[0] = -1.0;
+    // An edit that is valid in entry 1 and invalid in entry 3 is refused
+    // every time it is passed (its conversion stops part-way, after entry 1),
+    // and the values before it still evaluate afterwards, with entry 1 as
+    // it was.
+    run(DIRMN_PARAM_ALPHA, out);
+    check(out, edited);
+    const double keep1 = buf[2], keep3 = buf[6];
+    buf[2] = 2.0 * keep1;
+    buf[6] = -1.0;
     std::vector<double> sentinel(static_cast<size_t>(rows * K), 7.0);
     for (int pass = 0; pass < 2; ++pass)
       CHECK(dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, DIRMN_PARAM_ALPHA, 0,
                          sentinel.data(), K, 1) == DIRMN_ERROR_INVALID_PARAMETER);
     for (double v : sentinel) CHECK(v == 7.0);
-    buf[0] = keep;
+    buf[2] = keep1;
+    buf[6] = keep3;
     run(DIRMN_PARAM_ALPHA, out);
     check(out, edited);
   }
