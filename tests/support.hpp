@@ -1,10 +1,17 @@
-// support.hpp: shared helpers of the Catch2 suites.
+// support.hpp: shared helpers of the Catch2 suites: the backends under test,
+// owning handles, the long-double reference formula, and the table builders
+// and references that more than one suite uses. Helpers used by one suite
+// stay in that suite's file.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <dirmn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -68,6 +75,67 @@ inline double reference_loglik(const double* counts, const double* alpha, int64_
 inline bool close_to(double got, double want, double rel, double abs_tol = 0.0) {
   const double d = std::fabs(got - want);
   return d <= abs_tol || d <= rel * std::fabs(want);
+}
+
+// --- derivatives and fits (test_derivatives.cpp, test_fit.cpp) ---------------
+
+// digamma(a + n) - digamma(a) for an integer n: sum_{k<n} 1/(a + k), in long
+// double.
+inline long double dpoch_ref(long double a, long n) {
+  long double s = 0;
+  for (long k = 0; k < n; ++k) s += 1.0L / (a + k);
+  return s;
+}
+
+// Dirichlet-multinomial draws: p ~ Dirichlet(alpha), counts ~ Multinomial(N, p).
+inline std::vector<double> simulate_dm(int64_t rows, const std::vector<double>& alpha, int n_mean,
+                                       uint32_t seed, bool vary_totals = true) {
+  std::mt19937_64 rng(seed);
+  const int64_t V = static_cast<int64_t>(alpha.size());
+  std::vector<double> x(static_cast<size_t>(rows * V), 0.0);
+  std::uniform_int_distribution<int> nd(n_mean / 2, 3 * n_mean / 2);
+  for (int64_t b = 0; b < rows; ++b) {
+    std::vector<double> p(static_cast<size_t>(V));
+    double s = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      std::gamma_distribution<double> g(alpha[static_cast<size_t>(v)], 1.0);
+      p[static_cast<size_t>(v)] = g(rng);
+      s += p[static_cast<size_t>(v)];
+    }
+    int N = vary_totals ? nd(rng) : n_mean;
+    double left = 1.0;
+    for (int64_t v = 0; v < V && N > 0; ++v) {
+      const double pv = p[static_cast<size_t>(v)] / s;
+      int k = N;
+      if (v < V - 1) {
+        std::binomial_distribution<int> bin(N, std::min(1.0, std::max(0.0, pv / left)));
+        k = bin(rng);
+      }
+      x[static_cast<size_t>(b * V + v)] = k;
+      N -= k;
+      left -= pv;
+    }
+  }
+  return x;
+}
+
+// Dense float64 counts from a row-major table, default options.
+inline Counts counts_of(dirmn_context* ctx, const std::vector<double>& x, int64_t rows, int64_t cols) {
+  dirmn_counts* c = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1,
+                                    nullptr) == DIRMN_SUCCESS);
+  return Counts(c);
+}
+
+// sum_b w_b log p(x_b | alpha) without the multinomial coefficients, from
+// reference_loglik (w: all 1 where not given).
+inline double table_loglik_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
+                               const std::vector<double>& alpha, const std::vector<double>* w = nullptr) {
+  long double s = 0;
+  for (int64_t b = 0; b < rows; ++b)
+    s += (w ? (*w)[static_cast<size_t>(b)] : 1.0) *
+         static_cast<long double>(reference_loglik(&x[static_cast<size_t>(b * cols)], alpha.data(), cols, false));
+  return static_cast<double>(s);
 }
 
 }  // namespace dirmn_test

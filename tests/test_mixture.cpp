@@ -70,13 +70,6 @@ double adjusted_rand(const std::vector<int>& a, const std::vector<int>& b, int k
   return (sum_ij - expected) / (max_index - expected);
 }
 
-Counts counts_of(dirmn_context* ctx, const std::vector<double>& x, int64_t rows, int64_t cols) {
-  dirmn_counts* c = nullptr;
-  REQUIRE(dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1,
-                                    nullptr) == DIRMN_SUCCESS);
-  return Counts(c);
-}
-
 struct MixtureDeleter {
   void operator()(dirmn_mixture* m) const { dirmn_mixture_destroy(m); }
 };
