@@ -138,4 +138,51 @@ inline double table_loglik_ref(const std::vector<double>& x, int64_t rows, int64
   return static_cast<double>(s);
 }
 
+// --- mixtures (test_mixture.cpp, test_mixture_device.cpp) ---------------------
+
+// A table drawn from a mixture, and the component each row was drawn from.
+struct Simulated {
+  std::vector<double> x;
+  std::vector<int> label;
+};
+
+// rows from k components with disjoint dominant categories. Row b has
+// total + (7919 b mod spread) counts (spread 0: all have total).
+inline Simulated simulate_mixture(int64_t rows, int64_t cols, int k, uint32_t seed, int total = 200,
+                                  int spread = 0) {
+  std::mt19937_64 rng(seed);
+  Simulated s;
+  s.x.assign(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t b = 0; b < rows; ++b) {
+    const int j = static_cast<int>(b % k);
+    s.label.push_back(j);
+    std::vector<double> p(static_cast<size_t>(cols));
+    double sum = 0;
+    for (int64_t v = 0; v < cols; ++v) {
+      const bool dominant = v % k == j;
+      std::gamma_distribution<double> g(dominant ? 5.0 : 0.3, 1.0);
+      p[static_cast<size_t>(v)] = g(rng);
+      sum += p[static_cast<size_t>(v)];
+    }
+    std::discrete_distribution<int64_t> cat(p.begin(), p.end());
+    const int64_t n_b = total + (spread > 0 ? (7919 * b) % spread : 0);
+    for (int64_t n = 0; n < n_b; ++n) s.x[static_cast<size_t>(b * cols + cat(rng))] += 1;
+  }
+  return s;
+}
+
+struct MixtureDeleter {
+  void operator()(dirmn_mixture* m) const { dirmn_mixture_destroy(m); }
+};
+using Mixture = std::unique_ptr<dirmn_mixture, MixtureDeleter>;
+
+// Fits k components; a failure ends the test case with the library's message.
+inline Mixture fit(dirmn_context* ctx, dirmn_counts* c, int k, const dirmn_mixture_options* o) {
+  dirmn_mixture* m = nullptr;
+  const dirmn_status s = dirmn_mixture_fit(ctx, c, k, o, &m);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return Mixture(m);
+}
+
 }  // namespace dirmn_test
