@@ -77,6 +77,69 @@ inline bool close_to(double got, double want, double rel, double abs_tol = 0.0) 
   return d <= abs_tol || d <= rel * std::fabs(want);
 }
 
+// --- tables drawn from a seed, one parameter vector at a time, checked
+// against reference_loglik (test_context.cpp, test_counts.cpp, test_loglik.cpp)
+
+// A random table of small counts with a given fraction of zeros, row-major.
+inline std::vector<double> random_table(int64_t rows, int64_t cols, double zero_frac, int max_count,
+                                        uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::uniform_int_distribution<int> c(1, max_count);
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  for (auto& e : x) e = u(rng) < zero_frac ? 0.0 : c(rng);
+  return x;
+}
+
+// n log-uniform alpha in [lo, hi].
+inline std::vector<double> random_alpha(int64_t n, double lo, double hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(std::log(lo), std::log(hi));
+  std::vector<double> a(static_cast<size_t>(n));
+  for (auto& e : a) e = std::exp(u(rng));
+  return a;
+}
+
+// Dense float64 counts from a row-major table, in the storage asked for.
+inline Counts make_dense(dirmn_context* ctx, const std::vector<double>& x, int64_t rows, int64_t cols,
+                         dirmn_storage storage = DIRMN_STORAGE_AUTO) {
+  dirmn_counts_options o;
+  dirmn_counts_options_init(&o);
+  o.storage = storage;
+  dirmn_counts* c = nullptr;
+  const dirmn_status s =
+      dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1, &o);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return Counts(c);
+}
+
+// One parameter vector over every row: rows values, a failure ends the test
+// case with the library's message.
+inline std::vector<double> loglik(dirmn_context* ctx, const dirmn_counts* c, int64_t rows,
+                                  const std::vector<double>& alpha, uint32_t flags = 0) {
+  std::vector<double> out(static_cast<size_t>(rows), -12345.0);
+  const dirmn_status s = dirmn_loglik(ctx, c, 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, flags,
+                                      out.data(), 1, 1);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return out;
+}
+
+// Each row's value within rel (or 1e-9 absolute) of reference_loglik.
+inline void check_against_reference(const std::vector<double>& got, const std::vector<double>& x,
+                                    const std::vector<double>& alpha, int64_t rows, int64_t cols,
+                                    bool full, double rel = 1e-12) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const double want = reference_loglik(&x[static_cast<size_t>(b * cols)], alpha.data(), cols, full);
+    INFO("row " << b << " got " << got[static_cast<size_t>(b)] << " want " << want);
+    CHECK(close_to(got[static_cast<size_t>(b)], want, rel, 1e-9));
+  }
+}
+
+// The context's last error message.
+inline std::string last_error(const Context& ctx) { return dirmn_last_error(ctx.get()); }
+
 // --- derivatives and fits (test_derivatives.cpp, test_fit.cpp) ---------------
 
 // digamma(a + n) - digamma(a) for an integer n: sum_{k<n} 1/(a + k), in long

@@ -1,0 +1,279 @@
+// test_context.cpp: version and status strings, and contexts: creation on
+// each backend, threads, precision, streams, interrupts, concurrency across
+// contexts, and which counts a context may use. A context's settings must
+// not change its results, so the references are the long-double lgamma
+// formula (support.hpp) and the same call under other settings; failures
+// are checked for the status and message a caller gets, and for outputs
+// left alone.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace dirmn_test;
+
+TEST_CASE("version macros and runtime query agree", "[api]") {
+  CHECK(dirmn_version_number() == DIRMN_VERSION_NUMBER);
+  CHECK(dirmn_version_number() / 10000 == DIRMN_VERSION_MAJOR);
+  std::ostringstream v;
+  v << DIRMN_VERSION_MAJOR << "." << DIRMN_VERSION_MINOR << "." << DIRMN_VERSION_PATCH;
+  CHECK(v.str() == dirmn_version_string());
+}
+
+TEST_CASE("every status has its own string", "[api]") {
+  const dirmn_status all[] = {DIRMN_SUCCESS,
+                              DIRMN_ERROR_NULL_POINTER,
+                              DIRMN_ERROR_INVALID_ARGUMENT,
+                              DIRMN_ERROR_INVALID_COUNTS,
+                              DIRMN_ERROR_INVALID_PARAMETER,
+                              DIRMN_ERROR_DIMENSION_MISMATCH,
+                              DIRMN_ERROR_WRONG_CONTEXT,
+                              DIRMN_ERROR_OUT_OF_MEMORY,
+                              DIRMN_ERROR_BACKEND_UNAVAILABLE,
+                              DIRMN_ERROR_DEVICE,
+                              DIRMN_ERROR_OVERFLOW,
+                              DIRMN_ERROR_CANCELLED,
+                              DIRMN_ERROR_NOT_SUPPORTED,
+                              DIRMN_ERROR_INTERNAL};
+  std::vector<std::string> seen;
+  for (dirmn_status s : all) {
+    const std::string str = dirmn_status_string(s);
+    CHECK(!str.empty());
+    CHECK(str != "unknown status");
+    CHECK(std::find(seen.begin(), seen.end(), str) == seen.end());
+    seen.push_back(str);
+  }
+  CHECK(std::string(dirmn_status_string(static_cast<dirmn_status>(12345))) == "unknown status");
+  CHECK(DIRMN_SUCCESS == 0);
+  CHECK(DIRMN_ERROR_INVALID_COUNTS == 3);
+  CHECK(DIRMN_ERROR_INTERNAL == 99);
+}
+
+TEST_CASE("contexts: creation, backends and failures", "[api][context]") {
+  CHECK(dirmn_backend_compiled(DIRMN_BACKEND_CPU) == 1);
+  CHECK(dirmn_backend_compiled(DIRMN_BACKEND_AUTO) == 1);
+  CHECK(dirmn_backend_compiled(static_cast<dirmn_backend>(7)) == 0);
+
+  int n = -1;
+  const dirmn_status s = dirmn_cuda_device_count(&n);
+  if (dirmn_backend_compiled(DIRMN_BACKEND_CUDA)) {
+    CHECK(s == DIRMN_SUCCESS);
+    CHECK(n >= 0);
+  } else {
+    CHECK(s == DIRMN_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(n == 0);
+    CHECK(std::string(dirmn_last_error(nullptr)).find("without CUDA") != std::string::npos);
+  }
+  CHECK(dirmn_cuda_device_count(nullptr) == DIRMN_ERROR_NULL_POINTER);
+
+  SECTION("CPU") {
+    Context ctx = make_context(DIRMN_BACKEND_CPU);
+    REQUIRE(ctx);
+    dirmn_backend b = DIRMN_BACKEND_AUTO;
+    int dev = -1;
+    REQUIRE(dirmn_context_backend(ctx.get(), &b, &dev) == DIRMN_SUCCESS);
+    CHECK(b == DIRMN_BACKEND_CPU);
+    CHECK(dev == 0);
+    CHECK(dirmn_context_backend(ctx.get(), nullptr, nullptr) == DIRMN_SUCCESS);
+    CHECK(std::string(dirmn_last_error(ctx.get())).empty());
+  }
+  SECTION("AUTO picks CUDA exactly when a device exists") {
+    Context ctx = make_context(DIRMN_BACKEND_AUTO);
+    REQUIRE(ctx);
+    dirmn_backend b = DIRMN_BACKEND_AUTO;
+    REQUIRE(dirmn_context_backend(ctx.get(), &b, nullptr) == DIRMN_SUCCESS);
+    CHECK(b == (cuda_device_present() ? DIRMN_BACKEND_CUDA : DIRMN_BACKEND_CPU));
+  }
+  SECTION("CUDA where there is none is an error that says so") {
+    if (!cuda_device_present()) {
+      dirmn_context* ctx = reinterpret_cast<dirmn_context*>(0x1);
+      CHECK(dirmn_context_create(&ctx, DIRMN_BACKEND_CUDA, 0) == DIRMN_ERROR_BACKEND_UNAVAILABLE);
+      CHECK(ctx == reinterpret_cast<dirmn_context*>(0x1));  // untouched
+      CHECK(std::string(dirmn_last_error(nullptr)).find("CUDA") != std::string::npos);
+    }
+    dirmn_context* ctx = nullptr;
+    CHECK(dirmn_context_create(&ctx, DIRMN_BACKEND_CUDA, 1000) == DIRMN_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(ctx == nullptr);
+  }
+  SECTION("bad arguments") {
+    dirmn_context* ctx = nullptr;
+    CHECK(dirmn_context_create(nullptr, DIRMN_BACKEND_CPU, 0) == DIRMN_ERROR_NULL_POINTER);
+    CHECK(std::string(dirmn_last_error(nullptr)).find("ctx is NULL") != std::string::npos);
+    CHECK(dirmn_context_create(&ctx, static_cast<dirmn_backend>(9), 0) ==
+          DIRMN_ERROR_INVALID_ARGUMENT);
+    CHECK(dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, -1) == DIRMN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(dirmn_last_error(nullptr)).find("-1") != std::string::npos);
+    CHECK(ctx == nullptr);
+    CHECK(dirmn_context_backend(nullptr, nullptr, nullptr) == DIRMN_ERROR_NULL_POINTER);
+    dirmn_context_destroy(nullptr);  // a no-op
+  }
+}
+
+TEST_CASE("contexts: a CUDA context's host threads", "[api][context][cuda]") {
+  // Host-side work of a CUDA context (fits, histogram forms, mixture steps)
+  // runs on CPU threads; the thread calls set and report those.
+  REQUIRE(cuda_device_present());
+  Context ctx = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(ctx);
+  int t = 0;
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  const unsigned hw = std::thread::hardware_concurrency();
+  CHECK(t == static_cast<int>(hw == 0 ? 1 : hw));
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 2) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  CHECK(t == 2);
+}
+
+TEST_CASE("contexts: threads, precision, interrupt, stream", "[api][context]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  int t = 0;
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  const unsigned hw = std::thread::hardware_concurrency();
+  CHECK(t == static_cast<int>(hw == 0 ? 1 : hw));
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 3) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  CHECK(t == 3);
+  CHECK(dirmn_context_set_threads(ctx.get(), -2) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error(ctx).find("-2") != std::string::npos);
+  REQUIRE(dirmn_context_get_threads(ctx.get(), &t) == DIRMN_SUCCESS);
+  CHECK(t == 3);  // unchanged by the failed call
+  CHECK(dirmn_context_get_threads(ctx.get(), nullptr) == DIRMN_ERROR_NULL_POINTER);
+  CHECK(dirmn_context_set_threads(nullptr, 1) == DIRMN_ERROR_NULL_POINTER);
+
+  CHECK(dirmn_context_set_precision(ctx.get(), DIRMN_PRECISION_FAST) == DIRMN_SUCCESS);
+  CHECK(dirmn_context_set_precision(ctx.get(), DIRMN_PRECISION_DOUBLE) == DIRMN_SUCCESS);
+  CHECK(dirmn_context_set_precision(ctx.get(), static_cast<dirmn_precision>(5)) ==
+        DIRMN_ERROR_INVALID_ARGUMENT);
+
+  void* stream = reinterpret_cast<void*>(0x1);
+  CHECK(dirmn_context_set_stream(ctx.get(), nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(last_error(ctx).find("CPU") != std::string::npos);
+  CHECK(dirmn_context_get_stream(ctx.get(), &stream) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(stream == reinterpret_cast<void*>(0x1));
+  CHECK(dirmn_context_synchronize(ctx.get()) == DIRMN_SUCCESS);
+  CHECK(dirmn_context_set_interrupt(nullptr, nullptr, nullptr) == DIRMN_ERROR_NULL_POINTER);
+}
+
+TEST_CASE("the same results whatever the thread count", "[api][threads]") {
+  const int64_t rows = 3000, cols = 64;
+  const auto x = random_table(rows, cols, 0.2, 9, 31);
+  const auto alpha = random_alpha(cols, 0.1, 10, 32);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = make_dense(ctx.get(), x, rows, cols);
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 1) == DIRMN_SUCCESS);
+  const auto one = loglik(ctx.get(), c.get(), rows, alpha);
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 4) == DIRMN_SUCCESS);
+  const auto four = loglik(ctx.get(), c.get(), rows, alpha);
+  CHECK(one == four);  // each row is summed by one thread in a fixed order
+  check_against_reference(four, x, alpha, rows, cols, false);
+}
+
+TEST_CASE("independent contexts run concurrently from several threads", "[api][threads]") {
+  const int64_t rows = 500, cols = 40;
+  const auto x = random_table(rows, cols, 0.3, 15, 41);
+  const auto alpha = random_alpha(cols, 0.2, 5, 42);
+  std::vector<double> want(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b)
+    want[static_cast<size_t>(b)] = reference_loglik(&x[static_cast<size_t>(b * cols)], alpha.data(), cols, false);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 10; ++rep) {
+        dirmn_context* ctx = nullptr;
+        if (dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) {
+          ++failures;
+          return;
+        }
+        dirmn_context_set_threads(ctx, 1 + (t + rep) % 3);
+        dirmn_counts* c = nullptr;
+        std::vector<double> out(static_cast<size_t>(rows));
+        if (dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1,
+                                      nullptr) != DIRMN_SUCCESS ||
+            dirmn_loglik(ctx, c, 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) !=
+                DIRMN_SUCCESS)
+          ++failures;
+        for (int64_t b = 0; b < rows; ++b)
+          if (!close_to(out[static_cast<size_t>(b)], want[static_cast<size_t>(b)], 1e-12, 1e-10)) ++failures;
+        // A failure on this context must not touch another thread's message.
+        std::vector<double> bad = alpha;
+        bad[static_cast<size_t>(t)] = -1.0;
+        if (dirmn_loglik(ctx, c, 1, bad.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) !=
+            DIRMN_ERROR_INVALID_PARAMETER)
+          ++failures;
+        dirmn_counts_destroy(c);
+        dirmn_context_destroy(ctx);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+}
+
+namespace {
+struct InterruptState {
+  int calls = 0;
+  int stop_after = 0;
+};
+int count_and_stop(void* p) {
+  auto* s = static_cast<InterruptState*>(p);
+  return ++s->calls > s->stop_after ? 1 : 0;
+}
+}  // namespace
+
+TEST_CASE("the interrupt callback cancels long calls and leaves outputs alone", "[api][interrupt]") {
+  const int64_t rows = 20000, cols = 64;
+  const auto x = random_table(rows, cols, 0.2, 9, 51);
+  const auto alpha = random_alpha(cols, 0.1, 10, 52);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = make_dense(ctx.get(), x, rows, cols);
+  InterruptState st;
+  st.stop_after = 0;  // the first poll, before any chunk runs, stops the call
+  REQUIRE(dirmn_context_set_interrupt(ctx.get(), count_and_stop, &st) == DIRMN_SUCCESS);
+  std::vector<double> out(static_cast<size_t>(rows), 5.0);
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1,
+                     1) == DIRMN_ERROR_CANCELLED);
+  CHECK(last_error(ctx).find("cancelled") != std::string::npos);
+  CHECK(st.calls == 1);
+  for (double v : out) REQUIRE(v == 5.0);
+  // A callback that never stops is polled between chunks and the call
+  // completes (one thread, so every chunk runs on the polling thread).
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 1) == DIRMN_SUCCESS);
+  st.calls = 0;
+  st.stop_after = 1 << 30;
+  REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(),
+                       1, 1) == DIRMN_SUCCESS);
+  CHECK(st.calls > 1);
+  REQUIRE(dirmn_context_set_interrupt(ctx.get(), nullptr, nullptr) == DIRMN_SUCCESS);
+}
+
+TEST_CASE("counts belong to their context and may outlive it", "[api][context]") {
+  Context a = make_context(DIRMN_BACKEND_CPU);
+  Context b = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(a);
+  REQUIRE(b);
+  Counts c = make_dense(a.get(), {1, 2, 3, 4}, 2, 2);
+  const double alpha[2] = {1, 1};
+  double out[2] = {9, 9};
+  CHECK(dirmn_loglik(b.get(), c.get(), 1, alpha, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+        DIRMN_ERROR_WRONG_CONTEXT);
+  CHECK(std::string(dirmn_last_error(b.get())).find("another context") != std::string::npos);
+  CHECK(dirmn_counts_row_totals(b.get(), c.get(), out) == DIRMN_ERROR_WRONG_CONTEXT);
+  CHECK(out[0] == 9);
+  // Destroy the context first: the counts object is still safely destroyed
+  // (the sanitizer build checks for leaks and use-after-free here).
+  a.reset();
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  CHECK(dirmn_counts_get_info(c.get(), &info) == DIRMN_SUCCESS);
+  c.reset();
+}
