@@ -1,7 +1,8 @@
 // support.hpp: shared helpers of the Catch2 suites: the backends under test,
 // owning handles, the long-double reference formula, and the table builders
 // and references that more than one suite uses. Helpers used by one suite
-// stay in that suite's file.
+// stay in that suite's file; those that need cuda_runtime.h are in
+// cuda_support.hpp.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -139,6 +141,147 @@ inline void check_against_reference(const std::vector<double>& got, const std::v
 
 // The context's last error message.
 inline std::string last_error(const Context& ctx) { return dirmn_last_error(ctx.get()); }
+
+// --- backend against backend: a Table drawn from the caller's engine, K
+// parameter vectors at a time, one backend's values held to another's within
+// require_close's bound (test_context.cpp, test_counts_device.cpp,
+// test_loglik_device.cpp). The random_table, random_alpha and loglik here
+// overload the seed-drawn ones above by their arguments: these take the
+// engine first (random_table its largest count before the zero fraction),
+// those a seed last.
+
+// A dense table in host memory, row-major doubles.
+struct Table {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<double> x;
+  double& at(int64_t i, int64_t j) { return x[static_cast<size_t>(i * cols + j)]; }
+  double at(int64_t i, int64_t j) const { return x[static_cast<size_t>(i * cols + j)]; }
+};
+
+// Mostly small counts (which the GPU tabulates) with some up to `max_count`
+// (which it evaluates directly), a fraction of zeros, and every seventh row
+// entirely zero. `real` adds fractional parts.
+inline Table random_table(std::mt19937_64& rng, int64_t rows, int64_t cols, double max_count,
+                          double zero_frac, bool real = false) {
+  Table t;
+  t.rows = rows;
+  t.cols = cols;
+  t.x.assign(static_cast<size_t>(rows * cols), 0.0);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::uniform_int_distribution<int> small(1, 9);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (i % 7 == 3) continue;
+    for (int64_t j = 0; j < cols; ++j) {
+      if (u(rng) < zero_frac) continue;
+      double n = u(rng) < 0.9 ? small(rng) : std::floor(1.0 + u(rng) * (max_count - 1.0));
+      if (real) n += std::floor(u(rng) * 4.0) * 0.25;
+      t.at(i, j) = n;
+    }
+  }
+  // The largest count appears at least once, so the storage type is known.
+  if (rows > 0 && cols > 0) t.at(0, cols - 1) = max_count;
+  return t;
+}
+
+// Log-uniform alpha in [lo, hi], k vectors of length v.
+inline std::vector<double> random_alpha(std::mt19937_64& rng, int64_t k, int64_t v, double lo, double hi) {
+  std::uniform_real_distribution<double> u(std::log(lo), std::log(hi));
+  std::vector<double> a(static_cast<size_t>(k * v));
+  for (double& x : a) x = std::exp(u(rng));
+  return a;
+}
+
+// A context on backend b; the test case fails where there is none.
+inline Context make(dirmn_backend b) {
+  Context c = dirmn_test::make_context(b);
+  REQUIRE(c);
+  return c;
+}
+
+// Dense float64 counts from a Table, in the storage and with the flags asked
+// for.
+inline Counts dense_counts(dirmn_context* ctx, const Table& t, dirmn_storage storage, uint32_t flags = 0) {
+  dirmn_counts_options o;
+  dirmn_counts_options_init(&o);
+  o.storage = storage;
+  o.flags = flags;
+  dirmn_counts* c = nullptr;
+  const dirmn_status s = dirmn_counts_create_dense(ctx, &c, t.rows, t.cols, DIRMN_FLOAT64,
+                                                   t.x.data(), t.cols, 1, &o);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return Counts(c);
+}
+
+// k parameter vectors of length v (row-major) over every row: rows x k
+// values, row-major.
+inline std::vector<double> loglik(dirmn_context* ctx, const dirmn_counts* c, int64_t rows, int64_t k,
+                                  const std::vector<double>& params, int64_t v, uint32_t flags = 0,
+                                  dirmn_param param = DIRMN_PARAM_ALPHA) {
+  std::vector<double> out(static_cast<size_t>(rows * k), std::nan(""));
+  const dirmn_status s =
+      dirmn_loglik(ctx, c, k, params.data(), v, 1, param, flags, out.data(), k, 1);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return out;
+}
+
+// One parameter vector of length v per row (row-major): rows values.
+inline std::vector<double> loglik_rowwise(dirmn_context* ctx, const dirmn_counts* c, int64_t rows,
+                                          const std::vector<double>& params, int64_t v,
+                                          uint32_t flags = 0, dirmn_param param = DIRMN_PARAM_ALPHA) {
+  std::vector<double> out(static_cast<size_t>(rows), std::nan(""));
+  const dirmn_status s =
+      dirmn_loglik_rowwise(ctx, c, params.data(), v, 1, param, flags, out.data(), 1);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return out;
+}
+
+// Every element within rel * max(1, |want|, |scale|): relative, with an
+// absolute floor below 1 where a relative bound means nothing (a one-column
+// table's likelihood is exactly 0). `scale`, where given, is the size of the
+// terms the result was formed from (see term_scale in test_loglik_device.cpp).
+inline void require_close(const std::vector<double>& got, const std::vector<double>& want, double rel,
+                          const std::vector<double>* scale = nullptr) {
+  REQUIRE(got.size() == want.size());
+  if (scale) REQUIRE(scale->size() == want.size());
+  size_t bad = 0, first = 0;
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(got[i] - want[i]);
+    const double s = scale ? std::fabs((*scale)[i]) : 0.0;
+    const double scaled = d / std::max({1.0, std::fabs(want[i]), s});
+    if (!(scaled <= rel)) {
+      if (bad == 0) first = i;
+      ++bad;
+    }
+    if (scaled > worst || std::isnan(scaled)) worst = scaled;
+  }
+  INFO("elements off: " << bad << " of " << got.size() << ", first at " << first << ": got "
+                        << (got.empty() ? 0.0 : got[first]) << " want "
+                        << (want.empty() ? 0.0 : want[first]) << "; worst scaled error " << worst);
+  REQUIRE(bad == 0);
+}
+
+// The counts' value width and info; the test case fails if they cannot be
+// read.
+inline int value_bits_of(const dirmn_counts* c) {
+  dirmn_counts_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  REQUIRE(dirmn_counts_get_info(c, &info) == DIRMN_SUCCESS);
+  return info.value_bits;
+}
+
+inline dirmn_counts_info info_of(const dirmn_counts* c) {
+  dirmn_counts_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  REQUIRE(dirmn_counts_get_info(c, &info) == DIRMN_SUCCESS);
+  return info;
+}
 
 // --- derivatives and fits (test_derivatives.cpp, test_fit.cpp) ---------------
 

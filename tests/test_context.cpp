@@ -1,19 +1,23 @@
 // test_context.cpp: version and status strings, and contexts: creation on
-// each backend, threads, precision, streams, interrupts, concurrency across
-// contexts, and which counts a context may use. A context's settings must
-// not change its results, so the references are the long-double lgamma
-// formula (support.hpp) and the same call under other settings; failures
-// are checked for the status and message a caller gets, and for outputs
-// left alone.
+// each backend, threads, precision, streams (a caller's CUDA stream
+// included), interrupts, concurrency across contexts, and which counts a
+// context may use. A context's settings must not change its results, so
+// the references are the long-double lgamma formula (support.hpp), the same
+// call under other settings, and for a CUDA context the CPU backend;
+// failures are checked for the status and message a caller gets, and for
+// outputs left alone. ctest runs the [cuda] cases behind --require-cuda,
+// which reports them as skipped where no device exists.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cuda_support.hpp"
 #include "support.hpp"
 
 using namespace dirmn_test;
@@ -161,6 +165,48 @@ TEST_CASE("contexts: threads, precision, interrupt, stream", "[api][context]") {
   CHECK(dirmn_context_set_interrupt(nullptr, nullptr, nullptr) == DIRMN_ERROR_NULL_POINTER);
 }
 
+#if defined(DIRMN_TEST_CUDA)
+
+TEST_CASE("cuda: the caller's stream is used, reported and released", "[cuda]") {
+  if (!dirmn_test::cuda_device_present()) return;
+  Context gpu = make(DIRMN_BACKEND_CUDA);
+  void* own = nullptr;
+  REQUIRE(dirmn_context_get_stream(gpu.get(), &own) == DIRMN_SUCCESS);
+  CHECK(own != nullptr);
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(dirmn_context_set_stream(gpu.get(), s) == DIRMN_SUCCESS);
+  void* got = nullptr;
+  REQUIRE(dirmn_context_get_stream(gpu.get(), &got) == DIRMN_SUCCESS);
+  CHECK(got == static_cast<void*>(s));
+
+  std::mt19937_64 rng(13);
+  const Table t = random_table(rng, 500, 33, 9.0, 0.3);
+  Counts c = dense_counts(gpu.get(), t, DIRMN_STORAGE_AUTO);
+  const std::vector<double> alpha = random_alpha(rng, 1, 33, 0.5, 2.0);
+  const std::vector<double> want = loglik(gpu.get(), c.get(), 500, 1, alpha, 33);
+  DeviceArray<double> d(500);
+  // Work the caller queued first (poisoning the output) is ordered before
+  // dirmn's on the same stream.
+  REQUIRE(cudaMemsetAsync(d.p, 0xff, 500 * sizeof(double), s) == cudaSuccess);
+  REQUIRE(dirmn_loglik(gpu.get(), c.get(), 1, alpha.data(), 33, 1, DIRMN_PARAM_ALPHA,
+                       DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, d.p, 1, 1) == DIRMN_SUCCESS);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(d.to_host() == want);
+
+  REQUIRE(dirmn_context_set_stream(gpu.get(), nullptr) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_context_get_stream(gpu.get(), &got) == DIRMN_SUCCESS);
+  CHECK(got == own);
+  REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
+  CHECK(loglik(gpu.get(), c.get(), 500, 1, alpha, 33) == want);
+
+  Context cpu = make(DIRMN_BACKEND_CPU);
+  CHECK(dirmn_context_set_stream(cpu.get(), nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(dirmn_context_get_stream(cpu.get(), &got) == DIRMN_ERROR_NOT_SUPPORTED);
+}
+
+#endif  // DIRMN_TEST_CUDA
+
 TEST_CASE("the same results whatever the thread count", "[api][threads]") {
   const int64_t rows = 3000, cols = 64;
   const auto x = random_table(rows, cols, 0.2, 9, 31);
@@ -276,4 +322,47 @@ TEST_CASE("counts belong to their context and may outlive it", "[api][context]")
   info.size = sizeof info;
   CHECK(dirmn_counts_get_info(c.get(), &info) == DIRMN_SUCCESS);
   c.reset();
+}
+
+TEST_CASE("cuda: contexts, counts and backends are not mixed up", "[cuda]") {
+  if (!dirmn_test::cuda_device_present()) return;
+  Context cpu = make(DIRMN_BACKEND_CPU);
+  Context g1 = make(DIRMN_BACKEND_CUDA);
+  Context g2 = make(DIRMN_BACKEND_CUDA);
+  std::mt19937_64 rng(5);
+  const Table t = random_table(rng, 10, 6, 9.0, 0.2);
+  Counts c1 = dense_counts(g1.get(), t, DIRMN_STORAGE_AUTO);
+  Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
+  const std::vector<double> alpha(6, 1.5);
+  std::vector<double> out(10, 7.0);
+  CHECK(dirmn_loglik(g2.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+        DIRMN_ERROR_WRONG_CONTEXT);
+  CHECK(dirmn_loglik(g1.get(), cc.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+        DIRMN_ERROR_WRONG_CONTEXT);
+  CHECK(dirmn_loglik(cpu.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+        DIRMN_ERROR_WRONG_CONTEXT);
+  CHECK(std::string(dirmn_last_error(cpu.get())).find("another context") != std::string::npos);
+  CHECK(out == std::vector<double>(10, 7.0));
+  CHECK(dirmn_loglik(cpu.get(), cc.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA,
+                     DIRMN_OUTPUT_DEVICE, out.data(), 1, 1) == DIRMN_ERROR_NOT_SUPPORTED);
+  // Host output memory passed as device output is refused, not faulted on,
+  // and the context keeps working.
+  CHECK(dirmn_loglik(g1.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA,
+                     DIRMN_OUTPUT_DEVICE, out.data(), 1, 1) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(g1.get())).find("device memory") != std::string::npos);
+  require_close(loglik(g1.get(), c1.get(), 10, 1, alpha, 6), loglik(cpu.get(), cc.get(), 10, 1, alpha, 6), 1e-12);
+  // Row totals and info of a CUDA counts object.
+  std::vector<double> totals(10, -1.0);
+  REQUIRE(dirmn_counts_row_totals(g1.get(), c1.get(), totals.data()) == DIRMN_SUCCESS);
+  for (int64_t i = 0; i < 10; ++i) {
+    double s = 0.0;
+    for (int64_t j = 0; j < 6; ++j) s += t.at(i, j);
+    CHECK(totals[static_cast<size_t>(i)] == s);
+  }
+  const dirmn_counts_info info = info_of(c1.get());
+  CHECK(info.backend == DIRMN_BACKEND_CUDA);
+  CHECK(info.device == 0);
+  // Counts outlive their context.
+  g1.reset();
+  c1.reset();
 }

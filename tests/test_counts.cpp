@@ -4,7 +4,8 @@
 // conversion path, so each is held to the same per-row values from the
 // long-double lgamma formula (support.hpp) on every backend present; an
 // error must name the row, column and value a caller needs to find the bad
-// cell, and leave the caller's handle unwritten.
+// cell, and leave the caller's handle unwritten. Arrays a CUDA context wraps
+// from device memory are in test_counts_device.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -3,7 +3,8 @@
 // invalid parameters, parameters edited in place between calls, edge rows,
 // and a real table. Values are held to the long-double lgamma formula
 // (support.hpp), good to ~1e-13 at these sizes; the 50-digit checks of
-// extreme alpha are in test_accuracy.cpp.
+// extreme alpha are in test_accuracy.cpp, the CUDA kernels' own paths in
+// test_loglik_device.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
