@@ -11,7 +11,7 @@ BackendResult cuda_device_count(int* count) {
   return {DIRMN_ERROR_BACKEND_UNAVAILABLE, "dirmn was built without CUDA", 0};
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int, BackendResult* result) {
+std::unique_ptr<Backend> make_cuda_backend(int, std::shared_ptr<HostThreads>, BackendResult* result) {
   *result = {DIRMN_ERROR_BACKEND_UNAVAILABLE, "dirmn was built without CUDA", 0};
   return nullptr;
 }

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "../kernels/vector_math.hpp"
+#include "../kernels/math/vector_math.hpp"
 
 namespace {
 

@@ -107,6 +107,12 @@ typedef enum dirmn_status DIRMN_ENUM_INT {
  * storage; unknown values give "unknown status". Never fails. */
 DIRMN_API const char* dirmn_status_string(dirmn_status status);
 
+/* The status's name as written in this header ("DIRMN_ERROR_INVALID_COUNTS",
+ * "DIRMN_SUCCESS"), for bindings that map statuses to their own condition
+ * or exception types. Static storage; unknown values give
+ * "DIRMN_STATUS_UNKNOWN". Never fails. */
+DIRMN_API const char* dirmn_status_name(dirmn_status status);
+
 /* ------------------------------------------------------------------------ */
 /* Contexts                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -134,6 +140,47 @@ DIRMN_API dirmn_status dirmn_cuda_device_count(int* count);
  * none. The string is owned by the library and valid until the next call on
  * the same context (thread). Never fails. */
 DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
+
+/* Where the last failure was, as numbers, so that a binding can word
+ * positions in its own convention (1-based in R and Julia) without reading
+ * the message. Positions are 0-based; those that do not apply are -1.
+ *
+ * A failure that has a position reads, in dirmn_last_error,
+ * "<function>: <position> (0-based): <detail>" -- for example
+ * "dirmn_loglik: vector 0, index 3 (0-based): alpha -Inf is infinite" --
+ * and `detail` holds the part after the position ("alpha -Inf is
+ * infinite"); without a position it reads "<function>: <detail>". The
+ * position names, in this order, the fields that are set: row and column
+ * of the table ("row r, column c"); a parameter (vector and index of
+ * dirmn_loglik's vectors, "vector j, index i", or row and index of
+ * dirmn_loglik_rowwise's rows, "row r, index i"); a row or a vector alone
+ * (a row weight, a vector whose sum overflows); or an element of the
+ * argument named by `argument` ("start index i"; "ptr[i]"; "entry i (row
+ * r)" for a sparse table's indices). Non-finite values are written Inf,
+ * -Inf and NaN. */
+typedef struct dirmn_error_location {
+  size_t size;          /* sizeof(dirmn_error_location), set by the caller */
+  const char* argument; /* the argument at fault: "data", "values", "ptr", "indices",
+                           "params", "weights", "start", "k", ... or "" (static storage) */
+  int64_t row;          /* row (observation) of the table, or of row-wise parameters */
+  int64_t column;       /* column (category) of the table */
+  int64_t vector;       /* parameter vector (dirmn_loglik's j) */
+  int64_t index;        /* element of the argument: a parameter's index within its vector
+                           or row, or an entry of ptr, indices, values or start */
+  int has_value;        /* 1 when `value` holds the offending value */
+  double value;         /* the offending value (a count, alpha, weight, index ...) */
+  const char* detail;   /* the message without function and position; owned by the
+                           library, valid as dirmn_last_error's string */
+} dirmn_error_location;
+
+/* Fills *location (fields up to location->size) for the last failed call on
+ * `ctx` (NULL: this thread's failures before a context existed, as
+ * dirmn_last_error). After a success, or a failure without a position,
+ * every position is -1. Statuses: SUCCESS; NULL_POINTER (location);
+ * INVALID_ARGUMENT (location->size too small to hold `argument`). This call
+ * records no failure of its own: the message and location asked about stay. */
+DIRMN_API dirmn_status dirmn_last_error_location(const dirmn_context* ctx,
+                                                 dirmn_error_location* location);
 
 /* Creates a context on `backend` (device index `device` for CUDA, ignored for
  * CPU). AUTO picks CUDA device `device` where CUDA is compiled in and a
@@ -324,7 +371,27 @@ typedef struct dirmn_counts_info {
   int value_bits;        /* bits per stored count: 8, 16, 32 or 64 (64 = double) */
   dirmn_backend backend; /* where the table lives: CPU or CUDA */
   int device;            /* CUDA device index, 0 for CPU */
+  uint32_t host_steps;   /* DIRMN_STEP_* bits: the steps that run on the host CPU for this
+                            object (on a CPU context all of them; on CUDA, those the device
+                            lacks for this table's form, run on a host copy) */
+  uint32_t unavailable_steps; /* DIRMN_STEP_* bits no backend can run for this object
+                                 (counts wrapped from device memory keep no host copy);
+                                 calls that need them fail with NOT_SUPPORTED */
 } dirmn_counts_info;
+
+/* The steps of the computations on a counts object, as dirmn_counts_info
+ * reports where each runs. The fit's Newton iterations, the mixtures'
+ * initialisations and their criteria always run on the host. */
+#define DIRMN_STEP_LOGLIK 0x01u              /* dirmn_loglik, the E step's likelihoods */
+#define DIRMN_STEP_LOGLIK_ROWWISE 0x02u      /* dirmn_loglik_rowwise */
+#define DIRMN_STEP_DERIVATIVES_ROWWISE 0x04u /* dirmn_loglik_rowwise_derivatives */
+#define DIRMN_STEP_HISTOGRAMS 0x08u          /* the count histograms of dirmn_loglik_sum and
+                                                dirmn_fit, and of a mixture's M step */
+#define DIRMN_STEP_MIXTURE_EM 0x10u          /* a mixture's responsibilities kept beside the
+                                                table: E step and M-step histograms there */
+#define DIRMN_STEP_MIXTURE_FITS 0x20u        /* a mixture's per-component Newton fits
+                                                beside the table, once warm-started */
+#define DIRMN_STEPS_ALL 0x3fu
 
 /* Describes a counts object. info->size must be set by the caller; fields
  * beyond it are not written. Statuses: SUCCESS; NULL_POINTER;
@@ -444,6 +511,17 @@ typedef struct dirmn_fit_options {
   const double* start;       /* V starting alphas (> 0), NULL for the method of moments */
   dirmn_progress_fn progress; /* NULL for none */
   void* progress_data;
+  uint32_t flags;            /* DIRMN_FULL: the progress callback receives the log pmf
+                                (loglik_full) rather than the log-likelihood without the
+                                multinomial coefficients; default 0 */
+  double* hessian_diag;      /* caller-allocated V entries, or NULL (the default): receives,
+                                with dirmn_fit_result's hessian_scalar, the Hessian of the
+                                log-likelihood with respect to alpha at the fit,
+                                diag(hessian_diag) + hessian_scalar 11^T, as dirmn_loglik_sum
+                                gives it (0 on the diagonal for columns without counts). An
+                                output, written on success; not written under
+                                multinomial_limit, nor when a single column has counts (any
+                                alpha is then an MLE) */
 } dirmn_fit_options;
 
 /* Fills *options with defaults. NULL is a no-op. Never fails. */
@@ -465,6 +543,8 @@ typedef struct dirmn_fit_result {
   int multinomial_limit;    /* 1 when the data show no overdispersion: the likelihood grows
                                toward the multinomial limit (sum of alpha -> infinity) */
   int64_t zero_columns;     /* columns without counts (alpha reported as 0) */
+  double hessian_scalar;    /* the Hessian's rank-one scalar, written with
+                               options->hessian_diag (see dirmn_fit_options) */
 } dirmn_fit_result;
 
 /* Maximum-likelihood alpha for the table, by Newton's method on log alpha

@@ -1,6 +1,8 @@
 #include "thread_pool.hpp"
 
 #include <algorithm>
+#include <new>
+#include <system_error>
 
 namespace dirmn {
 
@@ -99,6 +101,33 @@ bool ThreadPool::run(int64_t chunks, const std::function<void(int64_t)>& body,
   }
   finish();
   return !cancelled;
+}
+
+int HostThreads::resolve(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+bool HostThreads::resize(int threads) {
+  const int n = resolve(threads);
+  if (n == pool_->size()) return true;
+  try {
+    pool_ = std::make_unique<ThreadPool>(n);
+  } catch (const std::system_error&) {
+    return false;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  return true;
+}
+
+void HostThreads::parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
+  if (n <= 1 || pool_->size() == 1) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  pool_->run(n, body, [] { return false; });
 }
 
 }  // namespace dirmn

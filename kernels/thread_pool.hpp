@@ -1,13 +1,15 @@
-// thread_pool.hpp: a small fixed pool that runs one parallel loop at a time.
-// The calling thread takes part in the loop and is the only one that polls
-// the interrupt callback, because bindings' callbacks (R, Julia) may only run
-// on the thread that called into dirmn.
+// thread_pool.hpp: the host threads of a context, shared by every layer
+// below the C ABI (table building, backends, models). A small fixed pool runs
+// one parallel loop at a time. The calling thread takes part in the loop and
+// is the only one that polls the interrupt callback, because bindings'
+// callbacks (R, Julia) may only run on the thread that called into dirmn.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -54,6 +56,38 @@ class ThreadPool {
   int tickets_ = 0;
   int active_ = 0;  // workers inside drain()
   bool stop_ = false;
+};
+
+// A context's host threads: a pool whose size may change between calls.
+// Every backend of the context and every table it builds share one.
+class HostThreads {
+ public:
+  // Starts `threads` threads (0: one per core). Throws std::system_error or
+  // std::bad_alloc when they cannot be started.
+  explicit HostThreads(int threads) : pool_(std::make_unique<ThreadPool>(resolve(threads))) {}
+
+  int size() const { return pool_->size(); }
+
+  // Replaces the pool by one of `threads` threads (0: one per core). False
+  // when they cannot be started; the old pool then stays.
+  bool resize(int threads);
+
+  // ThreadPool::run on the current pool.
+  bool run(int64_t chunks, const std::function<void(int64_t)>& body,
+           const std::function<bool()>& poll) {
+    return pool_->run(chunks, body, poll);
+  }
+
+  // Runs body(i) for i in [0, n) without polling: on the calling thread
+  // alone where there is one index or one thread. Bodies write only data of
+  // their own i and must not throw.
+  void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
+
+  // 0 (one thread per core) resolved to the core count.
+  static int resolve(int threads);
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace dirmn

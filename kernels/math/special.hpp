@@ -1,5 +1,5 @@
-// dirmn_math.hpp: the special-function differences every dirmn computation
-// rests on, shared by the CPU backend and CUDA kernels.
+// special.hpp: the special-function differences every dirmn computation
+// rests on, shared by the host code and the CUDA kernels.
 //
 //   lpoch(a, n) = lgamma(a + n) - lgamma(a)      (log rising factorial)
 //   dpoch(a, n) = digamma(a + n) - digamma(a)
@@ -206,6 +206,37 @@ DIRMN_HD double tpoch(double a, double n) {
   // 1/b - 1/c and 1/(2b^2) - 1/(2c^2), each in a cancellation-free form.
   const double lead = -n / (c * b) - n * (b + c) / (2.0 * c * c * b * b);
   return lead + trigamma_tail_diff(c, b, n) + corr;
+}
+
+// digamma(x) for x > 0: the recurrence lifts x to kAsymptoticMin, then the
+// asymptotic series. Used where a single digamma is needed (criteria of a
+// fit); differences of two digammas are dpoch, which never subtracts them.
+DIRMN_HD double digamma(double x) {
+  double s = 0.0;
+  while (x < kAsymptoticMin) {
+    s -= 1.0 / x;
+    x += 1.0;
+  }
+  return s + log(x) - 0.5 / x - digamma_tail(x);
+}
+
+// trigamma(x) for x > 0, as digamma.
+DIRMN_HD double trigamma(double x) {
+  double s = 0.0;
+  while (x < kAsymptoticMin) {
+    s += 1.0 / (x * x);
+    x += 1.0;
+  }
+  return s + 1.0 / x + 0.5 / (x * x) + trigamma_tail(x);
+}
+
+// The chain rule from alpha to log alpha for one parameter a: the gradient
+// entry g becomes a g and the Hessian's diagonal entry d becomes
+// a^2 d + a g (the rank-one part's vector u = 1 becomes u = alpha, its
+// scalar unchanged). Either pointer may be null; the diagonal needs g.
+DIRMN_HD void to_log_alpha(double a, double* g, double* d) {
+  if (d != nullptr) *d = a * a * *d + a * *g;
+  if (g != nullptr) *g *= a;
 }
 
 }  // namespace math

@@ -1,5 +1,4 @@
-// histogram.hpp: count-histogram sufficient statistics of a weighted table,
-// and the shared-alpha log-likelihood sums and fit that run on them.
+// histogram.hpp: count-histogram sufficient statistics of a weighted table.
 //
 // With one alpha shared by all rows (row weights w_b), the log-likelihood and
 // all its derivatives depend on the data only through, per column v, the
@@ -12,10 +11,10 @@
 // Either way, an evaluation costs O(distinct counts), independent of rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "backend.hpp"
 
 namespace dirmn {
 
@@ -130,61 +129,5 @@ void histogram_from_value_weights(const double* by_value, int bins, Histogram* h
 // by_value[i] is the weight of value base + i (i < len), base >= 1. Its
 // base is the smallest value with weight.
 Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len);
-
-// Columns are summed in fixed blocks of this many, so the result does not
-// depend on whether (or on how many threads) the blocks run in parallel.
-constexpr int64_t kSumBlockCols = 128;
-// Evaluations of at least this many histogram entries (a dense entry costs
-// a log and a division; a (value, weight) pair, counted as
-// kPairEntryCost, several special functions) sum their column blocks on the
-// given threads. Below it, waking the threads costs more than it saves.
-constexpr int64_t kParallelSumEntries = 32768;
-constexpr int64_t kPairEntryCost = 8;
-
-// Weighted sums for shared alpha (derivatives with respect to alpha): value,
-// gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the
-// Hessian diag(d) + c 11^T. Outputs may be null. `threads` (may be null)
-// runs column blocks at once; it must not be the pool the caller runs on.
-void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
-                    double* hessian_diag, double* hessian_scalar, Backend* threads = nullptr);
-
-// Newton's method on log alpha (fit_from_histograms, and the CUDA
-// backend's M step, which follows it): the largest change of one log alpha
-// per step, and the step halvings before falling back to Minka's step.
-constexpr double kMaxLogStep = 5.0;
-constexpr int kMaxHalvings = 40;
-
-struct FitSettings {
-  double tolerance = 1e-10;
-  int max_iterations = 1000;
-  const double* start = nullptr;  // cols alphas or null
-  dirmn_progress_fn progress = nullptr;
-  void* progress_data = nullptr;
-  Interrupt interrupt;
-  // A Gamma(prior_shape, prior_rate) prior on every alpha, as a density on
-  // log alpha (prior_rate > 0 turns it on): the fit then maximises
-  // loglik + sum_v [shape log alpha_v - rate alpha_v + shape log rate - lgamma(shape)],
-  // which is the MAP objective of DirichletMultinomial::dmn. Every column is
-  // then fitted (the prior keeps alpha finite and positive).
-  double prior_shape = 0.0;
-  double prior_rate = 0.0;
-  // Host threads for the sums over columns (null: the calling thread).
-  Backend* threads = nullptr;
-};
-
-struct FitOutcome {
-  std::vector<double> alpha, se_alpha, se_log_alpha;
-  double loglik = 0.0, loglik_full = 0.0, gradient_norm = 0.0, precision = 0.0;
-  double log_prior = 0.0;   // the prior term at alpha (0 without a prior)
-  double log_det = 0.0;     // log det of minus the objective's Hessian in log alpha
-  int iterations = 0;
-  bool converged = false, multinomial_limit = false, cancelled = false;
-  int64_t zero_columns = 0;
-};
-
-// Maximum-likelihood alpha from histograms. Returns false (with *why set to
-// a static string) when the table has no counts at all.
-bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
-                         const char** why);
 
 }  // namespace dirmn

@@ -1,0 +1,88 @@
+// args.hpp: the argument checks every section of the C ABI shares --
+// handles, strides and layouts, parameter vectors, row weights, options
+// structs -- each written once.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "dirmn.h"
+
+namespace dirmn {
+namespace capi {
+
+// The counts object is non-null and was made by ctx.
+dirmn_status check_counts_use(dirmn_context* ctx, const char* fn, const dirmn_counts* counts);
+
+// n1 x n2 elements at strides (s1, s2) never write one element twice and
+// reach no further than an int64 index: row-major with a leading
+// dimension, or column-major with one (a dimension of 1 ignores its
+// stride).
+bool layout_ok(int64_t n1, int64_t n2, int64_t s1, int64_t s2);
+
+// The largest element index (n1 - 1) s1 + (n2 - 1) s2 fits in int64.
+bool extent_ok(int64_t n1, int64_t s1, int64_t n2, int64_t s2);
+
+// Validates n_vec parameter vectors of length v (vector j, element i at
+// params[j * sj + i * si]) and writes alpha into dst contiguously. Rows of
+// per-row parameters (rowwise) are named as rows.
+dirmn_status convert_params(dirmn_context* ctx, const char* fn, bool rowwise, const double* params,
+                            int64_t n_vec, int64_t v, int64_t sj, int64_t si, dirmn_param param,
+                            double* dst);
+
+// Validates the parameter kind.
+dirmn_status check_param_kind(dirmn_context* ctx, const char* fn, dirmn_param param);
+
+// Validates row weights (finite, >= 0), naming the first bad row; null is
+// valid (all 1).
+dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows);
+
+// Copies a caller's size-prefixed options struct over the defaults in *out
+// (fields beyond the caller's size keep their defaults). INVALID_ARGUMENT
+// when the size cannot even hold itself.
+template <class T>
+dirmn_status copy_options(dirmn_context* ctx, const char* fn, const T* options, const char* init,
+                          T* out);
+
+// The shared parameter vectors dirmn_loglik last validated and converted,
+// kept bit for bit with what they became: evaluating one alpha again (a
+// fitted model scoring several tables, a benchmark loop) then skips the
+// validation and the exp of every entry. Each conversion gets a new
+// version, which tells the backend whether the tables it made from alpha
+// are still current.
+struct ParamMemo {
+  std::vector<double> input;  // the caller's values, vector-major (k x v)
+  std::vector<double> alpha;  // their alphas, same layout
+  dirmn_param kind = DIRMN_PARAM_ALPHA;
+  int64_t n_vec = 0, v = 0;
+  bool valid = false;
+  uint64_t version = 0;
+
+  // True when params (vector j, entry i at params[j * sj + i * si]) are,
+  // bit for bit and of the same kind, the ones `alpha` was made from.
+  bool matches(const double* params, int64_t n_vec_, int64_t v_, int64_t sj, int64_t si,
+               dirmn_param kind_) const;
+  // Records params as the source of `alpha` (valid on return; invalid and
+  // returning false if the copy cannot be allocated).
+  bool remember(const double* params, int64_t n_vec_, int64_t v_, int64_t sj, int64_t si,
+                dirmn_param kind_);
+};
+
+// ---- template definitions --------------------------------------------------
+
+dirmn_status fail_options_size(dirmn_context* ctx, const char* fn, size_t size, const char* init);
+
+template <class T>
+dirmn_status copy_options(dirmn_context* ctx, const char* fn, const T* options, const char* init,
+                          T* out) {
+  if (options == nullptr) return DIRMN_SUCCESS;
+  if (options->size < sizeof(size_t)) return fail_options_size(ctx, fn, options->size, init);
+  std::memcpy(out, options, std::min(options->size, sizeof(T)));
+  out->size = sizeof(T);
+  return DIRMN_SUCCESS;
+}
+
+}  // namespace capi
+}  // namespace dirmn

@@ -1,0 +1,152 @@
+// context.cpp: the header's Contexts section.
+#include <atomic>
+#include <memory>
+#include <new>
+
+#include "guard.hpp"
+#include "handles.hpp"
+
+using dirmn::BackendResult;
+using dirmn::capi::fail;
+using dirmn::capi::fail_backend;
+using dirmn::capi::guarded;
+using dirmn::capi::with_context;
+
+namespace {
+
+std::atomic<uint64_t> g_context_ids{1};
+
+const char* const kStreamsOnCuda = "streams exist only on CUDA contexts; this one is on the CPU";
+
+}  // namespace
+
+extern "C" {
+
+dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, int device) {
+  static const char* fn = "dirmn_context_create";
+  return guarded(nullptr, fn, [&] {
+    if (ctx == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "ctx is NULL");
+    if (backend != DIRMN_BACKEND_AUTO && backend != DIRMN_BACKEND_CPU &&
+        backend != DIRMN_BACKEND_CUDA)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown backend %d",
+                  static_cast<int>(backend));
+    if (device < 0)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "device index %d is negative", device);
+    auto c = std::make_unique<dirmn_context>();
+    c->id = g_context_ids.fetch_add(1);
+    c->threads = std::make_shared<dirmn::HostThreads>(0);
+
+    bool want_cuda = backend == DIRMN_BACKEND_CUDA;
+    if (backend == DIRMN_BACKEND_AUTO && dirmn::cuda_compiled()) {
+      int n = 0;
+      want_cuda = dirmn::cuda_device_count(&n).ok() && n > device;
+    }
+    BackendResult r;
+    if (want_cuda) {
+      if (!dirmn::cuda_compiled())
+        return fail(nullptr, DIRMN_ERROR_BACKEND_UNAVAILABLE, fn,
+                    "the CUDA backend was asked for, but dirmn was built without CUDA "
+                    "(configure with -DDIRMN_CUDA=ON)");
+      int n = 0;
+      const BackendResult rc = dirmn::cuda_device_count(&n);
+      if (!rc.ok() || device >= n)
+        return fail(nullptr, DIRMN_ERROR_BACKEND_UNAVAILABLE, fn,
+                    "CUDA device %d was asked for, but %d CUDA device(s) are usable%s%s", device, n,
+                    rc.ok() ? "" : ": ", rc.ok() ? "" : rc.what);
+      std::unique_ptr<dirmn::Backend> b = dirmn::make_cuda_backend(device, c->threads, &r);
+      if (!b) return fail_backend(nullptr, fn, r);
+      c->backend = std::move(b);
+      std::unique_ptr<dirmn::Backend> h = dirmn::make_cpu_backend(c->threads, &r);
+      if (!h) return fail_backend(nullptr, fn, r);
+      c->host_backend = std::move(h);
+    } else {
+      std::unique_ptr<dirmn::Backend> b = dirmn::make_cpu_backend(c->threads, &r);
+      if (!b) return fail_backend(nullptr, fn, r);
+      c->backend = std::move(b);
+    }
+    *ctx = c.release();
+    return DIRMN_SUCCESS;
+  });
+}
+
+void dirmn_context_destroy(dirmn_context* ctx) { delete ctx; }
+
+dirmn_status dirmn_context_backend(const dirmn_context* ctx, dirmn_backend* backend, int* device) {
+  return with_context(ctx, "dirmn_context_backend", [&] {
+    if (backend) *backend = ctx->backend->kind();
+    if (device) *device = ctx->backend->device();
+    return DIRMN_SUCCESS;
+  }, dirmn::capi::Clear::kNo);
+}
+
+dirmn_status dirmn_context_set_threads(dirmn_context* ctx, int threads) {
+  static const char* fn = "dirmn_context_set_threads";
+  return with_context(ctx, fn, [&] {
+    if (threads < 0)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "threads (%d) is negative", threads);
+    if (!ctx->threads->resize(threads))
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of memory (starting worker threads)");
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_context_get_threads(const dirmn_context* ctx, int* threads) {
+  static const char* fn = "dirmn_context_get_threads";
+  return with_context(ctx, fn, [&] {
+    if (threads == nullptr)
+      return fail(const_cast<dirmn_context*>(ctx), DIRMN_ERROR_NULL_POINTER, fn, "threads is NULL");
+    *threads = ctx->threads->size();
+    return DIRMN_SUCCESS;
+  }, dirmn::capi::Clear::kNo);
+}
+
+dirmn_status dirmn_context_set_precision(dirmn_context* ctx, dirmn_precision precision) {
+  static const char* fn = "dirmn_context_set_precision";
+  return with_context(ctx, fn, [&] {
+    if (precision != DIRMN_PRECISION_DOUBLE && precision != DIRMN_PRECISION_FAST)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown precision %d",
+                  static_cast<int>(precision));
+    ctx->precision = precision;
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_context_set_interrupt(dirmn_context* ctx, dirmn_interrupt_fn fn_ptr,
+                                         void* user_data) {
+  return with_context(ctx, "dirmn_context_set_interrupt", [&] {
+    ctx->interrupt.fn = fn_ptr;
+    ctx->interrupt.user = user_data;
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_context_set_stream(dirmn_context* ctx, void* stream) {
+  static const char* fn = "dirmn_context_set_stream";
+  return with_context(ctx, fn, [&] {
+    const BackendResult r = ctx->backend->set_stream(stream);
+    if (r.status == DIRMN_ERROR_NOT_SUPPORTED) return fail(ctx, r.status, fn, "%s", kStreamsOnCuda);
+    return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
+  });
+}
+
+dirmn_status dirmn_context_get_stream(const dirmn_context* ctx, void** stream) {
+  static const char* fn = "dirmn_context_get_stream";
+  return with_context(ctx, fn, [&] {
+    auto* mctx = const_cast<dirmn_context*>(ctx);  // only its error slot is written
+    if (stream == nullptr) return fail(mctx, DIRMN_ERROR_NULL_POINTER, fn, "stream is NULL");
+    const BackendResult r = ctx->backend->get_stream(stream);
+    if (r.status == DIRMN_ERROR_NOT_SUPPORTED) return fail(mctx, r.status, fn, "%s", kStreamsOnCuda);
+    return r.ok() ? DIRMN_SUCCESS : fail_backend(mctx, fn, r);
+  }, dirmn::capi::Clear::kNo);
+}
+
+dirmn_status dirmn_context_synchronize(dirmn_context* ctx) {
+  static const char* fn = "dirmn_context_synchronize";
+  return with_context(ctx, fn, [&] {
+    const BackendResult r = ctx->backend->synchronize();
+    return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
+  });
+}
+
+}  // extern "C"

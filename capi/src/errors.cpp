@@ -1,0 +1,184 @@
+// errors.cpp: recording and wording failures.
+#include "errors.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "handles.hpp"
+
+namespace dirmn {
+namespace capi {
+namespace {
+
+// Failures before a context exists, per thread. A plain array: thread_local
+// objects with destructors register them (allocating) on first use.
+thread_local ErrorSlot t_slot;
+
+// Appends printf output at `*at` (truncating at the end of the buffer).
+void append_v(ErrorSlot& s, size_t* at, const char* fmt, va_list ap) {
+  if (*at >= ErrorSlot::kMessageBytes - 1) return;
+  const int n = std::vsnprintf(s.message + *at, ErrorSlot::kMessageBytes - *at, fmt, ap);
+  if (n < 0) return;
+  *at = std::min(ErrorSlot::kMessageBytes - 1, *at + static_cast<size_t>(n));
+}
+
+void append(ErrorSlot& s, size_t* at, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void append(ErrorSlot& s, size_t* at, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  append_v(s, at, fmt, ap);
+  va_end(ap);
+}
+
+// The position of `w` in words, and what separates it from the detail.
+void append_position(ErrorSlot& s, size_t* at, const Where& w) {
+  switch (w.form) {
+    case Where::kNone: return;
+    case Where::kCell:
+      append(s, at, "row %" PRId64 ", column %" PRId64 " (0-based): ", w.row, w.column);
+      return;
+    case Where::kParam:
+      append(s, at, "vector %" PRId64 ", index %" PRId64 " (0-based): ", w.vector, w.index);
+      return;
+    case Where::kRowParam:
+      append(s, at, "row %" PRId64 ", index %" PRId64 " (0-based): ", w.row, w.index);
+      return;
+    case Where::kVector: append(s, at, "vector %" PRId64 " (0-based): ", w.vector); return;
+    case Where::kRow: append(s, at, "row %" PRId64 " (0-based): ", w.row); return;
+    case Where::kNamedIndex:
+      append(s, at, "%s index %" PRId64 " (0-based): ", w.argument, w.index);
+      return;
+    case Where::kBracket: append(s, at, "%s[%" PRId64 "] ", w.argument, w.index); return;
+    case Where::kEntry:
+      if (w.row >= 0)
+        append(s, at, "entry %" PRId64 " (row %" PRId64 "): ", w.index, w.row);
+      else
+        append(s, at, "entry %" PRId64 " (column %" PRId64 "): ", w.index, w.column);
+      return;
+  }
+}
+
+dirmn_status record(const dirmn_context* ctx, dirmn_status status, const char* fn,
+                    const Where& where, const char* fmt, va_list ap) {
+  ErrorSlot& s = slot_of(ctx);
+  s.where = where;
+  size_t at = 0;
+  append(s, &at, "%s: ", fn);
+  append_position(s, &at, where);
+  s.detail_at = at;
+  append_v(s, &at, fmt, ap);
+  s.message[at] = '\0';
+  return status;
+}
+
+}  // namespace
+
+ErrorSlot& slot_of(const dirmn_context* ctx) {
+  return ctx != nullptr ? const_cast<dirmn_context*>(ctx)->error : t_slot;
+}
+
+void clear_error(const dirmn_context* ctx) { slot_of(ctx).clear(); }
+
+const char* value_text(double x, char* buf) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Inf" : "-Inf";
+  std::snprintf(buf, kValueChars, "%.17g", x);
+  return buf;
+}
+
+dirmn_status fail(dirmn_context* ctx, dirmn_status status, const char* fn, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, status, fn, Where(), fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+dirmn_status fail_at(dirmn_context* ctx, dirmn_status status, const char* fn, const Where& where,
+                     const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(ctx, status, fn, where, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+dirmn_status prefix_failure(dirmn_context* ctx, dirmn_status status, const char* fn,
+                            const char* fmt, ...) {
+  ErrorSlot& s = slot_of(ctx);
+  char before[ErrorSlot::kMessageBytes];
+  std::memcpy(before, s.message, sizeof before);
+  const size_t detail_at = s.detail_at;
+  size_t at = 0;
+  append(s, &at, "%s: ", fn);
+  va_list ap;
+  va_start(ap, fmt);
+  append_v(s, &at, fmt, ap);
+  va_end(ap);
+  append(s, &at, ": ");
+  const size_t shift = at;
+  append(s, &at, "%s", before);
+  s.message[at] = '\0';
+  s.detail_at = std::min(detail_at + shift, at);
+  return status;
+}
+
+dirmn_status fail_backend(dirmn_context* ctx, const char* fn, const BackendResult& r) {
+  switch (r.status) {
+    case DIRMN_ERROR_CANCELLED: return fail(ctx, r.status, fn, "cancelled by the interrupt callback");
+    case DIRMN_ERROR_OUT_OF_MEMORY: return fail(ctx, r.status, fn, "out of memory (%s)", r.what);
+    case DIRMN_ERROR_DEVICE: return fail(ctx, r.status, fn, "CUDA error %d in %s", r.code, r.what);
+    default:
+      return fail(ctx, r.status, fn, "%s%s%s", dirmn_status_string(r.status), r.what[0] ? ": " : "",
+                  r.what);
+  }
+}
+
+dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status,
+                         const CountsProblem& p, int64_t rows, int64_t cols) {
+  char v[kValueChars];
+  switch (p.kind) {
+    case CountsProblem::kBadCount: {
+      const Where w = Where::cell("data", p.row, p.col).with_value(p.value);
+      if (p.hint[0] != '\0')
+        return fail_at(ctx, status, fn, w, "count %s %s (%s)", value_text(p.value, v), p.why, p.hint);
+      return fail_at(ctx, status, fn, w, "count %s %s", value_text(p.value, v), p.why);
+    }
+    case CountsProblem::kBadIndex: {
+      const int64_t inner = p.csc ? rows : cols;
+      Where w = p.csc ? Where::entry("indices", p.entry, -1, p.outer)
+                      : Where::entry("indices", p.entry, p.outer, -1);
+      w.with_value(static_cast<double>(p.index_value));
+      return fail_at(ctx, status, fn, w, "%s index %" PRId64 " is outside [0, %" PRId64 ")",
+                     p.csc ? "row" : "column", p.index_value, inner);
+    }
+    case CountsProblem::kRepeatedIndex:
+      return fail_at(ctx, status, fn, Where::cell("indices", p.row, p.col),
+                     "the cell appears more than once");
+    case CountsProblem::kBadPointer: {
+      Where w = Where::bracket("ptr", p.entry);
+      w.with_value(static_cast<double>(p.index_value));
+      if (std::strcmp(p.why, "start") == 0)
+        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected 0", p.index_value);
+      if (std::strcmp(p.why, "end") == 0)
+        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected nnz = %" PRId64, p.index_value,
+                       p.nnz);
+      return fail_at(ctx, status, fn, w,
+                     "= %" PRId64 " is below ptr[%" PRId64 "] = %" PRId64 " or above nnz = %" PRId64,
+                     p.index_value, p.entry - 1, p.index_prev, p.nnz);
+    }
+    case CountsProblem::kNone: break;
+  }
+  return fail(ctx, DIRMN_ERROR_INTERNAL, fn, "an unnamed problem with the counts");
+}
+
+}  // namespace capi
+}  // namespace dirmn

@@ -1,0 +1,103 @@
+// fit.cpp: the header's Maximum-likelihood fit section.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+
+#include "../../kernels/models/fit.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+using dirmn::BackendResult;
+using dirmn::capi::fail;
+using dirmn::capi::fail_at;
+using dirmn::capi::fail_backend;
+using dirmn::capi::with_context;
+
+extern "C" {
+
+void dirmn_fit_options_init(dirmn_fit_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  options->size = sizeof *options;
+  options->tolerance = 1e-10;
+  options->max_iterations = 1000;
+}
+
+dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit_options* options,
+                       dirmn_fit_result* result) {
+  static const char* fn = "dirmn_fit";
+  return with_context(ctx, fn, [&] {
+    using namespace dirmn::capi;
+    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
+    if (result->size < offsetof(dirmn_fit_result, zero_columns) + sizeof(int64_t))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is too small; set it to sizeof(dirmn_fit_result)",
+                  result->size);
+    const int64_t V = counts->info.cols;
+    if (result->alpha == nullptr)
+      return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result->alpha is NULL (it needs %" PRId64
+                  " entries)", V);
+    dirmn_fit_options o;
+    dirmn_fit_options_init(&o);
+    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_fit_options_init", &o)) return s;
+    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "tolerance %.17g must be positive and finite",
+                  o.tolerance);
+    if (o.max_iterations < 0)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "max_iterations (%d) is negative",
+                  o.max_iterations);
+    if (o.flags & ~DIRMN_FULL)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "unknown options->flags bits 0x%x (only DIRMN_FULL)", o.flags & ~DIRMN_FULL);
+    char text[kValueChars];
+    if (o.start)
+      for (int64_t v = 0; v < V; ++v)
+        if (!(o.start[v] > 0.0) || !std::isfinite(o.start[v]))
+          return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
+                         Where::named_index("start", v).with_value(o.start[v]),
+                         "alpha %s is not positive and finite", value_text(o.start[v], text));
+    if (dirmn_status s = check_weights(ctx, fn, o.weights, counts->info.rows)) return s;
+    const bool want_hessian = o.hessian_diag != nullptr;
+    dirmn::FitSettings settings;
+    settings.tolerance = o.tolerance;
+    settings.max_iterations = o.max_iterations;
+    settings.start = o.start;
+    settings.progress = o.progress;
+    settings.progress_data = o.progress_data;
+    settings.progress_full = (o.flags & DIRMN_FULL) != 0;
+    settings.interrupt = ctx->interrupt;
+    settings.want_hessian = want_hessian;
+    dirmn::FitOutcome fit;
+    const char* why = "";
+    const BackendResult r =
+        dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit, &why);
+    if (r.status == DIRMN_ERROR_CANCELLED)
+      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d iterations", fit.iterations);
+    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "%s", why);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    std::copy(fit.alpha.begin(), fit.alpha.end(), result->alpha);
+    if (result->std_error_alpha)
+      std::copy(fit.se_alpha.begin(), fit.se_alpha.end(), result->std_error_alpha);
+    if (result->std_error_log_alpha)
+      std::copy(fit.se_log_alpha.begin(), fit.se_log_alpha.end(), result->std_error_log_alpha);
+    result->loglik = fit.loglik;
+    result->loglik_full = fit.loglik_full;
+    result->gradient_norm = fit.gradient_norm;
+    result->precision = fit.precision;
+    result->iterations = fit.iterations;
+    result->converged = fit.converged ? 1 : 0;
+    result->multinomial_limit = fit.multinomial_limit ? 1 : 0;
+    result->zero_columns = fit.zero_columns;
+    if (want_hessian && !fit.hessian_diag.empty()) {
+      std::copy(fit.hessian_diag.begin(), fit.hessian_diag.end(), o.hessian_diag);
+      if (result->size >= offsetof(dirmn_fit_result, hessian_scalar) + sizeof(double))
+        result->hessian_scalar = fit.hessian_scalar;
+    }
+    return DIRMN_SUCCESS;
+  });
+}
+
+}  // extern "C"

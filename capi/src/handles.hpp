@@ -1,0 +1,65 @@
+// handles.hpp: what the C handles hold.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../../kernels/backend.hpp"
+#include "../../kernels/stored_table.hpp"
+#include "../../kernels/table/cache.hpp"
+#include "../../kernels/thread_pool.hpp"
+#include "args.hpp"
+#include "dirmn.h"
+#include "errors.hpp"
+
+struct dirmn_context {
+  uint64_t id = 0;
+  // The host threads every layer below uses, shared by the backends.
+  std::shared_ptr<dirmn::HostThreads> threads;
+  // Shared with every counts object made here, so counts stay destroyable
+  // (and their device memory freeable) after the context handle is gone.
+  std::shared_ptr<dirmn::Backend> backend;
+  // A CUDA context's CPU backend: it keeps a host copy of each table it
+  // makes, for the steps the device lacks (see kernels/stored_table.hpp).
+  std::shared_ptr<dirmn::Backend> host_backend;
+  dirmn_precision precision = DIRMN_PRECISION_DOUBLE;
+  dirmn::Interrupt interrupt;
+  std::vector<double> rowwise_alpha;     // validated per-row alpha, contiguous
+  dirmn::capi::ParamMemo shared_params;  // dirmn_loglik's last shared alphas
+  std::vector<double> out_scratch;       // results before they are copied out
+  dirmn::capi::ErrorSlot error;
+};
+
+struct dirmn_counts {
+  uint64_t context_id = 0;
+  std::shared_ptr<dirmn::Backend> backend;  // declared before data: outlives it
+  std::unique_ptr<dirmn::BackendCounts> data;
+  std::shared_ptr<dirmn::Backend> host_backend;  // declared before host_data
+  std::unique_ptr<dirmn::BackendCounts> host_data;
+  dirmn::TableInfo info;
+  uint32_t flags = 0;
+  dirmn::HistogramCache histograms;
+
+  // The table and the backends that work on it, for a call on `ctx`.
+  dirmn::StoredTable stored(const dirmn_context* ctx) const {
+    dirmn::StoredTable t;
+    t.backend = backend.get();
+    t.data = data.get();
+    t.host = host_backend.get();
+    t.host_data = host_data.get();
+    t.threads = ctx->threads.get();
+    t.info = &info;
+    return t;
+  }
+};
+
+struct dirmn_mixture {
+  int k = 0;
+  int64_t rows = 0, cols = 0;
+  dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;
+  std::vector<double> alpha;    // k x cols, row-major
+  std::vector<double> weights;  // k
+  std::vector<double> resp;     // rows x k, row-major
+  dirmn_mixture_info info{};
+};

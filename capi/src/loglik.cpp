@@ -1,0 +1,142 @@
+// loglik.cpp: the header's Log-likelihood section.
+#include <cinttypes>
+#include <new>
+#include <vector>
+
+#include "guard.hpp"
+#include "handles.hpp"
+
+using dirmn::BackendResult;
+using dirmn::capi::fail;
+using dirmn::capi::fail_backend;
+using dirmn::capi::with_context;
+
+namespace dirmn {
+namespace capi {
+namespace {
+
+// The body of both likelihood entry points.
+dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                        bool rowwise, int64_t k, const double* params, int64_t sj, int64_t si,
+                        dirmn_param param, uint32_t flags, double* out, int64_t out_sr,
+                        int64_t out_sk) {
+  if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+  if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
+  if (out == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "out is NULL");
+  if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
+  const uint32_t known = DIRMN_FULL | DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC;
+  if (flags & ~known)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x", flags & ~known);
+  const bool on_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
+  if (on_device && ctx->backend->kind() != DIRMN_BACKEND_CUDA)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                "DIRMN_OUTPUT_DEVICE needs a CUDA context; this one is on the CPU");
+  if ((flags & DIRMN_ASYNC) && !on_device)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "DIRMN_ASYNC requires DIRMN_OUTPUT_DEVICE (host results must be waited for)");
+  const int64_t rows = counts->info.rows, v = counts->info.cols;
+  const int64_t n_vec = rowwise ? rows : k;
+  if (!rowwise && k <= 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "k (%" PRId64 ") must be positive", k);
+  if ((n_vec > 1 && sj < 1) || (v > 1 && si < 1))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "parameter strides must be >= 1 (got %" PRId64 ", %" PRId64 ")", sj, si);
+  if (!extent_ok(n_vec, n_vec > 1 ? sj : 0, v, v > 1 ? si : 0))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "the parameter array's strided extent overflows");
+  const int64_t kk = rowwise ? 1 : k;
+  if (!layout_ok(rows, kk, out_sr, out_sk))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "output strides (%" PRId64 ", %" PRId64 ") for %" PRId64 " x %" PRId64
+                " results overlap or are not positive",
+                out_sr, out_sk, rows, kk);
+  int64_t n_alpha = 0, n_out = 0;
+  if (__builtin_mul_overflow(n_vec, v, &n_alpha) || __builtin_mul_overflow(rows, kk, &n_out))
+    return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "parameter or result size overflows");
+  const int64_t psj = n_vec > 1 ? sj : 0, psi = v > 1 ? si : 0;
+  // Row-wise parameters (a table's worth) are converted every call; shared
+  // vectors are remembered (ParamMemo).
+  ParamMemo& memo = ctx->shared_params;
+  const bool reuse = !rowwise && memo.matches(params, n_vec, v, psj, psi, param);
+  std::vector<double>& alpha = rowwise ? ctx->rowwise_alpha : memo.alpha;
+  if (!rowwise && !reuse) {
+    memo.valid = false;  // memo.alpha is about to change
+    ++memo.version;
+  }
+  try {
+    if (!reuse) alpha.resize(static_cast<size_t>(n_alpha));
+    if (!on_device) ctx->out_scratch.resize(static_cast<size_t>(n_out));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " parameters",
+                n_alpha);
+  }
+  if (!reuse) {
+    if (dirmn_status s = convert_params(ctx, fn, rowwise, params, n_vec, v, psj, psi, param,
+                                        alpha.data()))
+      return s;
+    // Without room for the copy the next call converts again.
+    if (!rowwise) (void)memo.remember(params, n_vec, v, psj, psi, param);
+  }
+
+  LoglikRequest req;
+  req.alpha = alpha.data();
+  req.alpha_version = !rowwise && memo.valid ? memo.version : 0;
+  req.k = kk;
+  req.rowwise = rowwise;
+  req.full = (flags & DIRMN_FULL) != 0;
+  req.fast = ctx->precision == DIRMN_PRECISION_FAST;
+  req.out_on_device = on_device;
+  req.async = (flags & DIRMN_ASYNC) != 0;
+  if (on_device) {
+    req.out = out;
+    req.out_stride_row = out_sr;
+    req.out_stride_k = out_sk;
+  } else {
+    // Results land in scratch first so a cancelled or failed call leaves the
+    // caller's array as it was.
+    req.out = ctx->out_scratch.data();
+    req.out_stride_row = kk;
+    req.out_stride_k = 1;
+  }
+  const StoredTable table = counts->stored(ctx);
+  const Step step = rowwise ? Step::kLoglikRowwise : Step::kLoglik;
+  const BackendResult r = table.run(step, [&](Backend& b, const BackendCounts& d) {
+    return b.loglik(d, req, ctx->interrupt);
+  });
+  if (!r.ok()) return fail_backend(ctx, fn, r);
+  if (!on_device) {
+    const double* src = ctx->out_scratch.data();
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t j = 0; j < kk; ++j) out[b * out_sr + j * out_sk] = src[b * kk + j];
+  }
+  return DIRMN_SUCCESS;
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace dirmn
+
+extern "C" {
+
+dirmn_status dirmn_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t k,
+                          const double* params, int64_t params_stride_k, int64_t params_stride_v,
+                          dirmn_param param, uint32_t flags, double* out, int64_t out_stride_row,
+                          int64_t out_stride_k) {
+  static const char* fn = "dirmn_loglik";
+  return with_context(ctx, fn, [&] {
+    return dirmn::capi::run_loglik(ctx, fn, counts, false, k, params, params_stride_k,
+                                   params_stride_v, param, flags, out, out_stride_row, out_stride_k);
+  });
+}
+
+dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_counts* counts,
+                                  const double* params, int64_t params_stride_row,
+                                  int64_t params_stride_v, dirmn_param param, uint32_t flags,
+                                  double* out, int64_t out_stride) {
+  static const char* fn = "dirmn_loglik_rowwise";
+  return with_context(ctx, fn, [&] {
+    return dirmn::capi::run_loglik(ctx, fn, counts, true, 1, params, params_stride_row,
+                                   params_stride_v, param, flags, out, out_stride, 1);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,94 @@
+// cpu_rows.hpp: what the CPU backend's passes over rows share: the stored
+// table, cell access, and the centred per-row arithmetic.
+//
+// Every cell term is centred: lpoch(alpha_v, n) - n log A instead of
+// lpoch(alpha_v, n), and the row total's term likewise. The n log A parts
+// cancel exactly (sum_v n_v = N), and what remains has the size of the
+// result, so partial sums never grow to ~N log A (8e8 at alpha = 1e10) where
+// each addition would round away more than the 1e-12 the results promise.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "../backend.hpp"
+#include "../math/special.hpp"
+
+namespace dirmn {
+namespace cpu {
+
+// Work per chunk handed to one thread, in cells (dense) or nonzeros (sparse):
+// large enough to amortise scheduling, small enough to balance and to poll
+// the interrupt callback often.
+constexpr int64_t kCellsPerChunk = int64_t{1} << 16;
+
+class CpuCounts final : public BackendCounts {
+ public:
+  explicit CpuCounts(HostTable&& t) : table(std::move(t)) {}
+  HostTable table;
+};
+
+template <class T>
+const T* as(const std::vector<unsigned char>& bytes) {
+  return reinterpret_cast<const T*>(bytes.data());
+}
+
+// Calls f(v, n) for each nonzero cell of row b.
+template <class T, class F>
+void for_each_nonzero(const HostTable& t, int64_t b, F&& f) {
+  const T* x = as<T>(t.values);
+  if (t.sparse) {
+    for (int64_t i = t.row_ptr[b]; i < t.row_ptr[b + 1]; ++i)
+      f(static_cast<int64_t>(t.col_idx[i]), static_cast<double>(x[i]));
+  } else {
+    const T* row = x + b * t.cols;
+    for (int64_t v = 0; v < t.cols; ++v)
+      if (row[v] != 0) f(v, static_cast<double>(row[v]));
+  }
+}
+
+// lpoch(a, n) - n log A: the centred term of one cell.
+inline double centred_lpoch(double a, double n, double log_a_sum) {
+  return math::lpoch(a, n) - n * log_a_sum;
+}
+
+// Regrouping trades terms of size ~N log N for terms of size ~(A - alpha*)
+// log(...): it helps only where the rest of alpha is small beside the
+// dominant count.
+inline bool regroup_helps(double a_rest, double n_star) { return a_rest < n_star; }
+
+// The row's log-likelihood from its centred partial sum. `rest` excludes
+// column `star` exactly when the row is regrouped (see kRegroupMinCount), and
+// then a_rest is the sum of alpha without that column.
+inline double finish_row(double rest, double a_sum, double log_a_sum, double n_total,
+                         bool regroup, double a_star, double n_star, double a_rest) {
+  if (!regroup) return rest - centred_lpoch(a_sum, n_total, log_a_sum);
+  return rest + (n_total - n_star) * log_a_sum + math::lpoch(a_star, a_rest) -
+         math::lpoch(a_star + n_star, a_rest + (n_total - n_star));
+}
+
+// The sum of alpha with Kahan compensation.
+inline double sum_of(const double* a, int64_t n) {
+  double s = 0.0, comp = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = a[i] - comp;
+    const double t = s + y;
+    comp = (t - s) - y;
+    s = t;
+  }
+  return s;
+}
+
+// The backend's passes (cpu_loglik.cpp, cpu_histograms.cpp,
+// cpu_derivatives.cpp), on the host threads.
+BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
+                     const Interrupt& interrupt);
+BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
+                         std::vector<Histograms>* out, HostThreads& threads,
+                         const Interrupt& interrupt);
+BackendResult rowwise_derivatives(const HostTable& t, const RowwiseDerivRequest& req,
+                                  HostThreads& threads, const Interrupt& interrupt);
+
+}  // namespace cpu
+}  // namespace dirmn

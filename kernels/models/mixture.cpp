@@ -1,0 +1,314 @@
+// mixture.cpp: the EM loop of a Dirichlet-multinomial mixture, one for every
+// backend.
+//
+// One EM iteration is two passes over the table: the M step builds the k
+// responsibility-weighted count histograms in one pass and refits each
+// component by Newton's method on them (fit.cpp), so every Hessian is
+// diagonal plus rank one and nothing is O(V^2); the E step is one
+// likelihood pass for all k components, turned into responsibilities by
+// log-sum-exp. Where the responsibilities live -- host arrays or beside the
+// table on a device -- is the EmState's business (stored_table.hpp); this
+// loop only decides.
+#include "mixture.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <new>
+
+#include "../math/logsumexp.hpp"
+#include "../math/random.hpp"
+#include "criteria.hpp"
+#include "fit.hpp"
+#include "init.hpp"
+
+namespace dirmn {
+namespace {
+
+// A component whose responsibilities sum below this is empty.
+constexpr double kEmptyComponent = 1e-8;
+// Newton tolerance of the M-step fits (relative, as dirmn_fit's).
+constexpr double kMStepTolerance = 1e-12;
+constexpr int kMStepIterations = 200;
+// Every alpha of a component stays at least this (see the M step).
+constexpr double kAlphaFloor = 1e-10;
+// Under ML, a component in the multinomial limit takes its proportions at
+// this precision.
+constexpr double kLimitPrecision = 1e8;
+// The random stream of start s of a seed.
+constexpr uint64_t kSeedMultiplier = 0x2545F4914F6CDD1DULL;
+
+struct EmResult {
+  std::vector<double> alpha, weights, resp;
+  // The responsibilities the last M step fitted alpha and the weights to
+  // (resp is one E step later): dmn's Hessian is evaluated with these.
+  std::vector<double> fitted_resp;
+  double loglik = 0.0, objective = 0.0, log_det = 0.0;
+  int iterations = 0;
+  bool converged = false;
+};
+
+MixtureResult failed(const BackendResult& r) { return {r, -1}; }
+
+// w_bj = r_b z_bj (rows x k), and per component sum_b w_bj.
+void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t rows, int k,
+                    std::vector<double>* w, std::vector<double>* comp_weight) {
+  w->resize(z.size());
+  for (int64_t b = 0; b < rows; ++b)
+    for (int j = 0; j < k; ++j)
+      (*w)[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (row_w ? row_w[b] : 1.0);
+  comp_weight->assign(static_cast<size_t>(k), 0.0);
+  for (int64_t b = 0; b < rows; ++b)
+    for (int j = 0; j < k; ++j) (*comp_weight)[static_cast<size_t>(j)] += (*w)[static_cast<size_t>(b * k + j)];
+}
+
+MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::RandomStream rng,
+                     EmResult* out) {
+  const HostTable& host = *table.host_rows();
+  const int k = o.k;
+  const int64_t rows = table.info->rows, V = table.info->cols;
+  const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
+  HostThreads& host_threads = *table.threads;
+  // One component: every responsibility is 1, and EM is a single fit (its
+  // M step, then one likelihood pass for the criteria); no initialisation.
+  std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)
+                                 : o.init == DIRMN_INIT_SOFT_KMEANS
+                                     ? soft_kmeans_responsibilities(host, k, rng, host_threads)
+                                     : kmeans_responsibilities(host, k, o.init, rng, host_threads);
+  std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
+  std::vector<double> w, lse, comp_weight, comp_z;
+  std::vector<bool> have_alpha(static_cast<size_t>(k), false);
+  std::vector<Histograms> hist;
+  std::vector<double> comp_log_det(static_cast<size_t>(k), 0.0);
+  double w_total = 0.0;
+  for (int64_t b = 0; b < rows; ++b) w_total += o.weights ? o.weights[b] : 1.0;
+  double prev = std::numeric_limits<double>::infinity();
+  double loglik = 0.0, objective = 0.0;
+
+  std::unique_ptr<EmState> state;
+  BackendResult r = table.make_em_state(k, o.weights, &state);
+  if (!r.ok()) return failed(r);
+  m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
+  if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
+  // The state holds them now; the loop needs them again only to re-seed.
+  std::vector<double>().swap(z);
+  std::vector<double>().swap(w);
+
+  // The state fits the components it has histograms and warm starts for,
+  // until it says it cannot (no room for its workspace).
+  bool state_fits = state->fits_components();
+  EmFitSettings state_fit;
+  state_fit.tolerance = kMStepTolerance;
+  state_fit.max_iterations = kMStepIterations;
+  if (dmn) {
+    state_fit.prior_shape = kDmnShape;
+    state_fit.prior_rate = kDmnRate;
+  }
+  state_fit.alpha_floor = kAlphaFloor;
+  EmFitOutcome state_out;
+  std::vector<char> want(static_cast<size_t>(k));
+  int it = 0;
+  for (;; ++it) {
+    // M step: weighted histograms for every component in one pass, then a
+    // Newton fit of each alpha_k, warm-started from the last one. Where the
+    // state fits components, it fits them where the histograms are once
+    // every component has a warm start; the host fits the rest (the first
+    // iteration, re-seeded components, and what the state hands back) from
+    // the histograms brought to the host.
+    bool warm = state_fits;
+    for (int j = 0; j < k; ++j) {
+      want[static_cast<size_t>(j)] = comp_weight[static_cast<size_t>(j)] > kEmptyComponent;
+      if (want[static_cast<size_t>(j)] && !have_alpha[static_cast<size_t>(j)]) warm = false;
+    }
+    state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
+    const bool have_hist = !warm;
+    r = state->histograms(warm ? nullptr : &hist, o.interrupt);
+    if (r.ok() && warm) {
+      r = state->fit_components(state_fit, want.data(), alpha.data(), &state_out);
+      // Without room for the state's workspace the host fits (the
+      // histograms wait to be fetched).
+      if (r.status == DIRMN_ERROR_NOT_SUPPORTED || r.status == DIRMN_ERROR_OUT_OF_MEMORY) {
+        state_fits = false;
+        state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
+        r = {};
+      }
+    }
+    if (!r.ok()) return failed(r);
+    const auto on_host = [&](size_t j) {
+      return want[j] && state_out.status[j] == EmFitOutcome::kHost;
+    };
+    bool any_on_host = false;
+    for (size_t j = 0; j < static_cast<size_t>(k); ++j) any_on_host = any_on_host || on_host(j);
+    if (any_on_host && !have_hist)
+      if (!(r = state->fetch_histograms(&hist)).ok()) return failed(r);
+    double log_prior = 0.0;
+    // The k fits are independent: they run on the host threads at once.
+    std::vector<FitOutcome> fo(static_cast<size_t>(k));
+    std::vector<char> fitted(static_cast<size_t>(k), 0);
+    const auto fit_one = [&](int64_t jj) {
+      const size_t j = static_cast<size_t>(jj);
+      if (!on_host(j)) return;
+      FitSettings fs;
+      fs.tolerance = kMStepTolerance;
+      fs.max_iterations = kMStepIterations;
+      if (have_alpha[j]) fs.start = alpha.data() + jj * V;
+      if (dmn) {
+        fs.prior_shape = kDmnShape;
+        fs.prior_rate = kDmnRate;
+      }
+      const char* why = "";
+      try {
+        fitted[j] = fit_from_histograms(hist[j], fs, &fo[j], &why) ? 1 : 0;
+      } catch (const std::bad_alloc&) {
+        fitted[j] = 2;
+      }
+    };
+    if (any_on_host) host_threads.parallel_for(k, fit_one);
+    for (int j = 0; j < k; ++j) {
+      const size_t jj = static_cast<size_t>(j);
+      if (fitted[jj] == 2) throw std::bad_alloc();
+      log_pi[jj] = std::log(std::max(comp_weight[jj] / w_total, std::numeric_limits<double>::min()));
+      if (state_out.status[jj] == EmFitOutcome::kFitted) {
+        // fit_components replaced alpha_j (floored as below).
+        log_prior += state_out.log_prior[jj];
+        comp_log_det[jj] = state_out.log_det[jj];
+      } else if (fitted[jj] == 1) {
+        const FitOutcome& f = fo[jj];
+        double* a = alpha.data() + j * V;
+        // Under ML a column this component never sees has its MLE at 0, and
+        // the multinomial limit has no finite alpha: keep every alpha
+        // positive and finite (tiny, or the proportions at a large precision)
+        // so the E step stays defined.
+        const double scale = f.multinomial_limit ? kLimitPrecision : 1.0;
+        for (int64_t v = 0; v < V; ++v)
+          a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, kAlphaFloor);
+        have_alpha[jj] = true;
+        log_prior += f.log_prior;
+        comp_log_det[jj] = f.log_det;
+      }
+    }
+    // E step: all k log-likelihoods in one pass.
+    EmStep st;
+    if (!(r = state->e_step(alpha.data(), log_pi.data(), &st, o.interrupt)).ok()) return failed(r);
+    loglik = st.loglik;
+    comp_weight = std::move(st.w_sum);
+    comp_z = std::move(st.z_sum);
+    objective = -loglik - log_prior;
+    if (o.progress && o.progress(it, loglik, st.max_change, o.progress_data) != 0)
+      return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
+    if (o.interrupt.poll()) return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
+    // Empty components restart at the worst-explained row.
+    bool reseeded = false;
+    for (int j = 0; j < k; ++j) {
+      if (comp_z[static_cast<size_t>(j)] > kEmptyComponent || rows < 2) continue;
+      if (!reseeded) {
+        z.resize(static_cast<size_t>(rows * k));
+        lse.resize(static_cast<size_t>(rows));
+        if (!(r = state->download(z.data(), nullptr, lse.data())).ok()) return failed(r);
+      }
+      reseeded = true;
+      int64_t worst = 0;
+      for (int64_t b = 1; b < rows; ++b)
+        if (lse[static_cast<size_t>(b)] < lse[static_cast<size_t>(worst)] && host.row_total[static_cast<size_t>(b)] > 0)
+          worst = b;
+      for (int i = 0; i < k; ++i) z[static_cast<size_t>(worst * k + i)] = i == j ? 1.0 : 0.0;
+      have_alpha[static_cast<size_t>(j)] = false;
+      prev = std::numeric_limits<double>::infinity();
+    }
+    if (reseeded) {
+      m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
+      if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
+    }
+    if (k == 1 || std::fabs(prev - objective) <= o.tolerance * std::fabs(objective)) {
+      out->converged = true;
+      break;
+    }
+    if (it + 1 >= o.max_iterations) break;
+    prev = objective;
+  }
+  z.resize(static_cast<size_t>(rows * k));
+  std::vector<double> z_before(z.size());
+  if (!(r = state->download(z.data(), z_before.data(), nullptr)).ok()) return failed(r);
+  out->alpha = std::move(alpha);
+  out->weights.resize(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) out->weights[static_cast<size_t>(j)] = std::exp(log_pi[static_cast<size_t>(j)]);
+  out->resp = std::move(z);
+  out->fitted_resp = std::move(z_before);
+  out->loglik = loglik;
+  out->objective = objective;
+  out->log_det = 0.0;
+  for (double d : comp_log_det) out->log_det += d;
+  out->iterations = it + 1;
+  return {};
+}
+
+}  // namespace
+
+MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
+  const int k = o.k;
+  EmResult best;
+  int best_start = -1;
+  // With one component every start is the same fit: run it once.
+  const int starts = k == 1 ? 1 : o.starts;
+  for (int s = 0; s < starts; ++s) {
+    math::RandomStream rng{o.seed * kSeedMultiplier + static_cast<uint64_t>(s), 0};
+    EmResult r;
+    const MixtureResult m = run_em(table, o, rng, &r);
+    if (!m.ok()) return m;
+    if (best_start < 0 || r.objective < best.objective) {
+      best = std::move(r);
+      best_start = s;
+    }
+  }
+  // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
+  // already gave).
+  if (o.objective == DIRMN_MIXTURE_DMN && k > 1) {
+    const BackendResult r = dmn_log_det(table, k, o.weights, o.interrupt, best.alpha,
+                                        best.fitted_resp, &best.log_det);
+    if (!r.ok()) return failed(r);
+  }
+  const int64_t rows = table.info->rows, V = table.info->cols;
+  MixtureCriteriaInput c;
+  c.objective_kind = o.objective;
+  for (int64_t b = 0; b < rows; ++b) c.n_rows += o.weights ? o.weights[b] : 1.0;
+  c.parameters = static_cast<int64_t>(static_cast<double>(k) * static_cast<double>(V) + k - 1);
+  c.loglik = best.loglik;
+  c.objective = best.objective;
+  c.log_det = best.log_det;
+  mixture_criteria(c, &out->aic, &out->bic, &out->laplace);
+  out->parameters = c.parameters;
+  out->alpha = std::move(best.alpha);
+  out->weights = std::move(best.weights);
+  out->resp = std::move(best.resp);
+  out->loglik = best.loglik;
+  out->objective = best.objective;
+  out->iterations = best.iterations;
+  out->converged = best.converged;
+  out->start = best_start;
+  return {};
+}
+
+BackendResult assign_mixture(const StoredTable& table, int k, const double* alpha,
+                             const double* weights, const Interrupt& interrupt, double* z) {
+  const int64_t rows = table.info->rows;
+  std::vector<double> L(static_cast<size_t>(rows * k)), lse(static_cast<size_t>(rows));
+  std::vector<double> log_pi(static_cast<size_t>(k));
+  LoglikRequest req;
+  req.alpha = alpha;
+  req.k = k;
+  req.full = true;
+  req.out = L.data();
+  req.out_stride_row = k;
+  req.out_stride_k = 1;
+  const BackendResult r = table.run(Step::kLoglik, [&](Backend& b, const BackendCounts& d) {
+    return b.loglik(d, req, interrupt);
+  });
+  if (!r.ok()) return r;
+  for (int j = 0; j < k; ++j)
+    log_pi[static_cast<size_t>(j)] = std::log(std::max(weights[j], std::numeric_limits<double>::min()));
+  math::responsibilities(L.data(), log_pi.data(), rows, k, nullptr, z, lse.data());
+  return {};
+}
+
+}  // namespace dirmn

@@ -1,0 +1,60 @@
+// mixture.hpp: Dirichlet-multinomial mixtures by EM (Holmes, Harris &
+// Quince 2012), with DirichletMultinomial::dmn's MAP objective available --
+// one EM loop for every backend, over the EmState steps of backend.hpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../backend.hpp"
+#include "../stored_table.hpp"
+#include "dirmn.h"
+
+namespace dirmn {
+
+struct MixtureSettings {
+  int k = 1;
+  dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;
+  dirmn_mixture_init init = DIRMN_INIT_KMEANSPP;
+  int starts = 1;
+  uint64_t seed = 1;
+  int max_iterations = 1000;
+  double tolerance = 1e-9;
+  const double* weights = nullptr;  // rows, validated; null for 1
+  dirmn_progress_fn progress = nullptr;
+  void* progress_data = nullptr;
+  Interrupt interrupt;
+};
+
+// A fitted mixture and its criteria (see dirmn_mixture_info).
+struct MixtureFit {
+  std::vector<double> alpha;    // k x cols, row-major
+  std::vector<double> weights;  // k
+  std::vector<double> resp;     // rows x k, row-major
+  int64_t parameters = 0;
+  double loglik = 0.0, objective = 0.0, aic = 0.0, bic = 0.0, laplace = 0.0;
+  int iterations = 0;
+  bool converged = false;
+  int start = 0;
+};
+
+// A failure of the EM: a backend's, or CANCELLED at `iteration` (by the
+// progress callback or the interrupt).
+struct MixtureResult {
+  BackendResult backend;
+  int iteration = -1;
+  bool ok() const { return backend.ok(); }
+};
+
+// Fits the mixture from every start and keeps the best objective; the
+// table's rows must be on the host (table.host_rows()) for the
+// initialisation, and k at most the number of rows with counts. Throws
+// std::bad_alloc when host memory runs out.
+MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& s, MixtureFit* out);
+
+// The posterior probabilities of the table's rows under a fitted mixture
+// (alpha k x cols, weights k): z, rows x k, row-major. Throws std::bad_alloc.
+BackendResult assign_mixture(const StoredTable& table, int k, const double* alpha,
+                             const double* weights, const Interrupt& interrupt, double* z);
+
+}  // namespace dirmn

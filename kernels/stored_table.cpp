@@ -1,0 +1,58 @@
+// stored_table.cpp: where each step of a stored table runs.
+#include "stored_table.hpp"
+
+namespace dirmn {
+
+StoredTable::Where StoredTable::where(Step step) const {
+  if (backend->supports(step, *data)) return Where::kBackend;
+  switch (step) {
+    case Step::kMixtureEm:
+    case Step::kMixtureFits:
+      // The host EM state reads the likelihoods and histograms from the
+      // steps above; its initialisation needs the rows on the host.
+      return host_rows() != nullptr && where(Step::kHistograms) != Where::kNowhere
+                 ? Where::kHost
+                 : Where::kNowhere;
+    default:
+      return host != nullptr && host->supports(step, *host_data) ? Where::kHost : Where::kNowhere;
+  }
+}
+
+const HostTable* StoredTable::host_rows() const {
+  const HostTable* h = backend->host_table(*data);
+  if (h == nullptr && host != nullptr) h = host->host_table(*host_data);
+  return h;
+}
+
+uint32_t StoredTable::host_steps() const {
+  uint32_t bits = 0;
+  for (Step s : kAllSteps) {
+    const Where w = where(s);
+    const bool on_host =
+        w == Where::kHost || (w == Where::kBackend && backend->kind() == DIRMN_BACKEND_CPU);
+    if (on_host) bits |= static_cast<uint32_t>(s);
+  }
+  return bits;
+}
+
+uint32_t StoredTable::unavailable_steps() const {
+  uint32_t bits = 0;
+  for (Step s : kAllSteps)
+    if (where(s) == Where::kNowhere) bits |= static_cast<uint32_t>(s);
+  return bits;
+}
+
+BackendResult StoredTable::make_em_state(int64_t k, const double* row_weights,
+                                         std::unique_ptr<EmState>* out) const {
+  const Where w = where(Step::kMixtureEm);
+  if (w == Where::kNowhere)
+    return {DIRMN_ERROR_NOT_SUPPORTED, "mixtures of counts wrapped from device memory", 0};
+  if (w == Where::kBackend) {
+    const BackendResult r = backend->make_em_state(*data, k, row_weights, out);
+    // The backend keeps no state for this k: the host keeps it.
+    if (r.status != DIRMN_ERROR_NOT_SUPPORTED) return r;
+  }
+  return make_host_em_state(*this, k, row_weights, out);
+}
+
+}  // namespace dirmn

@@ -1,0 +1,71 @@
+// stored_table.hpp: a stored counts table and the backends that can work on
+// it -- the one place that decides where each step runs.
+//
+// A table lives on its context's backend. Where that backend is a device
+// and the table came from host memory, a CPU backend keeps a copy beside
+// it; a step the device lacks for the table's form runs there. Nothing else
+// in the library falls back: every other layer asks this one, and
+// dirmn_counts_get_info reports its answers (host_steps).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "backend.hpp"
+
+namespace dirmn {
+
+struct StoredTable {
+  Backend* backend = nullptr;  // the context's backend and its copy
+  const BackendCounts* data = nullptr;
+  Backend* host = nullptr;     // a CPU backend's copy, or null
+  const BackendCounts* host_data = nullptr;
+  HostThreads* threads = nullptr;  // the context's host threads
+  const TableInfo* info = nullptr;
+
+  enum class Where { kBackend, kHost, kNowhere };
+
+  // Where `step` runs for this table. The mixture steps "run on the host"
+  // when the EM keeps the responsibilities in host memory (host_em.cpp),
+  // which needs the rows on the host for its initialisation.
+  Where where(Step step) const;
+
+  // Runs op(backend, data) on the backend `step` runs on; NOT_SUPPORTED
+  // where none does. A backend that refuses after all (NOT_SUPPORTED) hands
+  // the step to the host copy, when there is one.
+  template <class Op>
+  BackendResult run(Step step, Op&& op) const {
+    const Where w = where(step);
+    if (w == Where::kNowhere)
+      return {DIRMN_ERROR_NOT_SUPPORTED, "this step for counts wrapped from device memory", 0};
+    if (w == Where::kBackend) {
+      BackendResult r = op(*backend, *data);
+      if (r.status != DIRMN_ERROR_NOT_SUPPORTED || host == nullptr) return r;
+    }
+    return op(*host, *host_data);
+  }
+
+  // The validated table in host memory (the backend's own or the copy's);
+  // null for counts wrapped from device memory.
+  const HostTable* host_rows() const;
+
+  // DIRMN_STEP_* bits: the steps that run on the host CPU, and those that
+  // run nowhere.
+  uint32_t host_steps() const;
+  uint32_t unavailable_steps() const;
+
+  // A mixture's EM state for k components (row weights: rows, or null):
+  // the backend's where it keeps the responsibilities beside the table,
+  // else one in host memory over this table's steps.
+  BackendResult make_em_state(int64_t k, const double* row_weights,
+                              std::unique_ptr<EmState>* out) const;
+};
+
+// The EM state in host memory: responsibilities, weights and log-sum-exp
+// on host arrays, the likelihoods and histograms from `table`'s steps.
+// `table` must outlive the state.
+BackendResult make_host_em_state(const StoredTable& table, int64_t k, const double* row_weights,
+                                 std::unique_ptr<EmState>* out);
+
+}  // namespace dirmn

@@ -1,0 +1,228 @@
+// build_dense.cpp: validation of a caller's dense host table and its
+// encoding into the compact form.
+//
+// Dense input is read twice, never copied wider than its final form: a scan
+// validates every cell and gathers the statistics that choose the storage, an
+// encode pass writes the chosen form. Both walk the caller's memory in its
+// own order (row- or column-major) so either layout streams, and both run
+// over row blocks on the host threads.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "build.hpp"
+#include "storage.hpp"
+#include "validate.hpp"
+
+namespace dirmn {
+namespace {
+
+using build::ScanStats;
+
+constexpr int64_t kRowTile = 256;
+
+// Calls f(i, j) over rows [r0, r1) of a rows x cols strided array in the
+// order that walks memory forwards: rows innermost when rows are contiguous
+// (column-major). Stops early when f returns false.
+template <class F>
+bool for_each_cell(int64_t r0, int64_t r1, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                   F&& f) {
+  const bool col_major = (rows > 1 && cols > 1) ? rs < cs : cols == 1;
+  if (col_major) {
+    // Tiles of kRowTile rows: each column's slice of a tile is contiguous,
+    // and the per-row state the caller updates stays in cache across columns.
+    for (int64_t t0 = r0; t0 < r1; t0 += kRowTile) {
+      const int64_t t1 = std::min(r1, t0 + kRowTile);
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = t0; i < t1; ++i)
+          if (!f(i, j)) return false;
+    }
+  } else {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        if (!f(i, j)) return false;
+  }
+  return true;
+}
+
+// Below this many cells a table is scanned by the calling thread alone:
+// starting threads would cost more than they save.
+
+// Below this many cells a table is scanned by the calling thread alone:
+// waking threads would cost more than they save.
+constexpr int64_t kCellsPerScanThread = int64_t{1} << 20;
+
+int scan_parts(int64_t rows, int64_t cols, int threads) {
+  const int64_t by_size = rows * cols / kCellsPerScanThread + 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({by_size, threads, rows})));
+}
+
+template <class VT, class S>
+void encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                         HostThreads& threads, int parts, HostTable* t) {
+  VT* dst = reinterpret_cast<VT*>(t->values.data());
+  build::for_row_blocks(threads, rows, parts, [&](int, int64_t r0, int64_t r1) {
+    if (t->sparse) {
+      // Columns ascend within each row whichever order cells are visited, as
+      // long as a row's cells are visited in column order: both walks do that.
+      std::vector<int64_t> cursor(t->row_ptr.begin() + r0, t->row_ptr.begin() + r1);
+      for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+        const S x = src[i * rs + j * cs];
+        if (x != 0) {
+          const int64_t p = cursor[static_cast<size_t>(i - r0)]++;
+          dst[p] = static_cast<VT>(x);
+          t->col_idx[static_cast<size_t>(p)] = static_cast<uint32_t>(j);
+        }
+        return true;
+      });
+    } else {
+      for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+        dst[i * cols + j] = static_cast<VT>(src[i * rs + j * cs]);
+        return true;
+      });
+    }
+  });
+}
+
+template <class S>
+void encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                      HostThreads& threads, int parts, HostTable* t) {
+  switch (t->vtype) {
+    case ValueType::U8: return encode_dense_source<uint8_t>(src, rows, cols, rs, cs, threads, parts, t);
+    case ValueType::U16: return encode_dense_source<uint16_t>(src, rows, cols, rs, cs, threads, parts, t);
+    case ValueType::U32: return encode_dense_source<uint32_t>(src, rows, cols, rs, cs, threads, parts, t);
+    case ValueType::F64: return encode_dense_source<double>(src, rows, cols, rs, cs, threads, parts, t);
+  }
+}
+
+// Converts a dense 8-bit table to CSR in place.
+void to_sparse(HostTable* t) {
+  const int64_t rows = t->rows, cols = t->cols;
+  std::vector<unsigned char> vals(static_cast<size_t>(t->nnz));
+  std::vector<uint32_t> idx(static_cast<size_t>(t->nnz));
+  std::vector<int64_t> ptr(static_cast<size_t>(rows + 1), 0);
+  int64_t q = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const unsigned char* row = t->values.data() + i * cols;
+    for (int64_t j = 0; j < cols; ++j)
+      if (row[j] != 0) {
+        vals[static_cast<size_t>(q)] = row[j];
+        idx[static_cast<size_t>(q++)] = static_cast<uint32_t>(j);
+      }
+    ptr[static_cast<size_t>(i + 1)] = q;
+  }
+  t->values.swap(vals);
+  t->col_idx.swap(idx);
+  t->row_ptr.swap(ptr);
+  t->sparse = true;
+}
+
+// The common case, counts in [0, 255]: validation and encoding fused into
+// one pass that writes the dense 8-bit table directly. Returns false as soon
+// as a cell is negative, too large, non-integral or not a number; the caller
+// then takes the general path, which reports the cell or widens the type.
+template <class S>
+bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                   HostThreads& threads, int parts, HostTable* t) {
+  t->values.resize(static_cast<size_t>(rows * cols));
+  uint8_t* dst = t->values.data();
+  std::vector<char> ok(static_cast<size_t>(parts), 1);
+  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    ok[static_cast<size_t>(k)] = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+      const S x = src[i * rs + j * cs];
+      // One comparison catches negatives, NaN and values above 255.
+      if (!(x >= 0 && x <= 255)) return false;
+      const uint8_t u = static_cast<uint8_t>(x);
+      if (!std::is_integral<S>::value && static_cast<S>(u) != x) return false;
+      dst[i * cols + j] = u;
+      return true;
+    });
+  });
+  for (char o : ok)
+    if (!o) return false;
+  return true;
+}
+
+
+template <class S>
+dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                               bool real_valued, dirmn_storage storage, HostThreads& threads,
+                               HostTable* t, CountsProblem* problem) {
+  const int parts = scan_parts(rows, cols, threads.size());
+  if (try_encode_u8(src, rows, cols, rs, cs, threads, parts, t)) {
+    t->rows = rows;
+    t->cols = cols;
+    t->sparse = false;
+    t->real_valued = real_valued;
+    t->vtype = ValueType::U8;
+    compute_row_stats_dense_u8(t, threads, parts);
+    int64_t nnz = 0;
+    for (int64_t n : t->col_nnz) nnz += n;
+    t->nnz = nnz;
+    t->max_count = 0.0;
+    for (double m : t->col_max) t->max_count = std::max(t->max_count, m);
+    if (choose_sparse(storage, rows, cols, nnz, ValueType::U8)) to_sparse(t);
+    return DIRMN_SUCCESS;
+  }
+  struct Part {
+    ScanStats stats;
+    bool ok = true;
+    CountsProblem problem;
+  };
+  std::vector<Part> part(static_cast<size_t>(parts));
+  std::vector<int64_t> row_nnz(static_cast<size_t>(rows), 0);
+  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+    Part& p = part[static_cast<size_t>(k)];
+    p.ok = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
+      const S x = src[i * rs + j * cs];
+      if (x == 0) return true;
+      if (!build::check_count<S>(x, real_valued, &p.problem)) {
+        build::bad_count(&p.problem, i, j, static_cast<double>(x));
+        return false;
+      }
+      p.stats.add(static_cast<double>(x));
+      ++row_nnz[static_cast<size_t>(i)];
+      return true;
+    });
+  });
+  ScanStats s;
+  for (const Part& p : part) {
+    if (!p.ok) {
+      *problem = p.problem;
+      return DIRMN_ERROR_INVALID_COUNTS;
+    }
+    s.merge(p.stats);
+  }
+  const ValueType vt = choose_vtype(s.max_count, s.integral, real_valued);
+  const bool sparse = choose_sparse(storage, rows, cols, s.nnz, vt);
+  build::layout_table(s, row_nnz, rows, cols, real_valued, sparse, vt, t);
+  encode_dense_any<S>(src, rows, cols, rs, cs, threads, parts, t);
+  compute_row_stats(t, threads, parts);
+  return DIRMN_SUCCESS;
+}
+
+}  // namespace
+
+dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads, HostTable* out,
+                               CountsProblem* problem) {
+  const int64_t rs = in.rows == 1 ? 0 : in.row_stride;
+  const int64_t cs = in.cols == 1 ? 0 : in.col_stride;
+  switch (in.dtype) {
+    case DIRMN_INT32:
+      return build_dense_typed(static_cast<const int32_t*>(in.data), in.rows, in.cols, rs, cs,
+                               in.real_valued, in.storage, threads, out, problem);
+    case DIRMN_INT64:
+      return build_dense_typed(static_cast<const int64_t*>(in.data), in.rows, in.cols, rs, cs,
+                               in.real_valued, in.storage, threads, out, problem);
+    case DIRMN_FLOAT32:
+      return build_dense_typed(static_cast<const float*>(in.data), in.rows, in.cols, rs, cs,
+                               in.real_valued, in.storage, threads, out, problem);
+    case DIRMN_FLOAT64:
+      return build_dense_typed(static_cast<const double*>(in.data), in.rows, in.cols, rs, cs,
+                               in.real_valued, in.storage, threads, out, problem);
+  }
+  return DIRMN_ERROR_INVALID_ARGUMENT;
+}
+
+}  // namespace dirmn

@@ -1,0 +1,117 @@
+// histogram.cpp: histogram construction: the builder and the dense forms.
+#include "histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+
+namespace dirmn {
+
+void HistogramBuilder::add(double n, double w) {
+  if (n == 0.0 || w == 0.0) return;
+  if (!use_pairs_ && (n > index_max_ || n != std::floor(n))) {
+    use_pairs_ = true;
+    for (size_t k = 1; k < indexed_.size(); ++k)
+      if (indexed_[k] != 0.0) pairs_.emplace_back(static_cast<double>(k), indexed_[k]);
+    indexed_.clear();
+  }
+  if (use_pairs_) {
+    pairs_.emplace_back(n, w);
+  } else {
+    const size_t k = static_cast<size_t>(n);
+    if (indexed_.size() <= k) indexed_.resize(k + 1, 0.0);
+    indexed_[k] += w;
+  }
+}
+
+Histogram HistogramBuilder::finish() {
+  Histogram h;
+  const size_t top = indexed_.empty() ? 0 : indexed_.size() - 1;  // largest indexed value
+  size_t low = 1, distinct = 0;
+  if (!use_pairs_ && static_cast<double>(top) > kHistDenseMax) {
+    while (low < top && indexed_[low] == 0.0) ++low;
+    for (size_t n = low; n <= top; ++n) distinct += indexed_[n] != 0.0;
+  }
+  if (!use_pairs_ && static_cast<double>(top) <= kHistDenseMax) {
+    histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()), &h);
+  } else if (!use_pairs_ && static_cast<double>(top - low) <=
+                                kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
+    h = histogram_from_band(indexed_.data() + low, static_cast<int64_t>(low),
+                            static_cast<int64_t>(top - low + 1));
+  } else {
+    h.dense = false;
+    if (!use_pairs_) {
+      // Indexed values come out in order: no sort needed.
+      for (size_t n = 1; n <= top; ++n)
+        if (indexed_[n] != 0.0) pairs_.emplace_back(static_cast<double>(n), indexed_[n]);
+    } else {
+      std::sort(pairs_.begin(), pairs_.end());
+    }
+    for (const auto& p : pairs_) {
+      if (!h.value.empty() && h.value.back() == p.first) {
+        h.weight.back() += p.second;
+      } else {
+        h.value.push_back(p.first);
+        h.weight.push_back(p.second);
+      }
+      h.first_moment += p.second * p.first;
+      h.second_factorial += p.second * p.first * (p.first - 1.0);
+    }
+  }
+  indexed_.clear();
+  pairs_.clear();
+  use_pairs_ = false;
+  return h;
+}
+
+void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {
+  int top = 0;  // the largest value with weight (bins may be 0: an empty histogram)
+  for (int n = 1; n < bins; ++n)
+    if (by_value[n] != 0.0) top = n;
+  h->dense = true;
+  h->base = 0.0;
+  h->base_weight = 0.0;
+  h->value.clear();
+  h->weight.clear();
+  h->cum.assign(static_cast<size_t>(top), 0.0);
+  double* cum = h->cum.data();
+  double above = 0.0, first = 0.0, second = 0.0;
+  for (int k = top; k-- > 0;) {
+    const double w = by_value[k + 1], v = static_cast<double>(k + 1);
+    above += w;
+    cum[k] = above;
+    first += w * v;
+    second += w * v * (v - 1.0);
+  }
+  h->first_moment = first;
+  h->second_factorial = second;
+}
+
+Histogram histogram_from_band(const double* by_value, int64_t base, int64_t len) {
+  int64_t lo = 0, hi = -1;  // first and last index with weight
+  for (int64_t i = 0; i < len; ++i)
+    if (by_value[i] != 0.0) {
+      if (hi < 0) lo = i;
+      hi = i;
+    }
+  Histogram h;
+  h.dense = true;
+  if (hi < 0) return h;
+  h.base = static_cast<double>(base + lo);
+  h.cum.assign(static_cast<size_t>(hi - lo), 0.0);
+  double above = 0.0;
+  for (int64_t k = hi - lo; k-- > 0;) {
+    above += by_value[lo + k + 1];
+    h.cum[static_cast<size_t>(k)] = above;
+  }
+  h.base_weight = above + by_value[lo];
+  for (int64_t i = lo; i <= hi; ++i) {
+    const double v = static_cast<double>(base + i);
+    h.first_moment += by_value[i] * v;
+    h.second_factorial += by_value[i] * v * (v - 1.0);
+  }
+  return h;
+}
+
+}  // namespace dirmn

@@ -1,0 +1,187 @@
+// histogram_sums.cpp: the shared-alpha log-likelihood and its derivatives
+// summed over count histograms: O(distinct counts), independent of rows.
+#include "histogram_sums.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../math/special.hpp"
+#include "../math/vector_math.hpp"
+
+namespace dirmn {
+namespace {
+
+using Sums = HistogramTerms;
+
+// Dense entries whose log arguments, logs and reciprocals a batch holds
+// (on the stack: 24 KB, and at most two batches are live at once). Longer
+// histograms are taken in pieces this long.
+constexpr size_t kBatchEntries = 1024;
+
+// The log arguments a + base + k, k in [k0, k1), of a dense histogram, and
+// then their logs and reciprocals, each taken for the whole batch in one
+// vectorised call (they are most of an evaluation's cost).
+class Batch {
+ public:
+  size_t size() const { return n_; }
+  // Appends entries [k0, k1) of h at alpha a; returns where they start.
+  size_t add(const Histogram& h, double a, size_t k0, size_t k1) {
+    const size_t at = n_;
+    const double a0 = a + h.base;
+    for (size_t k = k0; k < k1; ++k) x_[n_++] = a0 + static_cast<double>(k);
+    return at;
+  }
+  void transform(bool want_l, bool want_dt) {
+    if (want_l) log_many(x_, lx_, static_cast<int64_t>(n_));
+    if (want_dt) reciprocal_many(x_, r_, static_cast<int64_t>(n_));
+  }
+  // sum_k cum[k] f(a + base + k) over entries [k0, k1) of h, which start at
+  // `at` in the batch, for f = log, 1/x, -1/x^2.
+  void accumulate(const Histogram& h, size_t at, size_t k0, size_t k1, bool want_l, bool want_dt,
+                  Sums* s) const {
+    const double* c = h.cum.data();
+    if (want_l)
+      for (size_t k = k0, i = at; k < k1; ++k, ++i) s->l += c[k] * lx_[i];
+    if (want_dt)
+      for (size_t k = k0, i = at; k < k1; ++k, ++i) {
+        s->d += c[k] * r_[i];
+        s->t -= c[k] * r_[i] * r_[i];
+      }
+  }
+  void clear() { n_ = 0; }
+
+ private:
+  size_t n_ = 0;
+  double x_[kBatchEntries], lx_[kBatchEntries], r_[kBatchEntries];
+};
+
+// The base term of a dense histogram (all values at least base > 0):
+// base_weight f(a, base) for f = lpoch, dpoch, tpoch.
+Sums base_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t) {
+  Sums s;
+  if (h.base > 0.0) {
+    if (want_l) s.l = h.base_weight * math::lpoch(a, h.base);
+    if (want_d) s.d = h.base_weight * math::dpoch(a, h.base);
+    if (want_t) s.t = h.base_weight * math::tpoch(a, h.base);
+  }
+  return s;
+}
+
+Sums pair_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t) {
+  Sums s;
+  for (size_t i = 0; i < h.value.size(); ++i) {
+    const double w = h.weight[i], n = h.value[i];
+    if (want_l) s.l += w * math::lpoch(a, n);
+    if (want_d) s.d += w * math::dpoch(a, n);
+    if (want_t) s.t += w * math::tpoch(a, n);
+  }
+  return s;
+}
+
+// One histogram's sums, a dense one's in pieces of at most a batch.
+// lpoch(a, n) = sum_{k<n} log(a + k) and likewise for the derivatives, so
+// in the dense form each k contributes once, weighted by the values above it.
+Sums histogram_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t,
+                     Batch* batch) {
+  if (!h.dense) return pair_terms(h, a, want_l, want_d, want_t);
+  Sums s = base_terms(h, a, want_l, want_d, want_t);
+  const size_t n = h.cum.size();
+  for (size_t k0 = 0; k0 < n; k0 += kBatchEntries) {
+    const size_t k1 = std::min(n, k0 + kBatchEntries);
+    batch->clear();
+    batch->add(h, a, k0, k1);
+    batch->transform(want_l, want_d || want_t);
+    batch->accumulate(h, 0, k0, k1, want_l, want_d || want_t, &s);
+  }
+  return s;
+}
+
+}  // namespace
+
+HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool want_d,
+                               bool want_t) {
+  Batch batch;
+  return histogram_terms(h, a, want_l, want_d, want_t, &batch);
+}
+
+void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
+                    double* hessian_diag, double* hessian_scalar, HostThreads* threads) {
+  const bool want_l = value != nullptr;
+  const bool want_d = gradient != nullptr;
+  const bool want_t = hessian_diag != nullptr;
+  const bool want_dt = want_d || want_t;
+  double a_sum = 0.0;
+  for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
+  Sums tot;
+  {
+    Batch batch;
+    tot = histogram_terms(h.total, a_sum, want_l, want_d, hessian_scalar != nullptr, &batch);
+  }
+  const int64_t blocks = (h.cols + kSumBlockCols - 1) / kSumBlockCols;
+  double one = 0.0;
+  std::vector<double> many;
+  if (blocks > 1) many.assign(static_cast<size_t>(blocks), 0.0);
+  double* part = blocks > 1 ? many.data() : &one;
+  // Columns in fixed blocks; within a block, runs of columns whose dense
+  // entries fill one batch (a longer histogram is a run of its own, taken
+  // in pieces). The order of additions depends on the data alone.
+  const auto block = [&](int64_t q) {
+    const int64_t v0 = q * kSumBlockCols, v1 = std::min(h.cols, v0 + kSumBlockCols);
+    Batch batch;
+    double l = 0.0;
+    const auto long_dense = [](const Histogram& c) { return c.dense && c.cum.size() > kBatchEntries; };
+    for (int64_t v = v0; v < v1;) {
+      int64_t w = v;
+      batch.clear();
+      if (long_dense(h.column[static_cast<size_t>(v)])) {
+        ++w;  // a run of its own: histogram_terms below takes it in pieces
+      } else {
+        for (; w < v1; ++w) {
+          const Histogram& c = h.column[static_cast<size_t>(w)];
+          if (long_dense(c) || (c.dense && batch.size() + c.cum.size() > kBatchEntries)) break;
+          if (c.dense) batch.add(c, alpha[w], 0, c.cum.size());
+        }
+        batch.transform(want_l, want_dt);
+      }
+      size_t at = 0;
+      for (int64_t u = v; u < w; ++u) {
+        const Histogram& c = h.column[static_cast<size_t>(u)];
+        Sums s;
+        if (long_dense(c)) {
+          s = histogram_terms(c, alpha[u], want_l, want_d, want_t, &batch);
+        } else if (c.dense) {
+          s = base_terms(c, alpha[u], want_l, want_d, want_t);
+          batch.accumulate(c, at, 0, c.cum.size(), want_l, want_dt, &s);
+          at += c.cum.size();
+        } else {
+          s = pair_terms(c, alpha[u], want_l, want_d, want_t);
+        }
+        l += s.l;
+        if (gradient) gradient[u] = s.d - tot.d;
+        if (hessian_diag) hessian_diag[u] = s.t;
+      }
+      v = w;
+    }
+    part[q] = l;
+  };
+  bool parallel = false;
+  if (threads != nullptr && blocks > 1) {
+    int64_t entries = 0;
+    for (const Histogram& c : h.column)
+      entries += c.dense ? static_cast<int64_t>(c.cum.size())
+                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
+    parallel = entries >= kParallelSumEntries;
+  }
+  if (parallel) {
+    threads->parallel_for(blocks, block);
+  } else {
+    for (int64_t q = 0; q < blocks; ++q) block(q);
+  }
+  double total = -tot.l;
+  for (int64_t q = 0; q < blocks; ++q) total += part[q];
+  if (value) *value = total;
+  if (hessian_scalar) *hessian_scalar = -tot.t;
+}
+
+}  // namespace dirmn

@@ -1,0 +1,123 @@
+// validate.hpp: what every count must be, and the layout of the compact
+// table once the counts are known -- shared by the dense and the sparse
+// builders.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <new>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "../thread_pool.hpp"
+#include "input.hpp"
+#include "storage.hpp"
+#include "table.hpp"
+
+namespace dirmn {
+namespace build {
+
+// x is a whole number; for 0 <= x <= 2^53 (every accepted count) a round
+// trip through int64 decides it without a libm call (floor is not inlined
+// on baseline x86-64).
+inline bool whole(double x) { return x == static_cast<double>(static_cast<int64_t>(x)); }
+
+constexpr const char* kRealValuedHint = "set DIRMN_COUNTS_REAL_VALUED for real-valued counts";
+
+// Checks one count; on failure fills the problem's why (and hint) with
+// static text.
+template <class S>
+bool check_count(S x, bool real_valued, CountsProblem* p) {
+  if (std::is_integral<S>::value) {
+    if (x < 0) return p->why = "is negative", false;
+    if (static_cast<double>(x) > kMaxCount) return p->why = "exceeds 2^53", false;
+    return true;
+  } else {
+    const double d = static_cast<double>(x);
+    if (std::isnan(d)) return p->why = "is NaN", false;
+    if (std::isinf(d)) return p->why = "is infinite", false;
+    if (d < 0) return p->why = "is negative", false;
+    if (d > kMaxCount) return p->why = "exceeds 2^53", false;
+    if (!real_valued && !whole(d)) {
+      p->why = "is not an integer";
+      p->hint = kRealValuedHint;
+      return false;
+    }
+    return true;
+  }
+}
+
+// Records a bad count at (row, col).
+inline void bad_count(CountsProblem* p, int64_t row, int64_t col, double value) {
+  p->kind = CountsProblem::kBadCount;
+  p->row = row;
+  p->col = col;
+  p->value = value;
+}
+
+// What choosing the storage needs, gathered by the validation scan (per
+// thread, then merged). Everything else about the rows and columns is
+// computed afterwards from the compact table (row_stats), which is narrower
+// and row-major whatever the caller's layout.
+struct ScanStats {
+  int64_t nnz = 0;
+  double max_count = 0.0;
+  bool integral = true;
+
+  inline void add(double x) {
+    ++nnz;
+    if (x > max_count) max_count = x;
+    if (!whole(x)) integral = false;
+  }
+  void merge(const ScanStats& o) {
+    nnz += o.nnz;
+    max_count = std::max(max_count, o.max_count);
+    integral = integral && o.integral;
+  }
+};
+
+// Sets the table's shape and allocates its storage (zeroed when dense).
+inline void layout_table(const ScanStats& s, const std::vector<int64_t>& row_nnz, int64_t rows,
+                         int64_t cols, bool real_valued, bool sparse, ValueType vt, HostTable* t) {
+  t->rows = rows;
+  t->cols = cols;
+  t->nnz = s.nnz;
+  t->sparse = sparse;
+  t->real_valued = real_valued;
+  t->vtype = vt;
+  t->max_count = s.max_count;
+  if (sparse) {
+    t->row_ptr.resize(static_cast<size_t>(rows + 1));
+    t->row_ptr[0] = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      t->row_ptr[static_cast<size_t>(i + 1)] =
+          t->row_ptr[static_cast<size_t>(i)] + row_nnz[static_cast<size_t>(i)];
+    t->col_idx.resize(static_cast<size_t>(s.nnz));
+    t->values.resize(static_cast<size_t>(s.nnz) * value_bytes(vt));
+  } else {
+    t->values.assign(static_cast<size_t>(rows * cols) * value_bytes(vt), 0);
+  }
+}
+
+// Runs body(part, r0, r1) over `parts` contiguous row blocks on the host
+// threads. A body that runs out of memory stops nothing else; the loop
+// throws std::bad_alloc once every block has finished.
+template <class F>
+void for_row_blocks(HostThreads& threads, int64_t rows, int parts, F&& body) {
+  const int64_t per = (rows + parts - 1) / parts;
+  std::atomic<bool> no_memory{false};
+  threads.parallel_for(parts, [&](int64_t p) {
+    const int64_t r0 = std::min(rows, p * per), r1 = std::min(rows, r0 + per);
+    try {
+      body(static_cast<int>(p), r0, r1);
+    } catch (...) {
+      no_memory = true;
+    }
+  });
+  if (no_memory) throw std::bad_alloc();
+}
+
+}  // namespace build
+}  // namespace dirmn
