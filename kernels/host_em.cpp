@@ -52,16 +52,7 @@ class HostEmState final : public EmState {
 
   BackendResult e_step(const double* alpha, const double* log_pi, EmStep* out,
                        const Interrupt& interrupt) override {
-    LoglikRequest req;
-    req.alpha = alpha;
-    req.k = k_;
-    req.full = true;
-    req.out = L_.data();
-    req.out_stride_row = k_;
-    req.out_stride_k = 1;
-    const BackendResult r = table_.run(Step::kLoglik, [&](Backend& b, const BackendCounts& d) {
-      return b.loglik(d, req, interrupt);
-    });
+    const BackendResult r = table_.full_loglik(alpha, k_, L_.data(), interrupt);
     if (!r.ok()) return r;
     z_prev_.swap(z_);
     const int k = static_cast<int>(k_);

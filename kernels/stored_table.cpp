@@ -42,6 +42,20 @@ uint32_t StoredTable::unavailable_steps() const {
   return bits;
 }
 
+BackendResult StoredTable::full_loglik(const double* alpha, int64_t k, double* L,
+                                       const Interrupt& interrupt) const {
+  LoglikRequest req;
+  req.alpha = alpha;
+  req.k = k;
+  req.full = true;
+  req.out = L;
+  req.out_stride_row = k;
+  req.out_stride_k = 1;
+  return run(Step::kLoglik, [&](Backend& b, const BackendCounts& d) {
+    return b.loglik(d, req, interrupt);
+  });
+}
+
 BackendResult StoredTable::make_em_state(int64_t k, const double* row_weights,
                                          std::unique_ptr<EmState>* out) const {
   const Where w = where(Step::kMixtureEm);

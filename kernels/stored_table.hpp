@@ -55,6 +55,11 @@ struct StoredTable {
   uint32_t host_steps() const;
   uint32_t unavailable_steps() const;
 
+  // The rows x k full log-likelihoods (log pmf) under alpha (k x cols,
+  // host), row-major into host memory L: a mixture's E step.
+  BackendResult full_loglik(const double* alpha, int64_t k, double* L,
+                            const Interrupt& interrupt) const;
+
   // A mixture's EM state for k components (row weights: rows, or null):
   // the backend's where it keeps the responsibilities beside the table,
   // else one in host memory over this table's steps.

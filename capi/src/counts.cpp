@@ -121,6 +121,42 @@ dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, 
   return DIRMN_SUCCESS;
 }
 
+// The caller's table as table building and device ingestion take it
+// (strides of dimensions of 1 ignored).
+DenseInput dense_input(int64_t rows, int64_t cols, dirmn_dtype dtype, const void* data,
+                       int64_t row_stride, int64_t col_stride, uint32_t flags,
+                       dirmn_storage storage) {
+  DenseInput in;
+  in.rows = rows;
+  in.cols = cols;
+  in.dtype = dtype;
+  in.data = data;
+  in.row_stride = rows == 1 ? 0 : row_stride;
+  in.col_stride = cols == 1 ? 0 : col_stride;
+  in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
+  in.storage = storage;
+  return in;
+}
+
+SparseInput sparse_input(dirmn_sparse_format format, int64_t rows, int64_t cols, int64_t nnz,
+                         dirmn_index_type index_type, const void* ptr, const void* indices,
+                         dirmn_dtype value_dtype, const void* values, uint32_t flags,
+                         dirmn_storage storage) {
+  SparseInput in;
+  in.format = format;
+  in.rows = rows;
+  in.cols = cols;
+  in.nnz = nnz;
+  in.index_type = index_type;
+  in.ptr = ptr;
+  in.indices = indices;
+  in.value_dtype = value_dtype;
+  in.values = values;
+  in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
+  in.storage = storage;
+  return in;
+}
+
 dirmn_status refuse_on_cpu(dirmn_context* ctx, const char* fn) {
   return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
               "device arrays can only be wrapped by a CUDA context; this one is on the CPU");
@@ -154,15 +190,8 @@ dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts
     if (dirmn_status s = check_counts_options(ctx, fn, options, &flags, &storage)) return s;
     if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, row_stride, col_stride))
       return s;
-    dirmn::DenseInput in;
-    in.rows = rows;
-    in.cols = cols;
-    in.dtype = dtype;
-    in.data = data;
-    in.row_stride = rows == 1 ? 0 : row_stride;
-    in.col_stride = cols == 1 ? 0 : col_stride;
-    in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
-    in.storage = storage;
+    const dirmn::DenseInput in =
+        dense_input(rows, cols, dtype, data, row_stride, col_stride, flags, storage);
     dirmn::HostTable table;
     CountsProblem problem;
     try {
@@ -198,18 +227,8 @@ dirmn_status dirmn_counts_create_sparse(dirmn_context* ctx, dirmn_counts** count
     if (nnz > 0 && (indices == nullptr || values == nullptr))
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "indices or values is NULL with nnz = %" PRId64,
                   nnz);
-    dirmn::SparseInput in;
-    in.format = format;
-    in.rows = rows;
-    in.cols = cols;
-    in.nnz = nnz;
-    in.index_type = index_type;
-    in.ptr = ptr;
-    in.indices = indices;
-    in.value_dtype = value_dtype;
-    in.values = values;
-    in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
-    in.storage = storage;
+    const dirmn::SparseInput in = sparse_input(format, rows, cols, nnz, index_type, ptr, indices,
+                                               value_dtype, values, flags, storage);
     dirmn::HostTable table;
     CountsProblem problem;
     try {
@@ -244,15 +263,8 @@ dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
       return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
                   "int64 device arrays are not supported (use int32, float32 or float64)");
     std::unique_ptr<dirmn_counts> c = new_counts(ctx, flags);
-    dirmn::DenseInput in;
-    in.rows = rows;
-    in.cols = cols;
-    in.dtype = dtype;
-    in.data = device_data;
-    in.row_stride = rows == 1 ? 0 : row_stride;
-    in.col_stride = cols == 1 ? 0 : col_stride;
-    in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
-    in.storage = storage;
+    const dirmn::DenseInput in =
+        dense_input(rows, cols, dtype, device_data, row_stride, col_stride, flags, storage);
     CountsProblem problem;
     const BackendResult r = ctx->backend->wrap_device_dense(in, &c->data, &c->info, &problem);
     if (!r.ok()) {
@@ -289,18 +301,9 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn,
                   "device_indices or device_values is NULL with nnz = %" PRId64, nnz);
     std::unique_ptr<dirmn_counts> c = new_counts(ctx, flags);
-    dirmn::SparseInput in;
-    in.format = DIRMN_CSR;
-    in.rows = rows;
-    in.cols = cols;
-    in.nnz = nnz;
-    in.index_type = index_type;
-    in.ptr = device_ptr;
-    in.indices = device_indices;
-    in.value_dtype = value_dtype;
-    in.values = device_values;
-    in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
-    in.storage = storage;
+    const dirmn::SparseInput in =
+        sparse_input(DIRMN_CSR, rows, cols, nnz, index_type, device_ptr, device_indices, value_dtype,
+                     device_values, flags, storage);
     CountsProblem problem;
     const BackendResult r = ctx->backend->wrap_device_sparse(in, &c->data, &c->info, &problem);
     if (!r.ok()) {

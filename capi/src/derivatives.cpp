@@ -12,6 +12,23 @@ using dirmn::capi::fail;
 using dirmn::capi::fail_backend;
 using dirmn::capi::with_context;
 
+namespace {
+
+// What both derivative entry points check first.
+dirmn_status check_derivative_call(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                                   const double* params, dirmn_param param, uint32_t flags) {
+  using namespace dirmn::capi;
+  if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+  if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
+  if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
+  if (flags & ~DIRMN_FULL)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x (only DIRMN_FULL)",
+                flags & ~DIRMN_FULL);
+  return DIRMN_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" {
 
 dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const double* params,
@@ -21,12 +38,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   static const char* fn = "dirmn_loglik_sum";
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
-    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-    if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
-    if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
-    if (flags & ~DIRMN_FULL)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x (only DIRMN_FULL)",
-                  flags & ~DIRMN_FULL);
+    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
     const int64_t V = counts->info.cols;
     if (V > 1 && params_stride < 1)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "params_stride (%" PRId64 ") must be >= 1",
@@ -53,12 +65,7 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
   static const char* fn = "dirmn_loglik_rowwise_derivatives";
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
-    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-    if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
-    if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
-    if (flags & ~DIRMN_FULL)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x (only DIRMN_FULL)",
-                  flags & ~DIRMN_FULL);
+    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
     const int64_t rows = counts->info.rows, V = counts->info.cols;
     if ((rows > 1 && params_stride_row < 1) || (V > 1 && params_stride_v < 1))
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,

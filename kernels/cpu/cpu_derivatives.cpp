@@ -24,10 +24,10 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
       const double n_total = t.row_total[static_cast<size_t>(b)];
       const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
       const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
-      const double a_rest = big ? sum_of(a, arg) + sum_of(a + arg + 1, cols - arg - 1) : 0.0;
+      const double a_rest = big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
       const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
       const int64_t star = rg ? arg : -1;
-      const double a_sum = sum_of(a, cols);
+      const double a_sum = math::compensated_sum(a, cols);
       const double log_a_sum = std::log(a_sum);
       const double d_tot = math::dpoch(a_sum, n_total);
       const double t_tot = math::tpoch(a_sum, n_total);
@@ -65,13 +65,9 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
 
 BackendResult rowwise_derivatives(const HostTable& t, const RowwiseDerivRequest& req,
                                   HostThreads& threads, const Interrupt& interrupt) {
-  switch (t.vtype) {
-    case ValueType::U8: return rowwise_derivatives_typed<uint8_t>(t, req, threads, interrupt);
-    case ValueType::U16: return rowwise_derivatives_typed<uint16_t>(t, req, threads, interrupt);
-    case ValueType::U32: return rowwise_derivatives_typed<uint32_t>(t, req, threads, interrupt);
-    case ValueType::F64: return rowwise_derivatives_typed<double>(t, req, threads, interrupt);
-  }
-  return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  return with_value_type(t.vtype, [&](auto tag) {
+    return rowwise_derivatives_typed<decltype(tag)>(t, req, threads, interrupt);
+  });
 }
 
 }  // namespace cpu

@@ -125,13 +125,9 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
 BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
                          std::vector<Histograms>* out, HostThreads& threads,
                          const Interrupt& interrupt) {
-  switch (t.vtype) {
-    case ValueType::U8: return histograms_typed<uint8_t>(t, weights, k, out, threads, interrupt);
-    case ValueType::U16: return histograms_typed<uint16_t>(t, weights, k, out, threads, interrupt);
-    case ValueType::U32: return histograms_typed<uint32_t>(t, weights, k, out, threads, interrupt);
-    case ValueType::F64: return histograms_typed<double>(t, weights, k, out, threads, interrupt);
-  }
-  return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  return with_value_type(t.vtype, [&](auto tag) {
+    return histograms_typed<decltype(tag)>(t, weights, k, out, threads, interrupt);
+  });
 }
 
 }  // namespace cpu

@@ -182,10 +182,10 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
         const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
         const double a_rest =
-            big ? sum_of(a, arg) + sum_of(a + arg + 1, cols - arg - 1) : 0.0;
+            big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
         const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
         const int64_t star = rg ? arg : -1;
-        const double a_sum = sum_of(a, cols);
+        const double a_sum = math::compensated_sum(a, cols);
         const double log_a_sum = std::log(a_sum);
         const double rest =
             t.sparse ? sparse_row_rowwise<T>(x, t.col_idx.data(), t.row_ptr[b],
@@ -207,7 +207,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     a_suffix.resize(static_cast<size_t>(K * (cols + 1)));
     for (int64_t j = 0; j < K; ++j) {
       const double* a = req.alpha + j * cols;
-      a_sums[static_cast<size_t>(j)] = sum_of(a, cols);
+      a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
       log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
       fill_table(layout, a, cols, log_a_sums[static_cast<size_t>(j)],
                  tables.data() + j * layout.size);
@@ -261,13 +261,9 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
 
 BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
                      const Interrupt& interrupt) {
-  switch (t.vtype) {
-    case ValueType::U8: return loglik_typed<uint8_t>(t, req, threads, interrupt);
-    case ValueType::U16: return loglik_typed<uint16_t>(t, req, threads, interrupt);
-    case ValueType::U32: return loglik_typed<uint32_t>(t, req, threads, interrupt);
-    case ValueType::F64: return loglik_typed<double>(t, req, threads, interrupt);
-  }
-  return {DIRMN_ERROR_INTERNAL, "unknown value type", 0};
+  return with_value_type(t.vtype, [&](auto tag) {
+    return loglik_typed<decltype(tag)>(t, req, threads, interrupt);
+  });
 }
 
 }  // namespace cpu

@@ -14,6 +14,7 @@
 
 #include "../backend.hpp"
 #include "../math/special.hpp"
+#include "../math/sums.hpp"
 
 namespace dirmn {
 namespace cpu {
@@ -68,17 +69,6 @@ inline double finish_row(double rest, double a_sum, double log_a_sum, double n_t
          math::lpoch(a_star + n_star, a_rest + (n_total - n_star));
 }
 
-// The sum of alpha with Kahan compensation.
-inline double sum_of(const double* a, int64_t n) {
-  double s = 0.0, comp = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double y = a[i] - comp;
-    const double t = s + y;
-    comp = (t - s) - y;
-    s = t;
-  }
-  return s;
-}
 
 // The backend's passes (cpu_loglik.cpp, cpu_histograms.cpp,
 // cpu_derivatives.cpp), on the host threads.

@@ -50,12 +50,7 @@ SparseRow proportions(const HostTable& t, int64_t b) {
         if (x[b * t.cols + v] != 0) put(v, static_cast<double>(x[b * t.cols + v]));
     }
   };
-  switch (t.vtype) {
-    case ValueType::U8: visit(uint8_t{}); break;
-    case ValueType::U16: visit(uint16_t{}); break;
-    case ValueType::U32: visit(uint32_t{}); break;
-    case ValueType::F64: visit(double{}); break;
-  }
+  with_value_type(t.vtype, visit);
   return r;
 }
 

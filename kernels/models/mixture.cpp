@@ -294,16 +294,7 @@ BackendResult assign_mixture(const StoredTable& table, int k, const double* alph
   const int64_t rows = table.info->rows;
   std::vector<double> L(static_cast<size_t>(rows * k)), lse(static_cast<size_t>(rows));
   std::vector<double> log_pi(static_cast<size_t>(k));
-  LoglikRequest req;
-  req.alpha = alpha;
-  req.k = k;
-  req.full = true;
-  req.out = L.data();
-  req.out_stride_row = k;
-  req.out_stride_k = 1;
-  const BackendResult r = table.run(Step::kLoglik, [&](Backend& b, const BackendCounts& d) {
-    return b.loglik(d, req, interrupt);
-  });
+  const BackendResult r = table.full_loglik(alpha, k, L.data(), interrupt);
   if (!r.ok()) return r;
   for (int j = 0; j < k; ++j)
     log_pi[static_cast<size_t>(j)] = std::log(std::max(weights[j], std::numeric_limits<double>::min()));

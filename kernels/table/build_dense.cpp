@@ -88,12 +88,9 @@ void encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, i
 template <class S>
 void encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
                       HostThreads& threads, int parts, HostTable* t) {
-  switch (t->vtype) {
-    case ValueType::U8: return encode_dense_source<uint8_t>(src, rows, cols, rs, cs, threads, parts, t);
-    case ValueType::U16: return encode_dense_source<uint16_t>(src, rows, cols, rs, cs, threads, parts, t);
-    case ValueType::U32: return encode_dense_source<uint32_t>(src, rows, cols, rs, cs, threads, parts, t);
-    case ValueType::F64: return encode_dense_source<double>(src, rows, cols, rs, cs, threads, parts, t);
-  }
+  with_value_type(t->vtype, [&](auto tag) {
+    encode_dense_source<decltype(tag)>(src, rows, cols, rs, cs, threads, parts, t);
+  });
 }
 
 // Converts a dense 8-bit table to CSR in place.

@@ -167,12 +167,7 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
 }  // namespace
 
 void compute_row_stats(HostTable* t, HostThreads& threads, int parts) {
-  switch (t->vtype) {
-    case ValueType::U8: return row_stats_typed<uint8_t>(t, threads, parts);
-    case ValueType::U16: return row_stats_typed<uint16_t>(t, threads, parts);
-    case ValueType::U32: return row_stats_typed<uint32_t>(t, threads, parts);
-    case ValueType::F64: return row_stats_typed<double>(t, threads, parts);
-  }
+  with_value_type(t->vtype, [&](auto tag) { row_stats_typed<decltype(tag)>(t, threads, parts); });
 }
 
 void compute_row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {

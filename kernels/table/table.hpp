@@ -26,6 +26,19 @@ inline int value_bits(ValueType t) {
 
 inline size_t value_bytes(ValueType t) { return static_cast<size_t>(value_bits(t) / 8); }
 
+// Calls f(T{}), T the C++ type a table of value type vt stores its counts
+// in: the one place a pass over stored counts picks its instantiation.
+template <class F>
+decltype(auto) with_value_type(ValueType vt, F&& f) {
+  switch (vt) {
+    case ValueType::U8: return f(uint8_t{});
+    case ValueType::U16: return f(uint16_t{});
+    case ValueType::U32: return f(uint32_t{});
+    case ValueType::F64: break;
+  }
+  return f(double{});
+}
+
 // What a stored table is: shape, statistics and form. The same fields
 // describe the host form, a device copy and the C handle's view of either.
 struct TableInfo {
