@@ -9,11 +9,9 @@
 #include "guard.hpp"
 #include "handles.hpp"
 
+using namespace dirmn::capi;
 using dirmn::BackendResult;
 using dirmn::CountsProblem;
-using dirmn::capi::fail;
-using dirmn::capi::fail_backend;
-using dirmn::capi::with_context;
 
 namespace dirmn {
 namespace capi {

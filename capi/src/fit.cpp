@@ -8,11 +8,8 @@
 #include "guard.hpp"
 #include "handles.hpp"
 
+using namespace dirmn::capi;
 using dirmn::BackendResult;
-using dirmn::capi::fail;
-using dirmn::capi::fail_at;
-using dirmn::capi::fail_backend;
-using dirmn::capi::with_context;
 
 extern "C" {
 

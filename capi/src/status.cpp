@@ -5,8 +5,8 @@
 #include "guard.hpp"
 #include "handles.hpp"
 
-using dirmn::capi::ErrorSlot;
-using dirmn::capi::fail;
+using namespace dirmn::capi;
+using dirmn::BackendResult;
 
 extern "C" {
 
