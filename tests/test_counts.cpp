@@ -375,3 +375,23 @@ TEST_CASE("device arrays cannot be wrapped by a CPU context", "[api][counts]") {
                                         DIRMN_FLOAT32, x, nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
   CHECK(c == nullptr);
 }
+
+TEST_CASE("counts info says where each step runs", "[api][counts]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const std::vector<double> x = {1, 0, 2, 300, 0, 0, 1, 1};
+  Counts c = make_dense(ctx.get(), x, 2, 4);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  REQUIRE(dirmn_counts_get_info(c.get(), &info) == DIRMN_SUCCESS);
+  // On the CPU every step runs on the host, and every step runs.
+  CHECK(info.host_steps == DIRMN_STEPS_ALL);
+  CHECK(info.unavailable_steps == 0u);
+  // An older caller's struct, which ends before these fields.
+  dirmn_counts_info older;
+  std::memset(&older, 0x33, sizeof older);
+  older.size = offsetof(dirmn_counts_info, host_steps);
+  REQUIRE(dirmn_counts_get_info(c.get(), &older) == DIRMN_SUCCESS);
+  CHECK(older.device == 0);
+  CHECK(older.host_steps == 0x33333333u);
+}

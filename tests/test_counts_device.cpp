@@ -453,3 +453,46 @@ TEST_CASE("cuda: a full device gives OUT_OF_MEMORY, nothing leaks, and work resu
 }
 
 #endif  // DIRMN_TEST_CUDA
+
+#if DIRMN_TEST_CUDA
+TEST_CASE("cuda: counts info says which steps run on the host", "[cuda]") {
+  REQUIRE(cuda_device_present());
+  Context gpu = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(gpu);
+  const uint32_t histogram_steps =
+      DIRMN_STEP_HISTOGRAMS | DIRMN_STEP_MIXTURE_EM | DIRMN_STEP_MIXTURE_FITS;
+  const auto info = [](const dirmn_counts* c) {
+    dirmn_counts_info i;
+    i.size = sizeof i;
+    REQUIRE(dirmn_counts_get_info(c, &i) == DIRMN_SUCCESS);
+    return i;
+  };
+  // 8-bit counts: the device has every step but per-row derivatives.
+  std::vector<double> small = {1, 0, 2, 3, 0, 0, 1, 1, 4, 7, 0, 2};
+  Counts c8 = make_dense(gpu.get(), small, 3, 4);
+  CHECK(info(c8.get()).host_steps == DIRMN_STEP_DERIVATIVES_ROWWISE);
+  CHECK(info(c8.get()).unavailable_steps == 0u);
+  // 16-bit counts: the histograms (and the EM's state) run on the host copy.
+  std::vector<double> deep = small;
+  deep[5] = 3000;
+  Counts c16 = make_dense(gpu.get(), deep, 3, 4);
+  CHECK(info(c16.get()).value_bits == 16);
+  CHECK(info(c16.get()).host_steps == (DIRMN_STEP_DERIVATIVES_ROWWISE | histogram_steps));
+  // A caller's float32 device array, referenced in place: no host copy, so
+  // the host's steps run nowhere.
+  std::vector<float> f(small.begin(), small.end());
+  DeviceArray<float> d(f);
+  dirmn_counts* w = nullptr;
+  REQUIRE(dirmn_counts_wrap_device(gpu.get(), &w, 3, 4, DIRMN_FLOAT32, d.p, 4, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts wrapped(w);
+  REQUIRE(info(w).value_bits == 0);
+  CHECK(info(w).host_steps == 0u);
+  CHECK(info(w).unavailable_steps == (DIRMN_STEP_DERIVATIVES_ROWWISE | histogram_steps));
+  // And the library says so when asked for one of them.
+  const std::vector<double> alpha(4, 1.0);
+  double value = 0.0;
+  CHECK(dirmn_loglik_sum(gpu.get(), w, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &value,
+                         nullptr, nullptr, nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
+}
+#endif  // DIRMN_TEST_CUDA

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -432,4 +433,108 @@ TEST_CASE("fit: device histograms of small counts agree with the CPU's", "[fit][
     CHECK(close_to(rg.loglik, rc.loglik, 1e-12));
     for (int64_t v = 0; v < cols; ++v) CHECK(close_to(ag[static_cast<size_t>(v)], ac[static_cast<size_t>(v)], 1e-8));
   }
+}
+
+namespace {
+
+// sum_{k<n} 1 / (a + k)^2 in long double: minus the trigamma difference.
+long double tpoch_neg_ref(long double a, long n) {
+  long double s = 0;
+  for (long k = 0; k < n; ++k) s += 1.0L / ((a + k) * (a + k));
+  return s;
+}
+
+struct ProgressLog {
+  std::vector<double> values;
+};
+
+int record_progress(int, double loglik, double, void* log) {
+  static_cast<ProgressLog*>(log)->values.push_back(loglik);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("fit: the Hessian at the fit, and progress on the log pmf's scale", "[fit]") {
+  const int64_t rows = 150, cols = 6;
+  // A column of zeros: its diagonal entry must be 0.
+  std::vector<double> x = simulate_dm(rows, {0.4, 0.8, 1.2, 1e-12, 2.0, 2.4}, 60, 33);
+  for (int64_t b = 0; b < rows; ++b) x[static_cast<size_t>(b * cols + 3)] = 0.0;
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    std::vector<double> hd(static_cast<size_t>(cols), -99.0);
+    std::vector<double> a(static_cast<size_t>(cols));
+    ProgressLog plain, full;
+    dirmn_fit_options o;
+    dirmn_fit_options_init(&o);
+    o.progress = record_progress;
+    o.progress_data = &plain;
+    dirmn_fit_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.alpha = a.data();
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+    REQUIRE(r.converged == 1);
+    CHECK(hd[0] == -99.0);  // not asked for: not written
+    o.flags = DIRMN_FULL;
+    o.progress_data = &full;
+    o.hessian_diag = hd.data();
+    r.hessian_scalar = -99.0;
+    REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+    // The same iterations, each shifted by the multinomial coefficients.
+    REQUIRE(full.values.size() == plain.values.size());
+    const double coef = r.loglik_full - r.loglik;
+    for (size_t i = 0; i < plain.values.size(); ++i)
+      CHECK(close_to(full.values[i] - plain.values[i], coef, 1e-12, 1e-9));
+    // The Hessian with respect to alpha at the fitted alpha, independently.
+    long double A = 0;
+    for (double v : a) A += v;
+    long double scalar = 0;
+    std::vector<long double> diag(static_cast<size_t>(cols), 0);
+    for (int64_t b = 0; b < rows; ++b) {
+      long N = 0;
+      for (int64_t v = 0; v < cols; ++v) {
+        const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+        N += n;
+        if (n > 0) diag[static_cast<size_t>(v)] -= tpoch_neg_ref(a[static_cast<size_t>(v)], n);
+      }
+      scalar += tpoch_neg_ref(A, N);
+    }
+    CHECK(a[3] == 0.0);
+    CHECK(hd[3] == 0.0);
+    for (int64_t v = 0; v < cols; ++v)
+      if (v != 3) CHECK(close_to(hd[static_cast<size_t>(v)], static_cast<double>(diag[static_cast<size_t>(v)]), 1e-10));
+    CHECK(close_to(r.hessian_scalar, static_cast<double>(scalar), 1e-10));
+    // What dirmn_loglik_sum gives at the same alpha (columns without counts
+    // at the smallest alpha).
+    std::vector<double> at = a;
+    at[3] = std::numeric_limits<double>::min();
+    std::vector<double> hd_sum(static_cast<size_t>(cols));
+    double c_sum = 0.0;
+    REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), at.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, nullptr,
+                             nullptr, hd_sum.data(), &c_sum) == DIRMN_SUCCESS);
+    for (int64_t v = 0; v < cols; ++v) CHECK(hd[static_cast<size_t>(v)] == hd_sum[static_cast<size_t>(v)]);
+    CHECK(r.hessian_scalar == c_sum);
+  }
+}
+
+TEST_CASE("fit: an unknown options flag is refused", "[fit]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const std::vector<double> x = {1, 2, 3, 4, 0, 1};
+  Counts c = counts_of(ctx.get(), x, 2, 3);
+  std::vector<double> a(3);
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  o.flags = 0x8u;
+  dirmn_fit_result r;
+  r.size = sizeof r;
+  r.alpha = a.data();
+  r.std_error_alpha = nullptr;
+  r.std_error_log_alpha = nullptr;
+  CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("flags") != std::string::npos);
 }
