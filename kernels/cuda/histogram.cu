@@ -19,26 +19,9 @@ namespace dirmn {
 namespace cuda {
 namespace {
 
-constexpr int kHistThreads = kBlockThreads;
+using namespace hist_tuning;
+
 constexpr int kWarp = 32;
-// Private-counter kernel: each thread counts C adjacent columns (one load
-// of C 8-bit cells per row) over its rows, in shared-memory counters of its
-// own, so no atomics are needed and no two lanes share a bank. Four columns
-// per thread measured faster than one for double counters too (H200: one
-// column per thread runs twice the threads but issues four times the loads
-// per cell).
-constexpr int kPrivColsCounts = 4;   // 32-bit counters
-constexpr int kPrivColsWeights = 4;  // double counters
-// Rows a thread loads before it counts them.
-constexpr int kPrivRowsInFlight = 16;
-// Shared memory the private counters of one block may take.
-constexpr size_t kPrivSharedBytes = 100 * 1024;
-// Partial histograms a thread of the first summing pass adds.
-constexpr int64_t kPartialsPerThread = 16;
-// Atomic fallback (bins beyond what private counters fit): doubles of one
-// block's shared histogram tile, 48 KB.
-constexpr int64_t kTileEntries = 6144;
-constexpr int kTileBlocksPerSm = 4;
 
 template <int C>
 struct CellLoad;
@@ -65,11 +48,6 @@ constexpr int kNibbleBins = 16;
 constexpr int kNibbleRows = 15;
 constexpr int kByteBatches = 17;  // 17 x 15 = 255
 constexpr uint64_t kLowNibbles = 0x0F0F0F0F0F0F0F0Full;
-
-// Blocks per SM the kernels are compiled for: the register-counting one
-// holds few registers per thread, so a third block hides more latency.
-template <bool kNibbles>
-constexpr int kPrivBlocksPerSm = kNibbles ? 3 : 2;
 
 template <class Acc, int C, bool kNibbles>
 __global__ void __launch_bounds__(kHistThreads, kPrivBlocksPerSm<kNibbles>)
@@ -269,9 +247,6 @@ __global__ void totals_keys(const double* __restrict__ row_total, int64_t rows,
   }
 }
 
-// Weightings one pass of total_run_sums adds at once (one 64-byte read of
-// a row's weights).
-constexpr int64_t kRunWeightings = 8;
 constexpr int kRunWarps = kHistThreads / kWarp;
 
 // One warp per row-total run i (the rows whose total is ix.value[i]): for

@@ -25,16 +25,14 @@ namespace dirmn {
 namespace cuda {
 namespace {
 
+using namespace ingest_tuning;
+
 // Counts above 2^53 are not all representable as doubles (as capi/).
 constexpr double kMaxCount = 9007199254740992.0;
 // Sparse storage when it takes at most this fraction of the dense bytes (as
 // capi/'s choice for host tables, so both paths store a table alike).
 constexpr double kSparseByteRatio = 0.75;
 constexpr unsigned long long kNoProblem = ~0ull;
-// Minor-dimension cells per block and major-dimension cells per thread of
-// the strided-source kernels.
-constexpr int kTileMinor = kBlockThreads;
-constexpr int kTileMajor = 8;
 
 enum CountIssue : int {
   kCountOk = 0,

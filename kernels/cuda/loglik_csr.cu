@@ -27,8 +27,6 @@ BackendResult csr_c(bool col16, bool fast, const CsrView& v, const SharedAlphaAr
   return fast ? csr_k<C, false, float>(v, a, env) : csr_k<C, false, double>(v, a, env);
 }
 
-constexpr int kRowwiseBlocksPerSm = 16;
-
 template <CellType C>
 BackendResult rowwise_c(bool col16, const CsrView& v, const RowwiseArgs& a, const LaunchEnv& env) {
   const int64_t want = ceil_div<int64_t>(v.rows, kWarpsPerBlock);

@@ -8,9 +8,6 @@ namespace dirmn {
 namespace cuda {
 namespace {
 
-// Warps of the row-wise kernels: a few waves of one row per warp.
-constexpr int kRowwiseBlocksPerSm = 16;
-
 template <CellType C>
 BackendResult rowwise_c(const DenseView& v, const RowwiseArgs& a, const LaunchEnv& env) {
   const int64_t want = ceil_div<int64_t>(v.rows, kWarpsPerBlock);

@@ -28,6 +28,7 @@
 
 #include "../dirmn_math.hpp"
 #include "loglik_types.cuh"
+#include "tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
@@ -573,7 +574,7 @@ __device__ __forceinline__ Step next_step(Step s, int64_t span, int lanes) {
 }
 
 template <CellType C, int W, int LANES, class TabT, int KG>
-__global__ void __launch_bounds__(kBlockThreads, 2)
+__global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
     shared_alpha_dense(DenseView view, SharedAlphaArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int R = KG > 1 ? kMultiKRowsPerGroup : kRowsPerGroup;
@@ -645,26 +646,16 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
   }
 }
 
-// Vectors a lane of the small kernel keeps in flight: a 256-column row of
-// 8-bit counts is one 16-byte vector per lane of a half-warp, but of 32-bit
-// cells (a caller's float32 array) four vectors per lane of a warp, whose
-// loads would otherwise wait on each other (H200: 5.5 us against 4.2 us for
-// a plain read of the float32 table).
-template <int W>
-constexpr int kSmallDepth = W >= 16 ? 1 : 16 / W;
-
 // Small dense tables: one parameter vector, one column panel, and fewer
 // rows than one wave of shared_alpha_dense's row chunks. Such a call is
 // bound by latency, not bandwidth: the launch, one trip to memory for the
 // counts, the tables and the row normalisers, and the fetch of the kernel's
 // own instructions, which after other work has evicted them from L2 costs
-// about one memory trip per few kilobytes executed (H200, 2026-11-30: an
-// 8 KB straight-line kernel took 1.1 us longer than an empty one, a 32 KB
-// one 3 us). So every load is issued before the first wait, each lane group
+// about one memory trip per few kilobytes executed. So every load is issued
+// before the first wait (kSmallDepth vectors per lane), each lane group
 // carries one row (rows spread over as many blocks as they fill), and the
 // body is one short loop. kAllFit (a.all_fit: every count is tabulated)
-// leaves out the path for large counts, most of the kernel's code (H200,
-// 512 x 256 8-bit counts: 4.4 us, against 4.9 us with that path).
+// leaves out the path for large counts, most of the kernel's code.
 template <CellType C, int W, int LANES, class TabT, bool kAllFit>
 __global__ void __launch_bounds__(kBlockThreads)
     shared_alpha_dense_small(DenseView view, SharedAlphaArgs a) {
@@ -831,7 +822,7 @@ __device__ __forceinline__ int64_t block_count(int64_t begin, int64_t end) {
 // row extents of the chunk after next are loaded a whole chunk ahead, so
 // crossing into a new chunk never waits for its row pointers.
 template <CellType C, bool kCol16, class TabT, int KG>
-__global__ void __launch_bounds__(kBlockThreads, 2)
+__global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
     shared_alpha_csr(CsrView view, SharedAlphaArgs a) {
   using B = CsrBlock<C, kCol16>;
   constexpr int kLanes = 32;

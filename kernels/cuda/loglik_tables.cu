@@ -88,10 +88,6 @@ TablePlan make_plan(const DeviceTable& t) {
   return p;
 }
 
-// Panel counts tried above the fewest: one or two more usually remove a
-// narrow last panel; beyond that, padding only grows.
-constexpr int64_t kPanelCountsTried = 8;
-
 int64_t balanced_panel_width(int64_t cols, int64_t max_width, int64_t group) {
   const int64_t fewest = ceil_div<int64_t>(cols, max_width);
   int64_t best = max_width, best_total = fewest * max_width;

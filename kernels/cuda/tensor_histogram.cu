@@ -14,9 +14,8 @@
 // exact integer: the histograms are exact for the rounded weights, each
 // within 2^-64 p_j of its weight. That is finer than a double sum resolves
 // once the largest weight is in it, and it keeps a nearly empty component's
-// relative precision: 32-bit fixed point did not (a component of weight
-// 1e-6 took its alpha 1e-6 away from the host's). The sums repeat bit for
-// bit from run to run. By-value histograms are differences of neighbouring
+// relative precision, which 32-bit fixed point would lose. The sums repeat
+// bit for bit from run to run. By-value histograms are differences of neighbouring
 // cumulative entries, taken in integers (the weight of count 0, which no
 // fit reads, is not formed: it is left 0).
 //
@@ -27,7 +26,7 @@
 // On sm_90a code (H100, H200) the products run as warpgroup MMAs
 // (wgmma.cuh): A the same indicators from registers, 64 pairs a time, B all
 // eight digits of the eight weightings (N = 64, column 8 d + j) from shared
-// memory, faster than mma.sync (wgmma.cuh has the figures).
+// memory, at a higher rate than mma.sync (wgmma.cuh says why).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,6 +40,7 @@ namespace cuda {
 namespace {
 
 using namespace tensor;
+using namespace tensor_hist_tuning;
 
 constexpr int kChunkRows = 32;           // rows of one m16n8k32 step (its k)
 constexpr int kChunkBytes = kChunkRows;  // one column of a chunk, 8-bit counts
@@ -58,21 +58,12 @@ constexpr double kHalfScale = 4294967296.0;             // 2^32: the high half's
 // A's entries are kIndicatorValue (16), so every product carries it.
 // Lane (g, t): t = lane % 4 picks the row quarter a lane holds in the MMA's
 // fragments, g = lane / 4 its pairs (A) and weighting (B).
-constexpr int kTensorWarps = 8;
 constexpr int kTensorThreads = kTensorWarps * kWarpLanes;
-// 16-pair tiles a warp takes per chunk: two tiles of eight digits keep 64
-// accumulators, as many as two blocks per SM leave registers for.
-constexpr int kTilesPerWarp = 2;
 // (column, threshold) pairs of a block: its columns are as many as fit,
 // kBlockPairs / T, up to kMaxBlockCols (so that one 16-byte copy per thread
 // stages a chunk of them with its weight digits).
 constexpr int kBlockPairs = kTensorWarps * kTilesPerWarp * kTensorBins;
 constexpr int kMaxBlockCols = 64;
-constexpr int kTensorBlocksPerSm = 2;
-// Chunks in flight per block (cp.async stages): 4 KB each, enough bytes in
-// flight per SM to cover memory latency at full bandwidth.
-constexpr int kStages = 8;
-constexpr int kChunksPerSync = 2;  // chunks computed between two barriers
 static_assert(kStages >= 2 * kChunksPerSync, "stages for the chunks in use and those in flight");
 // Bytes of one chunk's weight digits for one group: 32 rows x 8 weightings x 8 digits.
 constexpr int kDigitBytes = kChunkRows * kGroupWeightings * kDigits;
@@ -393,11 +384,6 @@ constexpr int kWgN = kGroupWeightings * kDigits;  // B's columns: 8 d + j
 static_assert(kWgN * wgmma::kK == kDigitBytes, "a chunk's digits are one B tile");
 static_assert(kTensorWarps / wgmma::kGroupWarps * kWgMBlocks * wgmma::kM == kBlockPairs,
               "the warpgroups' M blocks cover the block's pairs");
-// More stages in flight than tensor_cumulative's: the MMAs are faster, and
-// every step of kWgChunksPerSync chunks ends with all of them complete
-// (their B stages are refilled after the next barrier).
-constexpr int kWgStages = 12;  // also the most that static shared memory holds
-constexpr int kWgChunksPerSync = 4;
 constexpr int kStaticSharedLimit = 48 * 1024;
 static_assert(kWgStages * kStageBytes <= kStaticSharedLimit, "the stages are static shared memory");
 static_assert(kWgStages >= 2 * kWgChunksPerSync, "stages for the chunks in use and those in flight");
@@ -552,13 +538,10 @@ __global__ void finish_histograms(const long long* __restrict__ partial, const d
 // split. Every block costs the same, so a launch takes as long as its waves
 // (kTensorBlocksPerSm blocks per SM) times a block's chunks: the split that
 // minimises that, counting a block's fixed work (its pipeline's fill and
-// its writes) as kBlockOverheadChunks. A fixed split count left up to a
-// seventh of the slots of the only wave idle. Never more chunks per split
-// than the int32 accumulators hold exactly, and more splits only while
-// their partial sums (split_bytes each) stay within kMaxPartialBytes.
-constexpr int64_t kBlockOverheadChunks = 16;
-constexpr int64_t kMaxWavesTried = 16;
-constexpr int64_t kMaxPartialBytes = int64_t{64} << 20;
+// its writes) as kBlockOverheadChunks; a fixed split count can leave much
+// of the only wave idle. Never more chunks per split than the int32
+// accumulators hold exactly, and more splits only while their partial sums
+// (split_bytes each) stay within kMaxPartialBytes.
 int64_t tensor_chunks_per_split(int64_t chunks, int64_t per_split_blocks, int64_t split_bytes, int sm_count) {
   const int64_t wave = std::max<int64_t>(1, static_cast<int64_t>(sm_count) * kTensorBlocksPerSm);
   const int64_t lo = std::max<int64_t>(1, ceil_div<int64_t>(chunks, kMaxChunksPerSplit));

@@ -38,7 +38,7 @@
 // from registers; B = q's digits, 32 pairs by 8 D columns (column
 // 8 d + c: digit d of vector c), from shared memory. A lane then loads its
 // 8 counts of each of its rows with one 8-byte read per slab, and the MMA
-// runs faster than mma.sync (wgmma.cuh has the figures).
+// runs at a higher rate than mma.sync (wgmma.cuh says why).
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
@@ -56,6 +56,7 @@ namespace cuda {
 namespace {
 
 using namespace tensor;
+using namespace tensor_lik_tuning;
 
 constexpr int kVectors = 8;          // the MMA's rows per digit: vectors per group
 constexpr int kTilePairs = 32;       // the MMA's k: pairs per tile
@@ -64,13 +65,10 @@ constexpr int kQuarterCols = kSlabCols / kQuarters;  // a lane quarter's columns
 constexpr int kWordCols = 4;         // columns in one B register
 constexpr int kMaxThresholds = 15;   // counts below kIndicatorValue
 static_assert(kMaxThresholds < static_cast<int>(kIndicatorValue), "the threshold test needs counts below 16");
-constexpr int kLikWarps = 8;
 constexpr int kLikThreads = kLikWarps * kWarpLanes;
 constexpr int kGroupRows = 8;        // the MMA's n: table rows per step
-constexpr int kGroupsPerWarp = 4;    // row groups a warp carries (its accumulators)
 constexpr int kWarpRows = kGroupRows * kGroupsPerWarp;
 constexpr int kBlockRows = kLikWarps * kWarpRows;
-constexpr int kLikBlocksPerSm = 2;
 // A row's slab in shared memory: its 32 counts in 48 bytes (a multiple of
 // the copies' 16). The reads of a half-warp (4 rows x 32 bytes) then meet
 // 2-way bank conflicts, which rows back to back (32 bytes) would avoid.
@@ -78,17 +76,12 @@ constexpr int kRowStride = 48;
 constexpr int kCountBytes = kBlockRows * kRowStride;
 constexpr int kSlabCopies = kSlabCols / kCopyBytes;  // 16-byte copies per row and slab
 constexpr int kFragBytes = kWarpLanes * 4 * static_cast<int>(sizeof(uint32_t));  // one A fragment of a warp
-constexpr int kLikStages = 2;
 // Digits per vector: 6 in double mode, 4 in fast mode (two per M-tile).
 constexpr int kDoubleTiles = 3;
 constexpr int kFastTiles = 2;
 constexpr int kDigitBits = 8;
 // int32 accumulators: a row adds at most 16 x 255 per pair and digit.
 constexpr int64_t kMaxPairs = (int64_t{1} << 31) / (static_cast<int64_t>(kIndicatorValue) * 255);
-// Fewer vectors than this are cheaper through the lookup tables: the MMA
-// works on groups of eight.
-constexpr int64_t kTensorLoglikMinK = 4;
-constexpr int kScaleThreads = 1024;
 
 // Tiles per slab (one per threshold) of a table whose largest count is T.
 __host__ __device__ inline int tiles_per_slab(int thresholds) { return thresholds; }
@@ -313,15 +306,9 @@ size_t loglik_smem(int thresholds) {
 // warpgroups of kWgMBlocks 64-row M blocks each; warp w of a warpgroup holds
 // rows 16 w + g and 16 w + g + 8 of each of its M blocks.
 
-constexpr int kWgGroups = 2;
-constexpr int kWgMBlocks = 2;
 constexpr int kWgThreads = kWgGroups * wgmma::kGroupThreads;
 constexpr int kWgBlockRows = kWgGroups * kWgMBlocks * wgmma::kM;
 static_assert(kWgBlockRows == kBlockRows, "tensor_loglik_supported bounds both forms' grids");
-constexpr int kWgBlocksPerSm = 2;
-// Slabs of B staged ahead (cp.async): a slab's MMAs alone do not cover the
-// latency of the next one's copy.
-constexpr int kWgStages = 3;
 constexpr int kASets = 3;  // sets of A registers in turn (see tensor_loglik_wg)
 static_assert(kASets == 3, "tensor_loglik_wg's loop and tail take a0, a1, a2 by name");
 // A lane's counts of a row per slab: columns 8t .. 8t + 7, one 8-byte read;
@@ -468,8 +455,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm) tensor_loglik_wg(T
     const uint8_t* st = smem + (s % kWgStages) * stage_bytes;
     // Three sets of A registers, taken in turn: one is written while the
     // MMAs of the other two may still read theirs (at most two groups in
-    // flight). A group's MMAs take longer than a step's other work, so one
-    // group in flight left the tensor pipe idle.
+    // flight). A group's MMAs take longer than a step's other work, so with
+    // one group in flight the tensor pipe would idle.
     int r = 0;
     for (; r + kASets - 1 < T; r += kASets) {
       wgmma::wgmma_wait<kASets - 1>();
