@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "device_table.cuh"
-#include "loglik_device.cuh"
+#include "loglik_cells.cuh"
+#include "loglik_rows.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -47,7 +47,7 @@
 #include <cmath>
 
 #include "device_table.cuh"
-#include "loglik_device.cuh"
+#include "loglik_rows.cuh"
 #include "tensor_mma.cuh"
 #include "wgmma.cuh"
 
