@@ -13,27 +13,17 @@
 #include "../histogram.hpp"
 #include "cuda_util.cuh"
 #include "loglik_types.cuh"
+#include "tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
 
-// Shared memory one block may spend on tables. Two such blocks (plus their
-// runtime reserve) fit one Hopper multiprocessor's 228 KB.
-constexpr size_t kTableBudgetBytes = 96 * 1024;
-// Tabulated counts run to at most this cut (exclusive); larger counts take
-// the direct lpoch path. Real tables are dominated by small counts.
-constexpr int kMaxCut = 64;
-// Row terms lpoch(A, N) - N log A are tabulated for N below this; rows with
-// larger totals evaluate theirs directly.
-constexpr int64_t kRowTermMax = int64_t{1} << 16;
 // Dense compact rows are padded to this many bytes so they can be read as
 // 16-byte vectors.
 constexpr int64_t kRowAlignBytes = 16;
 // Zeroed entries after a CSR table's last, so the kernels' aligned block
 // reads (up to 8 entries) never leave the arrays.
 constexpr int64_t kCsrSlackEntries = 8;
-// Grids are split into launches of at most this many blocks in y.
-constexpr int64_t kMaxGridY = 65535;
 // Dynamic shared memory a kernel gets without opting in.
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
 
@@ -136,10 +126,6 @@ struct LaunchEnv {
   // The loaded tensor-core kernels have their MMAs (tensor_mma_available).
   bool tensor_mma = false;
 };
-
-// Blocks per multiprocessor of the grid-stride kernels (statistics,
-// validation, gathers): enough to hide memory latency.
-constexpr int kStrideBlocksPerSm = 8;
 
 // Grid of a grid-stride kernel over `items` with kBlockThreads threads.
 inline int stride_grid(int64_t items, int sm_count) {
@@ -269,14 +255,6 @@ struct EmDevice {
 // Columns of the E step's reductions: [sum_b z_bj (k)][sum_b w_bj (k)]
 // [sum_b r_b lse_b][max change][max_b w_bj (k)].
 __host__ __device__ inline int64_t em_reduced_columns(int64_t k) { return 3 * k + 2; }
-// Row runs of the E step's deterministic column sums.
-constexpr int64_t kEmReduceRows = 256;
-// Up to this many components, lanes of a warp take a row's components
-// together (coalesced, each exp once) and the E step finishes the
-// likelihood kernel's panels itself.
-constexpr int64_t kEmGroupMaxK = 32;
-// ... and finishes up to this many panels itself (more are finished first).
-constexpr int kEmFusedPanels = 8;
 inline int64_t em_reduce_runs(int64_t rows) {
   return std::max<int64_t>(1, ceil_div<int64_t>(rows, kEmReduceRows));
 }

@@ -2,7 +2,8 @@
 #include <algorithm>
 
 #include "launch_sliced.cuh"
-#include "loglik_device.cuh"
+#include "loglik_csr_kernels.cuh"
+#include "loglik_rowwise_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {
@@ -26,8 +27,6 @@ BackendResult csr_c(bool col16, bool fast, const CsrView& v, const SharedAlphaAr
   if (col16) return fast ? csr_k<C, true, float>(v, a, env) : csr_k<C, true, double>(v, a, env);
   return fast ? csr_k<C, false, float>(v, a, env) : csr_k<C, false, double>(v, a, env);
 }
-
-constexpr int kRowwiseBlocksPerSm = 16;
 
 template <CellType C>
 BackendResult rowwise_c(bool col16, const CsrView& v, const RowwiseArgs& a, const LaunchEnv& env) {

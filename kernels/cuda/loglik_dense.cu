@@ -3,13 +3,11 @@
 #include <algorithm>
 
 #include "loglik_dense_launch.cuh"
+#include "loglik_rowwise_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace {
-
-// Warps of the row-wise kernels: a few waves of one row per warp.
-constexpr int kRowwiseBlocksPerSm = 16;
 
 template <CellType C>
 BackendResult rowwise_c(const DenseView& v, const RowwiseArgs& a, const LaunchEnv& env) {

@@ -1,5 +1,6 @@
-// loglik_tables.cu: the table plan, the per-call table kernel, the panel
-// combiner, and the occupancy cache the launchers share.
+// loglik_tables.cu: the table plan, the launches of the per-call table
+// kernels and the panel combiner (loglik_table_kernels.cuh), and the
+// occupancy cache the launchers share.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,45 +9,10 @@
 #include <tuple>
 
 #include "device_table.cuh"
-#include "loglik_device.cuh"
+#include "loglik_table_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {
-namespace dev {
-
-// Panels > 1: sums each row's panel partials in panel order (so results do
-// not depend on scheduling) and finishes the row.
-__global__ void __launch_bounds__(kBlockThreads)
-    finish_panels(int64_t rows, const double* row_total, const double* row_lcoef,
-                  SharedAlphaArgs a) {
-  const int64_t n = rows * a.k_total;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / a.k_total;
-    const int k = static_cast<int>(i % a.k_total);
-    double s = 0.0;
-    for (int p = 0; p < a.panels; ++p) s += a.partial[(p * rows + row) * a.k_total + k];
-    double v = s - row_term(a, k, row_total[row]);
-    if (a.full) v += row_lcoef[row];
-    a.out[row * a.out_sr + static_cast<int64_t>(k) * a.out_sk] = v;
-  }
-}
-
-// Per row and parameter vector, minus the row's shifted normaliser,
-// -(lpoch(A_k, N_b) - N_b log A_k): made once per alpha (and table), so the
-// likelihood kernels read it beside the counts instead of looking it up by
-// the row total they have just loaded.
-__global__ void __launch_bounds__(kBlockThreads)
-    build_row_adjust(int64_t rows, const double* row_total, SharedAlphaArgs a, double* adjust) {
-  const int64_t n = rows * a.k_total;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int k = static_cast<int>(i / rows);
-    adjust[i] = -row_term(a, k, row_total[i % rows]);
-  }
-}
-
-}  // namespace dev
 
 TablePlan make_plan(const DeviceTable& t) {
   TablePlan p;
@@ -87,10 +53,6 @@ TablePlan make_plan(const DeviceTable& t) {
       t.integral ? std::min<int64_t>(static_cast<int64_t>(t.max_row_total) + 1, kRowTermMax) : 0;
   return p;
 }
-
-// Panel counts tried above the fewest: one or two more usually remove a
-// narrow last panel; beyond that, padding only grows.
-constexpr int64_t kPanelCountsTried = 8;
 
 int64_t balanced_panel_width(int64_t cols, int64_t max_width, int64_t group) {
   const int64_t fewest = ceil_div<int64_t>(cols, max_width);

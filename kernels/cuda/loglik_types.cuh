@@ -26,11 +26,13 @@
 // its G entries side by side in one or two 16-byte halves,
 //   [group][panel][n][half][position][G / halves],
 // so a cell's lookups for the whole group are one or two 16-byte reads
-// instead of G narrow ones (those were what bounded K = 8: H200 ncu, 46
-// instructions issued per cell, 79% of issue slots busy).
+// instead of G narrow ones: with several vectors a kernel is bound by the
+// instructions it issues per cell, not by memory.
 #pragma once
 
 #include <cstdint>
+
+#include "tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
@@ -56,22 +58,8 @@ inline int cell_bytes(CellType c) {
   return 8;
 }
 
-// Threads of every loglik kernel block: 8 warps.
-constexpr int kBlockThreads = 256;
+// Warps of a loglik block (kBlockThreads: tuning.cuh).
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
-// Rows one lane group carries at once. Four independent rows keep four
-// vector loads in flight per lane, which short rows need to cover memory
-// latency.
-constexpr int kRowsPerGroup = 4;
-// The CSR kernel's lane groups carry two rows: each holds two 16-byte
-// blocks (values and columns) per row, twice over for the prefetch.
-constexpr int kCsrRowsPerGroup = 2;
-// Dense lane groups evaluating several parameter vectors carry two rows:
-// their accumulators take the registers the other two rows would.
-constexpr int kMultiKRowsPerGroup = 2;
-// Parameter vectors one CSR block evaluates per pass over its rows when
-// K > 1 (dense blocks take bundle_vectors).
-constexpr int kMaxKGroup = 4;
 // Bytes of a vectorised dense read per lane; also one half of a bundle.
 constexpr int kVectorBytes = 16;
 // Bytes of a full bundle: two halves.

@@ -19,7 +19,7 @@
 #include <cmath>
 
 #include "device_table.cuh"
-#include "loglik_device.cuh"
+#include "loglik_rows.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -1,8 +1,8 @@
 // tensor_mma.cuh: what the two int8 tensor-core kernels share (the M step's
-// histograms, tensor_histogram.cu, and the likelihood of several parameter
-// vectors, tensor_loglik.cu): the m16n8k32 MMA, the asynchronous copies that
-// stage their operands, and the byte-wise threshold test both form their
-// 0/1 operand with.
+// histograms, tensor_histogram_kernels.cuh, and the likelihood of several
+// parameter vectors, tensor_loglik_kernels.cuh): the m16n8k32 MMA, the
+// asynchronous copies that stage their operands, and the byte-wise
+// threshold test both form their 0/1 operand with.
 //
 // Fragments of mma.m16n8k32 (u8): lane (g, t) of a warp, g = lane / 4 and
 // t = lane % 4, holds

@@ -1,10 +1,9 @@
 // wgmma.cuh: Hopper's warpgroup MMA (wgmma.mma_async) on 8-bit integers,
-// for the tensor-core kernels' sm_90a code (tensor_loglik.cu,
-// tensor_histogram.cu). On an H200, a loop of MMAs alone reached 1.0 POPS
-// (int8) through mma.sync m16n8k32, which tensor_mma.cuh wraps, and 1.6
-// through wgmma m64n48k32 (1.85 at N = 64), of a 1.98 peak; in the two
-// kernels wgmma took 18 % off the likelihood of 8 vectors and 29 % off the
-// histograms.
+// for the tensor-core kernels' sm_90a code (tensor_loglik_wg.cuh,
+// tensor_histogram_wg.cuh). Hopper's tensor cores reach their full rate
+// only through it: mma.sync m16n8k32 (tensor_mma.cuh), issued warp by warp
+// with both operands in registers, leaves them idle much of the time, and
+// a wider N (up to 64 here) brings wgmma closer to the peak.
 //
 // Conventions (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply"):
 // - A warpgroup (4 consecutive warps, 128 threads) computes
