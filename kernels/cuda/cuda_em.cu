@@ -247,13 +247,13 @@ BackendResult CudaBackend::em_fit(CudaEmState& state, const EmFitSettings& s, co
   out->log_det.assign(kk, 0.0);
   for (size_t j = 0; j < kk; ++j) {
     if (!fit[j]) continue;
-    if (res[j].status == kEmFitFitted) {
+    if (res[j].status == EmFitOutcome::kFitted) {
       out->status[j] = EmFitOutcome::kFitted;
       out->log_prior[j] = res[j].log_prior;
       out->log_det[j] = res[j].log_det;
       std::memcpy(alpha + j * static_cast<size_t>(t.cols), h_alpha + j * static_cast<size_t>(t.cols),
                   static_cast<size_t>(t.cols) * sizeof(double));
-    } else if (res[j].status == kEmFitNoCounts) {
+    } else if (res[j].status == EmFitOutcome::kNoCounts) {
       out->status[j] = EmFitOutcome::kNoCounts;
     }
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../backend.hpp"
-#include "../histogram.hpp"
+#include "../table/histogram.hpp"
 #include "cuda_util.cuh"
 #include "loglik_types.cuh"
 #include "tuning.cuh"
@@ -267,12 +267,12 @@ BackendResult launch_estep(const EmDevice& em, const double* log_pi, double* red
 // alpha from each component's histograms (launch_column_histograms' or
 // launch_tensor_histograms' hist, launch_total_sums' seg_out), warm-started,
 // as fit_from_histograms runs it on the host. Per component, status says
-// what became of it.
-constexpr int kEmFitHost = 0;      // not fitted: the host's fit is needed (multinomial limit, Minka's step)
-constexpr int kEmFitFitted = 1;    // fitted: alpha replaced (floored), log_prior and log_det set
-constexpr int kEmFitNoCounts = 2;  // the component's weights see no counts: alpha kept
+// what became of it, as backend.hpp's EmFitOutcome::Status: kHost (the
+// host's fit is needed: the multinomial limit, Minka's step), kFitted
+// (alpha replaced, floored; log_prior and log_det set) or kNoCounts (the
+// component's weights see no counts: alpha kept).
 struct EmFitOut {
-  int status = kEmFitHost;
+  int status = EmFitOutcome::kHost;
   int iterations = 0;
   double log_prior = 0.0;  // the prior's log density at alpha (0 without a prior)
   double log_det = 0.0;    // log det of minus the objective's Hessian in log alpha
@@ -311,13 +311,13 @@ struct EmFitArgs {
 };
 BackendResult launch_em_fit(const EmFitArgs& args, const LaunchEnv& env);
 
-// ingest.cu: building device tables.
+// ingest_*.cu: building device tables.
 // Copies a validated host table to the device (synchronous).
 BackendResult upload_host_table(const HostTable& host, DeviceTable* t, const LaunchEnv& env);
 // Validates a caller's device array and makes a table of it (synchronous).
-BackendResult ingest_device_dense(const DeviceDenseInput& in, DeviceTable* t,
+BackendResult ingest_device_dense(const DenseInput& in, DeviceTable* t,
                                   CountsProblem* problem, const LaunchEnv& env);
-BackendResult ingest_device_csr(const DeviceCsrInput& in, DeviceTable* t, CountsProblem* problem,
+BackendResult ingest_device_csr(const SparseInput& in, DeviceTable* t, CountsProblem* problem,
                                 const LaunchEnv& env);
 
 }  // namespace cuda

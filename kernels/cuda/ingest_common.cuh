@@ -1,8 +1,8 @@
 // ingest_common.cuh: what the ways of making a device table share -- from a
 // validated host table (ingest_upload.cu), from a caller's dense device
 // array (ingest_dense.cu) or from a caller's device CSR arrays
-// (ingest_csr.cu): the storage policy, the validation of counts, and the
-// host steps that store and finish a table (ingest_common.cu).
+// (ingest_csr.cu): the validation of counts (the storage policy is the
+// host's, table/storage.hpp), and the host steps that store and finish a table (ingest_common.cu).
 //
 // Validation finds the first bad cell in the order the host path would
 // report it (the caller's memory order for dense arrays, entry order for
@@ -17,40 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../table/storage.hpp"
 #include "device_table.cuh"
 
 namespace dirmn {
 namespace cuda {
 namespace ingest {
-
-// ---------------------------------------------------------------------------
-// Storage policy: private copies of capi/src/counts_build.cpp's limits and
-// choices, so that a table from the device is stored as one from the host
-// would be. Kept together here until the two are one.
-
-// Counts above 2^53 are not all representable as doubles (as capi/).
-constexpr double kMaxCount = 9007199254740992.0;
-// Sparse storage when it takes at most this fraction of the dense bytes (as
-// capi/'s choice for host tables, so both paths store a table alike).
-constexpr double kSparseByteRatio = 0.75;
-
-inline ValueType choose_vtype(double max_count, bool integral, bool real_valued) {
-  if (real_valued && !integral) return ValueType::F64;
-  if (max_count < 256.0) return ValueType::U8;
-  if (max_count < 65536.0) return ValueType::U16;
-  if (max_count < 4294967296.0) return ValueType::U32;
-  return ValueType::F64;
-}
-
-inline bool choose_sparse(dirmn_storage storage, int64_t rows, int64_t cols, int64_t nnz, ValueType vt) {
-  if (storage == DIRMN_STORAGE_DENSE) return false;
-  if (storage == DIRMN_STORAGE_SPARSE) return true;
-  const double vb = static_cast<double>(value_bytes(vt));
-  const double dense = static_cast<double>(rows) * static_cast<double>(cols) * vb;
-  const double sparse = static_cast<double>(nnz) * (vb + sizeof(uint32_t)) +
-                        static_cast<double>(rows + 1) * sizeof(int64_t);
-  return sparse <= kSparseByteRatio * dense;
-}
 
 // ---------------------------------------------------------------------------
 // Validation

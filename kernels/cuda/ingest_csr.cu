@@ -40,7 +40,7 @@ BackendResult read_value(dirmn_dtype type, const void* p, int64_t i, double* out
 }
 
 // The row holding entry e: the last row whose ptr is <= e (ptr validated).
-BackendResult row_of_entry(const DeviceCsrInput& in, int64_t e, int64_t* row, const LaunchEnv& env) {
+BackendResult row_of_entry(const SparseInput& in, int64_t e, int64_t* row, const LaunchEnv& env) {
   int64_t lo = 0, hi = in.rows;  // ptr[lo] <= e < ptr[hi]
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
@@ -53,7 +53,7 @@ BackendResult row_of_entry(const DeviceCsrInput& in, int64_t e, int64_t* row, co
 }
 
 template <class P, class I, class S>
-BackendResult ingest_csr_typed(const DeviceCsrInput& in, DeviceTable* t, CountsProblem* problem,
+BackendResult ingest_csr_typed(const SparseInput& in, DeviceTable* t, CountsProblem* problem,
                                const LaunchEnv& env) {
   const P* ptr = static_cast<const P*>(in.ptr);
   DeviceBuffer sum_buf(t->device);
@@ -70,8 +70,8 @@ BackendResult ingest_csr_typed(const DeviceCsrInput& in, DeviceTable* t, CountsP
     int64_t v = 0, prev = 0;
     DIRMN_TRY(read_index(in.index_type, in.ptr, problem->entry, &v, env));
     if (k >= 1 && k <= in.rows) DIRMN_TRY(read_index(in.index_type, in.ptr, k - 1, &prev, env));
-    problem->value = static_cast<double>(v);
-    problem->prev = static_cast<double>(prev);
+    problem->index_value = v;
+    problem->index_prev = prev;
     problem->why = k == 0 ? "start" : k == in.rows + 1 ? "end" : "order";
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
@@ -102,8 +102,8 @@ BackendResult ingest_csr_typed(const DeviceCsrInput& in, DeviceTable* t, CountsP
       DIRMN_TRY(read_index(in.index_type, in.indices, e, &c, env));
       problem->kind = CountsProblem::kBadIndex;
       problem->entry = e;
-      problem->row = row;
-      problem->value = static_cast<double>(c);
+      problem->outer = row;
+      problem->index_value = c;
     } else {
       int64_t c = 0;
       double x = 0.0;
@@ -213,7 +213,7 @@ BackendResult ingest_csr_typed(const DeviceCsrInput& in, DeviceTable* t, CountsP
 }
 
 template <class P, class I>
-BackendResult ingest_csr_pi(const DeviceCsrInput& in, DeviceTable* t, CountsProblem* problem,
+BackendResult ingest_csr_pi(const SparseInput& in, DeviceTable* t, CountsProblem* problem,
                             const LaunchEnv& env) {
   switch (in.value_dtype) {
     case DIRMN_INT32: return ingest_csr_typed<P, I, int32_t>(in, t, problem, env);
@@ -226,7 +226,7 @@ BackendResult ingest_csr_pi(const DeviceCsrInput& in, DeviceTable* t, CountsProb
 
 }  // namespace
 
-BackendResult ingest_device_csr(const DeviceCsrInput& in, DeviceTable* t, CountsProblem* problem,
+BackendResult ingest_device_csr(const SparseInput& in, DeviceTable* t, CountsProblem* problem,
                                 const LaunchEnv& env) {
   t->rows = in.rows;
   t->cols = in.cols;

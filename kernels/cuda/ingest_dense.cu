@@ -81,7 +81,7 @@ BackendResult dense_to_csr_any(DeviceTable* t, const void* dense, int64_t pitch,
 }
 
 template <class S>
-BackendResult ingest_strided(const DeviceDenseInput& in, DeviceTable* t, CountsProblem* problem,
+BackendResult ingest_strided(const DenseInput& in, DeviceTable* t, CountsProblem* problem,
                              const LaunchEnv& env) {
   StridedSource<S> src;
   src.data = static_cast<const S*>(in.data);
@@ -180,7 +180,7 @@ BackendResult ingest_strided(const DeviceDenseInput& in, DeviceTable* t, CountsP
 
 }  // namespace
 
-BackendResult ingest_device_dense(const DeviceDenseInput& in, DeviceTable* t,
+BackendResult ingest_device_dense(const DenseInput& in, DeviceTable* t,
                                   CountsProblem* problem, const LaunchEnv& env) {
   t->rows = in.rows;
   t->cols = in.cols;

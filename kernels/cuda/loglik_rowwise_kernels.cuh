@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "../dirmn_math.hpp"
+#include "../math/special.hpp"
 #include "loglik_cells.cuh"
 #include "loglik_rows.cuh"
 #include "loglik_types.cuh"

@@ -1,11 +1,11 @@
 // mstep.cu: the M step of a DM mixture on the device. Each component's
 // alpha is fitted to its weighted count histograms by Newton's method on
 // log alpha, warm-started from the last M step, as fit_from_histograms
-// (kernels/histogram.cpp) fits it on the host: the same objective, the same
-// diagonal-plus-rank-one solve, step cap, halvings and stopping rule, so the
-// two agree to rounding. Fitting on the device saves the histograms'
-// download and the host's evaluations, which were most of an EM iteration
-// on large tables.
+// (kernels/models/fit.cpp) fits it on the host: the same objective, the same
+// diagonal-plus-rank-one solve, the same safeguards (math/newton.hpp) and
+// stopping rule, so the two agree to rounding. Fitting on the device saves
+// the histograms' download and the host's evaluations, which were most of
+// an EM iteration on large tables.
 //
 // One block per component. Its threads share the sums over columns and
 // over the row-total histogram; every decision is taken by all of them
@@ -14,15 +14,16 @@
 //
 // What the host fit does in other ways -- the multinomial limit, and
 // Minka's step where Newton's direction does not ascend -- is handed back
-// (kEmFitHost): the host then fits that component from the downloaded
+// (EmFitOutcome::kHost): the host then fits that component from the downloaded
 // histograms.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
 #include <cmath>
 
-#include "../dirmn_math.hpp"
-#include "../histogram.hpp"
+#include "../math/newton.hpp"
+#include "../math/special.hpp"
+#include "../table/histogram.hpp"
 #include "device_table.cuh"
 
 namespace dirmn {
@@ -168,9 +169,10 @@ __device__ __noinline__ double evaluate(const Component& C, Shared& sh, const do
     }
     if (want_value) f.a += sl + (C.prior ? log_prior(C, av) : 0.0);
     if (want_dt) {
-      const double gv = sd - tot.b;
-      g[v] = av * gv + (C.prior ? C.shape - C.rate * av : 0.0);
-      h[v] = av * av * st + av * gv - C.rate * av;
+      double gv = sd - tot.b, hv = st;
+      math::to_log_alpha(av, &gv, &hv);
+      g[v] = gv + (C.prior ? C.shape - C.rate * av : 0.0);
+      h[v] = hv - C.rate * av;
     }
   }
   if (want_dt) *c_out = -tot.c;
@@ -301,11 +303,11 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
   }
   mom = block_all(sh, mom, AddSums());
   if (mom.a == 0.0 || !(mom.b > 0.0)) {
-    if (threadIdx.x == 0) out->status = kEmFitNoCounts;
+    if (threadIdx.x == 0) out->status = EmFitOutcome::kNoCounts;
     return;
   }
   if (!totals_form(p, j, band, sh, &C)) {
-    if (threadIdx.x == 0) out->status = kEmFitHost;
+    if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
     return;
   }
   // The multinomial limit test of fit_from_histograms: sum_v s_v / p_v -
@@ -320,7 +322,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     const double pair_all = block_all(sh, pair, AddSums()).a;
     const double limit_slope = mom.c * mom.b - pair_all;
     if (!C.prior && (mom.a == 1.0 || !(limit_slope > 0.0))) {
-      if (threadIdx.x == 0) out->status = kEmFitHost;
+      if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
       return;
     }
   }
@@ -375,8 +377,8 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     bool moved = false, with_derivs = false;
     double f_moved = f;
     if (newton_ok && gain > 0.0) {
-      double t = gs.c > kMaxLogStep ? kMaxLogStep / gs.c : 1.0;
-      for (int k = 0; k < kMaxHalvings && !moved; ++k, t *= 0.5) {
+      double t = gs.c > math::kMaxLogStep ? math::kMaxLogStep / gs.c : 1.0;
+      for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
         move_alpha(C, alpha, step, t, trial);
         const double ft = evaluate(C, sh, trial, true, k == 0, g_try, h_try, &c_try);
         if (ft >= f) {
@@ -403,7 +405,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     __syncthreads();
   }
   if (handed_back) {
-    if (threadIdx.x == 0) out->status = kEmFitHost;
+    if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
     return;
   }
   __syncthreads();
@@ -423,7 +425,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
   d = block_all(sh, d, AddSums());
   if (threadIdx.x == 0) {
     const double den = 1.0 + c * d.a;
-    out->status = kEmFitFitted;
+    out->status = EmFitOutcome::kFitted;
     out->iterations = it;
     out->log_prior = d.d;
     out->log_det = d.c == 0.0 && den > 0.0 ? log(den) + d.b : 0.0;
