@@ -27,14 +27,10 @@
 #include "../backend.hpp"
 #include "../table/histogram.hpp"
 #include "device_table.cuh"
+#include "tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
-
-// Uploads up to this size go through the page-locked staging buffer;
-// larger ones are copied from the caller's (pageable) memory, which the
-// runtime stages itself before cudaMemcpyAsync returns.
-constexpr size_t kStagingMax = size_t{64} << 20;
 
 class CudaBackend;
 class CudaEmState;

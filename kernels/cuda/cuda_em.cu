@@ -1,6 +1,6 @@
 // cuda_em.cu: a mixture's state beside the table on the device. The
 // responsibilities, the M step's weights and the E step's per-row values
-// stay in the backend's mixture workspace; the E step (mixture.cu) and the
+// stay in the backend's mixture workspace; the E step (estep.cu) and the
 // M step's histograms and fits (histogram.cu, tensor_histogram.cu,
 // mstep.cu) read them there, and only alpha and per-component sums cross to
 // the host per iteration. One state per context at a time (the EM loop

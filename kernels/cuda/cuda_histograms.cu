@@ -10,16 +10,6 @@
 
 namespace dirmn {
 namespace cuda {
-namespace {
-
-// Downloaded histograms become the host's dense form in blocks of this many
-// columns; from kParallelFormCols columns (over all weightings) on, the
-// blocks run on the context's host threads.
-constexpr int64_t kFormBlockCols = 128;
-constexpr int64_t kParallelFormCols = 512;
-
-}  // namespace
-
 BackendResult CudaBackend::histograms(const BackendCounts& counts, const double* weights,
                                       int64_t k, std::vector<Histograms>* out, const Interrupt&) {
   const DeviceTable& t = table_of(counts);

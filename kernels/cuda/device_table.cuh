@@ -232,7 +232,7 @@ BackendResult launch_total_sums(const DeviceTable& t, const TotalsIndex& ix, con
                                 int64_t k, double* seg_out, double* lcoef_out, DeviceBuffer& scratch,
                                 const LaunchEnv& env);
 
-// mixture.cu: the E step of a mixture, responsibilities kept on the device.
+// estep.cu: the E step of a mixture, responsibilities kept on the device.
 // Per-row E-step values in aux: r_b lse_b, the largest responsibility
 // change, lse_b.
 constexpr int64_t kEmAux = 3;

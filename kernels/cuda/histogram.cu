@@ -1,7 +1,7 @@
 // histogram.cu: weighted count histograms of a device table -- per column
 // and value, hist[v * bins + n] = sum_b w_b [n_bv == n], and of the row
 // totals -- the sufficient statistics of every shared-alpha sum and fit
-// (kernels/histogram.hpp), so one pass over the table is all a fit reads.
+// (kernels/table/histogram.hpp), so one pass over the table is all a fit reads.
 // Column histograms cover 8-bit tables: their values index the bins
 // directly. Everything here is deterministic: no floating-point atomics on
 // the paths small counts take, and fixed-order reductions after them.
@@ -14,7 +14,7 @@
 #include <new>
 
 #include "device_table.cuh"
-#include "histogram_kernels.cuh"
+#include "device/histogram_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -7,7 +7,7 @@
 
 #include "device_table.cuh"
 #include "ingest_common.cuh"
-#include "ingest_kernels.cuh"
+#include "device/ingest_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

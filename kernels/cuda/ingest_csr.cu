@@ -9,7 +9,7 @@
 
 #include "device_table.cuh"
 #include "ingest_common.cuh"
-#include "ingest_csr_kernels.cuh"
+#include "device/ingest_csr_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

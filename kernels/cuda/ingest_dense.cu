@@ -7,7 +7,7 @@
 
 #include "device_table.cuh"
 #include "ingest_common.cuh"
-#include "ingest_dense_kernels.cuh"
+#include "device/ingest_dense_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "launch_sliced.cuh"
-#include "loglik_csr_kernels.cuh"
-#include "loglik_rowwise_kernels.cuh"
+#include "device/loglik_csr_kernels.cuh"
+#include "device/loglik_rowwise_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "loglik_dense_launch.cuh"
-#include "loglik_rowwise_kernels.cuh"
+#include "device/loglik_rowwise_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "launch_sliced.cuh"
-#include "loglik_dense_kernels.cuh"
+#include "device/loglik_dense_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

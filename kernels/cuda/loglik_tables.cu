@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "device_table.cuh"
-#include "loglik_table_kernels.cuh"
+#include "device/loglik_table_kernels.cuh"
 
 namespace dirmn {
 namespace cuda {

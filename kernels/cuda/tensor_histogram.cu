@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "device_table.cuh"
-#include "tensor_histogram_kernels.cuh"
-#include "tensor_histogram_wg.cuh"
+#include "device/tensor_histogram_kernels.cuh"
+#include "device/tensor_histogram_wg.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -6,8 +6,8 @@
 #include <cuda_runtime.h>
 
 #include "device_table.cuh"
-#include "tensor_loglik_kernels.cuh"
-#include "tensor_loglik_wg.cuh"
+#include "device/tensor_loglik_kernels.cuh"
+#include "device/tensor_loglik_wg.cuh"
 
 namespace dirmn {
 namespace cuda {

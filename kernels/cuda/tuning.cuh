@@ -2,12 +2,12 @@
 // budgets, cut-offs, rows per block, pipeline depths, grid limits -- each
 // with the rule it follows. Facts of the hardware, of a layout or of the
 // mathematics stay with the code they describe, and so do the constants
-// that cuda_backend.cu, mixture.cu and mstep.cu keep to themselves.
+// that the units keep to themselves.
 //
 // What several files use sits in dirmn::cuda. What one launch unit alone
 // uses sits in a namespace named after it (ingest_tuning, hist_tuning,
-// tensor_hist_tuning, tensor_lik_tuning), which that unit's kernel header
-// brings into scope.
+// tensor_hist_tuning, mstep_tuning, tensor_lik_tuning), which that unit's
+// kernel header brings into scope.
 #pragma once
 
 #include <cstddef>
@@ -70,7 +70,7 @@ constexpr int64_t kMaxGridY = 65535;
 constexpr int kStrideBlocksPerSm = 8;
 
 // ---------------------------------------------------------------------------
-// The E step (mixture.cu)
+// The E step (estep.cu)
 
 // Row runs of the E step's deterministic column sums.
 constexpr int64_t kEmReduceRows = 256;
@@ -158,6 +158,26 @@ constexpr int64_t kMaxPartialBytes = int64_t{64} << 20;
 
 // ---------------------------------------------------------------------------
 // Tensor-core likelihoods (tensor_loglik.cu)
+
+namespace mstep_tuning {
+// Threads of a component's M-step fit block: its sums over columns and
+// the row-total histogram are block-wide reductions, and a wide block
+// spreads a component's columns thinly.
+constexpr int kFitThreads = 512;
+}  // namespace mstep_tuning
+
+// ---------------------------------------------------------------------------
+// The backend's host side (cuda_backend.cu, cuda_histograms.cu)
+
+// Uploads up to this size go through the page-locked staging buffer;
+// larger ones are copied from the caller's (pageable) memory, which the
+// runtime stages itself before cudaMemcpyAsync returns.
+constexpr size_t kStagingMax = size_t{64} << 20;
+// Downloaded histograms become the host's dense form in blocks of this many
+// columns; from kParallelFormCols columns (over all weightings) on, the
+// blocks run on the context's host threads.
+constexpr int64_t kFormBlockCols = 128;
+constexpr int64_t kParallelFormCols = 512;
 
 namespace tensor_lik_tuning {
 // Fewer vectors than this are cheaper through the lookup tables: the MMA

@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "loglik_rows.cuh"
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

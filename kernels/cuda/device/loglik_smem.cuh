@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

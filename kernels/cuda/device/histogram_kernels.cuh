@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "tuning.cuh"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -9,7 +9,7 @@
 
 #include "tensor_histogram_kernels.cuh"
 #include "tensor_mma.cuh"
-#include "tuning.cuh"
+#include "../tuning.cuh"
 #include "wgmma.cuh"
 
 namespace dirmn {

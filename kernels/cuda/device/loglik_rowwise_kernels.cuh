@@ -8,10 +8,10 @@
 
 #include <cstdint>
 
-#include "../math/special.hpp"
+#include "../../math/special.hpp"
 #include "loglik_cells.cuh"
 #include "loglik_rows.cuh"
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -10,10 +10,10 @@
 
 #include <cstdint>
 
-#include "cuda_util.cuh"
+#include "../cuda_util.cuh"
 #include "loglik_rows.cuh"
 #include "loglik_smem.cuh"
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "../math/special.hpp"
-#include "loglik_types.cuh"
+#include "../../math/special.hpp"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -51,11 +51,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "cuda_util.cuh"
+#include "../cuda_util.cuh"
 #include "loglik_rows.cuh"
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 #include "tensor_mma.cuh"
-#include "tuning.cuh"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -37,7 +37,7 @@
 #include <cstdint>
 
 #include "tensor_mma.cuh"
-#include "tuning.cuh"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -11,7 +11,7 @@
 #include "loglik_cells.cuh"
 #include "loglik_rows.cuh"
 #include "loglik_smem.cuh"
-#include "loglik_types.cuh"
+#include "../loglik_types.cuh"
 
 namespace dirmn {
 namespace cuda {

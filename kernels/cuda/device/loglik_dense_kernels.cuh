@@ -13,8 +13,8 @@
 #include "loglik_rows.cuh"
 #include "loglik_slice.cuh"
 #include "loglik_smem.cuh"
-#include "loglik_types.cuh"
-#include "tuning.cuh"
+#include "../loglik_types.cuh"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {

@@ -7,11 +7,11 @@
 
 #include <cstdint>
 
-#include "cuda_util.cuh"
+#include "../cuda_util.cuh"
 #include "loglik_rows.cuh"
 #include "tensor_loglik_kernels.cuh"
 #include "tensor_mma.cuh"
-#include "tuning.cuh"
+#include "../tuning.cuh"
 #include "wgmma.cuh"
 
 namespace dirmn {

@@ -9,10 +9,10 @@
 
 #include <cstdint>
 
-#include "ingest_common.cuh"
+#include "../ingest_common.cuh"
 #include "loglik_cells.cuh"
 #include "loglik_rows.cuh"
-#include "tuning.cuh"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
