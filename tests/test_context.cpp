@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
@@ -365,4 +367,53 @@ TEST_CASE("cuda: contexts, counts and backends are not mixed up", "[cuda]") {
   // Counts outlive their context.
   g1.reset();
   c1.reset();
+}
+
+TEST_CASE("options structs: the init of an older caller's struct writes no more than it had",
+          "[api][context]") {
+  // A caller built against the first header calls the plain symbols (the
+  // macros of this header are bypassed by the parentheses): they fill the
+  // struct as that header had it, and not a byte beyond.
+  unsigned char buf[sizeof(dirmn_fit_options) + 16];
+  std::memset(buf, 0xab, sizeof buf);
+  (dirmn_fit_options_init)(reinterpret_cast<dirmn_fit_options*>(buf));
+  const size_t first = offsetof(dirmn_fit_options, progress_data) + sizeof(void*);
+  dirmn_fit_options seen;
+  std::memcpy(&seen, buf, sizeof seen);
+  CHECK(seen.size == first);
+  CHECK(seen.tolerance == 1e-10);
+  CHECK(seen.max_iterations == 1000);
+  for (size_t i = first; i < sizeof buf; ++i) CHECK(buf[i] == 0xab);
+  // And the library reads such a struct with the later fields' defaults.
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const std::vector<double> x = {1, 2, 3, 4, 0, 1, 2, 2, 5};
+  dirmn_counts* c = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 3, 3, DIRMN_FLOAT64, x.data(), 3, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts counts(c);
+  std::vector<double> a(3);
+  dirmn_fit_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  r.alpha = a.data();
+  CHECK(dirmn_fit(ctx.get(), c, reinterpret_cast<dirmn_fit_options*>(buf), &r) == DIRMN_SUCCESS);
+  // Sized inits never write past the size given, nor past the library's
+  // struct; NULL and sizes that cannot hold the size field are no-ops.
+  unsigned char m[sizeof(dirmn_mixture_options) + 8];
+  std::memset(m, 0xcd, sizeof m);
+  dirmn_mixture_options_init_sized(reinterpret_cast<dirmn_mixture_options*>(m), 20);
+  size_t size_field = 0;
+  std::memcpy(&size_field, m, sizeof size_field);
+  CHECK(size_field == 20);
+  for (size_t i = 20; i < sizeof m; ++i) CHECK(m[i] == 0xcd);
+  dirmn_mixture_options_init_sized(reinterpret_cast<dirmn_mixture_options*>(m), sizeof m);
+  std::memcpy(&size_field, m, sizeof size_field);
+  CHECK(size_field == sizeof(dirmn_mixture_options));
+  CHECK(m[sizeof m - 1] == 0xcd);
+  dirmn_counts_options_init_sized(nullptr, sizeof(dirmn_counts_options));
+  dirmn_counts_options co;
+  std::memset(&co, 0x7f, sizeof co);
+  dirmn_counts_options_init_sized(&co, 4);
+  CHECK(co.flags == 0x7f7f7f7fu);
 }

@@ -13,8 +13,11 @@
  * - Handles are opaque and created and destroyed by the library. Destroy
  *   functions accept NULL.
  * - Options structs start with their own size. Initialise them with the
- *   matching *_init function, then set fields; older callers that pass a
- *   smaller struct keep working when fields are appended.
+ *   matching *_init macro (it passes the struct's size to *_init_sized, which
+ *   fills no more than that), then set fields; callers built against an
+ *   older header, with a smaller struct, keep working when fields are
+ *   appended. Bindings that cannot expand macros call *_init_sized with
+ *   their struct's size.
  * - Matrices are passed with explicit strides, in elements (not bytes), so
  *   row-major (C, NumPy, PyTorch) and column-major (R, Julia, Fortran) arrays
  *   pass without a transpose. Element (i, j) of a matrix X with strides
@@ -290,9 +293,16 @@ typedef struct dirmn_counts_options {
   dirmn_storage storage; /* storage request; AUTO by default */
 } dirmn_counts_options;
 
-/* Fills *options with defaults (size set, no flags, AUTO storage). NULL is a
- * no-op. Never fails. */
+/* Fills the first `size` bytes of *options with defaults (no flags, AUTO
+ * storage) and sets options->size to the bytes filled: `size`, or this
+ * library's sizeof(dirmn_counts_options) where that is smaller. NULL, or a
+ * size below sizeof(size_t), is a no-op. Never fails. */
+DIRMN_API void dirmn_counts_options_init_sized(dirmn_counts_options* options, size_t size);
+/* The same for the struct as the first release of this header had it
+ * (binaries built against it call this symbol). */
 DIRMN_API void dirmn_counts_options_init(dirmn_counts_options* options);
+#define dirmn_counts_options_init(options) \
+  dirmn_counts_options_init_sized((options), sizeof(dirmn_counts_options))
 
 /* Validates a dense host table and copies it into a counts object on the
  * context's device, in the library's compact form. Element (i, j) is
@@ -524,8 +534,16 @@ typedef struct dirmn_fit_options {
                                 alpha is then an MLE) */
 } dirmn_fit_options;
 
-/* Fills *options with defaults. NULL is a no-op. Never fails. */
+/* Fills the first `size` bytes of *options with defaults and sets
+ * options->size to the bytes filled (`size`, or this library's
+ * sizeof(dirmn_fit_options) where that is smaller). NULL, or a size below
+ * sizeof(size_t), is a no-op. Never fails. */
+DIRMN_API void dirmn_fit_options_init_sized(dirmn_fit_options* options, size_t size);
+/* The same for the struct as the first release of this header had it (up
+ * to progress_data; binaries built against it call this symbol). */
 DIRMN_API void dirmn_fit_options_init(dirmn_fit_options* options);
+#define dirmn_fit_options_init(options) \
+  dirmn_fit_options_init_sized((options), sizeof(dirmn_fit_options))
 
 typedef struct dirmn_fit_result {
   size_t size;              /* sizeof(dirmn_fit_result), set by the caller */
@@ -600,8 +618,15 @@ typedef struct dirmn_mixture_options {
   void* progress_data;
 } dirmn_mixture_options;
 
-/* Fills *options with defaults. NULL is a no-op. Never fails. */
+/* Fills the first `size` bytes of *options with defaults and sets
+ * options->size to the bytes filled, as dirmn_fit_options_init_sized.
+ * Never fails. */
+DIRMN_API void dirmn_mixture_options_init_sized(dirmn_mixture_options* options, size_t size);
+/* The same for the struct as the first release of this header had it
+ * (binaries built against it call this symbol). */
 DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
+#define dirmn_mixture_options_init(options) \
+  dirmn_mixture_options_init_sized((options), sizeof(dirmn_mixture_options))
 
 /* Fits a k-component DM mixture to the table by EM: the E step evaluates
  * the rows x k log-likelihoods in one pass and turns them into

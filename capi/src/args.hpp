@@ -70,6 +70,17 @@ struct ParamMemo {
                 dirmn_param kind_);
 };
 
+// *_init_sized: the first `size` bytes of *options from `defaults`, with
+// options->size the bytes written (no more than sizeof(T)); nothing for a
+// null pointer or a size that cannot hold the size field.
+template <class T>
+void fill_defaults(T* options, size_t size, T defaults) {
+  if (options == nullptr || size < sizeof(size_t)) return;
+  const size_t n = std::min(size, sizeof(T));
+  defaults.size = n;
+  std::memcpy(options, &defaults, n);
+}
+
 // ---- template definitions --------------------------------------------------
 
 dirmn_status fail_options_size(dirmn_context* ctx, const char* fn, size_t size, const char* init);

@@ -166,12 +166,17 @@ dirmn_status refuse_on_cpu(dirmn_context* ctx, const char* fn) {
 
 extern "C" {
 
-void dirmn_counts_options_init(dirmn_counts_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof *options);
-  options->size = sizeof *options;
-  options->flags = 0;
-  options->storage = DIRMN_STORAGE_AUTO;
+void dirmn_counts_options_init_sized(dirmn_counts_options* options, size_t size) {
+  dirmn_counts_options d;
+  std::memset(&d, 0, sizeof d);
+  d.flags = 0;
+  d.storage = DIRMN_STORAGE_AUTO;
+  fill_defaults(options, size, d);
+}
+
+void(dirmn_counts_options_init)(dirmn_counts_options* options) {
+  // The struct of the first release ended with `storage`.
+  dirmn_counts_options_init_sized(options, offsetof(dirmn_counts_options, storage) + sizeof(dirmn_storage));
 }
 
 dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts, int64_t rows,

@@ -13,12 +13,17 @@ using dirmn::BackendResult;
 
 extern "C" {
 
-void dirmn_fit_options_init(dirmn_fit_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof *options);
-  options->size = sizeof *options;
-  options->tolerance = 1e-10;
-  options->max_iterations = 1000;
+void dirmn_fit_options_init_sized(dirmn_fit_options* options, size_t size) {
+  dirmn_fit_options d;
+  std::memset(&d, 0, sizeof d);
+  d.tolerance = 1e-10;
+  d.max_iterations = 1000;
+  fill_defaults(options, size, d);
+}
+
+void(dirmn_fit_options_init)(dirmn_fit_options* options) {
+  // The struct of the first release ended with `progress_data`.
+  dirmn_fit_options_init_sized(options, offsetof(dirmn_fit_options, progress_data) + sizeof(void*));
 }
 
 dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit_options* options,

@@ -110,16 +110,22 @@ dirmn_status check_strides(const char* fn, int64_t n1, int64_t n2, int64_t s1, i
 
 extern "C" {
 
-void dirmn_mixture_options_init(dirmn_mixture_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof *options);
-  options->size = sizeof *options;
-  options->objective = DIRMN_MIXTURE_ML;
-  options->init = DIRMN_INIT_KMEANSPP;
-  options->starts = 3;
-  options->seed = 1;
-  options->max_iterations = 1000;
-  options->tolerance = 1e-9;
+void dirmn_mixture_options_init_sized(dirmn_mixture_options* options, size_t size) {
+  dirmn_mixture_options d;
+  std::memset(&d, 0, sizeof d);
+  d.objective = DIRMN_MIXTURE_ML;
+  d.init = DIRMN_INIT_KMEANSPP;
+  d.starts = 3;
+  d.seed = 1;
+  d.max_iterations = 1000;
+  d.tolerance = 1e-9;
+  fill_defaults(options, size, d);
+}
+
+void(dirmn_mixture_options_init)(dirmn_mixture_options* options) {
+  // The struct of the first release ended with `progress_data`.
+  dirmn_mixture_options_init_sized(options,
+                                   offsetof(dirmn_mixture_options, progress_data) + sizeof(void*));
 }
 
 dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
