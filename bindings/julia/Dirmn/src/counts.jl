@@ -219,15 +219,14 @@ end
 
 # --- error hints -------------------------------------------------------------
 
-# The library names cells by 0-based (row, column) of its own table, where
-# rows are observations. Add the Julia index of the same cell in the array
-# the caller passed.
+# The library locates a cell by the 0-based (row, column) of its own table,
+# where rows are observations (dirmn_last_error_location's row and column).
+# Add the Julia index of the same cell in the array the caller passed.
 function _cell_hint(obsdim::Int, isvector::Bool)
-    return function (msg)
-        m = match(r"row (\d+), column (\d+) \(0-based\)", msg)
-        m === nothing && return nothing
-        i = parse(Int, m.captures[1]) + 1
-        j = parse(Int, m.captures[2]) + 1
+    return function (loc)
+        (loc === nothing || loc.row < 0 || loc.column < 0) && return nothing
+        i = Int(loc.row) + 1
+        j = Int(loc.column) + 1
         isvector && return " [x[$j] in Julia]"
         return obsdim == 2 ? " [X[$j, $i] in Julia: observation $i, category $j]" :
                              " [X[$i, $j] in Julia: observation $i, category $j]"
@@ -235,16 +234,16 @@ function _cell_hint(obsdim::Int, isvector::Bool)
 end
 
 _closed_hint(c::DirmnCounts) =
-    msg -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
+    loc -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
 
 # Appends the hints that apply, for a call on `ctx` with `c`.
 function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
-    return function (msg)
+    return function (loc)
         parts = String[]
         isopen(c) || push!(parts, " [this DirmnCounts was closed]")
         isopen(ctx) || push!(parts, " [the DirmnContext was closed]")
         if more !== nothing
-            m = more(msg)
+            m = more(loc)
             m === nothing || push!(parts, m)
         end
         return isempty(parts) ? nothing : join(parts)

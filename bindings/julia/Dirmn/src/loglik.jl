@@ -33,16 +33,17 @@ function _call_loglik(c::DirmnCounts, ctx::DirmnContext, k::Int, Pn, sk, sv, par
     return out
 end
 
-# The library names a parameter by 0-based (vector, index) for dirmn_loglik
-# and (row, index) for dirmn_loglik_rowwise; add the Julia index into the
-# array the caller passed.
+# The library locates a parameter by 0-based (vector, index) for
+# dirmn_loglik and dirmn_loglik_sum, and (row, index) for the row-wise
+# functions (dirmn_last_error_location); add the Julia index into the array
+# the caller passed.
 function _param_hint(c::DirmnCounts, ctx::DirmnContext, P, rowwise::Bool)
-    more = function (msg)
-        m = match(rowwise ? r"row (\d+), index (\d+) \(0-based\)" :
-                            r"vector (\d+), index (\d+) \(0-based\)", msg)
-        m === nothing && return nothing
-        j = parse(Int, m.captures[1]) + 1
-        v = parse(Int, m.captures[2]) + 1
+    more = function (loc)
+        loc === nothing && return nothing
+        (loc.index < 0 || (rowwise ? loc.row : loc.vector) < 0) && return nothing
+        _argument(loc) == "params" || return nothing
+        j = Int(rowwise ? loc.row : loc.vector) + 1
+        v = Int(loc.index) + 1
         P isa AbstractVector && return " [parameter $v in Julia]"
         rowwise && c.obsdim == 1 && return " [A[$j, $v] in Julia]"
         return rowwise ? " [A[$v, $j] in Julia]" : " [α[$v, $j] in Julia]"
