@@ -90,7 +90,12 @@ ncategories(c::DirmnCounts) = c.ncat
 
 What the library reports about the stored table: `rows`, `cols`, `nnz`,
 `max_count`, `total`, `real_valued`, `storage` (`:dense` or `:sparse`),
-`value_bits` (bits per stored count), `backend` and `device`.
+`value_bits` (bits per stored count), `backend`, `device`, and, as vectors
+of step names (`:loglik`, `:loglik_rowwise`, `:derivatives_rowwise`,
+`:histograms`, `:mixture_em`, `:mixture_fits`; the `DIRMN_STEP_*` bits),
+`host_steps`, the steps that run on the host CPU for this table (all of
+them on a CPU context), and `unavailable_steps`, those no backend can run
+for it (calls that need them raise `DIRMN_ERROR_NOT_SUPPORTED`).
 """
 function info(c::DirmnCounts)
     r = Ref(LibDirmn.empty_counts_info())
@@ -104,8 +109,19 @@ function info(c::DirmnCounts)
             max_count = i.max_count, total = i.total,
             real_valued = (i.flags & LibDirmn.DIRMN_COUNTS_REAL_VALUED) != 0,
             storage = storage, value_bits = Int(i.value_bits),
-            backend = _backend_symbol(i.backend), device = Int(i.device))
+            backend = _backend_symbol(i.backend), device = Int(i.device),
+            host_steps = _steps(i.host_steps), unavailable_steps = _steps(i.unavailable_steps))
 end
+
+const _STEPS = ((LibDirmn.DIRMN_STEP_LOGLIK, :loglik),
+                (LibDirmn.DIRMN_STEP_LOGLIK_ROWWISE, :loglik_rowwise),
+                (LibDirmn.DIRMN_STEP_DERIVATIVES_ROWWISE, :derivatives_rowwise),
+                (LibDirmn.DIRMN_STEP_HISTOGRAMS, :histograms),
+                (LibDirmn.DIRMN_STEP_MIXTURE_EM, :mixture_em),
+                (LibDirmn.DIRMN_STEP_MIXTURE_FITS, :mixture_fits))
+
+# The names of the DIRMN_STEP_* bits set in `bits`, in the header's order.
+_steps(bits::UInt32) = Symbol[name for (bit, name) in _STEPS if bits & bit != 0]
 
 """
     nnz(c::DirmnCounts) -> Int
