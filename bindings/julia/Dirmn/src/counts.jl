@@ -252,6 +252,16 @@ end
 _closed_hint(c::DirmnCounts) =
     loc -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
 
+# The Julia index of a row weight (the library's rows are the
+# observations, in order) or of an entry of a fit's start.
+function _weights_start_hint(loc)
+    loc === nothing && return nothing
+    arg = _argument(loc)
+    arg == "weights" && loc.row >= 0 && return " [weights[$(loc.row + 1)] in Julia]"
+    arg == "start" && loc.index >= 0 && return " [start[$(loc.index + 1)] in Julia]"
+    return nothing
+end
+
 # Appends the hints that apply, for a call on `ctx` with `c`.
 function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
     return function (loc)
@@ -262,6 +272,8 @@ function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
             m = more(loc)
             m === nothing || push!(parts, m)
         end
+        m = _weights_start_hint(loc)
+        m === nothing || push!(parts, m)
         return isempty(parts) ? nothing : join(parts)
     end
 end

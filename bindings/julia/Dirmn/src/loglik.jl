@@ -35,14 +35,22 @@ end
 
 # The library locates a parameter by 0-based (vector, index) for
 # dirmn_loglik and dirmn_loglik_sum, and (row, index) for the row-wise
-# functions (dirmn_last_error_location); add the Julia index into the array
-# the caller passed.
+# functions, and a whole vector (whose sum overflows) by its vector or row
+# alone (dirmn_last_error_location); add the Julia index into the array the
+# caller passed.
 function _param_hint(c::DirmnCounts, ctx::DirmnContext, P, rowwise::Bool)
     more = function (loc)
         loc === nothing && return nothing
-        (loc.index < 0 || (rowwise ? loc.row : loc.vector) < 0) && return nothing
         _argument(loc) == "params" || return nothing
-        j = Int(rowwise ? loc.row : loc.vector) + 1
+        jj = rowwise ? loc.row : loc.vector
+        jj < 0 && return nothing
+        j = Int(jj) + 1
+        if loc.index < 0
+            # A whole vector (its sum overflows): a column or row of P.
+            P isa AbstractVector && return nothing
+            rowwise && c.obsdim == 1 && return " [A[$j, :] in Julia]"
+            return rowwise ? " [A[:, $j] in Julia]" : " [α[:, $j] in Julia]"
+        end
         v = Int(loc.index) + 1
         P isa AbstractVector && return " [parameter $v in Julia]"
         rowwise && c.obsdim == 1 && return " [A[$j, $v] in Julia]"

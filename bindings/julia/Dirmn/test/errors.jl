@@ -296,3 +296,29 @@ end
         @test h(nothing) === nothing
     end
 end
+
+@testset "hints for weights, start and whole parameter vectors" begin
+    wbad = ones(NOBS)
+    wbad[3] = -1.0
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, ALPHA; weights = wbad)
+    @test occursin(r"row 2\b", msg(e)) && endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; weights = wbad)
+    @test endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_mixture(X, 2; weights = wbad)
+    @test endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; start = [1.0, 1, 0, 1, 1, 1])
+    @test occursin(r"index 2\b", msg(e)) && endswith(msg(e), " [start[3] in Julia]")
+    # A vector whose sum overflows: a column of α, a column (row) of A.
+    As = copy(ALPHAS)
+    As[:, 2] .= 1e308
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, As)
+    @test occursin("overflows", msg(e)) && endswith(msg(e), " [α[:, 2] in Julia]")
+    Ar = copy(AROW)
+    Ar[:, 4] .= 1e308
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(X, Ar)
+    @test endswith(msg(e), " [A[:, 4] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(permutedims(X), permutedims(Ar); obsdim = 1)
+    @test endswith(msg(e), " [A[4, :] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, fill(1e308, V))
+    @test !occursin(" in Julia]", msg(e))   # one vector: nothing to point at
+end
