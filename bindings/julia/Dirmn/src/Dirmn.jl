@@ -16,7 +16,8 @@ everything else (α or log α, K parameter vectors at once, one vector per
 observation, with or without the multinomial coefficient);
 [`loglik_sum`](@ref) and [`loglik_rowwise_derivatives`](@ref) for
 gradients and Hessians; [`fit_mle`](@ref) and [`fit_dirmn`](@ref) for
-maximum-likelihood α; [`fit_mixture`](@ref) for Dirichlet-multinomial
+maximum-likelihood α, with [`vcov`](@ref) and [`informationmatrix`](@ref);
+[`fit_mixture`](@ref) for Dirichlet-multinomial
 mixtures (EM clustering), with [`posterior`](@ref) and
 [`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
 [`laplace`](@ref) to choose the number of components;
@@ -40,7 +41,7 @@ export loglik_sum, loglik_rowwise_derivatives, fit_dirmn, fit_mle
 export backends, default_context, totals, nnz
 export DirMultFit, fit_mixture, DirMultMixture, MixtureSelection
 export posterior, assignments, aic, bic, laplace, dof, nobs, ncategories
-export ncomponents, components, probs
+export ncomponents, components, probs, informationmatrix, vcov
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn

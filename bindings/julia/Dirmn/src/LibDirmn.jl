@@ -94,6 +94,15 @@ const DIRMN_FULL = UInt32(0x1)
 const DIRMN_OUTPUT_DEVICE = UInt32(0x2)
 const DIRMN_ASYNC = UInt32(0x4)
 
+# dirmn_counts_info's host_steps and unavailable_steps bits.
+const DIRMN_STEP_LOGLIK = UInt32(0x01)
+const DIRMN_STEP_LOGLIK_ROWWISE = UInt32(0x02)
+const DIRMN_STEP_DERIVATIVES_ROWWISE = UInt32(0x04)
+const DIRMN_STEP_HISTOGRAMS = UInt32(0x08)
+const DIRMN_STEP_MIXTURE_EM = UInt32(0x10)
+const DIRMN_STEP_MIXTURE_FITS = UInt32(0x20)
+const DIRMN_STEPS_ALL = UInt32(0x3f)
+
 # Opaque handles are only ever seen through pointers.
 const dirmn_context = Cvoid
 const dirmn_counts = Cvoid
@@ -101,6 +110,30 @@ const dirmn_mixture = Cvoid
 # C function pointers (make them with @cfunction).
 const dirmn_interrupt_fn = Ptr{Cvoid}
 const dirmn_progress_fn = Ptr{Cvoid}
+
+"""
+    dirmn_error_location(size, argument, row, column, vector, index, has_value,
+                         value, detail)
+
+Mirror of the C struct `dirmn_error_location`: where the last failure was, as
+0-based numbers (-1 where a position does not apply). Pass it to
+[`dirmn_last_error_location`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_error_location)` (see [`empty_error_location`](@ref)).
+`argument` (static storage) and `detail` (valid as `dirmn_last_error`'s
+string) are C strings owned by the library: read them with `unsafe_string`
+before the next call on the same context.
+"""
+struct dirmn_error_location
+    size::Csize_t
+    argument::Cstring
+    row::Int64
+    column::Int64
+    vector::Int64
+    index::Int64
+    has_value::Cint
+    value::Cdouble
+    detail::Cstring
+end
 
 """
     dirmn_counts_options(size, flags, storage)
@@ -117,7 +150,7 @@ end
 
 """
     dirmn_counts_info(size, rows, cols, nnz, max_count, total, flags, storage,
-                      value_bits, backend, device)
+                      value_bits, backend, device, host_steps, unavailable_steps)
 
 Mirror of the C struct `dirmn_counts_info`. Pass it to
 [`dirmn_counts_get_info`](@ref) through a `Ref` whose `size` field is
@@ -135,16 +168,22 @@ struct dirmn_counts_info
     value_bits::Cint
     backend::dirmn_backend
     device::Cint
+    host_steps::UInt32
+    unavailable_steps::UInt32
 end
 
 """
     dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress,
-                      progress_data)
+                      progress_data, flags, hessian_diag)
 
 Mirror of the C struct `dirmn_fit_options`. Fill one with
 [`dirmn_fit_options_init`](@ref) through a `Ref`. The pointers it holds
-(`weights`, `start`) must stay valid, e.g. under `GC.@preserve`, for the
-whole [`dirmn_fit`](@ref) call.
+(`weights`, `start`, and the output `hessian_diag`, V doubles or `C_NULL`)
+must stay valid, e.g. under `GC.@preserve`, for the whole
+[`dirmn_fit`](@ref) call.
+
+The seven-argument form (without `flags` and `hessian_diag`, the fields
+appended later) sets those two to 0 and `C_NULL`, their defaults.
 """
 struct dirmn_fit_options
     size::Csize_t
@@ -154,16 +193,26 @@ struct dirmn_fit_options
     start::Ptr{Cdouble}
     progress::dirmn_progress_fn
     progress_data::Ptr{Cvoid}
+    flags::UInt32
+    hessian_diag::Ptr{Cdouble}
 end
+
+dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress, progress_data) =
+    dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress, progress_data,
+                      UInt32(0), C_NULL)
 
 """
     dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik,
                      loglik_full, gradient_norm, precision, iterations,
-                     converged, multinomial_limit, zero_columns)
+                     converged, multinomial_limit, zero_columns, hessian_scalar)
 
 Mirror of the C struct `dirmn_fit_result`: `size` is set by the caller,
 `alpha` (and optionally the standard-error arrays) point to caller-owned
-arrays of V doubles; the rest is written by [`dirmn_fit`](@ref).
+arrays of V doubles; the rest is written by [`dirmn_fit`](@ref)
+(`hessian_scalar` only when the options ask for `hessian_diag`).
+
+The twelve-argument form (without `hessian_scalar`, the field appended
+later) sets it to 0.
 """
 struct dirmn_fit_result
     size::Csize_t
@@ -178,7 +227,15 @@ struct dirmn_fit_result
     converged::Cint
     multinomial_limit::Cint
     zero_columns::Int64
+    hessian_scalar::Cdouble
 end
+
+dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik, loglik_full,
+                 gradient_norm, precision, iterations, converged, multinomial_limit,
+                 zero_columns) =
+    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik, loglik_full,
+                     gradient_norm, precision, iterations, converged, multinomial_limit,
+                     zero_columns, 0.0)
 
 """
     dirmn_mixture_options(size, objective, init, starts, seed, max_iterations,
@@ -247,7 +304,17 @@ requires.
 """
 empty_counts_info() = dirmn_counts_info(Csize_t(sizeof(dirmn_counts_info)), 0, 0, 0, 0.0, 0.0,
                                         UInt32(0), DIRMN_STORAGE_AUTO, Cint(0),
-                                        DIRMN_BACKEND_AUTO, Cint(0))
+                                        DIRMN_BACKEND_AUTO, Cint(0), UInt32(0), UInt32(0))
+
+"""
+    empty_error_location() -> dirmn_error_location
+
+A location struct with `size` set, null strings and every position -1, as
+[`dirmn_last_error_location`](@ref) requires.
+"""
+empty_error_location() =
+    dirmn_error_location(Csize_t(sizeof(dirmn_error_location)), Cstring(C_NULL), -1, -1, -1, -1,
+                         Cint(0), 0.0, Cstring(C_NULL))
 
 """
     empty_mixture_options() -> dirmn_mixture_options
@@ -286,9 +353,12 @@ const FUNCTIONS = (
     (:dirmn_version_number, Cuint, ()),
     (:dirmn_version_string, Cstring, ()),
     (:dirmn_status_string, Cstring, (dirmn_status,)),
+    (:dirmn_status_name, Cstring, (dirmn_status,)),
     (:dirmn_backend_compiled, Cint, (dirmn_backend,)),
     (:dirmn_cuda_device_count, dirmn_status, (Ptr{Cint},)),
     (:dirmn_last_error, Cstring, (Ptr{dirmn_context},)),
+    (:dirmn_last_error_location, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_error_location})),
     (:dirmn_context_create, dirmn_status, (Ptr{Ptr{dirmn_context}}, dirmn_backend, Cint)),
     (:dirmn_context_destroy, Cvoid, (Ptr{dirmn_context},)),
     (:dirmn_context_backend, dirmn_status, (Ptr{dirmn_context}, Ptr{dirmn_backend}, Ptr{Cint})),

@@ -90,7 +90,12 @@ ncategories(c::DirmnCounts) = c.ncat
 
 What the library reports about the stored table: `rows`, `cols`, `nnz`,
 `max_count`, `total`, `real_valued`, `storage` (`:dense` or `:sparse`),
-`value_bits` (bits per stored count), `backend` and `device`.
+`value_bits` (bits per stored count), `backend`, `device`, and, as vectors
+of step names (`:loglik`, `:loglik_rowwise`, `:derivatives_rowwise`,
+`:histograms`, `:mixture_em`, `:mixture_fits`; the `DIRMN_STEP_*` bits),
+`host_steps`, the steps that run on the host CPU for this table (all of
+them on a CPU context), and `unavailable_steps`, those no backend can run
+for it (calls that need them raise `DIRMN_ERROR_NOT_SUPPORTED`).
 """
 function info(c::DirmnCounts)
     r = Ref(LibDirmn.empty_counts_info())
@@ -104,8 +109,19 @@ function info(c::DirmnCounts)
             max_count = i.max_count, total = i.total,
             real_valued = (i.flags & LibDirmn.DIRMN_COUNTS_REAL_VALUED) != 0,
             storage = storage, value_bits = Int(i.value_bits),
-            backend = _backend_symbol(i.backend), device = Int(i.device))
+            backend = _backend_symbol(i.backend), device = Int(i.device),
+            host_steps = _steps(i.host_steps), unavailable_steps = _steps(i.unavailable_steps))
 end
+
+const _STEPS = ((LibDirmn.DIRMN_STEP_LOGLIK, :loglik),
+                (LibDirmn.DIRMN_STEP_LOGLIK_ROWWISE, :loglik_rowwise),
+                (LibDirmn.DIRMN_STEP_DERIVATIVES_ROWWISE, :derivatives_rowwise),
+                (LibDirmn.DIRMN_STEP_HISTOGRAMS, :histograms),
+                (LibDirmn.DIRMN_STEP_MIXTURE_EM, :mixture_em),
+                (LibDirmn.DIRMN_STEP_MIXTURE_FITS, :mixture_fits))
+
+# The names of the DIRMN_STEP_* bits set in `bits`, in the header's order.
+_steps(bits::UInt32) = Symbol[name for (bit, name) in _STEPS if bits & bit != 0]
 
 """
     nnz(c::DirmnCounts) -> Int
@@ -219,15 +235,14 @@ end
 
 # --- error hints -------------------------------------------------------------
 
-# The library names cells by 0-based (row, column) of its own table, where
-# rows are observations. Add the Julia index of the same cell in the array
-# the caller passed.
+# The library locates a cell by the 0-based (row, column) of its own table,
+# where rows are observations (dirmn_last_error_location's row and column).
+# Add the Julia index of the same cell in the array the caller passed.
 function _cell_hint(obsdim::Int, isvector::Bool)
-    return function (msg)
-        m = match(r"row (\d+), column (\d+) \(0-based\)", msg)
-        m === nothing && return nothing
-        i = parse(Int, m.captures[1]) + 1
-        j = parse(Int, m.captures[2]) + 1
+    return function (loc)
+        (loc === nothing || loc.row < 0 || loc.column < 0) && return nothing
+        i = Int(loc.row) + 1
+        j = Int(loc.column) + 1
         isvector && return " [x[$j] in Julia]"
         return obsdim == 2 ? " [X[$j, $i] in Julia: observation $i, category $j]" :
                              " [X[$i, $j] in Julia: observation $i, category $j]"
@@ -235,18 +250,30 @@ function _cell_hint(obsdim::Int, isvector::Bool)
 end
 
 _closed_hint(c::DirmnCounts) =
-    msg -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
+    loc -> isopen(c) ? nothing : " [this DirmnCounts was closed]"
+
+# The Julia index of a row weight (the library's rows are the
+# observations, in order) or of an entry of a fit's start.
+function _weights_start_hint(loc)
+    loc === nothing && return nothing
+    arg = _argument(loc)
+    arg == "weights" && loc.row >= 0 && return " [weights[$(loc.row + 1)] in Julia]"
+    arg == "start" && loc.index >= 0 && return " [start[$(loc.index + 1)] in Julia]"
+    return nothing
+end
 
 # Appends the hints that apply, for a call on `ctx` with `c`.
 function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
-    return function (msg)
+    return function (loc)
         parts = String[]
         isopen(c) || push!(parts, " [this DirmnCounts was closed]")
         isopen(ctx) || push!(parts, " [the DirmnContext was closed]")
         if more !== nothing
-            m = more(msg)
+            m = more(loc)
             m === nothing || push!(parts, m)
         end
+        m = _weights_start_hint(loc)
+        m === nothing || push!(parts, m)
         return isempty(parts) ? nothing : join(parts)
     end
 end

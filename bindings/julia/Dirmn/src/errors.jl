@@ -1,29 +1,29 @@
-const _STATUS_NAMES = Dict{Int,Symbol}(
-    0 => :DIRMN_SUCCESS,
-    1 => :DIRMN_ERROR_NULL_POINTER,
-    2 => :DIRMN_ERROR_INVALID_ARGUMENT,
-    3 => :DIRMN_ERROR_INVALID_COUNTS,
-    4 => :DIRMN_ERROR_INVALID_PARAMETER,
-    5 => :DIRMN_ERROR_DIMENSION_MISMATCH,
-    6 => :DIRMN_ERROR_WRONG_CONTEXT,
-    7 => :DIRMN_ERROR_OUT_OF_MEMORY,
-    8 => :DIRMN_ERROR_BACKEND_UNAVAILABLE,
-    9 => :DIRMN_ERROR_DEVICE,
-    10 => :DIRMN_ERROR_OVERFLOW,
-    11 => :DIRMN_ERROR_CANCELLED,
-    12 => :DIRMN_ERROR_NOT_SUPPORTED,
-    99 => :DIRMN_ERROR_INTERNAL,
-)
+# The C name of a status, from the library (dirmn_status_name). Values the
+# library does not know keep this package's spelling :DIRMN_UNKNOWN_STATUS
+# (the library's own is "DIRMN_STATUS_UNKNOWN").
+function _status_name(status::Integer)
+    # Beyond Cint a value cannot be a dirmn_status at all; do not let the
+    # conversion throw InexactError while an error is being reported.
+    typemin(Cint) <= status <= typemax(Cint) || return :DIRMN_UNKNOWN_STATUS
+    s = LibDirmn.dirmn_status_name(LibDirmn.dirmn_status(status))
+    s == C_NULL && return :DIRMN_UNKNOWN_STATUS
+    name = unsafe_string(s)
+    return name == "DIRMN_STATUS_UNKNOWN" ? :DIRMN_UNKNOWN_STATUS : Symbol(name)
+end
 
 """
     DirmnError(status, name, message) <: Exception
 
 A failure reported by libdirmn. `status` is the C `dirmn_status` value,
-`name` its C name (e.g. `:DIRMN_ERROR_INVALID_COUNTS`), and `message` the
-library's detailed message (`dirmn_last_error`), e.g.
+`name` its C name as the library gives it (`dirmn_status_name`, e.g.
+`:DIRMN_ERROR_INVALID_COUNTS`; `:DIRMN_UNKNOWN_STATUS` for a value the
+library does not know), and `message` the library's detailed message
+(`dirmn_last_error`), e.g.
 `"dirmn_counts_create_dense: row 17, column 3 (0-based): count -2 is negative"`.
-Where the library's rows and columns are those of a Julia matrix the
-package adds the matching 1-based Julia index.
+Where the failure has a position (`dirmn_last_error_location`: the library's
+0-based row, column, parameter vector or index, as numbers) the package adds
+the matching 1-based index into the Julia array that was passed, e.g.
+`" [X[3, 2] in Julia: observation 2, category 3]"`.
 
 A few checks the C ABI cannot make, because it receives parameter arrays
 without their lengths, are made in Julia and raise a `DirmnError` with the
@@ -44,11 +44,12 @@ struct DirmnError <: Exception
 end
 
 DirmnError(status::Integer, message::AbstractString) =
-    DirmnError(Int(status), get(_STATUS_NAMES, Int(status), :DIRMN_UNKNOWN_STATUS),
-               String(message))
+    DirmnError(Int(status), _status_name(status), String(message))
 
 function Base.showerror(io::IO, e::DirmnError)
-    desc = unsafe_string(LibDirmn.dirmn_status_string(LibDirmn.dirmn_status(e.status)))
+    desc = typemin(Cint) <= e.status <= typemax(Cint) ?
+           unsafe_string(LibDirmn.dirmn_status_string(LibDirmn.dirmn_status(e.status))) :
+           "unknown status"
     print(io, "DirmnError: ", desc, " (", e.name, " = ", e.status, ")")
     isempty(e.message) || print(io, ": ", e.message)
 end
@@ -65,10 +66,26 @@ end
     _throw_status(status, ctxptr, hint)
 end
 
+# The position of the call that just failed on `ctxptr`, as the library
+# records it (dirmn_last_error_location), or nothing when it cannot say.
+# Read, like the message, while the caller holds the context's lock.
+function _last_error_location(ctxptr::Ptr{Cvoid})
+    r = Ref(LibDirmn.empty_error_location())
+    LibDirmn.dirmn_last_error_location(ctxptr, r) == 0 || return nothing
+    return r[]
+end
+
+# The argument a location names ("data", "params", "weights", ...; "" for
+# none).
+_argument(loc::LibDirmn.dirmn_error_location) =
+    loc.argument == C_NULL ? "" : unsafe_string(loc.argument)
+
+# `hint`, when given, maps the failure's location (a dirmn_error_location, or
+# nothing) to text appended to the message, or to nothing.
 @noinline function _throw_status(status::Integer, ctxptr::Ptr{Cvoid}, hint)
     msg = _last_error(ctxptr)
     if hint !== nothing
-        extra = hint(msg)
+        extra = hint(_last_error_location(ctxptr))
         extra === nothing || (msg = string(msg, extra))
     end
     throw(DirmnError(status, msg))

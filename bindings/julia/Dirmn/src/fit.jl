@@ -127,7 +127,8 @@ end
     DirMultFit
 
 The result of [`fit_dirmn`](@ref): every value the C library's
-`dirmn_fit_result` reports, as fields of the same names.
+`dirmn_fit_result` reports, as fields of the same names, and the fit's other
+output, the Hessian's diagonal (`dirmn_fit_options`' `hessian_diag`).
 
 - `alpha::Vector{Float64}`: the fitted α (length V); 0 for categories
   without any count (their MLE is the limit α → 0); when `multinomial_limit`
@@ -144,8 +145,17 @@ The result of [`fit_dirmn`](@ref): every value the C library's
 - `iterations::Int`, `converged::Bool`;
 - `multinomial_limit::Bool`: the data show no overdispersion, so the
   likelihood grows toward the multinomial limit (sum of α → ∞);
-- `zero_columns::Int`: the number of categories without counts.
+- `zero_columns::Int`: the number of categories without counts;
+- `hessian_diag::Vector{Float64}`, `hessian_scalar::Float64`: the Hessian of
+  the log-likelihood with respect to α at the fit,
+  `Diagonal(hessian_diag) + hessian_scalar * ones(V) * ones(V)'`, as
+  [`loglik_sum`](@ref) gives it at `alpha` (0 on the diagonal for
+  categories without counts). `NaN` where the library does not compute it:
+  under `multinomial_limit`, and when a single category has counts (any α
+  is then an MLE).
 
+[`informationmatrix`](@ref) and [`vcov`](@ref) build the observed
+information and the covariance matrix of α from the Hessian.
 [`fit_mle`](@ref) turns a converged fit into a [`DirMult`](@ref).
 """
 struct DirMultFit
@@ -160,6 +170,8 @@ struct DirMultFit
     converged::Bool
     multinomial_limit::Bool
     zero_columns::Int
+    hessian_diag::Vector{Float64}
+    hessian_scalar::Float64
 end
 
 """
@@ -171,6 +183,54 @@ same scale as Distributions.jl's `loglikelihood` and a mixture's
 [`loglikelihood`](@ref)).
 """
 loglikelihood(f::DirMultFit) = f.loglik_full
+
+"""
+    informationmatrix(f::DirMultFit) -> Matrix{Float64}
+
+The observed information of a [`fit_dirmn`](@ref) result: minus the
+Hessian of the log-likelihood with respect to α at the fit,
+`-(Diagonal(f.hessian_diag) + f.hessian_scalar * ones(V) * ones(V)')`, a
+V × V matrix (all `NaN` where the fit has no Hessian: see
+[`DirMultFit`](@ref)). Named after StatsBase's `informationmatrix`, but
+this is the observed, not the expected, information, and this package's
+own function.
+"""
+function informationmatrix(f::DirMultFit)
+    V = length(f.alpha)
+    M = fill(-f.hessian_scalar, V, V)
+    for v in 1:V
+        M[v, v] -= f.hessian_diag[v]
+    end
+    return M
+end
+
+"""
+    vcov(f::DirMultFit) -> Matrix{Float64}
+
+The asymptotic covariance matrix of the fitted α: the inverse of
+[`informationmatrix`](@ref)`(f)` over the categories with counts, computed
+in O(V²) by the Sherman–Morrison formula (the Hessian is diagonal plus rank
+one). Its diagonal is `f.std_error_alpha .^ 2`. The rows and columns of
+categories without counts are 0, as their standard errors; the matrix is
+all `NaN` where the fit has no Hessian (see [`DirMultFit`](@ref)). Named
+after StatsBase's `vcov`, but this package's own function.
+"""
+function vcov(f::DirMultFit)
+    V = length(f.alpha)
+    isnan(f.hessian_scalar) && return fill(NaN, V, V)
+    # -H = -(D + s 11'), so (-H)⁻¹ = -(D⁻¹ - s D⁻¹11'D⁻¹ / (1 + s 1'D⁻¹1)),
+    # over the categories with counts (those with alpha > 0).
+    u = [f.alpha[v] > 0 ? 1 / f.hessian_diag[v] : 0.0 for v in 1:V]
+    c = f.hessian_scalar / (1 + f.hessian_scalar * sum(u))
+    C = Matrix{Float64}(undef, V, V)
+    for j in 1:V
+        C[j, j] = c * u[j] * u[j] - u[j]
+        for i in (j + 1):V
+            C[i, j] = C[j, i] = c * u[i] * u[j]
+        end
+    end
+    return C
+end
 
 function Base.show(io::IO, f::DirMultFit)
     print(io, "DirMultFit(V=", length(f.alpha), ", loglik_full=", f.loglik_full,
@@ -207,7 +267,8 @@ O(observations × categories)). Returns a [`DirMultFit`](@ref) holding every
 value the library reports: `alpha`, `std_error_alpha`,
 `std_error_log_alpha`, `loglik`, `loglik_full`, `gradient_norm`,
 `precision`, `iterations`, `converged`, `multinomial_limit`,
-`zero_columns`.
+`zero_columns`, and the Hessian at the fit, `hessian_diag` and
+`hessian_scalar` (see [`informationmatrix`](@ref) and [`vcov`](@ref)).
 
 `weights` are per-observation weights (finite, ≥ 0), `start` a starting α
 (default: the method of moments). `tolerance` is relative: the fit stops
@@ -238,21 +299,24 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         alpha = Vector{Float64}(undef, V)
         se = Vector{Float64}(undef, V)
         selog = Vector{Float64}(undef, V)
+        # Left as NaN where the library does not write the Hessian.
+        hdiag = fill(NaN, V)
         local res
-        GC.@preserve w st0 alpha se selog begin
+        GC.@preserve w st0 alpha se selog hdiag begin
             oref = Ref(LibDirmn.dirmn_fit_options(Csize_t(sizeof(LibDirmn.dirmn_fit_options)),
-                                                  0.0, Cint(0), C_NULL, C_NULL, C_NULL, C_NULL))
+                                                  0.0, Cint(0), C_NULL, C_NULL, C_NULL, C_NULL,
+                                                  UInt32(0), C_NULL))
             LibDirmn.dirmn_fit_options_init(oref)
             o = oref[]
             oref[] = LibDirmn.dirmn_fit_options(
                 o.size, tolerance === nothing ? o.tolerance : Float64(tolerance),
                 max_iterations === nothing ? o.max_iterations : Cint(max_iterations),
                 _wptr(w), st0 === nothing ? Ptr{Cdouble}(C_NULL) : pointer(st0),
-                C_NULL, C_NULL)
+                C_NULL, C_NULL, o.flags, pointer(hdiag))
             rref = Ref(LibDirmn.dirmn_fit_result(Csize_t(sizeof(LibDirmn.dirmn_fit_result)),
                                                  pointer(alpha), pointer(se), pointer(selog),
                                                  0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0),
-                                                 Int64(0)))
+                                                 Int64(0), NaN))
             _with(ctx) do p
                 status = LibDirmn.dirmn_fit(p, c.ptr, oref, rref)
                 _check(status, p, _call_hint(c, ctx))
@@ -261,7 +325,8 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         end
         return DirMultFit(alpha, se, selog, res.loglik, res.loglik_full, res.gradient_norm,
                           res.precision, Int(res.iterations), res.converged != 0,
-                          res.multinomial_limit != 0, Int(res.zero_columns))
+                          res.multinomial_limit != 0, Int(res.zero_columns), hdiag,
+                          res.hessian_scalar)
     end
 end
 

@@ -33,16 +33,25 @@ function _call_loglik(c::DirmnCounts, ctx::DirmnContext, k::Int, Pn, sk, sv, par
     return out
 end
 
-# The library names a parameter by 0-based (vector, index) for dirmn_loglik
-# and (row, index) for dirmn_loglik_rowwise; add the Julia index into the
-# array the caller passed.
+# The library locates a parameter by 0-based (vector, index) for
+# dirmn_loglik and dirmn_loglik_sum, and (row, index) for the row-wise
+# functions, and a whole vector (whose sum overflows) by its vector or row
+# alone (dirmn_last_error_location); add the Julia index into the array the
+# caller passed.
 function _param_hint(c::DirmnCounts, ctx::DirmnContext, P, rowwise::Bool)
-    more = function (msg)
-        m = match(rowwise ? r"row (\d+), index (\d+) \(0-based\)" :
-                            r"vector (\d+), index (\d+) \(0-based\)", msg)
-        m === nothing && return nothing
-        j = parse(Int, m.captures[1]) + 1
-        v = parse(Int, m.captures[2]) + 1
+    more = function (loc)
+        loc === nothing && return nothing
+        _argument(loc) == "params" || return nothing
+        jj = rowwise ? loc.row : loc.vector
+        jj < 0 && return nothing
+        j = Int(jj) + 1
+        if loc.index < 0
+            # A whole vector (its sum overflows): a column or row of P.
+            P isa AbstractVector && return nothing
+            rowwise && c.obsdim == 1 && return " [A[$j, :] in Julia]"
+            return rowwise ? " [A[:, $j] in Julia]" : " [α[:, $j] in Julia]"
+        end
+        v = Int(loc.index) + 1
         P isa AbstractVector && return " [parameter $v in Julia]"
         rowwise && c.obsdim == 1 && return " [A[$j, $v] in Julia]"
         return rowwise ? " [A[$v, $j] in Julia]" : " [α[$v, $j] in Julia]"

@@ -458,7 +458,7 @@ function assignments(m::DirMultMixture, X; kwargs...)
 end
 
 _mixture_hint(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext) =
-    _call_hint(c, ctx, msg -> isopen(m) ? nothing : " [this DirMultMixture was closed]")
+    _call_hint(c, ctx, loc -> isopen(m) ? nothing : " [this DirMultMixture was closed]")
 
 function _posterior(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext)
     n, k = c.nobs, m.k

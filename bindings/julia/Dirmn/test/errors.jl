@@ -210,3 +210,115 @@ msg(e) = e isa DirmnError ? e.message : ""
         @test true
     end
 end
+
+@testset "status names and error locations from the library" begin
+    L = Dirmn.LibDirmn
+    @testset "dirmn_status_name" begin
+        statuses = [n for n in names(L; all = true)
+                    if n === :DIRMN_SUCCESS || startswith(String(n), "DIRMN_ERROR_")]
+        @test length(statuses) >= 14
+        for n in statuses
+            v = getfield(L, n)
+            @test unsafe_string(L.dirmn_status_name(v)) == String(n)
+            @test DirmnError(v, "").name === n
+        end
+        @test unsafe_string(L.dirmn_status_name(Cint(1234))) == "DIRMN_STATUS_UNKNOWN"
+        # This package keeps its own spelling for statuses the library does not know.
+        @test DirmnError(-5, "").name === :DIRMN_UNKNOWN_STATUS
+        e = DirmnError(2^40, "beyond Cint")
+        @test e.name === :DIRMN_UNKNOWN_STATUS
+        @test occursin("unknown status", sprint(showerror, e))
+    end
+
+    @testset "dirmn_last_error_location" begin
+        loc = Ref(L.empty_error_location())
+        @test L.dirmn_last_error_location(C_NULL, C_NULL) == L.DIRMN_ERROR_NULL_POINTER
+        small = Ref(L.dirmn_error_location(Csize_t(8), Cstring(C_NULL), 0, 0, 0, 0, 0, 0.0,
+                                           Cstring(C_NULL)))
+        @test L.dirmn_last_error_location(C_NULL, small) == L.DIRMN_ERROR_INVALID_ARGUMENT
+        # A failure without a position.
+        r = Ref{Ptr{Cvoid}}(C_NULL)
+        @test L.dirmn_context_create(r, Cint(7), Cint(0)) == L.DIRMN_ERROR_INVALID_ARGUMENT
+        @test L.dirmn_last_error_location(C_NULL, loc) == 0
+        l = loc[]
+        @test (l.row, l.column, l.vector, l.index, l.has_value) == (-1, -1, -1, -1, 0)
+        @test endswith(unsafe_string(L.dirmn_last_error(C_NULL)), unsafe_string(l.detail))
+
+        # A parameter: the numbers the Julia hint is made from.
+        ctx = DirmnContext(:cpu)
+        c = DirmnCounts(X; context = ctx)
+        As = copy(ALPHAS)
+        As[5, 2] = -Inf
+        e = caught(() -> loglik(c, As))
+        @test e isa DirmnError
+        @test L.dirmn_last_error_location(ctx.ptr, loc) == 0
+        l = loc[]
+        @test unsafe_string(l.argument) == "params"
+        @test (l.vector, l.index, l.row, l.column) == (1, 4, -1, -1)
+        @test l.has_value == 1 && l.value == -Inf
+        detail = unsafe_string(l.detail)
+        @test occursin("-Inf", detail)
+        @test startswith(msg(e), "dirmn_loglik: vector 1, index 4 (0-based): " * detail)
+        @test endswith(msg(e), " [α[5, 2] in Julia]")
+
+        # A cell of the table.
+        Xn = copy(X)
+        Xn[3, 2] = -2
+        e = caught(() -> DirmnCounts(Xn; context = ctx))
+        @test L.dirmn_last_error_location(ctx.ptr, loc) == 0
+        l = loc[]
+        @test unsafe_string(l.argument) == "data"
+        @test (l.row, l.column) == (1, 2) && l.has_value == 1 && l.value == -2
+        @test endswith(msg(e), " [X[3, 2] in Julia: observation 2, category 3]")
+
+        # After a success every position is -1.
+        @test all(isfinite, loglik(c, ALPHA))
+        @test L.dirmn_last_error_location(ctx.ptr, loc) == 0
+        @test (loc[].row, loc[].column, loc[].vector, loc[].index) == (-1, -1, -1, -1)
+        close(c)
+        close(ctx)
+    end
+
+    @testset "hints are made from the location, not the message" begin
+        loc(; argument = "params", row = -1, column = -1, vector = -1, index = -1) =
+            L.dirmn_error_location(sizeof(L.dirmn_error_location),
+                                   Base.unsafe_convert(Cstring, argument), row, column, vector,
+                                   index, 0, 0.0, Base.unsafe_convert(Cstring, ""))
+        # (The strings are literals, rooted by the code.)
+        h = Dirmn._cell_hint(2, false)
+        @test h(loc(argument = "data", row = 1, column = 2)) ==
+              " [X[3, 2] in Julia: observation 2, category 3]"
+        @test Dirmn._cell_hint(1, false)(loc(argument = "data", row = 1, column = 2)) ==
+              " [X[2, 3] in Julia: observation 2, category 3]"
+        @test Dirmn._cell_hint(2, true)(loc(argument = "data", row = 0, column = 2)) ==
+              " [x[3] in Julia]"
+        @test h(loc(row = 4)) === nothing
+        @test h(nothing) === nothing
+    end
+end
+
+@testset "hints for weights, start and whole parameter vectors" begin
+    wbad = ones(NOBS)
+    wbad[3] = -1.0
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, ALPHA; weights = wbad)
+    @test occursin(r"row 2\b", msg(e)) && endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; weights = wbad)
+    @test endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_mixture(X, 2; weights = wbad)
+    @test endswith(msg(e), " [weights[3] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; start = [1.0, 1, 0, 1, 1, 1])
+    @test occursin(r"index 2\b", msg(e)) && endswith(msg(e), " [start[3] in Julia]")
+    # A vector whose sum overflows: a column of α, a column (row) of A.
+    As = copy(ALPHAS)
+    As[:, 2] .= 1e308
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, As)
+    @test occursin("overflows", msg(e)) && endswith(msg(e), " [α[:, 2] in Julia]")
+    Ar = copy(AROW)
+    Ar[:, 4] .= 1e308
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(X, Ar)
+    @test endswith(msg(e), " [A[:, 4] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(permutedims(X), permutedims(Ar); obsdim = 1)
+    @test endswith(msg(e), " [A[4, :] in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, fill(1e308, V))
+    @test !occursin(" in Julia]", msg(e))   # one vector: nothing to point at
+end

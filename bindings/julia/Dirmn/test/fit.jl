@@ -119,7 +119,9 @@ end
         # Every value field of the C result (the header test ties the C
         # struct to dirmn.h), under its C name.
         cfields = [f for f in fieldnames(L.dirmn_fit_result) if f !== :size]
-        @test collect(fieldnames(DirMultFit)) == cfields
+        # ... and the fit's one output outside it, options->hessian_diag.
+        @test filter(!=(:hessian_diag), collect(fieldnames(DirMultFit))) == cfields
+        @test :hessian_diag in fieldnames(DirMultFit)
         Y = BCI[1:30, 1:40]
         r = fit_dirmn(Y; obsdim = 1)
         @test r isa DirMultFit
@@ -187,4 +189,47 @@ end
         @dirmn_error :DIRMN_ERROR_NULL_POINTER fit_dirmn(c)
         @dirmn_error :DIRMN_ERROR_NULL_POINTER loglik_sum(c, ALPHA)
     end
+end
+
+@testset "the Hessian at the fit" begin
+    # As loglik_sum gives it at the fitted alpha, without a second pass.
+    r = fit_dirmn(BCI; obsdim = 1)
+    s = loglik_sum(BCI, r.alpha; obsdim = 1)
+    @test length(r.hessian_diag) == 225
+    @test relerr(r.hessian_diag, s.hessian_diag) <= 1e-10
+    @test abs(r.hessian_scalar - s.hessian_scalar) <= 1e-10 * abs(s.hessian_scalar)
+    @test all(r.hessian_diag .< 0) && r.hessian_scalar > 0
+
+    # The observed information and the covariance: its diagonal gives the
+    # library's standard errors, and it inverts the information.
+    I = informationmatrix(r)
+    @test size(I) == (225, 225) && issymmetric(I)
+    @test I ≈ -(Diagonal(s.hessian_diag) + s.hessian_scalar * ones(225) * ones(225)') rtol = 1e-10
+    C = vcov(r)
+    @test issymmetric(C)
+    @test relerr(sqrt.(diag(C)), r.std_error_alpha) <= 1e-6
+    @test norm(I * C - LinearAlgebra.I) <= 1e-8 * 225
+
+    # Weighted, and with a category without counts (0 on the diagonal; 0
+    # rows and columns of vcov, as its standard error).
+    Y = BCI[1:20, 1:30]
+    keep = vec(sum(Y; dims = 1)) .> 0
+    Z = hcat(Y[:, keep], zeros(Int, 20))
+    w = [1.0 + (b % 3) for b in 1:20]
+    rz = fit_dirmn(Z; obsdim = 1, weights = w)
+    nk = count(keep)
+    sz = loglik_sum(Y[:, keep], rz.alpha[1:nk]; obsdim = 1, weights = w)
+    @test rz.hessian_diag[end] == 0
+    @test relerr(rz.hessian_diag[1:nk], sz.hessian_diag) <= 1e-10
+    @test abs(rz.hessian_scalar - sz.hessian_scalar) <= 1e-10 * abs(sz.hessian_scalar)
+    Cz = vcov(rz)
+    @test all(iszero, Cz[end, :]) && all(iszero, Cz[:, end])
+    @test relerr(sqrt.(diag(Cz)), rz.std_error_alpha) <= 1e-6
+
+    # Where the library computes none, NaN.
+    rm = fit_dirmn(repeat([3 2 5], 20); obsdim = 1)
+    @test rm.multinomial_limit && all(isnan, rm.hessian_diag) && isnan(rm.hessian_scalar)
+    @test all(isnan, vcov(rm)) && all(isnan, informationmatrix(rm))
+    r1 = fit_dirmn([0 4 0; 0 7 0]; obsdim = 1)   # one category with counts
+    @test all(isnan, r1.hessian_diag) && isnan(r1.hessian_scalar)
 end

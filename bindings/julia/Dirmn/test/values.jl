@@ -263,3 +263,20 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
         close(c)
     end
 end
+
+@testset "where the steps run (info)" begin
+    L = Dirmn.LibDirmn
+    # The names cover every DIRMN_STEP_* bit of the header.
+    @test reduce(|, first.(Dirmn._STEPS)) == L.DIRMN_STEPS_ALL
+    @test Dirmn._steps(L.DIRMN_STEPS_ALL) == last.(collect(Dirmn._STEPS))
+    @test Dirmn._steps(L.DIRMN_STEP_HISTOGRAMS | L.DIRMN_STEP_LOGLIK) == [:loglik, :histograms]
+    for storage in (:dense, :sparse)
+        c = DirmnCounts(X; context = DirmnContext(:cpu), storage = storage)
+        i = Dirmn.info(c)
+        # On a CPU context everything runs on the host.
+        @test i.host_steps == [:loglik, :loglik_rowwise, :derivatives_rowwise, :histograms,
+                               :mixture_em, :mixture_fits]
+        @test isempty(i.unavailable_steps)
+        close(c)
+    end
+end
