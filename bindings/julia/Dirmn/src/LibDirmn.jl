@@ -139,7 +139,7 @@ end
     dirmn_counts_options(size, flags, storage)
 
 Mirror of the C struct `dirmn_counts_options` (same field order and types).
-Fill one with [`dirmn_counts_options_init`](@ref) through a `Ref`, then build
+Fill one with [`dirmn_counts_options_init_sized`](@ref) (with its size) through a `Ref`, then build
 a modified copy; `size` must stay `sizeof(dirmn_counts_options)`.
 """
 struct dirmn_counts_options
@@ -177,7 +177,7 @@ end
                       progress_data, flags, hessian_diag)
 
 Mirror of the C struct `dirmn_fit_options`. Fill one with
-[`dirmn_fit_options_init`](@ref) through a `Ref`. The pointers it holds
+[`dirmn_fit_options_init_sized`](@ref) (with its size) through a `Ref`. The pointers it holds
 (`weights`, `start`, and the output `hessian_diag`, V doubles or `C_NULL`)
 must stay valid, e.g. under `GC.@preserve`, for the whole
 [`dirmn_fit`](@ref) call.
@@ -242,7 +242,7 @@ dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik, logl
                           tolerance, weights, progress, progress_data)
 
 Mirror of the C struct `dirmn_mixture_options`. Fill one with
-[`dirmn_mixture_options_init`](@ref) through a `Ref` (see
+[`dirmn_mixture_options_init_sized`](@ref) (with its size) through a `Ref` (see
 [`empty_mixture_options`](@ref)), then build a modified copy. The pointers it
 holds (`weights`, `progress_data`) must stay valid, e.g. under
 `GC.@preserve`, for the whole [`dirmn_mixture_fit`](@ref) call. `progress` is
@@ -370,6 +370,7 @@ const FUNCTIONS = (
     (:dirmn_context_set_stream, dirmn_status, (Ptr{dirmn_context}, Ptr{Cvoid})),
     (:dirmn_context_get_stream, dirmn_status, (Ptr{dirmn_context}, Ptr{Ptr{Cvoid}})),
     (:dirmn_context_synchronize, dirmn_status, (Ptr{dirmn_context},)),
+    (:dirmn_counts_options_init_sized, Cvoid, (Ptr{dirmn_counts_options}, Csize_t)),
     (:dirmn_counts_options_init, Cvoid, (Ptr{dirmn_counts_options},)),
     (:dirmn_counts_create_dense, dirmn_status,
      (Ptr{dirmn_context}, Ptr{Ptr{dirmn_counts}}, Int64, Int64, dirmn_dtype, Ptr{Cvoid},
@@ -400,9 +401,11 @@ const FUNCTIONS = (
     (:dirmn_loglik_rowwise_derivatives, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Cdouble}, Int64, Int64, dirmn_param, UInt32,
       Ptr{Cdouble}, Ptr{Cdouble}, Ptr{Cdouble}, Ptr{Cdouble}, Int64, Int64)),
+    (:dirmn_fit_options_init_sized, Cvoid, (Ptr{dirmn_fit_options}, Csize_t)),
     (:dirmn_fit_options_init, Cvoid, (Ptr{dirmn_fit_options},)),
     (:dirmn_fit, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{dirmn_fit_options}, Ptr{dirmn_fit_result})),
+    (:dirmn_mixture_options_init_sized, Cvoid, (Ptr{dirmn_mixture_options}, Csize_t)),
     (:dirmn_mixture_options_init, Cvoid, (Ptr{dirmn_mixture_options},)),
     (:dirmn_mixture_fit, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Cint, Ptr{dirmn_mixture_options},

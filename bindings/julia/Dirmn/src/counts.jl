@@ -169,7 +169,7 @@ function _options(real_valued::Bool, storage::Symbol)
            storage === :sparse ? LibDirmn.DIRMN_STORAGE_SPARSE :
            throw(ArgumentError("storage must be :auto, :dense or :sparse, not :$storage"))
     r = Ref(LibDirmn.empty_counts_options())
-    LibDirmn.dirmn_counts_options_init(r)
+    LibDirmn.dirmn_counts_options_init_sized(r, sizeof(LibDirmn.dirmn_counts_options))
     o = r[]
     flags = real_valued ? o.flags | LibDirmn.DIRMN_COUNTS_REAL_VALUED : o.flags
     return LibDirmn.dirmn_counts_options(o.size, flags, code)

@@ -306,7 +306,7 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
             oref = Ref(LibDirmn.dirmn_fit_options(Csize_t(sizeof(LibDirmn.dirmn_fit_options)),
                                                   0.0, Cint(0), C_NULL, C_NULL, C_NULL, C_NULL,
                                                   UInt32(0), C_NULL))
-            LibDirmn.dirmn_fit_options_init(oref)
+            LibDirmn.dirmn_fit_options_init_sized(oref, sizeof(LibDirmn.dirmn_fit_options))
             o = oref[]
             oref[] = LibDirmn.dirmn_fit_options(
                 o.size, tolerance === nothing ? o.tolerance : Float64(tolerance),

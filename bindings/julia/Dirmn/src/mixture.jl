@@ -230,7 +230,7 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
     out = Ref{Ptr{Cvoid}}(C_NULL)
     GC.@preserve w prog begin
         oref = Ref(LibDirmn.empty_mixture_options())
-        LibDirmn.dirmn_mixture_options_init(oref)
+        LibDirmn.dirmn_mixture_options_init_sized(oref, sizeof(LibDirmn.dirmn_mixture_options))
         o = oref[]
         oref[] = LibDirmn.dirmn_mixture_options(
             o.size, s.objective_code, s.init_code, s.starts, s.seed, s.maxiter, s.tol, _wptr(w),
