@@ -52,15 +52,19 @@ dirmn_status convert_params(dirmn_context* ctx, const char* fn, bool rowwise, co
                             int64_t n_vec, int64_t v, int64_t sj, int64_t si, dirmn_param param,
                             double* dst) {
   char text[kValueChars];
+  // Where a bad parameter is (made only for the failure: this loop runs
+  // over every parameter of every call).
+  const auto at = [&](int64_t j, int64_t i, double p) {
+    return (rowwise ? Where::row_param(j, i) : Where::param(j, i)).with_value(p);
+  };
   for (int64_t j = 0; j < n_vec; ++j) {
     double a_sum = 0.0;
     for (int64_t i = 0; i < v; ++i) {
       const double p = params[j * sj + i * si];
       double a = p;
-      const Where at = (rowwise ? Where::row_param(j, i) : Where::param(j, i)).with_value(p);
       if (param == DIRMN_PARAM_LOG_ALPHA) {
         if (!std::isfinite(p) || p > kLogAlphaMax || p < kLogAlphaMin)
-          return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, at, "log alpha %s is %s",
+          return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, at(j, i, p), "log alpha %s is %s",
                          value_text(p, text),
                          std::isnan(p)      ? "NaN"
                          : std::isinf(p)    ? "infinite"
@@ -68,7 +72,7 @@ dirmn_status convert_params(dirmn_context* ctx, const char* fn, bool rowwise, co
                                             : "too small (exp underflows to 0)");
         a = std::exp(p);
       } else if (!(p > 0.0) || !std::isfinite(p)) {
-        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, at, "alpha %s is %s",
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, at(j, i, p), "alpha %s is %s",
                        value_text(p, text),
                        std::isnan(p) ? "NaN" : std::isinf(p) ? "infinite" : "not positive");
       }

@@ -67,16 +67,16 @@ BackendResult CudaBackend::init() {
 
 bool CudaBackend::supports(Step step, const BackendCounts& counts) const {
   const DeviceTable& t = table_of(counts);
-  const bool device_histograms = column_histogram_supported(t) && totals_index_supported(t) &&
-                                 column_histograms_fit_grid(t, false, histogram_bins(t)) &&
-                                 column_histograms_fit_grid(t, true, histogram_bins(t));
   switch (step) {
     case Step::kLoglik:
     case Step::kLoglikRowwise: return true;
     case Step::kDerivativesRowwise: return false;
     case Step::kHistograms:
     case Step::kMixtureEm:
-    case Step::kMixtureFits: return device_histograms;
+    case Step::kMixtureFits:
+      return column_histogram_supported(t) && totals_index_supported(t) &&
+             column_histograms_fit_grid(t, false, histogram_bins(t)) &&
+             column_histograms_fit_grid(t, true, histogram_bins(t));
   }
   return false;
 }
