@@ -398,7 +398,7 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
       call)
   }
   prob <- cpp_mixture_assign(object$ptr, counts$ptr)
-  if (.failed(prob) && prob$status == .status[["null_pointer"]] &&
+  if (.failed(prob) && prob$status == .status_code("null_pointer") &&
       grepl("mixture handle", prob$message, fixed = TRUE)) {
     ll <- cpp_loglik_k(counts$ptr, object$alpha)
     if (.failed(ll)) .raise(ll, call)
