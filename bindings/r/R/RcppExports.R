@@ -77,12 +77,8 @@ cpp_bench_loglik <- function(xp, alpha, reps, full) {
     .Call(`_dirmn_cpp_bench_loglik`, xp, alpha, reps, full)
 }
 
-cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device) {
-    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device)
-}
-
-cpp_mixture_criteria <- function(models, k) {
-    .Call(`_dirmn_cpp_mixture_criteria`, models, k)
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress)
 }
 
 cpp_mixture_assign <- function(mix_xp, xp) {

@@ -221,8 +221,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_mixture_fit
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress, SEXP dimnames, SEXP row_totals, SEXP nobs, SEXP objective_type, SEXP backend, SEXP device);
-RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP dimnamesSEXP, SEXP row_totalsSEXP, SEXP nobsSEXP, SEXP objective_typeSEXP, SEXP backendSEXP, SEXP deviceSEXP) {
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress);
+RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -235,24 +235,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type dimnames(dimnamesSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type row_totals(row_totalsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type nobs(nobsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type objective_type(objective_typeSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type backend(backendSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type device(deviceSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_mixture_criteria
-SEXP cpp_mixture_criteria(SEXP models, SEXP k);
-RcppExport SEXP _dirmn_cpp_mixture_criteria(SEXP modelsSEXP, SEXP kSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type models(modelsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type k(kSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_criteria(models, k));
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -288,8 +271,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_loglik_k", (DL_FUNC) &_dirmn_cpp_loglik_k, 2},
     {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
-    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 16},
-    {"_dirmn_cpp_mixture_criteria", (DL_FUNC) &_dirmn_cpp_mixture_criteria, 2},
+    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},
     {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
     {NULL, NULL, 0}
 };

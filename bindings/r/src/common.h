@@ -13,7 +13,9 @@
 // Library handles are owned by external pointers whose finalizers free them.
 // Each external pointer is made before the handle it will own, so there is
 // no moment at which an R allocation failure could leak a handle.
-
+//
+// Entry points return plain vectors and lists; the S3 objects, data frames
+// and names R users see are built in R (R/*.R).
 #ifndef DIRMN_R_COMMON_H
 #define DIRMN_R_COMMON_H
 
