@@ -2,6 +2,8 @@
 // owned by external pointers).
 #include "common.h"
 
+#include <vector>
+
 using namespace dirmn_r;
 
 namespace dirmn_r {
@@ -228,12 +230,28 @@ SEXP cpp_counts_close(SEXP xp) {
   return R_NilValue;
 }
 
-// dirmn_counts_get_info as a plain list.
+// dirmn_counts_get_info as a plain list. `host_steps` and
+// `unavailable_steps` name the DIRMN_STEP_* bits set.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_counts_info(SEXP xp) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   const dirmn_counts_info& info = p.info;
+  static const struct {
+    uint32_t bit;
+    const char* name;
+  } steps[] = {{DIRMN_STEP_LOGLIK, "loglik"},
+               {DIRMN_STEP_LOGLIK_ROWWISE, "loglik_rowwise"},
+               {DIRMN_STEP_DERIVATIVES_ROWWISE, "derivatives_rowwise"},
+               {DIRMN_STEP_HISTOGRAMS, "histograms"},
+               {DIRMN_STEP_MIXTURE_EM, "mixture_em"},
+               {DIRMN_STEP_MIXTURE_FITS, "mixture_fits"}};
+  auto named_steps = [](uint32_t bits) {
+    std::vector<std::string> out;
+    for (const auto& s : steps)
+      if (bits & s.bit) out.push_back(s.name);
+    return Rcpp::CharacterVector(out.begin(), out.end());
+  };
   return Rcpp::List::create(
       Rcpp::Named("rows") = static_cast<double>(info.rows),
       Rcpp::Named("cols") = static_cast<double>(info.cols),
@@ -243,7 +261,9 @@ SEXP cpp_counts_info(SEXP xp) {
       Rcpp::Named("storage") = info.storage == DIRMN_STORAGE_SPARSE ? "sparse" : "dense",
       Rcpp::Named("value_bits") = info.value_bits,
       Rcpp::Named("backend") = info.backend == DIRMN_BACKEND_CUDA ? "cuda" : "cpu",
-      Rcpp::Named("device") = info.device);
+      Rcpp::Named("device") = info.device,
+      Rcpp::Named("host_steps") = named_steps(info.host_steps),
+      Rcpp::Named("unavailable_steps") = named_steps(info.unavailable_steps));
 }
 
 // [[Rcpp::export(rng = false)]]
