@@ -9,16 +9,16 @@ cpp_backends <- function() {
     .Call(`_dirmn_cpp_backends`)
 }
 
-cpp_status_string <- function(status) {
-    .Call(`_dirmn_cpp_status_string`, status)
-}
-
 cpp_context_create <- function(backend, device) {
     .Call(`_dirmn_cpp_context_create`, backend, device)
 }
 
 cpp_context_backend <- function(ctx_xp) {
     .Call(`_dirmn_cpp_context_backend`, ctx_xp)
+}
+
+cpp_set_force_cancel <- function(on) {
+    .Call(`_dirmn_cpp_set_force_cancel`, on)
 }
 
 cpp_counts_create <- function(ctx_xp, x, kind) {
@@ -33,6 +33,30 @@ cpp_counts_info <- function(xp) {
     .Call(`_dirmn_cpp_counts_info`, xp)
 }
 
+cpp_row_totals <- function(xp) {
+    .Call(`_dirmn_cpp_row_totals`, xp)
+}
+
+cpp_live_counts <- function() {
+    .Call(`_dirmn_cpp_live_counts`)
+}
+
+cpp_status_string <- function(status) {
+    .Call(`_dirmn_cpp_status_string`, status)
+}
+
+cpp_status_name <- function(status) {
+    .Call(`_dirmn_cpp_status_name`, status)
+}
+
+cpp_statuses <- function() {
+    .Call(`_dirmn_cpp_statuses`)
+}
+
+cpp_fit <- function(xp, weights, start, tolerance, max_iterations, progress) {
+    .Call(`_dirmn_cpp_fit`, xp, weights, start, tolerance, max_iterations, progress)
+}
+
 cpp_ddirmn_counts <- function(xp, alpha, full, log) {
     .Call(`_dirmn_cpp_ddirmn_counts`, xp, alpha, full, log)
 }
@@ -41,43 +65,23 @@ cpp_ddirmn_table <- function(ctx_xp, x, kind, alpha, full, log) {
     .Call(`_dirmn_cpp_ddirmn_table`, ctx_xp, x, kind, alpha, full, log)
 }
 
-cpp_bench_loglik <- function(xp, alpha, reps, full) {
-    .Call(`_dirmn_cpp_bench_loglik`, xp, alpha, reps, full)
-}
-
-cpp_live_counts <- function() {
-    .Call(`_dirmn_cpp_live_counts`)
-}
-
-cpp_set_force_cancel <- function(on) {
-    .Call(`_dirmn_cpp_set_force_cancel`, on)
-}
-
-cpp_row_totals <- function(xp) {
-    .Call(`_dirmn_cpp_row_totals`, xp)
+cpp_loglik_k <- function(xp, alpha) {
+    .Call(`_dirmn_cpp_loglik_k`, xp, alpha)
 }
 
 cpp_loglik_sum <- function(xp, params, weights, log_param, full) {
     .Call(`_dirmn_cpp_loglik_sum`, xp, params, weights, log_param, full)
 }
 
-cpp_fit <- function(xp, weights, start, tolerance, max_iterations, progress) {
-    .Call(`_dirmn_cpp_fit`, xp, weights, start, tolerance, max_iterations, progress)
+cpp_bench_loglik <- function(xp, alpha, reps, full) {
+    .Call(`_dirmn_cpp_bench_loglik`, xp, alpha, reps, full)
 }
 
-cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device) {
-    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device)
-}
-
-cpp_mixture_criteria <- function(models, k) {
-    .Call(`_dirmn_cpp_mixture_criteria`, models, k)
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress)
 }
 
 cpp_mixture_assign <- function(mix_xp, xp) {
     .Call(`_dirmn_cpp_mixture_assign`, mix_xp, xp)
-}
-
-cpp_loglik_k <- function(xp, alpha) {
-    .Call(`_dirmn_cpp_loglik_k`, xp, alpha)
 }
 

@@ -27,7 +27,9 @@
 #' @param device The CUDA device index (0-based); ignored for the CPU.
 #'
 #' @return An object of class `dirmn_counts`. [dim()], [nrow()], [ncol()],
-#'   [dimnames()] and [print()] work on it.
+#'   [dimnames()] and [print()] work on it; on a CUDA device [print()] also
+#'   names the steps that run on the host copy of the table (those the
+#'   device lacks for its form).
 #' @seealso [ddirmn()], [dirmn_backends()]
 #' @export
 #' @examples
@@ -147,13 +149,21 @@ format.dirmn_counts <- function(x, ...) {
   }
   cells <- info$rows * info$cols
   where <- if (info$backend == "cuda") sprintf("CUDA device %d", info$device) else "the CPU"
-  c(
+  out <- c(
     sprintf("<dirmn_counts> %s x %s table, %s nonzero (%.1f%%), counts up to %s, total %s",
             .num(info$rows), .num(info$cols), .num(info$nnz), 100 * info$nnz / cells,
             .num(info$max_count), .num(info$total)),
     sprintf("  stored %s with %d-bit %s on %s", info$storage, info$value_bits,
             if (info$real_valued) "real values" else "counts", where)
   )
+  # On a GPU, the steps the device lacks for this table run on a host copy.
+  if (info$backend == "cuda" && length(info$host_steps) > 0L) {
+    out <- c(out, sprintf("  on the host: %s", paste(info$host_steps, collapse = ", ")))
+  }
+  if (length(info$unavailable_steps) > 0L) {
+    out <- c(out, sprintf("  unavailable: %s", paste(info$unavailable_steps, collapse = ", ")))
+  }
+  out
 }
 
 .num <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)

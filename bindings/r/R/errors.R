@@ -2,11 +2,12 @@
 #'
 #' Every error raised by dirmn is a condition of classes
 #' `c("dirmn_error_<status>", "dirmn_error", "error", "condition")`, where
-#' `<status>` names the libdirmn status that caused it, so callers can handle
-#' one kind of failure with [tryCatch()] and let others through. The condition
-#' carries the library's detailed message (what was wrong and where, for
-#' example `"row 17, column 3: count -2 is negative"`) in `message`, the
-#' status number in `status`, and the user's call in `call`.
+#' `<status>` is the name libdirmn gives the status that caused it, so callers
+#' can handle one kind of failure with [tryCatch()] and let others through.
+#' The condition carries a detailed message (what was wrong and where, with
+#' rows and columns counted from 1, for example
+#' `"row 17, column 3: count -2 is negative"`) in `message`, the status number
+#' in `status`, and the user's call in `call`.
 #'
 #' | class | status | raised when |
 #' |---|---|---|
@@ -39,76 +40,109 @@
 #' e$status
 NULL
 
-# Class suffixes by dirmn_status value (dirmn.h).
-.status_names <- c(
-  "1" = "null_pointer",
-  "2" = "invalid_argument",
-  "3" = "invalid_counts",
-  "4" = "invalid_parameter",
-  "5" = "dimension_mismatch",
-  "6" = "wrong_context",
-  "7" = "out_of_memory",
-  "8" = "backend_unavailable",
-  "9" = "device",
-  "10" = "overflow",
-  "11" = "cancelled",
-  "12" = "not_supported",
-  "99" = "internal"
-)
+# The condition class of a status: "dirmn_error_" and the part of the
+# library's dirmn_status_name after "DIRMN_ERROR_", lower-cased
+# ("DIRMN_ERROR_INVALID_COUNTS" -> "dirmn_error_invalid_counts");
+# "dirmn_error_unknown" for statuses the library does not know.
+.status_class <- function(name) {
+  if (is.na(name) || !startsWith(name, "DIRMN_ERROR_")) return("dirmn_error_unknown")
+  paste0("dirmn_error_", tolower(substring(name, nchar("DIRMN_ERROR_") + 1L)))
+}
 
-.status <- c(
-  null_pointer = 1L, invalid_argument = 2L, invalid_counts = 3L,
-  invalid_parameter = 4L, dimension_mismatch = 5L, cancelled = 11L
-)
+# The number of the status whose class is "dirmn_error_<suffix>", from the
+# statuses of the header the package was built with (for the errors R code
+# raises itself).
+.status_code <- function(suffix) {
+  codes <- .state$statuses
+  if (is.null(codes)) codes <- .state$statuses <- cpp_statuses()
+  code <- codes[vapply(names(codes), .status_class, "") == paste0("dirmn_error_", suffix)]
+  if (length(code) != 1L) stop("internal error: no dirmn status for ", suffix)
+  unname(code)
+}
 
-dirmn_condition <- function(status, message, call = NULL) {
-  name <- .status_names[as.character(status)]
-  if (is.na(name)) name <- "unknown"
+dirmn_condition <- function(status, message, call = NULL,
+                            name = cpp_status_name(as.integer(status))) {
   structure(
-    class = c(paste0("dirmn_error_", name), "dirmn_error", "error", "condition"),
+    class = c(.status_class(name), "dirmn_error", "error", "condition"),
     list(message = message, call = call, status = as.integer(status))
   )
 }
 
 # Raises the condition for a "dirmn_failure" returned by the C++ layer.
 .raise <- function(failure, call) {
-  stop(dirmn_condition(failure$status, .r_message(failure$message), call))
+  stop(dirmn_condition(failure$status, .location_message(failure), call, failure$name))
 }
 
-# Restates a library message for R users: the C function name goes (the R
-# call already says where), 0-based positions become R's 1-based rows and
-# columns, a parameter's "index" is the column it belongs to, non-finite
-# values print as R prints them, and hints about C-level flags go.
-#   "dirmn_loglik: vector 0, index 3 (0-based): alpha -inf is infinite"
-#   -> "column 4: alpha -Inf is infinite"
-.r_message <- function(message) {
-  message <- sub("^dirmn_[a-z_]+: ", "", message)
-  message <- gsub(" \\(set DIRMN_[A-Z_]+[^)]*\\)", "", message)
-  message <- gsub("(^|[ (])(-?)inf\\b", "\\1\\2Inf", message)
-  message <- gsub("(^|[ (])nan\\b", "\\1NaN", message)
-  # The alpha-sum check names its vector 0-based without saying so.
-  message <- sub("^vector 0: the sum of alpha", "the sum of alpha", message)
-  message <- sub("^(row|vector) ([0-9]+): the sum of alpha", "\\1 \\2 (0-based): the sum of alpha",
-                 message)
-  marker <- " (0-based)"
-  at <- regexpr(marker, message, fixed = TRUE)
-  if (at < 0) return(message)
-  head <- substr(message, 1L, at - 1L)
-  tail <- substr(message, at + nchar(marker), nchar(message))
-  positions <- gregexpr("(row|column|vector|index) [0-9]+", head)
-  regmatches(head, positions) <- lapply(regmatches(head, positions), function(found) {
-    words <- sub(" .*", "", found)
-    numbers <- as.numeric(sub(".* ", "", found)) + 1
-    sprintf("%s %.0f", words, numbers)
-  })
-  # ddirmn() passes a single shared vector, so "vector 1" says nothing
-  head <- sub("^vector 1, index", "column", head)
-  head <- sub("index", "column", head, fixed = TRUE)
-  paste0(head, tail)
+# The message of a failure for R users, from its location (see
+# src/errors.cpp): the position the library reports 0-based, worded
+# 1-based as R counts, before the detail (the library's message without
+# its C function name, which the R call replaces, and without hints about
+# C-level flags).
+#   row 0, column 41, "count -1 is negative" -> "row 1, column 42: count -1 is negative"
+#   vector 0, index 3, "alpha -Inf is infinite" -> "column 4: alpha -Inf is infinite"
+# A parameter's index is the column it belongs to; ddirmn() and
+# dirmn_loglik_sum() pass a single shared vector, so "vector 1" is left
+# out, as is the vector of a sum of alpha that overflows. A bad row weight
+# is worded from its value. Positions of a sparse matrix's structure (its
+# p and i/j slots) stay 0-based, as the slots' values are.
+# `location` is a list with `detail` and any of `argument`, `row`,
+# `column`, `vector`, `index` (0-based; missing, NA or negative where they
+# do not apply) and `value`.
+.location_message <- function(location) {
+  at <- function(name) {
+    p <- location[[name]]
+    if (is.null(p) || length(p) != 1L || is.na(p) || p < 0) NA_real_ else p
+  }
+  row <- at("row")
+  column <- at("column")
+  vector <- at("vector")
+  index <- at("index")
+  argument <- location$argument
+  if (is.null(argument) || is.na(argument)) argument <- ""
+  value <- location$value
+  detail <- .drop_c_hints(location$detail)
+  n <- function(p) format(p + 1, scientific = FALSE)
+  has <- !is.na(c(row = row, column = column, vector = vector, index = index))
+  position <- function(...) identical(unname(has), c(...))
+  where <- if (!any(has)) {
+    NULL
+  } else if (argument == "indices" && !is.na(index)) {
+    # an entry of a sparse matrix's i (CSC) or j (CSR) slot
+    if (!is.na(row)) sprintf("entry %.0f (row %.0f)", index, row)
+    else sprintf("entry %.0f (column %.0f)", index, column)
+  } else if (argument == "ptr" && position(FALSE, FALSE, FALSE, TRUE)) {
+    return(sprintf("%s[%.0f] %s", argument, index, detail))
+  } else if (position(TRUE, TRUE, FALSE, FALSE)) {
+    sprintf("row %s, column %s", n(row), n(column))
+  } else if (position(FALSE, FALSE, TRUE, TRUE)) {
+    if (vector == 0) sprintf("column %s", n(index))
+    else sprintf("vector %s, column %s", n(vector), n(index))
+  } else if (position(TRUE, FALSE, FALSE, TRUE)) {
+    sprintf("row %s, column %s", n(row), n(index))
+  } else if (position(FALSE, FALSE, TRUE, FALSE)) {
+    if (vector == 0) NULL else sprintf("vector %s", n(vector))
+  } else if (position(TRUE, FALSE, FALSE, FALSE)) {
+    if (argument == "weights" && !is.null(value) && !is.na(value)) {
+      return(sprintf("weight of row %s is %s; weights must be finite and >= 0", n(row),
+                     format(value, digits = 15L)))
+    }
+    sprintf("row %s", n(row))
+  } else if (position(FALSE, FALSE, FALSE, TRUE)) {
+    if (argument == "start") sprintf("start column %s", n(index))
+    else sprintf("%s element %s", argument, n(index))
+  } else {
+    words <- c("row", "column", "vector", "index")[has]
+    paste(words, vapply(c(row, column, vector, index)[has], n, ""), collapse = ", ")
+  }
+  if (is.null(where)) detail else paste0(where, ": ", detail)
 }
+
+# Hints about C-level flags ("(set DIRMN_COUNTS_REAL_VALUED for
+# real-valued counts)") mean nothing to R users.
+.drop_c_hints <- function(detail) gsub(" \\(set DIRMN_[A-Z_]+[^)]*\\)", "", detail)
 
 .stop <- function(status_name, message, call) {
-  stop(dirmn_condition(.status[[status_name]], message, call))
+  stop(dirmn_condition(.status_code(status_name), message, call))
 }
 
 .failed <- function(res) inherits(res, "dirmn_failure")

@@ -177,18 +177,11 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
 
   progress <- NULL
   if (verbose) {
-    # The library reports the log-likelihood without the multinomial
-    # coefficients; their sum (the same at every alpha) puts it on the
-    # scale of the result.
-    ones <- rep(1, cols)
-    with_coef <- cpp_loglik_sum(counts$ptr, ones, weights, FALSE, TRUE)
-    without <- cpp_loglik_sum(counts$ptr, ones, weights, FALSE, FALSE)
-    if (.failed(with_coef)) .raise(with_coef, ecall)
-    if (.failed(without)) .raise(without, ecall)
-    coef_sum <- with_coef$value - without$value
+    # The C++ layer asks the library for the log pmf (DIRMN_FULL), the
+    # log-likelihood on the scale of the result.
     progress <- .progress_reporter(function(iteration, value, change) {
       sprintf("dirmn_fit: iteration %d, log-likelihood %.12g, gradient norm %.3g",
-              iteration, value + coef_sum, change)
+              iteration, value, change)
     })
   }
   res <- cpp_fit(counts$ptr, weights, start, tol, maxit, progress)
@@ -208,16 +201,12 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
   se_alpha[no_se] <- NA_real_
   se_log_alpha[no_se] <- NA_real_
 
-  # The Hessian at the fit, kept for vcov(). Columns without counts are not
-  # part of the fit: they are evaluated at a negligible alpha (their own
-  # entries are unused, and the sum of alpha does not change).
+  # The Hessian with respect to alpha at the fit, which the library returns
+  # with it, kept for vcov(); NULL in the multinomial limit and where a
+  # single column has counts. Entries of columns without counts are unused.
   hessian <- NULL
-  if (!res$multinomial_limit && sum(!zero) > 0) {
-    at <- alpha
-    at[zero] <- .Machine$double.xmin
-    h <- cpp_loglik_sum(counts$ptr, at, weights, FALSE, FALSE)
-    if (.failed(h)) .raise(h, ecall)
-    hessian <- list(diag = h$hessian_diag, scalar = h$hessian_scalar)
+  if (!is.null(res$hessian_diag)) {
+    hessian <- list(diag = res$hessian_diag, scalar = res$hessian_scalar)
   }
 
   cn <- counts$dimnames[[2L]]

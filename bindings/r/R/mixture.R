@@ -166,19 +166,13 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
         text
       })
     }
-    # The fitted model, of class dirmn_mixture_fit, comes back whole (see
-    # the comment after this function).
-    model <- cpp_mixture_fit(counts$ptr, kk, .objective_codes[[objective]],
-                             .init_codes[[init]], starts, seed, tol, maxit, weights, progress,
-                             counts$dimnames, totals, n, objective, counts$backend,
-                             counts$device)
-    if (.failed(model)) .raise(model, ecall)
-    model
+    res <- cpp_mixture_fit(counts$ptr, kk, .objective_codes[[objective]],
+                           .init_codes[[init]], starts, seed, tol, maxit, weights, progress)
+    if (.failed(res)) .raise(res, ecall)
+    .mixture_model(res, counts, totals, n, objective)
   })
   names(models) <- as.character(k)
-  # (built in C++: data.frame(), or even vapply() per column, would cost
-  # more than fitting a small table)
-  criteria <- cpp_mixture_criteria(models, k)
+  criteria <- .mixture_criteria(models, k)
   out <- list(models = models, criteria = criteria,
               selected = k[which.min(.subset2(criteria, select))], select = select,
               objective = objective, call = call, nobs = n, dimnames = counts$dimnames)
@@ -206,17 +200,59 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
   as.double(seed)
 }
 
-# A fitted model (class dirmn_mixture_fit), as cpp_mixture_fit() builds it
-# (in C++: on small tables building it in R cost about as much as the fit):
-# a list of, in this order, `alpha` (k x V, rows "comp1".."compk", columns
-# named by the table's), `weights` (named "comp1".."compk"),
-# `responsibilities` (rows x k, rows named by the table's), `loglik`,
-# `objective`, `aic`, `bic`, `laplace`, `parameters` (double), `iterations`
-# (integer), `converged`, `k`, `start` (1-based), `nobs`, `objective_type`
-# ("ml" or "dmn"), `ptr` (the library's mixture handle), `order` (the
-# library's component behind each of comp1..compk: components are ordered by
-# decreasing weight, as dmn() orders them, ties in the library's order, as
-# order(decreasing = TRUE)), `row_totals`, `backend` and `device`.
+# One fitted model (class dirmn_mixture_fit) from the library's mixture as
+# cpp_mixture_fit() returns it: a list of, in this order, `alpha` (k x V,
+# rows "comp1".."compk", columns named by the table's), `weights` (named
+# "comp1".."compk"), `responsibilities` (rows x k, rows named by the
+# table's), `loglik`, `objective`, `aic`, `bic`, `laplace`, `parameters`
+# (double), `iterations` (integer), `converged`, `k`, `start` (1-based),
+# `nobs`, `objective_type` ("ml" or "dmn"), `ptr` (the library's mixture
+# handle), `order` (the library's component behind each of comp1..compk:
+# components are ordered by decreasing weight, as dmn() orders them, ties in
+# the library's order), `row_totals`, `backend` and `device`.
+.mixture_model <- function(res, counts, totals, n, objective) {
+  k <- res$k
+  comp <- paste0("comp", seq_len(k))
+  alpha <- res$alpha
+  resp <- res$responsibilities
+  weights <- res$weights
+  o <- seq_len(k)
+  # (order() alone costs more than the rest of this function: skipped where
+  # the weights are in order already)
+  if (!isFALSE(is.unsorted(-weights))) {
+    o <- order(weights, decreasing = TRUE)
+    alpha <- alpha[o, , drop = FALSE]
+    resp <- resp[, o, drop = FALSE]
+    weights <- weights[o]
+  }
+  dimnames(alpha) <- list(comp, counts$dimnames[[2L]])
+  dimnames(resp) <- list(counts$dimnames[[1L]], comp)
+  names(weights) <- comp
+  out <- list(alpha = alpha, weights = weights, responsibilities = resp, loglik = res$loglik,
+              objective = res$objective, aic = res$aic, bic = res$bic, laplace = res$laplace,
+              parameters = res$parameters, iterations = res$iterations,
+              converged = res$converged, k = k, start = res$start + 1L, nobs = n,
+              objective_type = objective, ptr = res$ptr, order = o, row_totals = totals,
+              backend = counts$backend, device = counts$device)
+  class(out) <- "dirmn_mixture_fit"
+  out
+}
+
+# The criteria data frame of dirmn_mixture(): one row per fitted model,
+# unnamed columns. (Built as a list from one matrix of the models' values:
+# data.frame(), or vapply() per column, would cost more than fitting a small
+# table.)
+.mixture_criteria <- function(models, k) {
+  fields <- c("loglik", "objective", "aic", "bic", "laplace", "parameters", "iterations",
+              "converged")
+  values <- matrix(unlist(lapply(models, `[`, fields), use.names = FALSE), nrow = length(fields))
+  out <- list(k = k, loglik = values[1L, ], objective = values[2L, ], aic = values[3L, ],
+              bic = values[4L, ], laplace = values[5L, ], parameters = values[6L, ],
+              iterations = as.integer(values[7L, ]), converged = values[8L, ] != 0)
+  attr(out, "row.names") <- c(NA_integer_, -length(k))
+  class(out) <- "data.frame"
+  out
+}
 
 #' Methods for Dirichlet-multinomial mixtures
 #'
@@ -398,7 +434,7 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
       call)
   }
   prob <- cpp_mixture_assign(object$ptr, counts$ptr)
-  if (.failed(prob) && prob$status == .status[["null_pointer"]] &&
+  if (.failed(prob) && prob$status == .status_code("null_pointer") &&
       grepl("mixture handle", prob$message, fixed = TRUE)) {
     ll <- cpp_loglik_k(counts$ptr, object$alpha)
     if (.failed(ll)) .raise(ll, call)

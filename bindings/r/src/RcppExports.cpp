@@ -28,16 +28,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_status_string
-SEXP cpp_status_string(int status);
-RcppExport SEXP _dirmn_cpp_status_string(SEXP statusSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< int >::type status(statusSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_status_string(status));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_context_create
 SEXP cpp_context_create(int backend, int device);
 RcppExport SEXP _dirmn_cpp_context_create(SEXP backendSEXP, SEXP deviceSEXP) {
@@ -56,6 +46,16 @@ BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_context_backend(ctx_xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_set_force_cancel
+SEXP cpp_set_force_cancel(bool on);
+RcppExport SEXP _dirmn_cpp_set_force_cancel(SEXP onSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< bool >::type on(onSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_set_force_cancel(on));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -91,6 +91,69 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_row_totals
+SEXP cpp_row_totals(SEXP xp);
+RcppExport SEXP _dirmn_cpp_row_totals(SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_row_totals(xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_live_counts
+SEXP cpp_live_counts();
+RcppExport SEXP _dirmn_cpp_live_counts() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_live_counts());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_status_string
+SEXP cpp_status_string(int status);
+RcppExport SEXP _dirmn_cpp_status_string(SEXP statusSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type status(statusSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_status_string(status));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_status_name
+SEXP cpp_status_name(int status);
+RcppExport SEXP _dirmn_cpp_status_name(SEXP statusSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type status(statusSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_status_name(status));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_statuses
+SEXP cpp_statuses();
+RcppExport SEXP _dirmn_cpp_statuses() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_statuses());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_fit
+SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterations, SEXP progress);
+RcppExport SEXP _dirmn_cpp_fit(SEXP xpSEXP, SEXP weightsSEXP, SEXP startSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type start(startSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_fit(xp, weights, start, tolerance, max_iterations, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ddirmn_counts
 SEXP cpp_ddirmn_counts(SEXP xp, SEXP alpha, bool full, bool log);
 RcppExport SEXP _dirmn_cpp_ddirmn_counts(SEXP xpSEXP, SEXP alphaSEXP, SEXP fullSEXP, SEXP logSEXP) {
@@ -119,45 +182,14 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_bench_loglik
-SEXP cpp_bench_loglik(SEXP xp, SEXP alpha, int reps, bool full);
-RcppExport SEXP _dirmn_cpp_bench_loglik(SEXP xpSEXP, SEXP alphaSEXP, SEXP repsSEXP, SEXP fullSEXP) {
+// cpp_loglik_k
+SEXP cpp_loglik_k(SEXP xp, SEXP alpha);
+RcppExport SEXP _dirmn_cpp_loglik_k(SEXP xpSEXP, SEXP alphaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
     Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_bench_loglik(xp, alpha, reps, full));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_live_counts
-SEXP cpp_live_counts();
-RcppExport SEXP _dirmn_cpp_live_counts() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(cpp_live_counts());
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_set_force_cancel
-SEXP cpp_set_force_cancel(bool on);
-RcppExport SEXP _dirmn_cpp_set_force_cancel(SEXP onSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< bool >::type on(onSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_set_force_cancel(on));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_row_totals
-SEXP cpp_row_totals(SEXP xp);
-RcppExport SEXP _dirmn_cpp_row_totals(SEXP xpSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_row_totals(xp));
+    rcpp_result_gen = Rcpp::wrap(cpp_loglik_k(xp, alpha));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -175,24 +207,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_fit
-SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterations, SEXP progress);
-RcppExport SEXP _dirmn_cpp_fit(SEXP xpSEXP, SEXP weightsSEXP, SEXP startSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP) {
+// cpp_bench_loglik
+SEXP cpp_bench_loglik(SEXP xp, SEXP alpha, int reps, bool full);
+RcppExport SEXP _dirmn_cpp_bench_loglik(SEXP xpSEXP, SEXP alphaSEXP, SEXP repsSEXP, SEXP fullSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type start(startSEXP);
-    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
-    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_fit(xp, weights, start, tolerance, max_iterations, progress));
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
+    Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_bench_loglik(xp, alpha, reps, full));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_mixture_fit
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress, SEXP dimnames, SEXP row_totals, SEXP nobs, SEXP objective_type, SEXP backend, SEXP device);
-RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP dimnamesSEXP, SEXP row_totalsSEXP, SEXP nobsSEXP, SEXP objective_typeSEXP, SEXP backendSEXP, SEXP deviceSEXP) {
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress);
+RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -205,24 +235,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type dimnames(dimnamesSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type row_totals(row_totalsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type nobs(nobsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type objective_type(objective_typeSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type backend(backendSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type device(deviceSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, dimnames, row_totals, nobs, objective_type, backend, device));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_mixture_criteria
-SEXP cpp_mixture_criteria(SEXP models, SEXP k);
-RcppExport SEXP _dirmn_cpp_mixture_criteria(SEXP modelsSEXP, SEXP kSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type models(modelsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type k(kSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_criteria(models, k));
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -237,39 +250,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_loglik_k
-SEXP cpp_loglik_k(SEXP xp, SEXP alpha);
-RcppExport SEXP _dirmn_cpp_loglik_k(SEXP xpSEXP, SEXP alphaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_loglik_k(xp, alpha));
-    return rcpp_result_gen;
-END_RCPP
-}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
     {"_dirmn_cpp_backends", (DL_FUNC) &_dirmn_cpp_backends, 0},
-    {"_dirmn_cpp_status_string", (DL_FUNC) &_dirmn_cpp_status_string, 1},
     {"_dirmn_cpp_context_create", (DL_FUNC) &_dirmn_cpp_context_create, 2},
     {"_dirmn_cpp_context_backend", (DL_FUNC) &_dirmn_cpp_context_backend, 1},
+    {"_dirmn_cpp_set_force_cancel", (DL_FUNC) &_dirmn_cpp_set_force_cancel, 1},
     {"_dirmn_cpp_counts_create", (DL_FUNC) &_dirmn_cpp_counts_create, 3},
     {"_dirmn_cpp_counts_close", (DL_FUNC) &_dirmn_cpp_counts_close, 1},
     {"_dirmn_cpp_counts_info", (DL_FUNC) &_dirmn_cpp_counts_info, 1},
+    {"_dirmn_cpp_row_totals", (DL_FUNC) &_dirmn_cpp_row_totals, 1},
+    {"_dirmn_cpp_live_counts", (DL_FUNC) &_dirmn_cpp_live_counts, 0},
+    {"_dirmn_cpp_status_string", (DL_FUNC) &_dirmn_cpp_status_string, 1},
+    {"_dirmn_cpp_status_name", (DL_FUNC) &_dirmn_cpp_status_name, 1},
+    {"_dirmn_cpp_statuses", (DL_FUNC) &_dirmn_cpp_statuses, 0},
+    {"_dirmn_cpp_fit", (DL_FUNC) &_dirmn_cpp_fit, 6},
     {"_dirmn_cpp_ddirmn_counts", (DL_FUNC) &_dirmn_cpp_ddirmn_counts, 4},
     {"_dirmn_cpp_ddirmn_table", (DL_FUNC) &_dirmn_cpp_ddirmn_table, 6},
-    {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
-    {"_dirmn_cpp_live_counts", (DL_FUNC) &_dirmn_cpp_live_counts, 0},
-    {"_dirmn_cpp_set_force_cancel", (DL_FUNC) &_dirmn_cpp_set_force_cancel, 1},
-    {"_dirmn_cpp_row_totals", (DL_FUNC) &_dirmn_cpp_row_totals, 1},
-    {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
-    {"_dirmn_cpp_fit", (DL_FUNC) &_dirmn_cpp_fit, 6},
-    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 16},
-    {"_dirmn_cpp_mixture_criteria", (DL_FUNC) &_dirmn_cpp_mixture_criteria, 2},
-    {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
     {"_dirmn_cpp_loglik_k", (DL_FUNC) &_dirmn_cpp_loglik_k, 2},
+    {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
+    {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
+    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},
+    {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
     {NULL, NULL, 0}
 };
 

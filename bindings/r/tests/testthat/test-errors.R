@@ -146,31 +146,91 @@ test_that("every library status maps to its condition class", {
 })
 
 test_that("library messages are restated with 1-based rows and columns", {
-  expect_identical(
-    dirmn:::.r_message("dirmn_counts_create_dense: row 0, column 41 (0-based): count -1 is negative"),
-    "row 1, column 42: count -1 is negative")
-  expect_identical(
-    dirmn:::.r_message("dirmn_loglik: vector 0, index 9 (0-based): alpha 0 is not positive"),
-    "column 10: alpha 0 is not positive")
-  expect_identical(
-    dirmn:::.r_message("dirmn_loglik_rowwise: row 4, index 0 (0-based): alpha NaN is NaN"),
-    "row 5, column 1: alpha NaN is NaN")
-  expect_identical(dirmn:::.r_message("dirmn_context_create: device index 3 is negative"),
+  # the wording, from the location the library reports (0-based)
+  say <- function(...) dirmn:::.location_message(list(...))
+  expect_identical(say(argument = "data", row = 0, column = 41, detail = "count -1 is negative"),
+                   "row 1, column 42: count -1 is negative")
+  expect_identical(say(argument = "params", vector = 0, index = 9,
+                       detail = "alpha 0 is not positive"),
+                   "column 10: alpha 0 is not positive")
+  expect_identical(say(argument = "params", row = 4, index = 0, detail = "alpha NaN is NaN"),
+                   "row 5, column 1: alpha NaN is NaN")
+  expect_identical(say(argument = "", detail = "device index 3 is negative"),
                    "device index 3 is negative")
-  expect_identical(dirmn:::.r_message("dirmn_counts_create_dense: row 2, column 0 (0-based): count inf is infinite"),
+  expect_identical(say(argument = "data", row = 2, column = 0, detail = "count Inf is infinite"),
                    "row 3, column 1: count Inf is infinite")
-  expect_identical(dirmn:::.r_message("dirmn_loglik: vector 0, index 1 (0-based): alpha -inf is infinite"),
+  expect_identical(say(argument = "params", vector = 0, index = 1,
+                       detail = "alpha -Inf is infinite"),
                    "column 2: alpha -Inf is infinite")
-  expect_identical(dirmn:::.r_message("dirmn_counts_create_sparse: row 0, column 0 (0-based): count nan is NaN"),
+  expect_identical(say(argument = "data", row = 0, column = 0, detail = "count NaN is NaN"),
                    "row 1, column 1: count NaN is NaN")
-  expect_identical(dirmn:::.r_message(paste(
-    "dirmn_counts_create_dense: row 1, column 1 (0-based): count 2.5 is not an integer",
-    "(set DIRMN_COUNTS_REAL_VALUED for real-valued counts)")),
+  expect_identical(say(argument = "data", row = 1, column = 1, detail = paste(
+    "count 2.5 is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)")),
     "row 2, column 2: count 2.5 is not an integer")
-  expect_identical(dirmn:::.r_message("dirmn_loglik: vector 0: the sum of alpha overflows"),
+  expect_identical(say(argument = "params", vector = 0, detail = "the sum of alpha overflows"),
                    "the sum of alpha overflows")
-  expect_identical(dirmn:::.r_message("dirmn_loglik_rowwise: row 6: the sum of alpha overflows"),
+  expect_identical(say(argument = "params", row = 6, detail = "the sum of alpha overflows"),
                    "row 7: the sum of alpha overflows")
+  # positions that do not apply come as NA (from the C++ layer) or -1
+  expect_identical(say(argument = "params", row = NA, column = -1, vector = 2, index = 0,
+                       value = NA, detail = "alpha 0 is not positive"),
+                   "vector 3, column 1: alpha 0 is not positive")
+  expect_identical(say(argument = "weights", row = 2, value = -1,
+                       detail = "weight -1 is negative; weights must be finite and >= 0"),
+                   "weight of row 3 is -1; weights must be finite and >= 0")
+  expect_identical(say(argument = "weights", row = 0, value = Inf,
+                       detail = "weight Inf is infinite; weights must be finite and >= 0"),
+                   "weight of row 1 is Inf; weights must be finite and >= 0")
+  expect_identical(say(argument = "start", index = 1, value = 0,
+                       detail = "alpha 0 is not positive and finite"),
+                   "start column 2: alpha 0 is not positive and finite")
+
+  # end to end: the library's message and its location agree, and R words them
+  bad <- x
+  bad[3, 2] <- -1L
+  ctx <- dirmn:::.context("cpu")
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, bad, 0L, alpha, TRUE, TRUE)
+  expect_s3_class(f, "dirmn_failure")
+  expect_identical(f$name, "DIRMN_ERROR_INVALID_COUNTS")
+  expect_identical(f$message,
+                   "dirmn_counts_create_dense: row 2, column 1 (0-based): count -1 is negative")
+  expect_identical(f[c("argument", "row", "column", "detail", "value")],
+                   list(argument = "data", row = 2, column = 1,
+                        detail = "count -1 is negative", value = -1))
+  expect_identical(conditionMessage(tryCatch(ddirmn(bad, alpha), error = identity)),
+                   "row 3, column 2: count -1 is negative")
+  bad <- x + 0
+  bad[2, 1] <- 2.5
+  expect_identical(conditionMessage(tryCatch(ddirmn(bad, alpha), error = identity)),
+                   "row 2, column 1: count 2.5 is not an integer")
+  expect_identical(conditionMessage(tryCatch(ddirmn(x, c(1, 2, -Inf)), error = identity)),
+                   "column 3: alpha -Inf is infinite")
+  expect_identical(conditionMessage(tryCatch(dirmn_loglik_sum(x, alpha, weights = c(1, -2, 1)),
+                                             error = identity)),
+                   "weight of row 2 is -2; weights must be finite and >= 0")
+})
+
+test_that("the documented condition classes are the library's status names", {
+  # the class of each status is worded from dirmn_status_name
+  for (s in c(1:12, 99)) {
+    name <- dirmn:::cpp_status_name(s)
+    expect_match(name, "^DIRMN_ERROR_[A-Z_]+$")
+    expect_identical(class(dirmn:::dirmn_condition(s, "msg"))[1],
+                     paste0("dirmn_error_", tolower(sub("DIRMN_ERROR_", "", name))))
+  }
+  expect_identical(dirmn:::cpp_status_name(1234), "DIRMN_STATUS_UNKNOWN")
+  # and the table in ?dirmn_error lists exactly those classes and numbers
+  rd <- tryCatch(tools::Rd_db("dirmn")[["dirmn_error.Rd"]], error = function(e) NULL)
+  skip_if(is.null(rd), "the installed help of dirmn is not readable")
+  text <- paste(as.character(rd), collapse = "")
+  rows <- regmatches(text, gregexpr("dirmn_error_[a-z_]+\\}[[:space:]]*\\\\tab[[:space:]]*[0-9]+",
+                                     text))[[1]]
+  documented <- as.integer(sub(".*tab[[:space:]]*", "", rows))
+  names(documented) <- sub("\\}.*", "", rows)
+  expect_length(documented, 13L)
+  for (cls in names(documented)) {
+    expect_identical(class(dirmn:::dirmn_condition(documented[[cls]], "msg"))[1], cls)
+  }
 })
 
 test_that("a library of another major version is refused at load", {

@@ -1,0 +1,193 @@
+// common.h: what the R bindings' source files share -- failure objects,
+// external pointers and their handles, the busy-context guard, tables and
+// parameters as R holds them, and the bridge that calls R from a progress
+// callback.
+//
+// No entry point raises an R error. Each returns its value, or, when the
+// library (or an argument check) fails, a list of class "dirmn_failure"
+// holding the status, its name, the message and the failure's location as
+// numbers (see errors.cpp); R code words the message and raises a classed
+// condition (R/errors.R). This keeps R's longjmp out of frames that own C++
+// objects or library handles, and lets the condition carry the user's call.
+//
+// Library handles are owned by external pointers whose finalizers free them.
+// Each external pointer is made before the handle it will own, so there is
+// no moment at which an R allocation failure could leak a handle.
+//
+// Entry points return plain vectors and lists; the S3 objects, data frames
+// and names R users see are built in R (R/*.R).
+#ifndef DIRMN_R_COMMON_H
+#define DIRMN_R_COMMON_H
+
+#include <Rcpp.h>
+#include <Rinternals.h>
+
+#include <dirmn.h>
+
+#include <csetjmp>
+#include <cstdint>
+#include <string>
+
+namespace dirmn_r {
+
+// ---------------------------------------------------------------------------
+// Failures (errors.cpp)
+
+// A failure, held in C++ until it is handed to R: the status, the whole
+// message, the detail (the message without function and position) and the
+// position, 0-based as the library's dirmn_error_location gives it, -1 where
+// it does not apply. Built without R allocations, so that it can be taken
+// while C++ objects that own handles are alive.
+struct Failure {
+  int status = DIRMN_SUCCESS;
+  std::string message, detail;
+  const char* argument = "";  // static
+  int64_t row = -1, column = -1, vector = -1, index = -1;
+  bool has_value = false;
+  double value = 0.0;
+};
+
+// The last failure the library recorded on ctx (NULL: on this thread before
+// a context existed), with its location.
+Failure library_error(const dirmn_context* ctx, dirmn_status status);
+
+// The R object of class "dirmn_failure" for a failure.
+SEXP failure(const Failure& f);
+// A failure found by the bindings, without a position: `message` is its
+// whole text.
+SEXP failure(int status, const std::string& message);
+inline SEXP library_failure(const dirmn_context* ctx, dirmn_status status) {
+  return failure(library_error(ctx, status));
+}
+
+// ---------------------------------------------------------------------------
+// External pointers and handles (context.cpp, counts.cpp)
+
+SEXP sym_context();
+SEXP sym_counts();
+SEXP sym_closed();  // tag of a counts pointer after close()
+SEXP sym_mixture();
+
+bool is_xptr(SEXP x, SEXP tag);
+// The context behind a context pointer, or NULL.
+dirmn_context* context_of(SEXP ctx_xp);
+
+// The context running a fit whose progress callback is in R right now. The
+// library forbids calls on that context from inside the callback, so entry
+// points refuse them (a progress message handler that calls dirmn).
+extern const dirmn_context* g_busy_context;
+extern const char* const kBusyMessage;
+
+struct BusyScope {
+  const dirmn_context* saved;
+  explicit BusyScope(const dirmn_context* ctx) : saved(g_busy_context) { g_busy_context = ctx; }
+  ~BusyScope() { g_busy_context = saved; }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+};
+
+// The context and counts handles behind a counts external pointer, with
+// its description, or a failure (an R object) explaining why there are
+// none: use the handles only when `failed` is R_NilValue.
+struct PreparedCounts {
+  dirmn_context* ctx = nullptr;
+  dirmn_counts* counts = nullptr;
+  dirmn_counts_info info{};
+  SEXP failed = R_NilValue;
+};
+PreparedCounts prepared_counts(SEXP xp);
+
+// The failure for a context pointer that cannot be used now (gone, or busy
+// in a fit's progress callback), or R_NilValue.
+SEXP unusable_context(dirmn_context* ctx);
+
+// Owns a counts handle made for a single call.
+struct CountsGuard {
+  dirmn_counts* counts = nullptr;
+  CountsGuard() = default;
+  CountsGuard(const CountsGuard&) = delete;
+  CountsGuard& operator=(const CountsGuard&) = delete;
+  ~CountsGuard() { dirmn_counts_destroy(counts); }
+};
+
+// ---------------------------------------------------------------------------
+// Tables as R holds them (counts.cpp)
+
+enum TableKind { TABLE_DENSE = 0, TABLE_CSC = 1, TABLE_CSR = 2 };
+
+struct Table {
+  TableKind kind = TABLE_DENSE;
+  int64_t rows = 0, cols = 0;
+  SEXP data = R_NilValue;   // dense: the matrix or vector; sparse: the x slot
+  SEXP ptr = R_NilValue;    // sparse: the p slot
+  SEXP index = R_NilValue;  // sparse: the i (CSC) or j (CSR) slot
+  int64_t nnz = 0;
+};
+
+// Reads the shape and arrays of `x` without copying; false with a message
+// when x is not a table the bindings can pass.
+bool describe_table(SEXP x, int kind, Table* t, std::string* message);
+dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out);
+// The failure of create_counts: the library's, or R's "count is NA" where
+// the table holds R's NA.
+Failure counts_error(dirmn_context* ctx, dirmn_status status, const Table& t);
+
+// ---------------------------------------------------------------------------
+// Parameters and weights (loglik.cpp)
+
+// Checks alpha's shape against a rows x cols table (values are the
+// library's to check); `per_row` tells a matrix alpha. Returns R_NilValue
+// or the failure.
+SEXP check_alpha(SEXP alpha, int64_t rows, int64_t cols, bool* per_row);
+// The failure of a likelihood call on alpha: the library's, or R's "alpha
+// is NA" where alpha holds R's NA.
+Failure alpha_error(dirmn_context* ctx, dirmn_status status, SEXP alpha, int64_t rows,
+                    bool per_row);
+// Weights: NULL, or a double vector with one value per row (values are the
+// library's to check; R code has reported NA already). R_NilValue or the
+// failure.
+SEXP check_weights(SEXP weights, int64_t rows);
+inline const double* weights_ptr(SEXP weights) {
+  return weights == R_NilValue ? nullptr : REAL(weights);
+}
+
+// ---------------------------------------------------------------------------
+// Progress callbacks into R (progress.cpp)
+
+// The library calls a progress function once per iteration of a fit or EM
+// run, on this (R's main) thread. It calls back into R to report progress,
+// and R code may jump: an error raised by a condition handler, an exiting
+// handler (tryCatch(message = )), a restart, an interrupt. No jump may cross
+// the library's frames, so the R call runs under R_UnwindProtect. A jump is
+// stopped at the callback (the clean-up function longjmps back to it, over
+// R's own C frame only, as Rcpp::unwindProtect does), the callback asks the
+// library to stop, and once the library has returned and the entry point's
+// C++ objects are gone the jump is resumed: the entry point throws
+// Rcpp::LongjumpException, which END_RCPP continues with R_ContinueUnwind.
+struct ProgressBridge {
+  SEXP fn = R_NilValue;     // R function(iteration, value, change); TRUE stops
+  SEXP token = R_NilValue;  // the continuation of an intercepted jump
+  bool jumped = false;
+  std::jmp_buf jump_buffer;
+};
+
+// A dirmn_progress_fn; user_data is a ProgressBridge.
+int progress_callback(int iteration, double value, double change, void* user);
+
+// Resumes a jump intercepted by progress_callback; never returns.
+[[noreturn]] void resume_jump(SEXP token);
+
+// Polled by the library during long calls (a dirmn_interrupt_fn).
+int interrupt_callback(void*);
+
+// Test hook: makes the interrupt callback ask the library to stop, so the
+// cancellation path can be tested without delivering a real SIGINT.
+extern bool g_force_cancel;
+
+// Number of counts handles owned by live external pointers; tests read it to
+// see that finalizers and close() really free handles.
+extern long g_live_counts;
+
+}  // namespace dirmn_r
+
+#endif  // DIRMN_R_COMMON_H

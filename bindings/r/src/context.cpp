@@ -1,0 +1,131 @@
+// context.cpp: the library's version and backends, contexts, interrupts and
+// the busy-context guard.
+#include "common.h"
+
+#include <chrono>
+
+using namespace dirmn_r;
+
+namespace dirmn_r {
+
+const dirmn_context* g_busy_context = nullptr;
+const char* const kBusyMessage =
+    "dirmn functions on this backend cannot be called from a handler of a fit's progress "
+    "messages while the fit runs";
+bool g_force_cancel = false;
+
+SEXP sym_context() {
+  static SEXP s = Rf_install("dirmn_context");
+  return s;
+}
+
+bool is_xptr(SEXP x, SEXP tag) {
+  return TYPEOF(x) == EXTPTRSXP && (R_ExternalPtrTag(x) == tag || tag == R_NilValue);
+}
+
+dirmn_context* context_of(SEXP ctx_xp) {
+  if (!is_xptr(ctx_xp, sym_context())) return nullptr;
+  return static_cast<dirmn_context*>(R_ExternalPtrAddr(ctx_xp));
+}
+
+SEXP unusable_context(dirmn_context* ctx) {
+  if (ctx == nullptr)
+    return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
+  if (ctx == g_busy_context) return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+  return R_NilValue;
+}
+
+namespace {
+
+void check_interrupt_body(void*) { R_CheckUserInterrupt(); }
+
+void context_finalizer(SEXP xp) {
+  auto* ctx = static_cast<dirmn_context*>(R_ExternalPtrAddr(xp));
+  if (ctx != nullptr) {
+    R_ClearExternalPtr(xp);
+    dirmn_context_destroy(ctx);
+  }
+}
+
+}  // namespace
+
+// Polled by the library from this (R's main) thread during long calls.
+// R_ToplevelExec catches the longjmp that R_CheckUserInterrupt makes on a
+// pending interrupt, so no jump crosses the library's frames; the library
+// then returns DIRMN_ERROR_CANCELLED and R raises dirmn_error_cancelled.
+int interrupt_callback(void*) {
+  if (g_force_cancel) return 1;
+  // A top-level context costs microseconds; the library may poll far more
+  // often than a user can press Ctrl-C, so look at most every 20 ms.
+  using clock = std::chrono::steady_clock;
+  static clock::time_point last_check;
+  const clock::time_point now = clock::now();
+  if (now - last_check < std::chrono::milliseconds(20)) return 0;
+  last_check = now;
+  return R_ToplevelExec(check_interrupt_body, nullptr) ? 0 : 1;
+}
+
+}  // namespace dirmn_r
+
+// ---------------------------------------------------------------------------
+// Entry points (wrapped by RcppExports; all internal to the package)
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_version() {
+  return Rcpp::List::create(Rcpp::Named("runtime") = static_cast<double>(dirmn_version_number()),
+                            Rcpp::Named("runtime_string") = std::string(dirmn_version_string()),
+                            Rcpp::Named("header") = static_cast<double>(DIRMN_VERSION_NUMBER));
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_backends() {
+  int devices = 0;
+  const bool cuda = dirmn_backend_compiled(DIRMN_BACKEND_CUDA) != 0;
+  std::string note;
+  if (cuda) {
+    // A CUDA build on a machine without a usable driver reports an error
+    // here; that simply means no devices.
+    if (dirmn_cuda_device_count(&devices) != DIRMN_SUCCESS) {
+      devices = 0;
+      note = dirmn_last_error(nullptr);
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("cuda_compiled") = cuda,
+                            Rcpp::Named("cuda_devices") = devices,
+                            Rcpp::Named("cuda_note") = note);
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_context_create(int backend, int device) {
+  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_context(), R_NilValue));
+  R_RegisterCFinalizerEx(xp, context_finalizer, TRUE);
+  dirmn_context* ctx = nullptr;
+  const dirmn_status status =
+      dirmn_context_create(&ctx, static_cast<dirmn_backend>(backend), device);
+  if (status != DIRMN_SUCCESS) {
+    SEXP res = library_failure(nullptr, status);
+    UNPROTECT(1);
+    return res;
+  }
+  R_SetExternalPtrAddr(xp, ctx);
+  dirmn_context_set_interrupt(ctx, interrupt_callback, nullptr);
+  UNPROTECT(1);
+  return xp;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_context_backend(SEXP ctx_xp) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  dirmn_backend backend = DIRMN_BACKEND_CPU;
+  int device = 0;
+  const dirmn_status status = dirmn_context_backend(ctx, &backend, &device);
+  if (status != DIRMN_SUCCESS) return failure(status, "the dirmn context is no longer available");
+  return Rcpp::List::create(Rcpp::Named("backend") = backend == DIRMN_BACKEND_CUDA ? "cuda" : "cpu",
+                            Rcpp::Named("device") = device);
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_set_force_cancel(bool on) {
+  g_force_cancel = on;
+  return R_NilValue;
+}

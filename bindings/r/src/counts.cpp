@@ -1,0 +1,280 @@
+// counts.cpp: tables as R holds them, and prepared tables (counts handles
+// owned by external pointers).
+#include "common.h"
+
+#include <vector>
+
+using namespace dirmn_r;
+
+namespace dirmn_r {
+
+long g_live_counts = 0;
+
+SEXP sym_counts() {
+  static SEXP s = Rf_install("dirmn_counts");
+  return s;
+}
+
+// Tells "closed" apart from "restored from disk", since both leave a NULL
+// address.
+SEXP sym_closed() {
+  static SEXP s = Rf_install("dirmn_counts_closed");
+  return s;
+}
+
+namespace {
+
+void counts_finalizer(SEXP xp) {
+  auto* counts = static_cast<dirmn_counts*>(R_ExternalPtrAddr(xp));
+  if (counts != nullptr) {
+    R_ClearExternalPtr(xp);
+    // The library allows this after the context is gone, so the order in
+    // which R runs finalizers does not matter.
+    dirmn_counts_destroy(counts);
+    --g_live_counts;
+  }
+}
+
+std::string unusable_counts_message(SEXP xp) {
+  if (R_ExternalPtrTag(xp) == sym_closed())
+    return "this dirmn_counts object has been closed; make a new one with dirmn_counts()";
+  return "this dirmn_counts object no longer holds a table: prepared tables do not survive "
+         "saveRDS()/readRDS(), save()/load() or a new R session; make it again with "
+         "dirmn_counts()";
+}
+
+bool na_count(int64_t row0, int64_t col0, Failure* f) {
+  f->status = DIRMN_ERROR_INVALID_COUNTS;
+  f->argument = "data";
+  f->row = row0;
+  f->column = col0;
+  f->message = f->detail = "count is NA";
+  return true;
+}
+
+// After the library rejected a table: R's NA is stored as INT_MIN (a
+// "negative count") or as a NaN payload (a "non-finite count"), neither of
+// which tells an R user what happened. Looking only on the failure path
+// keeps valid tables free of an extra pass. False when there is none.
+bool find_na_in_table(const Table& t, Failure* f) {
+  if (t.kind == TABLE_DENSE) {
+    const R_xlen_t n = XLENGTH(t.data);
+    if (TYPEOF(t.data) == INTSXP) {
+      const int* v = INTEGER(t.data);
+      for (R_xlen_t k = 0; k < n; ++k)
+        if (v[k] == NA_INTEGER) return na_count(k % t.rows, k / t.rows, f);
+    } else {
+      const double* v = REAL(t.data);
+      for (R_xlen_t k = 0; k < n; ++k)
+        if (ISNA(v[k])) return na_count(k % t.rows, k / t.rows, f);
+    }
+    return false;
+  }
+  const int* ptr = INTEGER(t.ptr);
+  const int* index = INTEGER(t.index);
+  const double* v = REAL(t.data);
+  const int64_t outer = t.kind == TABLE_CSC ? t.cols : t.rows;
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t k = ptr[a]; k < ptr[a + 1] && k < t.nnz; ++k)
+      if (ISNA(v[k]))
+        return t.kind == TABLE_CSC ? na_count(index[k], a, f) : na_count(a, index[k], f);
+  return false;
+}
+
+}  // namespace
+
+PreparedCounts prepared_counts(SEXP xp) {
+  PreparedCounts p;
+  if (TYPEOF(xp) != EXTPTRSXP ||
+      (R_ExternalPtrTag(xp) != sym_counts() && R_ExternalPtrTag(xp) != sym_closed())) {
+    p.failed = failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
+    return p;
+  }
+  p.counts = static_cast<dirmn_counts*>(R_ExternalPtrAddr(xp));
+  p.ctx = context_of(R_ExternalPtrProtected(xp));
+  if (p.counts == nullptr || p.ctx == nullptr) {
+    p.failed = failure(DIRMN_ERROR_NULL_POINTER, unusable_counts_message(xp));
+    return p;
+  }
+  if (p.ctx == g_busy_context) {
+    p.failed = failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+    return p;
+  }
+  p.info.size = sizeof p.info;
+  const dirmn_status status = dirmn_counts_get_info(p.counts, &p.info);
+  if (status != DIRMN_SUCCESS) p.failed = library_failure(nullptr, status);
+  return p;
+}
+
+// R code has already normalised x to an integer/double vector or matrix, a
+// dgCMatrix or a dgRMatrix; the checks here only keep a direct call from
+// crashing.
+bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
+  t->kind = static_cast<TableKind>(kind);
+  if (kind == TABLE_DENSE) {
+    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) {
+      *message = "x must be an integer or double matrix or vector";
+      return false;
+    }
+    SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+    if (TYPEOF(dim) == INTSXP && XLENGTH(dim) == 2) {
+      t->rows = INTEGER(dim)[0];
+      t->cols = INTEGER(dim)[1];
+    } else {
+      t->rows = 1;
+      t->cols = XLENGTH(x);
+    }
+    t->data = x;
+    return true;
+  }
+  if (kind != TABLE_CSC && kind != TABLE_CSR) {
+    *message = "unknown table kind";
+    return false;
+  }
+  if (!Rf_isS4(x)) {
+    *message = "x must be a dgCMatrix or dgRMatrix";
+    return false;
+  }
+  SEXP dim = R_do_slot(x, Rf_install("Dim"));
+  SEXP ptr = R_do_slot(x, Rf_install("p"));
+  SEXP index = R_do_slot(x, Rf_install(kind == TABLE_CSC ? "i" : "j"));
+  SEXP values = R_do_slot(x, Rf_install("x"));
+  if (TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2 || TYPEOF(ptr) != INTSXP ||
+      TYPEOF(index) != INTSXP || TYPEOF(values) != REALSXP) {
+    *message = "x is not a valid dgCMatrix or dgRMatrix";
+    return false;
+  }
+  t->rows = INTEGER(dim)[0];
+  t->cols = INTEGER(dim)[1];
+  const int64_t outer = kind == TABLE_CSC ? t->cols : t->rows;
+  if (XLENGTH(ptr) != outer + 1) {
+    *message = "x is not a valid sparse matrix: its p slot has the wrong length";
+    return false;
+  }
+  t->nnz = INTEGER(ptr)[outer];
+  // The library reads nnz entries of both arrays; never let it read past them.
+  if (t->nnz < 0 || t->nnz > XLENGTH(index) || t->nnz > XLENGTH(values)) {
+    *message = "x is not a valid sparse matrix: its p slot does not match its i/j and x slots";
+    return false;
+  }
+  t->data = values;
+  t->ptr = ptr;
+  t->index = index;
+  return true;
+}
+
+dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out) {
+  if (t.kind == TABLE_DENSE) {
+    const bool is_int = TYPEOF(t.data) == INTSXP;
+    // R stores matrices column-major: element (i, j) sits at i + j * rows.
+    return dirmn_counts_create_dense(
+        ctx, out, t.rows, t.cols, is_int ? DIRMN_INT32 : DIRMN_FLOAT64,
+        is_int ? static_cast<const void*>(INTEGER(t.data)) : static_cast<const void*>(REAL(t.data)),
+        1, t.rows, nullptr);
+  }
+  return dirmn_counts_create_sparse(ctx, out, t.kind == TABLE_CSC ? DIRMN_CSC : DIRMN_CSR, t.rows,
+                                    t.cols, t.nnz, DIRMN_INDEX_INT32, INTEGER(t.ptr),
+                                    t.nnz > 0 ? INTEGER(t.index) : nullptr, DIRMN_FLOAT64,
+                                    t.nnz > 0 ? REAL(t.data) : nullptr, nullptr);
+}
+
+Failure counts_error(dirmn_context* ctx, dirmn_status status, const Table& t) {
+  Failure f;
+  if (status == DIRMN_ERROR_INVALID_COUNTS && find_na_in_table(t, &f)) return f;
+  return library_error(ctx, status);
+}
+
+}  // namespace dirmn_r
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  SEXP bad = unusable_context(ctx);
+  if (bad != R_NilValue) return bad;
+  Table t;
+  std::string message;
+  if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
+
+  // The counts pointer protects its context's pointer, so the context lives
+  // at least as long as any table made with it.
+  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_counts(), ctx_xp));
+  R_RegisterCFinalizerEx(xp, counts_finalizer, TRUE);
+  dirmn_counts* counts = nullptr;
+  const dirmn_status status = create_counts(ctx, t, &counts);
+  if (status != DIRMN_SUCCESS) {
+    SEXP res = failure(counts_error(ctx, status, t));
+    UNPROTECT(1);
+    return res;
+  }
+  R_SetExternalPtrAddr(xp, counts);
+  ++g_live_counts;
+  UNPROTECT(1);
+  return xp;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_close(SEXP xp) {
+  if (TYPEOF(xp) != EXTPTRSXP) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
+  // A table may be the one a running fit reads (closed from a handler of
+  // its progress messages): leave every table of that context alone.
+  if (R_ExternalPtrAddr(xp) != nullptr && g_busy_context != nullptr &&
+      context_of(R_ExternalPtrProtected(xp)) == g_busy_context)
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+  if (R_ExternalPtrAddr(xp) != nullptr) {
+    counts_finalizer(xp);
+    R_SetExternalPtrTag(xp, sym_closed());
+  }
+  return R_NilValue;
+}
+
+// dirmn_counts_get_info as a plain list. `host_steps` and
+// `unavailable_steps` name the DIRMN_STEP_* bits set.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_info(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  const dirmn_counts_info& info = p.info;
+  static const struct {
+    uint32_t bit;
+    const char* name;
+  } steps[] = {{DIRMN_STEP_LOGLIK, "loglik"},
+               {DIRMN_STEP_LOGLIK_ROWWISE, "loglik_rowwise"},
+               {DIRMN_STEP_DERIVATIVES_ROWWISE, "derivatives_rowwise"},
+               {DIRMN_STEP_HISTOGRAMS, "histograms"},
+               {DIRMN_STEP_MIXTURE_EM, "mixture_em"},
+               {DIRMN_STEP_MIXTURE_FITS, "mixture_fits"}};
+  auto named_steps = [](uint32_t bits) {
+    std::vector<std::string> out;
+    for (const auto& s : steps)
+      if (bits & s.bit) out.push_back(s.name);
+    return Rcpp::CharacterVector(out.begin(), out.end());
+  };
+  return Rcpp::List::create(
+      Rcpp::Named("rows") = static_cast<double>(info.rows),
+      Rcpp::Named("cols") = static_cast<double>(info.cols),
+      Rcpp::Named("nnz") = static_cast<double>(info.nnz),
+      Rcpp::Named("max_count") = info.max_count, Rcpp::Named("total") = info.total,
+      Rcpp::Named("real_valued") = (info.flags & DIRMN_COUNTS_REAL_VALUED) != 0,
+      Rcpp::Named("storage") = info.storage == DIRMN_STORAGE_SPARSE ? "sparse" : "dense",
+      Rcpp::Named("value_bits") = info.value_bits,
+      Rcpp::Named("backend") = info.backend == DIRMN_BACKEND_CUDA ? "cuda" : "cpu",
+      Rcpp::Named("device") = info.device,
+      Rcpp::Named("host_steps") = named_steps(info.host_steps),
+      Rcpp::Named("unavailable_steps") = named_steps(info.unavailable_steps));
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_row_totals(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  Rcpp::NumericVector totals(static_cast<R_xlen_t>(p.info.rows));
+  const dirmn_status status = dirmn_counts_row_totals(p.ctx, p.counts, totals.begin());
+  if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
+  return totals;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_live_counts() { return Rf_ScalarReal(static_cast<double>(g_live_counts)); }

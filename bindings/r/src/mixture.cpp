@@ -1,0 +1,142 @@
+// mixture.cpp: Dirichlet-multinomial mixtures (dirmn_mixture_fit) and the
+// assignment of new rows to their components.
+#include "common.h"
+
+#include <cstring>
+
+using namespace dirmn_r;
+
+namespace dirmn_r {
+
+SEXP sym_mixture() {
+  static SEXP s = Rf_install("dirmn_mixture");
+  return s;
+}
+
+}  // namespace dirmn_r
+
+namespace {
+
+void mixture_finalizer(SEXP xp) {
+  auto* m = static_cast<dirmn_mixture*>(R_ExternalPtrAddr(xp));
+  if (m != nullptr) {
+    R_ClearExternalPtr(xp);
+    dirmn_mixture_destroy(m);
+  }
+}
+
+// Owns a mixture handle until an external pointer takes it.
+struct MixtureGuard {
+  dirmn_mixture* mixture = nullptr;
+  MixtureGuard() = default;
+  MixtureGuard(const MixtureGuard&) = delete;
+  MixtureGuard& operator=(const MixtureGuard&) = delete;
+  ~MixtureGuard() { dirmn_mixture_destroy(mixture); }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+// One fitted mixture as a plain list, its components in the library's
+// order: `alpha` (k x V), `weights` (k), `responsibilities` (rows x k),
+// the fields of dirmn_mixture_info (`start` 0-based) and `ptr`, an
+// external pointer that owns the handle (for dirmn_mixture_assign). R/mixture.R
+// orders the components and makes the dirmn_mixture_fit object. `progress`
+// is NULL or an R function(iteration, loglik, change); TRUE from it cancels.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed,
+                     double tolerance, int max_iterations, SEXP weights, SEXP progress) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  SEXP bad = check_weights(weights, p.info.rows);
+  if (bad != R_NilValue) return bad;
+  if (k < 1) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "k must be at least 1");
+  const R_xlen_t V = static_cast<R_xlen_t>(p.info.cols);
+  const R_xlen_t rows = static_cast<R_xlen_t>(p.info.rows);
+  // Outputs and the owning pointer exist before the handle does.
+  Rcpp::NumericMatrix alpha(k, V);
+  Rcpp::NumericVector mix_weights(k);
+  Rcpp::NumericMatrix resp(rows, k);
+  Rcpp::Shield<SEXP> mix_xp(R_MakeExternalPtr(nullptr, sym_mixture(), R_NilValue));
+  R_RegisterCFinalizerEx(mix_xp, mixture_finalizer, TRUE);
+  Rcpp::Shield<SEXP> token(R_MakeUnwindCont());
+  ProgressBridge bridge;
+  bridge.fn = progress;
+  bridge.token = token;
+
+  dirmn_mixture_options options;
+  dirmn_mixture_options_init(&options);
+  options.objective = static_cast<dirmn_mixture_objective>(objective);
+  options.init = static_cast<dirmn_mixture_init>(init);
+  options.starts = starts;
+  options.seed = static_cast<uint64_t>(seed);
+  options.max_iterations = max_iterations;
+  options.tolerance = tolerance;
+  options.weights = weights_ptr(weights);
+  if (progress != R_NilValue) {
+    options.progress = progress_callback;
+    options.progress_data = &bridge;
+  }
+  dirmn_mixture_info mi;
+  std::memset(&mi, 0, sizeof mi);
+  mi.size = sizeof mi;
+  Failure failed;
+  {
+    MixtureGuard guard;
+    dirmn_status status;
+    {
+      BusyScope busy(progress != R_NilValue ? p.ctx : g_busy_context);
+      status = dirmn_mixture_fit(p.ctx, p.counts, k, &options, &guard.mixture);
+    }
+    if (bridge.jumped) resume_jump(token);
+    if (status != DIRMN_SUCCESS) {
+      failed = library_error(p.ctx, status);
+    } else {
+      // R matrices are column-major: (j, v) of the k x V alpha sits at
+      // j + v * k, (b, j) of the responsibilities at b + j * rows.
+      status = dirmn_mixture_get_info(guard.mixture, &mi);
+      if (status == DIRMN_SUCCESS)
+        status = dirmn_mixture_get_params(guard.mixture, alpha.begin(), 1, k, mix_weights.begin());
+      if (status == DIRMN_SUCCESS)
+        status = dirmn_mixture_get_responsibilities(guard.mixture, resp.begin(), 1, rows);
+      if (status != DIRMN_SUCCESS) {
+        failed = library_error(nullptr, status);
+      } else {
+        R_SetExternalPtrAddr(mix_xp, guard.mixture);
+        guard.mixture = nullptr;
+      }
+    }
+  }
+  if (failed.status != DIRMN_SUCCESS) return failure(failed);
+  return Rcpp::List::create(
+      Rcpp::Named("alpha") = alpha, Rcpp::Named("weights") = mix_weights,
+      Rcpp::Named("responsibilities") = resp, Rcpp::Named("loglik") = mi.loglik,
+      Rcpp::Named("objective") = mi.objective, Rcpp::Named("aic") = mi.aic,
+      Rcpp::Named("bic") = mi.bic, Rcpp::Named("laplace") = mi.laplace,
+      Rcpp::Named("parameters") = static_cast<double>(mi.parameters),
+      Rcpp::Named("iterations") = mi.iterations, Rcpp::Named("converged") = mi.converged != 0,
+      Rcpp::Named("k") = mi.k, Rcpp::Named("start") = mi.start,
+      Rcpp::Named("ptr") = static_cast<SEXP>(mix_xp));
+}
+
+// Posterior component probabilities (rows x k, the library's component
+// order) of the rows of a prepared table under a fitted mixture.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_mixture_assign(SEXP mix_xp, SEXP xp) {
+  if (!is_xptr(mix_xp, sym_mixture()) || R_ExternalPtrAddr(mix_xp) == nullptr)
+    return failure(DIRMN_ERROR_NULL_POINTER, "the mixture handle is not available");
+  const auto* m = static_cast<const dirmn_mixture*>(R_ExternalPtrAddr(mix_xp));
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  dirmn_mixture_info mi;
+  mi.size = sizeof mi;
+  dirmn_status status = dirmn_mixture_get_info(m, &mi);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  const R_xlen_t rows = static_cast<R_xlen_t>(p.info.rows);
+  Rcpp::NumericMatrix out(rows, mi.k);
+  status = dirmn_mixture_assign(p.ctx, m, p.counts, out.begin(), 1, rows);
+  if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
+  return out;
+}
