@@ -149,18 +149,23 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  * the message. Positions are 0-based; those that do not apply are -1.
  *
  * A failure that has a position reads, in dirmn_last_error,
- * "<function>: <position> (0-based): <detail>" -- for example
+ * "<function>: <position>: <detail>" -- for example
  * "dirmn_loglik: vector 0, index 3 (0-based): alpha -Inf is infinite" --
  * and `detail` holds the part after the position ("alpha -Inf is
- * infinite"); without a position it reads "<function>: <detail>". The
- * position names, in this order, the fields that are set: row and column
- * of the table ("row r, column c"); a parameter (vector and index of
- * dirmn_loglik's vectors, "vector j, index i", or row and index of
- * dirmn_loglik_rowwise's rows, "row r, index i"); a row or a vector alone
- * (a row weight, a vector whose sum overflows); or an element of the
- * argument named by `argument` ("start index i"; "ptr[i]"; "entry i (row
- * r)" for a sparse table's indices). Non-finite values are written Inf,
- * -Inf and NaN. */
+ * infinite"); without a position it reads "<function>: <detail>". Which
+ * fields are set, with `argument`, says what the position is:
+ *   row, column             a cell of the table: "row r, column c (0-based)"
+ *   vector, index           a parameter of dirmn_loglik: "vector j, index i (0-based)"
+ *   row, index ("params")   a parameter of the row-wise functions: "row r, index i (0-based)"
+ *   vector, or row alone    a vector whose sum of alpha overflows ("vector j (0-based)",
+ *                           "row r (0-based)"), or a row weight ("weights": "row r (0-based)")
+ *   index ("start")         an entry of dirmn_fit's start: "start index i (0-based)"
+ *   index ("ptr")           an entry of a compressed pointer array, "ptr[i]", followed by the
+ *                           detail without a colon ("ptr[3] = 5 is below ptr[2] = 7 ...")
+ *   index ("indices"), with row (CSR) or column (CSC)
+ *                           an entry of the index array: "entry i (row r)"
+ * Every position is 0-based, in the message as in the fields. Non-finite
+ * values are written Inf, -Inf and NaN. */
 typedef struct dirmn_error_location {
   size_t size;          /* sizeof(dirmn_error_location), set by the caller */
   const char* argument; /* the argument at fault: "data", "values", "ptr", "indices",
