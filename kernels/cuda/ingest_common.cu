@@ -4,6 +4,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cstring>
 
 #include "device_table.cuh"
 #include "ingest_common.cuh"
@@ -41,6 +42,15 @@ BackendResult reset_summary(DeviceBuffer& buf, const LaunchEnv& env) {
   // The source is a stack variable: wait until the copy has read it.
   DIRMN_CUDA_TRY(cudaStreamSynchronize(env.stream), "cudaStreamSynchronize");
   return {};
+}
+
+void take_summary(const ScanSummary& s, bool real_valued, DeviceTable* t) {
+  t->nnz = static_cast<int64_t>(s.nnz);
+  double mx = 0.0;
+  std::memcpy(&mx, &s.max_bits, sizeof mx);
+  t->max_count = mx;
+  t->integral = s.non_integral == 0;
+  t->real_valued = real_valued;
 }
 
 CellType cell_of(ValueType vt) {

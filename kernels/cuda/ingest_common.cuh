@@ -65,6 +65,9 @@ const char* issue_text(int issue);
 BackendResult to_host(void* dst, const void* src, size_t bytes, const LaunchEnv& env);
 // A validation summary in `buf`, set to no problem (synchronous).
 BackendResult reset_summary(DeviceBuffer& buf, const LaunchEnv& env);
+// What a passed validation says about the table: nnz, largest count,
+// integrality.
+void take_summary(const ScanSummary& s, bool real_valued, DeviceTable* t);
 CellType cell_of(ValueType vt);
 // Elements between compact dense rows of `cols` cells of `bytes` each.
 int64_t compact_pitch(int64_t cols, int bytes);

@@ -159,12 +159,7 @@ BackendResult ingest_csr_typed(const SparseInput& in, DeviceTable* t, CountsProb
     problem->col = static_cast<int64_t>(s.problem % static_cast<unsigned long long>(in.cols));
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
-  t->nnz = static_cast<int64_t>(s.nnz);
-  double mx = 0.0;
-  std::memcpy(&mx, &s.max_bits, sizeof mx);
-  t->max_count = mx;
-  t->integral = s.non_integral == 0;
-  t->real_valued = in.real_valued;
+  take_summary(s, in.real_valued, t);
 
   const ValueType vt = choose_vtype(t->max_count, t->integral, in.real_valued);
   t->sparse = choose_sparse(in.storage, in.rows, in.cols, t->nnz, vt);

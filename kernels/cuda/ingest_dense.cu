@@ -115,12 +115,7 @@ BackendResult ingest_strided(const DenseInput& in, DeviceTable* t, CountsProblem
     problem->why = issue_text(count_issue(static_cast<double>(x), in.real_valued));
     return {DIRMN_ERROR_INVALID_COUNTS, "", 0};
   }
-  t->nnz = static_cast<int64_t>(s.nnz);
-  double mx = 0.0;
-  std::memcpy(&mx, &s.max_bits, sizeof mx);
-  t->max_count = mx;
-  t->integral = s.non_integral == 0;
-  t->real_valued = in.real_valued;
+  take_summary(s, in.real_valued, t);
 
   DIRMN_TRY(t->row_total.reserve(static_cast<size_t>(in.rows) * sizeof(double), "cudaMalloc (row totals)"));
   DIRMN_TRY(t->row_lcoef.reserve(static_cast<size_t>(in.rows) * sizeof(double), "cudaMalloc (row coefficients)"));

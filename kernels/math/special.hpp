@@ -74,6 +74,23 @@ DIRMN_HD double digamma_tail(double x) {
   return s * r2;
 }
 
+// sum_k B_2k r2^(k - first) for k = first..10 (first 1 or 2), by Horner's
+// rule from the highest term: the series of trigamma's asymptotic
+// remainder, with or without its first term. B_2k are the Bernoulli numbers.
+DIRMN_HD double trigamma_series(double r2, bool with_first) {
+  double s = -174611.0 / 330.0;
+  s = s * r2 + 43867.0 / 798.0;
+  s = s * r2 - 3617.0 / 510.0;
+  s = s * r2 + 7.0 / 6.0;
+  s = s * r2 - 691.0 / 2730.0;
+  s = s * r2 + 5.0 / 66.0;
+  s = s * r2 - 1.0 / 30.0;
+  s = s * r2 + 1.0 / 42.0;
+  s = s * r2 - 1.0 / 30.0;
+  if (with_first) s = s * r2 + 1.0 / 6.0;
+  return s;
+}
+
 // Asymptotic remainder of trigamma (DLMF 5.15.8):
 //   trigamma(x) = 1/x + 1/(2 x^2) + trigamma_tail(x),
 //   trigamma_tail(x) = sum_k B_2k / x^(2k+1), k = 1..10.
@@ -84,32 +101,13 @@ DIRMN_HD double digamma_tail(double x) {
 DIRMN_HD double trigamma_tail(double x) {
   const double r = 1.0 / x;
   const double r2 = r * r;
-  double s = -174611.0 / 330.0;
-  s = s * r2 + 43867.0 / 798.0;
-  s = s * r2 - 3617.0 / 510.0;
-  s = s * r2 + 7.0 / 6.0;
-  s = s * r2 - 691.0 / 2730.0;
-  s = s * r2 + 5.0 / 66.0;
-  s = s * r2 - 1.0 / 30.0;
-  s = s * r2 + 1.0 / 42.0;
-  s = s * r2 - 1.0 / 30.0;
-  s = s * r2 + 1.0 / 6.0;
-  return s * r2 * r;
+  return trigamma_series(r2, true) * r2 * r;
 }
 
 // sum_k B_2k r^(2k+1), k = 2..10: trigamma_tail(1/r) without its first term.
 DIRMN_HD double trigamma_tail_rest(double r) {
   const double r2 = r * r;
-  double s = -174611.0 / 330.0;
-  s = s * r2 + 43867.0 / 798.0;
-  s = s * r2 - 3617.0 / 510.0;
-  s = s * r2 + 7.0 / 6.0;
-  s = s * r2 - 691.0 / 2730.0;
-  s = s * r2 + 5.0 / 66.0;
-  s = s * r2 - 1.0 / 30.0;
-  s = s * r2 + 1.0 / 42.0;
-  s = s * r2 - 1.0 / 30.0;
-  return s * r2 * r2 * r;
+  return trigamma_series(r2, false) * r2 * r2 * r;
 }
 
 // trigamma_tail(c + n) - trigamma_tail(c). The leading term 1/(6 x^3) is

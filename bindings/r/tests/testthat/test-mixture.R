@@ -252,7 +252,7 @@ test_that("bad arguments are dirmn errors", {
 })
 
 test_that("fitted models and criteria have their documented layout", {
-  # (built in C++ by cpp_mixture_fit and cpp_mixture_criteria)
+  # (built in R from cpp_mixture_fit's plain lists: .mixture_model, .mixture_criteria)
   m <- dirmn_mixture(unname(mite), k = c(3, 1), starts = 1L)
   expect_identical(names(m), c("models", "criteria", "selected", "select", "objective",
                                "call", "nobs", "dimnames"))
