@@ -10,18 +10,6 @@
 
 namespace dirmn {
 namespace cuda {
-namespace {
-
-ValueType value_type_of(CellType c) {
-  switch (c) {
-    case CellType::U8: return ValueType::U8;
-    case CellType::U16: return ValueType::U16;
-    case CellType::U32: return ValueType::U32;
-    default: return ValueType::F64;
-  }
-}
-
-}  // namespace
 
 CudaBackend::CudaBackend(int device, int sm_count, std::shared_ptr<HostThreads> threads)
     : device_(device), sm_count_(sm_count), threads_(std::move(threads)), params_(device),
@@ -93,18 +81,7 @@ BackendResult CudaBackend::prepare_totals(const DeviceTable& t) {
 BackendResult CudaBackend::finish_table(std::unique_ptr<CudaCounts> c,
                                         std::unique_ptr<BackendCounts>* out, TableInfo* info) {
   DIRMN_TRY(prepare_totals(c->table));
-  const DeviceTable& t = c->table;
-  TableInfo d;
-  d.rows = t.rows;
-  d.cols = t.cols;
-  d.nnz = t.nnz;
-  d.max_count = t.max_count;
-  d.total = t.total;
-  d.sparse = t.sparse;
-  d.real_valued = t.real_valued;
-  d.wrapped = t.wrapped;
-  d.vtype = value_type_of(t.cell);
-  *info = d;
+  *info = c->table;
   *out = std::move(c);
   return {};
 }

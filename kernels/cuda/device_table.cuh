@@ -42,22 +42,16 @@ struct TotalsIndex {
   double lcoef_sum = 0.0;        // unweighted sum of the log multinomial coefficients
 };
 
-struct DeviceTable {
+// The table's description (TableInfo: shape, statistics, form; vtype
+// matches `cell` for the compact forms) and what the kernels read.
+struct DeviceTable : TableInfo {
   explicit DeviceTable(int dev)
       : device(dev), values_buf(dev), row_ptr(dev), col_idx(dev), panel_ptr(dev),
         row_total(dev), row_lcoef(dev), totals(dev), row_adjust(dev), chunked(dev) {}
 
   int device = 0;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t nnz = 0;
-  double max_count = 0.0;
-  double total = 0.0;
   double max_row_total = 0.0;
-  bool real_valued = false;
-  bool wrapped = false;  // values are the caller's array
-  CellType cell = CellType::U8;
-  bool sparse = false;
+  CellType cell = CellType::U8;  // a caller's array (wrapped) or the compact form's type
   bool integral = true;
   bool col16 = false;
   int vec = 1;        // dense: cells per vector read

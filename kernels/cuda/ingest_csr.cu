@@ -163,6 +163,7 @@ BackendResult ingest_csr_typed(const SparseInput& in, DeviceTable* t, CountsProb
 
   const ValueType vt = choose_vtype(t->max_count, t->integral, in.real_valued);
   t->sparse = choose_sparse(in.storage, in.rows, in.cols, t->nnz, vt);
+  t->vtype = vt;
   t->cell = cell_of(vt);
   const int vb = static_cast<int>(value_bytes(vt));
   if (t->sparse) {

@@ -154,6 +154,7 @@ BackendResult ingest_strided(const DenseInput& in, DeviceTable* t, CountsProblem
       case ValueType::F64: encode_strided<S, double><<<grid, kBlockThreads, 0, env.stream>>>(src, dense.get<double>(), pitch); break;
     }
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (encode_strided)");
+    t->vtype = vt;
     t->cell = cell_of(vt);
     t->values = dense.get();
     t->pitch = pitch;

@@ -20,6 +20,7 @@ BackendResult upload_host_table(const HostTable& h, DeviceTable* t, const Launch
   t->max_count = h.max_count;
   t->total = h.total;
   t->real_valued = h.real_valued;
+  t->vtype = h.vtype;
   t->cell = cell_of(h.vtype);
   t->sparse = h.sparse;
   t->integral = h.vtype != ValueType::F64 || h.max_count == 0.0;
