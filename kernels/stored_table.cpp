@@ -4,16 +4,17 @@
 namespace dirmn {
 
 StoredTable::Where StoredTable::where(Step step) const {
-  if (backend->supports(step, *data)) return Where::kBackend;
   switch (step) {
     case Step::kMixtureEm:
     case Step::kMixtureFits:
-      // The host EM state reads the likelihoods and histograms from the
-      // steps above; its initialisation needs the rows on the host.
-      return host_rows() != nullptr && where(Step::kHistograms) != Where::kNowhere
-                 ? Where::kHost
-                 : Where::kNowhere;
+      // A mixture's initialisation needs the rows on the host, wherever its
+      // EM then runs; the host EM state reads the likelihoods and
+      // histograms from the steps above.
+      if (host_rows() == nullptr) return Where::kNowhere;
+      if (backend->supports(step, *data)) return Where::kBackend;
+      return where(Step::kHistograms) != Where::kNowhere ? Where::kHost : Where::kNowhere;
     default:
+      if (backend->supports(step, *data)) return Where::kBackend;
       return host != nullptr && host->supports(step, *host_data) ? Where::kHost : Where::kNowhere;
   }
 }

@@ -494,5 +494,22 @@ TEST_CASE("cuda: counts info says which steps run on the host", "[cuda]") {
   double value = 0.0;
   CHECK(dirmn_loglik_sum(gpu.get(), w, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &value,
                          nullptr, nullptr, nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
+  // A float64 device array is copied into the compact 8-bit form: the
+  // device makes its histograms, but with no rows on the host a mixture
+  // has no initialisation.
+  DeviceArray<double> dd(small);
+  dirmn_counts* copied = nullptr;
+  REQUIRE(dirmn_counts_wrap_device(gpu.get(), &copied, 3, 4, DIRMN_FLOAT64, dd.p, 4, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts cc(copied);
+  REQUIRE(info(copied).value_bits == 8);
+  CHECK(info(copied).host_steps == 0u);
+  CHECK(info(copied).unavailable_steps ==
+        (DIRMN_STEP_DERIVATIVES_ROWWISE | DIRMN_STEP_MIXTURE_EM | DIRMN_STEP_MIXTURE_FITS));
+  CHECK(dirmn_loglik_sum(gpu.get(), copied, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &value,
+                         nullptr, nullptr, nullptr) == DIRMN_SUCCESS);
+  dirmn_mixture* m = nullptr;
+  CHECK(dirmn_mixture_fit(gpu.get(), copied, 2, nullptr, &m) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(m == nullptr);
 }
 #endif  // DIRMN_TEST_CUDA

@@ -538,3 +538,25 @@ TEST_CASE("fit: an unknown options flag is refused", "[fit]") {
   CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(dirmn_last_error(ctx.get())).find("flags") != std::string::npos);
 }
+
+namespace {
+int stop_at_once(void*) { return 1; }
+}  // namespace
+
+TEST_CASE("fit: an interrupt during the histogram pass is said to be the interrupt's", "[fit]") {
+  const int64_t rows = 3000, cols = 400;  // more cells than one chunk: the pass polls
+  const auto x = simulate_dm(rows, std::vector<double>(static_cast<size_t>(cols), 0.5), 30, 5);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 2) == DIRMN_SUCCESS);
+  Counts c = counts_of(ctx.get(), x, rows, cols);
+  REQUIRE(dirmn_context_set_interrupt(ctx.get(), stop_at_once, nullptr) == DIRMN_SUCCESS);
+  std::vector<double> a(static_cast<size_t>(cols), -1.0);
+  dirmn_fit_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  r.alpha = a.data();
+  CHECK(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_ERROR_CANCELLED);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("interrupt callback") != std::string::npos);
+  CHECK(a[0] == -1.0);  // outputs untouched
+}

@@ -66,6 +66,19 @@ void append_position(ErrorSlot& s, size_t* at, const Where& w) {
   }
 }
 
+// Why a count is refused, in words.
+const char* count_issue_text(CountIssue issue) {
+  switch (issue) {
+    case kCountNaN: return "is NaN";
+    case kCountInf: return "is infinite";
+    case kCountNegative: return "is negative";
+    case kCountTooLarge: return "exceeds 2^53";
+    case kCountNotInteger: return "is not an integer";
+    case kCountOk: break;
+  }
+  return "is invalid";
+}
+
 dirmn_status record(const dirmn_context* ctx, dirmn_status status, const char* fn,
                     const Where& where, const char* fmt, va_list ap) {
   ErrorSlot& s = slot_of(ctx);
@@ -148,9 +161,11 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
   switch (p.kind) {
     case CountsProblem::kBadCount: {
       const Where w = Where::cell("data", p.row, p.col).with_value(p.value);
-      if (p.hint[0] != '\0')
-        return fail_at(ctx, status, fn, w, "count %s %s (%s)", value_text(p.value, v), p.why, p.hint);
-      return fail_at(ctx, status, fn, w, "count %s %s", value_text(p.value, v), p.why);
+      if (p.issue == kCountNotInteger)
+        return fail_at(ctx, status, fn, w,
+                       "count %s is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)",
+                       value_text(p.value, v));
+      return fail_at(ctx, status, fn, w, "count %s %s", value_text(p.value, v), count_issue_text(p.issue));
     }
     case CountsProblem::kBadIndex: {
       const int64_t inner = p.csc ? rows : cols;
@@ -166,9 +181,9 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
     case CountsProblem::kBadPointer: {
       Where w = Where::bracket("ptr", p.entry);
       w.with_value(static_cast<double>(p.index_value));
-      if (std::strcmp(p.why, "start") == 0)
+      if (p.pointer == kPointerStart)
         return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected 0", p.index_value);
-      if (std::strcmp(p.why, "end") == 0)
+      if (p.pointer == kPointerEnd)
         return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected nnz = %" PRId64, p.index_value,
                        p.nnz);
       return fail_at(ctx, status, fn, w,

@@ -72,13 +72,12 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     settings.interrupt = ctx->interrupt;
     settings.want_hessian = want_hessian;
     dirmn::FitOutcome fit;
-    const char* why = "";
     const BackendResult r =
-        dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit, &why);
-    if (r.status == DIRMN_ERROR_CANCELLED)
+        dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit);
+    if (r.status == DIRMN_ERROR_CANCELLED && fit.cancelled)
       return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d iterations", fit.iterations);
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "%s", why);
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "the table (with these weights) has no counts");
     if (!r.ok()) return fail_backend(ctx, fn, r);
     std::copy(fit.alpha.begin(), fit.alpha.end(), result->alpha);
     if (result->std_error_alpha)

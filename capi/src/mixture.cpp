@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "../../kernels/models/mixture.hpp"
@@ -149,8 +150,14 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
     fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
     for (int k = k_min; k <= k_max; ++k) {
       dirmn_mixture* m = nullptr;
-      if (dirmn_status st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options, &m))
-        return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
+      // As dirmn_mixture_fit would report it, then which k.
+      dirmn_status st = DIRMN_SUCCESS;
+      try {
+        st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options, &m);
+      } catch (const std::bad_alloc&) {
+        st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
+      }
+      if (st != DIRMN_SUCCESS) return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
       fitted.emplace_back(m, dirmn_mixture_destroy);
     }
     for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();

@@ -107,7 +107,7 @@ dirmn_status dirmn_cuda_device_count(int* count) {
     if (!r.ok()) return dirmn::capi::fail_backend(nullptr, fn, r);
     *count = n;
     return DIRMN_SUCCESS;
-  });
+  }, dirmn::capi::Clear::kNo);
 }
 
 }  // extern "C"

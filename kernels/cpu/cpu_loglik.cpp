@@ -17,14 +17,12 @@ namespace dirmn {
 namespace cpu {
 namespace {
 
-
 // Counts at or above this are never tabulated: a table entry per possible
 // value would cost more to build than it saves.
 constexpr int64_t kTableMaxCount = 255;
 // A column gets a table when it has at least this many nonzeros per table
 // entry; below that, evaluating its cells directly is cheaper.
 constexpr double kTableMinNnzPerEntry = 0.5;
-
 
 // Per-column table layout, shared by every parameter vector of a call.
 struct TableLayout {
@@ -74,8 +72,6 @@ void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double 
     }
   }
 }
-
-
 
 // The centred term of one stored cell, table first.
 template <class T>

@@ -97,7 +97,9 @@ BackendResult CudaBackend::make_em_state(const BackendCounts& counts, int64_t k,
   const DeviceTable& t = table_of(counts);
   if (!supports(Step::kMixtureEm, counts) || em_reduced_columns(k) > kMaxGridY)
     return {DIRMN_ERROR_NOT_SUPPORTED, "device EM for this table or k", 0};
-  if (em_live_) return {DIRMN_ERROR_INTERNAL, "a second mixture state on one context", 0};
+  // The workspace holds one state; a second (a mixture fitted from inside
+  // another's progress callback) is kept by the host.
+  if (em_live_) return {DIRMN_ERROR_NOT_SUPPORTED, "a second mixture state on the device", 0};
   std::unique_ptr<CudaEmState> s(new (std::nothrow) CudaEmState(*this, t, k));
   if (!s) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the mixture state", 0};
   DIRMN_TRY(em_init(*s, row_weights));

@@ -81,9 +81,9 @@ BackendResult CudaBackend::fetch_histograms(const DeviceTable& t, int64_t k, boo
     const double* h_hist = host_out_.get<double>();
     const double* h_seg = h_hist + kk * l.cells;
     const double* h_lcoef = h_seg + kk * runs;
-    // Column histograms are rewritten in place (every field): an EM calls
-    // this once per iteration with the same shapes, and making the
-    // objects anew cost more than filling them.
+    // Column histograms are rewritten in place (every field), so that an
+    // EM, which calls this once per iteration with the same shapes,
+    // allocates nothing per iteration.
     out->resize(kk);
     for (size_t j = 0; j < kk; ++j) {
       (*out)[j].cols = t.cols;

@@ -14,18 +14,6 @@ namespace dirmn {
 namespace cuda {
 namespace ingest {
 
-const char* issue_text(int issue) {
-  switch (issue) {
-    case kCountNaN: return "is NaN";
-    case kCountInf: return "is infinite";
-    case kCountNegative: return "is negative";
-    case kCountTooLarge: return "exceeds 2^53";
-    case kCountNotInteger:
-      return "is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)";
-    default: return "is invalid";
-  }
-}
-
 BackendResult to_host(void* dst, const void* src, size_t bytes, const LaunchEnv& env) {
   DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, env.stream),
                  "cudaMemcpyAsync (device to host)");

@@ -29,15 +29,6 @@ namespace ingest {
 
 constexpr unsigned long long kNoProblem = ~0ull;
 
-enum CountIssue : int {
-  kCountOk = 0,
-  kCountNaN,
-  kCountInf,
-  kCountNegative,
-  kCountTooLarge,
-  kCountNotInteger
-};
-
 __host__ __device__ inline int count_issue(double x, bool real_valued) {
   if (x != x) return kCountNaN;
   if (x > DBL_MAX || x < -DBL_MAX) return kCountInf;
@@ -59,8 +50,6 @@ struct ScanSummary {
 // ---------------------------------------------------------------------------
 // Steps every path shares (ingest_common.cu)
 
-// Why a count is invalid (a CountIssue), for the message.
-const char* issue_text(int issue);
 // Copies `bytes` from the device to the host and waits for them.
 BackendResult to_host(void* dst, const void* src, size_t bytes, const LaunchEnv& env);
 // A validation summary in `buf`, set to no problem (synchronous).

@@ -72,7 +72,7 @@ BackendResult ingest_csr_typed(const SparseInput& in, DeviceTable* t, CountsProb
     if (k >= 1 && k <= in.rows) DIRMN_TRY(read_index(in.index_type, in.ptr, k - 1, &prev, env));
     problem->index_value = v;
     problem->index_prev = prev;
-    problem->why = k == 0 ? "start" : k == in.rows + 1 ? "end" : "order";
+    problem->pointer = k == 0 ? kPointerStart : k == in.rows + 1 ? kPointerEnd : kPointerOrder;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
 
@@ -113,7 +113,7 @@ BackendResult ingest_csr_typed(const SparseInput& in, DeviceTable* t, CountsProb
       problem->row = row;
       problem->col = c;
       problem->value = x;
-      problem->why = issue_text(count_issue(x, in.real_valued));
+      problem->issue = static_cast<CountIssue>(count_issue(x, in.real_valued));
     }
     return {problem->kind == CountsProblem::kBadIndex ? DIRMN_ERROR_INVALID_ARGUMENT
                                                       : DIRMN_ERROR_INVALID_COUNTS,

@@ -112,7 +112,7 @@ BackendResult ingest_strided(const DenseInput& in, DeviceTable* t, CountsProblem
     problem->row = i;
     problem->col = j;
     problem->value = static_cast<double>(x);
-    problem->why = issue_text(count_issue(static_cast<double>(x), in.real_valued));
+    problem->issue = static_cast<CountIssue>(count_issue(static_cast<double>(x), in.real_valued));
     return {DIRMN_ERROR_INVALID_COUNTS, "", 0};
   }
   take_summary(s, in.real_valued, t);

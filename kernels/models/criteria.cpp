@@ -51,8 +51,8 @@ constexpr double kLog2Pi = 1.8378770664093454836;
 // its value is not a function of the fit alone; here every component's
 // term is weighted (k - 1) / k, the mean of dmn's value over its k possible
 // first components (label-free). The Laplace value then differs from the
-// one dmn would report for the same fit by
-//   (log W_first - mean_j log W_j) / 2,
+// one dmn would report for the same fit by (log W_first - mean_j log W_j) / 2,
+// a small fraction of the criterion (W_j are of the order of the rows).
 BackendResult dmn_log_det(const StoredTable& table, int k, const double* row_weights,
                           const Interrupt& interrupt, const std::vector<double>& alpha,
                           const std::vector<double>& z, double* log_det) {

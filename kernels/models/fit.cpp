@@ -100,8 +100,7 @@ double max_abs(const std::vector<double>& v) {
 
 }  // namespace
 
-bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
-                         const char** why) {
+bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out) {
   const size_t V = static_cast<size_t>(h.cols);
   Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate, {}, {}, s.threads};
   const bool prior = s.prior_rate > 0.0;
@@ -110,10 +109,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     if (prior || !h.column[v].empty()) P.active.push_back(static_cast<int64_t>(v));
     n_total += h.column[v].first_moment;
   }
-  if (P.active.empty() || !(n_total > 0.0)) {
-    *why = "the table (with these weights) has no counts";
-    return false;
-  }
+  if (P.active.empty() || !(n_total > 0.0)) return false;
   const size_t m = P.active.size();
   out->zero_columns = static_cast<int64_t>(V - m);
   out->alpha.assign(V, 0.0);
@@ -365,12 +361,12 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
 }
 
 BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const double* weights,
-                        FitSettings s, FitOutcome* out, const char** why) {
+                        FitSettings s, FitOutcome* out) {
   const Histograms* h = nullptr;
   const BackendResult r = table_histograms(table, cache, weights, s.interrupt, &h);
   if (!r.ok()) return r;
   s.threads = table.threads;
-  if (!fit_from_histograms(*h, s, out, why)) return {DIRMN_ERROR_INVALID_ARGUMENT, *why, 0};
+  if (!fit_from_histograms(*h, s, out)) return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   if (out->cancelled) return {DIRMN_ERROR_CANCELLED, "", 0};
   return {};
 }

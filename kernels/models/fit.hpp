@@ -53,10 +53,9 @@ struct FitOutcome {
   double hessian_scalar = 0.0;
 };
 
-// Maximum-likelihood alpha from histograms. Returns false (with *why set to
-// a static string) when the table has no counts at all.
-bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out,
-                         const char** why);
+// Maximum-likelihood alpha from histograms. Returns false when the table
+// (under the histograms' weights) has no counts at all.
+bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out);
 
 // The histograms of `table` for these row weights (validated; null for 1):
 // the cached ones, or built in one pass by the table's histogram step and
@@ -76,11 +75,11 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
                           double* hessian_diag, double* hessian_scalar);
 
 // dirmn_fit: the fit of the table with these row weights (validated),
-// with s.threads set to the table's host threads. INVALID_ARGUMENT (with
-// *why) when the table has no counts under these weights; CANCELLED (with
-// out->iterations) when the progress callback or the interrupt stopped it.
-// Throws std::bad_alloc.
+// with s.threads set to the table's host threads. INVALID_ARGUMENT when the
+// table has no counts under these weights; CANCELLED when the histogram
+// pass was interrupted, or (out->cancelled, out->iterations) when the
+// progress callback or the interrupt stopped the fit. Throws std::bad_alloc.
 BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const double* weights,
-                        FitSettings s, FitOutcome* out, const char** why);
+                        FitSettings s, FitOutcome* out);
 
 }  // namespace dirmn

@@ -157,9 +157,8 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
         fs.prior_shape = kDmnShape;
         fs.prior_rate = kDmnRate;
       }
-      const char* why = "";
       try {
-        fitted[j] = fit_from_histograms(hist[j], fs, &fo[j], &why) ? 1 : 0;
+        fitted[j] = fit_from_histograms(hist[j], fs, &fo[j]) ? 1 : 0;
       } catch (const std::bad_alloc&) {
         fitted[j] = 2;
       }

@@ -47,9 +47,6 @@ bool for_each_cell(int64_t r0, int64_t r1, int64_t rows, int64_t cols, int64_t r
 }
 
 // Below this many cells a table is scanned by the calling thread alone:
-// starting threads would cost more than they save.
-
-// Below this many cells a table is scanned by the calling thread alone:
 // waking threads would cost more than they save.
 constexpr int64_t kCellsPerScanThread = int64_t{1} << 20;
 
@@ -140,7 +137,6 @@ bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t
     if (!o) return false;
   return true;
 }
-
 
 template <class S>
 dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,

@@ -25,7 +25,6 @@ double value_at(const void* p, int64_t k) {
   return static_cast<double>(static_cast<const S*>(p)[k]);
 }
 
-
 }  // namespace
 
 dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, HostTable* out,
@@ -43,21 +42,21 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
   problem->csc = !csr;
 
   // The compressed pointer array must run from 0 to nnz without going back.
-  const auto bad_pointer = [&](int64_t entry, const char* why) {
+  const auto bad_pointer = [&](int64_t entry, PointerIssue issue) {
     problem->kind = CountsProblem::kBadPointer;
     problem->entry = entry;
     problem->index_value = read_index(index_type, ptr, entry);
     problem->index_prev = entry > 0 ? read_index(index_type, ptr, entry - 1) : 0;
     problem->nnz = nnz;
-    problem->why = why;
+    problem->pointer = issue;
     return DIRMN_ERROR_INVALID_ARGUMENT;
   };
-  if (read_index(index_type, ptr, 0) != 0) return bad_pointer(0, "start");
+  if (read_index(index_type, ptr, 0) != 0) return bad_pointer(0, kPointerStart);
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
-    if (b < a || b > nnz) return bad_pointer(o + 1, "order");
+    if (b < a || b > nnz) return bad_pointer(o + 1, kPointerOrder);
   }
-  if (read_index(index_type, ptr, outer) != nnz) return bad_pointer(outer, "end");
+  if (read_index(index_type, ptr, outer) != nnz) return bad_pointer(outer, kPointerEnd);
 
   auto value = [&](int64_t k) {
     switch (value_dtype) {
@@ -144,8 +143,8 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
   std::vector<int64_t> row_nnz(static_cast<size_t>(rows), 0);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t p = r_ptr[static_cast<size_t>(i)]; p < r_ptr[static_cast<size_t>(i) + 1]; ++p) {
-      if (p > r_ptr[static_cast<size_t>(i)] && r_col[static_cast<size_t>(p)] == r_col[static_cast<size_t>(p) - 1])
-        {
+      if (p > r_ptr[static_cast<size_t>(i)] &&
+          r_col[static_cast<size_t>(p)] == r_col[static_cast<size_t>(p) - 1]) {
         problem->kind = CountsProblem::kRepeatedIndex;
         problem->row = i;
         problem->col = r_col[static_cast<size_t>(p)];

@@ -36,15 +36,31 @@ struct SparseInput {
   dirmn_storage storage = DIRMN_STORAGE_AUTO;
 };
 
+// Why a count is refused (host building and device ingestion alike).
+enum CountIssue : int {
+  kCountOk = 0,
+  kCountNaN,
+  kCountInf,
+  kCountNegative,
+  kCountTooLarge,   // above 2^53
+  kCountNotInteger  // fractional, without DIRMN_COUNTS_REAL_VALUED
+};
+
+// What is wrong with a compressed pointer array.
+enum PointerIssue : int {
+  kPointerStart = 0,  // ptr[0] is not 0
+  kPointerEnd,        // ptr[outer] is not nnz
+  kPointerOrder       // an entry below the one before it, or above nnz
+};
+
 // What was found wrong with a caller's table, for the C ABI layer to word.
 // Which fields mean something depends on `kind`; positions are 0-based.
 struct CountsProblem {
   enum Kind : uint8_t {
     kNone = 0,
-    kBadCount,       // row, col, value, why (and hint, where one helps)
-    kBadPointer,     // entry (index into ptr), index_value, index_prev (ptr[entry - 1]);
-                     // why: "start" (ptr[0] is not 0), "end" (ptr[outer] is not nnz) or
-                     // "order" (below the entry before or above nnz)
+    kBadCount,       // row, col, value, issue
+    kBadPointer,     // entry (index into ptr), index_value, index_prev (ptr[entry - 1]),
+                     // pointer
     kBadIndex,       // entry (index into indices), outer (its row, or column for CSC),
                      // index_value
     kRepeatedIndex   // row, col
@@ -59,8 +75,8 @@ struct CountsProblem {
   int64_t index_value = 0;  // the bad ptr or indices entry
   int64_t index_prev = 0;   // kBadPointer: the ptr entry before it
   int64_t nnz = 0;          // kBadPointer: the input's nnz
-  const char* why = "";   // static text
-  const char* hint = "";  // static text, "" for none
+  CountIssue issue = kCountOk;          // kBadCount
+  PointerIssue pointer = kPointerStart;  // kBadPointer
 };
 
 }  // namespace dirmn

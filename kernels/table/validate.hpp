@@ -24,27 +24,20 @@ namespace build {
 // on baseline x86-64).
 inline bool whole(double x) { return x == static_cast<double>(static_cast<int64_t>(x)); }
 
-constexpr const char* kRealValuedHint = "set DIRMN_COUNTS_REAL_VALUED for real-valued counts";
-
-// Checks one count; on failure fills the problem's why (and hint) with
-// static text.
+// Checks one count; on failure sets the problem's issue.
 template <class S>
 bool check_count(S x, bool real_valued, CountsProblem* p) {
   if (std::is_integral<S>::value) {
-    if (x < 0) return p->why = "is negative", false;
-    if (static_cast<double>(x) > kMaxCount) return p->why = "exceeds 2^53", false;
+    if (x < 0) return p->issue = kCountNegative, false;
+    if (static_cast<double>(x) > kMaxCount) return p->issue = kCountTooLarge, false;
     return true;
   } else {
     const double d = static_cast<double>(x);
-    if (std::isnan(d)) return p->why = "is NaN", false;
-    if (std::isinf(d)) return p->why = "is infinite", false;
-    if (d < 0) return p->why = "is negative", false;
-    if (d > kMaxCount) return p->why = "exceeds 2^53", false;
-    if (!real_valued && !whole(d)) {
-      p->why = "is not an integer";
-      p->hint = kRealValuedHint;
-      return false;
-    }
+    if (std::isnan(d)) return p->issue = kCountNaN, false;
+    if (std::isinf(d)) return p->issue = kCountInf, false;
+    if (d < 0) return p->issue = kCountNegative, false;
+    if (d > kMaxCount) return p->issue = kCountTooLarge, false;
+    if (!real_valued && !whole(d)) return p->issue = kCountNotInteger, false;
     return true;
   }
 }

@@ -291,7 +291,7 @@ end
     empty_counts_options() -> dirmn_counts_options
 
 A zeroed options struct with only `size` set, ready for
-[`dirmn_counts_options_init`](@ref).
+[`dirmn_counts_options_init_sized`](@ref).
 """
 empty_counts_options() =
     dirmn_counts_options(Csize_t(sizeof(dirmn_counts_options)), UInt32(0), DIRMN_STORAGE_AUTO)
