@@ -344,12 +344,7 @@ dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_counts_info
     full.value_bits = t.stored_bits();
     full.backend = counts->backend->kind();
     full.device = counts->backend->device();
-    dirmn::StoredTable stored;
-    stored.backend = counts->backend.get();
-    stored.data = counts->data.get();
-    stored.host = counts->host_backend.get();
-    stored.host_data = counts->host_data.get();
-    stored.info = &counts->info;
+    const dirmn::StoredTable stored = counts->stored(nullptr);
     full.host_steps = stored.host_steps();
     full.unavailable_steps = stored.unavailable_steps();
     std::memcpy(info, &full, info->size < sizeof full ? info->size : sizeof full);

@@ -41,14 +41,15 @@ struct dirmn_counts {
   uint32_t flags = 0;
   dirmn::HistogramCache histograms;
 
-  // The table and the backends that work on it, for a call on `ctx`.
+  // The table and the backends that work on it, for a call on `ctx` (null
+  // for a description of it: then no host threads).
   dirmn::StoredTable stored(const dirmn_context* ctx) const {
     dirmn::StoredTable t;
     t.backend = backend.get();
     t.data = data.get();
     t.host = host_backend.get();
     t.host_data = host_data.get();
-    t.threads = ctx->threads.get();
+    t.threads = ctx != nullptr ? ctx->threads.get() : nullptr;
     t.info = &info;
     return t;
   }
