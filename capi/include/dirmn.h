@@ -557,8 +557,10 @@ typedef struct dirmn_fit_result {
                                multinomial_limit, the multinomial proportions */
   double* std_error_alpha;  /* caller-allocated V entries or NULL: standard errors of alpha */
   double* std_error_log_alpha; /* caller-allocated V entries or NULL: of log alpha */
-  double loglik;            /* maximised log-likelihood, without the multinomial coefficient */
-  double loglik_full;       /* the same with it: the log pmf of the data */
+  double loglik_kernel;     /* the maximised log-likelihood without the multinomial
+                               coefficients (the part that depends on alpha) */
+  double loglik;            /* the same with them: the log pmf of the data, as every
+                               "loglik" of this library and its bindings means */
   double gradient_norm;     /* max-norm of the gradient with respect to log alpha */
   double precision;         /* sum of alpha (infinite under multinomial_limit) */
   int iterations;

@@ -84,8 +84,8 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
       std::copy(fit.se_alpha.begin(), fit.se_alpha.end(), result->std_error_alpha);
     if (result->std_error_log_alpha)
       std::copy(fit.se_log_alpha.begin(), fit.se_log_alpha.end(), result->std_error_log_alpha);
+    result->loglik_kernel = fit.loglik_kernel;
     result->loglik = fit.loglik;
-    result->loglik_full = fit.loglik_full;
     result->gradient_norm = fit.gradient_norm;
     result->precision = fit.precision;
     result->iterations = fit.iterations;

@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
     printf("precision       sum(alpha) = %.4g (overdispersion 1/(1+A) = %.4g)\n", fit.precision,
            1.0 / (1.0 + fit.precision));
   }
-  printf("log-likelihood  DM %.4f   multinomial %.4f   gain %.1f nats\n", fit.loglik, mult,
-         fit.loglik - mult);
+  printf("log-likelihood  DM %.4f   multinomial %.4f   gain %.1f nats\n", fit.loglik_kernel, mult,
+         fit.loglik_kernel - mult);
   /* The three most abundant categories. */
   for (int r = 0; r < 3 && r < t.cols; ++r) {
     long best = -1;

@@ -139,8 +139,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     for (size_t i = 0; i < m; ++i)
       f += h.column[static_cast<size_t>(P.active[i])].first_moment * std::log(p[i]);
     for (size_t i = 0; i < m; ++i) out->alpha[static_cast<size_t>(P.active[i])] = p[i];
-    out->loglik = f;
-    out->loglik_full = f + h.lcoef_sum;
+    out->loglik_kernel = f;
+    out->loglik = f + h.lcoef_sum;
     out->precision = std::numeric_limits<double>::infinity();
     out->converged = true;
     if (m == 1) {
@@ -271,8 +271,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   }
 
   out->iterations = it;
-  out->loglik = f;
-  out->loglik_full = f + h.lcoef_sum;
+  out->loglik_kernel = f;
+  out->loglik = f + h.lcoef_sum;
   out->gradient_norm = max_abs(g);
   double a_sum = 0.0;
   for (size_t i = 0; i < m; ++i) {
@@ -282,8 +282,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   out->precision = a_sum;
   if (prior) {
     for (size_t i = 0; i < m; ++i) out->log_prior += P.log_prior(alpha[i]);
+    out->loglik_kernel -= out->log_prior;
     out->loglik -= out->log_prior;
-    out->loglik_full -= out->log_prior;
   }
   // Standard errors from the inverse observed information on the log scale,
   // whose diagonal Sherman-Morrison gives in O(V):

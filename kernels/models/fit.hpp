@@ -41,7 +41,7 @@ struct FitSettings {
 
 struct FitOutcome {
   std::vector<double> alpha, se_alpha, se_log_alpha;
-  double loglik = 0.0, loglik_full = 0.0, gradient_norm = 0.0, precision = 0.0;
+  double loglik_kernel = 0.0, loglik = 0.0, gradient_norm = 0.0, precision = 0.0;
   double log_prior = 0.0;   // the prior term at alpha (0 without a prior)
   double log_det = 0.0;     // log det of minus the objective's Hessian in log alpha
   int iterations = 0;

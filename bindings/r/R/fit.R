@@ -216,8 +216,8 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
   structure(
     list(
       alpha = alpha,
-      loglik = res$loglik_full,
-      loglik_kernel = res$loglik,
+      loglik = res$loglik,
+      loglik_kernel = res$loglik_kernel,
       gradient_norm = res$gradient_norm,
       iterations = res$iterations,
       converged = res$converged,

@@ -71,7 +71,7 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
   Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("alpha") = alpha, Rcpp::Named("se_alpha") = se_alpha,
       Rcpp::Named("se_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
-      Rcpp::Named("loglik_full") = result.loglik_full,
+      Rcpp::Named("loglik_kernel") = result.loglik_kernel,
       Rcpp::Named("gradient_norm") = result.gradient_norm,
       Rcpp::Named("precision") = result.precision, Rcpp::Named("iterations") = result.iterations,
       Rcpp::Named("converged") = result.converged != 0,

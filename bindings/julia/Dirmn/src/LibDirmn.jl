@@ -202,8 +202,8 @@ dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress, pro
                       UInt32(0), C_NULL)
 
 """
-    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik,
-                     loglik_full, gradient_norm, precision, iterations,
+    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel,
+                     loglik, gradient_norm, precision, iterations,
                      converged, multinomial_limit, zero_columns, hessian_scalar)
 
 Mirror of the C struct `dirmn_fit_result`: `size` is set by the caller,
@@ -219,8 +219,8 @@ struct dirmn_fit_result
     alpha::Ptr{Cdouble}
     std_error_alpha::Ptr{Cdouble}
     std_error_log_alpha::Ptr{Cdouble}
+    loglik_kernel::Cdouble
     loglik::Cdouble
-    loglik_full::Cdouble
     gradient_norm::Cdouble
     precision::Cdouble
     iterations::Cint
@@ -230,10 +230,10 @@ struct dirmn_fit_result
     hessian_scalar::Cdouble
 end
 
-dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik, loglik_full,
+dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel, loglik,
                  gradient_norm, precision, iterations, converged, multinomial_limit,
                  zero_columns) =
-    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik, loglik_full,
+    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel, loglik,
                      gradient_norm, precision, iterations, converged, multinomial_limit,
                      zero_columns, 0.0)
 

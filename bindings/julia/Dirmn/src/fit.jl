@@ -323,7 +323,7 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
             end
             res = rref[]
         end
-        return DirMultFit(alpha, se, selog, res.loglik, res.loglik_full, res.gradient_norm,
+        return DirMultFit(alpha, se, selog, res.loglik_kernel, res.loglik, res.gradient_norm,
                           res.precision, Int(res.iterations), res.converged != 0,
                           res.multinomial_limit != 0, Int(res.zero_columns), hdiag,
                           res.hessian_scalar)
