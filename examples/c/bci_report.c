@@ -16,8 +16,38 @@
 
 typedef struct {
   long rows, cols;
-  double* x; /* row-major */
+  double* x;    /* row-major */
+  char** names; /* the header's column names (cols of them), or NULL */
 } table;
+
+/* The header's fields after the first (the row-name column's), so that the
+   report names categories as the file does. */
+static char** read_names(char* header, long* count) {
+  header[strcspn(header, "\r\n")] = '\0';
+  long n = 0;
+  for (char* p = strchr(header, ','); p; p = strchr(p + 1, ',')) ++n;
+  char** names = calloc((size_t)(n > 0 ? n : 1), sizeof(char*));
+  if (!names) return NULL;
+  char* p = strchr(header, ',');
+  for (long j = 0; j < n; ++j) {
+    char* field = p + 1;
+    p = strchr(field, ',');
+    size_t len = p ? (size_t)(p - field) : strlen(field);
+    if (len >= 2 && field[0] == '"' && field[len - 1] == '"') { ++field; len -= 2; }
+    names[j] = malloc(len + 1);
+    if (!names[j]) { *count = j; return names; }
+    memcpy(names[j], field, len);
+    names[j][len] = '\0';
+  }
+  *count = n;
+  return names;
+}
+
+static void free_names(char** names, long count) {
+  if (!names) return;
+  for (long j = 0; j < count; ++j) free(names[j]);
+  free(names);
+}
 
 static int read_csv(const char* path, table* t) {
   FILE* f = fopen(path, "r");
@@ -27,7 +57,10 @@ static int read_csv(const char* path, table* t) {
   t->x = malloc(cap * sizeof(double));
   t->rows = 0;
   t->cols = -1;
-  if (!line || !t->x || !fgets(line, MAX_LINE, f)) goto fail; /* header */
+  t->names = NULL;
+  long names = 0;
+  if (!line || !t->x || !fgets(line, MAX_LINE, f)) goto fail;
+  t->names = read_names(line, &names);
   while (fgets(line, MAX_LINE, f)) {
     char* p = strchr(line, ',');
     long c = 0;
@@ -48,10 +81,15 @@ static int read_csv(const char* path, table* t) {
   }
   free(line);
   fclose(f);
+  if (names != t->cols) { /* a header that does not match: number the columns instead */
+    free_names(t->names, names);
+    t->names = NULL;
+  }
   return t->rows > 0 ? 0 : -1;
 fail:
   free(line);
   free(t->x);
+  free_names(t->names, names);
   fclose(f);
   return -1;
 }
@@ -103,14 +141,21 @@ int main(int argc, char** argv) {
   fit.std_error_log_alpha = se;
   if (check(ctx, dirmn_fit(ctx, counts, NULL, &fit), "dirmn_fit")) goto done;
 
-  /* The multinomial fit (its log-likelihood without the coefficient, the
-     DM's limit as the precision grows), for comparison. */
+  /* The multinomial fit (the DM's limit as the precision grows), for
+     comparison: its log pmf, multinomial coefficients included as in
+     fit.loglik. */
   double mult = 0.0;
   for (long i = 0; i < t.rows; ++i)
     for (long j = 0; j < t.cols; ++j) prop[j] += t.x[i * t.cols + j];
-  for (long i = 0; i < t.rows; ++i)
-    for (long j = 0; j < t.cols; ++j)
-      if (t.x[i * t.cols + j] > 0) mult += t.x[i * t.cols + j] * log(prop[j] / info.total);
+  for (long i = 0; i < t.rows; ++i) {
+    double n_i = 0.0;
+    for (long j = 0; j < t.cols; ++j) {
+      const double n = t.x[i * t.cols + j];
+      n_i += n;
+      if (n > 0) mult += n * log(prop[j] / info.total) - lgamma(n + 1.0);
+    }
+    mult += lgamma(n_i + 1.0);
+  }
 
   printf("dirmn %s on %s\n", dirmn_version_string(), used == DIRMN_BACKEND_CUDA ? "CUDA" : "CPU");
   printf("table           %s: %ld rows x %ld columns, %lld nonzero (%.0f%%), max count %.0f\n",
@@ -126,15 +171,18 @@ int main(int argc, char** argv) {
     printf("precision       sum(alpha) = %.4g (overdispersion 1/(1+A) = %.4g)\n", fit.precision,
            1.0 / (1.0 + fit.precision));
   }
-  printf("log-likelihood  DM %.4f   multinomial %.4f   gain %.1f nats\n", fit.loglik_kernel, mult,
-         fit.loglik_kernel - mult);
-  /* The three most abundant categories. */
+  printf("log-likelihood  DM %.4f   multinomial %.4f   gain %.1f nats\n", fit.loglik, mult,
+         fit.loglik - mult);
+  /* The three largest alphas, named as the file's header names them. */
+  printf("largest alpha   column                          alpha   log alpha +/- s.e.\n");
   for (int r = 0; r < 3 && r < t.cols; ++r) {
     long best = -1;
     for (long j = 0; j < t.cols; ++j)
       if ((best < 0 || alpha[j] > alpha[best]) && alpha[j] >= 0) best = j;
-    printf("alpha[%ld]%*s%.4f (log alpha +/- %.3f)\n", best + 1, best + 1 < 10 ? 7 : best + 1 < 100 ? 6 : 5, "",
-           alpha[best], se[best]);
+    char number[32];
+    snprintf(number, sizeof number, "column %ld", best + 1);
+    printf("                %-28s %9.4f   %.3f\n", t.names ? t.names[best] : number, alpha[best],
+           se[best]);
     alpha[best] = -alpha[best]; /* exclude from the next round */
   }
 
@@ -155,6 +203,7 @@ done:
   free(se);
   free(prop);
   free(t.x);
+  free_names(t.names, t.cols);
   dirmn_counts_destroy(counts);
   dirmn_context_destroy(ctx);
   return rc;
