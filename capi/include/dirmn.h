@@ -654,8 +654,10 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * that lose all their rows are handled (an empty component is re-seeded at
  * the worst-explained row). The caller owns *mixture (free with
  * dirmn_mixture_destroy); it does not reference `counts` after return.
- * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k > rows with
- * counts, options); INVALID_PARAMETER (weights, naming the row);
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k above the
+ * number of rows with counts -- under options->weights, rows with counts and
+ * a positive weight, so weights that are all 0 are refused --, options);
+ * INVALID_PARAMETER (weights, naming the row);
  * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (counts
  * wrapped from device memory: the initialisation needs rows on the host). */
 DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
@@ -669,7 +671,9 @@ DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* count
  * dirmn_mixture_info (BIC, AIC, Laplace). On success the caller owns every
  * stored mixture; on failure nothing is stored and nothing stays allocated.
  * Statuses: those of dirmn_mixture_fit (the message names the k that
- * failed); INVALID_ARGUMENT also for k_min < 1 or k_max < k_min. */
+ * failed); INVALID_ARGUMENT also for k_min < 1 or k_max < k_min, and for
+ * k_max above the rows dirmn_mixture_fit accepts (checked before anything
+ * is fitted or reserved). */
 DIRMN_API dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, int k_min,
                                                int k_max, const dirmn_mixture_options* options,
                                                dirmn_mixture** mixtures);
