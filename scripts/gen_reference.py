@@ -238,6 +238,20 @@ def count_rows(rng, v, big):
     return rows
 
 
+def deep_rows(rng, v):
+    """Rows of deep counts: every cell 1e5 .. 1e7; most cells deep and the
+    rest small (0 .. 9); one deep cell among small ones; all cells 1e7-ish."""
+    def deep():
+        return int(10 ** (5 + 2 * rng.u()))
+    rows = [[deep() for _ in range(v)],
+            [deep() if rng.u() < 0.6 else rng.int_below(10) for _ in range(v)]]
+    one = [rng.int_below(4) for _ in range(v)]
+    one[rng.int_below(v)] = deep()
+    rows.append(one)
+    rows.append([int(10 ** 7) - rng.int_below(1000) for _ in range(v)])
+    return rows
+
+
 def real_rows(rng, v):
     with mp.workdps(30):
         def draw():
@@ -299,8 +313,31 @@ def cases(rng):
                        (120, "mixed", (-8, 10)), (8, "uniform", 1e9)):
         plan.append(("real", v, kind, s, False))
 
+    # Deep counts (1e5 .. 1e7) with alpha 1e-3 .. 10, where the full log pmf's
+    # terms cancel (issue #20 item 8). Drawn from their own stream after every
+    # other case, so the cases above are unchanged.
+    deep = [(3, (-3, 1)), (10, (0, 0)), (30, (-3, 1)), (200, (-3, 1)), (1000, (-1, 1)),
+            (2, (-3, -3)), (5, (1, 1))]
+    for v, m in deep:
+        plan.append(("deep", v, "mixed", m, False))
+
     lines = []
+    deep_rng = Rng(SEED + 1)
     for cid, (ckind, v, akind, scale, big) in enumerate(plan):
+        if ckind == "deep":
+            alpha = alpha_vector(deep_rng, v, akind, scale)
+            rows = deep_rows(deep_rng, v)
+            label = "deep_1e%d_1e%d" % scale
+            lines.append("case %d %d int %s" % (cid, v, label))
+            lines.append("alpha " + " ".join(dbl(a) for a in alpha))
+            for row in rows:
+                ll, full, s_ll, s_full = row_values(alpha, row)
+                lines.append("row %s | %s %s | %s %s" % (" ".join(str(int(x)) for x in row),
+                                                         fmt(ll), fmt(full),
+                                                         mpmath.nstr(s_ll, 6),
+                                                         mpmath.nstr(s_full, 6)))
+            lines.append("end")
+            continue
         alpha = alpha_vector(rng, v, akind, scale)
         rows = real_rows(rng, v) if ckind == "real" else count_rows(rng, v, big)
         if akind == "uniform":

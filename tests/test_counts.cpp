@@ -8,6 +8,7 @@
 // from device memory are in test_counts_device.cpp.
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -247,6 +248,87 @@ TEST_CASE("invalid counts are reported with row, column and value", "[api][count
   const std::vector<double> alpha{0.5, 1.5, 2.5, 3.5};
   const auto got = loglik(ctx.get(), c, rows, alpha, DIRMN_FULL);
   check_against_reference(got, x, alpha, rows, cols, true);
+}
+
+TEST_CASE("integer counts and row totals stay below 2^53; real-valued ones need only be finite",
+          "[api][counts]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  dirmn_counts* c = reinterpret_cast<dirmn_counts*>(0x1);
+  const int64_t two52 = int64_t{1} << 52, two53 = int64_t{1} << 53;
+  // 2^53 + 1 as a double is 2^53, so the int64 bound is checked as integers.
+  for (int64_t bad : {two53, two53 + 1, INT64_MAX}) {
+    INFO("count " << bad);
+    const std::vector<int64_t> x{1, 2, 3, bad, 0, 1};
+    CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, x.data(), 3, 1, nullptr) ==
+          DIRMN_ERROR_INVALID_COUNTS);
+    CHECK(last_error(ctx).find("row 1, column 0") != std::string::npos);
+    CHECK(last_error(ctx).find("2^53 or more") != std::string::npos);
+    const int64_t ptr[] = {0, 3, 5}, idx[] = {0, 1, 2, 0, 2};
+    const int64_t vals[] = {1, 2, 3, bad, 1};
+    CHECK(dirmn_counts_create_sparse(ctx.get(), &c, DIRMN_CSR, 2, 3, 5, DIRMN_INDEX_INT64, ptr, idx,
+                                     DIRMN_INT64, vals, nullptr) == DIRMN_ERROR_INVALID_COUNTS);
+    CHECK(last_error(ctx).find("row 1, column 0") != std::string::npos);
+  }
+  // Row totals: 2^52 + 2^52 reaches 2^53 at column 1 of row 1 (the row of
+  // 2^52, 2^52, 2^53, 1 was once accepted and its log pmf off by 74); one
+  // less is accepted and its total is exact.
+  const std::vector<int64_t> over{5, 0, 0, two52, two52, 1};
+  const std::vector<double> over_d(over.begin(), over.end());
+  const std::vector<float> over_f(over.begin(), over.end());
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, over.data(), 3, 1, nullptr) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 1, column 1") != std::string::npos);
+  CHECK(last_error(ctx).find("row's total to 2^53 or more") != std::string::npos);
+  // Column-major float64 and float32: the same cell.
+  const std::vector<double> over_cm{5, two52, 0, two52, 0, 1};
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, over_cm.data(), 1, 2, nullptr) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 1, column 1") != std::string::npos);
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT32, over_f.data(), 3, 1, nullptr) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 1, column 1") != std::string::npos);
+  {  // CSC: row 1's entries arrive column by column.
+    const int32_t ptr[] = {0, 2, 3, 4}, idx[] = {0, 1, 1, 1};
+    const double vals[] = {5, static_cast<double>(two52), static_cast<double>(two52), 1};
+    CHECK(dirmn_counts_create_sparse(ctx.get(), &c, DIRMN_CSC, 2, 3, 4, DIRMN_INDEX_INT32, ptr, idx,
+                                     DIRMN_FLOAT64, vals, nullptr) == DIRMN_ERROR_INVALID_COUNTS);
+    CHECK(last_error(ctx).find("row 1, column 1") != std::string::npos);
+    CHECK(last_error(ctx).find("row's total") != std::string::npos);
+  }
+  CHECK(c == reinterpret_cast<dirmn_counts*>(0x1));
+  const std::vector<int64_t> edge{5, 0, 0, two52, two52 - 2, 1};  // total 2^53 - 1
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, edge.data(), 3, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts ok(c);
+  std::vector<double> totals(2, -1.0);
+  REQUIRE(dirmn_counts_row_totals(ctx.get(), ok.get(), totals.data()) == DIRMN_SUCCESS);
+  CHECK(totals[1] == 9007199254740991.0);
+
+  // Real-valued counts: any finite value (above 2^53 too), a finite total.
+  dirmn_counts_options o;
+  dirmn_counts_options_init(&o);
+  o.flags = DIRMN_COUNTS_REAL_VALUED;
+  const std::vector<double> big{1e20, 3.5e20, 2.0, 1e300, 0.0, 7.25};
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, big.data(), 3, 1, &o) ==
+          DIRMN_SUCCESS);
+  Counts real(c);
+  const std::vector<double> alpha{0.5, 1.5, 2.5};
+  for (uint32_t flags : {0u, static_cast<uint32_t>(DIRMN_FULL)}) {
+    const auto ll = loglik(ctx.get(), c, 2, alpha, flags);
+    for (double v : ll) CHECK(std::isfinite(v));
+  }
+  const std::vector<int64_t> big_i{two53 + 1, 3, 0, 1, 1, 1};
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, big_i.data(), 3, 1, &o) ==
+          DIRMN_SUCCESS);
+  dirmn_counts_destroy(c);
+  const std::vector<double> inf_total{1.0, 1e308, 1e308, 1.0, 1.0, 1.0};
+  c = reinterpret_cast<dirmn_counts*>(0x1);
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, inf_total.data(), 3, 1, &o) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 0, column 2") != std::string::npos);
+  CHECK(last_error(ctx).find("past the largest double") != std::string::npos);
+  CHECK(c == reinterpret_cast<dirmn_counts*>(0x1));
 }
 
 TEST_CASE("bad sizes, strides, options and pointers", "[api][counts]") {

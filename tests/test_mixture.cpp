@@ -9,6 +9,7 @@
 // test_mixture_device.cpp.
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -386,8 +387,65 @@ TEST_CASE("mixture: a range of k in one call", "[mixture]") {
   const std::vector<double> tiny{3, 0, 0, 0, 2, 2};  // 3 rows x 2 columns, 2 with counts
   Counts t = counts_of(ctx.get(), tiny, 3, 2);
   CHECK(dirmn_mixture_fit_range(ctx.get(), t.get(), 1, 3, &o, untouched) == DIRMN_ERROR_INVALID_ARGUMENT);
-  CHECK(std::string(dirmn_last_error(ctx.get())).find("k = 3") != std::string::npos);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("k = 3: dirmn_mixture_fit: k (3)") != std::string::npos);
   for (dirmn_mixture* m : untouched) CHECK(m == nullptr);
+}
+
+TEST_CASE("mixture: k is bounded by the rows before anything is reserved", "[mixture]") {
+  // 12 rows: a range up to INT32_MAX once reserved 2^31 handles and answered
+  // OUT_OF_MEMORY; it is an argument error naming k and the rows.
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const Simulated sim = simulate_mixture(12, 4, 2, 9);
+  Counts c = counts_of(ctx.get(), sim.x, 12, 4);
+  dirmn_mixture* untouched[2] = {nullptr, nullptr};
+  CHECK(dirmn_mixture_fit_range(ctx.get(), c.get(), 1, INT32_MAX, nullptr, untouched) ==
+        DIRMN_ERROR_INVALID_ARGUMENT);
+  const std::string msg = dirmn_last_error(ctx.get());
+  CHECK(msg.find("k (2147483647)") != std::string::npos);
+  CHECK(msg.find("rows with counts (12), of 12 rows") != std::string::npos);
+  dirmn_mixture* m = reinterpret_cast<dirmn_mixture*>(0x1);
+  CHECK(dirmn_mixture_fit(ctx.get(), c.get(), INT32_MAX, nullptr, &m) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(m == reinterpret_cast<dirmn_mixture*>(0x1));
+  for (dirmn_mixture* p : untouched) CHECK(p == nullptr);
+}
+
+TEST_CASE("mixture: row weights that leave no row are refused", "[mixture]") {
+  // All weights 0 once fitted 0 / 0 shares: SUCCESS full of NaN (k = 1 even
+  // "converged"). As dirmn_fit, a mixture needs a positive total weight, and
+  // k rows that have both a weight and counts.
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t rows = 30, cols = 6;
+  const Simulated sim = simulate_mixture(rows, cols, 2, 3);
+  Counts c = counts_of(ctx.get(), sim.x, rows, cols);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  std::vector<double> w(static_cast<size_t>(rows), 0.0);
+  o.weights = w.data();
+  for (int k : {1, 3}) {
+    INFO("k = " << k);
+    dirmn_mixture* m = reinterpret_cast<dirmn_mixture*>(0x1);
+    CHECK(dirmn_mixture_fit(ctx.get(), c.get(), k, &o, &m) == DIRMN_ERROR_INVALID_ARGUMENT);
+    CHECK(std::string(dirmn_last_error(ctx.get())).find("no row has both counts and a positive weight") !=
+          std::string::npos);
+    CHECK(m == reinterpret_cast<dirmn_mixture*>(0x1));
+    dirmn_mixture* range[3] = {nullptr, nullptr, nullptr};
+    CHECK(dirmn_mixture_fit_range(ctx.get(), c.get(), 1, k, &o, range) == DIRMN_ERROR_INVALID_ARGUMENT);
+    for (dirmn_mixture* p : range) CHECK(p == nullptr);
+  }
+  // Two rows of weight: k = 3 is refused, naming the count; k = 2 fits.
+  w[3] = 1.0;
+  w[17] = 0.5;
+  dirmn_mixture* m = reinterpret_cast<dirmn_mixture*>(0x1);
+  CHECK(dirmn_mixture_fit(ctx.get(), c.get(), 3, &o, &m) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("rows with counts and a positive weight (2)") !=
+        std::string::npos);
+  Mixture two = fit(ctx.get(), c.get(), 2, &o);
+  dirmn_mixture_info info;
+  info.size = sizeof info;
+  REQUIRE(dirmn_mixture_get_info(two.get(), &info) == DIRMN_SUCCESS);
+  CHECK(std::isfinite(info.loglik));
 }
 
 TEST_CASE("mixture: dmn's soft k-means initialisation", "[mixture]") {

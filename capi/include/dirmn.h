@@ -93,7 +93,8 @@ typedef enum dirmn_status DIRMN_ENUM_INT {
   DIRMN_SUCCESS = 0,
   DIRMN_ERROR_NULL_POINTER = 1,        /* a required pointer argument is NULL */
   DIRMN_ERROR_INVALID_ARGUMENT = 2,    /* a size, stride, flag or enum is invalid */
-  DIRMN_ERROR_INVALID_COUNTS = 3,      /* a count is negative, NaN, infinite or non-integral */
+  DIRMN_ERROR_INVALID_COUNTS = 3,      /* a count is negative, NaN, infinite, non-integral
+                                          or too large, or a row's total is too large */
   DIRMN_ERROR_INVALID_PARAMETER = 4,   /* an alpha is <= 0 or not finite (or log alpha not finite) */
   DIRMN_ERROR_DIMENSION_MISMATCH = 5,  /* sizes of arguments do not agree */
   DIRMN_ERROR_WRONG_CONTEXT = 6,       /* an object belongs to another context */
@@ -288,8 +289,15 @@ typedef enum dirmn_storage DIRMN_ENUM_INT {
   DIRMN_STORAGE_SPARSE = 2  /* nonzero cells only, by row */
 } dirmn_storage;
 
-/* Counts are non-negative integers unless this flag is set; then any finite
- * non-negative value is accepted and evaluated through lgamma. */
+/* Counts are non-negative integers unless this flag is set. Integer counts
+ * and each row's total must be below 2^53 (at most 9007199254740991: every
+ * such integer is a double exactly, so none is rounded); int64 counts are
+ * compared as integers. With the flag any finite non-negative value is
+ * accepted (int64 values are taken as the nearest double) and evaluated
+ * through lgamma and log-beta forms, defined for any finite count; a row's
+ * total must stay finite (at most DBL_MAX). Device validation
+ * (dirmn_counts_wrap_device*) checks each count so, but not yet the row
+ * totals. */
 #define DIRMN_COUNTS_REAL_VALUED 0x1u
 
 typedef struct dirmn_counts_options {
@@ -316,8 +324,9 @@ DIRMN_API void dirmn_counts_options_init(dirmn_counts_options* options);
  * The caller keeps ownership of `data` (it is not referenced after return)
  * and owns *counts (free with dirmn_counts_destroy). Statuses: SUCCESS;
  * NULL_POINTER; INVALID_ARGUMENT (rows or cols <= 0, bad strides, dtype or
- * options); OVERFLOW (sizes); INVALID_COUNTS (with row, column and value);
- * OUT_OF_MEMORY; DEVICE; CANCELLED. */
+ * options); OVERFLOW (sizes); INVALID_COUNTS (with row, column and value:
+ * a bad count, or the count that takes its row's total past the bound of
+ * DIRMN_COUNTS_REAL_VALUED's comment); OUT_OF_MEMORY; DEVICE; CANCELLED. */
 DIRMN_API dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts,
                                                  int64_t rows, int64_t cols, dirmn_dtype dtype,
                                                  const void* data, int64_t row_stride,
@@ -654,8 +663,10 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * that lose all their rows are handled (an empty component is re-seeded at
  * the worst-explained row). The caller owns *mixture (free with
  * dirmn_mixture_destroy); it does not reference `counts` after return.
- * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k > rows with
- * counts, options); INVALID_PARAMETER (weights, naming the row);
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k above the
+ * number of rows with counts -- under options->weights, rows with counts and
+ * a positive weight, so weights that are all 0 are refused --, options);
+ * INVALID_PARAMETER (weights, naming the row);
  * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (counts
  * wrapped from device memory: the initialisation needs rows on the host). */
 DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
@@ -669,7 +680,9 @@ DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* count
  * dirmn_mixture_info (BIC, AIC, Laplace). On success the caller owns every
  * stored mixture; on failure nothing is stored and nothing stays allocated.
  * Statuses: those of dirmn_mixture_fit (the message names the k that
- * failed); INVALID_ARGUMENT also for k_min < 1 or k_max < k_min. */
+ * failed); INVALID_ARGUMENT also for k_min < 1 or k_max < k_min, and for
+ * k_max above the rows dirmn_mixture_fit accepts (checked before anything
+ * is fitted or reserved). */
 DIRMN_API dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, int k_min,
                                                int k_max, const dirmn_mixture_options* options,
                                                dirmn_mixture** mixtures);

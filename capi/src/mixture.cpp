@@ -33,28 +33,58 @@ dirmn_status check_mixture_options(dirmn_context* ctx, const char* fn,
   return DIRMN_SUCCESS;
 }
 
-dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k,
-                     const dirmn_mixture_options* options, dirmn_mixture** mixture) {
+// The rows a mixture can be fitted to: those with counts and, under row
+// weights, a positive weight. k components need at least k of them, and
+// rows of weight 0 alone leave every component's share 0 / 0.
+int64_t usable_rows(const HostTable& host, const double* weights) {
+  int64_t n = 0;
+  for (size_t b = 0; b < host.row_total.size(); ++b)
+    n += host.row_total[b] > 0.0 && (weights == nullptr || weights[b] > 0.0);
+  return n;
+}
+
+// The checks dirmn_mixture_fit makes before fitting, k's included; sets
+// *o to the options to fit with. dirmn_mixture_fit_range makes them once,
+// for k_min .. k_max, before it reserves anything for the range; *blamed is
+// the k a failure is reported for (the first, unless k_max is the one).
+dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k_min,
+                       int k_max, const dirmn_mixture_options* options,
+                       dirmn_mixture_options* o, int* blamed) {
+  *blamed = k_min;
   if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "counts is NULL");
-  if (mixture == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
   if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-  dirmn_mixture_options o;
-  dirmn_mixture_options_init(&o);
-  if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_mixture_options_init", &o)) return s;
-  if (dirmn_status s = check_mixture_options(ctx, fn, o)) return s;
-  if (dirmn_status s = check_weights(ctx, fn, o.weights, counts->info.rows)) return s;
+  dirmn_mixture_options_init(o);
+  if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_mixture_options_init", o)) return s;
+  if (dirmn_status s = check_mixture_options(ctx, fn, *o)) return s;
+  if (dirmn_status s = check_weights(ctx, fn, o->weights, counts->info.rows)) return s;
   const StoredTable table = counts->stored(ctx);
   const HostTable* host = table.host_rows();
   if (host == nullptr)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
                 "mixtures need the table in host memory for their initialisation; create the "
                 "counts from host arrays rather than wrapping device memory");
-  int64_t with_counts = 0;
-  for (double n : host->row_total) with_counts += n > 0.0;
-  if (k < 1 || k > with_counts)
+  const int64_t usable = usable_rows(*host, o->weights);
+  if (usable == 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                "k (%d) must be between 1 and the number of rows with counts (%" PRId64 ")", k,
-                with_counts);
+                o->weights ? "no row has both counts and a positive weight (of %" PRId64 " rows)"
+                           : "no row has counts (of %" PRId64 " rows)",
+                counts->info.rows);
+  const char* what = o->weights ? "rows with counts and a positive weight" : "rows with counts";
+  if (k_min >= 1) *blamed = k_max;
+  if (k_min < 1 || k_max > usable)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "k (%d) must be between 1 and the number of %s (%" PRId64 "), of %" PRId64 " rows",
+                k_min < 1 ? k_min : k_max, what, usable, counts->info.rows);
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k,
+                     const dirmn_mixture_options* options, dirmn_mixture** mixture) {
+  if (mixture == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
+  dirmn_mixture_options o;
+  int blamed = k;
+  if (dirmn_status s = check_fit(ctx, fn, counts, k, k, options, &o, &blamed)) return s;
+  const StoredTable table = counts->stored(ctx);
   auto m = std::make_unique<dirmn_mixture>();
   MixtureSettings s;
   s.k = k;
@@ -146,6 +176,13 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
     if (k_min < 1 || k_max < k_min)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", k_min, k_max);
+    // k_max is bounded by the rows before anything is reserved for the range;
+    // a failure is worded as the fit of the k it concerns would word it.
+    dirmn_mixture_options o;
+    int blamed = k_min;
+    if (dirmn_status st = dirmn::capi::check_fit(ctx, "dirmn_mixture_fit", counts, k_min, k_max,
+                                                 options, &o, &blamed))
+      return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", blamed);
     std::vector<std::unique_ptr<dirmn_mixture, void (*)(dirmn_mixture*)>> fitted;
     fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
     for (int k = k_min; k <= k_max; ++k) {

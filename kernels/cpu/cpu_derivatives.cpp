@@ -37,9 +37,12 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
         for (int64_t v = 0; v < cols; ++v) g[v] = -d_tot;
       if (h)
         for (int64_t v = 0; v < cols; ++v) h[v] = 0.0;
-      double rest = 0.0;
+      // The full value is summed in its own (log-beta) form, cpu_rows.hpp.
+      double rest = 0.0, rest_full = 0.0;
+      const bool full = req.loglik && req.full;
       for_each_nonzero<T>(t, b, [&](int64_t v, double n) {
-        if (v != star) rest += centred_lpoch(a[v], n, log_a_sum);
+        if (full) rest_full += math::lpoch_lfact(a[v], n);
+        else if (v != star) rest += centred_lpoch(a[v], n, log_a_sum);
         if (g) g[v] += math::dpoch(a[v], n);
         if (h) h[v] = math::tpoch(a[v], n);
       });
@@ -48,10 +51,9 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
         for (int64_t v = 0; v < cols; ++v) math::to_log_alpha(a[v], &g[v], h ? &h[v] : nullptr);
       }
       if (req.loglik) {
-        double ll = finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
-                               t.row_max[static_cast<size_t>(b)], a_rest);
-        if (req.full) ll += t.row_lcoef[static_cast<size_t>(b)];
-        req.loglik[b] = ll;
+        req.loglik[b] = full ? full_row<true>(rest_full, a_sum, n_total)
+                             : finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
+                                          t.row_max[static_cast<size_t>(b)], a_rest);
       }
       if (req.hessian_scalar) req.hessian_scalar[b] = -t_tot;
     }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <new>
+#include <type_traits>
 
 #include "cpu_rows.hpp"
 
@@ -54,9 +55,15 @@ TableLayout plan_tables(const HostTable& t) {
 
 // T_v[n] = sum_{j<n} log((alpha_v + j) / A) = lpoch(alpha_v, n) - n log A,
 // accumulated with Kahan compensation so entries near the cut-off keep full
-// precision.
+// precision; for the full form T_v[n] = sum_{j<n} log((alpha_v + j) / (j + 1))
+// = lpoch(alpha_v, n) - lgamma(n + 1), uncentred (cpu_rows.hpp).
+template <bool Full>
 void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double log_a_sum,
                 double* T) {
+  // log(j + 1) for j below the largest cut-off, once per call.
+  double log_k[kTableMaxCount + 1];
+  if (Full)
+    for (int64_t j = 0; j <= kTableMaxCount; ++j) log_k[j] = std::log(static_cast<double>(j + 1));
   for (int64_t v = 0; v < cols; ++v) {
     double* tv = T + L.offset[static_cast<size_t>(v)];
     const int64_t cut = L.cut[static_cast<size_t>(v)];
@@ -64,7 +71,8 @@ void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double 
     double sum = 0.0, comp = 0.0;
     tv[0] = 0.0;
     for (int64_t n = 1; n < cut; ++n) {
-      const double y = (std::log(a + static_cast<double>(n - 1)) - log_a_sum) - comp;
+      const double y =
+          (std::log(a + static_cast<double>(n - 1)) - (Full ? log_k[n - 1] : log_a_sum)) - comp;
       const double s = sum + y;
       comp = (s - sum) - y;
       sum = s;
@@ -73,28 +81,26 @@ void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double 
   }
 }
 
-// The centred term of one stored cell, table first.
-template <class T>
+// The term of one stored cell, table first.
+template <bool Full, class T>
 inline double cell_term(T n, int64_t v, const TableLayout& L, const double* table,
                         const double* alpha, double log_a_sum) {
+  if (std::is_floating_point<T>::value) {
+    const double d = static_cast<double>(n);
+    if (d == 0.0) return 0.0;
+    if (d < static_cast<double>(L.cut[static_cast<size_t>(v)]) && d == std::floor(d))
+      return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(d)];
+    return cell_value<Full>(alpha[v], d, log_a_sum);
+  }
   if (static_cast<int64_t>(n) < L.cut[static_cast<size_t>(v)])
     return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(n)];
-  return centred_lpoch(alpha[v], static_cast<double>(n), log_a_sum);
-}
-
-template <>
-inline double cell_term<double>(double n, int64_t v, const TableLayout& L, const double* table,
-                                const double* alpha, double log_a_sum) {
-  if (n == 0.0) return 0.0;
-  if (n < static_cast<double>(L.cut[static_cast<size_t>(v)]) && n == std::floor(n))
-    return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(n)];
-  return centred_lpoch(alpha[v], n, log_a_sum);
+  return cell_value<Full>(alpha[v], static_cast<double>(n), log_a_sum);
 }
 
 // Sum over v in [v0, v1) of lpoch(alpha_v, n_bv) for a dense row. Four
 // accumulators break the floating-point dependency chain so the loop runs at
 // load throughput.
-template <class T>
+template <bool Full, class T>
 double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L,
                         const double* table, const double* alpha, double log_a_sum) {
   double s[4] = {0.0, 0.0, 0.0, 0.0};
@@ -109,48 +115,48 @@ double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L
     }
     for (; v < v1; ++v) s[0] += table[off[v] + static_cast<int64_t>(x[v])];
   } else {
-    for (; v < v1; ++v) s[v & 3] += cell_term<T>(x[v], v, L, table, alpha, log_a_sum);
+    for (; v < v1; ++v) s[v & 3] += cell_term<Full, T>(x[v], v, L, table, alpha, log_a_sum);
   }
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 // The same over a sparse row, leaving out column `skip` (-1: none).
-template <class T>
+template <bool Full, class T>
 double sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t end,
                          int64_t skip, const TableLayout& L, const double* table,
                          const double* alpha, double log_a_sum) {
   double s[2] = {0.0, 0.0};
   for (int64_t i = begin; i < end; ++i) {
     const int64_t v = static_cast<int64_t>(col[i]);
-    if (v != skip) s[i & 1] += cell_term<T>(x[i], v, L, table, alpha, log_a_sum);
+    if (v != skip) s[i & 1] += cell_term<Full, T>(x[i], v, L, table, alpha, log_a_sum);
   }
   return s[0] + s[1];
 }
 
 // Per-row alpha: sum over nonzero cells of lpoch(alpha_v, n_bv), leaving out
 // column `skip` (-1: none).
-template <class T>
+template <bool Full, class T>
 double dense_row_rowwise(const T* x, int64_t cols, int64_t skip, const double* alpha,
                          double log_a_sum) {
   double s = 0.0;
   for (int64_t v = 0; v < cols; ++v) {
     const double n = static_cast<double>(x[v]);
-    if (n != 0.0 && v != skip) s += centred_lpoch(alpha[v], n, log_a_sum);
+    if (n != 0.0 && v != skip) s += cell_value<Full>(alpha[v], n, log_a_sum);
   }
   return s;
 }
 
-template <class T>
+template <bool Full, class T>
 double sparse_row_rowwise(const T* x, const uint32_t* col, int64_t begin, int64_t end,
                           int64_t skip, const double* alpha, double log_a_sum) {
   double s = 0.0;
   for (int64_t i = begin; i < end; ++i)
     if (static_cast<int64_t>(col[i]) != skip)
-      s += centred_lpoch(alpha[col[i]], static_cast<double>(x[i]), log_a_sum);
+      s += cell_value<Full>(alpha[col[i]], static_cast<double>(x[i]), log_a_sum);
   return s;
 }
 
-template <class T>
+template <bool Full, class T>
 BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
                            const Interrupt& interrupt) {
   const int64_t rows = t.rows, cols = t.cols, K = req.k;
@@ -163,7 +169,6 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
   const int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
 
   auto store = [&](int64_t b, int64_t j, double ll) {
-    if (req.full) ll += t.row_lcoef[static_cast<size_t>(b)];
     req.out[b * req.out_stride_row + j * req.out_stride_k] = ll;
   };
 
@@ -176,20 +181,22 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
         const double* a = req.alpha + b * cols;
         const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
-        const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+        const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
         const double a_rest =
             big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
-        const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+        const bool rg = !Full && big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
         const int64_t star = rg ? arg : -1;
         const double a_sum = math::compensated_sum(a, cols);
         const double log_a_sum = std::log(a_sum);
         const double rest =
-            t.sparse ? sparse_row_rowwise<T>(x, t.col_idx.data(), t.row_ptr[b],
-                                             t.row_ptr[b + 1], star, a, log_a_sum)
-                     : dense_row_rowwise<T>(x + b * cols, cols, star, a, log_a_sum);
+            t.sparse ? sparse_row_rowwise<Full, T>(x, t.col_idx.data(), t.row_ptr[b],
+                                                   t.row_ptr[b + 1], star, a, log_a_sum)
+                     : dense_row_rowwise<Full, T>(x + b * cols, cols, star, a, log_a_sum);
+        const double n_total = t.row_total[static_cast<size_t>(b)];
         store(b, 0,
-              finish_row(rest, a_sum, log_a_sum, t.row_total[static_cast<size_t>(b)], rg,
-                         rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
+              Full ? full_row<Full>(rest, a_sum, n_total)
+                   : finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
+                                t.row_max[static_cast<size_t>(b)], a_rest));
       }
     };
   } else {
@@ -205,7 +212,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       const double* a = req.alpha + j * cols;
       a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
       log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
-      fill_table(layout, a, cols, log_a_sums[static_cast<size_t>(j)],
+      fill_table<Full>(layout, a, cols, log_a_sums[static_cast<size_t>(j)],
                  tables.data() + j * layout.size);
       double* pre = a_prefix.data() + j * (cols + 1);
       double* suf = a_suffix.data() + j * (cols + 1);
@@ -222,7 +229,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         const double la = log_a_sums[static_cast<size_t>(j)];
         for (int64_t b = r0; b < r1; ++b) {
           const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
-          const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+          const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
           const double a_rest =
               big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
                         a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)]
@@ -231,19 +238,20 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
           const int64_t star = rg ? arg : -1;
           double rest;
           if (t.sparse) {
-            rest = sparse_row_shared<T>(x, t.col_idx.data(), t.row_ptr[b], t.row_ptr[b + 1],
+            rest = sparse_row_shared<Full, T>(x, t.col_idx.data(), t.row_ptr[b], t.row_ptr[b + 1],
                                         star, layout, tab, a, la);
           } else if (rg) {
-            rest = dense_row_shared<T>(x + b * cols, 0, star, layout, tab, a, la) +
-                   dense_row_shared<T>(x + b * cols, star + 1, cols, layout, tab, a, la);
+            rest = dense_row_shared<Full, T>(x + b * cols, 0, star, layout, tab, a, la) +
+                   dense_row_shared<Full, T>(x + b * cols, star + 1, cols, layout, tab, a, la);
           } else {
-            rest = dense_row_shared<T>(x + b * cols, 0, cols, layout, tab, a, la);
+            rest = dense_row_shared<Full, T>(x + b * cols, 0, cols, layout, tab, a, la);
           }
 
+          const double n_total = t.row_total[static_cast<size_t>(b)];
           store(b, j,
-                finish_row(rest, a_sums[static_cast<size_t>(j)], la,
-                           t.row_total[static_cast<size_t>(b)], rg, rg ? a[star] : 0.0,
-                           t.row_max[static_cast<size_t>(b)], a_rest));
+                Full ? full_row<Full>(rest, a_sums[static_cast<size_t>(j)], n_total)
+                     : finish_row(rest, a_sums[static_cast<size_t>(j)], la, n_total, rg,
+                                  rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
         }
       }
     };
@@ -258,7 +266,8 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
 BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
                      const Interrupt& interrupt) {
   return with_value_type(t.vtype, [&](auto tag) {
-    return loglik_typed<decltype(tag)>(t, req, threads, interrupt);
+    return req.full ? loglik_typed<true, decltype(tag)>(t, req, threads, interrupt)
+                    : loglik_typed<false, decltype(tag)>(t, req, threads, interrupt);
   });
 }
 

@@ -54,6 +54,23 @@ inline double centred_lpoch(double a, double n, double log_a_sum) {
   return math::lpoch(a, n) - n * log_a_sum;
 }
 
+// The full log pmf (DIRMN_FULL) is not the kernel plus the row's stored
+// multinomial coefficient: for counts ~1e6-1e7 both are ~N log N and their
+// sum kept ~5e-10 relative. Each cell contributes lpoch_lfact(alpha_v, n_v)
+// and the row total -lpoch_lfact(A, N) (the log-beta form, special.hpp),
+// terms of the result's size; they are not centred (n log A would put back
+// the ~N log A the form avoids) and need no regrouping (no term grows like
+// N log N).
+template <bool Full>
+inline double cell_value(double a, double n, double log_a_sum) {
+  return Full ? math::lpoch_lfact(a, n) : centred_lpoch(a, n, log_a_sum);
+}
+
+template <bool Full>
+inline double full_row(double rest, double a_sum, double n_total) {
+  return rest - math::lpoch_lfact(a_sum, n_total);
+}
+
 // Regrouping trades terms of size ~N log N for terms of size ~(A - alpha*)
 // log(...): it helps only where the rest of alpha is small beside the
 // dominant count.

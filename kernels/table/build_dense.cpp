@@ -165,16 +165,23 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
   };
   std::vector<Part> part(static_cast<size_t>(parts));
   std::vector<int64_t> row_nnz(static_cast<size_t>(rows), 0);
+  // Running row totals, bounded as the counts are (both walks visit a row's
+  // cells in column order, so the cell that crosses the bound is the same).
+  // An 8-bit table (above) cannot reach the bound: 255 x 2^32 columns < 2^53.
+  std::vector<double> row_sum(static_cast<size_t>(rows), 0.0);
+  const double limit = build::row_total_limit(real_valued);
   build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
     Part& p = part[static_cast<size_t>(k)];
     p.ok = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
       const S x = src[i * rs + j * cs];
       if (x == 0) return true;
-      if (!build::check_count<S>(x, real_valued, &p.problem)) {
-        build::bad_count(&p.problem, i, j, static_cast<double>(x));
+      const double d = static_cast<double>(x);
+      if (!build::check_count<S>(x, real_valued, &p.problem) ||
+          !build::add_to_row(&row_sum[static_cast<size_t>(i)], d, limit, real_valued, &p.problem)) {
+        build::bad_count(&p.problem, i, j, d);
         return false;
       }
-      p.stats.add(static_cast<double>(x));
+      p.stats.add(d);
       ++row_nnz[static_cast<size_t>(i)];
       return true;
     });

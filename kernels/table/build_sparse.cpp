@@ -71,6 +71,9 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
   // within each output row for CSC input; CSR input is first transposed
   // the same way so its column indices come out sorted too.
   std::vector<int64_t> cnt(static_cast<size_t>(inner) + 1, 0);
+  // Running row totals, bounded as the counts are (validate.hpp).
+  std::vector<double> row_sum(static_cast<size_t>(rows), 0.0);
+  const double limit = build::row_total_limit(real);
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
     for (int64_t k = a; k < b; ++k) {
@@ -91,8 +94,9 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
           : value_dtype == DIRMN_FLOAT32
               ? build::check_count<float>(static_cast<const float*>(values)[k], real, problem)
               : build::check_count<double>(x, real, problem);
-      if (!ok) {
-        build::bad_count(problem, csr ? o : in, csr ? in : o, x);
+      const int64_t row = csr ? o : in;
+      if (!ok || !build::add_to_row(&row_sum[static_cast<size_t>(row)], x, limit, real, problem)) {
+        build::bad_count(problem, row, csr ? in : o, x);
         return DIRMN_ERROR_INVALID_COUNTS;
       }
       ++cnt[static_cast<size_t>(in) + 1];

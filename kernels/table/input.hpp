@@ -42,8 +42,10 @@ enum CountIssue : int {
   kCountNaN,
   kCountInf,
   kCountNegative,
-  kCountTooLarge,   // above 2^53
-  kCountNotInteger  // fractional, without DIRMN_COUNTS_REAL_VALUED
+  kCountTooLarge,   // 2^53 or more (integer counts)
+  kCountNotInteger, // fractional, without DIRMN_COUNTS_REAL_VALUED
+  kRowTotalTooLarge,  // the count takes its row's total to 2^53 or more (integer counts)
+  kRowTotalInf        // the count takes its real-valued row's total past DBL_MAX
 };
 
 // What is wrong with a compressed pointer array.
