@@ -36,30 +36,53 @@ mutable struct DirmnCounts
     ncat::Int
     obsdim::Int
     vector::Bool            # made from a single observation (a vector)
+    closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
-function _finalize_counts(c::DirmnCounts)
+# Frees the handle; the caller holds the lock of the counts' context, which
+# every call using the handle holds too (see _with), so no call is using it.
+# The library lets counts outlive their context, so no ordering is needed.
+function _free_counts(c::DirmnCounts)
     p = c.ptr
     c.ptr = C_NULL
-    # The library lets counts outlive their context, so no ordering is needed.
     p == C_NULL || LibDirmn.dirmn_counts_destroy(p)
     return nothing
 end
 
+_finalize_counts(c::DirmnCounts) =
+    c.ptr == C_NULL ? nothing :
+    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts)
+
 """
     close(c::DirmnCounts)
 
-Frees the counts' host and device memory now. Idempotent; later
-computations with `c` raise a [`DirmnError`](@ref).
+Frees the counts' host and device memory now. Idempotent. Safe while
+another task or thread computes with `c`: `close` waits for that call to
+end (it takes the lock of the counts' context); every later call with `c`
+raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
 """
-Base.close(c::DirmnCounts) = _finalize_counts(c)
+function Base.close(c::DirmnCounts)
+    # ReentrantLock is not fair: a task calling in a loop could take the lock
+    # again and again before this one. Calls that start from now on see the
+    # flag and fail at once (see _handle), so close waits for one call at most.
+    c.closing[] = true
+    lock(c.context.lock) do
+        _free_counts(c)
+    end
+    return nothing
+end
 
 """
     isopen(c::DirmnCounts) -> Bool
 
 Whether `c` has not been closed.
 """
-Base.isopen(c::DirmnCounts) = c.ptr != C_NULL
+Base.isopen(c::DirmnCounts) = c.ptr != C_NULL && !c.closing[]
+
+# The handle a call passes to the library, read under the lock of the
+# handle's context (see _with): NULL once close() has begun, which the
+# library answers with DIRMN_ERROR_NULL_POINTER.
+_handle(h) = h.closing[] ? C_NULL : h.ptr
 
 """
     size(c::DirmnCounts)
@@ -101,7 +124,10 @@ function info(c::DirmnCounts)
     r = Ref(LibDirmn.empty_counts_info())
     # dirmn_counts_get_info takes no context, so the library reports its
     # failures in the calling thread's slot, read with a NULL context.
-    _check(LibDirmn.dirmn_counts_get_info(c.ptr, r), C_NULL, _closed_hint(c))
+    # The lock keeps close() from freeing the handle during the call.
+    _with(c.context) do _
+        _check(LibDirmn.dirmn_counts_get_info(_handle(c), r), C_NULL, _closed_hint(c))
+    end
     i = r[]
     storage = i.storage == LibDirmn.DIRMN_STORAGE_DENSE ? :dense :
               i.storage == LibDirmn.DIRMN_STORAGE_SPARSE ? :sparse : :auto
@@ -138,7 +164,7 @@ The total count of each observation.
 function totals(c::DirmnCounts)
     out = Vector{Float64}(undef, c.nobs)
     _with(c.context) do p
-        _check(LibDirmn.dirmn_counts_row_totals(p, c.ptr, out), p, _call_hint(c, c.context))
+        _check(LibDirmn.dirmn_counts_row_totals(p, _handle(c), out), p, _call_hint(c, c.context))
     end
     return out
 end
@@ -281,7 +307,7 @@ end
 # --- construction -----------------------------------------------------------
 
 function _finish(ctx::DirmnContext, handle::Ptr{Cvoid}, nobs, ncat, obsdim, isvector)
-    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector)
+    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector, Threads.Atomic{Bool}(false))
     finalizer(_finalize_counts, c)
     return c
 end

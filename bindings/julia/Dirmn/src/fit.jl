@@ -49,9 +49,9 @@ function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :
         grad = Vector{Float64}(undef, V)
         hdiag = Vector{Float64}(undef, V)
         hscal = Ref{Cdouble}(0)
-        _with(ctx) do p
+        _with(ctx, c.context) do p
             GC.@preserve Pn w grad hdiag begin
-                st = LibDirmn.dirmn_loglik_sum(p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(s), code,
+                st = LibDirmn.dirmn_loglik_sum(p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(s), code,
                                                _wptr(w), _flags(full), value, pointer(grad),
                                                pointer(hdiag), hscal)
             end
@@ -103,10 +103,10 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
         # permuted afterwards.
         g = Matrix{Float64}(undef, n, V)
         hd = Matrix{Float64}(undef, n, V)
-        _with(ctx) do p
+        _with(ctx, c.context) do p
             GC.@preserve Pn ll hs g hd begin
                 st = LibDirmn.dirmn_loglik_rowwise_derivatives(
-                    p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(srow), Int64(sv), code,
+                    p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(srow), Int64(sv), code,
                     _flags(full), pointer(ll), pointer(g), pointer(hd), pointer(hs), Int64(1),
                     Int64(max(n, 1)))
             end
@@ -317,8 +317,8 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
                                                  pointer(alpha), pointer(se), pointer(selog),
                                                  0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0),
                                                  Int64(0), NaN))
-            _with(ctx) do p
-                status = LibDirmn.dirmn_fit(p, c.ptr, oref, rref)
+            _with(ctx, c.context) do p
+                status = LibDirmn.dirmn_fit(p, _handle(c), oref, rref)
                 _check(status, p, _call_hint(c, ctx))
             end
             res = rref[]

@@ -22,9 +22,9 @@ end
 
 function _call_loglik(c::DirmnCounts, ctx::DirmnContext, k::Int, Pn, sk, sv, param, full,
                       out, out_sk, hint)
-    _with(ctx) do p
+    _with(ctx, c.context) do p
         GC.@preserve Pn out begin
-            st = LibDirmn.dirmn_loglik(p, c.ptr, Int64(k), Ptr{Cdouble}(pointer(Pn)),
+            st = LibDirmn.dirmn_loglik(p, _handle(c), Int64(k), Ptr{Cdouble}(pointer(Pn)),
                                        Int64(sk), Int64(sv), _param_code(param), _flags(full),
                                        pointer(out), Int64(1), Int64(out_sk))
         end
@@ -98,9 +98,9 @@ function _loglik_rowwise(c::DirmnCounts, ctx::DirmnContext, P::AbstractVecOrMat,
         srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
     end
     out = Vector{Float64}(undef, c.nobs)
-    _with(ctx) do p
+    _with(ctx, c.context) do p
         GC.@preserve Pn out begin
-            st = LibDirmn.dirmn_loglik_rowwise(p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(srow),
+            st = LibDirmn.dirmn_loglik_rowwise(p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(srow),
                                                Int64(sv), _param_code(param), _flags(full),
                                                pointer(out), Int64(1))
         end
