@@ -217,6 +217,10 @@ _count_type(::Type{T}) where {T<:_NativeCount} = T
 _count_type(::Type{T}) where {T<:Union{Bool,Int8,UInt8,Int16,UInt16}} = Int32
 _count_type(::Type{T}) where {T<:Integer} = Int64
 _count_type(::Type{T}) where {T<:Real} = Float64
+# A table with missing values in its type (as read from a file) is taken
+# when it holds none; a missing value is reported at its position.
+_count_type(::Type{Union{Missing,T}}) where {T} = _count_type(T)
+_count_type(::Type{Missing}) = Int32
 _count_type(::Type{T}) where {T} =
     throw(ArgumentError("counts must be real numbers, not $T"))
 
@@ -328,7 +332,14 @@ end
 
 function _counts(ctx::DirmnContext, X::AbstractMatrix, obsdim::Int, opts)
     T = _count_type(eltype(X))
-    A, s1, s2 = _native_matrix(X, T)
+    A, s1, s2 = if _needs_check(eltype(X), T)
+        rows = size(X, 1)
+        Y = _convert_counts!(Matrix{T}(undef, size(X)), X,
+                             k -> _cell_text(obsdim, (k - 1) % rows + 1, (k - 1) ÷ rows + 1))
+        (Y, 1, max(rows, 1))
+    else
+        _native_matrix(X, T)
+    end
     # The library's table has observations as rows: observation b, category
     # v sits at b * row_stride + v * col_stride.
     nobs, ncat, rs, cs = obsdim == 2 ? (size(X, 2), size(X, 1), s2, s1) :
@@ -339,7 +350,9 @@ end
 
 function _counts(ctx::DirmnContext, x::AbstractVector, obsdim::Int, opts)
     T = _count_type(eltype(x))
-    A, s = _native_vector(x, T)
+    A, s = _needs_check(eltype(x), T) ?
+        (_convert_counts!(Vector{T}(undef, length(x)), x, _cell_text), 1) :
+        _native_vector(x, T)
     n = length(x)
     # One observation: the row stride is never used, but must be valid.
     h = _create_dense(ctx, A, _dtype(T), 1, n, max(n * s, 1), s, opts, _cell_hint(obsdim, true))
@@ -380,26 +393,48 @@ function _zero_based(v::AbstractVector, n::Integer, ::Type{I}) where {I}
     return out
 end
 
-function _sparse_values(nzval::Vector, nz::Int)
+# `where(k)` words the position of nzval[k] for a value that cannot be
+# converted.
+function _sparse_values(nzval::Vector, nz::Int, where)
     T = _count_type(eltype(nzval))
     if T === eltype(nzval) && length(nzval) == nz
         return nzval
     end
     vals = Vector{T}(undef, nz)
-    copyto!(vals, 1, nzval, 1, nz)
+    if _needs_check(eltype(nzval), T)
+        _convert_counts!(vals, view(nzval, 1:nz), where)
+    else
+        copyto!(vals, 1, nzval, 1, nz)
+    end
     return vals
 end
 
-# `hint` names cells in the array the caller passed, which for a transpose
-# is not X itself.
+# Positions are worded in the array the caller passed, which for a
+# transpose (`transposed`) is not X itself: its obsdim is 3 - obsdim and its
+# X[i, j] is S[j, i].
 function _counts(ctx::DirmnContext, X::SparseMatrixCSC{Tv,Ti}, obsdim::Int, opts;
-                 hint = _cell_hint(obsdim, false)) where {Tv,Ti}
+                 transposed::Bool = false) where {Tv,Ti}
     I = _index_eltype(Ti)
     m, n = size(X)
+    name = transposed ? "parent(X)." : ""
+    _check_csc_lengths(m, n, X.colptr, X.rowval, X.nzval, name)
+    uobsdim = transposed ? 3 - obsdim : obsdim
     nz = Int(X.colptr[end]) - 1
     ptr0 = _zero_based(X.colptr, n + 1, I)
     idx0 = _zero_based(X.rowval, nz, I)
-    vals = _sparse_values(X.nzval, nz)
+    vals = _sparse_values(X.nzval, nz, function (k)
+        j = _entry_column(X.colptr, n, k)
+        i = Int(X.rowval[k])
+        (j == 0 || !(1 <= i <= m)) && return "$(name)nzval[$k]"
+        cell = transposed ? _cell_text(uobsdim, j, i) : _cell_text(uobsdim, i, j)
+        return "$cell, stored as $(name)nzval[$k]"
+    end)
+    cells = _cell_hint(uobsdim, false)
+    hint = function (loc)
+        t = _csc_structure_text(loc, "dirmn_counts_create_sparse", m, n, X.colptr, X.rowval,
+                                transposed, uobsdim)
+        return t === nothing ? cells(loc) : _Reworded(t)
+    end
     # Observations as columns: the compressed columns of X are compressed
     # rows of the observations × categories table, i.e. CSR.
     if obsdim == 2
@@ -415,7 +450,7 @@ end
 function _counts(ctx::DirmnContext,
                  X::Union{Adjoint{<:Real,<:SparseMatrixCSC},Transpose{<:Real,<:SparseMatrixCSC}},
                  obsdim::Int, opts)
-    c = _counts(ctx, parent(X), 3 - obsdim, opts; hint = _cell_hint(obsdim, false))
+    c = _counts(ctx, parent(X), 3 - obsdim, opts; transposed = true)
     c.obsdim = obsdim
     return c
 end
@@ -423,11 +458,22 @@ end
 function _counts(ctx::DirmnContext, x::SparseVector{Tv,Ti}, obsdim::Int, opts) where {Tv,Ti}
     I = _index_eltype(Ti)
     nz = length(x.nzind)
+    n = length(x)
+    length(x.nzval) >= nz ||
+        _structure_error("DirmnCounts: the SparseVector has $nz indices (nzind) but " *
+                         "$(length(x.nzval)) values (nzval)")
     ptr0 = I[0, nz]
     idx0 = _zero_based(x.nzind, nz, I)
-    vals = _sparse_values(x.nzval, nz)
-    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts,
-                       _cell_hint(obsdim, true))
+    vals = _sparse_values(x.nzval, nz, function (k)
+        i = Int(x.nzind[k])
+        return 1 <= i <= n ? "$(_cell_text(i)), stored as nzval[$k]" : "nzval[$k]"
+    end)
+    cells = _cell_hint(obsdim, true)
+    hint = function (loc)
+        t = _sparsevec_structure_text(loc, "dirmn_counts_create_sparse", n, x.nzind)
+        return t === nothing ? cells(loc) : _Reworded(t)
+    end
+    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts, hint)
     return _finish(ctx, h, 1, length(x), obsdim, true)
 end
 
