@@ -8,10 +8,13 @@ repeated evaluation with [`loglik`](@ref), [`loglik_rowwise`](@ref) and
 
 `X` may be
 - a dense matrix of `Int32`, `Int64`, `Float32` or `Float64` (passed to the
-  library as it is in memory; other `Integer` or `Real` element types are
-  converted first), or a strided view or transpose of one;
+  library as it is in memory; other `Integer` or `Real` element types, and
+  `Union{Missing,T}` of them, are converted first, and a value that does
+  not fit `Int64` or a `missing` raises a [`DirmnError`](@ref) naming its
+  position), or a strided view or transpose of one;
 - a `SparseMatrixCSC` (passed as compressed columns/rows, never densified;
-  only the 0-based index arrays are made);
+  only the 0-based index arrays are made; a corrupt structure is reported
+  in its own terms, `rowval[k]`, `colptr[j]`, 1-based);
 - a vector or `SparseVector`: a single observation.
 
 `obsdim` says which dimension of a matrix indexes observations: `2` (the
