@@ -49,6 +49,7 @@ using .LibDirmn: LibDirmn
 include("errors.jl")
 include("context.jl")
 include("counts.jl")
+include("checks.jl")
 include("loglik.jl")
 include("fit.jl")
 include("mixture.jl")

@@ -33,6 +33,7 @@ mutable struct DirmnContext
     backend::Symbol
     device::Int
     lock::ReentrantLock
+    serial::Int   # the order in which a call that needs several contexts locks them
 
     function DirmnContext(backend::Symbol = :auto, device::Integer = 0)
         code = _backend_code(backend)
@@ -49,20 +50,44 @@ mutable struct DirmnContext
             LibDirmn.dirmn_context_destroy(out[])
             throw(DirmnError(st2, msg))
         end
-        ctx = new(out[], _backend_symbol(be[]), Int(dev[]), ReentrantLock())
+        ctx = new(out[], _backend_symbol(be[]), Int(dev[]), ReentrantLock(),
+                  Threads.atomic_add!(_CONTEXT_SERIAL, 1))
         finalizer(_finalize_context, ctx)
         return ctx
     end
 end
 
-# Finalizers may not take locks or switch tasks; an unreachable context has
-# no other user, so destroying it directly is safe.
-function _finalize_context(ctx::DirmnContext)
+const _CONTEXT_SERIAL = Threads.Atomic{Int}(1)
+
+# Frees the handle; the caller holds the context's lock.
+function _free_context(ctx::DirmnContext)
     p = ctx.ptr
     ctx.ptr = C_NULL
     p == C_NULL || LibDirmn.dirmn_context_destroy(p)
     return nothing
 end
+
+# Runs `free(x)` under `l` from a finalizer. A finalizer must neither block
+# nor switch tasks (lock could do both), so it only tries the lock; when
+# another task holds it (a call in progress on the context), the finalizer is
+# registered again and the handle freed at a later collection. (trylock
+# succeeds at once when the collecting task itself holds the lock: the object
+# is unreachable, so that task's call cannot be using this handle.)
+function _finalize_under(free, x, l::ReentrantLock, self)
+    if trylock(l)
+        try
+            free(x)
+        finally
+            unlock(l)
+        end
+    else
+        finalizer(self, x)
+    end
+    return nothing
+end
+
+_finalize_context(ctx::DirmnContext) =
+    ctx.ptr == C_NULL ? nothing : _finalize_under(_free_context, ctx, ctx.lock, _finalize_context)
 
 """
     close(ctx::DirmnContext)
@@ -73,7 +98,7 @@ report `DIRMN_ERROR_NULL_POINTER`).
 """
 function Base.close(ctx::DirmnContext)
     lock(ctx.lock) do
-        _finalize_context(ctx)
+        _free_context(ctx)
     end
     return nothing
 end
@@ -95,12 +120,31 @@ end
 
 # Runs f(ptr) under the context's lock so the call and the read of its error
 # message are not interleaved with another task's call on the same context.
-@inline function _with(f, ctx::DirmnContext)
-    lock(ctx.lock)
+# `owners` are the contexts of the handles the call uses (counts, mixture):
+# their locks are taken too, so that close() of a handle, which frees it
+# under its owner's lock, waits for the call to end (even one made through
+# another context, which the library refuses only after reading the handle).
+# Several locks are taken in the order of the contexts' serial numbers, so
+# two such calls cannot deadlock.
+@inline function _with(f, ctx::DirmnContext, owners::DirmnContext...)
+    if all(o -> o === ctx, owners)
+        lock(ctx.lock)
+        try
+            return f(ctx.ptr)
+        finally
+            unlock(ctx.lock)
+        end
+    end
+    return _with_all(f, ctx, owners)
+end
+
+@noinline function _with_all(f, ctx::DirmnContext, owners)
+    ls = sort!(unique!(DirmnContext[ctx, owners...]); by = c -> c.serial)
+    foreach(c -> lock(c.lock), ls)
     try
         return f(ctx.ptr)
     finally
-        unlock(ctx.lock)
+        foreach(c -> unlock(c.lock), reverse(ls))
     end
 end
 

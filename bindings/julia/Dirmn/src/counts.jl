@@ -8,10 +8,13 @@ repeated evaluation with [`loglik`](@ref), [`loglik_rowwise`](@ref) and
 
 `X` may be
 - a dense matrix of `Int32`, `Int64`, `Float32` or `Float64` (passed to the
-  library as it is in memory; other `Integer` or `Real` element types are
-  converted first), or a strided view or transpose of one;
+  library as it is in memory; other `Integer` or `Real` element types, and
+  `Union{Missing,T}` of them, are converted first, and a value that does
+  not fit `Int64` or a `missing` raises a [`DirmnError`](@ref) naming its
+  position), or a strided view or transpose of one;
 - a `SparseMatrixCSC` (passed as compressed columns/rows, never densified;
-  only the 0-based index arrays are made);
+  only the 0-based index arrays are made; a corrupt structure is reported
+  in its own terms, `rowval[k]`, `colptr[j]`, 1-based);
 - a vector or `SparseVector`: a single observation.
 
 `obsdim` says which dimension of a matrix indexes observations: `2` (the
@@ -36,30 +39,53 @@ mutable struct DirmnCounts
     ncat::Int
     obsdim::Int
     vector::Bool            # made from a single observation (a vector)
+    closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
-function _finalize_counts(c::DirmnCounts)
+# Frees the handle; the caller holds the lock of the counts' context, which
+# every call using the handle holds too (see _with), so no call is using it.
+# The library lets counts outlive their context, so no ordering is needed.
+function _free_counts(c::DirmnCounts)
     p = c.ptr
     c.ptr = C_NULL
-    # The library lets counts outlive their context, so no ordering is needed.
     p == C_NULL || LibDirmn.dirmn_counts_destroy(p)
     return nothing
 end
 
+_finalize_counts(c::DirmnCounts) =
+    c.ptr == C_NULL ? nothing :
+    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts)
+
 """
     close(c::DirmnCounts)
 
-Frees the counts' host and device memory now. Idempotent; later
-computations with `c` raise a [`DirmnError`](@ref).
+Frees the counts' host and device memory now. Idempotent. Safe while
+another task or thread computes with `c`: `close` waits for that call to
+end (it takes the lock of the counts' context); every later call with `c`
+raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
 """
-Base.close(c::DirmnCounts) = _finalize_counts(c)
+function Base.close(c::DirmnCounts)
+    # ReentrantLock is not fair: a task calling in a loop could take the lock
+    # again and again before this one. Calls that start from now on see the
+    # flag and fail at once (see _handle), so close waits for one call at most.
+    c.closing[] = true
+    lock(c.context.lock) do
+        _free_counts(c)
+    end
+    return nothing
+end
 
 """
     isopen(c::DirmnCounts) -> Bool
 
 Whether `c` has not been closed.
 """
-Base.isopen(c::DirmnCounts) = c.ptr != C_NULL
+Base.isopen(c::DirmnCounts) = c.ptr != C_NULL && !c.closing[]
+
+# The handle a call passes to the library, read under the lock of the
+# handle's context (see _with): NULL once close() has begun, which the
+# library answers with DIRMN_ERROR_NULL_POINTER.
+_handle(h) = h.closing[] ? C_NULL : h.ptr
 
 """
     size(c::DirmnCounts)
@@ -101,7 +127,10 @@ function info(c::DirmnCounts)
     r = Ref(LibDirmn.empty_counts_info())
     # dirmn_counts_get_info takes no context, so the library reports its
     # failures in the calling thread's slot, read with a NULL context.
-    _check(LibDirmn.dirmn_counts_get_info(c.ptr, r), C_NULL, _closed_hint(c))
+    # The lock keeps close() from freeing the handle during the call.
+    _with(c.context) do _
+        _check(LibDirmn.dirmn_counts_get_info(_handle(c), r), C_NULL, _closed_hint(c))
+    end
     i = r[]
     storage = i.storage == LibDirmn.DIRMN_STORAGE_DENSE ? :dense :
               i.storage == LibDirmn.DIRMN_STORAGE_SPARSE ? :sparse : :auto
@@ -138,7 +167,7 @@ The total count of each observation.
 function totals(c::DirmnCounts)
     out = Vector{Float64}(undef, c.nobs)
     _with(c.context) do p
-        _check(LibDirmn.dirmn_counts_row_totals(p, c.ptr, out), p, _call_hint(c, c.context))
+        _check(LibDirmn.dirmn_counts_row_totals(p, _handle(c), out), p, _call_hint(c, c.context))
     end
     return out
 end
@@ -191,6 +220,10 @@ _count_type(::Type{T}) where {T<:_NativeCount} = T
 _count_type(::Type{T}) where {T<:Union{Bool,Int8,UInt8,Int16,UInt16}} = Int32
 _count_type(::Type{T}) where {T<:Integer} = Int64
 _count_type(::Type{T}) where {T<:Real} = Float64
+# A table with missing values in its type (as read from a file) is taken
+# when it holds none; a missing value is reported at its position.
+_count_type(::Type{Union{Missing,T}}) where {T} = _count_type(T)
+_count_type(::Type{Missing}) = Int32
 _count_type(::Type{T}) where {T} =
     throw(ArgumentError("counts must be real numbers, not $T"))
 
@@ -281,7 +314,7 @@ end
 # --- construction -----------------------------------------------------------
 
 function _finish(ctx::DirmnContext, handle::Ptr{Cvoid}, nobs, ncat, obsdim, isvector)
-    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector)
+    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector, Threads.Atomic{Bool}(false))
     finalizer(_finalize_counts, c)
     return c
 end
@@ -302,7 +335,14 @@ end
 
 function _counts(ctx::DirmnContext, X::AbstractMatrix, obsdim::Int, opts)
     T = _count_type(eltype(X))
-    A, s1, s2 = _native_matrix(X, T)
+    A, s1, s2 = if _needs_check(eltype(X), T)
+        rows = size(X, 1)
+        Y = _convert_counts!(Matrix{T}(undef, size(X)), X,
+                             k -> _cell_text(obsdim, (k - 1) % rows + 1, (k - 1) ÷ rows + 1))
+        (Y, 1, max(rows, 1))
+    else
+        _native_matrix(X, T)
+    end
     # The library's table has observations as rows: observation b, category
     # v sits at b * row_stride + v * col_stride.
     nobs, ncat, rs, cs = obsdim == 2 ? (size(X, 2), size(X, 1), s2, s1) :
@@ -313,7 +353,9 @@ end
 
 function _counts(ctx::DirmnContext, x::AbstractVector, obsdim::Int, opts)
     T = _count_type(eltype(x))
-    A, s = _native_vector(x, T)
+    A, s = _needs_check(eltype(x), T) ?
+        (_convert_counts!(Vector{T}(undef, length(x)), x, _cell_text), 1) :
+        _native_vector(x, T)
     n = length(x)
     # One observation: the row stride is never used, but must be valid.
     h = _create_dense(ctx, A, _dtype(T), 1, n, max(n * s, 1), s, opts, _cell_hint(obsdim, true))
@@ -354,26 +396,48 @@ function _zero_based(v::AbstractVector, n::Integer, ::Type{I}) where {I}
     return out
 end
 
-function _sparse_values(nzval::Vector, nz::Int)
+# `where(k)` words the position of nzval[k] for a value that cannot be
+# converted.
+function _sparse_values(nzval::Vector, nz::Int, where)
     T = _count_type(eltype(nzval))
     if T === eltype(nzval) && length(nzval) == nz
         return nzval
     end
     vals = Vector{T}(undef, nz)
-    copyto!(vals, 1, nzval, 1, nz)
+    if _needs_check(eltype(nzval), T)
+        _convert_counts!(vals, view(nzval, 1:nz), where)
+    else
+        copyto!(vals, 1, nzval, 1, nz)
+    end
     return vals
 end
 
-# `hint` names cells in the array the caller passed, which for a transpose
-# is not X itself.
+# Positions are worded in the array the caller passed, which for a
+# transpose (`transposed`) is not X itself: its obsdim is 3 - obsdim and its
+# X[i, j] is S[j, i].
 function _counts(ctx::DirmnContext, X::SparseMatrixCSC{Tv,Ti}, obsdim::Int, opts;
-                 hint = _cell_hint(obsdim, false)) where {Tv,Ti}
+                 transposed::Bool = false) where {Tv,Ti}
     I = _index_eltype(Ti)
     m, n = size(X)
+    name = transposed ? "parent(X)." : ""
+    _check_csc_lengths(m, n, X.colptr, X.rowval, X.nzval, name)
+    uobsdim = transposed ? 3 - obsdim : obsdim
     nz = Int(X.colptr[end]) - 1
     ptr0 = _zero_based(X.colptr, n + 1, I)
     idx0 = _zero_based(X.rowval, nz, I)
-    vals = _sparse_values(X.nzval, nz)
+    vals = _sparse_values(X.nzval, nz, function (k)
+        j = _entry_column(X.colptr, n, k)
+        i = Int(X.rowval[k])
+        (j == 0 || !(1 <= i <= m)) && return "$(name)nzval[$k]"
+        cell = transposed ? _cell_text(uobsdim, j, i) : _cell_text(uobsdim, i, j)
+        return "$cell, stored as $(name)nzval[$k]"
+    end)
+    cells = _cell_hint(uobsdim, false)
+    hint = function (loc)
+        t = _csc_structure_text(loc, "dirmn_counts_create_sparse", m, n, X.colptr, X.rowval,
+                                transposed, uobsdim)
+        return t === nothing ? cells(loc) : _Reworded(t)
+    end
     # Observations as columns: the compressed columns of X are compressed
     # rows of the observations × categories table, i.e. CSR.
     if obsdim == 2
@@ -389,7 +453,7 @@ end
 function _counts(ctx::DirmnContext,
                  X::Union{Adjoint{<:Real,<:SparseMatrixCSC},Transpose{<:Real,<:SparseMatrixCSC}},
                  obsdim::Int, opts)
-    c = _counts(ctx, parent(X), 3 - obsdim, opts; hint = _cell_hint(obsdim, false))
+    c = _counts(ctx, parent(X), 3 - obsdim, opts; transposed = true)
     c.obsdim = obsdim
     return c
 end
@@ -397,11 +461,22 @@ end
 function _counts(ctx::DirmnContext, x::SparseVector{Tv,Ti}, obsdim::Int, opts) where {Tv,Ti}
     I = _index_eltype(Ti)
     nz = length(x.nzind)
+    n = length(x)
+    length(x.nzval) >= nz ||
+        _structure_error("DirmnCounts: the SparseVector has $nz indices (nzind) but " *
+                         "$(length(x.nzval)) values (nzval)")
     ptr0 = I[0, nz]
     idx0 = _zero_based(x.nzind, nz, I)
-    vals = _sparse_values(x.nzval, nz)
-    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts,
-                       _cell_hint(obsdim, true))
+    vals = _sparse_values(x.nzval, nz, function (k)
+        i = Int(x.nzind[k])
+        return 1 <= i <= n ? "$(_cell_text(i)), stored as nzval[$k]" : "nzval[$k]"
+    end)
+    cells = _cell_hint(obsdim, true)
+    hint = function (loc)
+        t = _sparsevec_structure_text(loc, "dirmn_counts_create_sparse", n, x.nzind)
+        return t === nothing ? cells(loc) : _Reworded(t)
+    end
+    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts, hint)
     return _finish(ctx, h, 1, length(x), obsdim, true)
 end
 

@@ -80,13 +80,24 @@ end
 _argument(loc::LibDirmn.dirmn_error_location) =
     loc.argument == C_NULL ? "" : unsafe_string(loc.argument)
 
+# A message that replaces the library's (where its positions, 0-based in C's
+# terms, are worded afresh in Julia's), rather than text appended to it.
+struct _Reworded
+    message::String
+end
+
 # `hint`, when given, maps the failure's location (a dirmn_error_location, or
-# nothing) to text appended to the message, or to nothing.
+# nothing) to text appended to the message, to a _Reworded message, or to
+# nothing.
 @noinline function _throw_status(status::Integer, ctxptr::Ptr{Cvoid}, hint)
     msg = _last_error(ctxptr)
     if hint !== nothing
         extra = hint(_last_error_location(ctxptr))
-        extra === nothing || (msg = string(msg, extra))
+        if extra isa _Reworded
+            msg = extra.message
+        elseif extra !== nothing
+            msg = string(msg, extra)
+        end
     end
     throw(DirmnError(status, msg))
 end

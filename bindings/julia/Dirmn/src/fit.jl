@@ -17,7 +17,7 @@ _with_counts(f, X, obsdim, real_valued, backend, device, context) =
     _oneshot(f, X, obsdim, real_valued, backend, device, context)
 
 """
-    loglik_sum(X, α; obsdim = 2, param = :alpha, weights = nothing, full = false,
+    loglik_sum(X, α; obsdim = 2, param = :alpha, weights = nothing, full = true,
                backend = :auto, device = 0, context = nothing, real_valued = false)
         -> (value, gradient, hessian_diag, hessian_scalar)
 
@@ -28,13 +28,15 @@ to log α with `param = :logalpha` (then `α` holds log α). The Hessian is
 `:alpha` and `u = α` for `:logalpha`, so a Newton step costs O(V).
 
 `weights` (one finite value ≥ 0 per observation) defaults to all ones.
-`full = true` adds the multinomial coefficients to `value`. `X` is anything
+`full = true` (the default) makes `value` the weighted log pmf, multinomial
+coefficients included; `full = false` leaves them out (the kernel; the
+derivatives are the same either way). `X` is anything
 [`DirmnCounts`](@ref) accepts, or a `DirmnCounts`, which is the way to make
 repeated calls cheap: the library caches count histograms on it, so each
 later call costs O(distinct counts) whatever the number of observations.
 """
 function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :alpha,
-                    weights = nothing, full::Bool = false, backend::Symbol = :auto,
+                    weights = nothing, full::Bool = true, backend::Symbol = :auto,
                     device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing,
                     real_valued::Bool = false)
     code = _param_code(param)
@@ -49,9 +51,9 @@ function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :
         grad = Vector{Float64}(undef, V)
         hdiag = Vector{Float64}(undef, V)
         hscal = Ref{Cdouble}(0)
-        _with(ctx) do p
+        _with(ctx, c.context) do p
             GC.@preserve Pn w grad hdiag begin
-                st = LibDirmn.dirmn_loglik_sum(p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(s), code,
+                st = LibDirmn.dirmn_loglik_sum(p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(s), code,
                                                _wptr(w), _flags(full), value, pointer(grad),
                                                pointer(hdiag), hscal)
             end
@@ -63,7 +65,7 @@ function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :
 end
 
 """
-    loglik_rowwise_derivatives(X, A; obsdim = 2, param = :alpha, full = false,
+    loglik_rowwise_derivatives(X, A; obsdim = 2, param = :alpha, full = true,
                                backend = :auto, device = 0, context = nothing,
                                real_valued = false)
         -> (loglik, gradient, hessian_diag, hessian_scalar)
@@ -75,10 +77,12 @@ orientation of `X`), with respect to α or, with `param = :logalpha`, log α.
 `hessian_diag` have the shape of `A`. Observation b's Hessian is
 `Diagonal(hessian_diag_b) + hessian_scalar[b] * u * u'` with `u = ones(V)`
 (`:alpha`) or `u = α_b` (`:logalpha`): the building block of
-Dirichlet-multinomial regression.
+Dirichlet-multinomial regression. `full = true` (the default) makes `loglik`
+the log pmf, multinomial coefficients included; `full = false` leaves them
+out (the derivatives are the same either way).
 """
 function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
-                                    param::Symbol = :alpha, full::Bool = false,
+                                    param::Symbol = :alpha, full::Bool = true,
                                     backend::Symbol = :auto, device::Integer = 0,
                                     context::Union{Nothing,DirmnContext} = nothing,
                                     real_valued::Bool = false)
@@ -103,10 +107,10 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
         # permuted afterwards.
         g = Matrix{Float64}(undef, n, V)
         hd = Matrix{Float64}(undef, n, V)
-        _with(ctx) do p
+        _with(ctx, c.context) do p
             GC.@preserve Pn ll hs g hd begin
                 st = LibDirmn.dirmn_loglik_rowwise_derivatives(
-                    p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(srow), Int64(sv), code,
+                    p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(srow), Int64(sv), code,
                     _flags(full), pointer(ll), pointer(g), pointer(hd), pointer(hs), Int64(1),
                     Int64(max(n, 1)))
             end
@@ -127,18 +131,22 @@ end
     DirMultFit
 
 The result of [`fit_dirmn`](@ref): every value the C library's
-`dirmn_fit_result` reports, as fields of the same names, and the fit's other
-output, the Hessian's diagonal (`dirmn_fit_options`' `hessian_diag`).
+`dirmn_fit_result` reports, as fields of the same names, the fit's other
+output, the Hessian's diagonal (`dirmn_fit_options`' `hessian_diag`), and
+the number of observations fitted.
 
 - `alpha::Vector{Float64}`: the fitted α (length V); 0 for categories
   without any count (their MLE is the limit α → 0); when `multinomial_limit`
   is true, the multinomial proportions instead;
 - `std_error_alpha`, `std_error_log_alpha` (`Vector{Float64}`): standard
-  errors of α and of log α, from the inverse observed information (0 for
-  categories without counts);
-- `loglik::Float64`: the maximised log-likelihood without the multinomial
-  coefficients; `loglik_full::Float64`: with them, the log pmf of the data
-  (what [`loglikelihood`](@ref) returns);
+  errors of α and of log α, from the inverse observed information; `NaN`
+  where there is none (categories without counts, and every category under
+  `multinomial_limit`), never a number that looks like a value;
+- `loglik_kernel::Float64`: the maximised log-likelihood without the
+  multinomial coefficients (the part that depends on α);
+  `loglik::Float64`: with them, the log pmf of the data (what
+  [`loglikelihood`](@ref) returns; "loglik" means the log pmf throughout
+  this package, as in the C library and the R package);
 - `gradient_norm::Float64`: max-norm of the gradient with respect to log α
   at the end;
 - `precision::Float64`: the sum of α (`Inf` under `multinomial_limit`);
@@ -152,18 +160,21 @@ output, the Hessian's diagonal (`dirmn_fit_options`' `hessian_diag`).
   [`loglik_sum`](@ref) gives it at `alpha` (0 on the diagonal for
   categories without counts). `NaN` where the library does not compute it:
   under `multinomial_limit`, and when a single category has counts (any α
-  is then an MLE).
+  is then an MLE);
+- `nobs::Int`: the observations that entered the fit, those with counts
+  (and a positive weight, when weights were given), as [`nobs`](@ref).
 
 [`informationmatrix`](@ref) and [`vcov`](@ref) build the observed
-information and the covariance matrix of α from the Hessian.
+information and the covariance matrix of α from the Hessian; [`aic`](@ref),
+[`bic`](@ref), [`dof`](@ref) and [`nobs`](@ref) compare fits.
 [`fit_mle`](@ref) turns a converged fit into a [`DirMult`](@ref).
 """
 struct DirMultFit
     alpha::Vector{Float64}
     std_error_alpha::Vector{Float64}
     std_error_log_alpha::Vector{Float64}
+    loglik_kernel::Float64
     loglik::Float64
-    loglik_full::Float64
     gradient_norm::Float64
     precision::Float64
     iterations::Int
@@ -172,17 +183,53 @@ struct DirMultFit
     zero_columns::Int
     hessian_diag::Vector{Float64}
     hessian_scalar::Float64
+    nobs::Int
 end
 
 """
     loglikelihood(f::DirMultFit) -> Float64
 
 The maximised log-likelihood of a [`fit_dirmn`](@ref) result, with the
-multinomial coefficients (`f.loglik_full`: the log pmf of the data, on the
-same scale as Distributions.jl's `loglikelihood` and a mixture's
+multinomial coefficients (`f.loglik`: the log pmf of the data, on the same
+scale as Distributions.jl's `loglikelihood` and a mixture's
 [`loglikelihood`](@ref)).
 """
-loglikelihood(f::DirMultFit) = f.loglik_full
+loglikelihood(f::DirMultFit) = f.loglik
+
+"""
+    dof(f::DirMultFit) -> Int
+
+The number of fitted parameters: one α per category with counts
+(`length(f.alpha) - f.zero_columns`), one fewer under `multinomial_limit`,
+whose proportions sum to 1 (as the R package's `logLik()` counts `df`).
+"""
+dof(f::DirMultFit) = length(f.alpha) - f.zero_columns - (f.multinomial_limit ? 1 : 0)
+
+"""
+    nobs(f::DirMultFit) -> Int
+
+The number of observations that entered the fit: those with counts (and a
+positive weight, when weights were given), as R's `nobs()` of a
+`dirmn_fit`.
+"""
+nobs(f::DirMultFit) = f.nobs
+
+"""
+    aic(f::DirMultFit) -> Float64
+
+Akaike's criterion, `-2 f.loglik + 2 dof(f)` (the log pmf, multinomial
+coefficients included, so fits of the same data compare; R's `AIC()` of a
+`dirmn_fit` gives the same). Smaller is better.
+"""
+aic(f::DirMultFit) = -2 * f.loglik + 2 * dof(f)
+
+"""
+    bic(f::DirMultFit) -> Float64
+
+The Bayesian information criterion, `-2 f.loglik + dof(f) log(nobs(f))`
+(R's `BIC()` of a `dirmn_fit`). Smaller is better.
+"""
+bic(f::DirMultFit) = -2 * f.loglik + dof(f) * log(f.nobs)
 
 """
     informationmatrix(f::DirMultFit) -> Matrix{Float64}
@@ -211,29 +258,31 @@ The asymptotic covariance matrix of the fitted α: the inverse of
 [`informationmatrix`](@ref)`(f)` over the categories with counts, computed
 in O(V²) by the Sherman–Morrison formula (the Hessian is diagonal plus rank
 one). Its diagonal is `f.std_error_alpha .^ 2`. The rows and columns of
-categories without counts are 0, as their standard errors; the matrix is
-all `NaN` where the fit has no Hessian (see [`DirMultFit`](@ref)). Named
-after StatsBase's `vcov`, but this package's own function.
+categories without counts are `NaN`, as their standard errors (they were not
+fitted); the matrix is all `NaN` where the fit has no Hessian (see
+[`DirMultFit`](@ref)). Named after StatsBase's `vcov`, but this package's
+own function.
 """
 function vcov(f::DirMultFit)
     V = length(f.alpha)
     isnan(f.hessian_scalar) && return fill(NaN, V, V)
     # -H = -(D + s 11'), so (-H)⁻¹ = -(D⁻¹ - s D⁻¹11'D⁻¹ / (1 + s 1'D⁻¹1)),
     # over the categories with counts (those with alpha > 0).
-    u = [f.alpha[v] > 0 ? 1 / f.hessian_diag[v] : 0.0 for v in 1:V]
+    fitted = [f.alpha[v] > 0 for v in 1:V]
+    u = [fitted[v] ? 1 / f.hessian_diag[v] : 0.0 for v in 1:V]
     c = f.hessian_scalar / (1 + f.hessian_scalar * sum(u))
     C = Matrix{Float64}(undef, V, V)
     for j in 1:V
-        C[j, j] = c * u[j] * u[j] - u[j]
+        C[j, j] = fitted[j] ? c * u[j] * u[j] - u[j] : NaN
         for i in (j + 1):V
-            C[i, j] = C[j, i] = c * u[i] * u[j]
+            C[i, j] = C[j, i] = fitted[i] && fitted[j] ? c * u[i] * u[j] : NaN
         end
     end
     return C
 end
 
 function Base.show(io::IO, f::DirMultFit)
-    print(io, "DirMultFit(V=", length(f.alpha), ", loglik_full=", f.loglik_full,
+    print(io, "DirMultFit(V=", length(f.alpha), ", loglik=", f.loglik,
           ", precision=", f.precision, f.converged ? ", converged" : ", not converged",
           f.multinomial_limit ? ", multinomial limit" : "", ")")
 end
@@ -241,21 +290,25 @@ end
 function Base.show(io::IO, ::MIME"text/plain", f::DirMultFit)
     V = length(f.alpha)
     println(io, "DirMultFit: Dirichlet-multinomial maximum-likelihood fit, ", V,
-            V == 1 ? " category" : " categories")
-    println(io, "  loglik      ", f.loglik, " (", f.loglik_full, " with the multinomial coefficients)")
+            V == 1 ? " category" : " categories", ", ", f.nobs,
+            f.nobs == 1 ? " observation" : " observations")
+    println(io, "  loglik      ", f.loglik, " (log pmf; kernel without the multinomial ",
+            "coefficients: loglik_kernel = ", f.loglik_kernel, ")")
+    println(io, "  dof         ", dof(f), "   aic ", aic(f), "   bic ", bic(f))
     println(io, "  precision   ", f.precision, " (sum of alpha)")
     println(io, "  iterations  ", f.iterations, f.converged ? ", converged" : ", NOT converged",
             " (gradient norm ", f.gradient_norm, ")")
     f.multinomial_limit &&
         println(io, "  no overdispersion: multinomial limit; alpha holds the proportions")
-    f.zero_columns > 0 && println(io, "  ", f.zero_columns, " categories without counts (alpha = 0)")
+    f.zero_columns > 0 &&
+        println(io, "  ", f.zero_columns, " categories without counts (alpha = 0, std. error NaN)")
     n = min(V, 6)
     print(io, "  alpha       [", join(string.(f.alpha[1:n]), ", "), V > n ? ", …]" : "]")
 end
 
 """
     fit_dirmn(X; obsdim = 2, weights = nothing, start = nothing,
-              tolerance = 1e-10, max_iterations = 1000,
+              tol = 1e-10, maxiter = 1000,
               backend = :auto, device = 0, context = nothing, real_valued = false)
         -> DirMultFit
 
@@ -265,28 +318,32 @@ safeguarded Newton iteration on log α, with O(V) Sherman–Morrison steps on
 count histograms (each iteration costs O(distinct counts), not
 O(observations × categories)). Returns a [`DirMultFit`](@ref) holding every
 value the library reports: `alpha`, `std_error_alpha`,
-`std_error_log_alpha`, `loglik`, `loglik_full`, `gradient_norm`,
-`precision`, `iterations`, `converged`, `multinomial_limit`,
-`zero_columns`, and the Hessian at the fit, `hessian_diag` and
-`hessian_scalar` (see [`informationmatrix`](@ref) and [`vcov`](@ref)).
+`std_error_log_alpha`, `loglik_kernel`, `loglik` (the log pmf),
+`gradient_norm`, `precision`, `iterations`, `converged`,
+`multinomial_limit`, `zero_columns`, the Hessian at the fit, `hessian_diag`
+and `hessian_scalar` (see [`informationmatrix`](@ref) and [`vcov`](@ref)),
+and `nobs`.
 
 `weights` are per-observation weights (finite, ≥ 0), `start` a starting α
-(default: the method of moments). `tolerance` is relative: the fit stops
-when the predicted gain of a Newton step falls below `tolerance × |loglik|`.
-Not converging within `max_iterations` is reported by `converged = false`,
-not an error. Observations of all zeros contribute nothing; categories
-without counts get α = 0 and are counted in `zero_columns`; data without
-overdispersion are reported through `multinomial_limit`. A table without any
-count, or invalid weights or start, raise a [`DirmnError`](@ref).
+(default: the method of moments). `tol` is relative: the fit stops when the
+predicted gain of a Newton step falls below `tol × |loglik|`. Not
+converging within `maxiter` iterations is reported by `converged = false`,
+not an error. (`tol` and `maxiter` are the names [`fit_mixture`](@ref)
+uses too; the library's defaults are shown.) Observations of all zeros
+contribute nothing; categories without counts get α = 0 and are counted in
+`zero_columns`; data without overdispersion are reported through
+`multinomial_limit`. A table without any count, or invalid weights, start,
+`tol` or `maxiter`, raise a [`DirmnError`](@ref).
 
 For clustering into several Dirichlet-multinomial components see
 [`fit_mixture`](@ref).
 """
 function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
-                   tolerance::Union{Nothing,Real} = nothing,
-                   max_iterations::Union{Nothing,Integer} = nothing,
+                   tol::Union{Nothing,Real} = nothing,
+                   maxiter::Union{Nothing,Integer} = nothing,
                    backend::Symbol = :auto, device::Integer = 0,
                    context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
+    maxiter === nothing || maxiter isa Cint || (maxiter = _cint(maxiter, "maxiter"))
     return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
         V = c.ncat
         w = _weights(c, weights)
@@ -301,6 +358,7 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         selog = Vector{Float64}(undef, V)
         # Left as NaN where the library does not write the Hessian.
         hdiag = fill(NaN, V)
+        tot = Vector{Float64}(undef, c.nobs)
         local res
         GC.@preserve w st0 alpha se selog hdiag begin
             oref = Ref(LibDirmn.dirmn_fit_options(Csize_t(sizeof(LibDirmn.dirmn_fit_options)),
@@ -309,24 +367,36 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
             LibDirmn.dirmn_fit_options_init_sized(oref, sizeof(LibDirmn.dirmn_fit_options))
             o = oref[]
             oref[] = LibDirmn.dirmn_fit_options(
-                o.size, tolerance === nothing ? o.tolerance : Float64(tolerance),
-                max_iterations === nothing ? o.max_iterations : Cint(max_iterations),
+                o.size, tol === nothing ? o.tolerance : Float64(tol),
+                maxiter === nothing ? o.max_iterations : Cint(maxiter),
                 _wptr(w), st0 === nothing ? Ptr{Cdouble}(C_NULL) : pointer(st0),
                 C_NULL, C_NULL, o.flags, pointer(hdiag))
             rref = Ref(LibDirmn.dirmn_fit_result(Csize_t(sizeof(LibDirmn.dirmn_fit_result)),
                                                  pointer(alpha), pointer(se), pointer(selog),
                                                  0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0),
                                                  Int64(0), NaN))
-            _with(ctx) do p
-                status = LibDirmn.dirmn_fit(p, c.ptr, oref, rref)
+            _with(ctx, c.context) do p
+                status = LibDirmn.dirmn_fit(p, _handle(c), oref, rref)
                 _check(status, p, _call_hint(c, ctx))
+                # The observations that entered the fit, for nobs and bic.
+                _check(LibDirmn.dirmn_counts_row_totals(p, _handle(c), tot), p,
+                       _call_hint(c, ctx))
             end
             res = rref[]
+        end
+        used = w === nothing ? count(>(0), tot) : count(b -> tot[b] > 0 && w[b] > 0, 1:c.nobs)
+        # The library writes 0 where there is no standard error (R's rule:
+        # unfitted categories, a zero from the library, the multinomial limit).
+        for v in 1:V
+            if alpha[v] == 0 || selog[v] == 0 || res.multinomial_limit != 0
+                se[v] = NaN
+                selog[v] = NaN
+            end
         end
         return DirMultFit(alpha, se, selog, res.loglik_kernel, res.loglik, res.gradient_norm,
                           res.precision, Int(res.iterations), res.converged != 0,
                           res.multinomial_limit != 0, Int(res.zero_columns), hdiag,
-                          res.hessian_scalar)
+                          res.hessian_scalar, used)
     end
 end
 

@@ -22,9 +22,9 @@ end
 
 function _call_loglik(c::DirmnCounts, ctx::DirmnContext, k::Int, Pn, sk, sv, param, full,
                       out, out_sk, hint)
-    _with(ctx) do p
+    _with(ctx, c.context) do p
         GC.@preserve Pn out begin
-            st = LibDirmn.dirmn_loglik(p, c.ptr, Int64(k), Ptr{Cdouble}(pointer(Pn)),
+            st = LibDirmn.dirmn_loglik(p, _handle(c), Int64(k), Ptr{Cdouble}(pointer(Pn)),
                                        Int64(sk), Int64(sv), _param_code(param), _flags(full),
                                        pointer(out), Int64(1), Int64(out_sk))
         end
@@ -98,9 +98,9 @@ function _loglik_rowwise(c::DirmnCounts, ctx::DirmnContext, P::AbstractVecOrMat,
         srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
     end
     out = Vector{Float64}(undef, c.nobs)
-    _with(ctx) do p
+    _with(ctx, c.context) do p
         GC.@preserve Pn out begin
-            st = LibDirmn.dirmn_loglik_rowwise(p, c.ptr, Ptr{Cdouble}(pointer(Pn)), Int64(srow),
+            st = LibDirmn.dirmn_loglik_rowwise(p, _handle(c), Ptr{Cdouble}(pointer(Pn)), Int64(srow),
                                                Int64(sv), _param_code(param), _flags(full),
                                                pointer(out), Int64(1))
         end
@@ -125,7 +125,7 @@ end
 # --- public API ----------------------------------------------------------------
 
 """
-    loglik(X, α; obsdim = 2, param = :alpha, full = false,
+    loglik(X, α; obsdim = 2, param = :alpha, full = true,
            backend = :auto, device = 0, context = nothing, real_valued = false)
 
 Dirichlet-multinomial log-likelihood of each observation of `X` (see
@@ -141,10 +141,11 @@ parameter `α`:
 
 For one parameter vector per observation use [`loglik_rowwise`](@ref).
 
-`param = :logalpha` takes log α instead of α. `full = false` leaves out the
-multinomial coefficient, `lgamma(N + 1) - Σ_v lgamma(n_v + 1)`, which does
-not depend on α; `full = true` includes it, giving the log pmf (as
-[`logpdf`](@ref)). An observation of all zeros has log-likelihood 0.
+`param = :logalpha` takes log α instead of α. `full = true` (the default)
+gives the log pmf, multinomial coefficients included (as [`logpdf`](@ref));
+`full = false` gives the kernel, leaving out the multinomial coefficient
+`lgamma(N + 1) - Σ_v lgamma(n_v + 1)`, which does not depend on α. An
+observation of all zeros has log-likelihood 0 either way.
 
 `X` may also be a [`DirmnCounts`](@ref), prepared once; it is then evaluated
 on its own context (`obsdim`, `backend`, `device` and `real_valued` are
@@ -156,13 +157,14 @@ Invalid counts or parameters raise a [`DirmnError`](@ref).
 
 ```julia
 X = [1 0; 2 3; 0 4]                  # 3 categories × 2 observations
-loglik(X, [0.5, 1.0, 2.0])           # 2 values
+loglik(X, [0.5, 1.0, 2.0])           # 2 values: the log pmf of each
+loglik(X, [0.5, 1.0, 2.0]; full = false)  # the kernel (no multinomial coefficient)
 loglik(X', [0.5, 1.0, 2.0]; obsdim = 1)  # the same, observations as rows
 loglik(X, [0.5 1; 1 1; 2 1])         # 2 × 2: observations × vectors
 ```
 """
 function loglik(X, P::AbstractVecOrMat; obsdim::Integer = 2, param::Symbol = :alpha,
-                full::Bool = false, backend::Symbol = :auto, device::Integer = 0,
+                full::Bool = true, backend::Symbol = :auto, device::Integer = 0,
                 context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
     _param_code(param)
     if X isa AbstractMatrix && _nobs_of(X, obsdim) == 0
@@ -179,24 +181,28 @@ function loglik(X, P::AbstractVecOrMat; obsdim::Integer = 2, param::Symbol = :al
 end
 
 function loglik(c::DirmnCounts, P::AbstractVecOrMat; param::Symbol = :alpha,
-                full::Bool = false, context::DirmnContext = c.context, kwargs...)
+                full::Bool = true, context::DirmnContext = c.context, kwargs...)
     return _loglik(c, context, P, param, full)
 end
 
 """
-    loglik_rowwise(X, A; obsdim = 2, param = :alpha, full = false,
+    loglik_rowwise(X, A; obsdim = 2, param = :alpha, full = true,
                    backend = :auto, device = 0, context = nothing,
                    real_valued = false) -> Vector{Float64}
 
 Log-likelihood of each observation of `X` under its own parameter vector
-(the building block of Dirichlet-multinomial regression). `A` has the size
-and orientation of `X`: with `obsdim = 2` observation `b` is `X[:, b]` and
-its parameters `A[:, b]`; with `obsdim = 1`, `X[b, :]` and `A[b, :]`. For a
-[`DirmnCounts`](@ref), `A` has `size(c)` and the orientation `c` was made
-with. Other keywords as for [`loglik`](@ref).
+(the building block of Dirichlet-multinomial regression; C's
+`dirmn_loglik_rowwise`). `A` has the size and orientation of `X`: with
+`obsdim = 2` observation `b` is `X[:, b]` and its parameters `A[:, b]`;
+with `obsdim = 1`, `X[b, :]` and `A[b, :]`. For a [`DirmnCounts`](@ref),
+`A` has `size(c)` and the orientation `c` was made with. (A V × K matrix
+given to [`loglik`](@ref) is K parameter vectors for every observation
+instead.) `full = true` (the default) gives the log pmf, `full = false` the
+kernel without the multinomial coefficients. Other keywords as for
+[`loglik`](@ref).
 """
 function loglik_rowwise(X, P::AbstractVecOrMat; obsdim::Integer = 2, param::Symbol = :alpha,
-                        full::Bool = false, backend::Symbol = :auto, device::Integer = 0,
+                        full::Bool = true, backend::Symbol = :auto, device::Integer = 0,
                         context::Union{Nothing,DirmnContext} = nothing,
                         real_valued::Bool = false)
     _param_code(param)
@@ -212,7 +218,7 @@ function loglik_rowwise(X, P::AbstractVecOrMat; obsdim::Integer = 2, param::Symb
 end
 
 function loglik_rowwise(c::DirmnCounts, P::AbstractVecOrMat; param::Symbol = :alpha,
-                        full::Bool = false, context::DirmnContext = c.context, kwargs...)
+                        full::Bool = true, context::DirmnContext = c.context, kwargs...)
     return _loglik_rowwise(c, context, P, param, full)
 end
 
@@ -237,25 +243,28 @@ Base.length(d::DirMult) = length(d.alpha)
 Base.show(io::IO, d::DirMult) = print(io, "DirMult(alpha=", d.alpha, ")")
 
 """
-    logpdf(d::DirMult, x::AbstractVector; kwargs...) -> Float64
-    logpdf(d::DirMult, X::AbstractMatrix; obsdim = 2, kwargs...) -> Vector{Float64}
-    logpdf(d::DirMult, c::DirmnCounts) -> Vector{Float64}
+    logpdf(d::DirMult, x::AbstractVector; full = true, kwargs...) -> Float64
+    logpdf(d::DirMult, X::AbstractMatrix; obsdim = 2, full = true, kwargs...) -> Vector{Float64}
+    logpdf(d::DirMult, c::DirmnCounts; full = true) -> Vector{Float64}
 
 Log probability mass of a count vector, or of each observation of a table
 (columns by default, as in Distributions.jl; `obsdim = 1` for rows), under
-`d`, including the multinomial coefficient. Other keywords (`backend`,
-`device`, `context`, `real_valued`) as for [`loglik`](@ref).
+`d`: with `full = true` (the default) the log pmf, multinomial coefficient
+included; `full = false` gives the kernel without it, as for
+[`loglik`](@ref). Other keywords (`backend`, `device`, `context`,
+`real_valued`) as for [`loglik`](@ref).
 
 Named like Distributions.jl's `logpdf`, but this is `Dirmn.logpdf`, not an
 extension of Distributions' function (the package depends on nothing outside
 the standard library); qualify it as `Dirmn.logpdf` when both are loaded.
 """
-logpdf(d::DirMult, x; kwargs...) = loglik(x, d.alpha; full = true, kwargs...)
+logpdf(d::DirMult, x; full::Bool = true, kwargs...) = loglik(x, d.alpha; full = full, kwargs...)
 
 """
     loglikelihood(d::DirMult, X; obsdim = 2, kwargs...) -> Float64
 
 The sum of [`logpdf`](@ref) over the observations of `X` (a vector is one
-observation), as Distributions.jl's `loglikelihood`.
+observation), as Distributions.jl's `loglikelihood`: the log pmf of the
+data, multinomial coefficients included (unless `full = false`).
 """
 loglikelihood(d::DirMult, X; kwargs...) = sum(logpdf(d, X; kwargs...))

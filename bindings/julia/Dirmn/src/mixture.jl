@@ -62,24 +62,39 @@ mutable struct DirMultMixture
     objective_kind::Symbol
     start::Int
     obsdim::Int
+    closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
-function _finalize_mixture(m::DirMultMixture)
+# Frees the handle; the caller holds the lock of the mixture's context,
+# which every call using the handle holds too (see _with).
+function _free_mixture(m::DirMultMixture)
     p = m.ptr
     m.ptr = C_NULL
     p == C_NULL || LibDirmn.dirmn_mixture_destroy(p)
     return nothing
 end
 
+_finalize_mixture(m::DirMultMixture) =
+    m.ptr == C_NULL ? nothing :
+    _finalize_under(_free_mixture, m, m.context.lock, _finalize_mixture)
+
 """
     close(m::DirMultMixture)
 
 Frees the library's mixture object now instead of at garbage collection.
-Idempotent. The fitted values (all fields) stay available; assigning new
-data ([`posterior`](@ref), [`assignments`](@ref) with data) then raises a
+Idempotent. Safe while another task or thread assigns data with `m`:
+`close` waits for that call to end (it takes the lock of the mixture's
+context). The fitted values (all fields) stay available; assigning new data
+([`posterior`](@ref), [`assignments`](@ref) with data) then raises a
 [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
 """
-Base.close(m::DirMultMixture) = _finalize_mixture(m)
+function Base.close(m::DirMultMixture)
+    m.closing[] = true   # as close(::DirmnCounts)
+    lock(m.context.lock) do
+        _free_mixture(m)
+    end
+    return nothing
+end
 
 """
     isopen(m::DirMultMixture) -> Bool
@@ -87,7 +102,7 @@ Base.close(m::DirMultMixture) = _finalize_mixture(m)
 Whether `m` still holds the library's mixture object (it has not been
 closed), which assigning new data needs.
 """
-Base.isopen(m::DirMultMixture) = m.ptr != C_NULL
+Base.isopen(m::DirMultMixture) = m.ptr != C_NULL && !m.closing[]
 
 """
     MixtureSelection
@@ -207,7 +222,7 @@ function _mixture_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, objective::Symbo
                C_NULL)
         m = DirMultMixture(h, ctx, alpha, w, R, i.loglik, i.objective, i.aic, i.bic, i.laplace,
                            Int(i.iterations), i.converged != 0, k, n, V, Int(i.parameters),
-                           objective, Int(i.start) + 1, obsdim)
+                           objective, Int(i.start) + 1, obsdim, Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_mixture_destroy(h)
         rethrow()
@@ -235,8 +250,8 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
         oref[] = LibDirmn.dirmn_mixture_options(
             o.size, s.objective_code, s.init_code, s.starts, s.seed, s.maxiter, s.tol, _wptr(w),
             cb, prog === nothing ? C_NULL : pointer_from_objref(prog))
-        _with(ctx) do p
-            st = LibDirmn.dirmn_mixture_fit(p, c.ptr, kc, oref, out)
+        _with(ctx, c.context) do p
+            st = LibDirmn.dirmn_mixture_fit(p, _handle(c), kc, oref, out)
             if st != 0 && prog !== nothing && prog.err !== nothing
                 throw(prog.err)
             end
@@ -463,8 +478,8 @@ _mixture_hint(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext) =
 function _posterior(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext)
     n, k = c.nobs, m.k
     out = Matrix{Float64}(undef, n, k)
-    _with(ctx) do p
-        st = LibDirmn.dirmn_mixture_assign(p, m.ptr, c.ptr, out, Int64(1), Int64(max(n, 1)))
+    _with(ctx, c.context, m.context) do p
+        st = LibDirmn.dirmn_mixture_assign(p, _handle(m), _handle(c), out, Int64(1), Int64(max(n, 1)))
         _check(st, p, _mixture_hint(m, c, ctx))
     end
     return c.vector ? vec(out) : out

@@ -169,6 +169,41 @@ msg(e) = e isa DirmnError ? e.message : ""
         # Row 1 stored twice in column 1.
         S = SparseMatrixCSC(3, 2, [1, 3, 4], [1, 1, 2], [1, 2, 3])
         e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(S, [1.0, 1.0, 1.0])
+        @test occursin("rowval holds row 1 more than once in column 1", msg(e))
+        @test occursin("X[1, 1] (observation 1, category 1) is stored twice", msg(e))
+    end
+
+    @testset "a corrupt SparseMatrixCSC is worded in rowval/colptr, 1-based" begin
+        # Issue #20 item 12: the library's 0-based "entry 1 (row 0): column
+        # index 7" is worded from its location in Julia's terms. The
+        # unchecked inner constructor makes what `sparse` never would.
+        U(cp, rv) = SparseMatrixCSC{Int,Int}(3, 2, cp, rv, [1, 2, 3])
+        a3, a2 = [1.0, 1.0, 1.0], [1.0, 1.0]
+        for (Y, od, al) in ((U([1, 3, 4], [1, 8, 2]), 2, a3), (U([1, 3, 4], [1, 8, 2]), 1, a2))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(Y, al; obsdim = od)
+            @test msg(e) == "dirmn_counts_create_sparse: rowval[2] = 8 (column 1) is outside " *
+                            "1:3, the rows of the 3×2 SparseMatrixCSC"
+        end
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(U([1, 3, 4], [1, 2, 0]), a3)
+        @test occursin("rowval[3] = 0 (column 2) is outside 1:3", msg(e))
+        @test !occursin("0-based", msg(e)) && !occursin("entry", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(U([1, 4, 3], [1, 2, 2]), a3)
+        @test occursin("colptr[2] = 4 is below colptr[1] = 1 or above colptr[end] = 3", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(U([2, 3, 4], [1, 2, 2]), a3)
+        @test occursin("colptr[1] = 2, but it must be 1", msg(e))
+        # Through a transpose: the arrays are those of its parent.
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(transpose(U([1, 3, 4], [1, 8, 2])), a3; obsdim = 1)
+        @test occursin("parent(X).rowval[2] = 8 (column 1) is outside 1:3", msg(e))
+        # Lengths that would make the 0-based copies read out of bounds.
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(U([1, 3, 400], [1, 2, 2]), a3)
+        @test occursin("colptr[end] = 400", msg(e)) && occursin("length(rowval) = 3", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(U([1, 3], [1, 2, 2]), a3)
+        @test occursin("colptr has 2 entries", msg(e))
+        # A SparseVector's indices.
+        v = SparseVector{Int,Int}(3, [1, 5], [1, 2])
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT loglik(v, a3)
+        @test occursin("nzind[2] = 5 is outside 1:3", msg(e))
+        @test_nowarn DirmnCounts(U([1, 3, 4], [3, 1, 2]))   # unsorted rows are fine
     end
 
     @testset "Julia-side argument errors" begin
@@ -179,8 +214,55 @@ msg(e) = e isa DirmnError ? e.message : ""
         @test_throws ArgumentError DirmnContext(:opencl)
         @test_throws ArgumentError Dirmn.set_precision!(default_context(), :half)
         @test_throws ArgumentError loglik(fill("1", 2, 2), [1.0, 1.0])
-        @test_throws ArgumentError loglik(Union{Missing,Int}[1 2; 3 missing], [1.0, 1.0])
-        @test_throws InexactError loglik(UInt64[typemax(UInt64) 1; 2 3], [1.0, 1.0])
+    end
+
+    @testset "counts beyond Int64 and missing values name their position" begin
+        # Issue #20 item 14: these were an InexactError and an ArgumentError.
+        big_ = UInt64(typemax(Int64)) + 1
+        U = UInt64[1 2 3; 4 5 big_]                   # 3 observations × ... obsdim = 2
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(U, [1.0, 1.0])
+        @test occursin("X[2, 3] (observation 3, category 2)", msg(e))
+        @test occursin(string(big_), msg(e)) && occursin("Int64", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(permutedims(U), [1.0, 1.0]; obsdim = 1)
+        @test occursin("X[3, 2] (observation 3, category 2)", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(transpose(U), [1.0, 1.0]; obsdim = 1)
+        @test occursin("X[3, 2] (observation 3, category 2)", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(BigInt[1, big(2)^70, 3], ones(3))
+        @test occursin("x[2]", msg(e)) && occursin(string(big(2)^70), msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(BigInt[1 -big(2)^70; 2 3], ones(2))
+        @test occursin("X[1, 2]", msg(e)) && occursin("negative", msg(e))
+        S = sparse(U)
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(S, [1.0, 1.0])
+        @test occursin("X[2, 3] (observation 3, category 2), stored as nzval[6]", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(transpose(S), [1.0, 1.0]; obsdim = 1)
+        @test occursin("X[3, 2] (observation 3, category 2)", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(sparsevec([2, 3], UInt64[1, big_], 3), ones(3))
+        @test occursin("x[3], stored as nzval[2]", msg(e))
+        # Values that fit convert as before.
+        @test relerr(loglik(UInt64.(X), ALPHA), REF) <= RTOL
+        @test relerr(loglik(BigInt.(X), ALPHA), REF) <= RTOL
+
+        # A missing-typed table without missing values is taken as it is.
+        M = Matrix{Union{Missing,Int}}(X)
+        @test relerr(loglik(M, ALPHA), REF) <= RTOL
+        @test relerr(loglik(permutedims(M), ALPHA; obsdim = 1), REF) <= RTOL
+        @test relerr(loglik(Vector{Union{Missing,Float64}}(X[:, 2]), ALPHA), REF[2]) <= RTOL
+        @test relerr(loglik(SparseMatrixCSC{Union{Missing,Int},Int}(sparse(X)), ALPHA), REF) <= RTOL
+        c = DirmnCounts(M)
+        @test relerr(loglik(c, ALPHA), REF) <= RTOL
+        close(c)
+        # ... and a missing value is named.
+        M[4, 7] = missing
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(M, ALPHA)
+        @test occursin("X[4, 7] (observation 7, category 4): is missing", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS DirmnCounts(permutedims(M); obsdim = 1)
+        @test occursin("X[7, 4] (observation 7, category 4)", msg(e)) && occursin("missing", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Union{Missing,Int}[1, missing, 2], ones(3))
+        @test occursin("x[2]", msg(e)) && occursin("missing", msg(e))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(fill(missing, 2, 2), ones(2))
+        @test occursin("X[1, 1]", msg(e))
+        # Other element types are still refused as before.
+        @test_throws ArgumentError loglik(Union{Nothing,Int}[1 2; 3 4], [1.0, 1.0])
     end
 
     @testset "showerror" begin

@@ -68,7 +68,7 @@ end
         A = obsdim == 2 ? AROW : permutedims(AROW)
         r = loglik_rowwise_derivatives(Y, la ? log.(A) : A; obsdim = obsdim, param = param,
                                        full = true)
-        @test relerr(r.loglik, REF_ROW_FULL) <= RTOL
+        @test relerr(r.loglik, REF_ROW) <= RTOL
         @test size(r.gradient) == size(Y) && size(r.hessian_diag) == size(Y)
         for b in 1:NOBS
             g, d, s = ref_derivatives([xs[b]], AROW[:, b], [1.0]; logalpha = la)
@@ -85,10 +85,18 @@ end
         @test r.converged && !r.multinomial_limit && r.zero_columns == 0
         @test all(r.alpha .> 0)
         @test abs(r.precision - sum(r.alpha)) <= 1e-12 * r.precision
-        want = sum(ref_loglik(BCI, r.alpha; obsdim = 1))
+        # loglik is the log pmf, loglik_kernel the part without the
+        # multinomial coefficients.
+        want = sum(ref_loglik(BCI, r.alpha; obsdim = 1, full = true))
         @test abs(r.loglik - want) <= RTOL * abs(want)
-        want_full = sum(ref_loglik(BCI, r.alpha; obsdim = 1, full = true))
-        @test abs(r.loglik_full - want_full) <= RTOL * abs(want_full)
+        want_kernel = sum(ref_loglik(BCI, r.alpha; obsdim = 1, full = false))
+        @test abs(r.loglik_kernel - want_kernel) <= RTOL * abs(want_kernel)
+        @test loglikelihood(r) == r.loglik
+        # The criteria, as R's AIC()/BIC() of a dirmn_fit: 225 fitted alphas,
+        # 50 plots with counts.
+        @test dof(r) == 225 && nobs(r) == 50
+        @test abs(aic(r) - (-2want + 2 * 225)) <= RTOL * abs(want)
+        @test abs(bic(r) - (-2want + 225 * log(50))) <= RTOL * abs(want)
         # Stationary by the reference gradient (in log α), and a maximum.
         bx = observations(BCI, 1)
         g, d, s = ref_derivatives(bx, r.alpha, ones(50); logalpha = true)
@@ -120,8 +128,8 @@ end
         # struct to dirmn.h), under its C name.
         cfields = [f for f in fieldnames(L.dirmn_fit_result) if f !== :size]
         # ... and the fit's one output outside it, options->hessian_diag.
-        @test filter(!=(:hessian_diag), collect(fieldnames(DirMultFit))) == cfields
-        @test :hessian_diag in fieldnames(DirMultFit)
+        @test filter(f -> !(f in (:hessian_diag, :nobs)), collect(fieldnames(DirMultFit))) == cfields
+        @test :hessian_diag in fieldnames(DirMultFit) && :nobs in fieldnames(DirMultFit)
         Y = BCI[1:30, 1:40]
         r = fit_dirmn(Y; obsdim = 1)
         @test r isa DirMultFit
@@ -135,14 +143,18 @@ end
             raw = res[]
         end
         close(c)
-        @test r.alpha == a && r.std_error_alpha == se && r.std_error_log_alpha == sl
-        for f in (:loglik, :loglik_full, :gradient_norm, :precision, :iterations, :converged,
+        # The library's 0 for a missing standard error is NaN here.
+        @test r.zero_columns > 0
+        @test r.alpha == a && isequal(r.std_error_alpha, ifelse.(a .== 0, NaN, se)) &&
+              isequal(r.std_error_log_alpha, ifelse.(a .== 0, NaN, sl))
+        for f in (:loglik_kernel, :loglik, :gradient_norm, :precision, :iterations, :converged,
                   :multinomial_limit, :zero_columns)
             @test (f, getfield(r, f) == getfield(raw, f)) == (f, true)
         end
-        @test loglikelihood(r) == r.loglik_full
-        @test occursin("DirMultFit(V=40", sprint(show, r))
-        @test occursin("iterations", sprint(show, MIME("text/plain"), r))
+        @test loglikelihood(r) == r.loglik
+        @test occursin("DirMultFit(V=40, loglik=", sprint(show, r))
+        s = sprint(show, MIME("text/plain"), r)
+        @test occursin("iterations", s) && occursin("loglik_kernel", s) && occursin("aic", s)
     end
 
     @testset "fit: weights, zero columns, multinomial limit" begin
@@ -159,11 +171,23 @@ end
         rz = fit_dirmn(Z; obsdim = 1)
         @test rz.zero_columns == 1 && rz.alpha[end] == 0
         @test relerr(rz.alpha[1:end-1], fit_dirmn(Y[:, keep]; obsdim = 1).alpha) <= 1e-7
+        # dof counts the fitted alphas, nobs the observations with counts and
+        # a positive weight (R's .df_fit and nobs()).
+        @test dof(rz) == count(keep) && nobs(rz) == 20
+        @test aic(rz) ≈ -2rz.loglik + 2count(keep) rtol = 1e-14
+        Y0 = copy(Y)
+        Y0[7, :] .= 0
+        w0 = ones(20)
+        w0[[2, 5]] .= 0
+        r0 = fit_dirmn(Y0; obsdim = 1, weights = w0)
+        @test nobs(r0) == 17
+        @test bic(r0) ≈ -2r0.loglik + dof(r0) * log(17) rtol = 1e-14
 
         M = repeat([3 2 5], 20)                         # no overdispersion at all
         rm = fit_dirmn(M; obsdim = 1)
         @test rm.multinomial_limit
         @test relerr(rm.alpha, [0.3, 0.2, 0.5]) <= 1e-8
+        @test dof(rm) == 2 && nobs(rm) == 20   # the proportions sum to 1
         e = caught(() -> fit_mle(DirMult, M; obsdim = 1))
         @test e isa ErrorException && occursin("overdispersion", e.msg)
     end
@@ -179,10 +203,10 @@ end
         @test occursin(r"index 2\b", msg(e))
         @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, -ALPHA)
         @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise_derivatives(X, -AROW)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; tolerance = 0)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; max_iterations = -1)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; tol = 0)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; maxiter = -1)
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(zeros(Int, V, 4))
-        r = fit_dirmn(BCI; obsdim = 1, max_iterations = 1)
+        r = fit_dirmn(BCI; obsdim = 1, maxiter = 1)
         @test !r.converged && r.iterations <= 1
         c = DirmnCounts(X)
         close(c)
@@ -223,13 +247,16 @@ end
     @test relerr(rz.hessian_diag[1:nk], sz.hessian_diag) <= 1e-10
     @test abs(rz.hessian_scalar - sz.hessian_scalar) <= 1e-10 * abs(sz.hessian_scalar)
     Cz = vcov(rz)
-    @test all(iszero, Cz[end, :]) && all(iszero, Cz[:, end])
-    @test relerr(sqrt.(diag(Cz)), rz.std_error_alpha) <= 1e-6
+    @test all(isnan, Cz[end, :]) && all(isnan, Cz[:, end])
+    @test relerr(sqrt.(diag(Cz))[1:nk], rz.std_error_alpha[1:nk]) <= 1e-6
+    @test isnan(rz.std_error_alpha[end]) && isnan(rz.std_error_log_alpha[end])
+    @test all(isfinite, rz.std_error_alpha[1:nk])
 
     # Where the library computes none, NaN.
     rm = fit_dirmn(repeat([3 2 5], 20); obsdim = 1)
     @test rm.multinomial_limit && all(isnan, rm.hessian_diag) && isnan(rm.hessian_scalar)
     @test all(isnan, vcov(rm)) && all(isnan, informationmatrix(rm))
+    @test all(isnan, rm.std_error_alpha) && all(isnan, rm.std_error_log_alpha)
     r1 = fit_dirmn([0 4 0; 0 7 0]; obsdim = 1)   # one category with counts
     @test all(isnan, r1.hessian_diag) && isnan(r1.hessian_scalar)
 end

@@ -55,11 +55,13 @@ lpoch_ref(a::BigFloat, x::Real) =
     isinteger(x) ? lpoch_int(a, Int(x)) : lgamma_ref(a + BigFloat(x)) - lgamma_ref(a)
 
 """
-    ref_loglik(x, alpha; full = false, logalpha = false) -> Float64
+    ref_loglik(x, alpha; full = true, logalpha = false) -> Float64
 
-Log-likelihood of one count vector `x` under `alpha` (or log alpha).
+Log-likelihood of one count vector `x` under `alpha` (or log alpha): the log
+pmf, or with `full = false` the kernel without the multinomial coefficients
+(the package's defaults and meanings).
 """
-function ref_loglik(x::AbstractVector, alpha::AbstractVector; full::Bool = false,
+function ref_loglik(x::AbstractVector, alpha::AbstractVector; full::Bool = true,
                     logalpha::Bool = false)
     length(x) == length(alpha) || error("reference: length mismatch")
     a = logalpha ? [exp(BigFloat(v)) for v in alpha] : [BigFloat(v) for v in alpha]

@@ -41,6 +41,7 @@ result = try
         include("fit.jl")
         include("mixture.jl")
         include("lifecycle.jl")
+        include("threads.jl")
         include("gpu.jl")
     end
 catch err

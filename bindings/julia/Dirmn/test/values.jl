@@ -22,12 +22,14 @@ const ALPHA = [0.05, 0.7, 1.0, 3.25, 480.0, 2.5e4]
 const ALPHAS = hcat(ALPHA, [1.5, 1.5, 1.5, 1.5, 1.5, 1.5], [2e-3, 9.0, 0.4, 1e3, 30.0, 0.25])
 const AROW = [0.1 + 0.37 * ((v * 7 + b * 3) % 11) + (b == 4 ? 900.0 : 0.0) for v in 1:V, b in 1:NOBS]
 
+# The log pmf (what loglik and friends return by default, full = true) and
+# the kernel without the multinomial coefficients (full = false).
 const REF = ref_loglik(X, ALPHA)
-const REF_FULL = ref_loglik(X, ALPHA; full = true)
+const REF_KERNEL = ref_loglik(X, ALPHA; full = false)
 const REF_K = ref_loglik(X, ALPHAS)
-const REF_K_FULL = ref_loglik(X, ALPHAS; full = true)
+const REF_K_KERNEL = ref_loglik(X, ALPHAS; full = false)
 const REF_ROW = ref_rowwise(X, AROW)
-const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
+const REF_ROW_KERNEL = ref_rowwise(X, AROW; full = false)
 
 @testset "values" begin
     @testset "reference self-checks" begin
@@ -45,12 +47,12 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
     @testset "dense $(T), obsdim=$(obsdim)" for T in (Int32, Int64, Float32, Float64), obsdim in (1, 2)
         Y = obsdim == 2 ? T.(X) : permutedims(T.(X))
         @test relerr(loglik(Y, ALPHA; obsdim = obsdim), REF) <= RTOL
-        @test relerr(loglik(Y, ALPHA; obsdim = obsdim, full = true), REF_FULL) <= RTOL
+        @test relerr(loglik(Y, ALPHA; obsdim = obsdim, full = false), REF_KERNEL) <= RTOL
         @test relerr(loglik(Y, ALPHAS; obsdim = obsdim), REF_K) <= RTOL
-        @test relerr(loglik(Y, ALPHAS; obsdim = obsdim, full = true), REF_K_FULL) <= RTOL
+        @test relerr(loglik(Y, ALPHAS; obsdim = obsdim, full = false), REF_K_KERNEL) <= RTOL
         A = obsdim == 2 ? AROW : permutedims(AROW)
         @test relerr(loglik_rowwise(Y, A; obsdim = obsdim), REF_ROW) <= RTOL
-        @test relerr(loglik_rowwise(Y, A; obsdim = obsdim, full = true), REF_ROW_FULL) <= RTOL
+        @test relerr(loglik_rowwise(Y, A; obsdim = obsdim, full = false), REF_ROW_KERNEL) <= RTOL
     end
 
     @testset "converted element types" begin
@@ -88,7 +90,7 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
         Y = obsdim == 2 ? X : permutedims(X)
         S = SparseMatrixCSC{Tv,Ti}(sparse(Tv.(Y)))
         @test relerr(loglik(S, ALPHA; obsdim = obsdim), REF) <= RTOL
-        @test relerr(loglik(S, ALPHAS; obsdim = obsdim, full = true), REF_K_FULL) <= RTOL
+        @test relerr(loglik(S, ALPHAS; obsdim = obsdim, full = false), REF_K_KERNEL) <= RTOL
         A = obsdim == 2 ? AROW : permutedims(AROW)
         @test relerr(loglik_rowwise(S, A; obsdim = obsdim), REF_ROW) <= RTOL
         c = DirmnCounts(S; obsdim = obsdim)
@@ -119,7 +121,7 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
         x = X[:, 1]
         @test loglik(x, ALPHA) isa Float64
         @test abs(loglik(x, ALPHA) - REF[1]) <= RTOL * max(1, abs(REF[1]))
-        @test abs(loglik(Float32.(x), ALPHA; full = true) - REF_FULL[1]) <= RTOL * max(1, abs(REF_FULL[1]))
+        @test abs(loglik(Float32.(x), ALPHA; full = false) - REF_KERNEL[1]) <= RTOL * max(1, abs(REF_KERNEL[1]))
         @test relerr(loglik(x, ALPHAS), REF_K[1, :]) <= RTOL
         @test abs(loglik(view(vcat(x', x'), 2, :), ALPHA) - REF[1]) <= RTOL * abs(REF[1])
         @test abs(loglik(sparsevec(x), ALPHA) - REF[1]) <= RTOL * abs(REF[1])
@@ -139,8 +141,33 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
     @testset "full vs not differ by the multinomial coefficient" begin
         coef = [Float64(lpoch_int(big(1.0), sum(x)) - sum(lpoch_int(big(1.0), v) for v in x))
                 for x in observations(X, 2)]
-        @test relerr(loglik(X, ALPHA; full = true) .- loglik(X, ALPHA), coef) <= 1e-9
+        @test relerr(loglik(X, ALPHA; full = true) .- loglik(X, ALPHA; full = false), coef) <= 1e-9
         @test any(coef .!= 0)
+    end
+
+    @testset "full = true is the default everywhere (the log pmf)" begin
+        # Against the reference, not against the other setting, so that a
+        # default of false fails here.
+        @test relerr(loglik(X, ALPHA), ref_loglik(X, ALPHA; full = true)) <= RTOL
+        @test relerr(loglik(X, ALPHAS), ref_loglik(X, ALPHAS; full = true)) <= RTOL
+        @test relerr(loglik_rowwise(X, AROW), ref_rowwise(X, AROW; full = true)) <= RTOL
+        @test relerr(loglik_rowwise_derivatives(X, AROW).loglik,
+                     ref_rowwise(X, AROW; full = true)) <= RTOL
+        want = sum(ref_loglik(X, ALPHA; full = true))
+        @test abs(loglik_sum(X, ALPHA).value - want) <= RTOL * abs(want)
+        @test relerr(logpdf(DirMult(ALPHA), X), ref_loglik(X, ALPHA; full = true)) <= RTOL
+        @test relerr(logpdf(DirMult(ALPHA), X; full = false),
+                     ref_loglik(X, ALPHA; full = false)) <= RTOL
+        c = DirmnCounts(X)
+        @test relerr(loglik(c, ALPHA), ref_loglik(X, ALPHA; full = true)) <= RTOL
+        @test relerr(loglik_rowwise(c, AROW), ref_rowwise(X, AROW; full = true)) <= RTOL
+        @test abs(loglik_sum(c, ALPHA).value - want) <= RTOL * abs(want)
+        close(c)
+        # Every doc string says which it computes.
+        for f in (loglik, loglik_rowwise, loglik_sum, loglik_rowwise_derivatives, logpdf)
+            d = string(Base.Docs.doc(f))
+            @test occursin("full = true", d) && occursin("multinomial coefficient", d)
+        end
     end
 
     @testset "prepared counts" begin
@@ -158,11 +185,11 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
         for j in 1:3
             @test relerr(loglik(c, ALPHAS[:, j]), REF_K[:, j]) <= RTOL
         end
-        @test relerr(loglik(c, ALPHAS; full = true), REF_K_FULL) <= RTOL
+        @test relerr(loglik(c, ALPHAS; full = false), REF_K_KERNEL) <= RTOL
         @test relerr(loglik_rowwise(c, AROW), REF_ROW) <= RTOL
         @test relerr(loglik(c, log.(ALPHA); param = :logalpha), REF) <= RTOL
         d = DirMult(ALPHA)
-        @test relerr(logpdf(d, c), REF_FULL) <= RTOL
+        @test relerr(logpdf(d, c), REF) <= RTOL
         close(c)
 
         c1 = DirmnCounts(permutedims(X); obsdim = 1, storage = :sparse)
@@ -174,7 +201,7 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
 
         c2 = DirmnCounts(X; storage = :dense, context = DirmnContext(:cpu))
         @test Dirmn.info(c2).storage === :dense
-        @test relerr(loglik(c2, ALPHA; full = true), REF_FULL) <= RTOL
+        @test relerr(loglik(c2, ALPHA; full = false), REF_KERNEL) <= RTOL
         close(c2)
 
         cv = DirmnCounts(X[:, 2])
@@ -202,11 +229,11 @@ const REF_ROW_FULL = ref_rowwise(X, AROW; full = true)
     @testset "DirMult, logpdf, loglikelihood" begin
         d = DirMult(ALPHA)
         @test length(d) == V
-        @test relerr(logpdf(d, X), REF_FULL) <= RTOL
-        @test relerr(logpdf(d, permutedims(X); obsdim = 1), REF_FULL) <= RTOL
-        @test abs(logpdf(d, X[:, 2]) - REF_FULL[2]) <= RTOL * abs(REF_FULL[2])
-        @test abs(loglikelihood(d, X) - sum(REF_FULL)) <= RTOL * abs(sum(REF_FULL))
-        @test abs(loglikelihood(d, X[:, 2]) - REF_FULL[2]) <= RTOL * abs(REF_FULL[2])
+        @test relerr(logpdf(d, X), REF) <= RTOL
+        @test relerr(logpdf(d, permutedims(X); obsdim = 1), REF) <= RTOL
+        @test abs(logpdf(d, X[:, 2]) - REF[2]) <= RTOL * abs(REF[2])
+        @test abs(loglikelihood(d, X) - sum(REF)) <= RTOL * abs(sum(REF))
+        @test abs(loglikelihood(d, X[:, 2]) - REF[2]) <= RTOL * abs(REF[2])
         # A pmf over all count vectors of total 3 in 3 categories sums to 1.
         d3 = DirMult([0.4, 1.3, 2.0])
         vs = [[a, b, 3 - a - b] for a in 0:3 for b in 0:(3 - a)]
