@@ -7,7 +7,15 @@
 #' The condition carries a detailed message (what was wrong and where, with
 #' rows and columns counted from 1, for example
 #' `"row 17, column 3: count -2 is negative"`) in `message`, the status number
-#' in `status`, and the user's call in `call`.
+#' in `status`, and the user's call in `call`. A sparse matrix whose
+#' structure is corrupt is reported in terms of its slots, entries counted
+#' from 1 and values as stored (0-based), for example
+#' `"x@i[1] = 7 (column 1) is not a row index of a 3-row matrix (x@i holds 0-based row indices, 0 to 2)"`
+#' or `"x@p[3] = 1 is below x@p[2] = 3 (the p slot must not decrease)"`.
+#'
+#' Warnings: a fit or mixture that stops at `maxit` without converging
+#' warns with a condition of class `dirmn_convergence_warning` (and
+#' `"warning"`, `"condition"`); see [dirmn_fit()].
 #'
 #' | class | status | raised when |
 #' |---|---|---|
@@ -21,7 +29,7 @@
 #' | `dirmn_error_backend_unavailable` | 8 | CUDA was asked for but is not compiled in, or the device does not exist |
 #' | `dirmn_error_device` | 9 | the CUDA runtime reported an error |
 #' | `dirmn_error_overflow` | 10 | a size computation overflows |
-#' | `dirmn_error_cancelled` | 11 | the computation was interrupted (Ctrl-C) |
+#' | `dirmn_error_cancelled` | 11 | the computation was interrupted (Ctrl-C) or ran past a `setTimeLimit()` limit; the message says which |
 #' | `dirmn_error_not_supported` | 12 | the backend cannot serve a valid request |
 #' | `dirmn_error_internal` | 99 | a bug in libdirmn |
 #'
