@@ -17,8 +17,8 @@ cpp_context_backend <- function(ctx_xp) {
     .Call(`_dirmn_cpp_context_backend`, ctx_xp)
 }
 
-cpp_set_force_cancel <- function(on) {
-    .Call(`_dirmn_cpp_set_force_cancel`, on)
+cpp_set_force_cancel <- function(mode) {
+    .Call(`_dirmn_cpp_set_force_cancel`, mode)
 }
 
 cpp_counts_create <- function(ctx_xp, x, kind) {
@@ -57,16 +57,12 @@ cpp_fit <- function(xp, weights, start, tolerance, max_iterations, progress) {
     .Call(`_dirmn_cpp_fit`, xp, weights, start, tolerance, max_iterations, progress)
 }
 
-cpp_ddirmn_counts <- function(xp, alpha, full, log) {
-    .Call(`_dirmn_cpp_ddirmn_counts`, xp, alpha, full, log)
+cpp_ddirmn_counts <- function(xp, alpha, rowwise, full, log) {
+    .Call(`_dirmn_cpp_ddirmn_counts`, xp, alpha, rowwise, full, log)
 }
 
-cpp_ddirmn_table <- function(ctx_xp, x, kind, alpha, full, log) {
-    .Call(`_dirmn_cpp_ddirmn_table`, ctx_xp, x, kind, alpha, full, log)
-}
-
-cpp_loglik_k <- function(xp, alpha) {
-    .Call(`_dirmn_cpp_loglik_k`, xp, alpha)
+cpp_ddirmn_table <- function(ctx_xp, x, kind, alpha, rowwise, full, log) {
+    .Call(`_dirmn_cpp_ddirmn_table`, ctx_xp, x, kind, alpha, rowwise, full, log)
 }
 
 cpp_loglik_sum <- function(xp, params, weights, log_param, full) {

@@ -19,7 +19,9 @@
 #'
 #' @param x A table of counts with one row per observation (sample, plot,
 #'   document) and one column per category: an integer or double matrix, a
-#'   numeric vector (a single observation), a numeric data frame, or a sparse
+#'   numeric vector, 1-d array or one-way [table()], or a \pkg{Matrix}
+#'   `sparseVector` (each a single observation, its names the category
+#'   names), a numeric data frame, or a sparse
 #'   matrix from the \pkg{Matrix} package (`dgCMatrix` and `dgRMatrix` are
 #'   used as they are; other sparse classes are converted to `dgCMatrix`).
 #' @param backend `"auto"` (a CUDA device where libdirmn was built with CUDA
@@ -54,11 +56,11 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   .make_counts(x, backend, device, call)
 }
 
-.make_counts <- function(x, backend, device, call) {
-  table <- .as_table(x, call)
+.make_counts <- function(x, backend, device, call, arg = "x") {
+  table <- .as_table(x, call, arg)
   ctx <- .context(backend, device, call)
   ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
-  if (.failed(ptr)) .raise(ptr, call)
+  if (.failed(ptr)) .raise(ptr, call, table = table)
   structure(
     list(ptr = ptr, dim = table$dim, dimnames = table$dimnames,
          backend = ctx$backend, device = ctx$device),
@@ -71,9 +73,9 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 # (device getOption("dirmn.device", 0)) that the caller should close once
 # done (`temporary`), so that its memory goes at once rather than at the
 # next garbage collection.
-.prepare <- function(x, backend, call) {
+.prepare <- function(x, backend, call, arg = "x") {
   if (inherits(x, "dirmn_counts")) return(list(counts = x, temporary = FALSE))
-  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call),
+  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg),
        temporary = TRUE)
 }
 
@@ -87,8 +89,22 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 
 # Brings a user's table into a form the C++ layer reads without copying:
 # integer/double vector or matrix, dgCMatrix or dgRMatrix. Only inputs that
-# have no such form (other sparse classes, data frames) are converted.
-.as_table <- function(x, call) {
+# have no such form (other sparse classes, sparse vectors, data frames) are
+# converted. A vector, 1-d array (a one-way table()) or sparse vector is a
+# single observation, its names the category names. `arg` is the name of
+# the argument, and `converted` tells a sparse matrix made from the user's
+# (for the wording of messages about its slots).
+.as_table <- function(x, call, arg = "x") {
+  if (is.array(x) && length(dim(x)) == 1L) {
+    # a 1-d array: its data as they are (the C++ layer reads them as a
+    # vector), its dimnames as names
+    if (!is.integer(x) && !is.double(x)) {
+      .stop("invalid_argument", sprintf(
+        "counts must be integer or double, not %s", typeof(x)), call)
+    }
+    return(list(kind = .kind[["dense"]], data = x, dim = c(1L, length(x)),
+                dimnames = list(NULL, dimnames(x)[[1L]]), arg = arg))
+  }
   if (is.matrix(x) || (is.vector(x) && is.atomic(x))) {
     if (!is.integer(x) && !is.double(x)) {
       .stop("invalid_argument", sprintf(
@@ -96,25 +112,28 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
     }
     if (is.matrix(x)) {
       return(list(kind = .kind[["dense"]], data = x, dim = dim(x),
-                  dimnames = .dimnames2(dimnames(x))))
+                  dimnames = .dimnames2(dimnames(x)), arg = arg))
     }
     return(list(kind = .kind[["dense"]], data = x, dim = c(1L, length(x)),
-                dimnames = list(NULL, names(x))))
+                dimnames = list(NULL, names(x)), arg = arg))
   }
   if (methods::is(x, "dgCMatrix")) {
     return(list(kind = .kind[["csc"]], data = x, dim = x@Dim,
-                dimnames = .dimnames2(x@Dimnames)))
+                dimnames = .dimnames2(x@Dimnames), arg = arg))
   }
   if (methods::is(x, "dgRMatrix")) {
     return(list(kind = .kind[["csr"]], data = x, dim = x@Dim,
-                dimnames = .dimnames2(x@Dimnames)))
+                dimnames = .dimnames2(x@Dimnames), arg = arg))
   }
+  if (methods::is(x, "sparseVector")) return(.sparse_vector_table(x, call, arg))
   if (methods::is(x, "sparseMatrix")) {
     y <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"),
                      "dMatrix")
-    return(.as_table(y, call))
+    table <- .as_table(y, call, arg)
+    table$converted <- TRUE
+    return(table)
   }
-  if (methods::is(x, "Matrix")) return(.as_table(as.matrix(x), call))
+  if (methods::is(x, "Matrix")) return(.as_table(as.matrix(x), call, arg))
   if (is.data.frame(x)) {
     numeric_cols <- vapply(x, function(col) is.numeric(col) && !is.object(col), TRUE)
     if (!all(numeric_cols)) {
@@ -122,12 +141,36 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
         "every column of a data frame of counts must be numeric; column %s is not",
         names(x)[which(!numeric_cols)[1L]]), call)
     }
-    return(.as_table(as.matrix(x), call))
+    return(.as_table(as.matrix(x), call, arg))
   }
   .stop("invalid_argument", sprintf(paste(
     "counts must be a numeric matrix or vector, a numeric data frame, a sparse",
     "Matrix or a dirmn_counts object, not an object of class %s"),
     paste(class(x), collapse = "/")), call)
+}
+
+# A Matrix sparseVector as a 1 x length sparse row (dgRMatrix), never dense.
+# Its i slot holds 1-based positions (integer, or double for long vectors).
+.sparse_vector_table <- function(x, call, arg) {
+  len <- x@length
+  if (len > .Machine$integer.max) {
+    .stop("invalid_argument", sprintf(
+      "a sparse vector of counts can have at most %d elements, not %s",
+      .Machine$integer.max, format(len, scientific = FALSE)), call)
+  }
+  # a pattern vector (nsparseVector) has no values: its entries are 1
+  values <- if (methods::.hasSlot(x, "x")) x@x else rep(1, length(x@i))
+  if (!is.numeric(values) && !is.logical(values)) {
+    .stop("invalid_argument", sprintf(
+      "counts must be integer or double, not %s", typeof(values)), call)
+  }
+  values <- as.double(values)
+  # R's NA in a logical vector is NA in the double one: the C++ layer reports it
+  y <- methods::new("dgRMatrix", p = c(0L, length(values)), j = as.integer(x@i) - 1L,
+                    x = values, Dim = c(1L, as.integer(len)))
+  table <- .as_table(y, call, arg)
+  table$converted <- TRUE
+  table
 }
 
 .dimnames2 <- function(dn) if (is.null(dn)) list(NULL, NULL) else dn

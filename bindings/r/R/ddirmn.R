@@ -8,11 +8,20 @@
 #'   \frac{\Gamma(A)}{\Gamma(N + A)} \prod_v \frac{\Gamma(n_v + \alpha_v)}{\Gamma(\alpha_v)}.}{
 #'   P(n | alpha) = N! / prod(n_v!) * Gamma(A) / Gamma(N + A) * prod(Gamma(n_v + alpha_v) / Gamma(alpha_v)).}
 #' `ddirmn()` evaluates it for every row of `x`, in libdirmn, on the CPU or a
-#' GPU.
+#' GPU, under one parameter vector, under each of several (a matrix `alpha`
+#' with one vector per row: every row of `x` under every vector, as a
+#' mixture's E step needs), or under one vector per row of `x` (`rowwise =
+#' TRUE`).
+#'
+#' `ddirmn()` follows R's convention for densities (as [dbinom()] and
+#' [extraDistr::ddirmnom()] do): it returns the pmf unless `log = TRUE`.
+#' `MGLM::ddirmn()`, a function of the same name in \pkg{MGLM}, returns the
+#' log pmf by default, so the same call gives different numbers with the two
+#' packages: with both attached, say which one with `dirmn::ddirmn()`.
 #'
 #' With `full = FALSE` the multinomial coefficient \eqn{N! / \prod_v n_v!}{N! / prod(n_v!)}
-#' is left out. It does not depend on alpha, so likelihood-based estimation
-#' of alpha can skip it.
+#' is left out (the kernel of the log-likelihood). It does not depend on
+#' alpha, so likelihood-based estimation of alpha can skip it.
 #'
 #' A table given as a matrix is validated and uploaded on every call; when
 #' the same table is evaluated under many alphas, prepare it once with
@@ -24,19 +33,29 @@
 #' counts or parameters are reported with their row and column.
 #'
 #' @param x The counts, one row per observation: an integer or double matrix,
-#'   a numeric vector (one observation), a numeric data frame, a sparse matrix
-#'   from \pkg{Matrix} (`dgCMatrix`, `dgRMatrix`, ...; never made dense), or a
-#'   table prepared with [dirmn_counts()].
+#'   a numeric vector, a 1-d array or one-way [table()], or a \pkg{Matrix}
+#'   `sparseVector` (each a single observation, with its names as the
+#'   category names), a numeric data frame, a sparse matrix from \pkg{Matrix}
+#'   (`dgCMatrix`, `dgRMatrix`, ...; never made dense), or a table prepared
+#'   with [dirmn_counts()].
 #' @param alpha The parameters, all positive and finite: a vector with one
-#'   value per column of `x`, shared by all rows, or a matrix of the same
-#'   dimensions as `x` giving each row its own parameters.
-#' @param log If `TRUE`, return log densities.
-#' @param full If `TRUE`, include the multinomial coefficient (the density
-#'   proper, as [extraDistr::ddirmnom()] computes it); if `FALSE`, leave it out.
+#'   value per column of `x`, shared by all rows; or a K x V matrix (V the
+#'   number of columns of `x`) holding K parameter vectors, one per row, each
+#'   applied to every row of `x`; or, with `rowwise = TRUE`, a matrix of the
+#'   dimensions of `x` giving each row of `x` its own parameters.
+#' @param log If `TRUE`, return log densities (log pmf).
+#' @param full If `TRUE` (the default), include the multinomial coefficient
+#'   (the pmf proper, as [extraDistr::ddirmnom()] computes it); if `FALSE`,
+#'   leave it out.
+#' @param rowwise If `TRUE`, `alpha` is a matrix with one row of parameters
+#'   per row of `x`.
 #'
-#' @return A double vector with one value per row of `x`, named by the row
-#'   names of `x` where it has them. A row of zeros has density 1 (log
-#'   density 0).
+#' @return For a vector `alpha`, and with `rowwise = TRUE`, a double vector
+#'   with one value per row of `x`, named by the row names of `x` where it
+#'   has them. For a K x V matrix `alpha`, an n x K matrix (n the rows of
+#'   `x`): column j holds the rows' densities under row j of `alpha`, with
+#'   the row names of `x` and of `alpha` as dimnames. A row of zeros has
+#'   density 1 (log density 0).
 #' @seealso [dirmn_counts()] to prepare a table once; [dirmn_error] for the
 #'   conditions raised.
 #' @export
@@ -46,8 +65,14 @@
 #' ddirmn(x, alpha = c(1, 1, 1))
 #' ddirmn(x, alpha = c(1, 1, 1), log = TRUE, full = FALSE)
 #'
+#' # Two parameter vectors: every row under each (a 3 x 2 matrix)
+#' ddirmn(x, alpha = rbind(flat = c(1, 1, 1), peaked = c(0.1, 5, 0.1)))
+#'
 #' # One alpha per row
-#' ddirmn(x, alpha = rbind(c(1, 1, 1), c(0.1, 5, 0.1), c(2, 2, 2)))
+#' ddirmn(x, alpha = rbind(c(1, 1, 1), c(0.1, 5, 0.1), c(2, 2, 2)), rowwise = TRUE)
+#'
+#' # A single observation as a one-way table
+#' ddirmn(table(factor(c("a", "b", "b", "c"))), alpha = c(1, 2, 1))
 #'
 #' # A real table: tree counts in 50 plots of Barro Colorado Island
 #' bci <- as.matrix(read.csv(system.file("extdata", "bci.csv", package = "dirmn"),
@@ -59,26 +84,37 @@
 #' # Sparse input is used without densifying
 #' sp <- Matrix::Matrix(bci, sparse = TRUE)
 #' all.equal(ddirmn(sp, 10 * p, log = TRUE), ddirmn(counts, 10 * p, log = TRUE))
-ddirmn <- function(x, alpha, log = FALSE, full = TRUE) {
-  if (!is.double(alpha)) alpha <- .as_alpha(alpha, sys.call())
-  if (!isTRUE(log) && !isFALSE(log)) {
-    .stop("invalid_argument", "log must be TRUE or FALSE", sys.call())
-  }
-  if (!isTRUE(full) && !isFALSE(full)) {
-    .stop("invalid_argument", "full must be TRUE or FALSE", sys.call())
-  }
+ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
+  call <- sys.call()
+  if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
+  .check_flag(log, "log", call)
+  .check_flag(full, "full", call)
+  .check_flag(rowwise, "rowwise", call)
   if (inherits(x, "dirmn_counts")) {
-    res <- cpp_ddirmn_counts(x$ptr, alpha, full, log)
+    table <- NULL
+    res <- cpp_ddirmn_counts(x$ptr, alpha, rowwise, full, log)
     rn <- x$dimnames[[1L]]
   } else {
-    table <- .as_table(x, sys.call())
-    ctx <- .default_context(sys.call())
-    res <- cpp_ddirmn_table(ctx$ptr, table$data, table$kind, alpha, full, log)
+    table <- .as_table(x, call)
+    ctx <- .default_context(call)
+    res <- cpp_ddirmn_table(ctx$ptr, table$data, table$kind, alpha, rowwise, full, log)
     rn <- table$dimnames[[1L]]
   }
-  if (.failed(res)) .raise(res, sys.call())
-  if (!is.null(rn)) names(res) <- rn
+  if (.failed(res)) .raise(res, call, table = table, alpha = .alpha_form(alpha, rowwise))
+  if (is.matrix(res)) {
+    dimnames(res) <- if (is.null(rn) && is.null(rownames(alpha))) NULL
+                     else list(rn, rownames(alpha))
+  } else if (!is.null(rn)) {
+    names(res) <- rn
+  }
   res
+}
+
+# How the messages of a failure name alpha's elements (see
+# .location_message): "vector", "matrix" (K vectors, one per row) or
+# "rowwise" (one per row of the counts).
+.alpha_form <- function(alpha, rowwise) {
+  if (rowwise) "rowwise" else if (is.matrix(alpha)) "matrix" else "vector"
 }
 
 # alpha as a double vector or matrix (dimensions kept), or an error.

@@ -7,7 +7,15 @@
 #' The condition carries a detailed message (what was wrong and where, with
 #' rows and columns counted from 1, for example
 #' `"row 17, column 3: count -2 is negative"`) in `message`, the status number
-#' in `status`, and the user's call in `call`.
+#' in `status`, and the user's call in `call`. A sparse matrix whose
+#' structure is corrupt is reported in terms of its slots, entries counted
+#' from 1 and values as stored (0-based), for example
+#' `"x@i[1] = 7 (column 1) is not a row index of a 3-row matrix (x@i holds 0-based row indices, 0 to 2)"`
+#' or `"x@p[3] = 1 is below x@p[2] = 3 (the p slot must not decrease)"`.
+#'
+#' Warnings: a fit or mixture that stops at `maxit` without converging
+#' warns with a condition of class `dirmn_convergence_warning` (and
+#' `"warning"`, `"condition"`); see [dirmn_fit()].
 #'
 #' | class | status | raised when |
 #' |---|---|---|
@@ -21,7 +29,7 @@
 #' | `dirmn_error_backend_unavailable` | 8 | CUDA was asked for but is not compiled in, or the device does not exist |
 #' | `dirmn_error_device` | 9 | the CUDA runtime reported an error |
 #' | `dirmn_error_overflow` | 10 | a size computation overflows |
-#' | `dirmn_error_cancelled` | 11 | the computation was interrupted (Ctrl-C) |
+#' | `dirmn_error_cancelled` | 11 | the computation was interrupted (Ctrl-C) or ran past a `setTimeLimit()` limit; the message says which |
 #' | `dirmn_error_not_supported` | 12 | the backend cannot serve a valid request |
 #' | `dirmn_error_internal` | 99 | a bug in libdirmn |
 #'
@@ -69,8 +77,11 @@ dirmn_condition <- function(status, message, call = NULL,
 }
 
 # Raises the condition for a "dirmn_failure" returned by the C++ layer.
-.raise <- function(failure, call) {
-  stop(dirmn_condition(failure$status, .location_message(failure), call, failure$name))
+# `table` (from .as_table()) and `alpha` (from .alpha_form()) say what the
+# call passed, for the wording of positions in them.
+.raise <- function(failure, call, table = NULL, alpha = NULL) {
+  stop(dirmn_condition(failure$status, .location_message(failure, table, alpha), call,
+                       failure$name))
 }
 
 # The message of a failure for R users, from its location (see
@@ -80,15 +91,19 @@ dirmn_condition <- function(status, message, call = NULL,
 # C-level flags).
 #   row 0, column 41, "count -1 is negative" -> "row 1, column 42: count -1 is negative"
 #   vector 0, index 3, "alpha -Inf is infinite" -> "column 4: alpha -Inf is infinite"
-# A parameter's index is the column it belongs to; ddirmn() and
-# dirmn_loglik_sum() pass a single shared vector, so "vector 1" is left
-# out, as is the vector of a sum of alpha that overflows. A bad row weight
-# is worded from its value. Positions of a sparse matrix's structure (its
-# p and i/j slots) stay 0-based, as the slots' values are.
+# A parameter's index is the column it belongs to. For a single vector
+# (`alpha` "vector", as dirmn_loglik_sum() and a vector alpha of ddirmn()
+# pass) "vector 1" is left out; for K vectors (`alpha` "matrix", one per
+# row of a K x V matrix) the vector is alpha's row; with `alpha` "rowwise"
+# the row is the counts' (and alpha's). A position without an index is a
+# vector whose sum overflows (dirmn_error_location). A bad row weight is
+# worded from its value. Positions of a sparse matrix's structure are
+# worded as the slots of the R object (`table`): "x@i[3] = 7", "x@p[2]"
+# (the slots' values stay as R stores them, 0-based).
 # `location` is a list with `detail` and any of `argument`, `row`,
 # `column`, `vector`, `index` (0-based; missing, NA or negative where they
 # do not apply) and `value`.
-.location_message <- function(location) {
+.location_message <- function(location, table = NULL, alpha = NULL) {
   at <- function(name) {
     p <- location[[name]]
     if (is.null(p) || length(p) != 1L || is.na(p) || p < 0) NA_real_ else p
@@ -100,29 +115,34 @@ dirmn_condition <- function(status, message, call = NULL,
   argument <- location$argument
   if (is.null(argument) || is.na(argument)) argument <- ""
   value <- location$value
+  if (is.null(value) || length(value) != 1L) value <- NA_real_
   detail <- .drop_c_hints(location$detail)
   n <- function(p) format(p + 1, scientific = FALSE)
   has <- !is.na(c(row = row, column = column, vector = vector, index = index))
   position <- function(...) identical(unname(has), c(...))
+  if (argument %in% c("indices", "ptr") && any(has)) {
+    return(.sparse_message(argument, row, column, index, value, detail, table))
+  }
+  if (argument == "params" && !is.na(vector) && is.na(index) && is.na(row) ||
+      argument == "params" && !is.na(row) && is.na(index) && is.na(vector)) {
+    detail <- paste(detail, "(above the largest double, 1.8e+308)")
+  }
   where <- if (!any(has)) {
     NULL
-  } else if (argument == "indices" && !is.na(index)) {
-    # an entry of a sparse matrix's i (CSC) or j (CSR) slot
-    if (!is.na(row)) sprintf("entry %.0f (row %.0f)", index, row)
-    else sprintf("entry %.0f (column %.0f)", index, column)
-  } else if (argument == "ptr" && position(FALSE, FALSE, FALSE, TRUE)) {
-    return(sprintf("%s[%.0f] %s", argument, index, detail))
   } else if (position(TRUE, TRUE, FALSE, FALSE)) {
     sprintf("row %s, column %s", n(row), n(column))
   } else if (position(FALSE, FALSE, TRUE, TRUE)) {
-    if (vector == 0) sprintf("column %s", n(index))
+    if (identical(alpha, "matrix")) sprintf("row %s, column %s of alpha", n(vector), n(index))
+    else if (vector == 0) sprintf("column %s", n(index))
     else sprintf("vector %s, column %s", n(vector), n(index))
   } else if (position(TRUE, FALSE, FALSE, TRUE)) {
     sprintf("row %s, column %s", n(row), n(index))
   } else if (position(FALSE, FALSE, TRUE, FALSE)) {
-    if (vector == 0) NULL else sprintf("vector %s", n(vector))
+    if (identical(alpha, "matrix")) sprintf("row %s of alpha", n(vector))
+    else if (vector == 0) NULL
+    else sprintf("vector %s", n(vector))
   } else if (position(TRUE, FALSE, FALSE, FALSE)) {
-    if (argument == "weights" && !is.null(value) && !is.na(value)) {
+    if (argument == "weights" && !is.na(value)) {
       return(sprintf("weight of row %s is %s; weights must be finite and >= 0", n(row),
                      format(value, digits = 15L)))
     }
@@ -135,6 +155,57 @@ dirmn_condition <- function(status, message, call = NULL,
     paste(words, vapply(c(row, column, vector, index)[has], n, ""), collapse = ", ")
   }
   if (is.null(where)) detail else paste0(where, ": ", detail)
+}
+
+# A fault in the structure of a sparse table, in the terms of the R object
+# the user passed: its p slot (`argument` "ptr"; entry `index` of it) and
+# its i (dgCMatrix) or j (dgRMatrix) slot ("indices": entry `index`, in
+# column `column` or row `row`; or, without an index, a cell stored twice).
+# R's slots hold 0-based values, as the library's arrays do, so the values
+# are quoted as stored while entries and rows are counted from 1. Without
+# `table` (not expected) the positions are still worded 1-based.
+.sparse_message <- function(argument, row, column, index, value, detail, table) {
+  n <- function(p) format(p + 1, scientific = FALSE)
+  v <- function(x) format(x, scientific = FALSE)
+  csc <- is.null(table) || table$kind == .kind[["csc"]]
+  name <- if (is.null(table$arg)) "x" else table$arg
+  if (isTRUE(table$converted)) name <- sprintf("as(%s, \"CsparseMatrix\")", name)
+  slot <- if (csc) "i" else "j"
+  if (argument == "indices") {
+    if (is.na(index)) {
+      # a cell stored twice
+      if (is.na(row) || is.na(column)) return(detail)
+      return(sprintf("cell [%s, %s] is stored more than once: %s@%s holds %s twice in %s %s",
+                     n(row), n(column), name, slot, v(if (csc) row else column),
+                     if (csc) "column" else "row", n(if (csc) column else row)))
+    }
+    outer <- if (csc) column else row
+    if (is.null(table) || is.na(value) || is.na(outer)) {
+      return(sprintf("%s@%s[%s]: %s", name, slot, n(index), detail))
+    }
+    extent <- table$dim[if (csc) 1L else 2L]
+    return(sprintf(
+      "%s@%s[%s] = %s (%s %s) is not a %s index of a %s-%s matrix (%s@%s holds 0-based %s indices, 0 to %s)",
+      name, slot, n(index), v(value), if (csc) "column" else "row", n(outer),
+      if (csc) "row" else "column", v(extent), if (csc) "row" else "column", name, slot,
+      if (csc) "row" else "column", v(extent - 1)))
+  }
+  # the p slot
+  if (is.na(index)) return(sprintf("%s@p: %s", name, detail))
+  p <- if (!is.null(table) && methods::is(table$data, "sparseMatrix")) table$data@p else NULL
+  if (is.na(value) || is.null(p) || index >= length(p)) {
+    return(sprintf("%s@p[%s]: %s", name, n(index), detail))
+  }
+  if (index == 0) {
+    return(sprintf("%s@p[1] = %s, but the p slot must start at 0", name, v(value)))
+  }
+  previous <- p[[index]]
+  if (value < previous) {
+    return(sprintf("%s@p[%s] = %s is below %s@p[%s] = %s (the p slot must not decrease)",
+                   name, n(index), v(value), name, v(index), v(previous)))
+  }
+  sprintf("%s@p[%s] = %s is above %s@p[%s] = %s, the number of stored entries",
+          name, n(index), v(value), name, v(length(p)), v(p[[length(p)]]))
 }
 
 # Hints about C-level flags ("(set DIRMN_COUNTS_REAL_VALUED for

@@ -25,18 +25,23 @@
 #' @param x The counts: a matrix, sparse matrix, vector, data frame or a
 #'   table prepared with [dirmn_counts()] (see [ddirmn()]).
 #' @param alpha One parameter vector shared by all rows, with one value per
-#'   column of `x`: alpha (positive, finite), or log alpha when `log = TRUE`.
+#'   column of `x`: alpha (positive, finite), or log alpha when `param =
+#'   "logalpha"`.
 #' @param weights `NULL` (every row has weight 1) or one finite,
 #'   non-negative weight per row.
-#' @param log If `TRUE`, `alpha` holds log alpha and the derivatives are
-#'   with respect to log alpha.
-#' @param full If `TRUE`, `value` includes the multinomial coefficients (the
-#'   sum of the rows' log pmfs); the derivatives do not depend on it.
+#' @param param `"alpha"` (`alpha` holds alpha, and the derivatives are with
+#'   respect to alpha) or `"logalpha"` (`alpha` holds log alpha, and the
+#'   derivatives are with respect to log alpha).
+#' @param full If `TRUE` (the default), `value` includes the multinomial
+#'   coefficients: the sum of the rows' log pmfs, the log-likelihood. If
+#'   `FALSE`, `value` is the kernel (the sum without them). The derivatives
+#'   do not depend on it.
 #' @param backend Where to evaluate a table that is not prepared: `"auto"`,
 #'   `"cpu"` or `"cuda"` (see [dirmn_counts()]); a prepared table stays
 #'   where it is.
 #'
-#' @return A list with elements `value` (the weighted log-likelihood sum),
+#' @return A list with elements `value` (the weighted log-likelihood sum,
+#'   or its kernel with `full = FALSE`),
 #'   `gradient` (one value per column), `hessian_diag` (one value per
 #'   column) and `hessian_scalar` (a number), named by the columns of `x`
 #'   where it has names.
@@ -49,11 +54,11 @@
 #' # the full Hessian with respect to alpha
 #' H <- diag(s$hessian_diag) + s$hessian_scalar
 #' # with respect to log alpha
-#' dirmn_loglik_sum(x, alpha = log(c(1, 2, 3)), log = TRUE)$gradient
-dirmn_loglik_sum <- function(x, alpha, weights = NULL, log = FALSE, full = FALSE,
-                             backend = getOption("dirmn.backend", "auto")) {
+#' dirmn_loglik_sum(x, alpha = log(c(1, 2, 3)), param = "logalpha")$gradient
+dirmn_loglik_sum <- function(x, alpha, weights = NULL, param = c("alpha", "logalpha"),
+                             full = TRUE, backend = getOption("dirmn.backend", "auto")) {
   call <- sys.call()
-  .check_flag(log, "log", call)
+  param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
   .check_flag(full, "full", call)
   if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
   prepared <- .prepare(x, backend, call)
@@ -64,8 +69,8 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, log = FALSE, full = FALSE
           "alpha must be a vector with one value per column (one alpha shared by all rows)", call)
   }
   weights <- .as_weights(weights, counts$dim[1L], call)
-  res <- cpp_loglik_sum(counts$ptr, alpha, weights, log, full)
-  if (.failed(res)) .raise(res, call)
+  res <- cpp_loglik_sum(counts$ptr, alpha, weights, param == "logalpha", full)
+  if (.failed(res)) .raise(res, call, alpha = "vector")
   cn <- counts$dimnames[[2L]]
   if (!is.null(cn)) {
     names(res$gradient) <- cn
@@ -103,8 +108,14 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, log = FALSE, full = FALSE
 #' With `verbose = TRUE` every iteration reports its number, the
 #' log-likelihood (with the multinomial coefficient) and the largest
 #' gradient component (with respect to log alpha) through [message()]. An
-#' interrupt (Ctrl-C) stops the fit with an error of class
-#' `dirmn_error_cancelled`.
+#' interrupt (Ctrl-C), or a time limit set with [setTimeLimit()], stops the
+#' fit with an error of class `dirmn_error_cancelled`.
+#'
+#' A fit that stops at `maxit` iterations without meeting the tolerance
+#' warns, with a condition of class `dirmn_convergence_warning` (a
+#' `warning`), and returns its last iterate with `converged = FALSE`, as
+#' [glm()] does; [suppressWarnings()] with `classes =
+#' "dirmn_convergence_warning"` (R >= 4.0) silences only these.
 #'
 #' @inheritParams dirmn_loglik_sum
 #' @param weights `NULL` or one finite, non-negative weight per row. Integer
@@ -186,6 +197,12 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
   }
   res <- cpp_fit(counts$ptr, weights, start, tol, maxit, progress)
   if (.failed(res)) .raise(res, ecall)
+  if (!res$converged && !res$multinomial_limit) {
+    .warn_convergence(sprintf(
+      "did not converge in %d iteration%s (largest gradient component in log alpha %s, tol = %s); the result is the last iterate: increase maxit",
+      res$iterations, if (res$iterations == 1) "" else "s", format(res$gradient_norm, digits = 3L),
+      format(tol, digits = 3L)), ecall)
+  }
 
   totals <- cpp_row_totals(counts$ptr)
   if (.failed(totals)) .raise(totals, ecall)
@@ -426,7 +443,14 @@ fitted.dirmn_fit <- function(object, ...) {
 }
 
 # ---------------------------------------------------------------------------
-# Argument checks and progress
+# Argument checks, warnings and progress
+
+# Signals a warning of class dirmn_convergence_warning (a fit or EM run that
+# stopped at maxit); the caller goes on with its result.
+.warn_convergence <- function(message, call) {
+  warning(structure(class = c("dirmn_convergence_warning", "warning", "condition"),
+                    list(message = message, call = call)))
+}
 
 .check_flag <- function(value, name, call) {
   if (!isTRUE(value) && !isFALSE(value)) {

@@ -73,12 +73,16 @@
 #'   non-negative whole number): the same seed gives the same fit.
 #' @param tol EM stops when the objective changes by less than `tol` times
 #'   its absolute value.
-#' @param maxit Maximum number of EM iterations per start.
+#' @param maxit Maximum number of EM iterations per start. Where the best
+#'   start of a `k` stops at `maxit` without meeting `tol`, `dirmn_mixture()`
+#'   warns (a condition of class `dirmn_convergence_warning`, naming the
+#'   `k`s) and keeps the model, with `converged = FALSE`.
 #' @param weights `NULL` or one finite, non-negative weight per row.
 #' @param select The criterion that selects `k`: `"bic"`, `"aic"` or
 #'   `"laplace"` (smallest wins).
 #' @param verbose If `TRUE`, report every EM iteration (k, start,
-#'   iteration, log-likelihood and its change) through [message()].
+#'   iteration, the log-likelihood, with the multinomial coefficients, and
+#'   its change) through [message()].
 #'
 #' @return An object of class `dirmn_mixture`: a list with
 #'   \describe{
@@ -86,7 +90,8 @@
 #'       `dirmn_mixture_fit`: a list with `alpha` (a k x V matrix, one row per
 #'       component, columns named by the columns of `x`), `weights` (the
 #'       mixing weights \eqn{\pi}{pi}), `responsibilities` (rows x k, named
-#'       by the rows of `x`), `loglik`, `objective`, `aic`, `bic`,
+#'       by the rows of `x`), `loglik` (the mixture log-likelihood, with
+#'       the multinomial coefficients), `objective`, `aic`, `bic`,
 #'       `laplace`, `parameters` (P), `iterations`, `converged`, `k`,
 #'       `start` (which start was best) and `nobs`. Components are ordered
 #'       by decreasing weight.}
@@ -173,6 +178,13 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
   })
   names(models) <- as.character(k)
   criteria <- .mixture_criteria(models, k)
+  if (!all(criteria$converged)) {
+    bad <- k[!criteria$converged]
+    .warn_convergence(sprintf(
+      "EM did not converge in maxit = %d iterations for k = %s (the best of the starts); the result%s the last iterate%s: increase maxit",
+      maxit, paste(bad, collapse = ", "), if (length(bad) == 1L) " is" else "s are",
+      if (length(bad) == 1L) "" else "s"), ecall)
+  }
   out <- list(models = models, criteria = criteria,
               selected = k[which.min(.subset2(criteria, select))], select = select,
               objective = objective, call = call, nobs = n, dimnames = counts$dimnames)
@@ -417,7 +429,7 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
 # library's mixture handle where it is alive, else (a model restored from
 # disk) from the rows x k log-likelihoods and the weights.
 .assign <- function(object, newdata, call) {
-  prepared <- .prepare(newdata, object$backend, call)
+  prepared <- .prepare(newdata, object$backend, call, "newdata")
   on.exit(.release(prepared))
   counts <- prepared$counts
   cn <- colnames(object$alpha)
@@ -436,8 +448,8 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
   prob <- cpp_mixture_assign(object$ptr, counts$ptr)
   if (.failed(prob) && prob$status == .status_code("null_pointer") &&
       grepl("mixture handle", prob$message, fixed = TRUE)) {
-    ll <- cpp_loglik_k(counts$ptr, object$alpha)
-    if (.failed(ll)) .raise(ll, call)
+    ll <- cpp_ddirmn_counts(counts$ptr, object$alpha, FALSE, TRUE, TRUE)
+    if (.failed(ll)) .raise(ll, call, alpha = "matrix")
     s <- sweep(ll, 2L, log(object$weights), `+`)
     s <- exp(s - apply(s, 1L, max))
     prob <- s / rowSums(s)
@@ -455,8 +467,8 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
 print.dirmn_mixture_fit <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat(sprintf("Dirichlet-multinomial mixture, k = %d (%s objective)\n", x$k,
               if (x$objective_type == "dmn") "dmn" else "maximum-likelihood"))
-  cat("Log-likelihood: ", format(x$loglik, digits = max(digits, 8L)), " (df = ",
-      x$parameters, ")\n", sep = "")
+  cat("Log-likelihood: ", format(x$loglik, digits = max(digits, 8L)),
+      " (with the multinomial coefficients), df = ", x$parameters, "\n", sep = "")
   cat(sprintf("%s after %d EM iteration%s (best of the starts: %d)\n",
               if (x$converged) "Converged" else "NOT converged", x$iterations,
               if (x$iterations == 1) "" else "s", x$start))

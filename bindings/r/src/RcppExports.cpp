@@ -50,12 +50,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_set_force_cancel
-SEXP cpp_set_force_cancel(bool on);
-RcppExport SEXP _dirmn_cpp_set_force_cancel(SEXP onSEXP) {
+SEXP cpp_set_force_cancel(int mode);
+RcppExport SEXP _dirmn_cpp_set_force_cancel(SEXP modeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< bool >::type on(onSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_set_force_cancel(on));
+    Rcpp::traits::input_parameter< int >::type mode(modeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_set_force_cancel(mode));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -155,41 +155,32 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ddirmn_counts
-SEXP cpp_ddirmn_counts(SEXP xp, SEXP alpha, bool full, bool log);
-RcppExport SEXP _dirmn_cpp_ddirmn_counts(SEXP xpSEXP, SEXP alphaSEXP, SEXP fullSEXP, SEXP logSEXP) {
+SEXP cpp_ddirmn_counts(SEXP xp, SEXP alpha, bool rowwise, bool full, bool log);
+RcppExport SEXP _dirmn_cpp_ddirmn_counts(SEXP xpSEXP, SEXP alphaSEXP, SEXP rowwiseSEXP, SEXP fullSEXP, SEXP logSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
     Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< bool >::type rowwise(rowwiseSEXP);
     Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
     Rcpp::traits::input_parameter< bool >::type log(logSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ddirmn_counts(xp, alpha, full, log));
+    rcpp_result_gen = Rcpp::wrap(cpp_ddirmn_counts(xp, alpha, rowwise, full, log));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_ddirmn_table
-SEXP cpp_ddirmn_table(SEXP ctx_xp, SEXP x, int kind, SEXP alpha, bool full, bool log);
-RcppExport SEXP _dirmn_cpp_ddirmn_table(SEXP ctx_xpSEXP, SEXP xSEXP, SEXP kindSEXP, SEXP alphaSEXP, SEXP fullSEXP, SEXP logSEXP) {
+SEXP cpp_ddirmn_table(SEXP ctx_xp, SEXP x, int kind, SEXP alpha, bool rowwise, bool full, bool log);
+RcppExport SEXP _dirmn_cpp_ddirmn_table(SEXP ctx_xpSEXP, SEXP xSEXP, SEXP kindSEXP, SEXP alphaSEXP, SEXP rowwiseSEXP, SEXP fullSEXP, SEXP logSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
     Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type kind(kindSEXP);
     Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< bool >::type rowwise(rowwiseSEXP);
     Rcpp::traits::input_parameter< bool >::type full(fullSEXP);
     Rcpp::traits::input_parameter< bool >::type log(logSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ddirmn_table(ctx_xp, x, kind, alpha, full, log));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_loglik_k
-SEXP cpp_loglik_k(SEXP xp, SEXP alpha);
-RcppExport SEXP _dirmn_cpp_loglik_k(SEXP xpSEXP, SEXP alphaSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_loglik_k(xp, alpha));
+    rcpp_result_gen = Rcpp::wrap(cpp_ddirmn_table(ctx_xp, x, kind, alpha, rowwise, full, log));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -266,9 +257,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_status_name", (DL_FUNC) &_dirmn_cpp_status_name, 1},
     {"_dirmn_cpp_statuses", (DL_FUNC) &_dirmn_cpp_statuses, 0},
     {"_dirmn_cpp_fit", (DL_FUNC) &_dirmn_cpp_fit, 6},
-    {"_dirmn_cpp_ddirmn_counts", (DL_FUNC) &_dirmn_cpp_ddirmn_counts, 4},
-    {"_dirmn_cpp_ddirmn_table", (DL_FUNC) &_dirmn_cpp_ddirmn_table, 6},
-    {"_dirmn_cpp_loglik_k", (DL_FUNC) &_dirmn_cpp_loglik_k, 2},
+    {"_dirmn_cpp_ddirmn_counts", (DL_FUNC) &_dirmn_cpp_ddirmn_counts, 5},
+    {"_dirmn_cpp_ddirmn_table", (DL_FUNC) &_dirmn_cpp_ddirmn_table, 7},
     {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
     {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},

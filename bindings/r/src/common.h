@@ -135,14 +135,26 @@ Failure counts_error(dirmn_context* ctx, dirmn_status status, const Table& t);
 // ---------------------------------------------------------------------------
 // Parameters and weights (loglik.cpp)
 
-// Checks alpha's shape against a rows x cols table (values are the
-// library's to check); `per_row` tells a matrix alpha. Returns R_NilValue
-// or the failure.
-SEXP check_alpha(SEXP alpha, int64_t rows, int64_t cols, bool* per_row);
+// How alpha is laid out against a rows x cols table: one vector shared by
+// every row (a vector of cols values), k vectors (a k x cols matrix, one
+// per row of the matrix: every row of the table under each), or one vector
+// per row of the table (a rows x cols matrix, `rowwise`).
+enum AlphaShape { ALPHA_SHARED = 0, ALPHA_VECTORS = 1, ALPHA_ROWWISE = 2 };
+struct AlphaLayout {
+  AlphaShape shape = ALPHA_SHARED;
+  int64_t k = 1;  // the number of vectors (ALPHA_VECTORS), else 1
+};
+
+// Checks alpha's type and shape against a rows x cols table (values are the
+// library's to check): a vector is shared, a matrix holds k vectors, or one
+// per row where `rowwise`. Returns R_NilValue or the failure.
+SEXP check_alpha(SEXP alpha, int64_t rows, int64_t cols, bool rowwise, AlphaLayout* layout);
+// The same for functions that take one shared vector only (`what` names it).
+SEXP check_shared_alpha(SEXP alpha, int64_t cols, const char* what);
 // The failure of a likelihood call on alpha: the library's, or R's "alpha
 // is NA" where alpha holds R's NA.
 Failure alpha_error(dirmn_context* ctx, dirmn_status status, SEXP alpha, int64_t rows,
-                    bool per_row);
+                    const AlphaLayout& layout);
 // Weights: NULL, or a double vector with one value per row (values are the
 // library's to check; R code has reported NA already). R_NilValue or the
 // failure.
@@ -180,9 +192,15 @@ int progress_callback(int iteration, double value, double change, void* user);
 // Polled by the library during long calls (a dirmn_interrupt_fn).
 int interrupt_callback(void*);
 
-// Test hook: makes the interrupt callback ask the library to stop, so the
-// cancellation path can be tested without delivering a real SIGINT.
-extern bool g_force_cancel;
+// Test hook: 1 makes the interrupt callback ask the library to stop, 2
+// makes its R check raise an error, so the cancellation paths can be tested
+// without a real SIGINT or time limit.
+extern int g_force_cancel_mode;
+
+// What stopped the last cancelled call, in R's words ("interrupted", or an
+// error's message such as "reached elapsed time limit"), "" if unknown;
+// set by the interrupt callback, read once by library_error.
+extern std::string g_cancel_cause;
 
 // Number of counts handles owned by live external pointers; tests read it to
 // see that finalizers and close() really free handles.

@@ -12,7 +12,8 @@ const dirmn_context* g_busy_context = nullptr;
 const char* const kBusyMessage =
     "dirmn functions on this backend cannot be called from a handler of a fit's progress "
     "messages while the fit runs";
-bool g_force_cancel = false;
+int g_force_cancel_mode = 0;
+std::string g_cancel_cause;
 
 SEXP sym_context() {
   static SEXP s = Rf_install("dirmn_context");
@@ -37,7 +38,44 @@ SEXP unusable_context(dirmn_context* ctx) {
 
 namespace {
 
-void check_interrupt_body(void*) { R_CheckUserInterrupt(); }
+// The interrupt check: R_CheckUserInterrupt signals an interrupt condition
+// on a pending Ctrl-C, and an error where a setTimeLimit() limit has passed
+// (R_ProcessEvents). R_tryCatch catches both with an exiting handler
+// innermost, so neither reaches a handler of the user's (which would jump
+// across the library) nor R's default error handler (which prints "Error in
+// .Call(...)" even when the user's code catches the cancellation that
+// follows). The condition's message is kept as the cause of the
+// cancellation. R_ToplevelExec stops any other jump (an event handler's).
+struct InterruptCheck {
+  bool stop = false;
+};
+
+SEXP check_interrupt(void*) {
+  if (g_force_cancel_mode == 2) Rf_error("a test error raised by the interrupt check");
+  R_CheckUserInterrupt();
+  return R_NilValue;
+}
+
+SEXP on_interrupt_condition(SEXP condition, void* data) {
+  static_cast<InterruptCheck*>(data)->stop = true;
+  g_cancel_cause = Rf_inherits(condition, "interrupt") ? "interrupted" : "";
+  // An error condition is list(message, call): keep its message.
+  if (g_cancel_cause.empty() && TYPEOF(condition) == VECSXP && XLENGTH(condition) >= 1) {
+    SEXP message = VECTOR_ELT(condition, 0);
+    if (TYPEOF(message) == STRSXP && XLENGTH(message) >= 1 &&
+        STRING_ELT(message, 0) != NA_STRING)
+      g_cancel_cause = Rf_translateCharUTF8(STRING_ELT(message, 0));
+  }
+  return R_NilValue;
+}
+
+void check_interrupt_body(void* data) {
+  SEXP classes = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(classes, 0, Rf_mkChar("interrupt"));
+  SET_STRING_ELT(classes, 1, Rf_mkChar("error"));
+  R_tryCatch(check_interrupt, nullptr, classes, on_interrupt_condition, data, nullptr, nullptr);
+  UNPROTECT(1);
+}
 
 void context_finalizer(SEXP xp) {
   auto* ctx = static_cast<dirmn_context*>(R_ExternalPtrAddr(xp));
@@ -49,20 +87,23 @@ void context_finalizer(SEXP xp) {
 
 }  // namespace
 
-// Polled by the library from this (R's main) thread during long calls.
-// R_ToplevelExec catches the longjmp that R_CheckUserInterrupt makes on a
-// pending interrupt, so no jump crosses the library's frames; the library
-// then returns DIRMN_ERROR_CANCELLED and R raises dirmn_error_cancelled.
+// Polled by the library from this (R's main) thread during long calls; see
+// check_interrupt_body. The library then returns DIRMN_ERROR_CANCELLED and
+// R raises dirmn_error_cancelled, whose message names the cause.
 int interrupt_callback(void*) {
-  if (g_force_cancel) return 1;
-  // A top-level context costs microseconds; the library may poll far more
-  // often than a user can press Ctrl-C, so look at most every 20 ms.
+  if (g_force_cancel_mode == 1) return 1;
+  // A check costs microseconds; the library may poll far more often than a
+  // user can press Ctrl-C, so look at most every 20 ms (except under the
+  // test hook).
   using clock = std::chrono::steady_clock;
   static clock::time_point last_check;
   const clock::time_point now = clock::now();
-  if (now - last_check < std::chrono::milliseconds(20)) return 0;
+  if (g_force_cancel_mode == 0 && now - last_check < std::chrono::milliseconds(20)) return 0;
   last_check = now;
-  return R_ToplevelExec(check_interrupt_body, nullptr) ? 0 : 1;
+  InterruptCheck check;
+  g_cancel_cause.clear();
+  const bool clean = R_ToplevelExec(check_interrupt_body, &check) != FALSE;
+  return clean && !check.stop ? 0 : 1;
 }
 
 }  // namespace dirmn_r
@@ -124,8 +165,10 @@ SEXP cpp_context_backend(SEXP ctx_xp) {
                             Rcpp::Named("device") = device);
 }
 
+// Test hook: 0 off; 1 the interrupt callback asks the library to stop; 2
+// the interrupt check raises an R error (as an elapsed setTimeLimit() does).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_set_force_cancel(bool on) {
-  g_force_cancel = on;
+SEXP cpp_set_force_cancel(int mode) {
+  g_force_cancel_mode = mode;
   return R_NilValue;
 }

@@ -30,6 +30,13 @@ Failure library_error(const dirmn_context* ctx, dirmn_status status) {
   Failure f;
   f.status = status;
   f.message = dirmn_last_error(ctx);
+  if (status == DIRMN_ERROR_CANCELLED && !g_cancel_cause.empty()) {
+    // The library knows only that its interrupt callback said stop; R
+    // knows why (a Ctrl-C, an elapsed setTimeLimit()).
+    f.detail = "cancelled (" + g_cancel_cause + ")";
+    g_cancel_cause.clear();
+    return f;
+  }
   dirmn_error_location where;
   where.size = sizeof where;
   if (dirmn_last_error_location(ctx, &where) != DIRMN_SUCCESS) {

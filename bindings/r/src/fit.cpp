@@ -22,11 +22,8 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
   SEXP bad = check_weights(weights, p.info.rows);
   if (bad != R_NilValue) return bad;
   if (start != R_NilValue) {
-    bool per_row = false;
-    if (check_alpha(start, p.info.rows, p.info.cols, &per_row) != R_NilValue || per_row)
-      return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
-                     "start must be a vector with one value per column (" +
-                         std::to_string(p.info.cols) + ")");
+    bad = check_shared_alpha(start, p.info.cols, "start");
+    if (bad != R_NilValue) return bad;
   }
   const R_xlen_t V = static_cast<R_xlen_t>(p.info.cols);
   Rcpp::NumericVector alpha(V), se_alpha(V), se_log_alpha(V), hessian_diag(V);

@@ -16,7 +16,7 @@ rdirmn <- function(rows, size, alpha) {
 }
 
 # Weighted sum of the rows' log-likelihoods through lgamma.
-ref_loglik_sum <- function(x, alpha, w = rep(1, nrow(x)), full = FALSE) {
+ref_loglik_sum <- function(x, alpha, w = rep(1, nrow(x)), full = TRUE) {
   sum(w * ref_loglik(x, alpha, full = full))
 }
 
@@ -148,4 +148,10 @@ ref_laplace_dmn <- function(x, alpha, resp, objective, first = NULL) {
   k <- nrow(alpha)
   P <- k * ncol(alpha) + k - 1
   objective + 0.5 * ref_logdet_dmn(x, alpha, resp, first) - 0.5 * P * log(2 * pi)
+}
+
+# Evaluates expr with dirmn's convergence warnings muffled (a fit stopped at
+# maxit on purpose), letting every other condition through.
+unconverged <- function(expr) {
+  withCallingHandlers(expr, dirmn_convergence_warning = function(w) invokeRestart("muffleWarning"))
 }

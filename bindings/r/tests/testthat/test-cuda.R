@@ -12,7 +12,8 @@ test_that("the CUDA backend matches extraDistr", {
   expect_rel_equal(ddirmn(counts, alpha, log = TRUE, full = FALSE),
                    ref_loglik(x, alpha, full = FALSE))
   alpha_rows <- matrix(runif(500 * 64, 0.1, 5), 500, 64)
-  expect_rel_equal(ddirmn(counts, alpha_rows, log = TRUE), extra_loglik(x, alpha_rows))
+  expect_rel_equal(ddirmn(counts, alpha_rows, log = TRUE, rowwise = TRUE),
+                   extra_loglik(x, alpha_rows))
   sp <- dirmn_counts(Matrix::Matrix(x, sparse = TRUE), backend = "cuda")
   expect_rel_equal(ddirmn(sp, alpha, log = TRUE), extra_loglik(x, alpha))
   close(sp)

@@ -56,7 +56,12 @@ test_that("invalid alpha is an invalid-parameter error", {
                  class = "dirmn_error_invalid_parameter")
     per_row <- matrix(1, 3, 3)
     per_row[2, 3] <- value
-    expect_error(ddirmn(x, per_row), "^row 2, column 3: alpha",
+    expect_error(ddirmn(x, per_row, rowwise = TRUE), "^row 2, column 3: alpha",
+                 class = "dirmn_error_invalid_parameter")
+    # K vectors: the position is alpha's row and column
+    vectors <- matrix(1, 2, 3)
+    vectors[2, 3] <- value
+    expect_error(ddirmn(x, vectors), "^row 2, column 3 of alpha: alpha",
                  class = "dirmn_error_invalid_parameter")
   }
   expect_error(ddirmn(x, c(1, NA, 3)), "^column 2: alpha is NA$",
@@ -64,17 +69,32 @@ test_that("invalid alpha is an invalid-parameter error", {
   expect_error(ddirmn(x, NA), class = "dirmn_error")
   per_row <- matrix(1, 3, 3)
   per_row[3, 1] <- NA
-  expect_error(ddirmn(x, per_row), "^row 3, column 1: alpha is NA$",
+  expect_error(ddirmn(x, per_row, rowwise = TRUE), "^row 3, column 1: alpha is NA$",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(ddirmn(x, per_row), "^row 3, column 1 of alpha: alpha is NA$",
                class = "dirmn_error_invalid_parameter")
   expect_error(ddirmn(x, c("1", "2", "3")), class = "dirmn_error_invalid_parameter")
-  expect_error(ddirmn(x, c(1e308, 1e308, 1)), "the sum of alpha",
-               class = "dirmn_error_invalid_parameter")
-  big <- matrix(1, 3, 3)
-  big[2, ] <- 1e308
-  expect_error(ddirmn(x, big), "^row 2: the sum of alpha",
-               class = "dirmn_error_invalid_parameter")
   expect_error(ddirmn(x, data.frame(a = 1, b = 2, c = 3)),
                class = "dirmn_error_invalid_parameter")
+})
+
+test_that("a sum of alpha that overflows names alpha, not a vector", {
+  # a single vector: no position (it was "vector 1: ..." once)
+  overflow <- "the sum of alpha overflows (above the largest double, 1.8e+308)"
+  for (input in list(1:4, matrix(1:8, 2), dirmn_counts(matrix(1:8, 2)))) {
+    e <- tryCatch(ddirmn(input, rep(1e308, 4)), error = identity)
+    expect_s3_class(e, "dirmn_error_invalid_parameter")
+    expect_identical(conditionMessage(e), overflow)
+  }
+  expect_identical(conditionMessage(tryCatch(dirmn_loglik_sum(1:4, rep(1e308, 4)),
+                                             error = identity)), overflow)
+  # one alpha per row: the row; K vectors: alpha's row
+  big <- matrix(1, 3, 3)
+  big[2, ] <- 1e308
+  expect_identical(conditionMessage(tryCatch(ddirmn(x, big, rowwise = TRUE), error = identity)),
+                   paste("row 2:", overflow))
+  expect_identical(conditionMessage(tryCatch(ddirmn(x, big), error = identity)),
+                   paste("row 2 of alpha:", overflow))
 })
 
 test_that("alpha of the wrong size is a dimension mismatch", {
@@ -82,9 +102,15 @@ test_that("alpha of the wrong size is a dimension mismatch", {
                class = "dirmn_error_dimension_mismatch")
   expect_error(ddirmn(dirmn_counts(x), c(1, 2, 3, 4)),
                class = "dirmn_error_dimension_mismatch")
-  expect_error(ddirmn(x, matrix(1, 2, 3)), "2 x 3 matrix",
+  expect_error(ddirmn(x, matrix(1, 2, 3), rowwise = TRUE),
+               "with rowwise = TRUE, alpha must be a 3 x 3 matrix .* not a 2 x 3 matrix",
                class = "dirmn_error_dimension_mismatch")
-  expect_error(ddirmn(x, matrix(1, 3, 2)), class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(x, c(1, 1, 1), rowwise = TRUE), "not a vector",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(x, matrix(1, 3, 2)), "3 x 2 matrix but the counts have 3 columns",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(ddirmn(x, alpha, rowwise = NA), "rowwise must be TRUE or FALSE",
+               class = "dirmn_error_invalid_argument")
   expect_identical(tryCatch(ddirmn(x, 1), error = function(e) e$status), 5L)
 })
 
@@ -168,9 +194,9 @@ test_that("library messages are restated with 1-based rows and columns", {
     "count 2.5 is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)")),
     "row 2, column 2: count 2.5 is not an integer")
   expect_identical(say(argument = "params", vector = 0, detail = "the sum of alpha overflows"),
-                   "the sum of alpha overflows")
+                   "the sum of alpha overflows (above the largest double, 1.8e+308)")
   expect_identical(say(argument = "params", row = 6, detail = "the sum of alpha overflows"),
-                   "row 7: the sum of alpha overflows")
+                   "row 7: the sum of alpha overflows (above the largest double, 1.8e+308)")
   # positions that do not apply come as NA (from the C++ layer) or -1
   expect_identical(say(argument = "params", row = NA, column = -1, vector = 2, index = 0,
                        value = NA, detail = "alpha 0 is not positive"),
@@ -189,7 +215,7 @@ test_that("library messages are restated with 1-based rows and columns", {
   bad <- x
   bad[3, 2] <- -1L
   ctx <- dirmn:::.context("cpu")
-  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, bad, 0L, alpha, TRUE, TRUE)
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, bad, 0L, alpha, FALSE, TRUE, TRUE)
   expect_s3_class(f, "dirmn_failure")
   expect_identical(f$name, "DIRMN_ERROR_INVALID_COUNTS")
   expect_identical(f$message,
@@ -237,4 +263,93 @@ test_that("a library of another major version is refused at load", {
   expect_invisible(dirmn:::.check_version(100, 102))
   expect_error(dirmn:::.check_version(10000, 100), "different major version",
                class = "dirmn_error_version_mismatch")
+})
+
+test_that("a corrupt sparse matrix is reported in terms of its slots, 1-based", {
+  sp <- Matrix::Matrix(matrix(c(1, 0, 2, 0, 3, 0, 1, 1, 0), 3), sparse = TRUE)
+  expect_identical(sp@i, c(0L, 2L, 1L, 0L, 1L))
+  expect_identical(sp@p, c(0L, 2L, 3L, 5L))
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  # slots edited in place: Matrix checks validity only in new() and validObject()
+  bad <- sp
+  bad@i[1] <- 7L
+  expected <- paste("x@i[1] = 7 (column 1) is not a row index of a 3-row matrix",
+                    "(x@i holds 0-based row indices, 0 to 2)")
+  expect_identical(msg(ddirmn(bad, c(1, 1, 1))), expected)
+  expect_identical(msg(dirmn_counts(bad)), expected)
+  expect_identical(msg(dirmn_fit(bad)), expected)
+  expect_error(ddirmn(bad, c(1, 1, 1)), class = "dirmn_error_invalid_argument")
+  bad <- sp
+  bad@i[4] <- -1L
+  expect_match(msg(ddirmn(bad, c(1, 1, 1))), "^x@i\\[4\\] = -1 \\(column 3\\) is not a row index")
+  bad <- sp
+  bad@p[2:3] <- c(3L, 1L)
+  expect_identical(msg(ddirmn(bad, c(1, 1, 1))),
+                   "x@p[3] = 1 is below x@p[2] = 3 (the p slot must not decrease)")
+  bad <- sp
+  bad@p[3] <- 9L
+  expect_identical(msg(ddirmn(bad, c(1, 1, 1))),
+                   "x@p[3] = 9 is above x@p[4] = 5, the number of stored entries")
+  bad <- sp
+  bad@p[1] <- 1L
+  expect_identical(msg(ddirmn(bad, c(1, 1, 1))), "x@p[1] = 1, but the p slot must start at 0")
+  bad <- sp
+  bad@i[2] <- 0L
+  expect_identical(msg(ddirmn(bad, c(1, 1, 1))),
+                   "cell [1, 1] is stored more than once: x@i holds 0 twice in column 1")
+  # a dgRMatrix: its j slot, rows as the outer dimension
+  csr <- methods::as(sp, "RsparseMatrix")
+  csr@j[1] <- 9L
+  expect_identical(msg(ddirmn(csr, c(1, 1, 1))), paste(
+    "x@j[1] = 9 (row 1) is not a column index of a 3-column matrix",
+    "(x@j holds 0-based column indices, 0 to 2)"))
+  # the argument is named as the function calls it
+  fit <- dirmn_mixture(matrix(c(5L, 1L, 0L, 4L, 0L, 6L), 3), k = 1)
+  expect_identical(msg(predict(fit, bad)),
+                   "cell [1, 1] is stored more than once: newdata@i holds 0 twice in column 1")
+  # nothing of the old 0-based wording with C names is left
+  expect_false(grepl("entry 0|outside \\[0", msg(ddirmn(csr, c(1, 1, 1)))))
+})
+
+test_that("a cancellation from the interrupt check prints nothing and says why", {
+  # mode 2 raises an R error inside the interrupt check, as an elapsed
+  # setTimeLimit() does; R used to print "Error in .Call(...)" for it even
+  # when the caller caught the cancellation
+  x2 <- random_counts(2000, 50, seed = 22)
+  dirmn:::cpp_set_force_cancel(2L)
+  on.exit(dirmn:::cpp_set_force_cancel(0L))
+  printed <- capture.output(e <- tryCatch(ddirmn(x2, rep(1, 50)), error = identity),
+                            type = "message")
+  dirmn:::cpp_set_force_cancel(0L)
+  expect_identical(printed, character(0))
+  expect_s3_class(e, "dirmn_error_cancelled")
+  expect_identical(conditionMessage(e), "cancelled (a test error raised by the interrupt check)")
+  # the package still works afterwards
+  expect_length(ddirmn(x2, rep(1, 50)), 2000)
+})
+
+test_that("a computation stopped by setTimeLimit() prints nothing when caught", {
+  rscript <- file.path(R.home("bin"), "Rscript")
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(script))
+  # a single long call (an EM run of seconds) on a prepared table, so the
+  # limit passes inside the library, which polls the interrupt check
+  writeLines(c(
+    "library(dirmn)",
+    "set.seed(1)",
+    "x <- matrix(rpois(3000 * 50, 3), ncol = 50)",
+    "counts <- dirmn_counts(x, backend = 'cpu')",
+    "e <- tryCatch({ setTimeLimit(elapsed = 0.1, transient = TRUE);",
+    "  dirmn_mixture(counts, k = 6, starts = 5, maxit = 200, tol = 1e-14); 'finished' },",
+    "  error = identity)",
+    "setTimeLimit()",
+    "cat(if (is.character(e)) e else class(e)[1], '\\n')"), script)
+  err <- tempfile()
+  on.exit(unlink(err), add = TRUE)
+  out <- system2(rscript, c("--vanilla", shQuote(script)), stdout = TRUE, stderr = err,
+                 env = paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+  expect_identical(readLines(err), character(0))
+  # the limit lands inside the library, or (on a very slow machine) in R
+  # code around it; either way it is caught and nothing is printed
+  expect_true(trimws(out) %in% c("dirmn_error_cancelled", "simpleError"))
 })

@@ -150,8 +150,10 @@ test_that("verbose reports every iteration through message()", {
   expect_match(msgs[1], "^dirmn_fit: iteration 0, log-likelihood")
   last <- as.numeric(sub(".*log-likelihood ([-0-9.e+]+),.*", "\\1", msgs[length(msgs)]))
   expect_lt(abs(last - fit$loglik), 1e-6 * abs(fit$loglik))
-  expect_message(dirmn_fit(sim, verbose = TRUE, maxit = 0),
-                 "^dirmn_fit: iteration 0, log-likelihood -[0-9.]+, gradient norm [0-9.e+-]+\n?$")
+  expect_warning(
+    expect_message(dirmn_fit(sim, verbose = TRUE, maxit = 0),
+                   "^dirmn_fit: iteration 0, log-likelihood -[0-9.]+, gradient norm [0-9.e+-]+\n?$"),
+    class = "dirmn_convergence_warning")
   msgs <- capture_messages(dirmn_fit(sim, verbose = TRUE))
   expect_match(msgs, "gradient norm")
   expect_silent(dirmn_fit(sim))
@@ -248,8 +250,8 @@ test_that("every input form gives the same fit", {
   # a start value converges to the same maximum
   fs <- dirmn_fit(mite, start = rep(1, 35))
   expect_lt(max_rel(fs$alpha, ref$alpha), 1e-6)
-  # maxit = 0 stops at the start
-  f0 <- dirmn_fit(mite, maxit = 0)
+  # maxit = 0 stops at the start (and warns: see below)
+  f0 <- unconverged(dirmn_fit(mite, maxit = 0))
   expect_false(f0$converged)
 })
 
@@ -284,4 +286,25 @@ test_that("bad arguments give dirmn errors naming the row or column (1-based)", 
   expect_error(dirmn_fit(bad), "row 4, column 5", class = "dirmn_error_invalid_counts")
   e <- tryCatch(dirmn_fit(mite, weights = w), error = identity)
   expect_identical(conditionCall(e)[[1]], as.name("dirmn_fit"))
+})
+
+test_that("a fit stopped at maxit warns with a classed warning and keeps its result", {
+  w <- tryCatch(dirmn_fit(mite, maxit = 1), warning = identity)
+  expect_s3_class(w, "dirmn_convergence_warning")
+  expect_s3_class(w, "warning")
+  expect_match(conditionMessage(w),
+               "^did not converge in 1 iteration \\(largest gradient component in log alpha [0-9.e+]+, tol = 1e-10\\)")
+  expect_identical(conditionCall(w)[[1]], as.name("dirmn_fit"))
+  # the result is kept, as glm() keeps its: the iterate after one Newton step
+  f1 <- unconverged(dirmn_fit(mite, maxit = 1))
+  expect_false(f1$converged)
+  expect_identical(f1$iterations, 1L)
+  expect_match(conditionMessage(tryCatch(dirmn_fit(mite, maxit = 3), warning = identity)),
+               "in 3 iterations")
+  full <- dirmn_fit(mite)
+  expect_lt(f1$loglik, full$loglik)
+  # a converged fit, and the multinomial limit, are silent
+  expect_silent(dirmn_fit(mite))
+  set.seed(1)
+  expect_silent(dirmn_fit(t(rmultinom(40, 100, c(0.5, 0.3, 0.2))), maxit = 1))
 })

@@ -40,6 +40,53 @@ test_that("a vector is one observation", {
   expect_rel_equal(ddirmn(as.double(x_int[5, ]), alpha, log = TRUE), expected[5])
 })
 
+test_that("a 1-d array, a one-way table and a sparseVector are one observation", {
+  skip_if_not_installed("extraDistr")
+  counts <- c(4L, 0L, 2L, 7L)
+  a <- c(0.5, 2, 1, 3)
+  ref <- extraDistr::ddirmnom(counts, sum(counts), a, log = TRUE)
+  # a one-way table() of a factor: its levels are the categories
+  tab <- table(factor(rep(c("ant", "bee", "cat", "dog"), counts),
+                      levels = c("ant", "bee", "cat", "dog")))
+  expect_identical(dim(tab), 4L)
+  expect_rel_equal(ddirmn(tab, a, log = TRUE), ref)
+  prepared <- dirmn_counts(tab)
+  expect_identical(dim(prepared), c(1L, 4L))
+  expect_identical(colnames(prepared), c("ant", "bee", "cat", "dog"))
+  fit <- dirmn_fit(tab)
+  expect_named(fit$alpha, c("ant", "bee", "cat", "dog"))
+  expect_rel_equal(dirmn_loglik_sum(tab, a)$value, ref)
+  # a plain 1-d array, with and without names
+  arr <- array(as.double(counts), dim = 4L, dimnames = list(letters[1:4]))
+  expect_rel_equal(ddirmn(arr, a, log = TRUE), ref)
+  expect_identical(colnames(dirmn_counts(arr)), letters[1:4])
+  expect_rel_equal(ddirmn(array(counts, 4L), a, log = TRUE), ref)
+  expect_error(ddirmn(array(c("a", "b"), 2L), c(1, 1)), "not character",
+               class = "dirmn_error_invalid_argument")
+  # Matrix's sparse vectors, double, integer and pattern
+  sv <- methods::as(as.double(counts), "sparseVector")
+  expect_s4_class(sv, "dsparseVector")
+  expect_rel_equal(ddirmn(sv, a, log = TRUE), ref)
+  expect_identical(dim(dirmn_counts(sv)), c(1L, 4L))
+  expect_rel_equal(dirmn_loglik_sum(sv, a)$value, ref)
+  iv <- methods::new("isparseVector", length = 4L, i = c(1L, 3L, 4L), x = c(4L, 2L, 7L))
+  expect_rel_equal(ddirmn(iv, a, log = TRUE), ref)
+  nv <- methods::new("nsparseVector", length = 4L, i = c(2L, 4L))
+  expect_rel_equal(ddirmn(nv, a, log = TRUE),
+                   extraDistr::ddirmnom(c(0, 1, 0, 1), 2, a, log = TRUE))
+  # a long, very sparse vector stays sparse (a 1 x 1e6 row with 2 entries)
+  long <- methods::new("dsparseVector", length = 1e6, i = c(3, 7e5), x = c(2, 1))
+  expect_identical(format(dirmn_counts(long))[1],
+                   "<dirmn_counts> 1 x 1,000,000 table, 2 nonzero (0.0%), counts up to 2, total 3")
+  # a bad count in a sparse vector names its column
+  bad <- methods::new("dsparseVector", length = 4L, i = c(2L, 3L), x = c(1, -3))
+  expect_error(ddirmn(bad, a), "^row 1, column 3: count -3 is negative",
+               class = "dirmn_error_invalid_counts")
+  bad@x[2] <- NA
+  expect_error(ddirmn(bad, a), "^row 1, column 3: count is NA",
+               class = "dirmn_error_invalid_counts")
+})
+
 test_that("a numeric data frame is accepted", {
   df <- as.data.frame(x_int)
   expect_rel_equal(unname(ddirmn(df, alpha, log = TRUE)), expected)
@@ -54,7 +101,8 @@ test_that("prepared objects give the same values as the raw table", {
     expect_rel_equal(ddirmn(counts, alpha, log = TRUE, full = FALSE),
                      ref_loglik(x_int, alpha, full = FALSE))
     alpha_rows <- matrix(alpha, nrow(x_int), ncol(x_int), byrow = TRUE) * (1:40 / 10)
-    expect_rel_equal(ddirmn(counts, alpha_rows, log = TRUE), ref_loglik(x_int, alpha_rows))
+    expect_rel_equal(ddirmn(counts, alpha_rows, log = TRUE, rowwise = TRUE),
+                     ref_loglik(x_int, alpha_rows))
     close(counts)
   }
 })

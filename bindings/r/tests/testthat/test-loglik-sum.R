@@ -7,10 +7,12 @@ w_s <- c(rep(1, 10), runif(25, 0, 3), 0, 0, 2, 2, 5)
 test_that("the value matches the plain-R sum of lgamma log-likelihoods", {
   for (w in list(NULL, w_s)) {
     ww <- if (is.null(w)) rep(1, nrow(xs)) else w
+    # the default is the log-likelihood with the multinomial coefficients
     s <- dirmn_loglik_sum(xs, alpha_s, weights = w)
-    expect_rel_equal(s$value, ref_loglik_sum(xs, alpha_s, ww, full = FALSE), 1e-11)
-    s_full <- dirmn_loglik_sum(xs, alpha_s, weights = w, full = TRUE)
-    expect_rel_equal(s_full$value, ref_loglik_sum(xs, alpha_s, ww, full = TRUE), 1e-11)
+    expect_rel_equal(s$value, ref_loglik_sum(xs, alpha_s, ww, full = TRUE), 1e-11)
+    kernel <- dirmn_loglik_sum(xs, alpha_s, weights = w, full = FALSE)
+    expect_rel_equal(kernel$value, ref_loglik_sum(xs, alpha_s, ww, full = FALSE), 1e-11)
+    expect_identical(kernel$gradient, s$gradient)
   }
 })
 
@@ -37,7 +39,7 @@ test_that("gradient and Hessian match finite differences of the plain-R log-like
 
 test_that("derivatives with respect to log alpha follow the chain rule", {
   la <- log(alpha_s)
-  s <- dirmn_loglik_sum(xs, la, weights = w_s, log = TRUE)
+  s <- dirmn_loglik_sum(xs, la, weights = w_s, param = "logalpha")
   expect_rel_equal(s$value, ref_loglik_sum(xs, alpha_s, w_s), 1e-11)
   f <- function(l) ref_loglik_sum(xs, exp(l), w_s)
   expect_lt(max_rel(unname(s$gradient), fd_gradient(f, la)), 1e-6)
@@ -60,7 +62,7 @@ test_that("every input form gives the same sums", {
   }
   # a vector is one row
   v <- dirmn_loglik_sum(xs[5, ], alpha_s)
-  expect_rel_equal(v$value, ref_loglik(xs[5, , drop = FALSE], alpha_s, full = FALSE), 1e-11)
+  expect_rel_equal(v$value, ref_loglik(xs[5, , drop = FALSE], alpha_s, full = TRUE), 1e-11)
   # repeated calls on a prepared table with changing weights stay right
   for (w in list(w_s, NULL, rev(w_s))) {
     ww <- if (is.null(w)) rep(1, nrow(xs)) else w
@@ -79,7 +81,7 @@ test_that("bad arguments are dirmn errors naming what is wrong", {
   bad[3] <- NA
   expect_error(dirmn_loglik_sum(xs, bad), "column 3: alpha is NA",
                class = "dirmn_error_invalid_parameter")
-  expect_error(dirmn_loglik_sum(xs, log(alpha_s) + c(0, 0, Inf, 0, 0, 0, 0), log = TRUE),
+  expect_error(dirmn_loglik_sum(xs, log(alpha_s) + c(0, 0, Inf, 0, 0, 0, 0), param = "logalpha"),
                "column 3", class = "dirmn_error_invalid_parameter")
   w <- w_s
   w[12] <- -1
@@ -91,5 +93,9 @@ test_that("bad arguments are dirmn errors naming what is wrong", {
   expect_error(dirmn_loglik_sum(xs, alpha_s, weights = 1:3), "length 3",
                class = "dirmn_error_dimension_mismatch")
   expect_error(dirmn_loglik_sum(xs, matrix(1, 40, 7)), class = "dirmn_error_dimension_mismatch")
-  expect_error(dirmn_loglik_sum(xs, alpha_s, log = NA), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_loglik_sum(xs, alpha_s, full = NA), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_loglik_sum(xs, alpha_s, param = "log"), "param must be one of",
+               class = "dirmn_error_invalid_argument")
+  # log = TRUE was the old spelling of param = "logalpha"; it is gone
+  expect_error(dirmn_loglik_sum(xs, log(alpha_s), log = TRUE), "unused argument")
 })

@@ -227,8 +227,8 @@ test_that("a seed gives the same fit; verbose reports every EM iteration", {
   expect_match(msgs[1], "^dirmn_mixture: k = 2, start 1, iteration 1: log-likelihood")
   expect_true(any(grepl("start 2, iteration 1:", msgs)))
   expect_match(msgs[2], "\\(change [-0-9.e+]+\\)")
-  expect_message(dirmn_mixture(mite, k = 1, starts = 1, maxit = 1, verbose = TRUE),
-                 "k = 1, start 1, iteration 1")
+  unconverged(expect_message(dirmn_mixture(mite, k = 1, starts = 1, maxit = 1, verbose = TRUE),
+                             "k = 1, start 1, iteration 1"))
 })
 
 test_that("bad arguments are dirmn errors", {
@@ -285,4 +285,25 @@ test_that("fitted models and criteria have their documented layout", {
   expect_identical(crit$converged, unname(c(m$models[["1"]]$converged, model$converged)))
   expect_identical(attr(crit, "row.names"), 1:2)
   expect_identical(dim(crit), c(2L, 9L))
+})
+
+test_that("mixtures stopped at maxit warn once, naming the k, and keep the models", {
+  w <- tryCatch(dirmn_mixture(mite, k = 1:3, maxit = 2), warning = identity)
+  expect_s3_class(w, "dirmn_convergence_warning")
+  expect_s3_class(w, "warning")
+  m <- unconverged(dirmn_mixture(mite, k = 1:3, maxit = 2))
+  bad <- m$criteria$k[!m$criteria$converged]
+  expect_true(length(bad) > 0)
+  expect_identical(conditionMessage(w), sprintf(
+    "EM did not converge in maxit = 2 iterations for k = %s (the best of the starts); the result%s: increase maxit",
+    paste(bad, collapse = ", "), if (length(bad) == 1) " is the last iterate" else "s are the last iterates"))
+  expect_length(m$models, 3L)
+  warnings <- 0L
+  withCallingHandlers(dirmn_mixture(mite, k = 1:3, maxit = 2),
+                      warning = function(w) {
+                        warnings <<- warnings + 1L
+                        invokeRestart("muffleWarning")
+                      })
+  expect_identical(warnings, 1L)
+  expect_silent(dirmn_mixture(mite, k = 1:2))
 })

@@ -29,18 +29,45 @@ test_that("full = FALSE drops exactly the multinomial coefficient", {
   expect_rel_equal(ddirmn(x, alpha, full = FALSE), exp(ref_loglik(x, alpha, full = FALSE)))
 })
 
-test_that("a matrix alpha gives each row its own parameters", {
+test_that("rowwise = TRUE gives each row its own parameters", {
   skip_if_not_installed("extraDistr")
   x <- random_counts(30, 12, seed = 6)
   set.seed(7)
   alpha <- matrix(runif(30 * 12, 0.1, 10), 30, 12)
-  got <- ddirmn(x, alpha, log = TRUE)
+  got <- ddirmn(x, alpha, log = TRUE, rowwise = TRUE)
   expect_rel_equal(got, extra_loglik(x, alpha))
   expect_rel_equal(got, ref_loglik(x, alpha))
-  expect_rel_equal(ddirmn(x, alpha, log = TRUE, full = FALSE),
+  expect_rel_equal(ddirmn(x, alpha, log = TRUE, full = FALSE, rowwise = TRUE),
                    ref_loglik(x, alpha, full = FALSE))
+  expect_rel_equal(ddirmn(x, alpha, rowwise = TRUE), extra_loglik(x, alpha, log = FALSE))
   # row b under its own alpha equals row b evaluated alone
   expect_rel_equal(got[9], ddirmn(x[9, ], alpha[9, ], log = TRUE), tol = 1e-13)
+})
+
+test_that("a K x V matrix alpha evaluates every row under each of its K rows", {
+  skip_if_not_installed("extraDistr")
+  x <- random_counts(25, 8, seed = 8)
+  rownames(x) <- paste0("s", 1:25)
+  set.seed(9)
+  alpha <- matrix(runif(3 * 8, 0.1, 10), 3, 8, dimnames = list(c("a", "b", "c"), NULL))
+  got <- ddirmn(x, alpha, log = TRUE)
+  expect_identical(dim(got), c(25L, 3L))
+  expect_identical(dimnames(got), list(rownames(x), c("a", "b", "c")))
+  for (j in 1:3) {
+    ref <- extraDistr::ddirmnom(x, rowSums(x), alpha[j, ], log = TRUE)
+    expect_rel_equal(unname(got[, j]), ref)
+    expect_rel_equal(unname(ddirmn(x, alpha, log = TRUE, full = FALSE)[, j]),
+                     ref_loglik(x, alpha[j, ], full = FALSE))
+  }
+  expect_rel_equal(unname(ddirmn(x, alpha)), exp(unname(got)))
+  # the same through a prepared and a sparse table, and one vector as a 1 x V matrix
+  expect_rel_equal(ddirmn(dirmn_counts(x), alpha, log = TRUE), got)
+  expect_rel_equal(ddirmn(Matrix::Matrix(x, sparse = TRUE), alpha, log = TRUE), got)
+  one <- ddirmn(x, alpha[2, , drop = FALSE], log = TRUE)
+  expect_identical(dim(one), c(25L, 1L))
+  expect_rel_equal(one[, 1], ddirmn(x, alpha[2, ], log = TRUE))
+  # no vectors: an empty answer of the right shape
+  expect_identical(dim(ddirmn(x, alpha[0, , drop = FALSE])), c(25L, 0L))
 })
 
 test_that("real data (BCI tree counts) matches both references", {
