@@ -453,3 +453,138 @@ TEST_CASE("real-valued counts match 50-digit references", "[accuracy][cpu]") {
   CHECK(stats.failures == 0);
   if (report_wanted()) print_row_stats("real-valued counts", stats);
 }
+
+// --- The full log pmf summed over count histograms (dirmn_loglik_sum with
+// DIRMN_FULL, dirmn_fit's loglik), where the kernel plus the stored
+// multinomial coefficients cancelled to ~5e-10 relative at deep counts.
+
+namespace {
+
+// Deep counts (1e6 .. 1e7), overdispersed: the rows' proportions differ.
+const double kDeepRows[5][4] = {{3141592, 2718281, 1414213, 1732050},
+                                {9876543, 1234567, 5555555, 2222222},
+                                {1000003, 7000001, 3000017, 4999999},
+                                {6543210, 6000000, 1100000, 8123456},
+                                {2500000, 3999999, 9000000, 1000001}};
+const double kDeepWeights[5] = {1.0, 0.5, 2.0, 1.25, 0.75};
+
+// 300 rows whose histograms take every form: columns 0 and 1 (pairs:
+// values above the index range), 2 (dense, banded at base ~3000), 3 (dense
+// from 0, with zero cells), and row totals banded at base ~3e6.
+std::vector<double> band_table() {
+  std::vector<double> x;
+  for (int b = 0; b < 300; ++b) {
+    x.push_back(1000000 + (b * 37) % 401);
+    x.push_back(2000000 - (b * 37) % 401);
+    x.push_back(3000 + (b * 11) % 101);
+    x.push_back(b % 7);
+  }
+  return x;
+}
+std::vector<double> band_weights() {
+  std::vector<double> w;
+  for (int b = 0; b < 300; ++b) w.push_back(1 + (b % 4) * 0.25);
+  return w;
+}
+
+// sum_b [w_b] log pmf(x_b | alpha), unweighted and weighted, by mpmath at 60
+// and at 100 digits (the same 25 digits), with
+//   full(a, n) = loggamma(A) - loggamma(N + A) + sum(loggamma(n_v + a_v) - loggamma(a_v))
+//                + loggamma(N + 1) - sum(loggamma(n_v + 1))
+// over mpf(double) inputs, the tables and weights exactly as above.
+struct FullSumRef {
+  const std::vector<double>* x;
+  const std::vector<double>* w;
+  int64_t rows;
+  std::vector<double> alpha;
+  double plain, weighted;
+};
+
+const std::vector<double>& deep_table() {
+  static const std::vector<double> x(&kDeepRows[0][0], &kDeepRows[0][0] + 20);
+  return x;
+}
+const std::vector<double>& deep_weights() {
+  static const std::vector<double> w(kDeepWeights, kDeepWeights + 5);
+  return w;
+}
+
+std::vector<FullSumRef> full_sum_refs() {
+  static const std::vector<double> bx = band_table(), bw = band_weights();
+  return {{&deep_table(), &deep_weights(), 5, {0.7, 1.3, 2.5, 0.9},
+           -243.7461328706259354895043, -268.6075138617446567190016},
+          {&deep_table(), &deep_weights(), 5, {1e-3, 0.05, 0.3, 8.0},
+           -340.5990426608741410058039, -365.1452255861883789833663},
+          {&bx, &bw, 300, {2.5, 0.8, 0.05, 1.7},
+           -14834.55338793346812872668, -20397.51778008804062834542}};
+}
+
+double rel_err(double got, double want) { return std::fabs(got - want) / std::fabs(want); }
+
+}  // namespace
+
+TEST_CASE("dirmn_loglik_sum's full log pmf at deep counts matches 50-digit references",
+          "[accuracy][derivatives]") {
+  for (dirmn_backend be : dirmn_test::backends_under_test()) {
+    Context ctx = dirmn_test::make_context(be);
+    REQUIRE(ctx);
+    for (const FullSumRef& r : full_sum_refs()) {
+      Counts c = dirmn_test::counts_of(ctx.get(), *r.x, r.rows, 4);
+      for (bool weighted : {false, true}) {
+        double got = std::nan("");
+        REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), r.alpha.data(), 1, DIRMN_PARAM_ALPHA,
+                                 weighted ? r.w->data() : nullptr, DIRMN_FULL, &got, nullptr,
+                                 nullptr, nullptr) == DIRMN_SUCCESS);
+        const double want = weighted ? r.weighted : r.plain;
+        INFO(dirmn_test::backend_name(be) << ", rows " << r.rows << ", alpha[0] " << r.alpha[0]
+                                          << (weighted ? ", weighted" : "") << ": got "
+                                          << fmt17(got) << ", reference " << fmt17(want));
+        CHECK(rel_err(got, want) <= kRowRel);
+      }
+    }
+  }
+}
+
+TEST_CASE("dirmn_fit's loglik at deep counts is the log pmf at the fitted alpha",
+          "[accuracy][fit]") {
+  const std::vector<double>& x = deep_table();
+  for (dirmn_backend be : dirmn_test::backends_under_test()) {
+    Context ctx = dirmn_test::make_context(be);
+    REQUIRE(ctx);
+    Counts c = dirmn_test::counts_of(ctx.get(), x, 5, 4);
+    for (bool weighted : {false, true}) {
+      INFO(dirmn_test::backend_name(be) << (weighted ? ", weighted" : ""));
+      const double* w = weighted ? deep_weights().data() : nullptr;
+      dirmn_fit_options o;
+      dirmn_fit_options_init(&o);
+      o.weights = w;
+      std::vector<double> a(4);
+      dirmn_fit_result r;
+      std::memset(&r, 0, sizeof r);
+      r.size = sizeof r;
+      r.alpha = a.data();
+      REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+      REQUIRE(r.converged == 1);
+      REQUIRE(r.multinomial_limit == 0);
+      // The full value dirmn_loglik_sum gives at the returned alpha (held to
+      // 50-digit references above).
+      double sum_full = 0.0;
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), a.data(), 1, DIRMN_PARAM_ALPHA, w, DIRMN_FULL,
+                               &sum_full, nullptr, nullptr, nullptr) == DIRMN_SUCCESS);
+      INFO("fit loglik " << fmt17(r.loglik) << ", dirmn_loglik_sum " << fmt17(sum_full));
+      CHECK(rel_err(r.loglik, sum_full) <= 1e-13);
+      // And the CPU's per-row log pmf (its own code path, held to the
+      // reference table above), summed with the weights in long double. The
+      // device's per-row full form is the kernel plus a stored per-row
+      // coefficient, so only the CPU's is held to this.
+      if (be != DIRMN_BACKEND_CPU) continue;
+      std::vector<double> rows(5);
+      REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, a.data(), 4, 1, DIRMN_PARAM_ALPHA, DIRMN_FULL,
+                           rows.data(), 1, 1) == DIRMN_SUCCESS);
+      long double s = 0;
+      for (int b = 0; b < 5; ++b) s += static_cast<long double>(w ? w[b] : 1.0) * rows[static_cast<size_t>(b)];
+      INFO("sum of per-row log pmfs " << fmt17(static_cast<double>(s)));
+      CHECK(rel_err(r.loglik, static_cast<double>(s)) <= kRowRel);
+    }
+  }
+}
