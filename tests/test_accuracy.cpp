@@ -487,11 +487,10 @@ std::vector<double> band_weights() {
   return w;
 }
 
-// sum_b [w_b] log pmf(x_b | alpha), unweighted and weighted, by mpmath at 60
-// and at 100 digits (the same 25 digits), with
-//   full(a, n) = loggamma(A) - loggamma(N + A) + sum(loggamma(n_v + a_v) - loggamma(a_v))
-//                + loggamma(N + 1) - sum(loggamma(n_v + 1))
-// over mpf(double) inputs, the tables and weights exactly as above.
+// sum_b [w_b] log pmf(x_b | alpha), unweighted and weighted, printed by
+// `/usr/bin/python3 scripts/gen_reference.py --full-sums` (mpmath, each row's
+// value as the reference file's, two working precisions agreeing to 55
+// digits), the tables and weights exactly as above.
 struct FullSumRef {
   const std::vector<double>* x;
   const std::vector<double>* w;
