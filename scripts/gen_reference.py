@@ -4,6 +4,8 @@ dirmn's special-function differences and per-row Dirichlet-multinomial
 log-likelihoods, computed with mpmath.
 
     /usr/bin/python3 scripts/gen_reference.py [OUTPUT]
+    /usr/bin/python3 scripts/gen_reference.py --full-sums   (prints the table
+        sums test_accuracy.cpp hard-codes; the file is not written)
 
 (Debian's python3-mpmath; any mpmath >= 1.2 gives the same file.) The output
 is deterministic: a fixed seed, mpmath's own arithmetic for every number that
@@ -358,7 +360,35 @@ def cases(rng):
     return lines
 
 
+# --- (c) weighted table sums of the log pmf (tests/test_accuracy.cpp) --------
+
+def full_sum_tables():
+    """The tables, weights and alphas whose sums test_accuracy.cpp hard-codes
+    (dirmn_loglik_sum with DIRMN_FULL and dirmn_fit's loglik)."""
+    deep = [[3141592, 2718281, 1414213, 1732050], [9876543, 1234567, 5555555, 2222222],
+            [1000003, 7000001, 3000017, 4999999], [6543210, 6000000, 1100000, 8123456],
+            [2500000, 3999999, 9000000, 1000001]]
+    deep_w = [1.0, 0.5, 2.0, 1.25, 0.75]
+    band = [[1000000 + (b * 37) % 401, 2000000 - (b * 37) % 401, 3000 + (b * 11) % 101, b % 7]
+            for b in range(300)]
+    band_w = [1 + (b % 4) * 0.25 for b in range(300)]
+    return [(deep, deep_w, [0.7, 1.3, 2.5, 0.9]), (deep, deep_w, [1e-3, 0.05, 0.3, 8.0]),
+            (band, band_w, [2.5, 0.8, 0.05, 1.7])]
+
+
+def full_sums():
+    """Prints sum_b full and sum_b w_b full per table (not part of the file)."""
+    for rows, w, alpha in full_sum_tables():
+        vals = [row_values(alpha, [float(x) for x in r])[1] for r in rows]
+        print(alpha, fmt(mpmath.fsum(vals)),
+              fmt(mpmath.fsum(mpf(wi) * v for wi, v in zip(w, vals))))
+
+
 def main():
+    if sys.argv[1:] == ["--full-sums"]:
+        mp.dps = START_DPS
+        full_sums()
+        return
     out_path = sys.argv[1] if len(sys.argv) > 1 else "tests/data/reference_loglik.txt"
     mp.dps = START_DPS
     rng = Rng(SEED)

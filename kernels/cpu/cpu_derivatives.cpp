@@ -50,7 +50,11 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
         // d/dlog a = a d/da; d2/dlog a2 = a^2 d2/da2 + a d/da (u becomes alpha).
         for (int64_t v = 0; v < cols; ++v) math::to_log_alpha(a[v], &g[v], h ? &h[v] : nullptr);
       }
-      if (req.loglik) {
+      if (req.loglik && full && one_cell_row(t, b)) {
+        const double a_one =
+            math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1);
+        req.loglik[b] = one_cell_full(a[arg], a_one, a_sum, n_total);
+      } else if (req.loglik) {
         req.loglik[b] = full ? full_row<true>(rest_full, a_sum, n_total)
                              : finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
                                           t.row_max[static_cast<size_t>(b)], a_rest);

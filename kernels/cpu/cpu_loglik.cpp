@@ -5,7 +5,8 @@
 // (T_v[0] = 0 makes dense zero cells free of branches). Columns whose counts
 // exceed the cut-off, or which are too sparse to amortise a table, go through
 // math::lpoch directly. Per-row alpha has no reuse: every nonzero cell costs
-// one lpoch. Terms are centred (cpu_rows.hpp).
+// one lpoch. Terms are centred (cpu_rows.hpp); the full form's rows with a
+// single nonzero cell take one_cell_full instead (cpu_rows.hpp).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -181,6 +182,13 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
         const double* a = req.alpha + b * cols;
         const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
+        if (Full && one_cell_row(t, b)) {
+          const double a_rest =
+              math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1);
+          store(b, 0, one_cell_full(a[arg], a_rest, math::compensated_sum(a, cols),
+                                    t.row_total[static_cast<size_t>(b)]));
+          continue;
+        }
         const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
         const double a_rest =
             big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
@@ -229,6 +237,13 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         const double la = log_a_sums[static_cast<size_t>(j)];
         for (int64_t b = r0; b < r1; ++b) {
           const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
+          if (Full && one_cell_row(t, b)) {
+            const double a_rest = a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
+                                  a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)];
+            store(b, j, one_cell_full(a[arg], a_rest, a_sums[static_cast<size_t>(j)],
+                                      t.row_total[static_cast<size_t>(b)]));
+            continue;
+          }
           const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
           const double a_rest =
               big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +

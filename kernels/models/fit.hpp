@@ -37,6 +37,10 @@ struct FitSettings {
   // Also the Hessian with respect to alpha at the fit (FitOutcome's
   // hessian_diag and hessian_scalar); not made in the multinomial limit.
   bool want_hessian = false;
+  // FitOutcome::loglik in the log-beta form (one more evaluation over the
+  // histograms at the end); false leaves it the kernel plus the stored
+  // coefficients, as the mixture's M steps, which never read it, ask.
+  bool want_loglik = true;
 };
 
 struct FitOutcome {

@@ -152,6 +152,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
       FitSettings fs;
       fs.tolerance = kMStepTolerance;
       fs.max_iterations = kMStepIterations;
+      fs.want_loglik = false;  // the EM's loglik comes from its E step
       if (have_alpha[j]) fs.start = alpha.data() + jj * V;
       if (dmn) {
         fs.prior_shape = kDmnShape;

@@ -184,4 +184,64 @@ void histogram_sums(const Histograms& h, const double* alpha, double* value, dou
   if (hessian_scalar) *hessian_scalar = -tot.t;
 }
 
+namespace {
+
+// sum_b w_b lpoch_lfact(a, n_b) over one histogram. Dense: lpoch_lfact(a, n)
+// = sum_{j<n} log((a + j) / (j + 1)), so entry k (j = base + k) contributes
+// cum[k] log1p((a - 1) / (j + 1)); where that factor is at or below 1/2
+// (a small, j = 0) 1 + (a - 1) would cancel, and the quotient's own log is
+// exact to rounding.
+double full_terms(const Histogram& h, double a) {
+  double s = 0.0;
+  if (!h.dense) {
+    for (size_t i = 0; i < h.value.size(); ++i) s += h.weight[i] * math::lpoch_lfact(a, h.value[i]);
+    return s;
+  }
+  if (h.base > 0.0) s = h.base_weight * math::lpoch_lfact(a, h.base);
+  const double am1 = a - 1.0;
+  const double* c = h.cum.data();
+  for (size_t k = 0; k < h.cum.size(); ++k) {
+    const double j1 = h.base + static_cast<double>(k) + 1.0;
+    const double q = am1 / j1;
+    s += c[k] * (q >= -0.5 ? std::log1p(q) : std::log((a + (j1 - 1.0)) / j1));
+  }
+  return s;
+}
+
+}  // namespace
+
+double histogram_full_value(const Histograms& h, const double* alpha, HostThreads* threads) {
+  double a_sum = 0.0;
+  for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
+  const int64_t blocks = (h.cols + kSumBlockCols - 1) / kSumBlockCols;
+  std::vector<double> part(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.0);
+  // Fixed blocks of columns, as histogram_sums: the order of additions
+  // depends on the data alone, not on the threads.
+  const auto block = [&](int64_t q) {
+    const int64_t v1 = std::min(h.cols, (q + 1) * kSumBlockCols);
+    double l = 0.0;
+    for (int64_t v = q * kSumBlockCols; v < v1; ++v) {
+      const Histogram& c = h.column[static_cast<size_t>(v)];
+      if (!c.empty()) l += full_terms(c, alpha[v]);
+    }
+    part[static_cast<size_t>(q)] = l;
+  };
+  bool parallel = false;
+  if (threads != nullptr && blocks > 1) {
+    int64_t entries = 0;
+    for (const Histogram& c : h.column)
+      entries += c.dense ? static_cast<int64_t>(c.cum.size())
+                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
+    parallel = entries >= kParallelSumEntries;
+  }
+  if (parallel) {
+    threads->parallel_for(blocks, block);
+  } else {
+    for (int64_t q = 0; q < blocks; ++q) block(q);
+  }
+  double total = h.total.empty() ? 0.0 : -full_terms(h.total, a_sum);
+  for (int64_t q = 0; q < blocks; ++q) total += part[static_cast<size_t>(q)];
+  return total;
+}
+
 }  // namespace dirmn

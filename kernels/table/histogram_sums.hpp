@@ -36,4 +36,14 @@ HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool w
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, HostThreads* threads = nullptr);
 
+// The full log pmf summed over the histograms, sum_b w_b [sum_v
+// lpoch_lfact(alpha_v, n_bv) - lpoch_lfact(A, N_b)], in the log-beta form of
+// special.hpp: not the kernel plus lcoef_sum, which are both ~N log N at
+// counts ~1e6-1e7 and kept ~5e-10 relative of their sum. A dense entry costs
+// a log1p and a division, a pair one lpoch_lfact; empty columns contribute
+// nothing (their alpha may be 0). Used once per fit or dirmn_loglik_sum
+// (DIRMN_FULL), never per Newton step. `threads` as histogram_sums.
+double histogram_full_value(const Histograms& h, const double* alpha,
+                            HostThreads* threads = nullptr);
+
 }  // namespace dirmn
