@@ -2,6 +2,7 @@
 #include <atomic>
 #include <memory>
 #include <new>
+#include <thread>
 
 #include "guard.hpp"
 #include "handles.hpp"
@@ -17,6 +18,26 @@ const char* const kStreamsOnCuda = "streams exist only on CUDA contexts; this on
 
 }  // namespace
 
+namespace dirmn {
+namespace capi {
+
+bool take_for_destroy(UseFlag& flag) noexcept {
+  const std::thread::id me = std::this_thread::get_id();
+  for (;;) {
+    std::thread::id none;
+    if (flag.owner.compare_exchange_weak(none, me, std::memory_order_acquire)) return true;
+    if (none == me) return false;
+    std::this_thread::yield();
+  }
+}
+
+void release_after_destroy(UseFlag& flag) noexcept {
+  flag.owner.store(std::thread::id(), std::memory_order_release);
+}
+
+}  // namespace capi
+}  // namespace dirmn
+
 extern "C" {
 
 dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, int device) {
@@ -31,6 +52,7 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "device index %d is negative", device);
     auto c = std::make_unique<dirmn_context>();
     c->id = g_context_ids.fetch_add(1);
+    c->use = std::make_shared<UseFlag>();
     c->threads = std::make_shared<dirmn::HostThreads>(0);
 
     bool want_cuda = backend == DIRMN_BACKEND_CUDA;
@@ -66,7 +88,18 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
   });
 }
 
-void dirmn_context_destroy(dirmn_context* ctx) { delete ctx; }
+void dirmn_context_destroy(dirmn_context* ctx) {
+  if (ctx == nullptr) return;
+  const std::shared_ptr<UseFlag> use = ctx->use;  // outlives ctx
+  if (!take_for_destroy(*use)) {
+    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_context_destroy",
+         "called from a callback of a call on this context: the context is kept (destroy it "
+         "after the call returns)");
+    return;
+  }
+  delete ctx;
+  release_after_destroy(*use);
+}
 
 dirmn_status dirmn_context_backend(const dirmn_context* ctx, dirmn_backend* backend, int* device) {
   return with_context(ctx, "dirmn_context_backend", [&] {

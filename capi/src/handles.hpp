@@ -1,8 +1,10 @@
 // handles.hpp: what the C handles hold.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../../kernels/backend.hpp"
@@ -13,8 +15,25 @@
 #include "dirmn.h"
 #include "errors.hpp"
 
+namespace dirmn {
+namespace capi {
+
+// Which thread is inside a call on a context (std::thread::id() when none).
+// A context serves one call at a time: the entry guard takes this flag and
+// answers a second caller with DIRMN_ERROR_CONTEXT_IN_USE instead of letting
+// two calls share the context's scratch and threads. Counts and mixtures
+// made by the context share it, so that destroying one waits for a call in
+// flight on another thread.
+struct UseFlag {
+  std::atomic<std::thread::id> owner{std::thread::id()};
+};
+
+}  // namespace capi
+}  // namespace dirmn
+
 struct dirmn_context {
   uint64_t id = 0;
+  std::shared_ptr<dirmn::capi::UseFlag> use;
   // The host threads every layer below uses, shared by the backends.
   std::shared_ptr<dirmn::HostThreads> threads;
   // Shared with every counts object made here, so counts stay destroyable
@@ -33,6 +52,7 @@ struct dirmn_context {
 
 struct dirmn_counts {
   uint64_t context_id = 0;
+  std::shared_ptr<dirmn::capi::UseFlag> use;  // the context's
   std::shared_ptr<dirmn::Backend> backend;  // declared before data: outlives it
   std::unique_ptr<dirmn::BackendCounts> data;
   std::shared_ptr<dirmn::Backend> host_backend;  // declared before host_data
@@ -56,6 +76,7 @@ struct dirmn_counts {
 };
 
 struct dirmn_mixture {
+  std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
   int k = 0;
   int64_t rows = 0, cols = 0;
   dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;

@@ -56,6 +56,7 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
                 "k (%d) must be between 1 and the number of rows with counts (%" PRId64 ")", k,
                 with_counts);
   auto m = std::make_unique<dirmn_mixture>();
+  m->use = ctx->use;
   MixtureSettings s;
   s.k = k;
   s.objective = o.objective;
@@ -165,11 +166,22 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
   });
 }
 
-void dirmn_mixture_destroy(dirmn_mixture* mixture) { delete mixture; }
+void dirmn_mixture_destroy(dirmn_mixture* mixture) {
+  if (mixture == nullptr) return;
+  const std::shared_ptr<UseFlag> use = mixture->use;  // outlives mixture
+  if (!take_for_destroy(*use)) {
+    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_mixture_destroy",
+         "called from a callback of a call on the mixture's context: the mixture is kept "
+         "(destroy it after the call returns)");
+    return;
+  }
+  delete mixture;
+  release_after_destroy(*use);
+}
 
 dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_info* info) {
   static const char* fn = "dirmn_mixture_get_info";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr || info == nullptr)
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture or info is NULL");
     if (info->size < offsetof(dirmn_mixture_info, k) + sizeof(int))
@@ -180,13 +192,13 @@ dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_
     full.size = info->size;
     std::memcpy(info, &full, n);
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alpha, int64_t stride_k,
                                       int64_t stride_v, double* weights) {
   static const char* fn = "dirmn_mixture_get_params";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
     if (alpha)
       if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->k, mixture->cols, stride_k,
@@ -199,13 +211,13 @@ dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alph
           alpha[j * stride_k + v * stride_v] = mixture->alpha[static_cast<size_t>(j * mixture->cols + v)];
     }
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, double* out,
                                                 int64_t stride_row, int64_t stride_k) {
   static const char* fn = "dirmn_mixture_get_responsibilities";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr || out == nullptr)
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture or out is NULL");
     if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->rows, mixture->k, stride_row,
@@ -215,7 +227,7 @@ dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, do
       for (int j = 0; j < mixture->k; ++j)
         out[b * stride_row + j * stride_k] = mixture->resp[static_cast<size_t>(b * mixture->k + j)];
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
