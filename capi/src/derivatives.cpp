@@ -81,6 +81,10 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
     if (__builtin_mul_overflow(rows, V, &cells))
       return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "rows x cols overflows");
     std::vector<double> ll, g, d, c;
+    struct Trim {
+      dirmn_context* cx;
+      ~Trim() { cx->trim(); }
+    } trim{ctx};
     try {
       ctx->rowwise_alpha.resize(static_cast<size_t>(cells));
       ll.resize(static_cast<size_t>(rows));
@@ -89,7 +93,10 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
       if (hessian_diag) d.resize(static_cast<size_t>(cells));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of host memory for %" PRId64 " x %" PRId64 " derivatives", rows, V);
+                  "out of host memory for the %" PRId64 " x %" PRId64
+                  " alphas and derivatives' scratch (%" PRId64 " bytes)",
+                  rows, V,
+                  ((hessian_diag ? 3 : 2) * cells + 2 * rows) * static_cast<int64_t>(sizeof(double)));
     }
     if (dirmn_status s = convert_params(ctx, fn, true, params, rows, V,
                                         rows > 1 ? params_stride_row : 0,

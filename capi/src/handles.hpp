@@ -28,6 +28,16 @@ struct UseFlag {
   std::atomic<std::thread::id> owner{std::thread::id()};
 };
 
+// A context's scratch above this many bytes is given back when the call
+// that needed it returns: R and Julia keep one context per session, and one
+// call over 2e7 rows must not pin its 160 MB for good. Below it, keeping
+// the buffer saves an allocation per call.
+constexpr size_t kKeptScratchBytes = size_t{16} << 20;  // 16 MiB
+
+inline void trim_scratch(std::vector<double>& v) {
+  if (v.capacity() * sizeof(double) > kKeptScratchBytes) std::vector<double>().swap(v);
+}
+
 }  // namespace capi
 }  // namespace dirmn
 
@@ -44,9 +54,22 @@ struct dirmn_context {
   std::shared_ptr<dirmn::Backend> host_backend;
   dirmn_precision precision = DIRMN_PRECISION_DOUBLE;
   dirmn::Interrupt interrupt;
+  // Scratch of the likelihood calls, kept between calls up to
+  // kKeptScratchBytes each (trim_scratch).
   std::vector<double> rowwise_alpha;     // validated per-row alpha, contiguous
   dirmn::capi::ParamMemo shared_params;  // dirmn_loglik's last shared alphas
   std::vector<double> out_scratch;       // results before they are copied out
+  // Gives back the scratch above kKeptScratchBytes (forgetting a memo that
+  // large).
+  void trim() {
+    dirmn::capi::trim_scratch(rowwise_alpha);
+    dirmn::capi::trim_scratch(out_scratch);
+    if (shared_params.alpha.capacity() * sizeof(double) > dirmn::capi::kKeptScratchBytes) {
+      shared_params.valid = false;
+      dirmn::capi::trim_scratch(shared_params.alpha);
+      std::vector<double>().swap(shared_params.input);
+    }
+  }
   dirmn::capi::ErrorSlot error;
 };
 

@@ -245,9 +245,19 @@ dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixtu
     const int k = mixture->k;
     const int64_t rows = counts->info.rows;
     if (dirmn_status s = dirmn::capi::check_strides(fn, rows, k, stride_row, stride_k, ctx)) return s;
-    std::vector<double> z(static_cast<size_t>(rows * k));
-    const BackendResult r = dirmn::assign_mixture(counts->stored(ctx), k, mixture->alpha.data(),
-                                                  mixture->weights.data(), ctx->interrupt, z.data());
+    // The rows x k probabilities, and assign_mixture's rows x k log terms.
+    std::vector<double> z;
+    BackendResult r;
+    try {
+      z.resize(static_cast<size_t>(rows * k));
+      r = dirmn::assign_mixture(counts->stored(ctx), k, mixture->alpha.data(),
+                                mixture->weights.data(), ctx->interrupt, z.data());
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the %" PRId64 " x %d assignment's scratch (%" PRId64
+                  " bytes for the probabilities, as many for the log terms)",
+                  rows, k, rows * k * static_cast<int64_t>(sizeof(double)));
+    }
     if (!r.ok()) return fail_backend(ctx, fn, r);
     for (int64_t b = 0; b < rows; ++b)
       for (int j = 0; j < k; ++j) out[b * stride_row + j * stride_k] = z[static_cast<size_t>(b * k + j)];
