@@ -106,7 +106,12 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
 // a copy to its CPU backend) and makes the handle.
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out) {
-  std::unique_ptr<dirmn_counts> c = new_counts(ctx, flags);
+  std::unique_ptr<dirmn_counts> c;
+  try {
+    c = new_counts(ctx, flags);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the counts handle");
+  }
   if (ctx->host_backend) {
     HostTable copy(table);
     TableInfo host_info;

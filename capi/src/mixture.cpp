@@ -55,7 +55,12 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "k (%d) must be between 1 and the number of rows with counts (%" PRId64 ")", k,
                 with_counts);
-  auto m = std::make_unique<dirmn_mixture>();
+  std::unique_ptr<dirmn_mixture> m;
+  try {
+    m = std::make_unique<dirmn_mixture>();
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the mixture handle");
+  }
   m->use = ctx->use;
   MixtureSettings s;
   s.k = k;
@@ -70,7 +75,15 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   s.progress_data = o.progress_data;
   s.interrupt = ctx->interrupt;
   MixtureFit fit;
-  const MixtureResult r = fit_mixture(table, s, &fit);
+  MixtureResult r;
+  try {
+    r = fit_mixture(table, s, &fit);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for the EM's starts, responsibilities and histograms (k = %d, "
+                "%" PRId64 " x %" PRId64 " table)",
+                k, counts->info.rows, counts->info.cols);
+  }
   if (r.backend.status == DIRMN_ERROR_CANCELLED && r.iteration >= 0)
     return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled at EM iteration %d", r.iteration);
   if (!r.ok()) return fail_backend(ctx, fn, r.backend);
@@ -148,7 +161,12 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", k_min, k_max);
     std::vector<std::unique_ptr<dirmn_mixture, void (*)(dirmn_mixture*)>> fitted;
-    fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
+    try {
+      fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %d mixture handles",
+                  k_max - k_min + 1);
+    }
     for (int k = k_min; k <= k_max; ++k) {
       dirmn_mixture* m = nullptr;
       // As dirmn_mixture_fit would report it, then which k.
