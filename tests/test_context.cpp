@@ -612,3 +612,30 @@ TEST_CASE("a context gives back large scratch after the call", "[api][context][m
   const double n5[2] = {3, 4};
   CHECK(out[5] == Approx(reference_loglik(n5, arow.data(), 2, false)).epsilon(1e-12));
 }
+
+TEST_CASE("a counts object costs what the header says per row", "[api][counts][memory]") {
+  if (kSanitized || resident_bytes() < 0) return;
+  // 4e6 x 2 counts below 256: 8 MB of counts and 16 bytes a row (64 MB);
+  // 32 bytes a row would add 64 MB more.
+  const int64_t rows = 4000000, cols = 2;
+  std::vector<int32_t> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i % 5);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t before = resident_bytes();
+  dirmn_counts* cp = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &cp, rows, cols, DIRMN_INT32, x.data(), cols, 1,
+                                    nullptr) == DIRMN_SUCCESS);
+  Counts c(cp);
+  const int64_t cost = resident_bytes() - before;
+  CHECK(cost > int64_t{60} << 20);  // what it holds is resident
+  CHECK(cost < int64_t{96} << 20);
+  // Its row data still serve: totals and the full log pmf (row 3: 1, 2).
+  std::vector<double> totals(static_cast<size_t>(rows));
+  REQUIRE(dirmn_counts_row_totals(ctx.get(), c.get(), totals.data()) == DIRMN_SUCCESS);
+  CHECK(totals[3] == 3.0);
+  const std::vector<double> alpha = {0.5, 2.0};
+  const std::vector<double> ll = loglik(ctx.get(), c.get(), rows, alpha, DIRMN_FULL);
+  const double n3[2] = {1, 2};
+  CHECK(ll[3] == Approx(reference_loglik(n3, alpha.data(), 2, true)).epsilon(1e-12));
+}

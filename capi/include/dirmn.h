@@ -290,6 +290,19 @@ DIRMN_API dirmn_status dirmn_context_synchronize(dirmn_context* ctx);
 
 typedef struct dirmn_counts dirmn_counts; /* opaque */
 
+/* What a counts object costs in host memory (a CPU context; a CUDA context
+ * keeps the same on the device, and a host copy of it for the steps the
+ * device lacks). The compact form stores each count in the narrowest of 1,
+ * 2, 4 or 8 bytes that holds the table's largest count (8 for real-valued
+ * or 2^32 and larger counts): per cell when dense, per nonzero plus 4 bytes
+ * of column index when sparse (AUTO picks sparse when that is at most 3/4
+ * of the dense bytes). Per row: 16 bytes (the row's total and multinomial
+ * coefficient), 8 more for a sparse table's row offsets, and 8 more where
+ * counts can reach 2^16 (4- and 8-byte counts: where the row's largest count
+ * is). Per column: 16 bytes. A 2e7 x 2 table of counts below 256 thus takes
+ * 40 MB of counts and 320 MB of row data; building it takes no more than
+ * that beside the caller's array, which it reads in place. */
+
 typedef enum dirmn_dtype DIRMN_ENUM_INT {
   DIRMN_INT32 = 0,
   DIRMN_INT64 = 1,

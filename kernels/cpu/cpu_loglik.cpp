@@ -175,11 +175,12 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
       for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
         const double* a = req.alpha + b * cols;
-        const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
-        const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+        const RowPeak peak = row_peak(t, b);
+        const int64_t arg = peak.column;
+        const bool big = peak.count >= kRegroupMinCount;
         const double a_rest =
             big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
-        const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+        const bool rg = big && regroup_helps(a_rest, peak.count);
         const int64_t star = rg ? arg : -1;
         const double a_sum = math::compensated_sum(a, cols);
         const double log_a_sum = std::log(a_sum);
@@ -189,7 +190,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
                      : dense_row_rowwise<T>(x + b * cols, cols, star, a, log_a_sum);
         store(b, 0,
               finish_row(rest, a_sum, log_a_sum, t.row_total[static_cast<size_t>(b)], rg,
-                         rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
+                         rg ? a[star] : 0.0, peak.count, a_rest));
       }
     };
   } else {
@@ -221,13 +222,14 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         const double* a = req.alpha + j * cols;
         const double la = log_a_sums[static_cast<size_t>(j)];
         for (int64_t b = r0; b < r1; ++b) {
-          const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
-          const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+          const RowPeak peak = row_peak(t, b);
+          const int64_t arg = peak.column;
+          const bool big = peak.count >= kRegroupMinCount;
           const double a_rest =
               big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
                         a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)]
                   : 0.0;
-          const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+          const bool rg = big && regroup_helps(a_rest, peak.count);
           const int64_t star = rg ? arg : -1;
           double rest;
           if (t.sparse) {
@@ -243,7 +245,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
           store(b, j,
                 finish_row(rest, a_sums[static_cast<size_t>(j)], la,
                            t.row_total[static_cast<size_t>(b)], rg, rg ? a[star] : 0.0,
-                           t.row_max[static_cast<size_t>(b)], a_rest));
+                           peak.count, a_rest));
         }
       }
     };
