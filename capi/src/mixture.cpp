@@ -160,7 +160,9 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
     if (k_min < 1 || k_max < k_min)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", k_min, k_max);
-    std::vector<std::unique_ptr<dirmn_mixture, void (*)(dirmn_mixture*)>> fitted;
+    // Not dirmn_mixture_destroy, which keeps a handle while its context is
+    // in a call -- as it is here.
+    std::vector<std::unique_ptr<dirmn_mixture>> fitted;
     try {
       fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
     } catch (const std::bad_alloc&) {
@@ -177,7 +179,7 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
         st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
       }
       if (st != DIRMN_SUCCESS) return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
-      fitted.emplace_back(m, dirmn_mixture_destroy);
+      fitted.emplace_back(m);
     }
     for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();
     return DIRMN_SUCCESS;
