@@ -60,7 +60,8 @@ class BackendCounts {
 // cancel to a small result and double rounding of them (~1e-8 at N = 2^24)
 // would swamp it; on the right nothing large is subtracted as long as the
 // rest of alpha, A - alpha*, is below n* (checked per row and alpha).
-constexpr double kRegroupMinCount = 65536.0;
+// Stored tables keep each row's largest count (row_peak) from this size on.
+constexpr double kRegroupMinCount = kRowPeakMinCount;
 
 // One likelihood request. Parameters arrive as validated alpha, contiguous:
 // k vectors of length cols (shared alpha), or rows vectors (rowwise).

@@ -5,7 +5,8 @@
 // the references are the long-double lgamma formula (support.hpp), the same
 // call under other settings, and for a CUDA context the CPU backend;
 // failures are checked for the status and message a caller gets, and for
-// outputs left alone. ctest runs the [cuda] cases behind --require-cuda,
+// outputs left alone; a context shared by two threads answers the second
+// with CONTEXT_IN_USE. ctest runs the [cuda] cases behind --require-cuda,
 // which reports them as skipped where no device exists.
 #include <catch2/catch.hpp>
 
@@ -46,6 +47,7 @@ TEST_CASE("every status has its own string", "[api]") {
                               DIRMN_ERROR_OVERFLOW,
                               DIRMN_ERROR_CANCELLED,
                               DIRMN_ERROR_NOT_SUPPORTED,
+                              DIRMN_ERROR_CONTEXT_IN_USE,
                               DIRMN_ERROR_INTERNAL};
   std::vector<std::string> seen;
   for (dirmn_status s : all) {
@@ -58,6 +60,7 @@ TEST_CASE("every status has its own string", "[api]") {
   CHECK(std::string(dirmn_status_string(static_cast<dirmn_status>(12345))) == "unknown status");
   CHECK(DIRMN_SUCCESS == 0);
   CHECK(DIRMN_ERROR_INVALID_COUNTS == 3);
+  CHECK(DIRMN_ERROR_CONTEXT_IN_USE == 13);
   CHECK(DIRMN_ERROR_INTERNAL == 99);
 }
 
@@ -416,4 +419,140 @@ TEST_CASE("options structs: the init of an older caller's struct writes no more 
   std::memset(&co, 0x7f, sizeof co);
   dirmn_counts_options_init_sized(&co, 4);
   CHECK(co.flags == 0x7f7f7f7fu);
+}
+
+namespace {
+
+// Holds thread A inside a call on a context (its interrupt callback's first
+// poll) until thread B has tried the same context, and meanwhile makes the
+// calls a callback may and may not make on its own context.
+struct Rendezvous {
+  dirmn_context* ctx = nullptr;
+  dirmn_counts* counts = nullptr;
+  std::atomic<bool> inside{false}, tried{false};
+  bool held = false;
+  dirmn_status reentrant_loglik = DIRMN_SUCCESS, reentrant_threads = DIRMN_ERROR_INTERNAL,
+               reentrant_info = DIRMN_ERROR_INTERNAL;
+  std::string reentrant_message;
+  int threads_seen = 0;
+};
+
+int hold_until_tried(void* p) {
+  auto* r = static_cast<Rendezvous*>(p);
+  if (r->held) return 0;
+  r->held = true;
+  double a[4] = {1, 1, 1, 1}, out[2000];
+  r->reentrant_loglik =
+      dirmn_loglik(r->ctx, r->counts, 1, a, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1);
+  r->reentrant_message = dirmn_last_error(r->ctx);
+  r->reentrant_threads = dirmn_context_get_threads(r->ctx, &r->threads_seen);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  r->reentrant_info = dirmn_counts_get_info(r->counts, &info);
+  dirmn_counts_destroy(r->counts);  // refused here: the call in flight uses it
+  r->inside = true;
+  while (!r->tried) std::this_thread::yield();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a context serves one call at a time: another thread gets CONTEXT_IN_USE",
+          "[api][context][threads]") {
+  const int64_t rows = 2000, cols = 4;
+  const auto x = random_table(rows, cols, 0.2, 9, 61);
+  const std::vector<double> alpha = {0.5, 1.5, 2.0, 3.0};
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = make_dense(ctx.get(), x, rows, cols);
+  const std::vector<double> want = loglik(ctx.get(), c.get(), rows, alpha);
+  Rendezvous rv;
+  rv.ctx = ctx.get();
+  rv.counts = c.get();
+  REQUIRE(dirmn_context_set_interrupt(ctx.get(), hold_until_tried, &rv) == DIRMN_SUCCESS);
+
+  std::vector<double> out_a(static_cast<size_t>(rows), 7.0), out_b(static_cast<size_t>(rows), 7.0);
+  dirmn_status a_status = DIRMN_ERROR_INTERNAL;
+  std::thread a([&] {
+    a_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0,
+                            out_a.data(), 1, 1);
+  });
+  while (!rv.inside) std::this_thread::yield();
+  // Thread B (this one), while A is inside: every call on the context or
+  // its counts is refused, its message in the thread's slot.
+  const dirmn_status b_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1,
+                                             DIRMN_PARAM_ALPHA, 0, out_b.data(), 1, 1);
+  const std::string b_message = dirmn_last_error(nullptr);
+  int threads = -1;
+  const dirmn_status b_threads = dirmn_context_get_threads(ctx.get(), &threads);
+  const dirmn_status b_set = dirmn_context_set_threads(ctx.get(), 1);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  const dirmn_status b_info = dirmn_counts_get_info(c.get(), &info);
+  rv.tried = true;
+  a.join();
+
+  CHECK(b_status == DIRMN_ERROR_CONTEXT_IN_USE);
+  CHECK(b_message.find("dirmn_loglik: the context is in use by a call on another thread") == 0);
+  CHECK(b_threads == DIRMN_ERROR_CONTEXT_IN_USE);
+  CHECK(threads == -1);
+  CHECK(b_set == DIRMN_ERROR_CONTEXT_IN_USE);
+  CHECK(b_info == DIRMN_ERROR_CONTEXT_IN_USE);
+  for (double v : out_b) REQUIRE(v == 7.0);
+  // A's call went on undisturbed.
+  CHECK(a_status == DIRMN_SUCCESS);
+  for (int64_t b = 0; b < rows; ++b) REQUIRE(out_a[static_cast<size_t>(b)] == want[static_cast<size_t>(b)]);
+  // From A's own callback: queries are served, other calls refused with the
+  // message in the context's slot, and the destroy kept the counts.
+  CHECK(rv.reentrant_loglik == DIRMN_ERROR_CONTEXT_IN_USE);
+  CHECK(rv.reentrant_message.find("dirmn_loglik: called from a callback of a call on the same context") == 0);
+  CHECK(rv.reentrant_threads == DIRMN_SUCCESS);
+  CHECK(rv.threads_seen >= 1);
+  CHECK(rv.reentrant_info == DIRMN_SUCCESS);
+  REQUIRE(dirmn_context_set_interrupt(ctx.get(), nullptr, nullptr) == DIRMN_SUCCESS);
+  CHECK(loglik(ctx.get(), c.get(), rows, alpha) == want);  // the counts are still there
+}
+
+TEST_CASE("two threads hammering one context: statuses, never a crash", "[api][context][threads]") {
+  const int64_t rows = 3000, cols = 5;
+  const auto x = random_table(rows, cols, 0.2, 9, 62);
+  const std::vector<double> alpha = {0.5, 1.5, 2.0, 3.0, 0.25};
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  REQUIRE(dirmn_context_set_threads(ctx.get(), 2) == DIRMN_SUCCESS);
+  Counts c = make_dense(ctx.get(), x, rows, cols);
+  const std::vector<double> want = loglik(ctx.get(), c.get(), rows, alpha);
+  std::atomic<int> ok{0}, in_use{0}, other{0}, wrong{0};
+  auto hammer = [&](int id) {
+    std::vector<double> out(static_cast<size_t>(rows));
+    for (int i = 0; i < 400; ++i) {
+      dirmn_status s;
+      if (i % 10 == 3) {
+        s = dirmn_context_set_threads(ctx.get(), 1 + (i + id) % 2);  // replaces the pool
+      } else if (i % 10 == 7) {
+        dirmn_fit_result r;
+        std::memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        std::vector<double> a(static_cast<size_t>(cols));
+        r.alpha = a.data();
+        s = dirmn_fit(ctx.get(), c.get(), nullptr, &r);
+      } else {
+        s = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0,
+                         out.data(), 1, 1);
+        if (s == DIRMN_SUCCESS && out != want) ++wrong;
+      }
+      if (s == DIRMN_SUCCESS) ++ok;
+      else if (s == DIRMN_ERROR_CONTEXT_IN_USE) ++in_use;
+      else ++other;
+    }
+  };
+  std::thread t1(hammer, 0), t2(hammer, 1);
+  t1.join();
+  t2.join();
+  CHECK(other == 0);
+  CHECK(wrong == 0);
+  CHECK(ok > 0);
+  CHECK(ok + in_use == 800);
+  // The context is whole afterwards.
+  CHECK(loglik(ctx.get(), c.get(), rows, alpha) == want);
 }

@@ -24,8 +24,11 @@
  *   (s_i, s_j) is X[i * s_i + j * s_j].
  * - Rows of a counts table are observations (samples, documents), columns are
  *   categories (taxa, species, words). V denotes the number of columns.
- * - A context is used by one thread at a time; distinct contexts are
- *   independent and may be used from different threads concurrently.
+ * - A context serves one call at a time (see Contexts); distinct contexts
+ *   are independent and may be used from different threads concurrently.
+ *   Every function given a context, or a counts object or mixture made by
+ *   one, may also return DIRMN_ERROR_CONTEXT_IN_USE, which the lists of
+ *   statuses below leave out.
  * - Nothing in the library prints, aborts or throws across this boundary.
  *
  * The mathematics (see DESIGN.md): for a row with counts n_v, N = sum_v n_v,
@@ -104,6 +107,7 @@ typedef enum dirmn_status DIRMN_ENUM_INT {
   DIRMN_ERROR_OVERFLOW = 10,           /* a size computation overflows */
   DIRMN_ERROR_CANCELLED = 11,          /* the interrupt callback asked to stop */
   DIRMN_ERROR_NOT_SUPPORTED = 12,      /* valid request this backend/object cannot serve */
+  DIRMN_ERROR_CONTEXT_IN_USE = 13,     /* another call is using the context (see Contexts) */
   DIRMN_ERROR_INTERNAL = 99            /* a bug in dirmn: please report it */
 } dirmn_status;
 
@@ -122,6 +126,22 @@ DIRMN_API const char* dirmn_status_name(dirmn_status status);
 /* ------------------------------------------------------------------------ */
 
 typedef struct dirmn_context dirmn_context; /* opaque */
+
+/* A context serves one call at a time. A call on a context -- or on a
+ * counts object or mixture it made -- while a call on another thread is
+ * using it fails at once with DIRMN_ERROR_CONTEXT_IN_USE, changes nothing
+ * and puts its message in dirmn_last_error(NULL) (the context's message
+ * belongs to the call in flight). Share a context between threads only
+ * with a lock of your own, or use one context per thread. From inside a
+ * call (its interrupt or progress callback, on the calling thread) only
+ * queries may be made on the same context: dirmn_last_error,
+ * dirmn_last_error_location, dirmn_context_backend,
+ * dirmn_context_get_threads, dirmn_context_get_stream, dirmn_counts_get_info
+ * and the dirmn_mixture_get_* functions are served; any other call fails
+ * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)),
+ * and a destroy function called there keeps the handle (destroy it after
+ * the call returns). A destroy function called on another thread while a
+ * call is in flight waits for that call to return. */
 
 typedef enum dirmn_backend DIRMN_ENUM_INT {
   DIRMN_BACKEND_AUTO = 0, /* CUDA where a device exists, else CPU */
@@ -242,8 +262,10 @@ DIRMN_API dirmn_status dirmn_context_set_precision(dirmn_context* ctx, dirmn_pre
 
 /* A callback polled from the calling thread during long computations; a
  * non-zero return stops the computation, which then fails with
- * DIRMN_ERROR_CANCELLED and leaves outputs untouched. It must not call back
- * into dirmn with the same context, and must return (not longjmp). Pass NULL
+ * DIRMN_ERROR_CANCELLED and leaves outputs untouched. Calls back into dirmn
+ * with the same context are limited to queries (see the top of this
+ * section: anything else gets DIRMN_ERROR_CONTEXT_IN_USE); it must return
+ * (not longjmp). Pass NULL
  * to remove. Statuses: SUCCESS; NULL_POINTER (ctx). */
 typedef int (*dirmn_interrupt_fn)(void* user_data);
 DIRMN_API dirmn_status dirmn_context_set_interrupt(dirmn_context* ctx, dirmn_interrupt_fn fn,
@@ -268,6 +290,19 @@ DIRMN_API dirmn_status dirmn_context_synchronize(dirmn_context* ctx);
 /* ------------------------------------------------------------------------ */
 
 typedef struct dirmn_counts dirmn_counts; /* opaque */
+
+/* What a counts object costs in host memory (a CPU context; a CUDA context
+ * keeps the same on the device, and a host copy of it for the steps the
+ * device lacks). The compact form stores each count in the narrowest of 1,
+ * 2, 4 or 8 bytes that holds the table's largest count (8 for real-valued
+ * or 2^32 and larger counts): per cell when dense, per nonzero plus 4 bytes
+ * of column index when sparse (AUTO picks sparse when that is at most 3/4
+ * of the dense bytes). Per row: 16 bytes (the row's total and multinomial
+ * coefficient), 8 more for a sparse table's row offsets, and 8 more where
+ * counts can reach 2^16 (4- and 8-byte counts: where the row's largest count
+ * is). Per column: 16 bytes. A 2e7 x 2 table of counts below 256 thus takes
+ * 40 MB of counts and 320 MB of row data; building it takes no more than
+ * that beside the caller's array, which it reads in place. */
 
 typedef enum dirmn_dtype DIRMN_ENUM_INT {
   DIRMN_INT32 = 0,

@@ -2,6 +2,8 @@
 #include <atomic>
 #include <memory>
 #include <new>
+#include <system_error>
+#include <thread>
 
 #include "guard.hpp"
 #include "handles.hpp"
@@ -17,6 +19,26 @@ const char* const kStreamsOnCuda = "streams exist only on CUDA contexts; this on
 
 }  // namespace
 
+namespace dirmn {
+namespace capi {
+
+bool take_for_destroy(UseFlag& flag) noexcept {
+  const std::thread::id me = std::this_thread::get_id();
+  for (;;) {
+    std::thread::id none;
+    if (flag.owner.compare_exchange_weak(none, me, std::memory_order_acquire)) return true;
+    if (none == me) return false;
+    std::this_thread::yield();
+  }
+}
+
+void release_after_destroy(UseFlag& flag) noexcept {
+  flag.owner.store(std::thread::id(), std::memory_order_release);
+}
+
+}  // namespace capi
+}  // namespace dirmn
+
 extern "C" {
 
 dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, int device) {
@@ -29,9 +51,26 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
                   static_cast<int>(backend));
     if (device < 0)
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "device index %d is negative", device);
-    auto c = std::make_unique<dirmn_context>();
+    std::unique_ptr<dirmn_context> c;
+    try {
+      c = std::make_unique<dirmn_context>();
+      c->use = std::make_shared<UseFlag>();
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the context");
+    }
     c->id = g_context_ids.fetch_add(1);
-    c->threads = std::make_shared<dirmn::HostThreads>(0);
+    const int n_threads = dirmn::HostThreads::resolve(0);
+    try {
+      c->threads = std::make_shared<dirmn::HostThreads>(0);
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the context's %d host threads", n_threads);
+    } catch (const std::system_error&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "threads could not be started (%d host threads; the process may be at its "
+                  "thread limit)",
+                  n_threads);
+    }
 
     bool want_cuda = backend == DIRMN_BACKEND_CUDA;
     if (backend == DIRMN_BACKEND_AUTO && dirmn::cuda_compiled()) {
@@ -39,6 +78,17 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
       want_cuda = dirmn::cuda_device_count(&n).ok() && n > device;
     }
     BackendResult r;
+    // Handing a backend to its shared_ptr allocates the control block.
+    const auto share = [&](std::unique_ptr<dirmn::Backend> b,
+                           std::shared_ptr<dirmn::Backend>* to) -> dirmn_status {
+      try {
+        *to = std::move(b);
+      } catch (const std::bad_alloc&) {
+        return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                    "out of host memory for the context's backend handle");
+      }
+      return DIRMN_SUCCESS;
+    };
     if (want_cuda) {
       if (!dirmn::cuda_compiled())
         return fail(nullptr, DIRMN_ERROR_BACKEND_UNAVAILABLE, fn,
@@ -52,21 +102,32 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
                     rc.ok() ? "" : ": ", rc.ok() ? "" : rc.what);
       std::unique_ptr<dirmn::Backend> b = dirmn::make_cuda_backend(device, c->threads, &r);
       if (!b) return fail_backend(nullptr, fn, r);
-      c->backend = std::move(b);
+      if (dirmn_status s = share(std::move(b), &c->backend)) return s;
       std::unique_ptr<dirmn::Backend> h = dirmn::make_cpu_backend(c->threads, &r);
       if (!h) return fail_backend(nullptr, fn, r);
-      c->host_backend = std::move(h);
+      if (dirmn_status s = share(std::move(h), &c->host_backend)) return s;
     } else {
       std::unique_ptr<dirmn::Backend> b = dirmn::make_cpu_backend(c->threads, &r);
       if (!b) return fail_backend(nullptr, fn, r);
-      c->backend = std::move(b);
+      if (dirmn_status s = share(std::move(b), &c->backend)) return s;
     }
     *ctx = c.release();
     return DIRMN_SUCCESS;
   });
 }
 
-void dirmn_context_destroy(dirmn_context* ctx) { delete ctx; }
+void dirmn_context_destroy(dirmn_context* ctx) {
+  if (ctx == nullptr) return;
+  const std::shared_ptr<UseFlag> use = ctx->use;  // outlives ctx
+  if (!take_for_destroy(*use)) {
+    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_context_destroy",
+         "called from a callback of a call on this context: the context is kept (destroy it "
+         "after the call returns)");
+    return;
+  }
+  delete ctx;
+  release_after_destroy(*use);
+}
 
 dirmn_status dirmn_context_backend(const dirmn_context* ctx, dirmn_backend* backend, int* device) {
   return with_context(ctx, "dirmn_context_backend", [&] {
@@ -83,7 +144,9 @@ dirmn_status dirmn_context_set_threads(dirmn_context* ctx, int threads) {
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "threads (%d) is negative", threads);
     if (!ctx->threads->resize(threads))
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of memory (starting worker threads)");
+                  "threads could not be started (%d host threads asked for: the process is at its "
+                  "thread limit or out of memory); the context keeps its %d",
+                  dirmn::HostThreads::resolve(threads), ctx->threads->size());
     return DIRMN_SUCCESS;
   });
 }

@@ -96,6 +96,7 @@ dirmn_status check_counts_options(dirmn_context* ctx, const char* fn, const dirm
 std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
   auto c = std::make_unique<dirmn_counts>();
   c->context_id = ctx->id;
+  c->use = ctx->use;
   c->backend = ctx->backend;
   c->flags = flags;
   return c;
@@ -105,7 +106,12 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
 // a copy to its CPU backend) and makes the handle.
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out) {
-  std::unique_ptr<dirmn_counts> c = new_counts(ctx, flags);
+  std::unique_ptr<dirmn_counts> c;
+  try {
+    c = new_counts(ctx, flags);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the counts handle");
+  }
   if (ctx->host_backend) {
     HostTable copy(table);
     TableInfo host_info;
@@ -320,11 +326,22 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
   });
 }
 
-void dirmn_counts_destroy(dirmn_counts* counts) { delete counts; }
+void dirmn_counts_destroy(dirmn_counts* counts) {
+  if (counts == nullptr) return;
+  const std::shared_ptr<dirmn::capi::UseFlag> use = counts->use;  // outlives counts
+  if (!dirmn::capi::take_for_destroy(*use)) {
+    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_counts_destroy",
+         "called from a callback of a call on the counts' context: the counts are kept "
+         "(destroy them after the call returns)");
+    return;
+  }
+  delete counts;
+  dirmn::capi::release_after_destroy(*use);
+}
 
 dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_counts_info* info) {
   static const char* fn = "dirmn_counts_get_info";
-  return dirmn::capi::guarded(nullptr, fn, [&] {
+  return dirmn::capi::with_owner(counts ? counts->use.get() : nullptr, fn, [&] {
     if (counts == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "counts is NULL");
     if (info == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "info is NULL");
     if (info->size < offsetof(dirmn_counts_info, rows) + sizeof(int64_t))
@@ -349,7 +366,7 @@ dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_counts_info
     full.unavailable_steps = stored.unavailable_steps();
     std::memcpy(info, &full, info->size < sizeof full ? info->size : sizeof full);
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_counts_row_totals(dirmn_context* ctx, const dirmn_counts* counts,

@@ -41,15 +41,26 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     if (V > 1 && params_stride < 1)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "params_stride (%" PRId64 ") must be >= 1",
                   params_stride);
-    std::vector<double> alpha(static_cast<size_t>(V));
+    std::vector<double> alpha;
+    try {
+      alpha.resize(static_cast<size_t>(V));
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the %" PRId64 " alphas",
+                  V);
+    }
     if (dirmn_status s = convert_params(ctx, fn, false, params, 1, V, 0, V > 1 ? params_stride : 0,
                                         param, alpha.data()))
       return s;
     if (dirmn_status s = check_weights(ctx, fn, weights, counts->info.rows)) return s;
-    const BackendResult r = dirmn::loglik_sums(
-        counts->stored(ctx), counts->histograms, alpha.data(), weights,
-        param == DIRMN_PARAM_LOG_ALPHA, (flags & DIRMN_FULL) != 0, ctx->interrupt, value, gradient,
-        hessian_diag, hessian_scalar);
+    BackendResult r;
+    try {
+      r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
+                             param == DIRMN_PARAM_LOG_ALPHA, (flags & DIRMN_FULL) != 0,
+                             ctx->interrupt, value, gradient, hessian_diag, hessian_scalar);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the count histograms of %" PRId64 " columns", V);
+    }
     return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
   });
 }
@@ -81,6 +92,10 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
     if (__builtin_mul_overflow(rows, V, &cells))
       return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "rows x cols overflows");
     std::vector<double> ll, g, d, c;
+    struct Trim {
+      dirmn_context* cx;
+      ~Trim() { cx->trim(); }
+    } trim{ctx};
     try {
       ctx->rowwise_alpha.resize(static_cast<size_t>(cells));
       ll.resize(static_cast<size_t>(rows));
@@ -89,7 +104,10 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
       if (hessian_diag) d.resize(static_cast<size_t>(cells));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of host memory for %" PRId64 " x %" PRId64 " derivatives", rows, V);
+                  "out of host memory for the %" PRId64 " x %" PRId64
+                  " alphas and derivatives' scratch (%" PRId64 " bytes)",
+                  rows, V,
+                  ((hessian_diag ? 3 : 2) * cells + 2 * rows) * static_cast<int64_t>(sizeof(double)));
     }
     if (dirmn_status s = convert_params(ctx, fn, true, params, rows, V,
                                         rows > 1 ? params_stride_row : 0,

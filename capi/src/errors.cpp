@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "handles.hpp"
 
@@ -17,6 +18,8 @@ namespace {
 // Failures before a context exists, per thread. A plain array: thread_local
 // objects with destructors register them (allocating) on first use.
 thread_local ErrorSlot t_slot;
+static_assert(std::is_trivially_destructible<ErrorSlot>::value,
+              "a thread's first failure must not register a destructor (that allocates)");
 
 // Appends printf output at `*at` (truncating at the end of the buffer).
 void append_v(ErrorSlot& s, size_t* at, const char* fmt, va_list ap) {

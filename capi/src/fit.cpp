@@ -1,6 +1,7 @@
 // fit.cpp: the header's Maximum-likelihood fit section.
 #include <algorithm>
 #include <cinttypes>
+#include <new>
 #include <cmath>
 #include <cstring>
 
@@ -72,8 +73,15 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     settings.interrupt = ctx->interrupt;
     settings.want_hessian = want_hessian;
     dirmn::FitOutcome fit;
-    const BackendResult r =
-        dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit);
+    BackendResult r;
+    try {
+      r = dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the fit's count histograms and Newton workspace (%" PRId64
+                  " columns)",
+                  V);
+    }
     if (r.status == DIRMN_ERROR_CANCELLED && fit.cancelled)
       return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d iterations", fit.iterations);
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)

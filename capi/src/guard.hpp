@@ -8,8 +8,10 @@
 #include <exception>
 #include <new>
 #include <system_error>
+#include <thread>
 
 #include "errors.hpp"
+#include "handles.hpp"
 
 namespace dirmn {
 namespace capi {
@@ -39,13 +41,75 @@ dirmn_status guarded(const dirmn_context* ctx, const char* fn, F&& body,
   }
 }
 
-// The same for functions that need a context: NULL_POINTER without one.
+// Holds a context's UseFlag for the calling thread while it lives, where it
+// was free. Takes no lock and allocates nothing.
+class InUse {
+ public:
+  enum State { kTaken, kReentered, kBusy };
+  explicit InUse(UseFlag& flag) noexcept : flag_(flag) {
+    std::thread::id none;
+    const std::thread::id me = std::this_thread::get_id();
+    if (flag.owner.compare_exchange_strong(none, me, std::memory_order_acquire))
+      state_ = kTaken;
+    else
+      state_ = none == me ? kReentered : kBusy;
+  }
+  ~InUse() {
+    if (state_ == kTaken) flag_.owner.store(std::thread::id(), std::memory_order_release);
+  }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+  State state() const { return state_; }
+
+ private:
+  UseFlag& flag_;
+  State state_ = kBusy;
+};
+
+// The answer to a call on a context that another call holds. Another thread
+// gets its message in the thread's slot (dirmn_last_error(NULL)): the
+// context's slot belongs to the call in flight. A callback of a call on the
+// same thread gets it in the context's slot, which only that thread uses.
+inline dirmn_status refuse_in_use(const dirmn_context* ctx, const char* fn, InUse::State state) {
+  if (state == InUse::kBusy)
+    return fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, fn,
+                "the context is in use by a call on another thread (a context serves one call "
+                "at a time; use one context per thread)");
+  return fail(const_cast<dirmn_context*>(ctx), DIRMN_ERROR_CONTEXT_IN_USE, fn,
+              "called from a callback of a call on the same context (only queries may be: "
+              "dirmn_last_error, dirmn_last_error_location, dirmn_context_get_threads, ...)");
+}
+
+// The same as guarded() for functions that need a context: NULL_POINTER
+// without one, CONTEXT_IN_USE while another call holds it. A query
+// (Clear::kNo, which changes nothing) is served from a callback of a call on
+// the same thread; anything else is refused there too.
 template <class F>
 dirmn_status with_context(const dirmn_context* ctx, const char* fn, F&& body,
                           Clear clear = Clear::kYes) noexcept {
   if (ctx == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "context is NULL");
+  InUse use(*ctx->use);
+  if (use.state() == InUse::kBusy || (use.state() == InUse::kReentered && clear == Clear::kYes))
+    return refuse_in_use(ctx, fn, use.state());
   return guarded(ctx, fn, static_cast<F&&>(body), clear);
 }
+
+// For the query functions of a handle that belongs to a context (counts,
+// mixtures: `flag` is their context's), reporting into the thread's slot.
+template <class F>
+dirmn_status with_owner(const UseFlag* flag, const char* fn, F&& body) noexcept {
+  if (flag == nullptr) return guarded(nullptr, fn, static_cast<F&&>(body), Clear::kNo);
+  InUse use(*const_cast<UseFlag*>(flag));
+  if (use.state() == InUse::kBusy) return refuse_in_use(nullptr, fn, use.state());
+  return guarded(nullptr, fn, static_cast<F&&>(body), Clear::kNo);
+}
+
+// For the destroy functions: waits while a call on another thread holds
+// `flag`, then holds it. False (the handle must then be kept) when this
+// thread holds it: a callback of a call on the context, which may be using
+// the handle.
+bool take_for_destroy(UseFlag& flag) noexcept;
+void release_after_destroy(UseFlag& flag) noexcept;
 
 }  // namespace capi
 }  // namespace dirmn

@@ -1,8 +1,10 @@
 // handles.hpp: what the C handles hold.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../../kernels/backend.hpp"
@@ -13,8 +15,35 @@
 #include "dirmn.h"
 #include "errors.hpp"
 
+namespace dirmn {
+namespace capi {
+
+// Which thread is inside a call on a context (std::thread::id() when none).
+// A context serves one call at a time: the entry guard takes this flag and
+// answers a second caller with DIRMN_ERROR_CONTEXT_IN_USE instead of letting
+// two calls share the context's scratch and threads. Counts and mixtures
+// made by the context share it, so that destroying one waits for a call in
+// flight on another thread.
+struct UseFlag {
+  std::atomic<std::thread::id> owner{std::thread::id()};
+};
+
+// A context's scratch above this many bytes is given back when the call
+// that needed it returns: R and Julia keep one context per session, and one
+// call over 2e7 rows must not pin its 160 MB for good. Below it, keeping
+// the buffer saves an allocation per call.
+constexpr size_t kKeptScratchBytes = size_t{16} << 20;  // 16 MiB
+
+inline void trim_scratch(std::vector<double>& v) {
+  if (v.capacity() * sizeof(double) > kKeptScratchBytes) std::vector<double>().swap(v);
+}
+
+}  // namespace capi
+}  // namespace dirmn
+
 struct dirmn_context {
   uint64_t id = 0;
+  std::shared_ptr<dirmn::capi::UseFlag> use;
   // The host threads every layer below uses, shared by the backends.
   std::shared_ptr<dirmn::HostThreads> threads;
   // Shared with every counts object made here, so counts stay destroyable
@@ -25,14 +54,28 @@ struct dirmn_context {
   std::shared_ptr<dirmn::Backend> host_backend;
   dirmn_precision precision = DIRMN_PRECISION_DOUBLE;
   dirmn::Interrupt interrupt;
+  // Scratch of the likelihood calls, kept between calls up to
+  // kKeptScratchBytes each (trim_scratch).
   std::vector<double> rowwise_alpha;     // validated per-row alpha, contiguous
   dirmn::capi::ParamMemo shared_params;  // dirmn_loglik's last shared alphas
   std::vector<double> out_scratch;       // results before they are copied out
+  // Gives back the scratch above kKeptScratchBytes (forgetting a memo that
+  // large).
+  void trim() {
+    dirmn::capi::trim_scratch(rowwise_alpha);
+    dirmn::capi::trim_scratch(out_scratch);
+    if (shared_params.alpha.capacity() * sizeof(double) > dirmn::capi::kKeptScratchBytes) {
+      shared_params.valid = false;
+      dirmn::capi::trim_scratch(shared_params.alpha);
+      std::vector<double>().swap(shared_params.input);
+    }
+  }
   dirmn::capi::ErrorSlot error;
 };
 
 struct dirmn_counts {
   uint64_t context_id = 0;
+  std::shared_ptr<dirmn::capi::UseFlag> use;  // the context's
   std::shared_ptr<dirmn::Backend> backend;  // declared before data: outlives it
   std::unique_ptr<dirmn::BackendCounts> data;
   std::shared_ptr<dirmn::Backend> host_backend;  // declared before host_data
@@ -56,6 +99,7 @@ struct dirmn_counts {
 };
 
 struct dirmn_mixture {
+  std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
   int k = 0;
   int64_t rows = 0, cols = 0;
   dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;

@@ -51,6 +51,14 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   if (__builtin_mul_overflow(n_vec, v, &n_alpha) || __builtin_mul_overflow(rows, kk, &n_out))
     return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "parameter or result size overflows");
   const int64_t psj = n_vec > 1 ? sj : 0, psi = v > 1 ? si : 0;
+  // Results go straight into the caller's array where it has the layout
+  // the backends write (row-major, contiguous) and nothing can fail once
+  // they start writing -- the CPU backend without an interrupt callback --
+  // since a failed call must leave the array as it was. Elsewhere they land
+  // in scratch first and are copied out on success.
+  const bool direct = !on_device && ctx->backend->kind() == DIRMN_BACKEND_CPU &&
+                      ctx->interrupt.fn == nullptr && (rows <= 1 || out_sr == kk) &&
+                      (kk <= 1 || out_sk == 1);
   // Row-wise parameters (a table's worth) are converted every call; shared
   // vectors are remembered (ParamMemo).
   ParamMemo& memo = ctx->shared_params;
@@ -60,12 +68,24 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
     memo.valid = false;  // memo.alpha is about to change
     ++memo.version;
   }
+  struct Trim {
+    dirmn_context* c;
+    ~Trim() { c->trim(); }
+  } trim{ctx};
   try {
     if (!reuse) alpha.resize(static_cast<size_t>(n_alpha));
-    if (!on_device) ctx->out_scratch.resize(static_cast<size_t>(n_out));
   } catch (const std::bad_alloc&) {
-    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " parameters",
-                n_alpha);
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for the %" PRId64 " x %" PRId64 " alphas (%" PRId64 " bytes)",
+                n_vec, v, n_alpha * static_cast<int64_t>(sizeof(double)));
+  }
+  try {
+    if (!on_device && !direct) ctx->out_scratch.resize(static_cast<size_t>(n_out));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for the %" PRId64 " x %" PRId64 " results' scratch (%" PRId64
+                " bytes)",
+                rows, kk, n_out * static_cast<int64_t>(sizeof(double)));
   }
   if (!reuse) {
     if (dirmn_status s = convert_params(ctx, fn, rowwise, params, n_vec, v, psj, psi, param,
@@ -84,10 +104,10 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   req.fast = ctx->precision == DIRMN_PRECISION_FAST;
   req.out_on_device = on_device;
   req.async = (flags & DIRMN_ASYNC) != 0;
-  if (on_device) {
+  if (on_device || direct) {
     req.out = out;
-    req.out_stride_row = out_sr;
-    req.out_stride_k = out_sk;
+    req.out_stride_row = on_device ? out_sr : kk;
+    req.out_stride_k = on_device ? out_sk : 1;
   } else {
     // Results land in scratch first so a cancelled or failed call leaves the
     // caller's array as it was.
@@ -101,7 +121,7 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
     return b.loglik(d, req, ctx->interrupt);
   });
   if (!r.ok()) return fail_backend(ctx, fn, r);
-  if (!on_device) {
+  if (!on_device && !direct) {
     const double* src = ctx->out_scratch.data();
     for (int64_t b = 0; b < rows; ++b)
       for (int64_t j = 0; j < kk; ++j) out[b * out_sr + j * out_sk] = src[b * kk + j];

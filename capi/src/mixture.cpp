@@ -85,7 +85,13 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   int blamed = k;
   if (dirmn_status s = check_fit(ctx, fn, counts, k, k, options, &o, &blamed)) return s;
   const StoredTable table = counts->stored(ctx);
-  auto m = std::make_unique<dirmn_mixture>();
+  std::unique_ptr<dirmn_mixture> m;
+  try {
+    m = std::make_unique<dirmn_mixture>();
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the mixture handle");
+  }
+  m->use = ctx->use;
   MixtureSettings s;
   s.k = k;
   s.objective = o.objective;
@@ -99,7 +105,15 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   s.progress_data = o.progress_data;
   s.interrupt = ctx->interrupt;
   MixtureFit fit;
-  const MixtureResult r = fit_mixture(table, s, &fit);
+  MixtureResult r;
+  try {
+    r = fit_mixture(table, s, &fit);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for the EM's starts, responsibilities and histograms (k = %d, "
+                "%" PRId64 " x %" PRId64 " table)",
+                k, counts->info.rows, counts->info.cols);
+  }
   if (r.backend.status == DIRMN_ERROR_CANCELLED && r.iteration >= 0)
     return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled at EM iteration %d", r.iteration);
   if (!r.ok()) return fail_backend(ctx, fn, r.backend);
@@ -183,8 +197,15 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
     if (dirmn_status st = dirmn::capi::check_fit(ctx, "dirmn_mixture_fit", counts, k_min, k_max,
                                                  options, &o, &blamed))
       return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", blamed);
-    std::vector<std::unique_ptr<dirmn_mixture, void (*)(dirmn_mixture*)>> fitted;
-    fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
+    // Not dirmn_mixture_destroy, which keeps a handle while its context is
+    // in a call -- as it is here.
+    std::vector<std::unique_ptr<dirmn_mixture>> fitted;
+    try {
+      fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %d mixture handles",
+                  k_max - k_min + 1);
+    }
     for (int k = k_min; k <= k_max; ++k) {
       dirmn_mixture* m = nullptr;
       // As dirmn_mixture_fit would report it, then which k.
@@ -195,18 +216,29 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
         st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
       }
       if (st != DIRMN_SUCCESS) return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
-      fitted.emplace_back(m, dirmn_mixture_destroy);
+      fitted.emplace_back(m);
     }
     for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();
     return DIRMN_SUCCESS;
   });
 }
 
-void dirmn_mixture_destroy(dirmn_mixture* mixture) { delete mixture; }
+void dirmn_mixture_destroy(dirmn_mixture* mixture) {
+  if (mixture == nullptr) return;
+  const std::shared_ptr<UseFlag> use = mixture->use;  // outlives mixture
+  if (!take_for_destroy(*use)) {
+    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_mixture_destroy",
+         "called from a callback of a call on the mixture's context: the mixture is kept "
+         "(destroy it after the call returns)");
+    return;
+  }
+  delete mixture;
+  release_after_destroy(*use);
+}
 
 dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_info* info) {
   static const char* fn = "dirmn_mixture_get_info";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr || info == nullptr)
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture or info is NULL");
     if (info->size < offsetof(dirmn_mixture_info, k) + sizeof(int))
@@ -217,13 +249,13 @@ dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_
     full.size = info->size;
     std::memcpy(info, &full, n);
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alpha, int64_t stride_k,
                                       int64_t stride_v, double* weights) {
   static const char* fn = "dirmn_mixture_get_params";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
     if (alpha)
       if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->k, mixture->cols, stride_k,
@@ -236,13 +268,13 @@ dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alph
           alpha[j * stride_k + v * stride_v] = mixture->alpha[static_cast<size_t>(j * mixture->cols + v)];
     }
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, double* out,
                                                 int64_t stride_row, int64_t stride_k) {
   static const char* fn = "dirmn_mixture_get_responsibilities";
-  return guarded(nullptr, fn, [&] {
+  return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr || out == nullptr)
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture or out is NULL");
     if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->rows, mixture->k, stride_row,
@@ -252,7 +284,7 @@ dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, do
       for (int j = 0; j < mixture->k; ++j)
         out[b * stride_row + j * stride_k] = mixture->resp[static_cast<size_t>(b * mixture->k + j)];
     return DIRMN_SUCCESS;
-  }, dirmn::capi::Clear::kNo);
+  });
 }
 
 dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
@@ -270,9 +302,19 @@ dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixtu
     const int k = mixture->k;
     const int64_t rows = counts->info.rows;
     if (dirmn_status s = dirmn::capi::check_strides(fn, rows, k, stride_row, stride_k, ctx)) return s;
-    std::vector<double> z(static_cast<size_t>(rows * k));
-    const BackendResult r = dirmn::assign_mixture(counts->stored(ctx), k, mixture->alpha.data(),
-                                                  mixture->weights.data(), ctx->interrupt, z.data());
+    // The rows x k probabilities, and assign_mixture's rows x k log terms.
+    std::vector<double> z;
+    BackendResult r;
+    try {
+      z.resize(static_cast<size_t>(rows * k));
+      r = dirmn::assign_mixture(counts->stored(ctx), k, mixture->alpha.data(),
+                                mixture->weights.data(), ctx->interrupt, z.data());
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the %" PRId64 " x %d assignment's scratch (%" PRId64
+                  " bytes for the probabilities, as many for the log terms)",
+                  rows, k, rows * k * static_cast<int64_t>(sizeof(double)));
+    }
     if (!r.ok()) return fail_backend(ctx, fn, r);
     for (int64_t b = 0; b < rows; ++b)
       for (int j = 0; j < k; ++j) out[b * stride_row + j * stride_k] = z[static_cast<size_t>(b * k + j)];

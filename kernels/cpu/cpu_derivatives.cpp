@@ -22,10 +22,11 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
     for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
       const double* a = req.alpha + b * cols;
       const double n_total = t.row_total[static_cast<size_t>(b)];
-      const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
-      const bool big = t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+      const RowPeak peak = row_peak(t, b);
+      const int64_t arg = peak.column;
+      const bool big = peak.count >= kRegroupMinCount;
       const double a_rest = big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
-      const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+      const bool rg = big && regroup_helps(a_rest, peak.count);
       const int64_t star = rg ? arg : -1;
       const double a_sum = math::compensated_sum(a, cols);
       const double log_a_sum = std::log(a_sum);
@@ -51,13 +52,14 @@ BackendResult rowwise_derivatives_typed(const HostTable& t, const RowwiseDerivRe
         for (int64_t v = 0; v < cols; ++v) math::to_log_alpha(a[v], &g[v], h ? &h[v] : nullptr);
       }
       if (req.loglik && full && one_cell_row(t, b)) {
+        const int64_t at = one_cell_column<T>(t, b);
         const double a_one =
-            math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1);
-        req.loglik[b] = one_cell_full(a[arg], a_one, a_sum, n_total);
+            math::compensated_sum(a, at) + math::compensated_sum(a + at + 1, cols - at - 1);
+        req.loglik[b] = one_cell_full(a[at], a_one, a_sum, n_total);
       } else if (req.loglik) {
         req.loglik[b] = full ? full_row<true>(rest_full, a_sum, n_total)
                              : finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
-                                          t.row_max[static_cast<size_t>(b)], a_rest);
+                                          peak.count, a_rest);
       }
       if (req.hessian_scalar) req.hessian_scalar[b] = -t_tot;
     }

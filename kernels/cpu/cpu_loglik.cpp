@@ -181,18 +181,20 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
       for (int64_t b = c * rows_per_chunk; b < r1; ++b) {
         const double* a = req.alpha + b * cols;
-        const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
         if (Full && one_cell_row(t, b)) {
+          const int64_t arg = one_cell_column<T>(t, b);
           const double a_rest =
               math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1);
           store(b, 0, one_cell_full(a[arg], a_rest, math::compensated_sum(a, cols),
                                     t.row_total[static_cast<size_t>(b)]));
           continue;
         }
-        const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+        const RowPeak peak = Full ? RowPeak{} : row_peak(t, b);
+        const int64_t arg = peak.column;
+        const bool big = peak.count >= kRegroupMinCount;
         const double a_rest =
             big ? math::compensated_sum(a, arg) + math::compensated_sum(a + arg + 1, cols - arg - 1) : 0.0;
-        const bool rg = !Full && big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+        const bool rg = big && regroup_helps(a_rest, peak.count);
         const int64_t star = rg ? arg : -1;
         const double a_sum = math::compensated_sum(a, cols);
         const double log_a_sum = std::log(a_sum);
@@ -204,7 +206,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         store(b, 0,
               Full ? full_row<Full>(rest, a_sum, n_total)
                    : finish_row(rest, a_sum, log_a_sum, n_total, rg, rg ? a[star] : 0.0,
-                                t.row_max[static_cast<size_t>(b)], a_rest));
+                                peak.count, a_rest));
       }
     };
   } else {
@@ -236,20 +238,22 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
         const double* a = req.alpha + j * cols;
         const double la = log_a_sums[static_cast<size_t>(j)];
         for (int64_t b = r0; b < r1; ++b) {
-          const int64_t arg = t.row_argmax[static_cast<size_t>(b)];
           if (Full && one_cell_row(t, b)) {
+            const int64_t arg = one_cell_column<T>(t, b);
             const double a_rest = a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
                                   a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)];
             store(b, j, one_cell_full(a[arg], a_rest, a_sums[static_cast<size_t>(j)],
                                       t.row_total[static_cast<size_t>(b)]));
             continue;
           }
-          const bool big = !Full && t.row_max[static_cast<size_t>(b)] >= kRegroupMinCount;
+          const RowPeak peak = Full ? RowPeak{} : row_peak(t, b);
+          const int64_t arg = peak.column;
+          const bool big = peak.count >= kRegroupMinCount;
           const double a_rest =
               big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
                         a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)]
                   : 0.0;
-          const bool rg = big && regroup_helps(a_rest, t.row_max[static_cast<size_t>(b)]);
+          const bool rg = big && regroup_helps(a_rest, peak.count);
           const int64_t star = rg ? arg : -1;
           double rest;
           if (t.sparse) {
@@ -266,7 +270,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
           store(b, j,
                 Full ? full_row<Full>(rest, a_sums[static_cast<size_t>(j)], n_total)
                      : finish_row(rest, a_sums[static_cast<size_t>(j)], la, n_total, rg,
-                                  rg ? a[star] : 0.0, t.row_max[static_cast<size_t>(b)], a_rest));
+                                  rg ? a[star] : 0.0, peak.count, a_rest));
         }
       }
     };

@@ -75,16 +75,29 @@ inline double full_row(double rest, double a_sum, double n_total) {
 // (the multinomial coefficient is 1), and the general form's two terms
 // lpoch_lfact(alpha*, N) - lpoch_lfact(A, N) agree in most digits where the
 // rest of alpha is small (a value of -2.9e-4 from terms ~0.4 kept 1.3e-12
-// relative); lpoch_shift_diff keeps them apart. Known exactly from the row
-// statistics for integer counts (sums exact below 2^53, so N equals the
-// largest count only when no other cell is nonzero) and for sparse rows; a
-// dense real-valued row keeps the general form (a tiny cell can vanish in
-// the sum N).
+// relative); lpoch_shift_diff keeps them apart. Known from the row
+// statistics: a sparse row with one stored cell, or a dense integer row whose
+// stored coefficient log(N! / prod n!) is exactly 0 (row_stats forms it as
+// lpoch(n* + 1, N - n*) minus the other cells' log n!, both exactly 0 for one
+// cell, and at least log 2 for two or more). A dense real-valued row keeps
+// the general form (a tiny cell can vanish in the sum N).
 inline bool one_cell_row(const HostTable& t, int64_t b) {
   const size_t r = static_cast<size_t>(b);
   if (!(t.row_total[r] > 0.0)) return false;
   if (t.sparse) return t.row_ptr[r + 1] - t.row_ptr[r] == 1;
-  return !t.real_valued && t.row_max[r] == t.row_total[r];
+  return !t.real_valued && t.row_lcoef[r] == 0.0;
+}
+
+// The column of such a row's one cell (a scan of the dense row: one-cell
+// rows are rare, and the stored table keeps no per-row position for narrow
+// counts).
+template <class T>
+int64_t one_cell_column(const HostTable& t, int64_t b) {
+  if (t.sparse) return static_cast<int64_t>(t.col_idx[static_cast<size_t>(t.row_ptr[b])]);
+  const T* row = as<T>(t.values) + b * t.cols;
+  for (int64_t v = 0; v < t.cols; ++v)
+    if (row[v] != 0) return v;
+  return 0;
 }
 
 // The full log pmf of such a row: a_star its cell's alpha, a_rest the sum

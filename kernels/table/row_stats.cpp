@@ -47,8 +47,9 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
   const double* lf = log_factorial_table();
   t->row_total.assign(static_cast<size_t>(rows), 0.0);
   t->row_lcoef.assign(static_cast<size_t>(rows), 0.0);
-  t->row_max.assign(static_cast<size_t>(rows), 0.0);
-  t->row_argmax.assign(static_cast<size_t>(rows), 0);
+  const bool peaks = keeps_row_peaks(t->vtype);
+  if (peaks) t->row_peak_at.assign(static_cast<size_t>(rows), 0);
+  else std::vector<int64_t>().swap(t->row_peak_at);
   std::vector<std::vector<double>> cmax(static_cast<size_t>(parts),
                                         std::vector<double>(static_cast<size_t>(cols), 0.0));
   std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
@@ -58,7 +59,7 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
     int64_t* col_nnz = cnnz[static_cast<size_t>(k)].data();
     for (int64_t i = r0; i < r1; ++i) {
       double total = 0.0, mx = 0.0, rest = 0.0;
-      int64_t arg = 0;
+      int64_t arg = 0;  // the largest count's position among the row's stored cells
       // log(N! / prod n!) = log(N! / n*!) - sum over the other cells of
       // log n!, with N!/n*! as a rising factorial: for a row dominated by
       // one large count lgamma(N + 1) - lgamma(n* + 1) would cancel to
@@ -70,30 +71,30 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
           return lf[static_cast<size_t>(n)];
         return log_factorial(lf, n);
       };
-      auto cell = [&](int64_t j, double n) {
+      auto cell = [&](int64_t j, int64_t at, double n) {
         total += n;
         ++col_nnz[j];
         if (n > col_max[j]) col_max[j] = n;
         if (n > mx) {
           if (mx > 0.0) rest += lfact(mx);
           mx = n;
-          arg = j;
+          arg = at;
         } else {
           rest += lfact(n);
         }
       };
       if (t->sparse) {
-        for (int64_t p = t->row_ptr[static_cast<size_t>(i)]; p < t->row_ptr[static_cast<size_t>(i) + 1]; ++p)
-          cell(static_cast<int64_t>(t->col_idx[static_cast<size_t>(p)]), static_cast<double>(x[p]));
+        const int64_t p0 = t->row_ptr[static_cast<size_t>(i)];
+        for (int64_t p = p0; p < t->row_ptr[static_cast<size_t>(i) + 1]; ++p)
+          cell(static_cast<int64_t>(t->col_idx[static_cast<size_t>(p)]), p - p0, static_cast<double>(x[p]));
       } else {
         const VT* row = x + i * cols;
         for (int64_t j = 0; j < cols; ++j)
-          if (row[j] != 0) cell(j, static_cast<double>(row[j]));
+          if (row[j] != 0) cell(j, j, static_cast<double>(row[j]));
       }
       const size_t r = static_cast<size_t>(i);
       t->row_total[r] = total;
-      t->row_max[r] = mx;
-      t->row_argmax[r] = arg;
+      if (peaks) t->row_peak_at[r] = arg;
       t->row_lcoef[r] = math::lpoch(mx + 1.0, total - mx) - rest;
     }
   });
@@ -120,8 +121,7 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
   const double* lf = log_factorial_table();
   t->row_total.assign(static_cast<size_t>(rows), 0.0);
   t->row_lcoef.assign(static_cast<size_t>(rows), 0.0);
-  t->row_max.assign(static_cast<size_t>(rows), 0.0);
-  t->row_argmax.assign(static_cast<size_t>(rows), 0);
+  std::vector<int64_t>().swap(t->row_peak_at);  // counts below 256 never regroup
   std::vector<std::vector<uint8_t>> cmax(static_cast<size_t>(parts),
                                          std::vector<uint8_t>(static_cast<size_t>(cols), 0));
   std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
@@ -142,13 +142,9 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
         col_nnz[j] += n != 0;
         lsum[j & 3] += lf[n];
       }
-      int64_t arg = 0;
-      while (arg < cols && row[arg] != mx) ++arg;
       const size_t r = static_cast<size_t>(i);
       const double rest = ((lsum[0] + lsum[1]) + (lsum[2] + lsum[3])) - lf[mx];
       t->row_total[r] = static_cast<double>(total);
-      t->row_max[r] = mx;
-      t->row_argmax[r] = mx > 0 ? arg : 0;
       t->row_lcoef[r] = math::lpoch(mx + 1.0, static_cast<double>(total) - mx) - rest;
     }
   });

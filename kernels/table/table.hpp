@@ -55,20 +55,54 @@ struct TableInfo {
   int stored_bits() const { return wrapped ? 0 : value_bits(vtype); }
 };
 
+// Counts from this size on may make a row's likelihood regroup around its
+// largest count (kRegroupMinCount in backend.hpp is this): only tables whose
+// value type can hold such counts keep where each row's largest count is.
+constexpr double kRowPeakMinCount = 65536.0;
+
 // A validated counts table in compact form, in host memory. Dense tables are
 // row-major (rows x cols); sparse tables are CSR with sorted column indices
 // and no stored zeros. The row and column statistics are what the
-// likelihoods, histograms and initialisations read per row or column.
+// likelihoods, histograms and initialisations read per row or column, and
+// no more: per row, 16 bytes (total and coefficient), 8 more for the row
+// offsets of a sparse table, and 8 more where counts reach 2^16 (U32, F64).
 struct HostTable : TableInfo {
   std::vector<unsigned char> values;  // rows*cols (dense) or nnz (sparse) encoded counts
   std::vector<int64_t> row_ptr;       // sparse: rows + 1 offsets
   std::vector<uint32_t> col_idx;      // sparse: nnz column indices
   std::vector<double> row_total;      // N_b
   std::vector<double> row_lcoef;      // lgamma(N_b + 1) - sum_v lgamma(n_bv + 1)
-  std::vector<double> row_max;        // largest count in each row
-  std::vector<int64_t> row_argmax;    // its column (the first, on ties)
+  // Where row b's largest count is among its stored cells (dense: its
+  // column; sparse: its entry less row_ptr[b]), the first on ties; kept
+  // only when the value type holds counts of kRowPeakMinCount (U32, F64).
+  std::vector<int64_t> row_peak_at;
   std::vector<double> col_max;        // largest count in each column
   std::vector<int64_t> col_nnz;       // nonzeros in each column
 };
+
+// Whether a table of value type vt keeps row_peak_at.
+inline bool keeps_row_peaks(ValueType vt) { return vt == ValueType::U32 || vt == ValueType::F64; }
+
+// The largest count of a row and its column.
+struct RowPeak {
+  double count = 0.0;
+  int64_t column = 0;
+};
+
+// Row b's largest count and its column where it can reach kRowPeakMinCount;
+// {0, 0} for a table whose counts cannot (nothing to regroup).
+inline RowPeak row_peak(const HostTable& t, int64_t b) {
+  if (t.row_peak_at.empty()) return {};
+  if (t.sparse && t.row_ptr[static_cast<size_t>(b)] == t.row_ptr[static_cast<size_t>(b) + 1]) return {};
+  const int64_t at = t.row_peak_at[static_cast<size_t>(b)];
+  const int64_t cell = t.sparse ? t.row_ptr[static_cast<size_t>(b)] + at : b * t.cols + at;
+  RowPeak p;
+  p.count = t.vtype == ValueType::F64
+                ? reinterpret_cast<const double*>(t.values.data())[cell]
+                : static_cast<double>(reinterpret_cast<const uint32_t*>(t.values.data())[cell]);
+  p.column = t.sparse ? static_cast<int64_t>(t.col_idx[static_cast<size_t>(cell)]) : at;
+  if (p.count == 0.0) p.column = 0;
+  return p;
+}
 
 }  // namespace dirmn

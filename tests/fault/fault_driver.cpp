@@ -1,0 +1,380 @@
+// fault_driver.cpp: runs a representative C workload -- contexts, dense
+// and sparse counts (one of 2^20+ cells, whose validation starts threads),
+// likelihoods, row-wise derivatives, sums, fits, mixtures and their
+// assignment, the failure queries -- once to learn how many allocations and
+// thread creations it makes, then again for n = 1, 2, 3, ... with the n-th
+// allocation (then the n-th thread creation) failing. Every call an
+// injected failure reaches must answer DIRMN_ERROR_OUT_OF_MEMORY with a
+// message that says what could not be had, leave its outputs as they were,
+// and succeed when called again with the same handles, with the results of
+// an undisturbed run; nothing may abort, and under AddressSanitizer nothing
+// may leak. Exit status 0 when all of that held, 1 otherwise.
+//
+// Usage: dirmn_fault [max_runs]   (see kDefaultRuns; when the workload
+// makes more events, every s-th one is failed, s chosen to fit).
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dirmn.h"
+#include "fault_hooks.hpp"
+
+namespace {
+
+int g_errors = 0;
+std::map<std::string, int> g_messages;  // failure messages seen, with their counts
+
+void violation(const char* what, const char* call, const std::string& detail) {
+  if (++g_errors <= 30) std::fprintf(stderr, "VIOLATION (%s) in %s: %s\n", what, call, detail.c_str());
+}
+
+// The results of one run, compared with the undisturbed run's.
+struct Results {
+  std::vector<double> values;
+  void add(const double* p, size_t n) { values.insert(values.end(), p, p + n); }
+};
+
+// A sentinel-filled output: a failed call must leave it as it was.
+constexpr double kUntouched = -1234.5;
+
+class Run {
+ public:
+  explicit Run(Results* r) : results_(r) {}
+
+  // Calls f() (a dirmn call returning a status) inside a counting scope.
+  // An injected failure must give OUT_OF_MEMORY and leave `outs` alone; the
+  // call is then made again (nothing is armed for it any more) and must
+  // succeed. Returns false when it cannot go on.
+  template <class F>
+  bool call(const char* name, const dirmn_context* ctx, F&& f,
+            std::vector<std::vector<double>*> outs = {}) {
+    for (auto* o : outs) o->assign(o->size(), kUntouched);
+    const int64_t before = fault::injected();
+    dirmn_status s;
+    {
+      fault::Counting counting;
+      s = f();
+    }
+    const bool hit = fault::injected() != before;
+    if (s == DIRMN_SUCCESS) return true;
+    const std::string msg = dirmn_last_error(ctx);
+    if (!hit) {
+      violation("failed without an injected failure", name, std::string(dirmn_status_name(s)) + ": " + msg);
+      return false;
+    }
+    if (s != DIRMN_ERROR_OUT_OF_MEMORY)
+      violation("not OUT_OF_MEMORY", name, std::string(dirmn_status_name(s)) + ": " + msg);
+    if (msg.find("out of") == std::string::npos && msg.find("threads could not be started") == std::string::npos)
+      violation("message does not say what ran out", name, msg);
+    // The entry guard's last resort names nothing: every allocation a call
+    // makes is to be named where it is made.
+    const std::string bare = ": out of host memory";
+    if (msg.size() >= bare.size() && msg.compare(msg.size() - bare.size(), bare.size(), bare) == 0)
+      violation("the failed allocation is not named", name, msg);
+    ++g_messages[msg];
+    for (auto* o : outs)
+      for (double v : *o)
+        if (v != kUntouched) {
+          violation("output written by a failed call", name, msg);
+          break;
+        }
+    for (auto* o : outs) o->assign(o->size(), kUntouched);
+    fault::Counting counting;
+    s = f();
+    if (s != DIRMN_SUCCESS) {
+      violation("the call again, after a failure, failed", name,
+                std::string(dirmn_status_name(s)) + ": " + dirmn_last_error(ctx));
+      return false;
+    }
+    return true;
+  }
+
+  void keep(const std::vector<double>& v) { results_->add(v.data(), v.size()); }
+  void keep(const double* p, size_t n) { results_->add(p, n); }
+
+ private:
+  Results* results_;
+};
+
+// A small table with a zero row, a large one (2^20+ cells), and a sparse
+// one with the small table's columns.
+constexpr int64_t kRows = 40, kCols = 5, kBigRows = 270000, kBigCols = 4;
+
+std::vector<int32_t> small_table() {
+  std::vector<int32_t> x(static_cast<size_t>(kRows * kCols));
+  uint32_t s = 12345;
+  for (int64_t b = 0; b < kRows; ++b)
+    for (int64_t v = 0; v < kCols; ++v) {
+      s = s * 1664525u + 1013904223u;
+      const int32_t n = static_cast<int32_t>((s >> 24) % (b < kRows / 2 ? 9 : 4)) * (v == b % kCols ? 5 : 1);
+      x[static_cast<size_t>(b * kCols + v)] = b == 7 ? 0 : n;
+    }
+  return x;
+}
+
+// The workload; false when it could not go on (a violation was reported).
+bool workload(Results* results) {
+  Run run(results);
+  static const std::vector<int32_t> x = small_table();
+  static const std::vector<int32_t> big = [] {
+    std::vector<int32_t> t(static_cast<size_t>(kBigRows * kBigCols));
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int32_t>((i * 7919) % 13);
+    return t;
+  }();
+  // CSR of x.
+  std::vector<int64_t> ptr(1, 0);
+  std::vector<int64_t> idx;
+  std::vector<double> val;
+  for (int64_t b = 0; b < kRows; ++b) {
+    for (int64_t v = 0; v < kCols; ++v)
+      if (x[static_cast<size_t>(b * kCols + v)] != 0) {
+        idx.push_back(v);
+        val.push_back(x[static_cast<size_t>(b * kCols + v)]);
+      }
+    ptr.push_back(static_cast<int64_t>(idx.size()));
+  }
+
+  dirmn_context* sentinel_ctx = reinterpret_cast<dirmn_context*>(0x1);
+  dirmn_context* ctx = sentinel_ctx;
+  bool ok = run.call("dirmn_context_create", nullptr,
+                     [&] { return dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0); });
+  if (!ok || ctx == sentinel_ctx) return false;
+  dirmn_counts *c = nullptr, *cb = nullptr, *cs = nullptr;
+  dirmn_mixture* m = nullptr;
+  dirmn_mixture* range[2] = {nullptr, nullptr};
+  const std::vector<double> alpha = {0.5, 1.5, 2.0, 3.0, 0.7, 1.1, 0.9, 2.5, 1.0, 4.0,
+                                     0.3, 0.3, 0.8, 1.2, 5.0};
+  std::vector<double> arow(static_cast<size_t>(kRows * kCols));
+  for (size_t i = 0; i < arow.size(); ++i) arow[i] = 0.5 + static_cast<double>(i % 7) * 0.25;
+  std::vector<double> out3(static_cast<size_t>(kRows * 3)), out1(static_cast<size_t>(kRows)),
+      outb(static_cast<size_t>(kBigRows)), grad(static_cast<size_t>(kRows * kCols)),
+      hess(static_cast<size_t>(kRows * kCols)), hsc(static_cast<size_t>(kRows)), fitted(kCols),
+      se(kCols), sum_out(1 + kCols), z(static_cast<size_t>(kRows * 2)), params(2 * kCols + 2);
+  dirmn_counts* const sentinel_counts = reinterpret_cast<dirmn_counts*>(0x2);
+  auto create_dense = [&](dirmn_counts** out, int64_t rows, int64_t cols, const int32_t* data) {
+    *out = sentinel_counts;
+    const bool r = run.call("dirmn_counts_create_dense", ctx, [&] {
+      return dirmn_counts_create_dense(ctx, out, rows, cols, DIRMN_INT32, data, cols, 1, nullptr);
+    });
+    if (*out == sentinel_counts) *out = nullptr;
+    return r && *out != nullptr;
+  };
+
+  ok = run.call("dirmn_context_set_threads", ctx, [&] { return dirmn_context_set_threads(ctx, 3); }) &&
+       create_dense(&c, kRows, kCols, x.data()) &&
+       create_dense(&cb, kBigRows, kBigCols, big.data());
+  if (ok) {
+    cs = sentinel_counts;
+    ok = run.call("dirmn_counts_create_sparse", ctx, [&] {
+      return dirmn_counts_create_sparse(ctx, &cs, DIRMN_CSR, kRows, kCols,
+                                        static_cast<int64_t>(idx.size()), DIRMN_INDEX_INT64,
+                                        ptr.data(), idx.data(), DIRMN_FLOAT64, val.data(), nullptr);
+    });
+    if (cs == sentinel_counts) cs = nullptr;
+    ok = ok && cs != nullptr;
+  }
+  if (ok) {
+    // Shared alpha, 3 vectors, into a strided (scratch) and a contiguous
+    // (direct) output; row-wise alpha; the large table.
+    ok = run.call("dirmn_loglik (contiguous)", ctx, [&] {
+      return dirmn_loglik(ctx, c, 3, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, DIRMN_FULL,
+                          out3.data(), 3, 1);
+    }, {&out3});
+    run.keep(out3);
+    ok = ok && run.call("dirmn_loglik (strided)", ctx, [&] {
+      return dirmn_loglik(ctx, cs, 3, alpha.data(), kCols, 1, DIRMN_PARAM_LOG_ALPHA, 0,
+                          out3.data(), 1, kRows);
+    }, {&out3});
+    run.keep(out3);
+    ok = ok && run.call("dirmn_loglik_rowwise", ctx, [&] {
+      return dirmn_loglik_rowwise(ctx, c, arow.data(), kCols, 1, DIRMN_PARAM_ALPHA, DIRMN_FULL,
+                                  out1.data(), 1);
+    }, {&out1});
+    run.keep(out1);
+    ok = ok && run.call("dirmn_loglik (2^20+ cells)", ctx, [&] {
+      return dirmn_loglik(ctx, cb, 1, alpha.data(), kBigCols, 1, DIRMN_PARAM_ALPHA, 0,
+                          outb.data(), 1, 1);
+    }, {&outb});
+    run.keep(outb.data(), 16);
+  }
+  if (ok) {
+    ok = run.call("dirmn_loglik_rowwise_derivatives", ctx, [&] {
+      return dirmn_loglik_rowwise_derivatives(ctx, cs, arow.data(), kCols, 1, DIRMN_PARAM_LOG_ALPHA,
+                                              DIRMN_FULL, out1.data(), grad.data(), hess.data(),
+                                              hsc.data(), kCols, 1);
+    }, {&out1, &grad, &hess, &hsc});
+    run.keep(grad);
+    run.keep(hess);
+    ok = ok && run.call("dirmn_loglik_sum", ctx, [&] {
+      return dirmn_loglik_sum(ctx, c, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_FULL,
+                              &sum_out[0], &sum_out[1], nullptr, nullptr);
+    }, {&sum_out});
+    run.keep(sum_out);
+  }
+  if (ok) {
+    dirmn_fit_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.alpha = fitted.data();
+    r.std_error_alpha = se.data();
+    ok = run.call("dirmn_fit", ctx, [&] { return dirmn_fit(ctx, c, nullptr, &r); }, {&fitted, &se});
+    run.keep(fitted);
+    run.keep(se);
+  }
+  if (ok) {
+    dirmn_mixture_options o;
+    dirmn_mixture_options_init(&o);
+    o.starts = 1;
+    o.max_iterations = 3;
+    dirmn_mixture* const sentinel_mixture = reinterpret_cast<dirmn_mixture*>(0x3);
+    m = sentinel_mixture;
+    ok = run.call("dirmn_mixture_fit", ctx, [&] { return dirmn_mixture_fit(ctx, c, 2, &o, &m); });
+    if (m == sentinel_mixture) m = nullptr;
+    ok = ok && m != nullptr;
+    range[0] = range[1] = sentinel_mixture;
+    ok = ok && run.call("dirmn_mixture_fit_range", ctx,
+                        [&] { return dirmn_mixture_fit_range(ctx, cs, 1, 2, &o, range); });
+    if (range[0] == sentinel_mixture) range[0] = range[1] = nullptr;
+    ok = ok && range[0] != nullptr;
+  }
+  if (ok) {
+    ok = run.call("dirmn_mixture_assign", ctx,
+                  [&] { return dirmn_mixture_assign(ctx, m, cs, z.data(), 2, 1); }, {&z});
+    run.keep(z);
+    ok = ok && run.call("dirmn_mixture_get_params", nullptr, [&] {
+      return dirmn_mixture_get_params(range[1], params.data(), kCols, 1, params.data() + 2 * kCols);
+    }, {&params});
+    run.keep(params);
+    dirmn_counts_info info;
+    info.size = sizeof info;
+    ok = ok && run.call("dirmn_counts_get_info", nullptr, [&] { return dirmn_counts_get_info(cb, &info); });
+    ok = ok && run.call("dirmn_counts_row_totals", ctx,
+                        [&] { return dirmn_counts_row_totals(ctx, c, out1.data()); }, {&out1});
+    run.keep(out1);
+  }
+  // The failure queries work after whatever happened, and report a
+  // failure of their own without allocating.
+  if (ok) {
+    dirmn_status s;
+    {
+      fault::Counting counting;
+      s = dirmn_loglik(ctx, c, 0, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, 0, out3.data(), 3, 1);
+    }
+    dirmn_error_location loc;
+    std::memset(&loc, 0, sizeof loc);
+    loc.size = sizeof loc;
+    if (s != DIRMN_ERROR_INVALID_ARGUMENT || dirmn_last_error_location(ctx, &loc) != DIRMN_SUCCESS ||
+        std::strstr(dirmn_last_error(ctx), "k (0) must be positive") == nullptr)
+      violation("a bad argument's answer", "dirmn_loglik", dirmn_last_error(ctx));
+  }
+  {
+    fault::Counting counting;  // destroying must not need memory
+    dirmn_mixture_destroy(range[0]);
+    dirmn_mixture_destroy(range[1]);
+    dirmn_mixture_destroy(m);
+    dirmn_counts_destroy(cs);
+    dirmn_counts_destroy(cb);
+    dirmn_context_destroy(ctx);
+    dirmn_counts_destroy(c);  // after its context: counts may outlive it
+  }
+  return ok;
+}
+
+bool same(const Results& a, const Results& b) {
+  if (a.values.size() != b.values.size()) return false;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const double x = a.values[i], y = b.values[i];
+    if (!(std::fabs(x - y) <= 1e-12 * std::fmax(1.0, std::fabs(y))) && !(x == y)) return false;
+  }
+  return true;
+}
+
+// Sweeps one kind of failure over the workload; returns the injections made.
+int64_t sweep(fault::Kind kind, int64_t events, int64_t max_runs, const Results& want) {
+  const int64_t stride = events > max_runs ? (events + max_runs - 1) / max_runs : 1;
+  int64_t injections = 0;
+  for (int64_t n = 1; n <= events; n += stride) {
+    fault::reset();
+    fault::arm(kind, n);
+    Results got;
+    const bool ok = workload(&got);
+    fault::disarm();
+    injections += fault::injected();
+    if (ok && !same(got, want))
+      violation("results differ from the undisturbed run's", kind == fault::kAlloc ? "alloc" : "thread",
+                "failing event " + std::to_string(n));
+    if (g_errors > 30) break;
+  }
+  std::printf("%s: %" PRId64 " events per run, every %" PRId64 "-th failed: %" PRId64
+              " runs with an injected failure\n",
+              kind == fault::kAlloc ? "allocations" : "thread creations", events, stride, injections);
+  return injections;
+}
+
+// dirmn_loglik's results scratch is the allocation that fails: the message
+// names it and its size.
+void check_scratch_message() {
+  dirmn_context* ctx = nullptr;
+  if (dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) {
+    violation("setup", "dirmn_context_create", dirmn_last_error(nullptr));
+    return;
+  }
+  const std::vector<int32_t> x = small_table();
+  dirmn_counts* c = nullptr;
+  dirmn_counts_create_dense(ctx, &c, kRows, kCols, DIRMN_INT32, x.data(), kCols, 1, nullptr);
+  const int64_t k = 60;  // 300 parameters, 40 x 60 results: 19200 bytes of scratch
+  std::vector<double> alpha(static_cast<size_t>(k * kCols), 1.0), out(static_cast<size_t>(kRows * k));
+  fault::reset();
+  fault::arm_above(19200);
+  dirmn_status s;
+  {
+    fault::Counting counting;
+    s = dirmn_loglik(ctx, c, k, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, kRows);
+  }
+  fault::disarm();
+  const std::string msg = dirmn_last_error(ctx);
+  if (s != DIRMN_ERROR_OUT_OF_MEMORY ||
+      msg != "dirmn_loglik: out of host memory for the 40 x 60 results' scratch (19200 bytes)")
+    violation("the failed allocation is not named", "dirmn_loglik", msg);
+  dirmn_counts_destroy(c);
+  dirmn_context_destroy(ctx);
+}
+
+}  // namespace
+
+// Runs per kind unless the command line says: every event of the workload
+// (about 1800 allocations) in a plain build; under AddressSanitizer, which
+// is some ten times slower, every other one, to keep CI's time in bounds.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int64_t kDefaultRuns = 900;
+#else
+constexpr int64_t kDefaultRuns = 4000;
+#endif
+
+int main(int argc, char** argv) {
+  const int64_t max_runs = argc > 1 ? std::atoll(argv[1]) : kDefaultRuns;
+  Results want;
+  fault::reset();
+  if (!workload(&want) || fault::injected() != 0) {
+    std::fprintf(stderr, "the undisturbed workload failed\n");
+    return 1;
+  }
+  const int64_t allocs = fault::counted(fault::kAlloc), threads = fault::counted(fault::kThread);
+  check_scratch_message();
+  const int64_t a = sweep(fault::kAlloc, allocs, max_runs, want);
+  const int64_t t = sweep(fault::kThread, threads, max_runs, want);
+  std::printf("distinct out-of-memory messages: %zu\n", g_messages.size());
+  for (const auto& e : g_messages) std::printf("  %5d  %s\n", e.second, e.first.c_str());
+  if (a == 0 || t == 0) violation("nothing was injected", "sweep", "");
+  if (g_errors > 0) {
+    std::printf("FAILED: %d violations\n", g_errors);
+    return 1;
+  }
+  std::printf("passed\n");
+  return 0;
+}
