@@ -46,6 +46,7 @@ const DIRMN_ERROR_DEVICE = dirmn_status(9)
 const DIRMN_ERROR_OVERFLOW = dirmn_status(10)
 const DIRMN_ERROR_CANCELLED = dirmn_status(11)
 const DIRMN_ERROR_NOT_SUPPORTED = dirmn_status(12)
+const DIRMN_ERROR_CONTEXT_IN_USE = dirmn_status(13)
 const DIRMN_ERROR_INTERNAL = dirmn_status(99)
 
 const dirmn_backend = Cint
