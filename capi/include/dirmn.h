@@ -481,7 +481,7 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
 #define DIRMN_FULL 0x1u          /* include the multinomial coefficient: the log pmf. On the
                                     CPU it is summed in the log-beta form, to 1e-12 relative
                                     at any count; the CUDA backend's per-row values add the
-                                    stored coefficient to the kernel, which cancels to ~1e-9
+                                    stored coefficient to the kernel, which cancels to ~5e-10
                                     relative for counts near 1e7 (dirmn_loglik_sum and
                                     dirmn_fit are exact on both, from the histograms) */
 #define DIRMN_OUTPUT_DEVICE 0x2u /* CUDA: `out` is device memory */
