@@ -9,9 +9,10 @@
 #
 # What it mirrors from CMakeLists.txt: the same source globs (capi/src,
 # kernels, kernels/{cpu,math,models,table}, and kernels/cuda/*.cu or
-# kernels/cuda_unavailable.cpp), C++17, DIRMN_BUILDING_LIBRARY, NDEBUG (as a
-# Release build), hidden visibility, libmvec where it links (x86-64), and
-# for CUDA the same -gencode targets and cudart_static. What it does not: the
+# kernels/cuda_unavailable.cpp), C++17, DIRMN_BUILDING_LIBRARY, NDEBUG (R
+# defines it, as a Release build does), hidden visibility, libmvec where it
+# links (x86-64), and for CUDA nvcc -O3 with the same -gencode targets and
+# cudart_static. What it does not: the
 # compiler and its optimisation flags are R's (CXX17, CXX17FLAGS, as for
 # every package, so -O2 where CMake's Release has -O3; no -march either way),
 # and the library's -Werror warning set is left to its own CI.
@@ -87,7 +88,7 @@ bundled_cuda() {
     cxx_path=$(command -v "${cxx_bin}" 2>/dev/null || true)
     CUDA_CCBIN=""
     if test -n "${cxx_path}"; then CUDA_CCBIN="-ccbin ${cxx_path}"; fi
-    CUDA_FLAGS="-std=c++17 -O3 ${DIRMN_CUDA_GENCODE} ${CUDA_CCBIN} -Xcompiler=${CXX17PICFLAGS:--fpic},-fvisibility=hidden"
+    CUDA_FLAGS="-std=c++17 -O3 -DNDEBUG ${DIRMN_CUDA_GENCODE} ${CUDA_CCBIN} -Xcompiler=${CXX17PICFLAGS:--fpic},-fvisibility=hidden"
     CUDA_LIBS="-L${CUDA_LIBDIR} -lcudart_static -ldl -lrt"
     cat > "${tmpdir}/conftest_cuda.cu" <<'EOF'
 #include <cuda_runtime.h>
@@ -196,7 +197,7 @@ EOF
   {
     echo "# Written by ../configure (tools/bundled.sh): libdirmn built from src/libdirmn."
     echo "CXX_STD = CXX17"
-    echo "PKG_CPPFLAGS = -Ilibdirmn/capi/include -DDIRMN_BUILDING_LIBRARY -DNDEBUG ${DEFS}"
+    echo "PKG_CPPFLAGS = -Ilibdirmn/capi/include -DDIRMN_BUILDING_LIBRARY ${DEFS}"
     echo "PKG_CXXFLAGS = \$(CXX_VISIBILITY)"
     echo "PKG_LIBS = libdirmn/libdirmn.a ${HIDE} ${CUDA_LIBS} ${MVEC} -lpthread"
     echo
@@ -220,9 +221,14 @@ EOF
       echo
       echo "DIRMN_NVCC = ${NVCC}"
       echo "DIRMN_NVCC_FLAGS = ${CUDA_FLAGS} \$(PKG_CPPFLAGS)"
-      echo ".SUFFIXES: .cu"
-      echo ".cu.o:"
-      printf '\t$(DIRMN_NVCC) $(DIRMN_NVCC_FLAGS) -c $< -o $@\n'
+      # One rule per file: R's Makeconf resets .SUFFIXES, so a .cu.o
+      # suffix rule would not be seen, and pattern rules are GNU make's.
+      for f in src/libdirmn/kernels/cuda/*.cu; do
+        f=${f#src/}
+        echo
+        echo "${f%.cu}.o: ${f}"
+        printf '\t$(DIRMN_NVCC) $(DIRMN_NVCC_FLAGS) -c %s -o $@\n' "${f}"
+      done
     fi
   } > src/Makevars
   if test "${CUDA_OK}" = yes; then backends="CPU and CUDA backends"; else backends="CPU backend"; fi
