@@ -4,8 +4,9 @@
 #
 # Where the copy comes from: in the git tree src/libdirmn/capi and
 # src/libdirmn/kernels are symbolic links to the library's own capi/ and
-# kernels/; R CMD build follows them, so the source tarball carries real
-# files (tests, bench and the other bindings stay out).
+# kernels/; R CMD build copies the package with cp -LR (see
+# tools:::.build_packages), following them, so the source tarball carries
+# real files (the library's tests, bench and other bindings stay out).
 #
 # What it mirrors from CMakeLists.txt: the same source globs (capi/src,
 # kernels, kernels/{cpu,math,models,table}, and kernels/cuda/*.cu or
