@@ -160,13 +160,13 @@ EOF
   fi
 
   # Keep the archive's symbols inside dirmn.so (GNU ld, gold, lld).
-  printf 'int dirmn_conftest_symbol(void) { return 1; }\n' > "${tmpdir}/conftest_sym.cpp"
+  printf 'extern "C" int dirmn_conftest_symbol(void) { return 1; }\n' > "${tmpdir}/conftest_sym.cpp"
   HIDE=""
   # shellcheck disable=SC2086
   if bundled_try ${CXX17} ${CXX17STD} ${CXX17PICFLAGS} -c "${tmpdir}/conftest_sym.cpp" -o "${tmpdir}/conftest_sym.o" &&
      bundled_try ar -rc "${tmpdir}/libconftest.a" "${tmpdir}/conftest_sym.o" &&
-     bundled_try ${CXX17} ${CXX17STD} ${CXX17PICFLAGS} -shared "${tmpdir}/conftest_sym.o" -o "${tmpdir}/conftest_sym.so" \
-       -Wl,--exclude-libs,ALL; then
+     bundled_try ${CXX17} ${CXX17STD} ${CXX17PICFLAGS} -shared -o "${tmpdir}/conftest_sym.so" \
+       -Wl,--undefined=dirmn_conftest_symbol "${tmpdir}/libconftest.a" -Wl,--exclude-libs,ALL; then
     HIDE="-Wl,--exclude-libs,ALL"
   else
     echo "configure: WARNING: the linker has no --exclude-libs: the bundled dirmn_* symbols stay visible in dirmn.so"
