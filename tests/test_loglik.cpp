@@ -238,6 +238,26 @@ TEST_CASE("zero rows, one category and huge counts", "[api][loglik]") {
       const auto ll0 = loglik(ctx.get(), c.get(), 3, {2.5}, 0);
       for (double v : ll0) CHECK(std::fabs(v) < 1e-9);
     }
+    SECTION("a one-cell row under a subnormal alpha stays finite") {
+      // Found by the fuzzer: the one-cell form's quotient alpha / A
+      // underflowed to 0 (log 0 = -Inf). The one-cell log pmf is
+      // log rf(a, n) - log rf(A, n); values from mpmath at 30 digits.
+      const std::vector<double> x{5, 0, 1, 0};
+      const std::vector<double> alpha{4.9406564584124654e-324, 5110.6};
+      for (dirmn_storage st : {DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
+        Counts c = make_dense(ctx.get(), x, 2, 2, st);
+        for (uint32_t flags : {0u, DIRMN_FULL}) {
+          const auto ll = loglik(ctx.get(), c.get(), 2, alpha, flags);
+          CHECK(ll[0] == Approx(-783.959334700055726824103226836).epsilon(1e-12));
+          CHECK(ll[1] == Approx(-752.979144014515941633712903137).epsilon(1e-12));
+          std::vector<double> rw(2, 0.0), per_row{alpha[0], alpha[1], alpha[0], alpha[1]};
+          REQUIRE(dirmn_loglik_rowwise(ctx.get(), c.get(), per_row.data(), 2, 1, DIRMN_PARAM_ALPHA,
+                                       flags, rw.data(), 1) == DIRMN_SUCCESS);
+          CHECK(rw[0] == Approx(-783.959334700055726824103226836).epsilon(1e-12));
+          CHECK(rw[1] == Approx(-752.979144014515941633712903137).epsilon(1e-12));
+        }
+      }
+    }
     SECTION("counts up to 2^24") {
       const double big = 16777216.0;
       const std::vector<double> x{big, 1, 0, 70000, big - 1, 3, 12, 0, 1e6};

@@ -227,8 +227,11 @@ DIRMN_HD double lpoch_shift_diff(double a, double r, double s, double n) {
       // Near 1 the factor's log is log1p of its small deficit; at or below
       // 1/2 (a small beside r) 1 - r / (s + k) would cancel, and the log of
       // the quotient itself is exact to rounding.
+      // A subnormal a makes the quotient underflow to 0: then the logs apart.
       const double q = r / (s + k);
-      sum += q <= 0.5 ? log1p(-q) : log((a + k) / (s + k));
+      const double ratio = (a + k) / (s + k);
+      sum += q <= 0.5 ? log1p(-q)
+                      : ratio >= 2.2250738585072014e-308 ? log(ratio) : log(a + k) - log(s + k);
     }
     return sum;
   }
