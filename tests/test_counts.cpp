@@ -250,7 +250,7 @@ TEST_CASE("invalid counts are reported with row, column and value", "[api][count
   check_against_reference(got, x, alpha, rows, cols, true);
 }
 
-TEST_CASE("integer counts and row totals stay below 2^53; real-valued ones need only be finite",
+TEST_CASE("counts and row totals stay below 2^53, integer and real-valued",
           "[api][counts]") {
   Context ctx = make_context(DIRMN_BACKEND_CPU);
   REQUIRE(ctx);
@@ -305,12 +305,13 @@ TEST_CASE("integer counts and row totals stay below 2^53; real-valued ones need 
   REQUIRE(dirmn_counts_row_totals(ctx.get(), ok.get(), totals.data()) == DIRMN_SUCCESS);
   CHECK(totals[1] == 9007199254740991.0);
 
-  // Real-valued counts: any finite value (above 2^53 too), a finite total.
+  // Real-valued counts: not whole, but below 2^53 as well, with their row
+  // totals (a total near DBL_MAX once made the log pmf -Inf).
   dirmn_counts_options o;
   dirmn_counts_options_init(&o);
   o.flags = DIRMN_COUNTS_REAL_VALUED;
-  const std::vector<double> big{1e20, 3.5e20, 2.0, 1e300, 0.0, 7.25};
-  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, big.data(), 3, 1, &o) ==
+  const std::vector<double> deep{1e15, 3.5e15, 2.5, 4.0e15, 0.0, 7.25};
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, deep.data(), 3, 1, &o) ==
           DIRMN_SUCCESS);
   Counts real(c);
   const std::vector<double> alpha{0.5, 1.5, 2.5};
@@ -318,16 +319,21 @@ TEST_CASE("integer counts and row totals stay below 2^53; real-valued ones need 
     const auto ll = loglik(ctx.get(), c, 2, alpha, flags);
     for (double v : ll) CHECK(std::isfinite(v));
   }
-  const std::vector<int64_t> big_i{two53 + 1, 3, 0, 1, 1, 1};
-  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, big_i.data(), 3, 1, &o) ==
-          DIRMN_SUCCESS);
-  dirmn_counts_destroy(c);
-  const std::vector<double> inf_total{1.0, 1e308, 1e308, 1.0, 1.0, 1.0};
   c = reinterpret_cast<dirmn_counts*>(0x1);
-  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, inf_total.data(), 3, 1, &o) ==
+  const std::vector<double> big{1.0, 2.0, 3.0, 0.5, 1e20, 1.0};
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, big.data(), 3, 1, &o) ==
         DIRMN_ERROR_INVALID_COUNTS);
-  CHECK(last_error(ctx).find("row 0, column 2") != std::string::npos);
-  CHECK(last_error(ctx).find("past the largest double") != std::string::npos);
+  CHECK(last_error(ctx).find("row 1, column 1") != std::string::npos);
+  CHECK(last_error(ctx).find("2^53 or more") != std::string::npos);
+  const std::vector<int64_t> big_i{1, 3, 0, two53 + 1, 1, 1};
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_INT64, big_i.data(), 3, 1, &o) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 1, column 0") != std::string::npos);
+  const std::vector<double> total{1.0, 1.0, 1.0, 1.0, 5e15, 5e15};
+  CHECK(dirmn_counts_create_dense(ctx.get(), &c, 2, 3, DIRMN_FLOAT64, total.data(), 3, 1, &o) ==
+        DIRMN_ERROR_INVALID_COUNTS);
+  CHECK(last_error(ctx).find("row 1, column 2") != std::string::npos);
+  CHECK(last_error(ctx).find("row's total to 2^53 or more") != std::string::npos);
   CHECK(c == reinterpret_cast<dirmn_counts*>(0x1));
 }
 

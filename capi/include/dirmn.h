@@ -330,15 +330,14 @@ typedef enum dirmn_storage DIRMN_ENUM_INT {
   DIRMN_STORAGE_SPARSE = 2  /* nonzero cells only, by row */
 } dirmn_storage;
 
-/* Counts are non-negative integers unless this flag is set. Integer counts
- * and each row's total must be below 2^53 (at most 9007199254740991: every
- * such integer is a double exactly, so none is rounded); int64 counts are
- * compared as integers. With the flag any finite non-negative value is
- * accepted (int64 values are taken as the nearest double) and evaluated
- * through lgamma and log-beta forms, defined for any finite count; a row's
- * total must stay finite (at most DBL_MAX). Device validation
- * (dirmn_counts_wrap_device*) checks each count so, but not yet the row
- * totals. */
+/* Counts are non-negative integers unless this flag is set; with it, any
+ * non-negative value (int64 values taken as the nearest double). Either way
+ * every count and each row's total must be below 2^53 (at most
+ * 9007199254740991): every integer below it is a double exactly, so no
+ * integer count is rounded (int64 counts are compared as integers), and no
+ * term of the log pmf or its derivatives comes near overflow. Device
+ * validation (dirmn_counts_wrap_device*) checks each count so, but not yet
+ * the row totals. */
 #define DIRMN_COUNTS_REAL_VALUED 0x1u
 
 typedef struct dirmn_counts_options {

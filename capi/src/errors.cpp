@@ -75,11 +75,10 @@ const char* count_issue_text(CountIssue issue) {
     case kCountNaN: return "is NaN";
     case kCountInf: return "is infinite";
     case kCountNegative: return "is negative";
-    case kCountTooLarge: return "is 2^53 or more (integer counts must be below 2^53)";
+    case kCountTooLarge: return "is 2^53 or more (counts must be below 2^53)";
     case kCountNotInteger: return "is not an integer";
     case kRowTotalTooLarge:
-      return "takes the row's total to 2^53 or more (integer row totals must be below 2^53)";
-    case kRowTotalInf: return "takes the row's total past the largest double";
+      return "takes the row's total to 2^53 or more (row totals must be below 2^53)";
     case kCountOk: break;
   }
   return "is invalid";

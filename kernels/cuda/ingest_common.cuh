@@ -33,7 +33,7 @@ __host__ __device__ inline int count_issue(double x, bool real_valued) {
   if (x != x) return kCountNaN;
   if (x > DBL_MAX || x < -DBL_MAX) return kCountInf;
   if (x < 0.0) return kCountNegative;
-  if (!real_valued && x > kMaxCount) return kCountTooLarge;
+  if (x > kMaxCount) return kCountTooLarge;
   if (!real_valued && x != floor(x)) return kCountNotInteger;
   return kCountOk;
 }

@@ -42,10 +42,9 @@ enum CountIssue : int {
   kCountNaN,
   kCountInf,
   kCountNegative,
-  kCountTooLarge,   // 2^53 or more (integer counts)
+  kCountTooLarge,   // 2^53 or more
   kCountNotInteger, // fractional, without DIRMN_COUNTS_REAL_VALUED
-  kRowTotalTooLarge,  // the count takes its row's total to 2^53 or more (integer counts)
-  kRowTotalInf        // the count takes its real-valued row's total past DBL_MAX
+  kRowTotalTooLarge   // the count takes its row's total to 2^53 or more
 };
 
 // What is wrong with a compressed pointer array.

@@ -11,18 +11,17 @@
 
 namespace dirmn {
 
-// Integer counts and their row totals must stay below 2^53. The library's
-// arithmetic is double, and every integer below 2^53 is one exactly, so such
-// counts and totals are never rounded. The bound is 2^53 - 1 rather than
+// Counts and their row totals must stay below 2^53, integer and real-valued
+// alike. The library's arithmetic is double, and every integer below 2^53 is
+// one exactly, so integer counts and totals are never rounded; for
+// real-valued counts the bound keeps every term of the log pmf (~N log N)
+// and of its derivatives far from overflow (a row total near DBL_MAX made
+// the log pmf -Inf). The bound is 2^53 - 1 rather than
 // 2^53 so that a running double sum decides it exactly: while the true
 // total is below 2^53 every partial sum is exact, and once it reaches 2^53
 // rounding (monotone, 2^53 itself representable) cannot take it back below.
-// Real-valued counts have no such bound (see kMaxRealTotal).
 constexpr int64_t kMaxCountInt = (int64_t{1} << 53) - 1;
 constexpr double kMaxCount = 9007199254740991.0;  // kMaxCountInt, exactly
-// A real-valued row's total need only be finite: lgamma and the log-beta
-// forms are defined for any finite argument.
-constexpr double kMaxRealTotal = 1.7976931348623157e308;  // DBL_MAX
 
 // Sparse storage is chosen when it takes at most this fraction of the dense
 // form's bytes: below it, skipping zeros outweighs the index reads.

@@ -24,7 +24,8 @@ categories × observations matrix; `1` for one observation per row.
 the two counts whatever the orientation.
 
 Counts must be finite, non-negative integers (stored in any element type)
-unless `real_valued = true`, which accepts any finite non-negative values.
+unless `real_valued = true`, which accepts any non-negative values; every
+count and row total must be below 2^53 either way.
 `storage` is `:auto`, `:dense` or `:sparse`, a request for the library's
 internal form. The table lives on `context` if given, else on
 `default_context(backend, device)`. Invalid counts raise a
