@@ -70,11 +70,12 @@ end
 # Runs `free(x)` under `l` from a finalizer. A finalizer must neither block
 # nor switch tasks (lock could do both), so it only tries the lock; when
 # another task holds it (a call in progress on the context), the finalizer is
-# registered again and the handle freed at a later collection. (trylock
-# succeeds at once when the collecting task itself holds the lock: the object
-# is unreachable, so that task's call cannot be using this handle.)
+# registered again and the handle freed at a later collection. The same
+# when the collecting task itself holds the lock: it is inside a call (a
+# collection from a progress callback), and the library keeps a handle
+# destroyed from within a call on its context, so freeing it now would lose it.
 function _finalize_under(free, x, l::ReentrantLock, self)
-    if trylock(l)
+    if l.locked_by !== current_task() && trylock(l)
         try
             free(x)
         finally

@@ -250,15 +250,17 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
         oref[] = LibDirmn.dirmn_mixture_options(
             o.size, s.objective_code, s.init_code, s.starts, s.seed, s.maxiter, s.tol, _wptr(w),
             cb, prog === nothing ? C_NULL : pointer_from_objref(prog))
-        _with(ctx, c.context) do p
+        # The copies out of the new handle are calls on the context too:
+        # under its lock, or a task computing on it would see them collide.
+        return _with(ctx, c.context) do p
             st = LibDirmn.dirmn_mixture_fit(p, _handle(c), kc, oref, out)
             if st != 0 && prog !== nothing && prog.err !== nothing
                 throw(prog.err)
             end
             _check(st, p, _call_hint(c, ctx))
+            _mixture_from_handle(out[], ctx, s.objective, c.obsdim)
         end
     end
-    return _mixture_from_handle(out[], ctx, s.objective, c.obsdim)
 end
 
 """

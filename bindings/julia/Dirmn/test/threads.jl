@@ -45,6 +45,24 @@ end
     close(ctx)
 end
 
+@testset "a finalizer run inside a call on the context defers the free" begin
+    # A collection from a progress callback runs finalizers on the task that
+    # holds the lock (inside the library call): the library would keep a
+    # handle destroyed then, so freeing it would lose it.
+    ctx = DirmnContext(:cpu)
+    c = DirmnCounts(X; context = ctx)
+    m = fit_mixture(X, 2; starts = 1, context = ctx)
+    lock(ctx.lock) do
+        Dirmn._finalize_counts(c)
+        Dirmn._finalize_mixture(m)
+        @test c.ptr != C_NULL && m.ptr != C_NULL
+    end
+    Dirmn._finalize_counts(c)
+    Dirmn._finalize_mixture(m)
+    @test c.ptr == C_NULL && m.ptr == C_NULL
+    close(ctx)
+end
+
 @testset "every call on a closed handle raises a DirmnError" begin
     ctx = DirmnContext(:cpu)
     c = DirmnCounts(X; context = ctx)
