@@ -105,6 +105,29 @@ HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool w
   return histogram_terms(h, a, want_l, want_d, want_t, &batch);
 }
 
+namespace {
+
+// Runs block(q) for q < blocks, over the threads where the histograms hold
+// enough entries to pay for them.
+template <class F>
+void run_blocks(const Histograms& h, HostThreads* threads, int64_t blocks, const F& block) {
+  bool parallel = false;
+  if (threads != nullptr && blocks > 1) {
+    int64_t entries = 0;
+    for (const Histogram& c : h.column)
+      entries += c.dense ? static_cast<int64_t>(c.cum.size())
+                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
+    parallel = entries >= kParallelSumEntries;
+  }
+  if (parallel) {
+    threads->parallel_for(blocks, block);
+  } else {
+    for (int64_t q = 0; q < blocks; ++q) block(q);
+  }
+}
+
+}  // namespace
+
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, HostThreads* threads) {
   const bool want_l = value != nullptr;
@@ -165,19 +188,7 @@ void histogram_sums(const Histograms& h, const double* alpha, double* value, dou
     }
     part[q] = l;
   };
-  bool parallel = false;
-  if (threads != nullptr && blocks > 1) {
-    int64_t entries = 0;
-    for (const Histogram& c : h.column)
-      entries += c.dense ? static_cast<int64_t>(c.cum.size())
-                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
-    parallel = entries >= kParallelSumEntries;
-  }
-  if (parallel) {
-    threads->parallel_for(blocks, block);
-  } else {
-    for (int64_t q = 0; q < blocks; ++q) block(q);
-  }
+  run_blocks(h, threads, blocks, block);
   double total = -tot.l;
   for (int64_t q = 0; q < blocks; ++q) total += part[q];
   if (value) *value = total;
@@ -226,19 +237,7 @@ double histogram_full_value(const Histograms& h, const double* alpha, HostThread
     }
     part[static_cast<size_t>(q)] = l;
   };
-  bool parallel = false;
-  if (threads != nullptr && blocks > 1) {
-    int64_t entries = 0;
-    for (const Histogram& c : h.column)
-      entries += c.dense ? static_cast<int64_t>(c.cum.size())
-                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
-    parallel = entries >= kParallelSumEntries;
-  }
-  if (parallel) {
-    threads->parallel_for(blocks, block);
-  } else {
-    for (int64_t q = 0; q < blocks; ++q) block(q);
-  }
+  run_blocks(h, threads, blocks, block);
   double total = h.total.empty() ? 0.0 : -full_terms(h.total, a_sum);
   for (int64_t q = 0; q < blocks; ++q) total += part[static_cast<size_t>(q)];
   return total;
