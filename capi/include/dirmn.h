@@ -144,10 +144,13 @@ typedef struct dirmn_context dirmn_context; /* opaque */
  * dirmn_last_error_location, dirmn_context_backend,
  * dirmn_context_get_threads, dirmn_context_get_stream, dirmn_counts_get_info
  * and the dirmn_mixture_get_* functions are served; any other call fails
- * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)),
- * and a destroy function called there keeps the handle (destroy it after
- * the call returns). A destroy function called on another thread while a
- * call is in flight waits for that call to return. */
+ * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)).
+ * dirmn_counts_destroy and dirmn_mixture_destroy called there free the
+ * handle when the call returns (the call may be using it; do not use the
+ * handle again); dirmn_context_destroy called there keeps the context
+ * (destroy it after the call returns) and says so in
+ * dirmn_last_error(NULL). A destroy function called on another thread
+ * while a call is in flight sleeps until that call returns. */
 
 typedef enum dirmn_backend DIRMN_ENUM_INT {
   DIRMN_BACKEND_AUTO = 0, /* CUDA where a device exists, else CPU */
@@ -192,7 +195,8 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  *   index ("indices"), with row (CSR) or column (CSC)
  *                           an entry of the index array: "entry i (row r)"
  * Every position is 0-based, in the message as in the fields. Non-finite
- * values are written Inf, -Inf and NaN. */
+ * values are written Inf, -Inf and NaN; integer values as the caller's
+ * integers, exactly (9007199254740993, not 9.007199254740992e+15). */
 typedef struct dirmn_error_location {
   size_t size;          /* sizeof(dirmn_error_location), set by the caller */
   const char* argument; /* the argument at fault: "data", "values", "ptr", "indices",
@@ -206,6 +210,10 @@ typedef struct dirmn_error_location {
   double value;         /* the offending value (a count, alpha, weight, index ...) */
   const char* detail;   /* the message without function and position; owned by the
                            library, valid as dirmn_last_error's string */
+  int has_integer_value; /* 1 when the offending value is an integer the caller passed
+                            (an int64 or int32 count, a ptr or indices entry): then
+                            integer_value holds it exactly, and `value` the nearest double */
+  int64_t integer_value;
 } dirmn_error_location;
 
 /* Fills *location (fields up to location->size) for the last failed call on

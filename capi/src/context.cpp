@@ -19,26 +19,6 @@ const char* const kStreamsOnCuda = "streams exist only on CUDA contexts; this on
 
 }  // namespace
 
-namespace dirmn {
-namespace capi {
-
-bool take_for_destroy(UseFlag& flag) noexcept {
-  const std::thread::id me = std::this_thread::get_id();
-  for (;;) {
-    std::thread::id none;
-    if (flag.owner.compare_exchange_weak(none, me, std::memory_order_acquire)) return true;
-    if (none == me) return false;
-    std::this_thread::yield();
-  }
-}
-
-void release_after_destroy(UseFlag& flag) noexcept {
-  flag.owner.store(std::thread::id(), std::memory_order_release);
-}
-
-}  // namespace capi
-}  // namespace dirmn
-
 extern "C" {
 
 dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, int device) {
@@ -119,14 +99,17 @@ dirmn_status dirmn_context_create(dirmn_context** ctx, dirmn_backend backend, in
 void dirmn_context_destroy(dirmn_context* ctx) {
   if (ctx == nullptr) return;
   const std::shared_ptr<UseFlag> use = ctx->use;  // outlives ctx
-  if (!take_for_destroy(*use)) {
+  // The call in flight holds the context itself, and its caller reads
+  // the context's message after it returns: the context cannot be freed
+  // under it, even later.
+  if (take_for_destroy(*use) == Take::kReentered) {
     fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_context_destroy",
          "called from a callback of a call on this context: the context is kept (destroy it "
          "after the call returns)");
     return;
   }
   delete ctx;
-  release_after_destroy(*use);
+  release(*use);
 }
 
 dirmn_status dirmn_context_backend(const dirmn_context* ctx, dirmn_backend* backend, int* device) {

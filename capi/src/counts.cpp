@@ -329,14 +329,13 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
 void dirmn_counts_destroy(dirmn_counts* counts) {
   if (counts == nullptr) return;
   const std::shared_ptr<dirmn::capi::UseFlag> use = counts->use;  // outlives counts
-  if (!dirmn::capi::take_for_destroy(*use)) {
-    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_counts_destroy",
-         "called from a callback of a call on the counts' context: the counts are kept "
-         "(destroy them after the call returns)");
+  if (dirmn::capi::take_for_destroy(*use) == dirmn::capi::Take::kReentered) {
+    counts->deferred_free = [](dirmn::capi::Deferrable* d) { delete static_cast<dirmn_counts*>(d); };
+    dirmn::capi::defer_free(*use, counts);
     return;
   }
   delete counts;
-  dirmn::capi::release_after_destroy(*use);
+  dirmn::capi::release(*use);
 }
 
 dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_counts_info* info) {

@@ -165,18 +165,28 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
   char v[kValueChars];
   switch (p.kind) {
     case CountsProblem::kBadCount: {
-      const Where w = Where::cell("data", p.row, p.col).with_value(p.value);
+      // An integer count as the caller wrote it: as a double 2^53 + 1
+      // would read 2^53, and INT64_MAX 9.2233720368547758e+18.
+      Where w = Where::cell("data", p.row, p.col);
+      const char* text = v;
+      if (p.integer) {
+        w.with_integer(p.integer_value);
+        std::snprintf(v, sizeof v, "%" PRId64, p.integer_value);
+      } else {
+        w.with_value(p.value);
+        text = value_text(p.value, v);
+      }
       if (p.issue == kCountNotInteger)
         return fail_at(ctx, status, fn, w,
                        "count %s is not an integer (set DIRMN_COUNTS_REAL_VALUED for real-valued counts)",
-                       value_text(p.value, v));
-      return fail_at(ctx, status, fn, w, "count %s %s", value_text(p.value, v), count_issue_text(p.issue));
+                       text);
+      return fail_at(ctx, status, fn, w, "count %s %s", text, count_issue_text(p.issue));
     }
     case CountsProblem::kBadIndex: {
       const int64_t inner = p.csc ? rows : cols;
       Where w = p.csc ? Where::entry("indices", p.entry, -1, p.outer)
                       : Where::entry("indices", p.entry, p.outer, -1);
-      w.with_value(static_cast<double>(p.index_value));
+      w.with_integer(p.index_value);
       return fail_at(ctx, status, fn, w, "%s index %" PRId64 " is outside [0, %" PRId64 ")",
                      p.csc ? "row" : "column", p.index_value, inner);
     }
@@ -185,7 +195,7 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
                      "the cell appears more than once");
     case CountsProblem::kBadPointer: {
       Where w = Where::bracket("ptr", p.entry);
-      w.with_value(static_cast<double>(p.index_value));
+      w.with_integer(p.index_value);
       if (p.pointer == kPointerStart)
         return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected 0", p.index_value);
       if (p.pointer == kPointerEnd)

@@ -36,6 +36,8 @@ struct Where {
   int64_t row = -1, column = -1, vector = -1, index = -1;
   bool has_value = false;
   double value = 0.0;
+  bool has_integer = false;  // value came from an integer, exactly this
+  int64_t integer = 0;
 
   static Where cell(const char* arg, int64_t r, int64_t c) { return make(kCell, arg, r, c, -1, -1); }
   static Where param(int64_t j, int64_t i) { return make(kParam, "params", -1, -1, j, i); }
@@ -48,6 +50,12 @@ struct Where {
   Where& with_value(double v) {
     has_value = true;
     value = v;
+    return *this;
+  }
+  Where& with_integer(int64_t v) {
+    with_value(static_cast<double>(v));
+    has_integer = true;
+    integer = v;
     return *this;
   }
 

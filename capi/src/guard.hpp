@@ -8,10 +8,10 @@
 #include <exception>
 #include <new>
 #include <system_error>
-#include <thread>
 
 #include "errors.hpp"
 #include "handles.hpp"
+#include "use.hpp"
 
 namespace dirmn {
 namespace capi {
@@ -40,31 +40,6 @@ dirmn_status guarded(const dirmn_context* ctx, const char* fn, F&& body,
     return fail(c, DIRMN_ERROR_INTERNAL, fn, "unexpected exception");
   }
 }
-
-// Holds a context's UseFlag for the calling thread while it lives, where it
-// was free. Takes no lock and allocates nothing.
-class InUse {
- public:
-  enum State { kTaken, kReentered, kBusy };
-  explicit InUse(UseFlag& flag) noexcept : flag_(flag) {
-    std::thread::id none;
-    const std::thread::id me = std::this_thread::get_id();
-    if (flag.owner.compare_exchange_strong(none, me, std::memory_order_acquire))
-      state_ = kTaken;
-    else
-      state_ = none == me ? kReentered : kBusy;
-  }
-  ~InUse() {
-    if (state_ == kTaken) flag_.owner.store(std::thread::id(), std::memory_order_release);
-  }
-  InUse(const InUse&) = delete;
-  InUse& operator=(const InUse&) = delete;
-  State state() const { return state_; }
-
- private:
-  UseFlag& flag_;
-  State state_ = kBusy;
-};
 
 // The answer to a call on a context that another call holds. Another thread
 // gets its message in the thread's slot (dirmn_last_error(NULL)): the
@@ -103,13 +78,6 @@ dirmn_status with_owner(const UseFlag* flag, const char* fn, F&& body) noexcept 
   if (use.state() == InUse::kBusy) return refuse_in_use(nullptr, fn, use.state());
   return guarded(nullptr, fn, static_cast<F&&>(body), Clear::kNo);
 }
-
-// For the destroy functions: waits while a call on another thread holds
-// `flag`, then holds it. False (the handle must then be kept) when this
-// thread holds it: a callback of a call on the context, which may be using
-// the handle.
-bool take_for_destroy(UseFlag& flag) noexcept;
-void release_after_destroy(UseFlag& flag) noexcept;
 
 }  // namespace capi
 }  // namespace dirmn

@@ -1,10 +1,8 @@
 // handles.hpp: what the C handles hold.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "../../kernels/backend.hpp"
@@ -14,19 +12,10 @@
 #include "args.hpp"
 #include "dirmn.h"
 #include "errors.hpp"
+#include "use.hpp"
 
 namespace dirmn {
 namespace capi {
-
-// Which thread is inside a call on a context (std::thread::id() when none).
-// A context serves one call at a time: the entry guard takes this flag and
-// answers a second caller with DIRMN_ERROR_CONTEXT_IN_USE instead of letting
-// two calls share the context's scratch and threads. Counts and mixtures
-// made by the context share it, so that destroying one waits for a call in
-// flight on another thread.
-struct UseFlag {
-  std::atomic<std::thread::id> owner{std::thread::id()};
-};
 
 // A context's scratch above this many bytes is given back when the call
 // that needed it returns: R and Julia keep one context per session, and one
@@ -73,7 +62,9 @@ struct dirmn_context {
   dirmn::capi::ErrorSlot error;
 };
 
-struct dirmn_counts {
+// Counts and mixtures are Deferrable: destroyed from a callback of a call on
+// their context, they are freed when that call returns (use.hpp).
+struct dirmn_counts : dirmn::capi::Deferrable {
   uint64_t context_id = 0;
   std::shared_ptr<dirmn::capi::UseFlag> use;  // the context's
   std::shared_ptr<dirmn::Backend> backend;  // declared before data: outlives it
@@ -98,7 +89,7 @@ struct dirmn_counts {
   }
 };
 
-struct dirmn_mixture {
+struct dirmn_mixture : dirmn::capi::Deferrable {
   std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
   int k = 0;
   int64_t rows = 0, cols = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "../../kernels/models/mixture.hpp"
@@ -226,14 +227,13 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
 void dirmn_mixture_destroy(dirmn_mixture* mixture) {
   if (mixture == nullptr) return;
   const std::shared_ptr<UseFlag> use = mixture->use;  // outlives mixture
-  if (!take_for_destroy(*use)) {
-    fail(nullptr, DIRMN_ERROR_CONTEXT_IN_USE, "dirmn_mixture_destroy",
-         "called from a callback of a call on the mixture's context: the mixture is kept "
-         "(destroy it after the call returns)");
+  if (take_for_destroy(*use) == dirmn::capi::Take::kReentered) {
+    mixture->deferred_free = [](dirmn::capi::Deferrable* d) { delete static_cast<dirmn_mixture*>(d); };
+    dirmn::capi::defer_free(*use, mixture);
     return;
   }
   delete mixture;
-  release_after_destroy(*use);
+  release(*use);
 }
 
 dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture, dirmn_mixture_info* info) {
@@ -295,6 +295,16 @@ dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixtu
     if (mixture == nullptr || counts == nullptr || out == nullptr)
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixture, counts or out is NULL");
     if (dirmn_status s = dirmn::capi::check_counts_use(ctx, fn, counts)) return s;
+    // A mixture fitted by another context is that context's: its flag is
+    // held too, so that a destroy of the mixture on another thread waits
+    // for this call, and one from this call's callback is deferred. `keep`
+    // outlives the hold (the mixture may hold the flag's last reference).
+    const std::shared_ptr<UseFlag> keep = mixture->use;
+    std::optional<InUse> fitter;
+    if (keep && keep != ctx->use) {
+      fitter.emplace(*keep);
+      if (fitter->state() == InUse::kBusy) return refuse_in_use(nullptr, fn, InUse::kBusy);
+    }
     if (counts->info.cols != mixture->cols)
       return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
                   "the table has %" PRId64 " columns, the mixture was fitted to %" PRId64,

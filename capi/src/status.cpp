@@ -84,6 +84,8 @@ dirmn_status dirmn_last_error_location(const dirmn_context* ctx, dirmn_error_loc
   full.has_value = s.where.has_value ? 1 : 0;
   full.value = s.where.has_value ? s.where.value : 0.0;
   full.detail = s.message + s.detail_at;
+  full.has_integer_value = s.where.has_integer ? 1 : 0;
+  full.integer_value = s.where.has_integer ? s.where.integer : 0;
   std::memcpy(location, &full, location->size < sizeof full ? location->size : sizeof full);
   return DIRMN_SUCCESS;
 }

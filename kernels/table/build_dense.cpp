@@ -178,7 +178,7 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
       const double d = static_cast<double>(x);
       if (!build::check_count<S>(x, real_valued, &p.problem) ||
           !build::add_to_row(&row_sum[static_cast<size_t>(i)], d, limit, real_valued, &p.problem)) {
-        build::bad_count(&p.problem, i, j, d);
+        build::bad_count(&p.problem, i, j, x);
         return false;
       }
       p.stats.add(d);

@@ -96,7 +96,13 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
               : build::check_count<double>(x, real, problem);
       const int64_t row = csr ? o : in;
       if (!ok || !build::add_to_row(&row_sum[static_cast<size_t>(row)], x, limit, real, problem)) {
-        build::bad_count(problem, row, csr ? in : o, x);
+        const int64_t col = csr ? in : o;
+        if (value_dtype == DIRMN_INT64)
+          build::bad_count(problem, row, col, static_cast<const int64_t*>(values)[k]);
+        else if (value_dtype == DIRMN_INT32)
+          build::bad_count(problem, row, col, static_cast<const int32_t*>(values)[k]);
+        else
+          build::bad_count(problem, row, col, x);
         return DIRMN_ERROR_INVALID_COUNTS;
       }
       ++cnt[static_cast<size_t>(in) + 1];

@@ -73,6 +73,8 @@ struct CountsProblem {
   int64_t entry = -1;
   int64_t outer = -1;
   double value = 0.0;       // the bad count
+  bool integer = false;     // it was an integer count, exactly integer_value
+  int64_t integer_value = 0;
   int64_t index_value = 0;  // the bad ptr or indices entry
   int64_t index_prev = 0;   // kBadPointer: the ptr entry before it
   int64_t nnz = 0;          // kBadPointer: the input's nnz

@@ -61,12 +61,15 @@ inline bool add_to_row(double* total, double x, double limit, bool real_valued,
   return false;
 }
 
-// Records a bad count at (row, col).
-inline void bad_count(CountsProblem* p, int64_t row, int64_t col, double value) {
+// Records a bad count x at (row, col), an integer count exactly.
+template <class S>
+void bad_count(CountsProblem* p, int64_t row, int64_t col, S x) {
   p->kind = CountsProblem::kBadCount;
   p->row = row;
   p->col = col;
-  p->value = value;
+  p->value = static_cast<double>(x);
+  p->integer = std::is_integral<S>::value;
+  p->integer_value = std::is_integral<S>::value ? static_cast<int64_t>(x) : 0;
 }
 
 // What choosing the storage needs, gathered by the validation scan (per
