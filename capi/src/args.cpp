@@ -26,20 +26,76 @@ dirmn_status check_counts_use(dirmn_context* ctx, const char* fn, const dirmn_co
   return DIRMN_SUCCESS;
 }
 
-bool extent_ok(int64_t n1, int64_t s1, int64_t n2, int64_t s2) {
-  int64_t a = 0, b = 0, c = 0;
-  return !__builtin_mul_overflow(n1 - 1, s1, &a) && !__builtin_mul_overflow(n2 - 1, s2, &b) &&
-         !__builtin_add_overflow(a, b, &c);
+namespace {
+
+// The byte just past the last element, from the base: false when it passes
+// ptrdiff_t or base plus it wraps.
+bool bytes_fit(const Strided& a, int64_t s1, int64_t s2) {
+  if (a.n1 <= 0 || a.n2 <= 0) return true;
+  int64_t x = 0, y = 0, last = 0, end = 0, bytes = 0;
+  if (__builtin_mul_overflow(a.n1 - 1, s1, &x) || __builtin_mul_overflow(a.n2 - 1, s2, &y) ||
+      __builtin_add_overflow(x, y, &last) || __builtin_add_overflow(last, int64_t{1}, &end) ||
+      __builtin_mul_overflow(end, static_cast<int64_t>(a.elem_bytes), &bytes) ||
+      bytes > PTRDIFF_MAX)
+    return false;
+  uintptr_t top = 0;
+  return !__builtin_add_overflow(reinterpret_cast<uintptr_t>(a.base),
+                                 static_cast<uintptr_t>(bytes), &top);
 }
 
-bool layout_ok(int64_t n1, int64_t n2, int64_t s1, int64_t s2) {
-  if (!extent_ok(n1, n1 > 1 ? s1 : 0, n2, n2 > 1 ? s2 : 0)) return false;
-  if (n2 == 1) return n1 == 1 || s1 >= 1;
-  if (n1 == 1) return s2 >= 1;
-  if (s1 < 1 || s2 < 1) return false;
+}  // namespace
+
+Extent input_extent(const Strided& a) {
+  const int64_t s1 = a.n1 > 1 ? a.s1 : 0, s2 = a.n2 > 1 ? a.s2 : 0;
+  if ((a.n1 > 1 && s1 < 1) || (a.n2 > 1 && s2 < 1)) return Extent::kBadStride;
+  return bytes_fit(a, s1, s2) ? Extent::kOk : Extent::kOverflow;
+}
+
+Extent output_extent(const Strided& a) {
+  const Extent e = input_extent(a);
+  if (e != Extent::kOk || a.n1 <= 1 || a.n2 <= 1) return e;
+  // Row-major with a leading dimension (s1 >= n2 s2), or column-major with
+  // one (s2 >= n1 s1); the products fit, as the extent did.
   int64_t span = 0;
-  if (s1 >= s2) return !__builtin_mul_overflow(n2, s2, &span) && s1 >= span;
-  return !__builtin_mul_overflow(n1, s1, &span) && s2 >= span;
+  if (a.s1 >= a.s2)
+    return !__builtin_mul_overflow(a.n2, a.s2, &span) && a.s1 >= span ? Extent::kOk : Extent::kOverlap;
+  return !__builtin_mul_overflow(a.n1, a.s1, &span) && a.s2 >= span ? Extent::kOk : Extent::kOverlap;
+}
+
+dirmn_status fail_extent(dirmn_context* ctx, const char* fn, Extent e, const char* what,
+                         const Strided& a) {
+  const bool matrix = a.n1 != 1 || a.s1 != 1 || a.s2 != 1;
+  switch (e) {
+    case Extent::kOk: return DIRMN_SUCCESS;
+    case Extent::kBadStride:
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%s: strides (%" PRId64 ", %" PRId64 ") of a %" PRId64 " x %" PRId64
+                  " array must be >= 1",
+                  what, a.s1, a.s2, a.n1, a.n2);
+    case Extent::kOverlap:
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%s: strides (%" PRId64 ", %" PRId64 ") for %" PRId64 " x %" PRId64
+                  " results overlap (one stride must be at least the other dimension times "
+                  "the other stride)",
+                  what, a.s1, a.s2, a.n1, a.n2);
+    case Extent::kOverflow:
+      if (!matrix)
+        return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,
+                    "%s: %" PRId64 " elements of %zu bytes from %p pass the end of the address space",
+                    what, a.n2, a.elem_bytes, a.base);
+      return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,
+                  "%s: a %" PRId64 " x %" PRId64 " array of %zu-byte elements at strides (%" PRId64
+                  ", %" PRId64 ") reaches past what a pointer holds (its last byte offset "
+                  "overflows, or wraps the address space from %p)",
+                  what, a.n1, a.n2, a.elem_bytes, a.s1, a.s2, a.base);
+  }
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status check_extent(dirmn_context* ctx, const char* fn, const char* what, const Strided& a,
+                          bool output) {
+  const Extent e = output ? output_extent(a) : input_extent(a);
+  return e == Extent::kOk ? DIRMN_SUCCESS : fail_extent(ctx, fn, e, what, a);
 }
 
 dirmn_status check_param_kind(dirmn_context* ctx, const char* fn, dirmn_param param) {
@@ -89,6 +145,8 @@ dirmn_status convert_params(dirmn_context* ctx, const char* fn, bool rowwise, co
 
 dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows) {
   if (w == nullptr) return DIRMN_SUCCESS;
+  if (dirmn_status s = check_extent(ctx, fn, "weights", contiguous(w, rows, sizeof(double)), false))
+    return s;
   char text[kValueChars];
   for (int64_t b = 0; b < rows; ++b)
     if (!std::isfinite(w[b]) || w[b] < 0.0)
@@ -97,6 +155,13 @@ dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, 
                      "weight %s is %s; weights must be finite and >= 0", value_text(w[b], text),
                      std::isnan(w[b]) ? "NaN" : std::isinf(w[b]) ? "infinite" : "negative");
   return DIRMN_SUCCESS;
+}
+
+dirmn_status fail_weighted_overflow(dirmn_context* ctx, const char* fn, const char* what) {
+  return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,
+              "the weighted %s is beyond the largest double (1.8e+308) at these row weights; "
+              "divide every weight by one constant (the fitted alpha does not change)",
+              what);
 }
 
 dirmn_status fail_options_size(dirmn_context* ctx, const char* fn, size_t size, const char* init) {

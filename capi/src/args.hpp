@@ -16,14 +16,46 @@ namespace capi {
 // The counts object is non-null and was made by ctx.
 dirmn_status check_counts_use(dirmn_context* ctx, const char* fn, const dirmn_counts* counts);
 
-// n1 x n2 elements at strides (s1, s2) never write one element twice and
-// reach no further than an int64 index: row-major with a leading
-// dimension, or column-major with one (a dimension of 1 ignores its
-// stride).
-bool layout_ok(int64_t n1, int64_t n2, int64_t s1, int64_t s2);
+// A caller's strided array: element (i, j) of n1 x n2 elements of
+// `elem_bytes` each is at base + (i s1 + j s2) elem_bytes (a dimension of 1
+// ignores its stride). Every offset the library forms into it is checked
+// here first, in bytes: the last element's byte offset must fit in
+// ptrdiff_t and base plus it must not wrap the address space (an element
+// stride of 2^61 of 8-byte counts wraps to the base pointer itself).
+struct Strided {
+  const void* base;
+  int64_t n1, n2, s1, s2;
+  size_t elem_bytes;
+};
 
-// The largest element index (n1 - 1) s1 + (n2 - 1) s2 fits in int64.
-bool extent_ok(int64_t n1, int64_t s1, int64_t n2, int64_t s2);
+enum class Extent {
+  kOk,
+  kBadStride,  // a stride below 1 along a dimension above 1
+  kOverlap,    // (outputs) two elements share a place
+  kOverflow    // the byte offsets pass what a pointer holds
+};
+
+// An array that is read: strides >= 1, offsets that fit.
+Extent input_extent(const Strided& a);
+// An array that is written: as an input, and never one element twice (row-
+// or column-major, each with a leading dimension).
+Extent output_extent(const Strided& a);
+
+// Records why `what` (the argument: "params", "out", "gradient", ...)
+// failed its check and returns the status: INVALID_ARGUMENT for a bad
+// stride or an overlap, OVERFLOW for offsets beyond a pointer's reach.
+dirmn_status fail_extent(dirmn_context* ctx, const char* fn, Extent e, const char* what,
+                         const Strided& a);
+
+// Checks a strided input (output = false) or output array; DIRMN_SUCCESS
+// or fail_extent's status.
+dirmn_status check_extent(dirmn_context* ctx, const char* fn, const char* what, const Strided& a,
+                          bool output);
+
+// n contiguous elements of elem_bytes from base (n >= 0): a 1 x n array.
+inline Strided contiguous(const void* base, int64_t n, size_t elem_bytes) {
+  return Strided{base, 1, n, 1, 1, elem_bytes};
+}
 
 // Validates n_vec parameter vectors of length v (vector j, element i at
 // params[j * sj + i * si]) and writes alpha into dst contiguously. Rows of
@@ -38,6 +70,12 @@ dirmn_status check_param_kind(dirmn_context* ctx, const char* fn, dirmn_param pa
 // Validates row weights (finite, >= 0), naming the first bad row; null is
 // valid (all 1).
 dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows);
+
+// The estimators' sums are computed on the weights scaled to a largest of
+// about 1 (models/weights.hpp), and come back times that scale: where the
+// weighted sum itself is beyond the largest double, OVERFLOW, naming
+// `what`.
+dirmn_status fail_weighted_overflow(dirmn_context* ctx, const char* fn, const char* what);
 
 // Copies a caller's size-prefixed options struct over the defaults in *out
 // (fields beyond the caller's size keep their defaults). INVALID_ARGUMENT

@@ -21,8 +21,12 @@ bool valid_dtype(dirmn_dtype d) {
   return d == DIRMN_INT32 || d == DIRMN_INT64 || d == DIRMN_FLOAT32 || d == DIRMN_FLOAT64;
 }
 
+size_t dtype_bytes(dirmn_dtype d) { return d == DIRMN_INT64 || d == DIRMN_FLOAT64 ? 8 : 4; }
+size_t index_bytes(dirmn_index_type t) { return t == DIRMN_INDEX_INT64 ? 8 : 4; }
+
 dirmn_status check_dense_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
-                               dirmn_dtype dtype, int64_t row_stride, int64_t col_stride) {
+                               dirmn_dtype dtype, const void* data, int64_t row_stride,
+                               int64_t col_stride) {
   if (rows <= 0 || cols <= 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "rows (%" PRId64 ") and cols (%" PRId64 ") must be positive", rows, cols);
@@ -34,16 +38,23 @@ dirmn_status check_dense_shape(dirmn_context* ctx, const char* fn, int64_t rows,
                 rows, cols);
   if (!valid_dtype(dtype))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown dtype %d", static_cast<int>(dtype));
-  if ((rows > 1 && row_stride < 1) || (cols > 1 && col_stride < 1))
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                "strides must be >= 1 (row_stride %" PRId64 ", col_stride %" PRId64 ")", row_stride,
-                col_stride);
-  if (!extent_ok(rows, rows == 1 ? 0 : row_stride, cols, cols == 1 ? 0 : col_stride))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,
-                "the strided extent of a %" PRId64 " x %" PRId64 " array with strides (%" PRId64
-                ", %" PRId64 ") overflows",
-                rows, cols, row_stride, col_stride);
-  return DIRMN_SUCCESS;
+  return check_extent(ctx, fn, "data",
+                      Strided{data, rows, cols, row_stride, col_stride, dtype_bytes(dtype)}, false);
+}
+
+// ptr, indices and values of a compressed table (after its shape's checks).
+dirmn_status check_sparse_arrays(dirmn_context* ctx, const char* fn, dirmn_sparse_format format,
+                                 int64_t rows, int64_t cols, int64_t nnz,
+                                 dirmn_index_type index_type, const void* ptr,
+                                 const void* indices, dirmn_dtype value_dtype,
+                                 const void* values) {
+  const int64_t outer = format == DIRMN_CSR ? rows : cols;
+  if (dirmn_status s = check_extent(ctx, fn, "ptr", contiguous(ptr, outer + 1, index_bytes(index_type)), false))
+    return s;
+  if (nnz == 0) return DIRMN_SUCCESS;
+  if (dirmn_status s = check_extent(ctx, fn, "indices", contiguous(indices, nnz, index_bytes(index_type)), false))
+    return s;
+  return check_extent(ctx, fn, "values", contiguous(values, nnz, dtype_bytes(value_dtype)), false);
 }
 
 dirmn_status check_sparse_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
@@ -197,7 +208,7 @@ dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts
     uint32_t flags = 0;
     dirmn_storage storage = DIRMN_STORAGE_AUTO;
     if (dirmn_status s = check_counts_options(ctx, fn, options, &flags, &storage)) return s;
-    if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, row_stride, col_stride))
+    if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, data, row_stride, col_stride))
       return s;
     const dirmn::DenseInput in =
         dense_input(rows, cols, dtype, data, row_stride, col_stride, flags, storage);
@@ -236,6 +247,9 @@ dirmn_status dirmn_counts_create_sparse(dirmn_context* ctx, dirmn_counts** count
     if (nnz > 0 && (indices == nullptr || values == nullptr))
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "indices or values is NULL with nnz = %" PRId64,
                   nnz);
+    if (dirmn_status s = check_sparse_arrays(ctx, fn, format, rows, cols, nnz, index_type, ptr,
+                                             indices, value_dtype, values))
+      return s;
     const dirmn::SparseInput in = sparse_input(format, rows, cols, nnz, index_type, ptr, indices,
                                                value_dtype, values, flags, storage);
     dirmn::HostTable table;
@@ -266,7 +280,7 @@ dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
     uint32_t flags = 0;
     dirmn_storage storage = DIRMN_STORAGE_AUTO;
     if (dirmn_status s = check_counts_options(ctx, fn, options, &flags, &storage)) return s;
-    if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, row_stride, col_stride))
+    if (dirmn_status s = check_dense_shape(ctx, fn, rows, cols, dtype, device_data, row_stride, col_stride))
       return s;
     if (dtype == DIRMN_INT64)
       return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
@@ -309,6 +323,9 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
     if (nnz > 0 && (device_indices == nullptr || device_values == nullptr))
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn,
                   "device_indices or device_values is NULL with nnz = %" PRId64, nnz);
+    if (dirmn_status s = check_sparse_arrays(ctx, fn, DIRMN_CSR, rows, cols, nnz, index_type,
+                                             device_ptr, device_indices, value_dtype, device_values))
+      return s;
     std::unique_ptr<dirmn_counts> c = new_counts(ctx, flags);
     const dirmn::SparseInput in =
         sparse_input(DIRMN_CSR, rows, cols, nnz, index_type, device_ptr, device_indices, value_dtype,
@@ -374,6 +391,9 @@ dirmn_status dirmn_counts_row_totals(dirmn_context* ctx, const dirmn_counts* cou
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = dirmn::capi::check_counts_use(ctx, fn, counts)) return s;
     if (totals == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "totals is NULL");
+    if (dirmn_status s = check_extent(ctx, fn, "totals",
+                                      contiguous(totals, counts->info.rows, sizeof(double)), true))
+      return s;
     const BackendResult r = ctx->backend->row_totals(*counts->data, totals);
     return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
   });

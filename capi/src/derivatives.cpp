@@ -38,9 +38,13 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     using namespace dirmn::capi;
     if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
     const int64_t V = counts->info.cols;
-    if (V > 1 && params_stride < 1)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "params_stride (%" PRId64 ") must be >= 1",
-                  params_stride);
+    if (dirmn_status s = check_extent(ctx, fn, "params",
+                                      Strided{params, 1, V, 1, params_stride, sizeof(double)}, false))
+      return s;
+    for (double* outv : {gradient, hessian_diag})
+      if (dirmn_status s = check_extent(ctx, fn, outv == gradient ? "gradient" : "hessian_diag",
+                                        contiguous(outv, outv ? V : 0, sizeof(double)), true))
+        return s;
     std::vector<double> alpha;
     try {
       alpha.resize(static_cast<size_t>(V));
@@ -61,6 +65,8 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the count histograms of %" PRId64 " columns", V);
     }
+    if (r.status == DIRMN_ERROR_OVERFLOW)
+      return fail_weighted_overflow(ctx, fn, "log-likelihood, gradient or Hessian");
     return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
   });
 }
@@ -76,18 +82,20 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
     using namespace dirmn::capi;
     if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
     const int64_t rows = counts->info.rows, V = counts->info.cols;
-    if ((rows > 1 && params_stride_row < 1) || (V > 1 && params_stride_v < 1))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "parameter strides must be >= 1 (got %" PRId64 ", %" PRId64 ")",
-                  params_stride_row, params_stride_v);
-    if (!extent_ok(rows, rows > 1 ? params_stride_row : 0, V, V > 1 ? params_stride_v : 0))
-      return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "the parameter array's strided extent overflows");
-    const bool matrices = gradient != nullptr || hessian_diag != nullptr;
-    if (matrices && !layout_ok(rows, V, out_stride_row, out_stride_v))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "output strides (%" PRId64 ", %" PRId64 ") for %" PRId64 " x %" PRId64
-                  " results overlap or are not positive",
-                  out_stride_row, out_stride_v, rows, V);
+    if (dirmn_status s = check_extent(
+            ctx, fn, "params",
+            Strided{params, rows, V, params_stride_row, params_stride_v, sizeof(double)}, false))
+      return s;
+    for (double* m : {gradient, hessian_diag})
+      if (m != nullptr)
+        if (dirmn_status s = check_extent(
+                ctx, fn, m == gradient ? "gradient" : "hessian_diag",
+                Strided{m, rows, V, out_stride_row, out_stride_v, sizeof(double)}, true))
+          return s;
+    for (double* r : {loglik, hessian_scalar})
+      if (dirmn_status s = check_extent(ctx, fn, r == loglik ? "loglik" : "hessian_scalar",
+                                        contiguous(r, r ? rows : 0, sizeof(double)), true))
+        return s;
     int64_t cells = 0;
     if (__builtin_mul_overflow(rows, V, &cells))
       return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "rows x cols overflows");

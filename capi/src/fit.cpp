@@ -54,6 +54,21 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     if (o.flags & ~DIRMN_FULL)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "unknown options->flags bits 0x%x (only DIRMN_FULL)", o.flags & ~DIRMN_FULL);
+    // Every array the fit reads or writes, V entries each (the weights:
+    // rows, in check_weights).
+    const struct {
+      const char* what;
+      const double* at;
+      bool output;
+    } arrays[] = {{"result->alpha", result->alpha, true},
+                  {"result->std_error_alpha", result->std_error_alpha, true},
+                  {"result->std_error_log_alpha", result->std_error_log_alpha, true},
+                  {"options->hessian_diag", o.hessian_diag, true},
+                  {"options->start", o.start, false}};
+    for (const auto& a : arrays)
+      if (dirmn_status s = check_extent(ctx, fn, a.what,
+                                        contiguous(a.at, a.at ? V : 0, sizeof(double)), a.output))
+        return s;
     char text[kValueChars];
     if (o.start)
       for (int64_t v = 0; v < V; ++v)
@@ -86,6 +101,8 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
       return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d iterations", fit.iterations);
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "the table (with these weights) has no counts");
+    if (r.status == DIRMN_ERROR_OVERFLOW)
+      return fail_weighted_overflow(ctx, fn, want_hessian ? "log-likelihood or Hessian" : "log-likelihood");
     if (!r.ok()) return fail_backend(ctx, fn, r);
     std::copy(fit.alpha.begin(), fit.alpha.end(), result->alpha);
     if (result->std_error_alpha)

@@ -36,17 +36,13 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   const int64_t n_vec = rowwise ? rows : k;
   if (!rowwise && k <= 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "k (%" PRId64 ") must be positive", k);
-  if ((n_vec > 1 && sj < 1) || (v > 1 && si < 1))
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                "parameter strides must be >= 1 (got %" PRId64 ", %" PRId64 ")", sj, si);
-  if (!extent_ok(n_vec, n_vec > 1 ? sj : 0, v, v > 1 ? si : 0))
-    return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "the parameter array's strided extent overflows");
+  if (dirmn_status s = check_extent(ctx, fn, "params",
+                                    Strided{params, n_vec, v, sj, si, sizeof(double)}, false))
+    return s;
   const int64_t kk = rowwise ? 1 : k;
-  if (!layout_ok(rows, kk, out_sr, out_sk))
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                "output strides (%" PRId64 ", %" PRId64 ") for %" PRId64 " x %" PRId64
-                " results overlap or are not positive",
-                out_sr, out_sk, rows, kk);
+  if (dirmn_status s = check_extent(ctx, fn, "out",
+                                    Strided{out, rows, kk, out_sr, out_sk, sizeof(double)}, true))
+    return s;
   int64_t n_alpha = 0, n_out = 0;
   if (__builtin_mul_overflow(n_vec, v, &n_alpha) || __builtin_mul_overflow(rows, kk, &n_out))
     return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "parameter or result size overflows");

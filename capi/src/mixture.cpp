@@ -117,6 +117,8 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   }
   if (r.backend.status == DIRMN_ERROR_CANCELLED && r.iteration >= 0)
     return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled at EM iteration %d", r.iteration);
+  if (r.backend.status == DIRMN_ERROR_OVERFLOW)
+    return fail_weighted_overflow(ctx, fn, "mixture log-likelihood");
   if (!r.ok()) return fail_backend(ctx, fn, r.backend);
   m->k = k;
   m->rows = counts->info.rows;
@@ -143,11 +145,9 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   return DIRMN_SUCCESS;
 }
 
-dirmn_status check_strides(const char* fn, int64_t n1, int64_t n2, int64_t s1, int64_t s2,
-                           dirmn_context* ctx) {
-  if (layout_ok(n1, n2, s1, s2)) return DIRMN_SUCCESS;
-  return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-              "strides (%" PRId64 ", %" PRId64 ") overlap or are not positive", s1, s2);
+dirmn_status check_strides(const char* fn, const char* what, const double* out, int64_t n1,
+                           int64_t n2, int64_t s1, int64_t s2, dirmn_context* ctx) {
+  return check_extent(ctx, fn, what, Strided{out, n1, n2, s1, s2, sizeof(double)}, true);
 }
 
 }  // namespace
@@ -258,9 +258,14 @@ dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alph
   return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
     if (alpha)
-      if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->k, mixture->cols, stride_k,
-                                                      stride_v, nullptr))
+      if (dirmn_status s = dirmn::capi::check_strides(fn, "alpha", alpha, mixture->k, mixture->cols,
+                                                      stride_k, stride_v, nullptr))
         return s;
+    if (dirmn_status s = dirmn::capi::check_extent(nullptr, fn, "weights",
+                                                   contiguous(weights, weights ? mixture->k : 0,
+                                                              sizeof(double)),
+                                                   true))
+      return s;
     for (int j = 0; j < mixture->k; ++j) {
       if (weights) weights[j] = mixture->weights[static_cast<size_t>(j)];
       if (alpha)
@@ -277,8 +282,8 @@ dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture, do
   return with_owner(mixture ? mixture->use.get() : nullptr, fn, [&] {
     if (mixture == nullptr || out == nullptr)
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "mixture or out is NULL");
-    if (dirmn_status s = dirmn::capi::check_strides(fn, mixture->rows, mixture->k, stride_row,
-                                                    stride_k, nullptr))
+    if (dirmn_status s = dirmn::capi::check_strides(fn, "out", out, mixture->rows, mixture->k,
+                                                    stride_row, stride_k, nullptr))
       return s;
     for (int64_t b = 0; b < mixture->rows; ++b)
       for (int j = 0; j < mixture->k; ++j)
@@ -311,7 +316,7 @@ dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixtu
                   counts->info.cols, mixture->cols);
     const int k = mixture->k;
     const int64_t rows = counts->info.rows;
-    if (dirmn_status s = dirmn::capi::check_strides(fn, rows, k, stride_row, stride_k, ctx)) return s;
+    if (dirmn_status s = dirmn::capi::check_strides(fn, "out", out, rows, k, stride_row, stride_k, ctx)) return s;
     // The rows x k probabilities, and assign_mixture's rows x k log terms.
     std::vector<double> z;
     BackendResult r;

@@ -53,9 +53,17 @@ constexpr double kLog2Pi = 1.8378770664093454836;
 // first components (label-free). The Laplace value then differs from the
 // one dmn would report for the same fit by (log W_first - mean_j log W_j) / 2,
 // a small fraction of the criterion (W_j are of the order of the rows).
-BackendResult dmn_log_det(const StoredTable& table, int k, const double* row_weights,
+//
+// With the weights scaled by 2^-e (weights.hpp) the prior's rate enters
+// times 2^-e too, so that every d_v, T1 and T2 is 2^-e times the caller's:
+// each log|d_v| gains e log 2 back, T2 sum a^2/d is unchanged, and log N,
+// log W_j gain e log 2 each.
+BackendResult dmn_log_det(const StoredTable& table, int k, const ScaledWeights& scaled,
                           const Interrupt& interrupt, const std::vector<double>& alpha,
                           const std::vector<double>& z, double* log_det) {
+  const double* row_weights = scaled.data();
+  const double rate = std::ldexp(kDmnRate, -scaled.exponent());
+  const double log_scale = scaled.log_scale();
   const int64_t rows = table.info->rows, V = table.info->cols;
   // Weights for 2k histograms in one pass: w_b z_bj, then w_b [z_bj > 0].
   std::vector<double> w(static_cast<size_t>(rows * 2 * k));
@@ -103,15 +111,17 @@ BackendResult dmn_log_det(const StoredTable& table, int k, const double* row_wei
       const double av = a[v];
       const double pg = nw != 0.0 ? nw * math::digamma(av) : 0.0;
       const double pt = nw != 0.0 ? nw * math::trigamma(av) : 0.0;
-      const double d = av * (T1 - pg - s1[static_cast<size_t>(v)] + kDmnRate) -
+      const double d = av * (T1 - pg - s1[static_cast<size_t>(v)] + rate) -
                        av * av * (pt + s2[static_cast<size_t>(v)]);
-      ld += std::log(std::fabs(d));
+      ld += std::log(std::fabs(d)) + log_scale;
       quad += av * av / d;
     }
     ld += std::log(std::fabs(1.0 + T2 * quad));
     total += ld;
     total += (k - 1.0) / k *
-             (2.0 * std::log(n_total) - std::log(std::max(W[static_cast<size_t>(j)], std::numeric_limits<double>::min())));
+             (2.0 * (std::log(n_total) + log_scale) -
+              (std::log(std::max(W[static_cast<size_t>(j)], std::numeric_limits<double>::min())) +
+               log_scale));
   }
   *log_det = total;
   return {};
@@ -121,11 +131,11 @@ void mixture_criteria(const MixtureCriteriaInput& in, double* aic, double* bic, 
   const double P = static_cast<double>(in.parameters);
   if (in.objective_kind == DIRMN_MIXTURE_DMN) {
     *aic = in.objective + P;
-    *bic = in.objective + 0.5 * P * std::log(in.n_rows);
+    *bic = in.objective + 0.5 * P * in.log_n_rows;
     *laplace = in.objective + 0.5 * in.log_det - 0.5 * P * kLog2Pi;
   } else {
     *aic = -2.0 * in.loglik + 2.0 * P;
-    *bic = -2.0 * in.loglik + P * std::log(in.n_rows);
+    *bic = -2.0 * in.loglik + P * in.log_n_rows;
     *laplace = 2.0 * in.objective + in.log_det - P * kLog2Pi;
   }
 }

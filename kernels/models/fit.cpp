@@ -12,12 +12,20 @@
 #include "../math/special.hpp"
 #include "../math/vector_math.hpp"
 #include "../table/histogram_sums.hpp"
+#include "weights.hpp"
 
 namespace dirmn {
 namespace {
 
 constexpr double kMinPrecision = 1e-6;   // start: sum of alpha at least this
 constexpr double kMaxPrecision = 1e10;   // and at most this
+// Every alpha of the iteration stays within these. Below ~1e-154 the
+// trigamma sums (~1/alpha^2) overflow, and their chain rule to log alpha
+// turns into 0 x Inf; a start of 1e308 has an infinite sum. The MLE of a
+// column with counts is inside them (the log-likelihood falls to -Inf as
+// its alpha goes to 0).
+constexpr double kMinAlpha = 1e-150;
+constexpr double kMaxAlpha = 1e150;
 
 // The fit works on the active columns (those with counts) only.
 struct Problem {
@@ -25,6 +33,7 @@ struct Problem {
   std::vector<int64_t> active;
   std::vector<double> alpha_full;  // cols, zeros for inactive columns
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
+  double prior_weight = 1.0;       // the prior's log density enters times this
   std::vector<double> g_full, d_full;  // eval's workspace (cols), reused
   HostThreads* threads = nullptr;
 
@@ -52,17 +61,23 @@ struct Problem {
         const double a = alpha[i];
         double gv = g[v], dv = d[v];
         math::to_log_alpha(a, &gv, &dv);
-        (*g_theta)[i] = gv + (rate > 0.0 ? shape - rate * a : 0.0);
-        (*h_theta)[i] = dv - rate * a;
+        if (rate > 0.0) {
+          gv += prior_weight * (shape - rate * a);
+          dv -= prior_weight * rate * a;
+        }
+        (*g_theta)[i] = gv;
+        (*h_theta)[i] = dv;
       }
       *c = cc;
     }
     return f;
   }
 
-  // Gamma(shape, rate) log density of log alpha at alpha.
+  // Gamma(shape, rate) log density of log alpha at alpha, times the
+  // prior's weight.
   double log_prior(double a) const {
-    return shape * std::log(a) - rate * a + shape * std::log(rate) - std::lgamma(shape);
+    return prior_weight *
+           (shape * std::log(a) - rate * a + shape * std::log(rate) - std::lgamma(shape));
   }
 };
 
@@ -83,26 +98,242 @@ bool solve_dpr1(const std::vector<double>& hd, double c, const std::vector<doubl
   return true;
 }
 
-// trial = alpha * exp(t step): a step of t along step in log alpha.
+double clamp_alpha(double a) { return std::min(std::max(a, kMinAlpha), kMaxAlpha); }
+
+// trial = alpha * exp(t step): a step of t along step in log alpha, kept
+// inside the iteration's range.
 void move_alpha(const std::vector<double>& alpha, const std::vector<double>& step, double t,
                 std::vector<double>* trial) {
   const size_t m = alpha.size();
   for (size_t i = 0; i < m; ++i) (*trial)[i] = t * step[i];
   exp_many(trial->data(), trial->data(), static_cast<int64_t>(m));
-  for (size_t i = 0; i < m; ++i) (*trial)[i] *= alpha[i];
+  for (size_t i = 0; i < m; ++i) (*trial)[i] = clamp_alpha((*trial)[i] * alpha[i]);
 }
 
+// The max-norm; NaN when an entry is NaN (std::max would drop it, and a
+// NaN gradient would read as a stationary point).
 double max_abs(const std::vector<double>& v) {
   double m = 0.0;
-  for (double x : v) m = std::max(m, std::fabs(x));
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::max(m, std::fabs(x));
+  }
   return m;
+}
+
+// A caller's start (or a warm start), inside [kMinAlpha, kMaxAlpha] and
+// with a sum of alpha in [kMinPrecision, kMaxPrecision]; its proportions
+// are kept. A start already there is left bit for bit as it is.
+void bring_into_range(std::vector<double>* alpha) {
+  double top = 0.0;
+  for (double a : *alpha) top = std::max(top, a);
+  double rel = 0.0;  // the sum relative to the largest: no overflow at 1e308
+  bool inside = true;
+  for (double a : *alpha) {
+    rel += a / top;
+    inside = inside && a >= kMinAlpha && a <= kMaxAlpha;
+  }
+  const double sum = top * rel;
+  const double target = std::min(std::max(sum, kMinPrecision), kMaxPrecision);
+  if (inside && target == sum) return;
+  for (double& a : *alpha) a = clamp_alpha(target * ((a / top) / rel));
+}
+
+// The total weight of the rows with counts: the scale of the gradient.
+double rows_weight(const Histogram& total) {
+  if (!total.dense) {
+    double w = 0.0;
+    for (double x : total.weight) w += x;
+    return w;
+  }
+  if (total.base > 0.0) return total.base_weight;
+  return total.cum.empty() ? 0.0 : total.cum[0];
+}
+
+
+// Where Newton's iteration ended.
+enum class Newton { kConverged, kStopped, kCancelled };
+
+// The iterate and its derivatives in log alpha (diag(hd) + c alpha alpha^T).
+struct Iterate {
+  std::vector<double> g, hd;
+  double c = 0.0, f = 0.0;
+  int iterations = 0;
+};
+
+// Method-of-moments alpha from the proportions p (sum of squares q) and the
+// second factorial moments.
+void moments_start(const std::vector<double>& p, double q, double pair_same, double pair_all,
+                   std::vector<double>* alpha) {
+  const size_t m = p.size();
+  const double F = pair_all > 0.0 ? pair_same / pair_all : 1.0;
+  double A = (F > q) ? (1.0 - F) / (F - q) : kMaxPrecision;
+  A = std::min(std::max(A, kMinPrecision), kMaxPrecision);
+  // Under a prior, empty columns start at a small share instead of 0.
+  for (size_t i = 0; i < m; ++i) (*alpha)[i] = A * std::max(p[i], 1e-3 / static_cast<double>(m));
+}
+
+// Newton's method on log alpha from *alpha, safeguarded by a step cap and
+// step halving; where Newton does not ascend, a step of the precision alone
+// (every log alpha moved together: at a start far above the optimum the
+// likelihood is convex in log A and Newton heads for the multinomial limit),
+// then Minka's fixed point. Converged when the step's predicted gain is
+// below tolerance x |f| and the gradient below sqrt(tolerance) x g_scale,
+// at finite values: a gain test alone passes where the quadratic model is
+// flat, far from the optimum (alpha ~1e-200).
+Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_scale,
+              int max_iterations, std::vector<double>* alpha_io, Iterate* out) {
+  std::vector<double>& alpha = *alpha_io;
+  const size_t m = alpha.size();
+  const bool prior = s.prior_rate > 0.0;
+  const double g_tol = std::sqrt(s.tolerance) * g_scale;
+  std::vector<double>& g = out->g;
+  std::vector<double>& hd = out->hd;
+  std::vector<double> step, trial(m), neg_g, g_try, hd_try;
+  double c = 0.0, c_try = 0.0;
+  double f = P.eval(alpha, &g, &hd, &c);
+  Newton result = Newton::kStopped;
+  int it = 0;
+  for (;; ++it) {
+    const double gnorm = max_abs(g);
+    if (s.progress) {
+      const double reported = std::ldexp(s.progress_full ? f + h.lcoef_sum : f, s.weight_exponent);
+      if (s.progress(it, reported, std::ldexp(gnorm, s.weight_exponent), s.progress_data) != 0) {
+        result = Newton::kCancelled;
+        break;
+      }
+    }
+    if (s.interrupt.poll()) {
+      result = Newton::kCancelled;
+      break;
+    }
+    neg_g.resize(m);
+    for (size_t i = 0; i < m; ++i) neg_g[i] = -g[i];
+    const bool newton_ok = std::isfinite(f) && solve_dpr1(hd, c, alpha, neg_g, &step);
+    double gain = 0.0;  // predicted increase: half the Newton decrement squared
+    if (newton_ok)
+      for (size_t i = 0; i < m; ++i) gain += 0.5 * g[i] * step[i];
+    // Converged when the Newton step's predicted gain is below tolerance;
+    // that last step is still taken (it costs O(V)), since where the
+    // prediction is that small the step is accurate to its square.
+    const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f) &&
+                      gnorm <= g_tol;
+    if (done) {
+      move_alpha(alpha, step, 1.0, &trial);
+      std::vector<double> g2, hd2;
+      double c2 = 0.0;
+      const double f2 = P.eval(trial, &g2, &hd2, &c2);
+      if (f2 >= f) {
+        alpha.swap(trial);
+        g.swap(g2);
+        hd.swap(hd2);
+        c = c2;
+        f = f2;
+      }
+      result = Newton::kConverged;
+      break;
+    }
+    if (it >= max_iterations) break;
+
+    bool moved = false, moved_with_derivs = false;
+    double f_moved = f;
+    if (newton_ok && gain > 0.0) {
+      double t = 1.0;
+      const double big = max_abs(step);
+      if (big > math::kMaxLogStep) t = math::kMaxLogStep / big;
+      for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
+        move_alpha(alpha, step, t, &trial);
+        // The first, full step is usually taken: its derivatives come in the
+        // same pass as its value (one pass instead of two).
+        const double ft = k == 0 ? P.eval(trial, &g_try, &hd_try, &c_try)
+                                 : P.eval(trial, nullptr, nullptr, nullptr);
+        if (ft >= f) {
+          moved = true;
+          moved_with_derivs = k == 0;
+          f_moved = ft;
+        }
+      }
+    }
+    if (!moved) {
+      // The precision alone: f(t) = f(alpha e^t), f' = sum g, f'' = 1^T H 1.
+      double d1 = 0.0, d2 = 0.0, a_sum = 0.0;
+      for (size_t i = 0; i < m; ++i) {
+        d1 += g[i];
+        d2 += hd[i];
+        a_sum += alpha[i];
+      }
+      d2 += c * a_sum * a_sum;
+      if (std::isfinite(d1) && std::isfinite(d2) && d1 != 0.0) {
+        double t = d2 < 0.0 ? -d1 / d2 : std::copysign(math::kMaxLogStep, d1);
+        t = std::min(std::max(t, -math::kMaxLogStep), math::kMaxLogStep);
+        std::vector<double> ones(m, 1.0);
+        for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
+          move_alpha(alpha, ones, t, &trial);
+          const double ft = P.eval(trial, nullptr, nullptr, nullptr);
+          if (ft > f) {
+            moved = true;
+            f_moved = ft;
+          }
+        }
+      }
+    }
+    if (!moved) {
+      // Minka's fixed point (an MM step, so it never lowers the likelihood):
+      // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b).
+      double a_sum = 0.0;
+      for (double a : alpha) a_sum += a;
+      const double denom = histogram_terms(h.total, a_sum, false, true, false).d;
+      for (size_t i = 0; i < m; ++i) {
+        // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as the
+        // gradient plus denom it cancelled to 0 or below for a column whose
+        // weight is tiny beside the table's (alpha 0 or negative, a log of
+        // it -inf or NaN, and the fit "converged" there). Under a prior the
+        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
+        // is again a minorise-maximise step (the prior is concave in alpha
+        // on this scale and separable). The step stays in the range the
+        // iteration keeps, so every log and trigamma stays finite.
+        const HistogramTerms col = histogram_terms(h.column[static_cast<size_t>(P.active[i])],
+                                                   alpha[i], false, true, false);
+        const double pw = P.prior_weight;
+        const double num = col.d + (prior ? pw * s.prior_shape / alpha[i] : 0.0);
+        trial[i] = clamp_alpha(alpha[i] * num / (denom + (prior ? pw * s.prior_rate : 0.0)));
+      }
+    }
+    alpha.swap(trial);
+    // An accepted Newton step's value (and for a full step its derivatives)
+    // is known from its trial.
+    double f_new;
+    if (moved_with_derivs) {
+      g.swap(g_try);
+      hd.swap(hd_try);
+      c = c_try;
+      f_new = f_moved;
+    } else if (moved) {
+      P.eval(alpha, &g, &hd, &c, false);
+      f_new = f_moved;
+    } else {
+      f_new = P.eval(alpha, &g, &hd, &c);
+    }
+    const bool stalled = !moved && !(f_new > f);
+    f = f_new;
+    if (stalled && max_abs(g) == 0.0 && std::isfinite(f)) {
+      result = Newton::kConverged;
+      ++it;
+      break;
+    }
+  }
+  out->c = c;
+  out->f = f;
+  out->iterations = it;
+  return result;
 }
 
 }  // namespace
 
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate, {}, {}, s.threads};
+  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate,
+            std::ldexp(1.0, -s.weight_exponent), {}, {}, s.threads};
   const bool prior = s.prior_rate > 0.0;
   double n_total = 0.0;
   for (size_t v = 0; v < V; ++v) {
@@ -158,122 +389,45 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   }
 
   std::vector<double> alpha(m);
-  if (s.start) {
+  const bool from_caller = s.start != nullptr;
+  if (from_caller) {
     for (size_t i = 0; i < m; ++i) alpha[i] = s.start[P.active[i]];
+    bring_into_range(&alpha);
   } else {
-    const double F = pair_all > 0.0 ? pair_same / pair_all : 1.0;
-    double A = (F > q) ? (1.0 - F) / (F - q) : kMaxPrecision;
-    A = std::min(std::max(A, kMinPrecision), kMaxPrecision);
-    // Under a prior, empty columns start at a small share instead of 0.
-    for (size_t i = 0; i < m; ++i) alpha[i] = A * std::max(p[i], 1e-3 / static_cast<double>(m));
+    moments_start(p, q, pair_same, pair_all, &alpha);
   }
-
-  std::vector<double> g, hd, step, trial(m), neg_g, g_try, hd_try;
-  double c = 0.0, c_try = 0.0;
-  double f = P.eval(alpha, &g, &hd, &c);
-  int it = 0;
-  for (;; ++it) {
-    const double gnorm = max_abs(g);
-    const double reported = s.progress_full ? f + h.lcoef_sum : f;
-    if (s.progress && s.progress(it, reported, gnorm, s.progress_data) != 0) {
-      out->cancelled = true;
-      return true;
+  // The gradient's scale: its entries are sums over the rows with counts
+  // of terms below 1 each (and the prior's, below its shape).
+  const double g_scale =
+      rows_weight(h.total) + (prior ? P.prior_weight * s.prior_shape * static_cast<double>(m) : 0.0);
+  Iterate st;
+  Newton run = newton(P, h, s, g_scale, s.max_iterations, &alpha, &st);
+  int it = st.iterations;
+  // A start of the caller's that ends nowhere (a flat stretch Newton and
+  // Minka crawl along, the limits of the range) is given up for the
+  // method of moments' start, with a new budget.
+  if (from_caller && s.restart && run == Newton::kStopped) {
+    Iterate again;
+    std::vector<double> mom(m);
+    moments_start(p, q, pair_same, pair_all, &mom);
+    const Newton run2 = newton(P, h, s, g_scale, s.max_iterations, &mom, &again);
+    if (run2 == Newton::kCancelled || run2 == Newton::kConverged || again.f > st.f) {
+      alpha.swap(mom);
+      st = std::move(again);
+      run = run2;
     }
-    if (s.interrupt.poll()) {
-      out->cancelled = true;
-      return true;
-    }
-    neg_g.resize(m);
-    for (size_t i = 0; i < m; ++i) neg_g[i] = -g[i];
-    const bool newton_ok = solve_dpr1(hd, c, alpha, neg_g, &step);
-    double gain = 0.0;  // predicted increase: half the Newton decrement squared
-    if (newton_ok)
-      for (size_t i = 0; i < m; ++i) gain += 0.5 * g[i] * step[i];
-    // Converged when the Newton step's predicted gain is below tolerance;
-    // that last step is still taken (it costs O(V)), since where the
-    // prediction is that small the step is accurate to its square.
-    const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f);
-    if (done) {
-      move_alpha(alpha, step, 1.0, &trial);
-      std::vector<double> g2, hd2;
-      double c2 = 0.0;
-      const double f2 = P.eval(trial, &g2, &hd2, &c2);
-      if (f2 >= f) {
-        alpha.swap(trial);
-        g.swap(g2);
-        hd.swap(hd2);
-        c = c2;
-        f = f2;
-      }
-      out->converged = true;
-      break;
-    }
-    if (it >= s.max_iterations) break;
-
-    bool moved = false, moved_with_derivs = false;
-    double f_moved = f;
-    if (newton_ok && gain > 0.0) {
-      double t = 1.0;
-      const double big = max_abs(step);
-      if (big > math::kMaxLogStep) t = math::kMaxLogStep / big;
-      for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
-        move_alpha(alpha, step, t, &trial);
-        // The first, full step is usually taken: its derivatives come in the
-        // same pass as its value (one pass instead of two).
-        const double ft = k == 0 ? P.eval(trial, &g_try, &hd_try, &c_try)
-                                 : P.eval(trial, nullptr, nullptr, nullptr);
-        if (ft >= f) {
-          moved = true;
-          moved_with_derivs = k == 0;
-          f_moved = ft;
-        }
-      }
-    }
-    if (!moved) {
-      // Minka's fixed point (an MM step, so it never lowers the likelihood):
-      // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b).
-      double a_sum = 0.0;
-      for (double a : alpha) a_sum += a;
-      const double denom = histogram_terms(h.total, a_sum, false, true, false).d;
-      for (size_t i = 0; i < m; ++i) {
-        // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as the
-        // gradient plus denom it cancelled to 0 or below for a column whose
-        // weight is tiny beside the table's (alpha 0 or negative, a log of
-        // it -inf or NaN, and the fit "converged" there). Under a prior the
-        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
-        // is again a minorise-maximise step (the prior is concave in alpha
-        // on this scale and separable). A step past the smallest normal
-        // double stops there, so every log stays finite.
-        const HistogramTerms col = histogram_terms(h.column[static_cast<size_t>(P.active[i])],
-                                                   alpha[i], false, true, false);
-        const double num = col.d + (prior ? s.prior_shape / alpha[i] : 0.0);
-        trial[i] = std::max(alpha[i] * num / (denom + (prior ? s.prior_rate : 0.0)),
-                            std::numeric_limits<double>::min());
-      }
-    }
-    alpha.swap(trial);
-    // An accepted Newton step's value (and for a full step its derivatives)
-    // is known from its trial.
-    double f_new;
-    if (moved_with_derivs) {
-      g.swap(g_try);
-      hd.swap(hd_try);
-      c = c_try;
-      f_new = f_moved;
-    } else if (moved) {
-      P.eval(alpha, &g, &hd, &c, false);
-      f_new = f_moved;
-    } else {
-      f_new = P.eval(alpha, &g, &hd, &c);
-    }
-    const bool stalled = !moved && !(f_new > f);
-    f = f_new;
-    if (stalled && max_abs(g) == 0.0) {
-      out->converged = true;
-      ++it;
-      break;
-    }
+    it += again.iterations;
   }
+  if (run == Newton::kCancelled) {
+    out->cancelled = true;
+    out->iterations = it;
+    return true;
+  }
+  out->converged = run == Newton::kConverged;
+  std::vector<double>& g = st.g;
+  std::vector<double>& hd = st.hd;
+  const double c = st.c;
+  const double f = st.f;
 
   out->iterations = it;
   out->loglik_kernel = f;
@@ -336,6 +490,41 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   return true;
 }
 
+namespace {
+
+// Whether n sums (none when null) are finite: weights near the largest
+// double can take the caller's sums past it.
+bool finite_sums(const double* x, size_t n) {
+  if (x == nullptr) return true;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) return false;
+  return true;
+}
+
+// A fit on weights scaled by 2^-e as it is on the caller's: the values and
+// the Hessian times 2^e, standard errors times 2^(-e/2), log det plus
+// (fitted columns) e log 2.
+void unscale_outcome(const ScaledWeights& sw, FitOutcome* out) {
+  out->loglik = sw.unscale(out->loglik);
+  out->loglik_kernel = sw.unscale(out->loglik_kernel);
+  out->log_prior = sw.unscale(out->log_prior);
+  out->gradient_norm = sw.unscale(out->gradient_norm);
+  for (double& x : out->hessian_diag) x = sw.unscale(x);
+  out->hessian_scalar = sw.unscale(out->hessian_scalar);
+  if (out->multinomial_limit) return;
+  const int e = sw.exponent();
+  const int half = e / 2;  // e = 2 half + odd, odd in {-1, 0, 1}
+  const int odd = e - 2 * half;
+  const double root = odd == 0 ? 1.0 : odd > 0 ? 0.70710678118654752440 : 1.41421356237309504880;
+  for (double& x : out->se_alpha) x = std::ldexp(x, -half) * root;
+  for (double& x : out->se_log_alpha) x = std::ldexp(x, -half) * root;
+  const double fitted =
+      static_cast<double>(out->alpha.size()) - static_cast<double>(out->zero_columns);
+  out->log_det += fitted * sw.log_scale();
+}
+
+}  // namespace
+
 BackendResult table_histograms(const StoredTable& table, HistogramCache& cache,
                                const double* weights, const Interrupt& interrupt,
                                const Histograms** out) {
@@ -358,8 +547,9 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
                           double* hessian_diag, double* hessian_scalar) {
   const size_t V = static_cast<size_t>(table.info->cols);
   std::vector<double> g(V), d(V);
+  const ScaledWeights sw(weights, table.info->rows);
   const Histograms* h = nullptr;
-  const BackendResult r = table_histograms(table, cache, weights, interrupt, &h);
+  const BackendResult r = table_histograms(table, cache, sw.data(), interrupt, &h);
   if (!r.ok()) return r;
   double f = 0.0, c = 0.0;
   // The full value has its own (log-beta) sum: the kernel plus lcoef_sum
@@ -368,6 +558,19 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
   if (value && full) f = histogram_full_value(*h, alpha, table.threads);
   if (log_param)
     for (size_t v = 0; v < V; ++v) math::to_log_alpha(alpha[v], &g[v], &d[v]);
+  // Back to the caller's weights: every sum is linear in them.
+  if (sw.scaled()) {
+    f = sw.unscale(f);
+    c = sw.unscale(c);
+    for (size_t v = 0; v < V; ++v) {
+      g[v] = sw.unscale(g[v]);
+      d[v] = sw.unscale(d[v]);
+    }
+  }
+  if (!finite_sums(value ? &f : nullptr, 1) || !finite_sums(gradient ? g.data() : nullptr, V) ||
+      !finite_sums(hessian_diag ? d.data() : nullptr, V) ||
+      !finite_sums(hessian_scalar ? &c : nullptr, 1))
+    return {DIRMN_ERROR_OVERFLOW, "", 0};
   if (value) *value = f;
   if (gradient) std::copy(g.begin(), g.end(), gradient);
   if (hessian_diag) std::copy(d.begin(), d.end(), hessian_diag);
@@ -377,12 +580,19 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
 
 BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const double* weights,
                         FitSettings s, FitOutcome* out) {
+  const ScaledWeights sw(weights, table.info->rows);
   const Histograms* h = nullptr;
-  const BackendResult r = table_histograms(table, cache, weights, s.interrupt, &h);
+  const BackendResult r = table_histograms(table, cache, sw.data(), s.interrupt, &h);
   if (!r.ok()) return r;
   s.threads = table.threads;
+  s.weight_exponent = sw.exponent();
   if (!fit_from_histograms(*h, s, out)) return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   if (out->cancelled) return {DIRMN_ERROR_CANCELLED, "", 0};
+  if (sw.scaled()) unscale_outcome(sw, out);
+  if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
+      !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
+      !finite_sums(&out->hessian_scalar, 1))
+    return {DIRMN_ERROR_OVERFLOW, "", 0};
   return {};
 }
 

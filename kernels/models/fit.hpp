@@ -32,6 +32,15 @@ struct FitSettings {
   // then fitted (the prior keeps alpha finite and positive).
   double prior_shape = 0.0;
   double prior_rate = 0.0;
+  // The histograms' weights are the caller's times 2^-weight_exponent
+  // (models/weights.hpp): the prior then enters times that too, so that
+  // the objective is the caller's times 2^-weight_exponent, and the
+  // progress callback is given the caller's values. FitOutcome's values
+  // stay on the histograms' scale.
+  int weight_exponent = 0;
+  // A caller's start that stops without converging is followed by a fit
+  // from the method of moments' start (the better of the two is kept).
+  bool restart = true;
   // Host threads for the sums over columns (null: the calling thread).
   HostThreads* threads = nullptr;
   // Also the Hessian with respect to alpha at the fit (FitOutcome's

@@ -22,12 +22,17 @@
 #include "criteria.hpp"
 #include "fit.hpp"
 #include "init.hpp"
+#include "weights.hpp"
 
 namespace dirmn {
 namespace {
 
-// A component whose responsibilities sum below this is empty.
+// A component whose weighted responsibilities sum below this times the
+// mean row weight is empty.
 constexpr double kEmptyComponent = 1e-8;
+// The DMN objective weighs its prior by 2^-exponent of the weights' scale
+// (weights.hpp): kept a normal double.
+constexpr int kPriorExponentMax = 1000;
 // Newton tolerance of the M-step fits (relative, as dirmn_fit's).
 constexpr double kMStepTolerance = 1e-12;
 constexpr int kMStepIterations = 200;
@@ -63,8 +68,10 @@ void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t r
     for (int j = 0; j < k; ++j) (*comp_weight)[static_cast<size_t>(j)] += (*w)[static_cast<size_t>(b * k + j)];
 }
 
-MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::RandomStream rng,
-                     EmResult* out) {
+// o.weights are the caller's times 2^-weight_exponent (weights.hpp); what
+// run_em leaves in *out is on their scale.
+MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int weight_exponent,
+                     math::RandomStream rng, EmResult* out) {
   const HostTable& host = *table.host_rows();
   const int k = o.k;
   const int64_t rows = table.info->rows, V = table.info->cols;
@@ -83,6 +90,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
   std::vector<double> comp_log_det(static_cast<size_t>(k), 0.0);
   double w_total = 0.0;
   for (int64_t b = 0; b < rows; ++b) w_total += o.weights ? o.weights[b] : 1.0;
+  const double empty = kEmptyComponent * w_total / static_cast<double>(rows);
   double prev = std::numeric_limits<double>::infinity();
   double loglik = 0.0, objective = 0.0;
 
@@ -96,8 +104,10 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
   std::vector<double>().swap(w);
 
   // The state fits the components it has histograms and warm starts for,
-  // until it says it cannot (no room for its workspace).
-  bool state_fits = state->fits_components();
+  // until it says it cannot (no room for its workspace). Rescaled weights
+  // are fitted on the host, which weighs the prior and offsets the log
+  // determinants to match.
+  bool state_fits = state->fits_components() && weight_exponent == 0;
   EmFitSettings state_fit;
   state_fit.tolerance = kMStepTolerance;
   state_fit.max_iterations = kMStepIterations;
@@ -118,7 +128,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
     // the histograms brought to the host.
     bool warm = state_fits;
     for (int j = 0; j < k; ++j) {
-      want[static_cast<size_t>(j)] = comp_weight[static_cast<size_t>(j)] > kEmptyComponent;
+      want[static_cast<size_t>(j)] = comp_weight[static_cast<size_t>(j)] > empty;
       if (want[static_cast<size_t>(j)] && !have_alpha[static_cast<size_t>(j)]) warm = false;
     }
     state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
@@ -153,6 +163,8 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
       fs.tolerance = kMStepTolerance;
       fs.max_iterations = kMStepIterations;
       fs.want_loglik = false;  // the EM's loglik comes from its E step
+      fs.restart = false;      // the EM iterates on anyway
+      fs.weight_exponent = weight_exponent;
       if (have_alpha[j]) fs.start = alpha.data() + jj * V;
       if (dmn) {
         fs.prior_shape = kDmnShape;
@@ -185,7 +197,10 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
           a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, kAlphaFloor);
         have_alpha[jj] = true;
         log_prior += f.log_prior;
-        comp_log_det[jj] = f.log_det;
+        // log det of the caller's Hessian: each fitted column's entry of
+        // this one times 2^weight_exponent.
+        comp_log_det[jj] = f.log_det + static_cast<double>(V - f.zero_columns) *
+                                           (weight_exponent * 0.69314718055994530942);
       }
     }
     // E step: all k log-likelihoods in one pass.
@@ -195,7 +210,8 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
     comp_weight = std::move(st.w_sum);
     comp_z = std::move(st.z_sum);
     objective = -loglik - log_prior;
-    if (o.progress && o.progress(it, loglik, st.max_change, o.progress_data) != 0)
+    if (o.progress &&
+        o.progress(it, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0)
       return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
     if (o.interrupt.poll()) return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
     // Empty components restart at the worst-explained row.
@@ -247,6 +263,10 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, math::R
 
 MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
   const int k = o.k;
+  const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
+  const ScaledWeights sw(o.weights, table.info->rows, dmn ? kPriorExponentMax : 1 << 20);
+  MixtureSettings scaled = o;
+  scaled.weights = sw.data();
   EmResult best;
   int best_start = -1;
   // With one component every start is the same fit: run it once.
@@ -254,7 +274,7 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   for (int s = 0; s < starts; ++s) {
     math::RandomStream rng{o.seed * kSeedMultiplier + static_cast<uint64_t>(s), 0};
     EmResult r;
-    const MixtureResult m = run_em(table, o, rng, &r);
+    const MixtureResult m = run_em(table, scaled, sw.exponent(), rng, &r);
     if (!m.ok()) return m;
     if (best_start < 0 || r.objective < best.objective) {
       best = std::move(r);
@@ -263,15 +283,21 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   }
   // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
   // already gave).
-  if (o.objective == DIRMN_MIXTURE_DMN && k > 1) {
-    const BackendResult r = dmn_log_det(table, k, o.weights, o.interrupt, best.alpha,
+  if (dmn && k > 1) {
+    const BackendResult r = dmn_log_det(table, k, sw, o.interrupt, best.alpha,
                                         best.fitted_resp, &best.log_det);
     if (!r.ok()) return failed(r);
   }
   const int64_t rows = table.info->rows, V = table.info->cols;
+  best.loglik = sw.unscale(best.loglik);
+  best.objective = sw.unscale(best.objective);
+  if (!std::isfinite(best.loglik) || !std::isfinite(best.objective))
+    return failed({DIRMN_ERROR_OVERFLOW, "", 0});
   MixtureCriteriaInput c;
   c.objective_kind = o.objective;
-  for (int64_t b = 0; b < rows; ++b) c.n_rows += o.weights ? o.weights[b] : 1.0;
+  double n_scaled = 0.0;
+  for (int64_t b = 0; b < rows; ++b) n_scaled += sw.data() ? sw.data()[b] : 1.0;
+  c.log_n_rows = std::log(n_scaled) + sw.log_scale();
   c.parameters = static_cast<int64_t>(static_cast<double>(k) * static_cast<double>(V) + k - 1);
   c.loglik = best.loglik;
   c.objective = best.objective;
