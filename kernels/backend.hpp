@@ -28,13 +28,6 @@ struct BackendResult {
   bool ok() const { return status == DIRMN_SUCCESS; }
 };
 
-// Polled from the calling thread during long work; true means stop.
-struct Interrupt {
-  dirmn_interrupt_fn fn = nullptr;
-  void* user = nullptr;
-  bool poll() const { return fn != nullptr && fn(user) != 0; }
-};
-
 // The steps, with the bits dirmn_counts_info reports them by.
 enum class Step : uint32_t {
   kLoglik = DIRMN_STEP_LOGLIK,

@@ -16,6 +16,15 @@
 
 namespace dirmn {
 
+// The caller's interrupt callback (a dirmn_interrupt_fn), polled from the
+// calling thread during long work -- table building, the backends' passes,
+// the estimators' iterations; true means stop.
+struct Interrupt {
+  int (*fn)(void*) = nullptr;
+  void* user = nullptr;
+  bool poll() const { return fn != nullptr && fn(user) != 0; }
+};
+
 class ThreadPool {
  public:
   // Starts threads - 1 workers (the caller is the last thread). Throws

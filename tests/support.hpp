@@ -293,6 +293,34 @@ inline long double dpoch_ref(long double a, long n) {
   return s;
 }
 
+// A plain Minka fixed point in long double, run to a tight tolerance.
+inline std::vector<double> minka_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
+                              std::vector<double> alpha) {
+  for (int it = 0; it < 200000; ++it) {
+    long double A = 0;
+    for (double a : alpha) A += a;
+    long double den = 0;
+    std::vector<long double> num(static_cast<size_t>(cols), 0);
+    for (int64_t b = 0; b < rows; ++b) {
+      long N = 0;
+      for (int64_t v = 0; v < cols; ++v) {
+        const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+        N += n;
+        num[static_cast<size_t>(v)] += dpoch_ref(alpha[static_cast<size_t>(v)], n);
+      }
+      den += dpoch_ref(A, N);
+    }
+    double change = 0;
+    for (int64_t v = 0; v < cols; ++v) {
+      const double a = static_cast<double>(alpha[static_cast<size_t>(v)] * num[static_cast<size_t>(v)] / den);
+      change = std::max(change, std::fabs(a / alpha[static_cast<size_t>(v)] - 1));
+      alpha[static_cast<size_t>(v)] = a;
+    }
+    if (change < 1e-13) break;
+  }
+  return alpha;
+}
+
 // Dirichlet-multinomial draws: p ~ Dirichlet(alpha), counts ~ Multinomial(N, p).
 inline std::vector<double> simulate_dm(int64_t rows, const std::vector<double>& alpha, int n_mean,
                                        uint32_t seed, bool vary_totals = true) {

@@ -20,37 +20,6 @@
 
 using namespace dirmn_test;
 
-namespace {
-
-// A plain Minka fixed point in long double, run to a tight tolerance.
-std::vector<double> minka_ref(const std::vector<double>& x, int64_t rows, int64_t cols,
-                              std::vector<double> alpha) {
-  for (int it = 0; it < 200000; ++it) {
-    long double A = 0;
-    for (double a : alpha) A += a;
-    long double den = 0;
-    std::vector<long double> num(static_cast<size_t>(cols), 0);
-    for (int64_t b = 0; b < rows; ++b) {
-      long N = 0;
-      for (int64_t v = 0; v < cols; ++v) {
-        const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
-        N += n;
-        num[static_cast<size_t>(v)] += dpoch_ref(alpha[static_cast<size_t>(v)], n);
-      }
-      den += dpoch_ref(A, N);
-    }
-    double change = 0;
-    for (int64_t v = 0; v < cols; ++v) {
-      const double a = static_cast<double>(alpha[static_cast<size_t>(v)] * num[static_cast<size_t>(v)] / den);
-      change = std::max(change, std::fabs(a / alpha[static_cast<size_t>(v)] - 1));
-      alpha[static_cast<size_t>(v)] = a;
-    }
-    if (change < 1e-13) break;
-  }
-  return alpha;
-}
-
-}  // namespace
 
 TEST_CASE("fit: simulated data with known alpha", "[fit]") {
   const int64_t rows = 2000, cols = 50;

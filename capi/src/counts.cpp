@@ -103,6 +103,11 @@ dirmn_status check_counts_options(dirmn_context* ctx, const char* fn, const dirm
   return DIRMN_SUCCESS;
 }
 
+dirmn_status fail_cancelled(dirmn_context* ctx, const char* fn) {
+  return fail(ctx, DIRMN_ERROR_CANCELLED, fn,
+              "cancelled by the interrupt callback while the table was loaded (nothing was kept)");
+}
+
 // A counts handle for ctx's backend, before its table is set.
 std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
   auto c = std::make_unique<dirmn_counts>();
@@ -117,6 +122,8 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
 // a copy to its CPU backend) and makes the handle.
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out) {
+  // Between the host's build and the copy to the device.
+  if (ctx->interrupt.poll()) return fail_cancelled(ctx, fn);
   std::unique_ptr<dirmn_counts> c;
   try {
     c = new_counts(ctx, flags);
@@ -215,8 +222,9 @@ dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts
     dirmn::HostTable table;
     CountsProblem problem;
     try {
-      if (dirmn_status s = dirmn::build_dense_table(in, *ctx->threads, &table, &problem))
-        return fail_counts(ctx, fn, s, problem, rows, cols);
+      if (dirmn_status s = dirmn::build_dense_table(in, *ctx->threads, ctx->interrupt, &table, &problem))
+        return s == DIRMN_ERROR_CANCELLED ? fail_cancelled(ctx, fn)
+                                          : fail_counts(ctx, fn, s, problem, rows, cols);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for a %" PRId64 " x %" PRId64 " table", rows, cols);
@@ -255,8 +263,9 @@ dirmn_status dirmn_counts_create_sparse(dirmn_context* ctx, dirmn_counts** count
     dirmn::HostTable table;
     CountsProblem problem;
     try {
-      if (dirmn_status s = dirmn::build_sparse_table(in, *ctx->threads, &table, &problem))
-        return fail_counts(ctx, fn, s, problem, rows, cols);
+      if (dirmn_status s = dirmn::build_sparse_table(in, *ctx->threads, ctx->interrupt, &table, &problem))
+        return s == DIRMN_ERROR_CANCELLED ? fail_cancelled(ctx, fn)
+                                          : fail_counts(ctx, fn, s, problem, rows, cols);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for a %" PRId64 " x %" PRId64 " table with %" PRId64
@@ -289,6 +298,7 @@ dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts** counts,
     const dirmn::DenseInput in =
         dense_input(rows, cols, dtype, device_data, row_stride, col_stride, flags, storage);
     CountsProblem problem;
+    if (ctx->interrupt.poll()) return fail_cancelled(ctx, fn);
     const BackendResult r = ctx->backend->wrap_device_dense(in, &c->data, &c->info, &problem);
     if (!r.ok()) {
       if (problem.kind != CountsProblem::kNone)
@@ -331,6 +341,7 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
         sparse_input(DIRMN_CSR, rows, cols, nnz, index_type, device_ptr, device_indices, value_dtype,
                      device_values, flags, storage);
     CountsProblem problem;
+    if (ctx->interrupt.poll()) return fail_cancelled(ctx, fn);
     const BackendResult r = ctx->backend->wrap_device_sparse(in, &c->data, &c->info, &problem);
     if (!r.ok()) {
       problem.nnz = nnz;

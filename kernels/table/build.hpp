@@ -10,26 +10,31 @@
 
 namespace dirmn {
 
-// Validates and encodes a dense strided table on the host threads.
-// Returns SUCCESS, or INVALID_COUNTS with *problem saying which cell and
-// why. Throws std::bad_alloc when host memory runs out.
-dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads, HostTable* out,
-                               CountsProblem* problem);
+// Validates and encodes a dense strided table on the host threads,
+// polling `interrupt` at once and between row blocks. Returns SUCCESS;
+// INVALID_COUNTS with *problem saying which cell and why; CANCELLED. Throws
+// std::bad_alloc when host memory runs out.
+dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads,
+                               const Interrupt& interrupt, HostTable* out, CountsProblem* problem);
 
-// Validates a compressed sparse table (CSR or CSC) and encodes it. Returns
+// Validates a compressed sparse table (CSR or CSC) and encodes it, polling
+// `interrupt` at once and every WorkPoller::kPollWork entries. Returns
 // SUCCESS; INVALID_ARGUMENT for malformed ptr or indices and INVALID_COUNTS
-// for a bad value, with *problem saying where. Throws std::bad_alloc.
-dirmn_status build_sparse_table(const SparseInput& in, HostThreads& threads, HostTable* out,
-                                CountsProblem* problem);
+// for a bad value, with *problem saying where; CANCELLED. Throws
+// std::bad_alloc.
+dirmn_status build_sparse_table(const SparseInput& in, HostThreads& threads,
+                                const Interrupt& interrupt, HostTable* out, CountsProblem* problem);
 
 // Row totals, multinomial coefficients, row maxima and column statistics
-// of an encoded table (its values, shape and form set), over row blocks on
-// `parts` of the host threads. Throws std::bad_alloc.
-void compute_row_stats(HostTable* t, HostThreads& threads, int parts);
+// of an encoded table (its values, shape and form set), over `parts` row
+// blocks on the host threads. False when `interrupt` stopped it. Throws
+// std::bad_alloc.
+bool compute_row_stats(HostTable* t, HostThreads& threads, int parts, const Interrupt& interrupt);
 
 // The same for a dense 8-bit table, vectorised: every cell branch-free. Its
 // multinomial coefficients sum in another order than compute_row_stats'
 // (they agree to rounding).
-void compute_row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts);
+bool compute_row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts,
+                                const Interrupt& interrupt);
 
 }  // namespace dirmn

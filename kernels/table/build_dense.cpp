@@ -49,17 +49,30 @@ bool for_each_cell(int64_t r0, int64_t r1, int64_t rows, int64_t cols, int64_t r
 // Below this many cells a table is scanned by the calling thread alone:
 // waking threads would cost more than they save.
 constexpr int64_t kCellsPerScanThread = int64_t{1} << 20;
+// Larger tables go in row blocks of about this many cells, at least one per
+// thread: the interrupt callback is polled between blocks, so a 1 GB table
+// can be stopped every few milliseconds, not only before it starts.
+constexpr int64_t kCellsPerBlock = int64_t{1} << 22;
 
-int scan_parts(int64_t rows, int64_t cols, int threads) {
+// The row statistics keep a column array per block: one block per thread.
+int stat_parts(int64_t rows, int64_t cols, int threads) {
   const int64_t by_size = rows * cols / kCellsPerScanThread + 1;
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({by_size, threads, rows})));
 }
 
+int scan_parts(int64_t rows, int64_t cols, int threads) {
+  const int64_t cells = rows * cols;
+  if (cells < kCellsPerScanThread) return 1;
+  const int64_t blocks = std::max<int64_t>(threads, cells / kCellsPerBlock + 1);
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({blocks, rows, int64_t{1} << 20})));
+}
+
 template <class VT, class S>
-void encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                         HostThreads& threads, int parts, HostTable* t) {
+bool encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                         HostThreads& threads, int parts, const Interrupt& interrupt,
+                         HostTable* t) {
   VT* dst = reinterpret_cast<VT*>(t->values.data());
-  build::for_row_blocks(threads, rows, parts, [&](int, int64_t r0, int64_t r1) {
+  return build::for_row_blocks(threads, rows, parts, interrupt, [&](int, int64_t r0, int64_t r1) {
     if (t->sparse) {
       // Columns ascend within each row whichever order cells are visited, as
       // long as a row's cells are visited in column order: both walks do that.
@@ -83,11 +96,14 @@ void encode_dense_source(const S* src, int64_t rows, int64_t cols, int64_t rs, i
 }
 
 template <class S>
-void encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                      HostThreads& threads, int parts, HostTable* t) {
+bool encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                      HostThreads& threads, int parts, const Interrupt& interrupt, HostTable* t) {
+  bool finished = true;
   with_value_type(t->vtype, [&](auto tag) {
-    encode_dense_source<decltype(tag)>(src, rows, cols, rs, cs, threads, parts, t);
+    finished = encode_dense_source<decltype(tag)>(src, rows, cols, rs, cs, threads, parts,
+                                                  interrupt, t);
   });
+  return finished;
 }
 
 // Converts a dense 8-bit table to CSR in place.
@@ -116,13 +132,15 @@ void to_sparse(HostTable* t) {
 // one pass that writes the dense 8-bit table directly. Returns false as soon
 // as a cell is negative, too large, non-integral or not a number; the caller
 // then takes the general path, which reports the cell or widens the type.
+// *cancelled: the interrupt callback stopped it.
 template <class S>
 bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                   HostThreads& threads, int parts, HostTable* t) {
+                   HostThreads& threads, int parts, const Interrupt& interrupt, HostTable* t,
+                   bool* cancelled) {
   t->values.resize(static_cast<size_t>(rows * cols));
   uint8_t* dst = t->values.data();
   std::vector<char> ok(static_cast<size_t>(parts), 1);
-  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+  *cancelled = !build::for_row_blocks(threads, rows, parts, interrupt, [&](int k, int64_t r0, int64_t r1) {
     ok[static_cast<size_t>(k)] = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
       const S x = src[i * rs + j * cs];
       // One comparison catches negatives, NaN and values above 255.
@@ -133,6 +151,7 @@ bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t
       return true;
     });
   });
+  if (*cancelled) return false;
   for (char o : ok)
     if (!o) return false;
   return true;
@@ -141,15 +160,19 @@ bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t
 template <class S>
 dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
                                bool real_valued, dirmn_storage storage, HostThreads& threads,
-                               HostTable* t, CountsProblem* problem) {
+                               const Interrupt& interrupt, HostTable* t, CountsProblem* problem) {
   const int parts = scan_parts(rows, cols, threads.size());
-  if (try_encode_u8(src, rows, cols, rs, cs, threads, parts, t)) {
+  bool cancelled = false;
+  const bool u8 = try_encode_u8(src, rows, cols, rs, cs, threads, parts, interrupt, t, &cancelled);
+  if (cancelled) return DIRMN_ERROR_CANCELLED;
+  if (u8) {
     t->rows = rows;
     t->cols = cols;
     t->sparse = false;
     t->real_valued = real_valued;
     t->vtype = ValueType::U8;
-    compute_row_stats_dense_u8(t, threads, parts);
+    if (!compute_row_stats_dense_u8(t, threads, stat_parts(rows, cols, threads.size()), interrupt))
+      return DIRMN_ERROR_CANCELLED;
     int64_t nnz = 0;
     for (int64_t n : t->col_nnz) nnz += n;
     t->nnz = nnz;
@@ -170,7 +193,7 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
   // An 8-bit table (above) cannot reach the bound: 255 x 2^32 columns < 2^53.
   std::vector<double> row_sum(static_cast<size_t>(rows), 0.0);
   const double limit = build::row_total_limit(real_valued);
-  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+  const bool scanned = build::for_row_blocks(threads, rows, parts, interrupt, [&](int k, int64_t r0, int64_t r1) {
     Part& p = part[static_cast<size_t>(k)];
     p.ok = for_each_cell(r0, r1, rows, cols, rs, cs, [&](int64_t i, int64_t j) {
       const S x = src[i * rs + j * cs];
@@ -186,6 +209,7 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
       return true;
     });
   });
+  if (!scanned) return DIRMN_ERROR_CANCELLED;
   ScanStats s;
   for (const Part& p : part) {
     if (!p.ok) {
@@ -197,30 +221,31 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
   const ValueType vt = choose_vtype(s.max_count, s.integral, real_valued);
   const bool sparse = choose_sparse(storage, rows, cols, s.nnz, vt);
   build::layout_table(s, row_nnz, rows, cols, real_valued, sparse, vt, t);
-  encode_dense_any<S>(src, rows, cols, rs, cs, threads, parts, t);
-  compute_row_stats(t, threads, parts);
+  if (!encode_dense_any<S>(src, rows, cols, rs, cs, threads, parts, interrupt, t) ||
+      !compute_row_stats(t, threads, stat_parts(rows, cols, threads.size()), interrupt))
+    return DIRMN_ERROR_CANCELLED;
   return DIRMN_SUCCESS;
 }
 
 }  // namespace
 
-dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads, HostTable* out,
-                               CountsProblem* problem) {
+dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads,
+                               const Interrupt& interrupt, HostTable* out, CountsProblem* problem) {
   const int64_t rs = in.rows == 1 ? 0 : in.row_stride;
   const int64_t cs = in.cols == 1 ? 0 : in.col_stride;
   switch (in.dtype) {
     case DIRMN_INT32:
       return build_dense_typed(static_cast<const int32_t*>(in.data), in.rows, in.cols, rs, cs,
-                               in.real_valued, in.storage, threads, out, problem);
+                               in.real_valued, in.storage, threads, interrupt, out, problem);
     case DIRMN_INT64:
       return build_dense_typed(static_cast<const int64_t*>(in.data), in.rows, in.cols, rs, cs,
-                               in.real_valued, in.storage, threads, out, problem);
+                               in.real_valued, in.storage, threads, interrupt, out, problem);
     case DIRMN_FLOAT32:
       return build_dense_typed(static_cast<const float*>(in.data), in.rows, in.cols, rs, cs,
-                               in.real_valued, in.storage, threads, out, problem);
+                               in.real_valued, in.storage, threads, interrupt, out, problem);
     case DIRMN_FLOAT64:
       return build_dense_typed(static_cast<const double*>(in.data), in.rows, in.cols, rs, cs,
-                               in.real_valued, in.storage, threads, out, problem);
+                               in.real_valued, in.storage, threads, interrupt, out, problem);
   }
   return DIRMN_ERROR_INVALID_ARGUMENT;
 }

@@ -27,8 +27,10 @@ double value_at(const void* p, int64_t k) {
 
 }  // namespace
 
-dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, HostTable* out,
-                                CountsProblem* problem) {
+dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads,
+                                const Interrupt& interrupt, HostTable* out, CountsProblem* problem) {
+  if (interrupt.poll()) return DIRMN_ERROR_CANCELLED;
+  build::WorkPoller poller(interrupt);
   const int64_t rows = input.rows, cols = input.cols, nnz = input.nnz;
   const dirmn_index_type index_type = input.index_type;
   const dirmn_dtype value_dtype = input.value_dtype;
@@ -76,6 +78,7 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
   const double limit = build::row_total_limit(real);
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
+    if (poller.stop(b - a + 1)) return DIRMN_ERROR_CANCELLED;
     for (int64_t k = a; k < b; ++k) {
       const int64_t in = read_index(index_type, indices, k);
       if (in < 0 || in >= inner) {
@@ -117,6 +120,7 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
     std::vector<int64_t> cur(cnt.begin(), cnt.end() - 1);
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
+      if (poller.stop(b - a + 1)) return DIRMN_ERROR_CANCELLED;
       for (int64_t k = a; k < b; ++k) {
         const int64_t in = read_index(index_type, indices, k);
         const int64_t p = cur[static_cast<size_t>(in)]++;
@@ -140,13 +144,16 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
     r_col.resize(static_cast<size_t>(nnz));
     r_val.resize(static_cast<size_t>(nnz));
     std::vector<int64_t> cur(r_ptr.begin(), r_ptr.end() - 1);
-    for (int64_t j = 0; j < cols; ++j)
+    for (int64_t j = 0; j < cols; ++j) {
+      if (poller.stop(cnt[static_cast<size_t>(j) + 1] - cnt[static_cast<size_t>(j)] + 1))
+        return DIRMN_ERROR_CANCELLED;
       for (int64_t p = cnt[static_cast<size_t>(j)]; p < cnt[static_cast<size_t>(j) + 1]; ++p) {
         const int64_t i = t_idx[static_cast<size_t>(p)];
         const int64_t q = cur[static_cast<size_t>(i)]++;
         r_col[static_cast<size_t>(q)] = j;
         r_val[static_cast<size_t>(q)] = t_val[static_cast<size_t>(p)];
       }
+    }
   }
   // Sorted rows make repeats adjacent.
   build::ScanStats s;
@@ -192,7 +199,7 @@ dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads, 
       }
     }
 
-  compute_row_stats(out, threads, 1);
+  if (!compute_row_stats(out, threads, 1, interrupt)) return DIRMN_ERROR_CANCELLED;
   return DIRMN_SUCCESS;
 }
 

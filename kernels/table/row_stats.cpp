@@ -41,7 +41,7 @@ inline double log_factorial(const double* table, double n) {
 // Row totals, multinomial coefficients, row maxima and column statistics
 // from the encoded table, over row blocks in parallel.
 template <class VT>
-void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
+bool row_stats_typed(HostTable* t, HostThreads& threads, int parts, const Interrupt& interrupt) {
   const int64_t rows = t->rows, cols = t->cols;
   const VT* x = reinterpret_cast<const VT*>(t->values.data());
   const double* lf = log_factorial_table();
@@ -54,7 +54,7 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
                                         std::vector<double>(static_cast<size_t>(cols), 0.0));
   std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
                                          std::vector<int64_t>(static_cast<size_t>(cols), 0));
-  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+  const bool finished = build::for_row_blocks(threads, rows, parts, interrupt, [&](int k, int64_t r0, int64_t r1) {
     double* col_max = cmax[static_cast<size_t>(k)].data();
     int64_t* col_nnz = cnnz[static_cast<size_t>(k)].data();
     for (int64_t i = r0; i < r1; ++i) {
@@ -98,6 +98,7 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
       t->row_lcoef[r] = math::lpoch(mx + 1.0, total - mx) - rest;
     }
   });
+  if (!finished) return false;
   t->col_max.assign(static_cast<size_t>(cols), 0.0);
   t->col_nnz.assign(static_cast<size_t>(cols), 0);
   for (int k = 0; k < parts; ++k)
@@ -108,6 +109,7 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
   double total = 0.0;
   for (double n : t->row_total) total += n;
   t->total = total;
+  return true;
 }
 
 // row_stats for the dense 8-bit table, the most common form, written to
@@ -115,7 +117,7 @@ void row_stats_typed(HostTable* t, HostThreads& threads, int parts) {
 // add nothing), and the largest count's position is found afterwards. With
 // counts below 256 subtracting log(n*!) from the row's sum loses nothing
 // that matters (see row_stats_typed for why large counts need care).
-void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
+bool row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts, const Interrupt& interrupt) {
   const int64_t rows = t->rows, cols = t->cols;
   const uint8_t* x = t->values.data();
   const double* lf = log_factorial_table();
@@ -126,7 +128,7 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
                                          std::vector<uint8_t>(static_cast<size_t>(cols), 0));
   std::vector<std::vector<int64_t>> cnnz(static_cast<size_t>(parts),
                                          std::vector<int64_t>(static_cast<size_t>(cols), 0));
-  build::for_row_blocks(threads, rows, parts, [&](int k, int64_t r0, int64_t r1) {
+  const bool finished = build::for_row_blocks(threads, rows, parts, interrupt, [&](int k, int64_t r0, int64_t r1) {
     uint8_t* col_max = cmax[static_cast<size_t>(k)].data();
     int64_t* col_nnz = cnnz[static_cast<size_t>(k)].data();
     for (int64_t i = r0; i < r1; ++i) {
@@ -148,6 +150,7 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
       t->row_lcoef[r] = math::lpoch(mx + 1.0, static_cast<double>(total) - mx) - rest;
     }
   });
+  if (!finished) return false;
   t->col_max.assign(static_cast<size_t>(cols), 0.0);
   t->col_nnz.assign(static_cast<size_t>(cols), 0);
   for (int k = 0; k < parts; ++k)
@@ -158,16 +161,22 @@ void row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
   double total = 0.0;
   for (double n : t->row_total) total += n;
   t->total = total;
+  return true;
 }
 
 }  // namespace
 
-void compute_row_stats(HostTable* t, HostThreads& threads, int parts) {
-  with_value_type(t->vtype, [&](auto tag) { row_stats_typed<decltype(tag)>(t, threads, parts); });
+bool compute_row_stats(HostTable* t, HostThreads& threads, int parts, const Interrupt& interrupt) {
+  bool finished = true;
+  with_value_type(t->vtype, [&](auto tag) {
+    finished = row_stats_typed<decltype(tag)>(t, threads, parts, interrupt);
+  });
+  return finished;
 }
 
-void compute_row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts) {
-  row_stats_dense_u8(t, threads, parts);
+bool compute_row_stats_dense_u8(HostTable* t, HostThreads& threads, int parts,
+                                const Interrupt& interrupt) {
+  return row_stats_dense_u8(t, threads, parts, interrupt);
 }
 
 }  // namespace dirmn

@@ -117,22 +117,49 @@ inline void layout_table(const ScanStats& s, const std::vector<int64_t>& row_nnz
 }
 
 // Runs body(part, r0, r1) over `parts` contiguous row blocks on the host
-// threads. A body that runs out of memory stops nothing else; the loop
+// threads, polling `interrupt` before each block the calling thread takes
+// (the first included): false when it asked to stop (blocks already started
+// finish). A body that runs out of memory stops nothing else; the loop
 // throws std::bad_alloc once every block has finished.
 template <class F>
-void for_row_blocks(HostThreads& threads, int64_t rows, int parts, F&& body) {
+bool for_row_blocks(HostThreads& threads, int64_t rows, int parts, const Interrupt& interrupt,
+                    F&& body) {
   const int64_t per = (rows + parts - 1) / parts;
   std::atomic<bool> no_memory{false};
-  threads.parallel_for(parts, [&](int64_t p) {
-    const int64_t r0 = std::min(rows, p * per), r1 = std::min(rows, r0 + per);
-    try {
-      body(static_cast<int>(p), r0, r1);
-    } catch (...) {
-      no_memory = true;
-    }
-  });
+  const bool finished = threads.run(
+      parts,
+      [&](int64_t p) {
+        const int64_t r0 = std::min(rows, p * per), r1 = std::min(rows, r0 + per);
+        try {
+          body(static_cast<int>(p), r0, r1);
+        } catch (...) {
+          no_memory = true;
+        }
+      },
+      [&] { return interrupt.poll(); });
   if (no_memory) throw std::bad_alloc();
+  return finished;
 }
+
+// Polls `interrupt` once per kPollWork units of serial work (entries of a
+// sparse table): often enough to stop a large load part-way, rarely enough
+// to cost nothing.
+class WorkPoller {
+ public:
+  static constexpr int64_t kPollWork = int64_t{1} << 20;
+  explicit WorkPoller(const Interrupt& interrupt) : interrupt_(interrupt) {}
+  // After `work` more units: true when the callback asked to stop.
+  bool stop(int64_t work) {
+    since_ += work;
+    if (since_ < kPollWork) return false;
+    since_ = 0;
+    return interrupt_.poll();
+  }
+
+ private:
+  const Interrupt& interrupt_;
+  int64_t since_ = 0;
+};
 
 }  // namespace build
 }  // namespace dirmn
