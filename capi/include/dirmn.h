@@ -21,7 +21,11 @@
  * - Matrices are passed with explicit strides, in elements (not bytes), so
  *   row-major (C, NumPy, PyTorch) and column-major (R, Julia, Fortran) arrays
  *   pass without a transpose. Element (i, j) of a matrix X with strides
- *   (s_i, s_j) is X[i * s_i + j * s_j].
+ *   (s_i, s_j) is X[i * s_i + j * s_j]. Every array's extent is checked in
+ *   bytes before any element is touched: where the last element's byte
+ *   offset passes PTRDIFF_MAX, or the array would run past the end of the
+ *   address space, the call fails with DIRMN_ERROR_OVERFLOW (an output whose
+ *   strides make two elements share a place fails with INVALID_ARGUMENT).
  * - Rows of a counts table are observations (samples, documents), columns are
  *   categories (taxa, species, words). V denotes the number of columns.
  * - A context serves one call at a time (see Contexts); distinct contexts
@@ -30,6 +34,11 @@
  *   one, may also return DIRMN_ERROR_CONTEXT_IN_USE, which the lists of
  *   statuses below leave out.
  * - Nothing in the library prints, aborts or throws across this boundary.
+ * - Row weights (fits, sums, mixtures) may be any finite non-negative
+ *   doubles, 1e-320 and 1e305 alike: the estimators compute on the weights
+ *   scaled by an exact power of two and scale their sums back. Where a
+ *   weighted sum itself is beyond the largest double (weights near 1e305
+ *   and above) the call fails with DIRMN_ERROR_OVERFLOW, naming it.
  *
  * The mathematics (see DESIGN.md): for a row with counts n_v, N = sum_v n_v,
  * and parameters alpha_v > 0 with A = sum_v alpha_v,
@@ -110,7 +119,8 @@ typedef enum dirmn_status DIRMN_ENUM_INT {
   DIRMN_ERROR_OUT_OF_MEMORY = 7,       /* host or device allocation failed */
   DIRMN_ERROR_BACKEND_UNAVAILABLE = 8, /* backend not compiled in, or no such device */
   DIRMN_ERROR_DEVICE = 9,              /* the CUDA runtime reported an error */
-  DIRMN_ERROR_OVERFLOW = 10,           /* a size computation overflows */
+  DIRMN_ERROR_OVERFLOW = 10,           /* a size or an array's byte extent overflows, or a
+                                          weighted sum is beyond the largest double */
   DIRMN_ERROR_CANCELLED = 11,          /* the interrupt callback asked to stop */
   DIRMN_ERROR_NOT_SUPPORTED = 12,      /* valid request this backend/object cannot serve */
   DIRMN_ERROR_CONTEXT_IN_USE = 13,     /* another call is using the context (see Contexts) */
@@ -372,9 +382,11 @@ DIRMN_API void dirmn_counts_options_init(dirmn_counts_options* options);
  * The caller keeps ownership of `data` (it is not referenced after return)
  * and owns *counts (free with dirmn_counts_destroy). Statuses: SUCCESS;
  * NULL_POINTER; INVALID_ARGUMENT (rows or cols <= 0, bad strides, dtype or
- * options); OVERFLOW (sizes); INVALID_COUNTS (with row, column and value:
- * a bad count, or the count that takes its row's total past the bound of
- * DIRMN_COUNTS_REAL_VALUED's comment); OUT_OF_MEMORY; DEVICE; CANCELLED. */
+ * options); OVERFLOW (sizes, the strided extent in bytes); INVALID_COUNTS
+ * (with row, column and value: a bad count, or the count that takes its
+ * row's total past the bound of DIRMN_COUNTS_REAL_VALUED's comment);
+ * OUT_OF_MEMORY; DEVICE; CANCELLED (the interrupt callback is polled at
+ * once and then every few million cells or entries; nothing is kept). */
 DIRMN_API dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_counts** counts,
                                                  int64_t rows, int64_t cols, dirmn_dtype dtype,
                                                  const void* data, int64_t row_stride,
@@ -548,7 +560,9 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
  * keeps (counts wrapped from device memory have none: NOT_SUPPORTED).
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (unknown param or
  * flags, bad stride); INVALID_PARAMETER (alpha, or a weight, naming its
- * index); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED. */
+ * index); OVERFLOW (params_stride's extent; a weighted sum beyond the
+ * largest double); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
+ * NOT_SUPPORTED. */
 DIRMN_API dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts,
                                         const double* params, int64_t params_stride,
                                         dirmn_param param, const double* weights, uint32_t flags,
@@ -625,8 +639,12 @@ typedef struct dirmn_fit_result {
                                "loglik" of this library and its bindings means */
   double gradient_norm;     /* max-norm of the gradient with respect to log alpha */
   double precision;         /* sum of alpha (infinite under multinomial_limit) */
-  int iterations;
-  int converged;            /* 1 when the tolerance was met */
+  int iterations;           /* Newton iterations (from a caller's start that went nowhere,
+                               plus those from the method of moments' start) */
+  int converged;            /* 1 only at a stationary point with finite values: the predicted
+                               gain below tolerance x |loglik| and gradient_norm at most
+                               sqrt(tolerance) x the weight of the rows with counts (or the
+                               multinomial limit); 0 at max_iterations */
   int multinomial_limit;    /* 1 when the data show no overdispersion: the likelihood grows
                                toward the multinomial limit (sum of alpha -> infinity) */
   int64_t zero_columns;     /* columns without counts (alpha reported as 0) */
@@ -635,8 +653,13 @@ typedef struct dirmn_fit_result {
 } dirmn_fit_result;
 
 /* Maximum-likelihood alpha for the table, by Newton's method on log alpha
- * with O(V) Sherman-Morrison steps, safeguarded by step halving and a Minka
- * fixed-point step where Newton does not increase the likelihood. Works on
+ * with O(V) Sherman-Morrison steps, safeguarded by step halving, a step of
+ * the precision alone and a Minka fixed-point step where Newton does not
+ * increase the likelihood. Any finite positive start works: it is brought
+ * into [1e-150, 1e150] with a sum of alpha in [1e-6, 1e10] (its proportions
+ * kept), the iterates stay in that range, and a start from which the
+ * iteration does not converge is followed by the method of moments' start
+ * (the better result is returned). Works on
  * count histograms (see dirmn_loglik_sum). Rows of zeros and zero-weight rows
  * contribute nothing; columns without counts are reported, not fitted;
  * data without overdispersion are reported through multinomial_limit.
@@ -644,9 +667,10 @@ typedef struct dirmn_fit_result {
  * result->alpha must point to V doubles. Statuses: SUCCESS (also when not
  * converged within max_iterations: see result->converged); NULL_POINTER;
  * INVALID_ARGUMENT (options, a table with no counts at all); INVALID_PARAMETER
- * (weights or start, naming the index); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE;
- * CANCELLED (progress callback or interrupt); NOT_SUPPORTED (as
- * dirmn_loglik_sum). */
+ * (weights or start, naming the index); OVERFLOW (array extents; the weighted
+ * log-likelihood or Hessian beyond the largest double); WRONG_CONTEXT;
+ * OUT_OF_MEMORY; DEVICE; CANCELLED (progress callback or interrupt);
+ * NOT_SUPPORTED (as dirmn_loglik_sum). */
 DIRMN_API dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts,
                                  const dirmn_fit_options* options, dirmn_fit_result* result);
 
@@ -719,7 +743,8 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k above the
  * number of rows with counts -- under options->weights, rows with counts and
  * a positive weight, so weights that are all 0 are refused --, options);
- * INVALID_PARAMETER (weights, naming the row);
+ * INVALID_PARAMETER (weights, naming the row); OVERFLOW (the weighted
+ * log-likelihood beyond the largest double);
  * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (counts
  * wrapped from device memory: the initialisation needs rows on the host). */
 DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
@@ -778,14 +803,14 @@ DIRMN_API dirmn_status dirmn_mixture_get_info(const dirmn_mixture* mixture,
 /* Copies the fitted parameters: alpha of component j, category v, to
  * alpha[j * stride_k + v * stride_v] (k x V), and the mixing weights to
  * weights[j] (k entries). Either output may be NULL. Statuses: SUCCESS;
- * NULL_POINTER; INVALID_ARGUMENT (overlapping strides). */
+ * NULL_POINTER; INVALID_ARGUMENT (overlapping strides); OVERFLOW (extent). */
 DIRMN_API dirmn_status dirmn_mixture_get_params(const dirmn_mixture* mixture, double* alpha,
                                                 int64_t stride_k, int64_t stride_v,
                                                 double* weights);
 
 /* Copies the responsibilities of the fitted rows: P(component j | row b) to
  * out[b * stride_row + j * stride_k]. Statuses: SUCCESS; NULL_POINTER;
- * INVALID_ARGUMENT (overlapping strides). */
+ * INVALID_ARGUMENT (overlapping strides); OVERFLOW (extent). */
 DIRMN_API dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* mixture,
                                                           double* out, int64_t stride_row,
                                                           int64_t stride_k);
@@ -793,8 +818,10 @@ DIRMN_API dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* m
 /* Assigns new rows (a counts object with the same number of columns, made
  * by `ctx`) to the fitted components: posterior probabilities to
  * out[b * stride_row + j * stride_k]. Statuses: SUCCESS; NULL_POINTER;
- * DIMENSION_MISMATCH (columns); INVALID_ARGUMENT (strides); WRONG_CONTEXT;
- * OUT_OF_MEMORY; DEVICE; CANCELLED. */
+ * DIMENSION_MISMATCH (columns); INVALID_ARGUMENT (strides); OVERFLOW
+ * (extent); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED. A mixture
+ * fitted by another context is held for the call too: CONTEXT_IN_USE while
+ * that context is in a call on another thread. */
 DIRMN_API dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
                                             const dirmn_counts* counts, double* out,
                                             int64_t stride_row, int64_t stride_k);

@@ -198,8 +198,8 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
     if (dirmn_status st = dirmn::capi::check_fit(ctx, "dirmn_mixture_fit", counts, k_min, k_max,
                                                  options, &o, &blamed))
       return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", blamed);
-    // Not dirmn_mixture_destroy, which keeps a handle while its context is
-    // in a call -- as it is here.
+    // Not dirmn_mixture_destroy, which defers the free of a handle while
+    // its context is in a call -- as it is here: a failure frees at once.
     std::vector<std::unique_ptr<dirmn_mixture>> fitted;
     try {
       fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
