@@ -271,15 +271,18 @@ end
 
 # The library locates a cell by the 0-based (row, column) of its own table,
 # where rows are observations (dirmn_last_error_location's row and column).
-# Add the Julia index of the same cell in the array the caller passed.
+# Add the Julia index of the same cell in the array the caller passed, and
+# the count there as the location holds it (an integer exactly).
 function _cell_hint(obsdim::Int, isvector::Bool)
     return function (loc)
         (loc === nothing || loc.row < 0 || loc.column < 0) && return nothing
         i = Int(loc.row) + 1
         j = Int(loc.column) + 1
-        isvector && return " [x[$j] in Julia]"
-        return obsdim == 2 ? " [X[$j, $i] in Julia: observation $i, category $j]" :
-                             " [X[$i, $j] in Julia: observation $i, category $j]"
+        v = _argument(loc) == "data" ? _value_text(loc) : nothing
+        eq = v === nothing ? "" : " = $v"
+        isvector && return " [x[$j]$eq in Julia]"
+        return obsdim == 2 ? " [X[$j, $i]$eq in Julia: observation $i, category $j]" :
+                             " [X[$i, $j]$eq in Julia: observation $i, category $j]"
     end
 end
 

@@ -338,6 +338,7 @@ end
         @test unsafe_string(l.argument) == "params"
         @test (l.vector, l.index, l.row, l.column) == (1, 4, -1, -1)
         @test l.has_value == 1 && l.value == -Inf
+        @test l.has_integer_value == 0     # a parameter is no integer the caller passed
         detail = unsafe_string(l.detail)
         @test occursin("-Inf", detail)
         @test startswith(msg(e), "dirmn_loglik: vector 1, index 4 (0-based): " * detail)
@@ -351,7 +352,8 @@ end
         l = loc[]
         @test unsafe_string(l.argument) == "data"
         @test (l.row, l.column) == (1, 2) && l.has_value == 1 && l.value == -2
-        @test endswith(msg(e), " [X[3, 2] in Julia: observation 2, category 3]")
+        @test l.has_integer_value == 1 && l.integer_value == -2
+        @test endswith(msg(e), " [X[3, 2] = -2 in Julia: observation 2, category 3]")
 
         # After a success every position is -1.
         @test all(isfinite, loglik(c, ALPHA))
@@ -404,3 +406,49 @@ end
     e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, fill(1e308, V))
     @test !occursin(" in Julia]", msg(e))   # one vector: nothing to point at
 end
+
+@testset "integer values are worded exactly (issue #24 item 9)" begin
+    L = Dirmn.LibDirmn
+    b53 = Int64(2)^53 + 1                       # 9007199254740993: no Float64 holds it
+    for (big_, s) in ((b53, "9007199254740993"), (typemax(Int64), "9223372036854775807"))
+        # Dense and sparse, matrix and vector, both orientations: the
+        # library's message and the Julia position both carry the integer.
+        Y = [1 2; 3 big_; 4 5]                  # X[2, 2]: observation 2, category 2
+        for (Z, od, cell) in ((Y, 2, "X[2, 2] = $s in Julia: observation 2, category 2"),
+                              (permutedims(Y), 1, "X[2, 2] = $s in Julia: observation 2, category 2"),
+                              (sparse(Y), 2, "X[2, 2] = $s in Julia"))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Z, ones(od == 2 ? 3 : 2); obsdim = od)
+            @test occursin("count $s is 2^53 or more", msg(e))
+            @test occursin(cell, msg(e))
+            @test !occursin("e+", msg(e)) && !occursin("e18", msg(e)) && !occursin("e15", msg(e))
+        end
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik([1, big_, 2], ones(3))
+        @test endswith(msg(e), " [x[2] = $s in Julia]")
+        # ... from the location's integer_value, not from the message.
+        ctx = DirmnContext(:cpu)
+        caught(() -> DirmnCounts([1, big_, 2]; context = ctx))
+        r = Ref(L.empty_error_location())
+        @test L.dirmn_last_error_location(ctx.ptr, r) == 0
+        @test r[].has_integer_value == 1 && r[].integer_value == big_
+        @test Dirmn._value_text(r[]) == s
+        @test Dirmn._cell_hint(2, true)(r[]) == " [x[2] = $s in Julia]"
+        close(ctx)
+    end
+    # An Int32 count is an integer too; a Float64 one is not.
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Int32[1, -3, 2], ones(3))
+    @test endswith(msg(e), " [x[2] = -3 in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik([1.0, 2.5, 2.0], ones(3))
+    @test endswith(msg(e), " [x[2] = 2.5 in Julia]")
+    # A location struct of the size before the two fields is still served,
+    # and the fields beyond it are left alone.
+    ctx = DirmnContext(:cpu)
+    caught(() -> DirmnCounts([1, b53, 2]; context = ctx))
+    old = fieldoffset(L.dirmn_error_location, 10)
+    r = Ref(L.dirmn_error_location(Csize_t(old), Cstring(C_NULL), -1, -1, -1, -1, 0, 0.0,
+                                   Cstring(C_NULL), Cint(7), Int64(7)))
+    @test L.dirmn_last_error_location(ctx.ptr, r) == 0
+    @test r[].column == 1 && r[].has_value == 1
+    @test (r[].has_integer_value, r[].integer_value) == (7, 7)
+    close(ctx)
+end
+
