@@ -2,7 +2,7 @@ function _weights(c::DirmnCounts, weights)
     weights === nothing && return nothing
     length(weights) == c.nobs ||
         _mismatch("weights has length $(length(weights)) but the counts have $(c.nobs) observations")
-    w, s = _native_vector(weights, Float64)
+    w, s = _native_vector(_check_real(weights, "weights"), Float64)
     # The library reads weights contiguously.
     return s == 1 ? w : Vector{Float64}(w)
 end
@@ -45,7 +45,7 @@ function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :
         length(P) == V ||
             _mismatch("the parameter vector has length $(length(P)) but the counts have $V " *
                       "categories")
-        Pn, s = _native_vector(P, Float64)
+        Pn, s = _native_vector(_check_real(P, "α"), Float64)
         w = _weights(c, weights)
         value = Ref{Cdouble}(0)
         grad = Vector{Float64}(undef, V)
@@ -92,6 +92,7 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
             _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
                       "counts, $(join(size(c), "×")) (one parameter vector per observation)")
         n, V = c.nobs, c.ncat
+        _check_real(P, "A")
         if P isa AbstractVector
             Pn, sv = _native_vector(P, Float64)
             srow = max(length(P) * sv, 1)
@@ -351,7 +352,7 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         if start !== nothing
             length(start) == V ||
                 _mismatch("start has length $(length(start)) but the counts have $V categories")
-            st0 = Vector{Float64}(start)
+            st0 = Vector{Float64}(_check_real(start, "start"))
         end
         alpha = Vector{Float64}(undef, V)
         se = Vector{Float64}(undef, V)

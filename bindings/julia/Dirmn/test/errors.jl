@@ -261,8 +261,13 @@ msg(e) = e isa DirmnError ? e.message : ""
         @test occursin("x[2]", msg(e)) && occursin("missing", msg(e))
         e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(fill(missing, 2, 2), ones(2))
         @test occursin("X[1, 1]", msg(e))
-        # Other element types are still refused as before.
-        @test_throws ArgumentError loglik(Union{Nothing,Int}[1 2; 3 4], [1.0, 1.0])
+        # A Union element type is decided by the values (issue #24 item 15):
+        # all real numbers convert; anything else is named at its position.
+        @test loglik(Union{Nothing,Int}[1 2; 3 4], [1.0, 1.0]) == loglik([1 2; 3 4], [1.0, 1.0])
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Union{Nothing,Int}[1 2; nothing 4], [1.0, 1.0])
+        @test occursin("X[2, 1] (observation 1, category 2): is nothing, a Nothing, not a real number", msg(e))
+        # A concrete element type that is not a real number is refused as before.
+        @test_throws ArgumentError loglik(fill("1", 2, 2), [1.0, 1.0])
     end
 
     @testset "showerror" begin
@@ -452,3 +457,87 @@ end
     close(ctx)
 end
 
+@testset "abstract element types and missing parameters (issue #24 items 15, 16)" begin
+    # Matrix{Any} and Vector{Any} counts recursed until a StackOverflowError.
+    A = Matrix{Any}(X)
+    @test relerr(loglik(A, ALPHA), REF) <= RTOL
+    @test relerr(loglik(permutedims(A), ALPHA; obsdim = 1), REF) <= RTOL
+    @test relerr(loglik(Vector{Any}(X[:, 2]), ALPHA), REF[2]) <= RTOL
+    @test relerr(loglik(Matrix{Real}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Matrix{Integer}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Matrix{Union{Missing,Real}}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Union{Int32,Float64}[isodd(x) ? Float64(x) : Int32(x) for x in X], ALPHA), REF) <= RTOL
+    Sa = sparse(X)
+    @test relerr(loglik(SparseMatrixCSC{Any,Int}(size(X)..., Sa.colptr, Sa.rowval,
+                                                 Vector{Any}(Sa.nzval)), ALPHA), REF) <= RTOL
+    c = DirmnCounts(A)
+    @test Dirmn.info(c).real_valued == false && relerr(loglik(c, ALPHA), REF) <= RTOL
+    close(c)
+    # Integers stay integers (exact); mixed with floats they promote.
+    Am = Matrix{Any}(X)
+    Am[1, 1] = Float64(Am[1, 1])
+    @test relerr(loglik(Am, ALPHA), REF) <= RTOL
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1, Int64(2)^53 + 1, 3], ones(3))
+    @test occursin("9007199254740993", msg(e))
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1.5, Int64(2)^53 + 1, 3], ones(3); real_valued = true)
+    @test occursin("x[2]: count 9007199254740993 is 2^53 or more", msg(e))
+    @test loglik(Matrix{Any}(undef, V, 0), ALPHA) == Float64[]
+    # The first value that is missing or no real number, by position,
+    # value and type.
+    for (bad, text) in ((missing, "is missing"), ("3", "is \"3\", a String, not a real number"),
+                        (1 + 2im, "is 1 + 2im, a Complex{Int64}, not a real number"),
+                        (nothing, "is nothing, a Nothing, not a real number"))
+        B = Matrix{Any}(X)
+        B[4, 7] = bad
+        B[5, 8] = bad                           # a later one is not the one named
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(B, ALPHA)
+        @test msg(e) == "DirmnCounts: X[4, 7] (observation 7, category 4): $text"
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(permutedims(B), ALPHA; obsdim = 1)
+        @test msg(e) == "DirmnCounts: X[7, 4] (observation 7, category 4): $text"
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS DirmnCounts(Any[1, 2, bad])
+        @test msg(e) == "DirmnCounts: x[3]: $text"
+        Sb = SparseMatrixCSC{Any,Int}(size(X)..., Sa.colptr, Sa.rowval, Vector{Any}(Sa.nzval))
+        Sb.nzval[3] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Sb, ALPHA)
+        @test occursin("stored as nzval[3]: $text", msg(e))
+    end
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1, "x"^200], ones(2))
+    @test length(msg(e)) < 150 && occursin("...", msg(e))
+
+    # α, A, weights and start of element type Any convert; a missing or
+    # non-real entry (issue #24 item 16: a MethodError) is named.
+    @test relerr(loglik(X, Vector{Any}(ALPHA)), REF) <= RTOL
+    @test relerr(loglik(X, Matrix{Any}(ALPHAS)), REF_K) <= RTOL
+    @test relerr(loglik_rowwise(X, Matrix{Any}(AROW)), REF_ROW) <= RTOL
+    @test relerr(logpdf(DirMult(Vector{Any}(ALPHA)), X), REF) <= RTOL
+    w = collect(1.0:NOBS)
+    @test loglik_sum(X, ALPHA; weights = Vector{Any}(w)).value ≈ loglik_sum(X, ALPHA; weights = w).value
+    @test fit_dirmn(X; weights = Vector{Union{Missing,Float64}}(w)).alpha ≈ fit_dirmn(X; weights = w).alpha
+    for (bad, text) in ((missing, "is missing"), ("a", "is \"a\", a String, not a real number"))
+        a = Vector{Any}(ALPHA); a[4] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, a)
+        @test msg(e) == "α[4] $text"
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, a)
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER DirMult(a)
+        @test msg(e) == "α[4] $text"
+        As = Matrix{Any}(ALPHAS); As[5, 2] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, As)
+        @test msg(e) == "α[5, 2] $text"
+        Ar = Matrix{Any}(AROW); Ar[2, 3] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(X, Ar)
+        @test msg(e) == "A[2, 3] $text"
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise_derivatives(X, Ar)
+        wb = Vector{Any}(w); wb[3] = bad
+        for f in (() -> loglik_sum(X, ALPHA; weights = wb), () -> fit_dirmn(X; weights = wb),
+                  () -> fit_mixture(X, 2; weights = wb))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER f()
+            @test msg(e) == "weights[3] $text"
+        end
+        st = Vector{Any}(ones(V)); st[2] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; start = st)
+        @test msg(e) == "start[2] $text"
+    end
+    wm = Union{Missing,Float64}[w...]; wm[5] = missing
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; weights = wm)
+    @test msg(e) == "weights[5] is missing"
+end
