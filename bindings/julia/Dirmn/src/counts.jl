@@ -59,7 +59,7 @@ end
 
 _finalize_counts(c::DirmnCounts) =
     c.ptr == C_NULL ? nothing :
-    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts)
+    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts, true)
 
 """
     close(c::DirmnCounts)
@@ -67,7 +67,9 @@ _finalize_counts(c::DirmnCounts) =
 Frees the counts' host and device memory now. Idempotent. Safe while
 another task or thread computes with `c`: `close` waits for that call to
 end (it takes the lock of the counts' context); every later call with `c`
-raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
+raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`). From a progress
+callback of a call on the counts' context (even one computing with `c`),
+`c` is closed at once and the library frees it when that call returns.
 """
 function Base.close(c::DirmnCounts)
     # ReentrantLock is not fair: a task calling in a loop could take the lock

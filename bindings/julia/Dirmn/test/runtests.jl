@@ -12,6 +12,7 @@ using Test
 using Random
 using SparseArrays
 using LinearAlgebra
+using Libdl
 
 include("reference.jl")
 
@@ -42,6 +43,7 @@ result = try
         include("mixture.jl")
         include("lifecycle.jl")
         include("threads.jl")
+        include("callbacks.jl")
         include("gpu.jl")
     end
 catch err
