@@ -114,7 +114,7 @@ const dirmn_progress_fn = Ptr{Cvoid}
 
 """
     dirmn_error_location(size, argument, row, column, vector, index, has_value,
-                         value, detail)
+                         value, detail, has_integer_value, integer_value)
 
 Mirror of the C struct `dirmn_error_location`: where the last failure was, as
 0-based numbers (-1 where a position does not apply). Pass it to
@@ -122,7 +122,13 @@ Mirror of the C struct `dirmn_error_location`: where the last failure was, as
 `sizeof(dirmn_error_location)` (see [`empty_error_location`](@ref)).
 `argument` (static storage) and `detail` (valid as `dirmn_last_error`'s
 string) are C strings owned by the library: read them with `unsafe_string`
-before the next call on the same context.
+before the next call on the same context. `has_integer_value` is 1 when the
+offending value is an integer the caller passed (an Int32 or Int64 count, a
+compressed pointer or index entry): `integer_value` then holds it exactly,
+and `value` only the nearest double.
+
+The nine-argument form (without `has_integer_value` and `integer_value`, the
+fields appended later) sets those two to 0.
 """
 struct dirmn_error_location
     size::Csize_t
@@ -134,7 +140,13 @@ struct dirmn_error_location
     has_value::Cint
     value::Cdouble
     detail::Cstring
+    has_integer_value::Cint
+    integer_value::Int64
 end
+
+dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail) =
+    dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail,
+                         Cint(0), Int64(0))
 
 """
     dirmn_counts_options(size, flags, storage)
@@ -315,7 +327,7 @@ A location struct with `size` set, null strings and every position -1, as
 """
 empty_error_location() =
     dirmn_error_location(Csize_t(sizeof(dirmn_error_location)), Cstring(C_NULL), -1, -1, -1, -1,
-                         Cint(0), 0.0, Cstring(C_NULL))
+                         Cint(0), 0.0, Cstring(C_NULL), Cint(0), Int64(0))
 
 """
     empty_mixture_options() -> dirmn_mixture_options

@@ -16,15 +16,33 @@ _cell_text(obsdim::Int, i::Int, j::Int) =
                   "X[$i, $j] (observation $i, category $j)"
 _cell_text(j::Int) = "x[$j]"
 
-# Why `x` cannot be passed as a count of type T, or nothing. Only values the
-# conversion itself would reject are looked at here (the library checks the
-# rest, with its own message): a missing value, an integer beyond T.
-function _conversion_problem(x, ::Type{T}) where {T}
+# Why `x` is no number at all, or nothing: missing, or not a real number
+# (the elements of an array of element type Any, Number, Union{Missing,T}).
+function _not_real(x)
     x === missing && return "is missing"
+    x isa Real && return nothing
+    text = sprint(show, x; context = :limit => true)
+    length(text) > 60 && (text = first(text, 57) * "...")
+    return "is $text, a $(typeof(x)), not a real number"
+end
+
+# Why `x` cannot be passed as a count of type T, or nothing. Only values the
+# conversion itself would reject or change are looked at here (the library
+# checks the rest, with its own message): a missing value or one that is not
+# a real number, an integer beyond T, an integer that a floating-point T
+# would round (one of 2^53 or more, which the library would then report as
+# another number).
+function _conversion_problem(x, ::Type{T}) where {T}
+    p = _not_real(x)
+    p === nothing || return p
     if T <: Integer && x isa Integer && !(typemin(T) <= x <= typemax(T))
         return x < 0 ? "count $x is negative" :
                "count $x does not fit $T (at most $(typemax(T))), the widest integer " *
                "count libdirmn takes"
+    end
+    if T <: AbstractFloat && x isa Integer && !(-maxintfloat(Float64) < x < maxintfloat(Float64))
+        return x < 0 ? "count $x is negative" :
+               "count $x is 2^53 or more (counts must be below 2^53)"
     end
     return nothing
 end
@@ -43,9 +61,30 @@ function _convert_counts!(dest::Array{T}, src, where) where {T}
     return dest
 end
 
-# Whether converting values of type S to T needs the checked copy.
+# Whether converting values of type S to T needs the checked copy: always
+# for an abstract S (whose values decided T, see _count_eltype).
 _needs_check(::Type{S}, ::Type{T}) where {S,T} =
-    !(S <: T) && (Missing <: S || (T <: Integer && !(S <: Union{Bool,Int8,UInt8,Int16,UInt16,Int32})))
+    !(S <: T) && (Missing <: S || !isconcretetype(S) ||
+                  (T <: Integer && !(S <: Union{Bool,Int8,UInt8,Int16,UInt16,Int32})))
+
+# --- parameters, weights, start ------------------------------------------------
+
+# α (or log α), per-observation parameters A, row weights and a fit's start
+# reach the library as Float64. An array of real numbers converts as it is;
+# one of another element type (Any, Union{Missing,Float64}: built by hand, or
+# read from a file) converts too when every element is a real number, and
+# otherwise raises a DirmnError naming the first element that is missing or
+# not a real number by its index into `name`, the caller's array.
+function _check_real(P::AbstractArray, name::AbstractString)
+    eltype(P) <: Real && return P
+    for (I, x) in zip(CartesianIndices(P), P)
+        p = _not_real(x)
+        p === nothing && continue
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_PARAMETER,
+                         "$name[$(join(Tuple(I), ", "))] $p"))
+    end
+    return P
+end
 
 # --- sparse structure ----------------------------------------------------------
 

@@ -23,7 +23,9 @@ Raises a [`DirmnError`](@ref) with `DIRMN_ERROR_BACKEND_UNAVAILABLE` when
 CUDA is asked for but not compiled in or the device does not exist.
 
 The context is freed by its finalizer or, sooner, by `close(ctx)` (which may
-be called repeatedly). Calls through one context are serialised by a lock,
+be called repeatedly; from a progress callback of a call on the context it
+closes the context at once and frees it when that call returns). Calls
+through one context are serialised by a lock,
 as the library requires, so one context may be shared between tasks and
 threads. Most code needs no explicit context: the functions of this package
 use [`default_context`](@ref) unless given `context = ...`.
@@ -34,6 +36,13 @@ mutable struct DirmnContext
     device::Int
     lock::ReentrantLock
     serial::Int   # the order in which a call that needs several contexts locks them
+    # Calls (_with) of the task holding `lock` in progress on the context:
+    # above 0, a close() from that task (a progress callback) cannot free
+    # the handle, which the library keeps while a call uses it; the handle
+    # is moved to `deferred` and freed when the outermost call returns.
+    # Both fields are only touched under `lock`.
+    depth::Int
+    deferred::Ptr{Cvoid}
 
     function DirmnContext(backend::Symbol = :auto, device::Integer = 0)
         code = _backend_code(backend)
@@ -51,7 +60,7 @@ mutable struct DirmnContext
             throw(DirmnError(st2, msg))
         end
         ctx = new(out[], _backend_symbol(be[]), Int(dev[]), ReentrantLock(),
-                  Threads.atomic_add!(_CONTEXT_SERIAL, 1))
+                  Threads.atomic_add!(_CONTEXT_SERIAL, 1), 0, C_NULL)
         finalizer(_finalize_context, ctx)
         return ctx
     end
@@ -59,23 +68,36 @@ end
 
 const _CONTEXT_SERIAL = Threads.Atomic{Int}(1)
 
-# Frees the handle; the caller holds the context's lock.
+# Frees the handle (and one whose free was deferred); the caller holds the
+# context's lock, outside any call on it (depth 0).
 function _free_context(ctx::DirmnContext)
     p = ctx.ptr
     ctx.ptr = C_NULL
     p == C_NULL || LibDirmn.dirmn_context_destroy(p)
+    _free_deferred(ctx)
+    return nothing
+end
+
+function _free_deferred(ctx::DirmnContext)
+    d = ctx.deferred
+    ctx.deferred = C_NULL
+    d == C_NULL || LibDirmn.dirmn_context_destroy(d)
     return nothing
 end
 
 # Runs `free(x)` under `l` from a finalizer. A finalizer must neither block
 # nor switch tasks (lock could do both), so it only tries the lock; when
 # another task holds it (a call in progress on the context), the finalizer is
-# registered again and the handle freed at a later collection. The same
-# when the collecting task itself holds the lock: it is inside a call (a
-# collection from a progress callback), and the library keeps a handle
-# destroyed from within a call on its context, so freeing it now would lose it.
-function _finalize_under(free, x, l::ReentrantLock, self)
-    if l.locked_by !== current_task() && trylock(l)
+# registered again and the handle freed at a later collection. When the
+# collecting task itself holds the lock it is inside a call (a collection
+# from a progress callback): `reentrant` says whether `free` may run there,
+# as for counts and mixtures, whose destroy the library defers to the end
+# of the call; otherwise (a context, which the library would keep) the
+# finalizer is registered again too.
+function _finalize_under(free, x, l::ReentrantLock, self, reentrant::Bool)
+    if l.locked_by === current_task()
+        reentrant ? free(x) : finalizer(self, x)
+    elseif trylock(l)
         try
             free(x)
         finally
@@ -88,7 +110,8 @@ function _finalize_under(free, x, l::ReentrantLock, self)
 end
 
 _finalize_context(ctx::DirmnContext) =
-    ctx.ptr == C_NULL ? nothing : _finalize_under(_free_context, ctx, ctx.lock, _finalize_context)
+    ctx.ptr == C_NULL && ctx.deferred == C_NULL ? nothing :
+    _finalize_under(_free_context, ctx, ctx.lock, _finalize_context, false)
 
 """
     close(ctx::DirmnContext)
@@ -96,10 +119,28 @@ _finalize_context(ctx::DirmnContext) =
 Frees the context now instead of at garbage collection. Idempotent. Counts
 objects made with it stay valid to `close` but can no longer compute (they
 report `DIRMN_ERROR_NULL_POINTER`).
+
+Called from inside a call on the context (a progress callback of
+[`fit_dirmn`](@ref) or [`fit_mixture`](@ref)), it closes the context at once
+(`isopen(ctx)` is false, every later call with it raises a
+[`DirmnError`](@ref)) and frees it when that call returns: the library
+cannot free a context under the call using it. The call itself finishes.
 """
 function Base.close(ctx::DirmnContext)
-    lock(ctx.lock) do
-        _free_context(ctx)
+    lock(ctx.lock)
+    try
+        if ctx.depth > 0
+            # This task is inside a call on the context (the lock was free
+            # or already this task's, and only its holder counts calls).
+            if ctx.ptr != C_NULL
+                ctx.deferred = ctx.ptr
+                ctx.ptr = C_NULL
+            end
+        else
+            _free_context(ctx)
+        end
+    finally
+        unlock(ctx.lock)
     end
     return nothing
 end
@@ -127,13 +168,15 @@ end
 # another context, which the library refuses only after reading the handle).
 # Several locks are taken in the order of the contexts' serial numbers, so
 # two such calls cannot deadlock.
+# While the locks are held the contexts count the call (depth), so that a
+# close() from inside it defers the free to its end (see close).
 @inline function _with(f, ctx::DirmnContext, owners::DirmnContext...)
     if all(o -> o === ctx, owners)
-        lock(ctx.lock)
+        _enter(ctx)
         try
             return f(ctx.ptr)
         finally
-            unlock(ctx.lock)
+            _leave(ctx)
         end
     end
     return _with_all(f, ctx, owners)
@@ -141,12 +184,30 @@ end
 
 @noinline function _with_all(f, ctx::DirmnContext, owners)
     ls = sort!(unique!(DirmnContext[ctx, owners...]); by = c -> c.serial)
-    foreach(c -> lock(c.lock), ls)
+    foreach(_enter, ls)
     try
         return f(ctx.ptr)
     finally
-        foreach(c -> unlock(c.lock), reverse(ls))
+        foreach(_leave, reverse(ls))
     end
+end
+
+@inline function _enter(ctx::DirmnContext)
+    lock(ctx.lock)
+    ctx.depth += 1
+    return nothing
+end
+
+# The outermost call frees a context closed from inside it, still under the
+# lock (no call of this task is then in progress on it).
+@inline function _leave(ctx::DirmnContext)
+    try
+        ctx.depth -= 1
+        ctx.depth == 0 && ctx.deferred != C_NULL && _free_deferred(ctx)
+    finally
+        unlock(ctx.lock)
+    end
+    return nothing
 end
 
 const _DEFAULT_CONTEXTS = Dict{Tuple{Symbol,Int},DirmnContext}()

@@ -11,7 +11,11 @@ repeated evaluation with [`loglik`](@ref), [`loglik_rowwise`](@ref) and
   library as it is in memory; other `Integer` or `Real` element types, and
   `Union{Missing,T}` of them, are converted first, and a value that does
   not fit `Int64` or a `missing` raises a [`DirmnError`](@ref) naming its
-  position), or a strided view or transpose of one;
+  position), or a strided view or transpose of one; an abstract element
+  type (`Matrix{Any}`, `Vector{Real}`, ...) is converted by its values as
+  Julia promotes them (integers stay integers) when all are real numbers,
+  and otherwise the first that is missing or not a real number raises a
+  `DirmnError` naming its position, value and type;
 - a `SparseMatrixCSC` (passed as compressed columns/rows, never densified;
   only the 0-based index arrays are made; a corrupt structure is reported
   in its own terms, `rowval[k]`, `colptr[j]`, 1-based);
@@ -55,7 +59,7 @@ end
 
 _finalize_counts(c::DirmnCounts) =
     c.ptr == C_NULL ? nothing :
-    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts)
+    _finalize_under(_free_counts, c, c.context.lock, _finalize_counts, true)
 
 """
     close(c::DirmnCounts)
@@ -63,7 +67,9 @@ _finalize_counts(c::DirmnCounts) =
 Frees the counts' host and device memory now. Idempotent. Safe while
 another task or thread computes with `c`: `close` waits for that call to
 end (it takes the lock of the counts' context); every later call with `c`
-raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
+raises a [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`). From a progress
+callback of a call on the counts' context (even one computing with `c`),
+`c` is closed at once and the library frees it when that call returns.
 """
 function Base.close(c::DirmnCounts)
     # ReentrantLock is not fair: a task calling in a loop could take the lock
@@ -221,12 +227,33 @@ _count_type(::Type{T}) where {T<:_NativeCount} = T
 _count_type(::Type{T}) where {T<:Union{Bool,Int8,UInt8,Int16,UInt16}} = Int32
 _count_type(::Type{T}) where {T<:Integer} = Int64
 _count_type(::Type{T}) where {T<:Real} = Float64
-# A table with missing values in its type (as read from a file) is taken
-# when it holds none; a missing value is reported at its position.
-_count_type(::Type{Union{Missing,T}}) where {T} = _count_type(T)
-_count_type(::Type{Missing}) = Int32
 _count_type(::Type{T}) where {T} =
     throw(ArgumentError("counts must be real numbers, not $T"))
+
+# The type the counts of `src` are passed as. A concrete element type
+# decides it, also with Missing in it (a table read from a file is taken
+# when it holds no missing value; one is reported at its position). An
+# abstract one (Any, Real, Integer, a Union of several types: an array
+# built by hand) is decided by the values, promoted as Julia promotes them
+# (Any[1, 2] is passed as integers, Any[1, 2.5] as Float64), after checking
+# that every one is a real number: the first that is not, or is missing,
+# raises a DirmnError at its position (`where(k)` words the position of
+# src's k-th element).
+function _count_eltype(src, where)
+    S = eltype(src)
+    S === Missing && return Int32
+    R = nonmissingtype(S)
+    isconcretetype(R) && return _count_type(R)
+    P = Union{}
+    k = 0
+    for x in src
+        k += 1
+        p = _not_real(x)
+        p === nothing || _counts_error("DirmnCounts: $(where(k)): $p")
+        P = promote_type(P, typeof(x))
+    end
+    return P === Union{} ? Int32 : _count_type(P)
+end
 
 # --- strided access ------------------------------------------------------
 
@@ -271,15 +298,18 @@ end
 
 # The library locates a cell by the 0-based (row, column) of its own table,
 # where rows are observations (dirmn_last_error_location's row and column).
-# Add the Julia index of the same cell in the array the caller passed.
+# Add the Julia index of the same cell in the array the caller passed, and
+# the count there as the location holds it (an integer exactly).
 function _cell_hint(obsdim::Int, isvector::Bool)
     return function (loc)
         (loc === nothing || loc.row < 0 || loc.column < 0) && return nothing
         i = Int(loc.row) + 1
         j = Int(loc.column) + 1
-        isvector && return " [x[$j] in Julia]"
-        return obsdim == 2 ? " [X[$j, $i] in Julia: observation $i, category $j]" :
-                             " [X[$i, $j] in Julia: observation $i, category $j]"
+        v = _argument(loc) == "data" ? _value_text(loc) : nothing
+        eq = v === nothing ? "" : " = $v"
+        isvector && return " [x[$j]$eq in Julia]"
+        return obsdim == 2 ? " [X[$j, $i]$eq in Julia: observation $i, category $j]" :
+                             " [X[$i, $j]$eq in Julia: observation $i, category $j]"
     end
 end
 
@@ -335,11 +365,11 @@ function _create_dense(ctx::DirmnContext, A, dtype, rows, cols, rs, cs, opts, hi
 end
 
 function _counts(ctx::DirmnContext, X::AbstractMatrix, obsdim::Int, opts)
-    T = _count_type(eltype(X))
+    rows = size(X, 1)
+    where = k -> _cell_text(obsdim, (k - 1) % rows + 1, (k - 1) ÷ rows + 1)
+    T = _count_eltype(X, where)
     A, s1, s2 = if _needs_check(eltype(X), T)
-        rows = size(X, 1)
-        Y = _convert_counts!(Matrix{T}(undef, size(X)), X,
-                             k -> _cell_text(obsdim, (k - 1) % rows + 1, (k - 1) ÷ rows + 1))
+        Y = _convert_counts!(Matrix{T}(undef, size(X)), X, where)
         (Y, 1, max(rows, 1))
     else
         _native_matrix(X, T)
@@ -353,7 +383,7 @@ function _counts(ctx::DirmnContext, X::AbstractMatrix, obsdim::Int, opts)
 end
 
 function _counts(ctx::DirmnContext, x::AbstractVector, obsdim::Int, opts)
-    T = _count_type(eltype(x))
+    T = _count_eltype(x, _cell_text)
     A, s = _needs_check(eltype(x), T) ?
         (_convert_counts!(Vector{T}(undef, length(x)), x, _cell_text), 1) :
         _native_vector(x, T)
@@ -400,13 +430,14 @@ end
 # `where(k)` words the position of nzval[k] for a value that cannot be
 # converted.
 function _sparse_values(nzval::Vector, nz::Int, where)
-    T = _count_type(eltype(nzval))
+    stored = view(nzval, 1:nz)
+    T = _count_eltype(stored, where)
     if T === eltype(nzval) && length(nzval) == nz
         return nzval
     end
     vals = Vector{T}(undef, nz)
     if _needs_check(eltype(nzval), T)
-        _convert_counts!(vals, view(nzval, 1:nz), where)
+        _convert_counts!(vals, stored, where)
     else
         copyto!(vals, 1, nzval, 1, nz)
     end

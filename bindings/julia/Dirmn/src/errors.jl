@@ -22,8 +22,9 @@ library does not know), and `message` the library's detailed message
 `"dirmn_counts_create_dense: row 17, column 3 (0-based): count -2 is negative"`.
 Where the failure has a position (`dirmn_last_error_location`: the library's
 0-based row, column, parameter vector or index, as numbers) the package adds
-the matching 1-based index into the Julia array that was passed, e.g.
-`" [X[3, 2] in Julia: observation 2, category 3]"`.
+the matching 1-based index into the Julia array that was passed, and for a
+count its value (an integer exactly, from the location's `integer_value`),
+e.g. `" [X[3, 2] = -2 in Julia: observation 2, category 3]"`.
 
 A few checks the C ABI cannot make, because it receives parameter arrays
 without their lengths, are made in Julia and raise a `DirmnError` with the
@@ -79,6 +80,17 @@ end
 # none).
 _argument(loc::LibDirmn.dirmn_error_location) =
     loc.argument == C_NULL ? "" : unsafe_string(loc.argument)
+
+# The offending value of the last failure as its location holds it, or
+# nothing where it holds none: the caller's integer exactly where the library
+# has one (has_integer_value; as a double, the Int64 count 2^53 + 1 would read
+# 9007199254740992 and typemax(Int64) 9.223372036854776e18), else the double.
+function _value_text(loc)
+    loc === nothing && return nothing
+    loc.has_integer_value != 0 && return string(loc.integer_value)
+    loc.has_value != 0 && return string(loc.value)
+    return nothing
+end
 
 # A message that replaces the library's (where its positions, 0-based in C's
 # terms, are worded afresh in Julia's), rather than text appended to it.

@@ -2,12 +2,38 @@ function _weights(c::DirmnCounts, weights)
     weights === nothing && return nothing
     length(weights) == c.nobs ||
         _mismatch("weights has length $(length(weights)) but the counts have $(c.nobs) observations")
-    w, s = _native_vector(weights, Float64)
+    w, s = _native_vector(_check_real(weights, "weights"), Float64)
     # The library reads weights contiguously.
     return s == 1 ? w : Vector{Float64}(w)
 end
 
 _wptr(w) = w === nothing ? Ptr{Cdouble}(C_NULL) : pointer(w)
+
+# --- progress callbacks ------------------------------------------------------
+
+mutable struct _Progress
+    f::Any
+    err::Any   # the exception the callback threw, if any
+end
+
+# Called by the library from the calling thread once per iteration (of a
+# fit, or an EM iteration of a mixture); both callbacks have the C type
+# dirmn_progress_fn. An exception must not unwind through C: it is kept and
+# rethrown after the library has returned (it cancels the call).
+function _progress_callback(iteration::Cint, loglik::Cdouble, change::Cdouble,
+                            data::Ptr{Cvoid})::Cint
+    p = unsafe_pointer_to_objref(data)::_Progress
+    try
+        r = p.f(Int(iteration) + 1, loglik, change)
+        return r === true ? Cint(1) : Cint(0)
+    catch e
+        p.err = e
+        return Cint(1)
+    end
+end
+
+_progress_pointer() =
+    @cfunction(_progress_callback, Cint, (Cint, Cdouble, Cdouble, Ptr{Cvoid}))
 
 # As _oneshot, but the counts object is kept for the whole call of `f` (the
 # histograms the library caches on it are only valid while it lives).
@@ -45,7 +71,7 @@ function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :
         length(P) == V ||
             _mismatch("the parameter vector has length $(length(P)) but the counts have $V " *
                       "categories")
-        Pn, s = _native_vector(P, Float64)
+        Pn, s = _native_vector(_check_real(P, "α"), Float64)
         w = _weights(c, weights)
         value = Ref{Cdouble}(0)
         grad = Vector{Float64}(undef, V)
@@ -92,6 +118,7 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
             _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
                       "counts, $(join(size(c), "×")) (one parameter vector per observation)")
         n, V = c.nobs, c.ncat
+        _check_real(P, "A")
         if P isa AbstractVector
             Pn, sv = _native_vector(P, Float64)
             srow = max(length(P) * sv, 1)
@@ -308,7 +335,7 @@ end
 
 """
     fit_dirmn(X; obsdim = 2, weights = nothing, start = nothing,
-              tol = 1e-10, maxiter = 1000,
+              tol = 1e-10, maxiter = 1000, progress = nothing,
               backend = :auto, device = 0, context = nothing, real_valued = false)
         -> DirMultFit
 
@@ -335,12 +362,24 @@ contribute nothing; categories without counts get α = 0 and are counted in
 `multinomial_limit`. A table without any count, or invalid weights, start,
 `tol` or `maxiter`, raise a [`DirmnError`](@ref).
 
+`progress` is `nothing` or a function `(iteration, loglik, gradient_norm)`
+called before every Newton iteration (`iteration` from 1; `loglik` the log
+pmf at the current α, on the scale of the result's `loglik`;
+`gradient_norm` the max-norm of the gradient with respect to log α; not
+called when the data show no overdispersion, which needs no iteration).
+Returning `true` cancels the fit with a [`DirmnError`](@ref)
+`DIRMN_ERROR_CANCELLED`; an exception it throws cancels the fit and is
+rethrown. It runs inside the library's call: it must not compute with the
+same context (that raises `DIRMN_ERROR_CONTEXT_IN_USE`), but may `close`
+the counts, mixtures or the context, which read as closed at once and are
+freed when the fit returns (the fit itself finishes).
+
 For clustering into several Dirichlet-multinomial components see
 [`fit_mixture`](@ref).
 """
 function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
                    tol::Union{Nothing,Real} = nothing,
-                   maxiter::Union{Nothing,Integer} = nothing,
+                   maxiter::Union{Nothing,Integer} = nothing, progress = nothing,
                    backend::Symbol = :auto, device::Integer = 0,
                    context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
     maxiter === nothing || maxiter isa Cint || (maxiter = _cint(maxiter, "maxiter"))
@@ -351,7 +390,7 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         if start !== nothing
             length(start) == V ||
                 _mismatch("start has length $(length(start)) but the counts have $V categories")
-            st0 = Vector{Float64}(start)
+            st0 = Vector{Float64}(_check_real(start, "start"))
         end
         alpha = Vector{Float64}(undef, V)
         se = Vector{Float64}(undef, V)
@@ -359,8 +398,9 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
         # Left as NaN where the library does not write the Hessian.
         hdiag = fill(NaN, V)
         tot = Vector{Float64}(undef, c.nobs)
+        prog = progress === nothing ? nothing : _Progress(progress, nothing)
         local res
-        GC.@preserve w st0 alpha se selog hdiag begin
+        GC.@preserve w st0 alpha se selog hdiag prog begin
             oref = Ref(LibDirmn.dirmn_fit_options(Csize_t(sizeof(LibDirmn.dirmn_fit_options)),
                                                   0.0, Cint(0), C_NULL, C_NULL, C_NULL, C_NULL,
                                                   UInt32(0), C_NULL))
@@ -370,17 +410,24 @@ function fit_dirmn(X; obsdim::Integer = 2, weights = nothing, start = nothing,
                 o.size, tol === nothing ? o.tolerance : Float64(tol),
                 maxiter === nothing ? o.max_iterations : Cint(maxiter),
                 _wptr(w), st0 === nothing ? Ptr{Cdouble}(C_NULL) : pointer(st0),
-                C_NULL, C_NULL, o.flags, pointer(hdiag))
+                prog === nothing ? C_NULL : _progress_pointer(),
+                prog === nothing ? C_NULL : pointer_from_objref(prog),
+                # The callback is given the log pmf, the scale of the result.
+                prog === nothing ? o.flags : o.flags | LibDirmn.DIRMN_FULL, pointer(hdiag))
             rref = Ref(LibDirmn.dirmn_fit_result(Csize_t(sizeof(LibDirmn.dirmn_fit_result)),
                                                  pointer(alpha), pointer(se), pointer(selog),
                                                  0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0),
                                                  Int64(0), NaN))
             _with(ctx, c.context) do p
-                status = LibDirmn.dirmn_fit(p, _handle(c), oref, rref)
-                _check(status, p, _call_hint(c, ctx))
-                # The observations that entered the fit, for nobs and bic.
+                # The observations that enter the fit, for nobs and bic;
+                # asked first, as the progress callback may close `c`.
                 _check(LibDirmn.dirmn_counts_row_totals(p, _handle(c), tot), p,
                        _call_hint(c, ctx))
+                status = LibDirmn.dirmn_fit(p, _handle(c), oref, rref)
+                if status != 0 && prog !== nothing && prog.err !== nothing
+                    throw(prog.err)
+                end
+                _check(status, p, _call_hint(c, ctx))
             end
             res = rref[]
         end

@@ -64,7 +64,7 @@ function _loglik(c::DirmnCounts, ctx::DirmnContext, P::AbstractVector, param, fu
     length(P) == V ||
         _mismatch("the parameter vector has length $(length(P)) but the counts have $V " *
                   "categories")
-    Pn, s = _native_vector(P, Float64)
+    Pn, s = _native_vector(_check_real(P, "α"), Float64)
     out = Vector{Float64}(undef, c.nobs)
     _call_loglik(c, ctx, 1, Pn, max(V * s, 1), s, param, full, out, max(c.nobs, 1),
                  _param_hint(c, ctx, P, false))
@@ -79,7 +79,7 @@ function _loglik(c::DirmnCounts, ctx::DirmnContext, P::AbstractMatrix, param, fu
     K = size(P, 2)
     out = Matrix{Float64}(undef, c.nobs, K)
     if K > 0
-        Pn, s1, s2 = _native_matrix(P, Float64)
+        Pn, s1, s2 = _native_matrix(_check_real(P, "α"), Float64)
         _call_loglik(c, ctx, K, Pn, s2, s1, param, full, out, max(c.nobs, 1),
                      _param_hint(c, ctx, P, false))
     end
@@ -90,6 +90,7 @@ function _loglik_rowwise(c::DirmnCounts, ctx::DirmnContext, P::AbstractVecOrMat,
     size(P) == size(c) ||
         _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
                   "counts, $(join(size(c), "×")) (one parameter vector per observation)")
+    _check_real(P, "A")
     if P isa AbstractVector
         Pn, sv = _native_vector(P, Float64)
         srow = max(length(P) * sv, 1)
@@ -223,14 +224,15 @@ function loglik_rowwise(c::DirmnCounts, P::AbstractVecOrMat; param::Symbol = :al
 end
 
 """
-    DirMult(α::AbstractVector{<:Real})
+    DirMult(α::AbstractVector)
 
 The Dirichlet-multinomial distribution with parameter vector `α` (all
 positive) over count vectors of any total: the total N of an observation is
 taken from the observation, so one `DirMult` serves observations of
 different sizes (unlike Distributions.jl's `DirichletMultinomial(n, α)`,
-whose N is fixed). `α` is copied; it is checked by the library when the
-distribution is evaluated.
+whose N is fixed). `α` is copied as `Float64` (an entry that is missing or
+not a real number raises a [`DirmnError`](@ref) naming it); its values are
+checked by the library when the distribution is evaluated.
 
 Use with [`logpdf`](@ref) and [`loglikelihood`](@ref).
 """
@@ -238,6 +240,10 @@ struct DirMult
     alpha::Vector{Float64}
     DirMult(alpha::AbstractVector{<:Real}) = new(Vector{Float64}(alpha))
 end
+
+# α of another element type (Any, Union{Missing,Float64}) when every entry
+# is a real number; else a DirmnError naming the first that is not.
+DirMult(alpha::AbstractVector) = DirMult(Vector{Float64}(_check_real(alpha, "α")))
 
 Base.length(d::DirMult) = length(d.alpha)
 Base.show(io::IO, d::DirMult) = print(io, "DirMult(alpha=", d.alpha, ")")

@@ -76,7 +76,7 @@ end
 
 _finalize_mixture(m::DirMultMixture) =
     m.ptr == C_NULL ? nothing :
-    _finalize_under(_free_mixture, m, m.context.lock, _finalize_mixture)
+    _finalize_under(_free_mixture, m, m.context.lock, _finalize_mixture, true)
 
 """
     close(m::DirMultMixture)
@@ -84,7 +84,8 @@ _finalize_mixture(m::DirMultMixture) =
 Frees the library's mixture object now instead of at garbage collection.
 Idempotent. Safe while another task or thread assigns data with `m`:
 `close` waits for that call to end (it takes the lock of the mixture's
-context). The fitted values (all fields) stay available; assigning new data
+context). From a progress callback of a call on the mixture's context the
+library frees it when that call returns. The fitted values (all fields) stay available; assigning new data
 ([`posterior`](@ref), [`assignments`](@ref) with data) then raises a
 [`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
 """
@@ -174,28 +175,6 @@ function _mixture_settings(objective, init, starts, seed, tol, maxiter)
                             Float64(tol))
 end
 
-# --- progress callback ------------------------------------------------------
-
-mutable struct _Progress
-    f::Any
-    err::Any   # the exception the callback threw, if any
-end
-
-# Called by the library from the calling thread once per EM iteration. An
-# exception must not unwind through C: it is kept and rethrown after the
-# library has returned (it cancels the fit).
-function _mixture_progress(iteration::Cint, loglik::Cdouble, change::Cdouble,
-                           data::Ptr{Cvoid})::Cint
-    p = unsafe_pointer_to_objref(data)::_Progress
-    try
-        r = p.f(Int(iteration) + 1, loglik, change)
-        return r === true ? Cint(1) : Cint(0)
-    catch e
-        p.err = e
-        return Cint(1)
-    end
-end
-
 # --- fitting -----------------------------------------------------------------
 
 function _mixture_info(h::Ptr{Cvoid})
@@ -240,8 +219,7 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
     kc = Cint(max(k, typemin(Cint)))
     w = _weights(c, weights)
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
-    cb = progress === nothing ? C_NULL :
-         @cfunction(_mixture_progress, Cint, (Cint, Cdouble, Cdouble, Ptr{Cvoid}))
+    cb = progress === nothing ? C_NULL : _progress_pointer()
     out = Ref{Ptr{Cvoid}}(C_NULL)
     GC.@preserve w prog begin
         oref = Ref(LibDirmn.empty_mixture_options())
@@ -302,7 +280,10 @@ Keywords:
   responsibility); returning `true` cancels the fit with a
   [`DirmnError`](@ref) `DIRMN_ERROR_CANCELLED`, and an exception it throws
   cancels the fit and is rethrown. It runs inside the library's call, so it
-  must not call Dirmn functions on the same context;
+  must not compute with the same context (such calls raise
+  `DIRMN_ERROR_CONTEXT_IN_USE`); it may `close` counts, mixtures and the
+  context itself, which read as closed at once and are freed when the fit
+  returns (the fit itself finishes);
 - `backend`, `device`, `context`, `real_valued`: as for [`loglik`](@ref).
 
 Invalid arguments raise a [`DirmnError`](@ref) with the library's status:

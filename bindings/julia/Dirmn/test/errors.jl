@@ -261,8 +261,13 @@ msg(e) = e isa DirmnError ? e.message : ""
         @test occursin("x[2]", msg(e)) && occursin("missing", msg(e))
         e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(fill(missing, 2, 2), ones(2))
         @test occursin("X[1, 1]", msg(e))
-        # Other element types are still refused as before.
-        @test_throws ArgumentError loglik(Union{Nothing,Int}[1 2; 3 4], [1.0, 1.0])
+        # A Union element type is decided by the values (issue #24 item 15):
+        # all real numbers convert; anything else is named at its position.
+        @test loglik(Union{Nothing,Int}[1 2; 3 4], [1.0, 1.0]) == loglik([1 2; 3 4], [1.0, 1.0])
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Union{Nothing,Int}[1 2; nothing 4], [1.0, 1.0])
+        @test occursin("X[2, 1] (observation 1, category 2): is nothing, a Nothing, not a real number", msg(e))
+        # A concrete element type that is not a real number is refused as before.
+        @test_throws ArgumentError loglik(fill("1", 2, 2), [1.0, 1.0])
     end
 
     @testset "showerror" begin
@@ -338,6 +343,7 @@ end
         @test unsafe_string(l.argument) == "params"
         @test (l.vector, l.index, l.row, l.column) == (1, 4, -1, -1)
         @test l.has_value == 1 && l.value == -Inf
+        @test l.has_integer_value == 0     # a parameter is no integer the caller passed
         detail = unsafe_string(l.detail)
         @test occursin("-Inf", detail)
         @test startswith(msg(e), "dirmn_loglik: vector 1, index 4 (0-based): " * detail)
@@ -351,7 +357,8 @@ end
         l = loc[]
         @test unsafe_string(l.argument) == "data"
         @test (l.row, l.column) == (1, 2) && l.has_value == 1 && l.value == -2
-        @test endswith(msg(e), " [X[3, 2] in Julia: observation 2, category 3]")
+        @test l.has_integer_value == 1 && l.integer_value == -2
+        @test endswith(msg(e), " [X[3, 2] = -2 in Julia: observation 2, category 3]")
 
         # After a success every position is -1.
         @test all(isfinite, loglik(c, ALPHA))
@@ -403,4 +410,134 @@ end
     @test endswith(msg(e), " [A[4, :] in Julia]")
     e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, fill(1e308, V))
     @test !occursin(" in Julia]", msg(e))   # one vector: nothing to point at
+end
+
+@testset "integer values are worded exactly (issue #24 item 9)" begin
+    L = Dirmn.LibDirmn
+    b53 = Int64(2)^53 + 1                       # 9007199254740993: no Float64 holds it
+    for (big_, s) in ((b53, "9007199254740993"), (typemax(Int64), "9223372036854775807"))
+        # Dense and sparse, matrix and vector, both orientations: the
+        # library's message and the Julia position both carry the integer.
+        Y = [1 2; 3 big_; 4 5]                  # X[2, 2]: observation 2, category 2
+        for (Z, od, cell) in ((Y, 2, "X[2, 2] = $s in Julia: observation 2, category 2"),
+                              (permutedims(Y), 1, "X[2, 2] = $s in Julia: observation 2, category 2"),
+                              (sparse(Y), 2, "X[2, 2] = $s in Julia"))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Z, ones(od == 2 ? 3 : 2); obsdim = od)
+            @test occursin("count $s is 2^53 or more", msg(e))
+            @test occursin(cell, msg(e))
+            @test !occursin("e+", msg(e)) && !occursin("e18", msg(e)) && !occursin("e15", msg(e))
+        end
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik([1, big_, 2], ones(3))
+        @test endswith(msg(e), " [x[2] = $s in Julia]")
+        # ... from the location's integer_value, not from the message.
+        ctx = DirmnContext(:cpu)
+        caught(() -> DirmnCounts([1, big_, 2]; context = ctx))
+        r = Ref(L.empty_error_location())
+        @test L.dirmn_last_error_location(ctx.ptr, r) == 0
+        @test r[].has_integer_value == 1 && r[].integer_value == big_
+        @test Dirmn._value_text(r[]) == s
+        @test Dirmn._cell_hint(2, true)(r[]) == " [x[2] = $s in Julia]"
+        close(ctx)
+    end
+    # An Int32 count is an integer too; a Float64 one is not.
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Int32[1, -3, 2], ones(3))
+    @test endswith(msg(e), " [x[2] = -3 in Julia]")
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik([1.0, 2.5, 2.0], ones(3))
+    @test endswith(msg(e), " [x[2] = 2.5 in Julia]")
+    # A location struct of the size before the two fields is still served,
+    # and the fields beyond it are left alone.
+    ctx = DirmnContext(:cpu)
+    caught(() -> DirmnCounts([1, b53, 2]; context = ctx))
+    old = fieldoffset(L.dirmn_error_location, 10)
+    r = Ref(L.dirmn_error_location(Csize_t(old), Cstring(C_NULL), -1, -1, -1, -1, 0, 0.0,
+                                   Cstring(C_NULL), Cint(7), Int64(7)))
+    @test L.dirmn_last_error_location(ctx.ptr, r) == 0
+    @test r[].column == 1 && r[].has_value == 1
+    @test (r[].has_integer_value, r[].integer_value) == (7, 7)
+    close(ctx)
+end
+
+@testset "abstract element types and missing parameters (issue #24 items 15, 16)" begin
+    # Matrix{Any} and Vector{Any} counts recursed until a StackOverflowError.
+    A = Matrix{Any}(X)
+    @test relerr(loglik(A, ALPHA), REF) <= RTOL
+    @test relerr(loglik(permutedims(A), ALPHA; obsdim = 1), REF) <= RTOL
+    @test relerr(loglik(Vector{Any}(X[:, 2]), ALPHA), REF[2]) <= RTOL
+    @test relerr(loglik(Matrix{Real}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Matrix{Integer}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Matrix{Union{Missing,Real}}(X), ALPHA), REF) <= RTOL
+    @test relerr(loglik(Union{Int32,Float64}[isodd(x) ? Float64(x) : Int32(x) for x in X], ALPHA), REF) <= RTOL
+    Sa = sparse(X)
+    @test relerr(loglik(SparseMatrixCSC{Any,Int}(size(X)..., Sa.colptr, Sa.rowval,
+                                                 Vector{Any}(Sa.nzval)), ALPHA), REF) <= RTOL
+    c = DirmnCounts(A)
+    @test Dirmn.info(c).real_valued == false && relerr(loglik(c, ALPHA), REF) <= RTOL
+    close(c)
+    # Integers stay integers (exact); mixed with floats they promote.
+    Am = Matrix{Any}(X)
+    Am[1, 1] = Float64(Am[1, 1])
+    @test relerr(loglik(Am, ALPHA), REF) <= RTOL
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1, Int64(2)^53 + 1, 3], ones(3))
+    @test occursin("9007199254740993", msg(e))
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1.5, Int64(2)^53 + 1, 3], ones(3); real_valued = true)
+    @test occursin("x[2]: count 9007199254740993 is 2^53 or more", msg(e))
+    @test loglik(Matrix{Any}(undef, V, 0), ALPHA) == Float64[]
+    # The first value that is missing or no real number, by position,
+    # value and type.
+    for (bad, text) in ((missing, "is missing"), ("3", "is \"3\", a String, not a real number"),
+                        (1 + 2im, "is 1 + 2im, a Complex{Int64}, not a real number"),
+                        (nothing, "is nothing, a Nothing, not a real number"))
+        B = Matrix{Any}(X)
+        B[4, 7] = bad
+        B[5, 8] = bad                           # a later one is not the one named
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(B, ALPHA)
+        @test msg(e) == "DirmnCounts: X[4, 7] (observation 7, category 4): $text"
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(permutedims(B), ALPHA; obsdim = 1)
+        @test msg(e) == "DirmnCounts: X[7, 4] (observation 7, category 4): $text"
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS DirmnCounts(Any[1, 2, bad])
+        @test msg(e) == "DirmnCounts: x[3]: $text"
+        Sb = SparseMatrixCSC{Any,Int}(size(X)..., Sa.colptr, Sa.rowval, Vector{Any}(Sa.nzval))
+        Sb.nzval[3] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Sb, ALPHA)
+        @test occursin("stored as nzval[3]: $text", msg(e))
+    end
+    e = @dirmn_error :DIRMN_ERROR_INVALID_COUNTS loglik(Any[1, "x"^200], ones(2))
+    @test length(msg(e)) < 150 && occursin("...", msg(e))
+
+    # α, A, weights and start of element type Any convert; a missing or
+    # non-real entry (issue #24 item 16: a MethodError) is named.
+    @test relerr(loglik(X, Vector{Any}(ALPHA)), REF) <= RTOL
+    @test relerr(loglik(X, Matrix{Any}(ALPHAS)), REF_K) <= RTOL
+    @test relerr(loglik_rowwise(X, Matrix{Any}(AROW)), REF_ROW) <= RTOL
+    @test relerr(logpdf(DirMult(Vector{Any}(ALPHA)), X), REF) <= RTOL
+    w = collect(1.0:NOBS)
+    @test loglik_sum(X, ALPHA; weights = Vector{Any}(w)).value ≈ loglik_sum(X, ALPHA; weights = w).value
+    @test fit_dirmn(X; weights = Vector{Union{Missing,Float64}}(w)).alpha ≈ fit_dirmn(X; weights = w).alpha
+    for (bad, text) in ((missing, "is missing"), ("a", "is \"a\", a String, not a real number"))
+        a = Vector{Any}(ALPHA); a[4] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, a)
+        @test msg(e) == "α[4] $text"
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, a)
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER DirMult(a)
+        @test msg(e) == "α[4] $text"
+        As = Matrix{Any}(ALPHAS); As[5, 2] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik(X, As)
+        @test msg(e) == "α[5, 2] $text"
+        Ar = Matrix{Any}(AROW); Ar[2, 3] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise(X, Ar)
+        @test msg(e) == "A[2, 3] $text"
+        @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise_derivatives(X, Ar)
+        wb = Vector{Any}(w); wb[3] = bad
+        for f in (() -> loglik_sum(X, ALPHA; weights = wb), () -> fit_dirmn(X; weights = wb),
+                  () -> fit_mixture(X, 2; weights = wb))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER f()
+            @test msg(e) == "weights[3] $text"
+        end
+        st = Vector{Any}(ones(V)); st[2] = bad
+        e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; start = st)
+        @test msg(e) == "start[2] $text"
+    end
+    wm = Union{Missing,Float64}[w...]; wm[5] = missing
+    e = @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_dirmn(X; weights = wm)
+    @test msg(e) == "weights[5] is missing"
 end

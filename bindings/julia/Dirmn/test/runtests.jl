@@ -2,7 +2,9 @@
 #
 # Needs libdirmn: set DIRMN_LIBRARY_PATH to the library, its directory or an
 # install prefix. DIRMN_INCLUDE_DIR may name the directory of dirmn.h (default:
-# the repository's capi/include). Run with Pkg.test() or directly:
+# the repository's capi/include). DIRMN_VALGRIND, the path of valgrind, runs
+# the ccall layer under memcheck too (valgrind.jl; scripts/test-julia.sh sets
+# it where valgrind exists). Run with Pkg.test() or directly:
 #   julia --project=bindings/julia/Dirmn bindings/julia/Dirmn/test/runtests.jl
 # Ends with a line "Dirmn.jl: N passed, N failed, N skipped" and a non-zero
 # exit status on any failure or error.
@@ -12,6 +14,7 @@ using Test
 using Random
 using SparseArrays
 using LinearAlgebra
+using Libdl
 
 include("reference.jl")
 
@@ -42,6 +45,8 @@ result = try
         include("mixture.jl")
         include("lifecycle.jl")
         include("threads.jl")
+        include("callbacks.jl")
+        include("valgrind.jl")
         include("gpu.jl")
     end
 catch err
