@@ -362,3 +362,34 @@ TEST_CASE("a destroy on another thread sleeps until the call returns", "[api][co
   // to nothing.
   CHECK(cpu < 0.05);
 }
+
+TEST_CASE("an options size that ends inside a field leaves that field at its default",
+          "[api][robust]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const auto x = simulate_dm(30, {0.8, 0.4, 1.5, 0.3}, 20, 41);
+  Counts c = counts_of(ctx.get(), x, 30, 4);
+  std::vector<double> want(4), got(4);
+  dirmn_fit_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  r.alpha = want.data();
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &r) == DIRMN_SUCCESS);
+  // Half of `start` inside the size: its low bytes alone would make a
+  // pointer to memory never passed.
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  o.start = static_cast<const double*>(near_the_end(64));
+  o.size = offsetof(dirmn_fit_options, start) + 4;
+  r.alpha = got.data();
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
+  CHECK(got == want);
+  // The same for a mixture's weights.
+  dirmn_mixture_options mo;
+  dirmn_mixture_options_init(&mo);
+  mo.weights = static_cast<const double*>(near_the_end(64));
+  mo.size = offsetof(dirmn_mixture_options, weights) + 2;
+  dirmn_mixture* m = nullptr;
+  REQUIRE(dirmn_mixture_fit(ctx.get(), c.get(), 2, &mo, &m) == DIRMN_SUCCESS);
+  dirmn_mixture_destroy(m);
+}

@@ -2,6 +2,8 @@
 #include "args.hpp"
 
 #include <cinttypes>
+#include <cstddef>
+#include <initializer_list>
 #include <cmath>
 #include <new>
 
@@ -156,6 +158,42 @@ dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, 
                      std::isnan(w[b]) ? "NaN" : std::isinf(w[b]) ? "infinite" : "negative");
   return DIRMN_SUCCESS;
 }
+
+namespace {
+
+// The end of the last of `ends` (ascending field ends) at or before size.
+size_t last_end(std::initializer_list<size_t> ends, size_t size) {
+  size_t n = 0;
+  for (size_t e : ends)
+    if (e <= size) n = e;
+  return n;
+}
+
+#define DIRMN_FIELD_END(T, f) (offsetof(T, f) + sizeof(T::f))
+
+}  // namespace
+
+size_t whole_fields(const dirmn_fit_options*, size_t size) {
+  using T = dirmn_fit_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, tolerance),
+                   DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, weights),
+                   DIRMN_FIELD_END(T, start), DIRMN_FIELD_END(T, progress),
+                   DIRMN_FIELD_END(T, progress_data), DIRMN_FIELD_END(T, flags),
+                   DIRMN_FIELD_END(T, hessian_diag)},
+                  size);
+}
+
+size_t whole_fields(const dirmn_mixture_options*, size_t size) {
+  using T = dirmn_mixture_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, objective),
+                   DIRMN_FIELD_END(T, init), DIRMN_FIELD_END(T, starts), DIRMN_FIELD_END(T, seed),
+                   DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, tolerance),
+                   DIRMN_FIELD_END(T, weights), DIRMN_FIELD_END(T, progress),
+                   DIRMN_FIELD_END(T, progress_data)},
+                  size);
+}
+
+#undef DIRMN_FIELD_END
 
 dirmn_status fail_weighted_overflow(dirmn_context* ctx, const char* fn, const char* what) {
   return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,

@@ -77,12 +77,18 @@ dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, 
 // `what`.
 dirmn_status fail_weighted_overflow(dirmn_context* ctx, const char* fn, const char* what);
 
-// Copies a caller's size-prefixed options struct over the defaults in *out
-// (fields beyond the caller's size keep their defaults). INVALID_ARGUMENT
-// when the size cannot even hold itself.
+// Copies a caller's size-prefixed options struct over the defaults in *out:
+// the fields wholly within the caller's size (whole_fields); the rest keep
+// their defaults -- a size that ends inside a pointer must not leave half a
+// pointer behind. INVALID_ARGUMENT when the size cannot even hold itself.
 template <class T>
 dirmn_status copy_options(dirmn_context* ctx, const char* fn, const T* options, const char* init,
                           T* out);
+
+// The bytes from the start of T up to the end of its last field that ends
+// at or before `size`.
+size_t whole_fields(const dirmn_fit_options*, size_t size);
+size_t whole_fields(const dirmn_mixture_options*, size_t size);
 
 // The shared parameter vectors dirmn_loglik last validated and converted,
 // kept bit for bit with what they became: evaluating one alpha again (a
@@ -128,7 +134,7 @@ dirmn_status copy_options(dirmn_context* ctx, const char* fn, const T* options, 
                           T* out) {
   if (options == nullptr) return DIRMN_SUCCESS;
   if (options->size < sizeof(size_t)) return fail_options_size(ctx, fn, options->size, init);
-  std::memcpy(out, options, std::min(options->size, sizeof(T)));
+  std::memcpy(out, options, whole_fields(out, std::min(options->size, sizeof(T))));
   out->size = sizeof(T);
   return DIRMN_SUCCESS;
 }
