@@ -13,7 +13,10 @@
 #'
 #' The object holds library memory (on the GPU for the CUDA backend). It is
 #' freed when the object is garbage collected, or at once by `close()`;
-#' closing twice is harmless. Prepared tables cannot be saved: an object
+#' closing twice is harmless. From a handler of a fit's progress messages
+#' (`verbose = TRUE`), where a computation on the backend runs, a table
+#' closed or garbage collected is freed when that computation returns; the
+#' table the fit reads cannot be closed there. Prepared tables cannot be saved: an object
 #' restored with [readRDS()] or [load()] gives an error when used, and must be
 #' made again from the data.
 #'

@@ -29,7 +29,10 @@ void counts_finalizer(SEXP xp) {
   if (counts != nullptr) {
     R_ClearExternalPtr(xp);
     // The library allows this after the context is gone, so the order in
-    // which R runs finalizers does not matter.
+    // which R runs finalizers does not matter; and inside a callback of a
+    // call on the context (a gc() in a handler of a fit's progress
+    // messages, or finalizers R runs while the interrupt check evaluates),
+    // where the library frees the handle when that call returns.
     dirmn_counts_destroy(counts);
     --g_live_counts;
   }
@@ -218,11 +221,13 @@ SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_counts_close(SEXP xp) {
   if (TYPEOF(xp) != EXTPTRSXP) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
-  // A table may be the one a running fit reads (closed from a handler of
-  // its progress messages): leave every table of that context alone.
-  if (R_ExternalPtrAddr(xp) != nullptr && g_busy_context != nullptr &&
-      context_of(R_ExternalPtrProtected(xp)) == g_busy_context)
-    return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+  // From a handler of a fit's progress messages: the table that fit reads
+  // stays (R code reads it again once the fit returns); any other table of
+  // its context is closed now and freed by the library when the fit returns.
+  if (R_ExternalPtrAddr(xp) != nullptr && R_ExternalPtrAddr(xp) == g_busy_counts)
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT,
+                   "the table a running fit reads cannot be closed from a handler of the fit's "
+                   "progress messages; close it after the fit returns");
   if (R_ExternalPtrAddr(xp) != nullptr) {
     counts_finalizer(xp);
     R_SetExternalPtrTag(xp, sym_closed());
