@@ -7,6 +7,8 @@
 #'
 #' Counts must be non-negative whole numbers; `NA`, `NaN`, infinite, negative
 #' and fractional values are errors that name the offending row and column.
+#' A logical table, dense or sparse, holds 0/1 counts (`FALSE` 0, `TRUE` 1;
+#' `NA` is an error naming its row and column).
 #' Dense matrices are read in place (column-major, through strides), and
 #' sparse matrices are passed in their compressed form without ever being
 #' made dense.
@@ -21,12 +23,14 @@
 #' made again from the data.
 #'
 #' @param x A table of counts with one row per observation (sample, plot,
-#'   document) and one column per category: an integer or double matrix, a
-#'   numeric vector, 1-d array or one-way [table()], or a \pkg{Matrix}
-#'   `sparseVector` (each a single observation, its names the category
-#'   names), a numeric data frame, or a sparse
-#'   matrix from the \pkg{Matrix} package (`dgCMatrix` and `dgRMatrix` are
-#'   used as they are; other sparse classes are converted to `dgCMatrix`).
+#'   document) and one column per category: an integer, double or logical
+#'   (0/1) matrix, a numeric or logical vector, 1-d array or one-way
+#'   [table()], or a \pkg{Matrix} `sparseVector` (each a single
+#'   observation, its names the category names), a numeric or logical data
+#'   frame, or a matrix from the \pkg{Matrix} package (`dgCMatrix` and
+#'   `dgRMatrix` are used as they are; other sparse classes are converted to
+#'   `dgCMatrix`, dense ones such as `dgeMatrix` or `lgeMatrix` to base
+#'   matrices).
 #' @param backend `"auto"` (a CUDA device where libdirmn was built with CUDA
 #'   and the device exists, else the CPU), `"cpu"` or `"cuda"`.
 #' @param device The CUDA device index (0-based); ignored for the CPU.
@@ -91,28 +95,24 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 .kind <- c(dense = 0L, csc = 1L, csr = 2L)
 
 # Brings a user's table into a form the C++ layer reads without copying:
-# integer/double vector or matrix, dgCMatrix or dgRMatrix. Only inputs that
-# have no such form (other sparse classes, sparse vectors, data frames) are
-# converted. A vector, 1-d array (a one-way table()) or sparse vector is a
-# single observation, its names the category names. `arg` is the name of
-# the argument, and `converted` tells a sparse matrix made from the user's
-# (for the wording of messages about its slots).
+# integer/double/logical vector or matrix, dgCMatrix or dgRMatrix. Only
+# inputs that have no such form (other sparse classes, sparse vectors, data
+# frames, dense Matrix classes) are converted. Logical tables, dense or
+# sparse, are 0/1 counts (FALSE 0, TRUE 1, NA an error naming its cell). A
+# vector, 1-d array (a one-way table()) or sparse vector is a single
+# observation, its names the category names. `arg` is the name of the
+# argument, and `converted` tells a sparse matrix made from the user's (for
+# the wording of messages about its slots).
 .as_table <- function(x, call, arg = "x") {
   if (is.array(x) && length(dim(x)) == 1L) {
     # a 1-d array: its data as they are (the C++ layer reads them as a
     # vector), its dimnames as names
-    if (!is.integer(x) && !is.double(x)) {
-      .stop("invalid_argument", sprintf(
-        "counts must be integer or double, not %s", typeof(x)), call)
-    }
+    .check_count_type(x, call)
     return(list(kind = .kind[["dense"]], data = x, dim = c(1L, length(x)),
                 dimnames = list(NULL, dimnames(x)[[1L]]), arg = arg))
   }
   if (is.matrix(x) || (is.vector(x) && is.atomic(x))) {
-    if (!is.integer(x) && !is.double(x)) {
-      .stop("invalid_argument", sprintf(
-        "counts must be integer or double, not %s", typeof(x)), call)
-    }
+    .check_count_type(x, call)
     if (is.matrix(x)) {
       return(list(kind = .kind[["dense"]], data = x, dim = dim(x),
                   dimnames = .dimnames2(dimnames(x)), arg = arg))
@@ -138,10 +138,11 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   }
   if (methods::is(x, "Matrix")) return(.as_table(as.matrix(x), call, arg))
   if (is.data.frame(x)) {
-    numeric_cols <- vapply(x, function(col) is.numeric(col) && !is.object(col), TRUE)
+    numeric_cols <- vapply(x, function(col) (is.numeric(col) || is.logical(col)) &&
+                             !is.object(col), TRUE)
     if (!all(numeric_cols)) {
       .stop("invalid_argument", sprintf(
-        "every column of a data frame of counts must be numeric; column %s is not",
+        "every column of a data frame of counts must be numeric or logical; column %s is not",
         names(x)[which(!numeric_cols)[1L]]), call)
     }
     return(.as_table(as.matrix(x), call, arg))
@@ -150,6 +151,14 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
     "counts must be a numeric matrix or vector, a numeric data frame, a sparse",
     "Matrix or a dirmn_counts object, not an object of class %s"),
     paste(class(x), collapse = "/")), call)
+}
+
+# Dense counts are integer, double or logical (0/1) vectors and matrices.
+.check_count_type <- function(x, call) {
+  if (!is.integer(x) && !is.double(x) && !is.logical(x)) {
+    .stop("invalid_argument", sprintf(
+      "counts must be integer, double or logical, not %s", typeof(x)), call)
+  }
 }
 
 # A Matrix sparseVector as a 1 x length sparse row (dgRMatrix), never dense.
@@ -165,7 +174,7 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   values <- if (methods::.hasSlot(x, "x")) x@x else rep(1, length(x@i))
   if (!is.numeric(values) && !is.logical(values)) {
     .stop("invalid_argument", sprintf(
-      "counts must be integer or double, not %s", typeof(values)), call)
+      "counts must be integer, double or logical, not %s", typeof(values)), call)
   }
   values <- as.double(values)
   # R's NA in a logical vector is NA in the double one: the C++ layer reports it

@@ -32,12 +32,13 @@
 #' Errors are conditions of class `dirmn_error` (see [dirmn_error]); bad
 #' counts or parameters are reported with their row and column.
 #'
-#' @param x The counts, one row per observation: an integer or double matrix,
-#'   a numeric vector, a 1-d array or one-way [table()], or a \pkg{Matrix}
-#'   `sparseVector` (each a single observation, with its names as the
-#'   category names), a numeric data frame, a sparse matrix from \pkg{Matrix}
-#'   (`dgCMatrix`, `dgRMatrix`, ...; never made dense), or a table prepared
-#'   with [dirmn_counts()].
+#' @param x The counts, one row per observation: an integer, double or
+#'   logical (0/1) matrix, a numeric or logical vector, a 1-d array or
+#'   one-way [table()], or a \pkg{Matrix} `sparseVector` (each a single
+#'   observation, with its names as the category names), a numeric or
+#'   logical data frame, a matrix from \pkg{Matrix} (sparse ones,
+#'   `dgCMatrix`, `dgRMatrix`, ..., never made dense; dense ones, such as
+#'   `dgeMatrix` or `lgeMatrix`), or a table prepared with [dirmn_counts()].
 #' @param alpha The parameters, all positive and finite: a vector with one
 #'   value per column of `x`, shared by all rows; or a K x V matrix (V the
 #'   number of columns of `x`) holding K parameter vectors, one per row, each

@@ -56,14 +56,16 @@ bool na_count(int64_t row0, int64_t col0, Failure* f) {
 }
 
 // After the library rejected a table: R's NA is stored as INT_MIN (a
-// "negative count") or as a NaN payload (a "non-finite count"), neither of
-// which tells an R user what happened. Looking only on the failure path
-// keeps valid tables free of an extra pass. False when there is none.
+// "negative count", in integer and logical tables) or as a NaN payload (a
+// "non-finite count"), neither of which tells an R user what happened.
+// Looking only on the failure path keeps valid tables free of an extra pass.
+// False when there is none.
 bool find_na_in_table(const Table& t, Failure* f) {
   if (t.kind == TABLE_DENSE) {
     const R_xlen_t n = XLENGTH(t.data);
-    if (TYPEOF(t.data) == INTSXP) {
-      const int* v = INTEGER(t.data);
+    if (TYPEOF(t.data) == INTSXP || TYPEOF(t.data) == LGLSXP) {
+      // NA_LOGICAL is NA_INTEGER, and LOGICAL() is INTEGER()'s int array
+      const int* v = TYPEOF(t.data) == INTSXP ? INTEGER(t.data) : LOGICAL(t.data);
       for (R_xlen_t k = 0; k < n; ++k)
         if (v[k] == NA_INTEGER) return na_count(k % t.rows, k / t.rows, f);
     } else {
@@ -109,14 +111,14 @@ PreparedCounts prepared_counts(SEXP xp) {
   return p;
 }
 
-// R code has already normalised x to an integer/double vector or matrix, a
-// dgCMatrix or a dgRMatrix; the checks here only keep a direct call from
-// crashing.
+// R code has already normalised x to an integer/double/logical vector or
+// matrix, a dgCMatrix or a dgRMatrix; the checks here only keep a direct
+// call from crashing.
 bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
   t->kind = static_cast<TableKind>(kind);
   if (kind == TABLE_DENSE) {
-    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) {
-      *message = "x must be an integer or double matrix or vector";
+    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) {
+      *message = "x must be an integer, double or logical matrix or vector";
       return false;
     }
     SEXP dim = Rf_getAttrib(x, R_DimSymbol);
@@ -168,12 +170,19 @@ bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
 
 dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out) {
   if (t.kind == TABLE_DENSE) {
-    const bool is_int = TYPEOF(t.data) == INTSXP;
     // R stores matrices column-major: element (i, j) sits at i + j * rows.
-    return dirmn_counts_create_dense(
-        ctx, out, t.rows, t.cols, is_int ? DIRMN_INT32 : DIRMN_FLOAT64,
-        is_int ? static_cast<const void*>(INTEGER(t.data)) : static_cast<const void*>(REAL(t.data)),
-        1, t.rows, nullptr);
+    // A logical table is read in place as 0/1 int32 counts (R stores
+    // FALSE, TRUE and NA as the ints 0, 1 and NA_INTEGER).
+    const void* data = nullptr;
+    dirmn_dtype dtype = DIRMN_INT32;
+    switch (TYPEOF(t.data)) {
+      case INTSXP: data = INTEGER(t.data); break;
+      case LGLSXP: data = LOGICAL(t.data); break;
+      default:
+        data = REAL(t.data);
+        dtype = DIRMN_FLOAT64;
+    }
+    return dirmn_counts_create_dense(ctx, out, t.rows, t.cols, dtype, data, 1, t.rows, nullptr);
   }
   return dirmn_counts_create_sparse(ctx, out, t.kind == TABLE_CSC ? DIRMN_CSC : DIRMN_CSR, t.rows,
                                     t.cols, t.nnz, DIRMN_INDEX_INT32, INTEGER(t.ptr),
