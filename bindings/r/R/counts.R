@@ -8,7 +8,9 @@
 #' Counts must be non-negative whole numbers; `NA`, `NaN`, infinite, negative
 #' and fractional values are errors that name the offending row and column.
 #' A logical table, dense or sparse, holds 0/1 counts (`FALSE` 0, `TRUE` 1;
-#' `NA` is an error naming its row and column).
+#' `NA` is an error naming its row and column). \pkg{bit64}'s `integer64` is
+#' not supported: convert it with [as.integer()], or [as.double()] (exact
+#' below 2^53, as libdirmn's counts must be).
 #' Dense matrices are read in place (column-major, through strides), and
 #' sparse matrices are passed in their compressed form without ever being
 #' made dense.
@@ -104,6 +106,7 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 # argument, and `converted` tells a sparse matrix made from the user's (for
 # the wording of messages about its slots).
 .as_table <- function(x, call, arg = "x") {
+  .refuse_integer64(x, "counts", call)
   if (is.array(x) && length(dim(x)) == 1L) {
     # a 1-d array: its data as they are (the C++ layer reads them as a
     # vector), its dimnames as names
@@ -151,6 +154,16 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
     "counts must be a numeric matrix or vector, a numeric data frame, a sparse",
     "Matrix or a dirmn_counts object, not an object of class %s"),
     paste(class(x), collapse = "/")), call)
+}
+
+# bit64's integer64 keeps int64 bits in a double vector: read as doubles
+# they would be other numbers (5 would be 2.5e-323), so no argument takes it.
+.refuse_integer64 <- function(x, what, call) {
+  if (inherits(x, "integer64")) {
+    .stop(if (what == "counts") "invalid_argument" else "invalid_parameter", sprintf(paste(
+      "%s of class integer64 (bit64) are not supported; convert them with as.integer(),",
+      "or as.double() (exact below 2^53)"), what), call)
+  }
 }
 
 # Dense counts are integer, double or logical (0/1) vectors and matrices.

@@ -87,7 +87,7 @@
 #' all.equal(ddirmn(sp, 10 * p, log = TRUE), ddirmn(counts, 10 * p, log = TRUE))
 ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
   call <- sys.call()
-  if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
+  if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
   .check_flag(log, "log", call)
   .check_flag(full, "full", call)
   .check_flag(rowwise, "rowwise", call)
@@ -120,6 +120,8 @@ ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
 
 # alpha as a double vector or matrix (dimensions kept), or an error.
 .as_alpha <- function(alpha, call) {
+  .refuse_integer64(alpha, "alpha values", call)
+  if (is.double(alpha)) return(alpha)
   if (is.integer(alpha) || is.logical(alpha) && all(is.na(alpha))) {
     storage.mode(alpha) <- "double"
     return(alpha)

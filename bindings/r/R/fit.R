@@ -60,7 +60,7 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, param = c("alpha", "logal
   call <- sys.call()
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
   .check_flag(full, "full", call)
-  if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
+  if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
   prepared <- .prepare(x, backend, call)
   on.exit(.release(prepared))
   counts <- prepared$counts
@@ -479,6 +479,7 @@ fitted.dirmn_fit <- function(object, ...) {
 # values by the library, each with its 1-based row.
 .as_weights <- function(weights, rows, call) {
   if (is.null(weights)) return(NULL)
+  .refuse_integer64(weights, "weights", call)
   if (!(is.numeric(weights) || is.logical(weights)) || sum(dim(weights) > 1L) > 1L) {
     .stop("invalid_parameter", "weights must be a numeric vector with one value per row", call)
   }
@@ -494,6 +495,7 @@ fitted.dirmn_fit <- function(object, ...) {
 }
 
 .as_start <- function(start, cols, call) {
+  .refuse_integer64(start, "start values", call)
   if (!is.numeric(start) || sum(dim(start) > 1L) > 1L) {
     .stop("invalid_parameter", "start must be a numeric vector with one value per column", call)
   }

@@ -45,6 +45,9 @@ struct Failure {
   int64_t row = -1, column = -1, vector = -1, index = -1;
   bool has_value = false;
   double value = 0.0;
+  // An integer the caller passed (a count, a p, i or j slot entry), exactly.
+  bool has_integer_value = false;
+  int64_t integer_value = 0;
 };
 
 // The last failure the library recorded on ctx (NULL: on this thread before

@@ -236,6 +236,56 @@ test_that("library messages are restated with 1-based rows and columns", {
                    "weight of row 2 is -2; weights must be finite and >= 0")
 })
 
+test_that("double counts are quoted as R prints them, integers exactly", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  # the library writes doubles with 17 digits (0.10000000000000001)
+  expect_identical(msg(ddirmn(c(2, 0.1), c(1, 1))), "row 1, column 2: count 0.1 is not an integer")
+  expect_identical(msg(ddirmn(Matrix::Matrix(c(0, 0.1, 3, 0), 2, sparse = TRUE), c(1, 1))),
+                   "row 2, column 1: count 0.1 is not an integer")
+  expect_identical(msg(dirmn_counts(rbind(c(1, 2), c(1e300, 1)))),
+                   "row 2, column 1: count 1e+300 is 2^53 or more (counts must be below 2^53)")
+  # above 2^53 with every digit R needs to give the number back: never a
+  # rounding that reads below 2^53
+  expect_identical(msg(ddirmn(c(2^53 + 2, 1), c(1, 1))),
+                   "row 1, column 1: count 9007199254740994 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(msg(ddirmn(c(2^53, 1), c(1, 1))),
+                   "row 1, column 1: count 9007199254740992 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(msg(ddirmn(c(1, 123456789012.5), c(1, 1))),
+                   "row 1, column 2: count 123456789012.5 is not an integer")
+  expect_identical(msg(ddirmn(c(1, -Inf), c(1, 1))), "row 1, column 2: count -Inf is infinite")
+  # an integer count is the caller's integer: the library says which, exactly
+  ctx <- dirmn:::.context("cpu")
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, matrix(c(1L, -7L), 1), 0L, c(1, 1), FALSE, TRUE, TRUE)
+  expect_identical(f[c("value", "integer_value")], list(value = -7, integer_value = "-7"))
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, matrix(c(1, -7), 1), 0L, c(1, 1), FALSE, TRUE, TRUE)
+  expect_identical(f[c("value", "integer_value")], list(value = -7, integer_value = NA_character_))
+  # and R quotes it as given, where a double could not hold it (an int64
+  # count, 2^53 + 1; R's own tables are int32 and double)
+  say <- function(...) dirmn:::.location_message(list(...), table = list(kind = 1L, dim = c(3, 3)))
+  expect_identical(say(argument = "data", row = 0, column = 1, value = 2^53,
+                       integer_value = "9007199254740993",
+                       detail = "count 9007199254740993 is 2^53 or more (counts must be below 2^53)"),
+                   "row 1, column 2: count 9007199254740993 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(say(argument = "indices", column = 0, index = 0, value = 2^53,
+                       integer_value = "9007199254740993", detail = "row index out of range"),
+                   paste("x@i[1] = 9007199254740993 (column 1) is not a row index of a 3-row",
+                         "matrix (x@i holds 0-based row indices, 0 to 2)"))
+  # bit64's integer64 (int64 bits in a double vector) is refused, never read
+  # as doubles
+  i64 <- structure(numeric(6), dim = 2:3, class = "integer64")
+  expect_error(ddirmn(i64, c(1, 1, 1)), "class integer64 \\(bit64\\) are not supported",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(i64), "integer64", class = "dirmn_error_invalid_argument")
+  a64 <- structure(c(1, 2, 3), class = "integer64")
+  expect_error(ddirmn(x, a64), "^alpha values of class integer64",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_loglik_sum(x, a64), "integer64", class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_fit(x, weights = a64), "^weights of class integer64",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_fit(x, start = a64), "^start values of class integer64",
+               class = "dirmn_error_invalid_parameter")
+})
+
 test_that("the documented condition classes are the library's status names", {
   # the class of each status is worded from dirmn_status_name
   for (s in c(1:13, 99)) {
