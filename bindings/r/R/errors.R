@@ -150,7 +150,8 @@ dirmn_condition <- function(status, message, call = NULL,
     else if (vector == 0) NULL
     else sprintf("vector %s", n(vector))
   } else if (position(TRUE, FALSE, FALSE, FALSE)) {
-    if (argument == "weights" && !is.na(value)) {
+    # (a NaN value is a value; NA is none)
+    if (argument == "weights" && (!is.na(value) || is.nan(value))) {
       return(sprintf("weight of row %s is %s; weights must be finite and >= 0", n(row),
                      format(value, digits = 15L)))
     }

@@ -475,8 +475,9 @@ fitted.dirmn_fit <- function(object, ...) {
   as.integer(value)
 }
 
-# Row weights as a double vector (or NULL); NA is reported here, other bad
-# values by the library, each with its 1-based row.
+# Row weights as a double vector (or NULL); NA and NaN are reported here
+# (each by its name: is.na() is TRUE for both), other bad values by the
+# library, each with its 1-based row.
 .as_weights <- function(weights, rows, call) {
   if (is.null(weights)) return(NULL)
   .refuse_integer64(weights, "weights", call)
@@ -488,8 +489,10 @@ fitted.dirmn_fit <- function(object, ...) {
       "weights has length %d but the counts have %d rows", length(weights), rows), call)
   }
   if (anyNA(weights)) {
+    row <- which(is.na(weights))[1L]
     .stop("invalid_parameter", sprintf(
-      "weight of row %d is NA; weights must be finite and >= 0", which(is.na(weights))[1L]), call)
+      "weight of row %d is %s; weights must be finite and >= 0", row,
+      if (is.nan(weights[[row]])) "NaN" else "NA"), call)
   }
   as.double(weights)
 }
@@ -503,9 +506,10 @@ fitted.dirmn_fit <- function(object, ...) {
     .stop("dimension_mismatch", sprintf(
       "start has length %d but the counts have %d columns", length(start), cols), call)
   }
-  if (anyNA(start)) {
-    .stop("invalid_parameter", sprintf(
-      "start column %d: alpha is NA", which(is.na(start))[1L]), call)
+  # NA here; NaN (is.na() too) and other bad values by the library
+  na <- is.na(start) & !is.nan(start)
+  if (any(na)) {
+    .stop("invalid_parameter", sprintf("start column %d: alpha is NA", which(na)[1L]), call)
   }
   as.double(start)
 }

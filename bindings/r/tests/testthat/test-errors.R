@@ -286,6 +286,41 @@ test_that("double counts are quoted as R prints them, integers exactly", {
                class = "dirmn_error_invalid_parameter")
 })
 
+test_that("a NaN weight is NaN and an NA weight NA, wherever weights are taken", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  counts <- dirmn_counts(x, backend = "cpu")
+  calls <- list(
+    fit = function(w) dirmn_fit(x, weights = w),
+    fit_prepared = function(w) dirmn_fit(counts, weights = w),
+    loglik_sum = function(w) dirmn_loglik_sum(x, alpha, weights = w),
+    loglik_sum_prepared = function(w) dirmn_loglik_sum(counts, alpha, weights = w),
+    mixture = function(w) dirmn_mixture(x, k = 1, weights = w),
+    mixture_prepared = function(w) dirmn_mixture(counts, k = 1, weights = w))
+  for (name in names(calls)) {
+    f <- calls[[name]]
+    expect_identical(msg(f(c(1, NaN, 1))), "weight of row 2 is NaN; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(1, NA, 1))), "weight of row 2 is NA; weights must be finite and >= 0",
+                     label = name)
+    # the first of them, by its name
+    expect_identical(msg(f(c(1, NaN, NA))), "weight of row 2 is NaN; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(NA, NaN, 1))), "weight of row 1 is NA; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(1, 1, -Inf))), "weight of row 3 is -Inf; weights must be finite and >= 0",
+                     label = name)
+    expect_error(f(c(1, NaN, 1)), class = "dirmn_error_invalid_parameter")
+  }
+  # the library words a NaN weight the same way
+  res <- dirmn:::cpp_loglik_sum(counts$ptr, alpha, c(1, NaN, 1), FALSE, TRUE)
+  expect_identical(dirmn:::.location_message(res),
+                   "weight of row 2 is NaN; weights must be finite and >= 0")
+  # start values: NaN is NaN too
+  expect_identical(msg(dirmn_fit(x, start = c(1, NaN, 1))),
+                   "start column 2: alpha NaN is not positive and finite")
+  expect_identical(msg(dirmn_fit(x, start = c(1, NA, 1))), "start column 2: alpha is NA")
+})
+
 test_that("the documented condition classes are the library's status names", {
   # the class of each status is worded from dirmn_status_name
   for (s in c(1:13, 99)) {
