@@ -65,9 +65,10 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   .make_counts(x, backend, device, call)
 }
 
-.make_counts <- function(x, backend, device, call, arg = "x") {
+.make_counts <- function(x, backend, device, call, arg = "x", backend_option = FALSE,
+                         device_option = FALSE) {
   table <- .as_table(x, call, arg)
-  ctx <- .context(backend, device, call)
+  ctx <- .context(backend, device, call, backend_option, device_option)
   ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
   if (.failed(ptr)) .raise(ptr, call, table = table)
   structure(
@@ -81,10 +82,12 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 # form: x itself when it is prepared, else a table prepared on `backend`
 # (device getOption("dirmn.device", 0)) that the caller should close once
 # done (`temporary`), so that its memory goes at once rather than at the
-# next garbage collection.
-.prepare <- function(x, backend, call, arg = "x") {
+# next garbage collection. `backend_option`: backend is
+# getOption("dirmn.backend") (the caller's default, left missing).
+.prepare <- function(x, backend, call, arg = "x", backend_option = FALSE) {
   if (inherits(x, "dirmn_counts")) return(list(counts = x, temporary = FALSE))
-  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg),
+  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg,
+                             backend_option = backend_option, device_option = TRUE),
        temporary = TRUE)
 }
 

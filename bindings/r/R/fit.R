@@ -61,7 +61,7 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, param = c("alpha", "logal
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
   .check_flag(full, "full", call)
   if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
-  prepared <- .prepare(x, backend, call)
+  prepared <- .prepare(x, backend, call, backend_option = missing(backend))
   on.exit(.release(prepared))
   counts <- prepared$counts
   if (!is.null(dim(alpha))) {
@@ -178,7 +178,7 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
   .check_flag(verbose, "verbose", ecall)
   tol <- .check_positive(tol, "tol", ecall)
   maxit <- .check_count(maxit, "maxit", ecall, min = 0L)
-  prepared <- .prepare(x, backend, ecall)
+  prepared <- .prepare(x, backend, ecall, backend_option = missing(backend))
   on.exit(.release(prepared))
   counts <- prepared$counts
   rows <- counts$dim[1L]

@@ -146,7 +146,7 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
   tol <- .check_positive(tol, "tol", ecall)
   seed <- .check_seed(seed, ecall)
   .check_flag(verbose, "verbose", ecall)
-  prepared <- .prepare(x, backend, ecall)
+  prepared <- .prepare(x, backend, ecall, backend_option = missing(backend))
   if (prepared$temporary) on.exit(.release(prepared))
   counts <- prepared$counts
   weights <- .as_weights(weights, counts$dim[1L], ecall)

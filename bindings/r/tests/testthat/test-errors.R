@@ -130,6 +130,44 @@ test_that("bad arguments are invalid-argument errors", {
   expect_error(ddirmn(matrix(integer(0), 2, 0), numeric(0)), class = "dirmn_error_invalid_argument")
 })
 
+test_that("a bad dirmn.backend or dirmn.device option is named as the option, with its value", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  old <- options(dirmn.backend = "gpu", dirmn.device = getOption("dirmn.device"))
+  on.exit(options(old))
+  backend <- "options(dirmn.backend = \"gpu\") is not one of \"auto\", \"cpu\" or \"cuda\""
+  for (f in list(function() ddirmn(x, alpha), function() dirmn_fit(x),
+                 function() dirmn_loglik_sum(x, alpha), function() dirmn_mixture(x, k = 1))) {
+    expect_identical(msg(f()), backend)
+    expect_error(f(), class = "dirmn_error_invalid_argument")
+  }
+  # an argument given is named as the argument
+  expect_identical(msg(dirmn_fit(x, backend = "gpu")),
+                   "backend must be one of \"auto\", \"cpu\" or \"cuda\"")
+  expect_identical(msg(dirmn_counts(x, backend = "gpu")),
+                   "backend must be one of \"auto\", \"cpu\" or \"cuda\"")
+  # and a good argument overrides the bad option
+  expect_s3_class(dirmn_fit(x, backend = "cpu"), "dirmn_fit")
+  options(dirmn.backend = c("cpu", "cuda"))
+  expect_identical(msg(ddirmn(x, alpha)),
+                   "options(dirmn.backend = c(\"cpu\", \"cuda\")) is not one of \"auto\", \"cpu\" or \"cuda\"")
+  options(dirmn.backend = "cpu", dirmn.device = -1)
+  device <- paste("options(dirmn.device = -1) is not a single non-negative whole number",
+                  "(a CUDA device index)")
+  for (f in list(function() ddirmn(x, alpha), function() dirmn_fit(x),
+                 function() dirmn_loglik_sum(x, alpha), function() dirmn_mixture(x, k = 1))) {
+    expect_identical(msg(f()), device)
+    expect_error(f(), class = "dirmn_error_invalid_argument")
+  }
+  options(dirmn.device = "0")
+  expect_identical(msg(ddirmn(x, alpha)), paste(
+    "options(dirmn.device = \"0\") is not a single non-negative whole number (a CUDA device index)"))
+  expect_identical(msg(dirmn_counts(x, device = 1.5)),
+                   "device must be a single non-negative whole number")
+  # a prepared table does not read the options
+  options(dirmn.backend = "gpu", dirmn.device = -1)
+  expect_length(ddirmn(dirmn_counts(x, backend = "cpu", device = 0), alpha), 3L)
+})
+
 test_that("an unavailable backend is a backend-unavailable error", {
   if (!dirmn_backends()$backends$compiled[2]) {
     expect_error(dirmn_counts(x, backend = "cuda"), class = "dirmn_error_backend_unavailable")
