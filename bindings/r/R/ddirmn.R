@@ -43,7 +43,9 @@
 #'   value per column of `x`, shared by all rows; or a K x V matrix (V the
 #'   number of columns of `x`) holding K parameter vectors, one per row, each
 #'   applied to every row of `x`; or, with `rowwise = TRUE`, a matrix of the
-#'   dimensions of `x` giving each row of `x` its own parameters.
+#'   dimensions of `x` giving each row of `x` its own parameters. A dense
+#'   \pkg{Matrix} (`dgeMatrix` and the like) is taken as [as.matrix()] makes
+#'   it.
 #' @param log If `TRUE`, return log densities (log pmf).
 #' @param full If `TRUE` (the default), include the multinomial coefficient
 #'   (the pmf proper, as [extraDistr::ddirmnom()] computes it); if `FALSE`,
@@ -118,10 +120,14 @@ ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
   if (rowwise) "rowwise" else if (is.matrix(alpha)) "matrix" else "vector"
 }
 
-# alpha as a double vector or matrix (dimensions kept), or an error.
+# alpha as a double vector or matrix (dimensions kept), or an error. A
+# dense Matrix (dgeMatrix, dsyMatrix, ...) is the base matrix as.matrix()
+# makes of it; anything else refused is named by its class (an object) or
+# type.
 .as_alpha <- function(alpha, call) {
   .refuse_integer64(alpha, "alpha values", call)
   if (is.double(alpha)) return(alpha)
+  if (methods::is(alpha, "denseMatrix")) return(.as_alpha(as.matrix(alpha), call))
   if (is.integer(alpha) || is.logical(alpha) && all(is.na(alpha))) {
     storage.mode(alpha) <- "double"
     return(alpha)
@@ -131,5 +137,7 @@ ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
           "alpha must be a numeric vector or matrix, not a data frame (use as.matrix())", call)
   }
   .stop("invalid_parameter", sprintf(
-    "alpha must be a numeric vector or matrix, not %s", typeof(alpha)), call)
+    "alpha must be a numeric vector or matrix, not %s",
+    if (is.object(alpha)) paste("an object of class", paste(class(alpha), collapse = "/"))
+    else typeof(alpha)), call)
 }

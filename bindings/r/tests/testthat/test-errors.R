@@ -78,6 +78,37 @@ test_that("invalid alpha is an invalid-parameter error", {
                class = "dirmn_error_invalid_parameter")
 })
 
+test_that("alpha may be a dense Matrix; anything refused is named by its class", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  vectors <- rbind(flat = c(1, 1, 1), peaked = c(0.5, 4, 2))
+  dge <- Matrix::Matrix(vectors, sparse = FALSE)
+  expect_s4_class(dge, "dgeMatrix")
+  expect_identical(ddirmn(x, dge), ddirmn(x, vectors))
+  expect_identical(ddirmn(x, dge, log = TRUE), ddirmn(x, vectors, log = TRUE))
+  per_row <- matrix(c(1, 2, 3, 2, 2, 2, 0.5, 1, 4), 3, 3)
+  expect_identical(ddirmn(x, Matrix::Matrix(per_row, sparse = FALSE), rowwise = TRUE),
+                   ddirmn(x, per_row, rowwise = TRUE))
+  # a symmetric dense class too, and a bad value in it names its cell
+  sym <- Matrix::Matrix(crossprod(per_row), sparse = FALSE)
+  expect_s4_class(sym, "dsyMatrix")
+  expect_identical(ddirmn(x, sym), ddirmn(x, as.matrix(sym)))
+  bad <- Matrix::Matrix(replace(vectors, 4L, -1), sparse = FALSE)
+  expect_error(ddirmn(x, bad), "^row 2, column 2 of alpha: alpha -1",
+               class = "dirmn_error_invalid_parameter")
+  # a shared vector for dirmn_loglik_sum() stays a vector
+  expect_error(dirmn_loglik_sum(x, Matrix::Matrix(alpha, 1, sparse = FALSE)),
+               "alpha must be a vector", class = "dirmn_error_dimension_mismatch")
+  # still refused, with the class named
+  expect_identical(msg(ddirmn(x, Matrix::Matrix(vectors, sparse = TRUE))),
+                   "alpha must be a numeric vector or matrix, not an object of class dgCMatrix")
+  expect_identical(msg(ddirmn(x, factor(1:3))),
+                   "alpha must be a numeric vector or matrix, not an object of class factor")
+  expect_identical(msg(ddirmn(x, c("1", "2", "3"))),
+                   "alpha must be a numeric vector or matrix, not character")
+  expect_error(dirmn_loglik_sum(x, Matrix::Matrix(vectors, sparse = TRUE)), "dgCMatrix",
+               class = "dirmn_error_invalid_parameter")
+})
+
 test_that("a sum of alpha that overflows names alpha, not a vector", {
   # a single vector: no position (it was "vector 1: ..." once)
   overflow <- "the sum of alpha overflows (above the largest double, 1.8e+308)"
