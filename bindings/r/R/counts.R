@@ -65,9 +65,10 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   .make_counts(x, backend, device, call)
 }
 
+# `table`: .as_table(x, call, arg) where the caller has made it already.
 .make_counts <- function(x, backend, device, call, arg = "x", backend_option = FALSE,
-                         device_option = FALSE) {
-  table <- .as_table(x, call, arg)
+                         device_option = FALSE, table = NULL) {
+  if (is.null(table)) table <- .as_table(x, call, arg)
   ctx <- .context(backend, device, call, backend_option, device_option)
   ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
   if (.failed(ptr)) .raise(ptr, call, table = table)
@@ -84,10 +85,11 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 # done (`temporary`), so that its memory goes at once rather than at the
 # next garbage collection. `backend_option`: backend is
 # getOption("dirmn.backend") (the caller's default, left missing).
-.prepare <- function(x, backend, call, arg = "x", backend_option = FALSE) {
+.prepare <- function(x, backend, call, arg = "x", backend_option = FALSE, table = NULL) {
   if (inherits(x, "dirmn_counts")) return(list(counts = x, temporary = FALSE))
   list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg,
-                             backend_option = backend_option, device_option = TRUE),
+                             backend_option = backend_option, device_option = TRUE,
+                             table = table),
        temporary = TRUE)
 }
 
