@@ -167,14 +167,20 @@ dirmn_condition <- function(status, message, call = NULL,
 }
 
 # The library's "count <value> ..." about a double count, with the value as
-# R prints it (deparse(): 15 significant digits, or 17 where 15 do not give
-# the number back, so 2^53 + 2 reads 9007199254740994, never a rounding of
-# it below 2^53). The library writes it %.17g, and Inf, -Inf and NaN as R does.
+# R prints it with 15 significant digits (0.1, 2.5, 1e+300), except that a
+# whole number below 1e17 keeps all its digits, so 2^53 + 2 reads
+# 9007199254740994, never a rounding of it below 2^53. The library writes
+# it %.17g ("0.10000000000000001"), and Inf, -Inf and NaN as R does. (C's
+# printf, not format() or deparse(): R's own formatting goes through long
+# double, which valgrind computes as double, and the test suite runs under
+# valgrind too.)
 .count_as_r <- function(detail, value) {
   if (is.na(value) || !is.finite(value)) return(detail)
   prefix <- paste0("count ", sprintf("%.17g", value), " ")
   if (!startsWith(detail, prefix)) return(detail)
-  paste0("count ", deparse(as.double(value)), " ", substring(detail, nchar(prefix) + 1L))
+  text <- if (abs(value) < 1e17 && value == trunc(value)) sprintf("%.0f", value)
+          else sprintf("%.15g", value)
+  paste0("count ", text, " ", substring(detail, nchar(prefix) + 1L))
 }
 
 # A fault in the structure of a sparse table, in the terms of the R object
