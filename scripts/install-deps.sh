@@ -6,7 +6,7 @@ what=${1:-build}
 pkgs=(cmake ninja-build g++ pkg-config)
 if [ "$what" = test ]; then
   pkgs+=(catch2 clang libclang-rt-dev python3-mpmath binutils
-         r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr)
+         r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr valgrind)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

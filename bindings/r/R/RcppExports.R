@@ -81,3 +81,7 @@ cpp_mixture_assign <- function(mix_xp, xp) {
     .Call(`_dirmn_cpp_mixture_assign`, mix_xp, xp)
 }
 
+cpp_live_mixtures <- function() {
+    .Call(`_dirmn_cpp_live_mixtures`)
+}
+

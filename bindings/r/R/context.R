@@ -6,30 +6,46 @@
 
 .backend_codes <- c(auto = 0L, cpu = 1L, cuda = 2L)
 
-.check_backend <- function(backend, call) {
+# `option`: the value came from options(dirmn.backend) (or dirmn.device),
+# not from an argument, and the message names the option and its value.
+.check_backend <- function(backend, call, option = FALSE) {
   if (!is.character(backend) || length(backend) != 1L || is.na(backend) ||
       !(backend %in% names(.backend_codes))) {
+    choices <- "one of \"auto\", \"cpu\" or \"cuda\""
     .stop("invalid_argument",
-          "backend must be one of \"auto\", \"cpu\" or \"cuda\"", call)
+          if (option) sprintf("options(dirmn.backend = %s) is not %s", .option_text(backend), choices)
+          else paste("backend must be", choices), call)
   }
   backend
 }
 
-.check_device <- function(device, call) {
+.check_device <- function(device, call, option = FALSE) {
   if (!is.numeric(device) || length(device) != 1L || is.na(device) ||
       device != trunc(device) || device < 0 || device > .Machine$integer.max) {
+    what <- "a single non-negative whole number"
     .stop("invalid_argument",
-          "device must be a single non-negative whole number", call)
+          if (option) sprintf("options(dirmn.device = %s) is not %s (a CUDA device index)",
+                              .option_text(device), what)
+          else paste("device must be", what), call)
   }
   as.integer(device)
 }
 
+# An option's value as the user would have written it, shortened.
+.option_text <- function(value) {
+  text <- paste(deparse(value, width.cutoff = 500L), collapse = " ")
+  if (nchar(text) > 60L) paste0(substr(text, 1L, 57L), "...") else text
+}
+
 # The cached context for (backend, device), made if needed. Returns a list
 # with the context's external pointer and the backend and device it really
-# runs on ("auto" resolved by the library).
-.context <- function(backend = "auto", device = 0L, call = NULL) {
-  backend <- .check_backend(backend, call)
-  device <- .check_device(device, call)
+# runs on ("auto" resolved by the library). `backend_option`,
+# `device_option`: the values came from options(dirmn.backend, dirmn.device)
+# (for the wording of errors).
+.context <- function(backend = "auto", device = 0L, call = NULL, backend_option = FALSE,
+                     device_option = FALSE) {
+  backend <- .check_backend(backend, call, backend_option)
+  device <- .check_device(device, call, device_option)
   if (backend == "cpu") device <- 0L
   key <- paste0(backend, ":", device)
   ctx <- .state$contexts[[key]]
@@ -53,5 +69,6 @@
 
 # The context used for tables that were not prepared with dirmn_counts().
 .default_context <- function(call) {
-  .context(getOption("dirmn.backend", "auto"), getOption("dirmn.device", 0L), call)
+  .context(getOption("dirmn.backend", "auto"), getOption("dirmn.device", 0L), call,
+           backend_option = TRUE, device_option = TRUE)
 }

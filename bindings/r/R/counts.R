@@ -7,23 +7,32 @@
 #'
 #' Counts must be non-negative whole numbers; `NA`, `NaN`, infinite, negative
 #' and fractional values are errors that name the offending row and column.
+#' A logical table, dense or sparse, holds 0/1 counts (`FALSE` 0, `TRUE` 1;
+#' `NA` is an error naming its row and column). \pkg{bit64}'s `integer64` is
+#' not supported: convert it with [as.integer()], or [as.double()] (exact
+#' below 2^53, as libdirmn's counts must be).
 #' Dense matrices are read in place (column-major, through strides), and
 #' sparse matrices are passed in their compressed form without ever being
 #' made dense.
 #'
 #' The object holds library memory (on the GPU for the CUDA backend). It is
 #' freed when the object is garbage collected, or at once by `close()`;
-#' closing twice is harmless. Prepared tables cannot be saved: an object
+#' closing twice is harmless. From a handler of a fit's progress messages
+#' (`verbose = TRUE`), where a computation on the backend runs, a table
+#' closed or garbage collected is freed when that computation returns; the
+#' table the fit reads cannot be closed there. Prepared tables cannot be saved: an object
 #' restored with [readRDS()] or [load()] gives an error when used, and must be
 #' made again from the data.
 #'
 #' @param x A table of counts with one row per observation (sample, plot,
-#'   document) and one column per category: an integer or double matrix, a
-#'   numeric vector, 1-d array or one-way [table()], or a \pkg{Matrix}
-#'   `sparseVector` (each a single observation, its names the category
-#'   names), a numeric data frame, or a sparse
-#'   matrix from the \pkg{Matrix} package (`dgCMatrix` and `dgRMatrix` are
-#'   used as they are; other sparse classes are converted to `dgCMatrix`).
+#'   document) and one column per category: an integer, double or logical
+#'   (0/1) matrix, a numeric or logical vector, 1-d array or one-way
+#'   [table()], or a \pkg{Matrix} `sparseVector` (each a single
+#'   observation, its names the category names), a numeric or logical data
+#'   frame, or a matrix from the \pkg{Matrix} package (`dgCMatrix` and
+#'   `dgRMatrix` are used as they are; other sparse classes are converted to
+#'   `dgCMatrix`, dense ones such as `dgeMatrix` or `lgeMatrix` to base
+#'   matrices).
 #' @param backend `"auto"` (a CUDA device where libdirmn was built with CUDA
 #'   and the device exists, else the CPU), `"cpu"` or `"cuda"`.
 #' @param device The CUDA device index (0-based); ignored for the CPU.
@@ -56,9 +65,11 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   .make_counts(x, backend, device, call)
 }
 
-.make_counts <- function(x, backend, device, call, arg = "x") {
-  table <- .as_table(x, call, arg)
-  ctx <- .context(backend, device, call)
+# `table`: .as_table(x, call, arg) where the caller has made it already.
+.make_counts <- function(x, backend, device, call, arg = "x", backend_option = FALSE,
+                         device_option = FALSE, table = NULL) {
+  if (is.null(table)) table <- .as_table(x, call, arg)
+  ctx <- .context(backend, device, call, backend_option, device_option)
   ptr <- cpp_counts_create(ctx$ptr, table$data, table$kind)
   if (.failed(ptr)) .raise(ptr, call, table = table)
   structure(
@@ -72,10 +83,13 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 # form: x itself when it is prepared, else a table prepared on `backend`
 # (device getOption("dirmn.device", 0)) that the caller should close once
 # done (`temporary`), so that its memory goes at once rather than at the
-# next garbage collection.
-.prepare <- function(x, backend, call, arg = "x") {
+# next garbage collection. `backend_option`: backend is
+# getOption("dirmn.backend") (the caller's default, left missing).
+.prepare <- function(x, backend, call, arg = "x", backend_option = FALSE, table = NULL) {
   if (inherits(x, "dirmn_counts")) return(list(counts = x, temporary = FALSE))
-  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg),
+  list(counts = .make_counts(x, backend, getOption("dirmn.device", 0L), call, arg,
+                             backend_option = backend_option, device_option = TRUE,
+                             table = table),
        temporary = TRUE)
 }
 
@@ -88,28 +102,25 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
 .kind <- c(dense = 0L, csc = 1L, csr = 2L)
 
 # Brings a user's table into a form the C++ layer reads without copying:
-# integer/double vector or matrix, dgCMatrix or dgRMatrix. Only inputs that
-# have no such form (other sparse classes, sparse vectors, data frames) are
-# converted. A vector, 1-d array (a one-way table()) or sparse vector is a
-# single observation, its names the category names. `arg` is the name of
-# the argument, and `converted` tells a sparse matrix made from the user's
-# (for the wording of messages about its slots).
+# integer/double/logical vector or matrix, dgCMatrix or dgRMatrix. Only
+# inputs that have no such form (other sparse classes, sparse vectors, data
+# frames, dense Matrix classes) are converted. Logical tables, dense or
+# sparse, are 0/1 counts (FALSE 0, TRUE 1, NA an error naming its cell). A
+# vector, 1-d array (a one-way table()) or sparse vector is a single
+# observation, its names the category names. `arg` is the name of the
+# argument, and `converted` tells a sparse matrix made from the user's (for
+# the wording of messages about its slots).
 .as_table <- function(x, call, arg = "x") {
+  .refuse_integer64(x, "counts", call)
   if (is.array(x) && length(dim(x)) == 1L) {
     # a 1-d array: its data as they are (the C++ layer reads them as a
     # vector), its dimnames as names
-    if (!is.integer(x) && !is.double(x)) {
-      .stop("invalid_argument", sprintf(
-        "counts must be integer or double, not %s", typeof(x)), call)
-    }
+    .check_count_type(x, call)
     return(list(kind = .kind[["dense"]], data = x, dim = c(1L, length(x)),
                 dimnames = list(NULL, dimnames(x)[[1L]]), arg = arg))
   }
   if (is.matrix(x) || (is.vector(x) && is.atomic(x))) {
-    if (!is.integer(x) && !is.double(x)) {
-      .stop("invalid_argument", sprintf(
-        "counts must be integer or double, not %s", typeof(x)), call)
-    }
+    .check_count_type(x, call)
     if (is.matrix(x)) {
       return(list(kind = .kind[["dense"]], data = x, dim = dim(x),
                   dimnames = .dimnames2(dimnames(x)), arg = arg))
@@ -135,10 +146,11 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   }
   if (methods::is(x, "Matrix")) return(.as_table(as.matrix(x), call, arg))
   if (is.data.frame(x)) {
-    numeric_cols <- vapply(x, function(col) is.numeric(col) && !is.object(col), TRUE)
+    numeric_cols <- vapply(x, function(col) (is.numeric(col) || is.logical(col)) &&
+                             !is.object(col), TRUE)
     if (!all(numeric_cols)) {
       .stop("invalid_argument", sprintf(
-        "every column of a data frame of counts must be numeric; column %s is not",
+        "every column of a data frame of counts must be numeric or logical; column %s is not",
         names(x)[which(!numeric_cols)[1L]]), call)
     }
     return(.as_table(as.matrix(x), call, arg))
@@ -147,6 +159,24 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
     "counts must be a numeric matrix or vector, a numeric data frame, a sparse",
     "Matrix or a dirmn_counts object, not an object of class %s"),
     paste(class(x), collapse = "/")), call)
+}
+
+# bit64's integer64 keeps int64 bits in a double vector: read as doubles
+# they would be other numbers (5 would be 2.5e-323), so no argument takes it.
+.refuse_integer64 <- function(x, what, call) {
+  if (inherits(x, "integer64")) {
+    .stop(if (what == "counts") "invalid_argument" else "invalid_parameter", sprintf(paste(
+      "%s of class integer64 (bit64) are not supported; convert them with as.integer(),",
+      "or as.double() (exact below 2^53)"), what), call)
+  }
+}
+
+# Dense counts are integer, double or logical (0/1) vectors and matrices.
+.check_count_type <- function(x, call) {
+  if (!is.integer(x) && !is.double(x) && !is.logical(x)) {
+    .stop("invalid_argument", sprintf(
+      "counts must be integer, double or logical, not %s", typeof(x)), call)
+  }
 }
 
 # A Matrix sparseVector as a 1 x length sparse row (dgRMatrix), never dense.
@@ -162,7 +192,7 @@ dirmn_counts <- function(x, backend = "auto", device = 0L) {
   values <- if (methods::.hasSlot(x, "x")) x@x else rep(1, length(x@i))
   if (!is.numeric(values) && !is.logical(values)) {
     .stop("invalid_argument", sprintf(
-      "counts must be integer or double, not %s", typeof(values)), call)
+      "counts must be integer, double or logical, not %s", typeof(values)), call)
   }
   values <- as.double(values)
   # R's NA in a logical vector is NA in the double one: the C++ layer reports it

@@ -32,17 +32,20 @@
 #' Errors are conditions of class `dirmn_error` (see [dirmn_error]); bad
 #' counts or parameters are reported with their row and column.
 #'
-#' @param x The counts, one row per observation: an integer or double matrix,
-#'   a numeric vector, a 1-d array or one-way [table()], or a \pkg{Matrix}
-#'   `sparseVector` (each a single observation, with its names as the
-#'   category names), a numeric data frame, a sparse matrix from \pkg{Matrix}
-#'   (`dgCMatrix`, `dgRMatrix`, ...; never made dense), or a table prepared
-#'   with [dirmn_counts()].
+#' @param x The counts, one row per observation: an integer, double or
+#'   logical (0/1) matrix, a numeric or logical vector, a 1-d array or
+#'   one-way [table()], or a \pkg{Matrix} `sparseVector` (each a single
+#'   observation, with its names as the category names), a numeric or
+#'   logical data frame, a matrix from \pkg{Matrix} (sparse ones,
+#'   `dgCMatrix`, `dgRMatrix`, ..., never made dense; dense ones, such as
+#'   `dgeMatrix` or `lgeMatrix`), or a table prepared with [dirmn_counts()].
 #' @param alpha The parameters, all positive and finite: a vector with one
 #'   value per column of `x`, shared by all rows; or a K x V matrix (V the
 #'   number of columns of `x`) holding K parameter vectors, one per row, each
 #'   applied to every row of `x`; or, with `rowwise = TRUE`, a matrix of the
-#'   dimensions of `x` giving each row of `x` its own parameters.
+#'   dimensions of `x` giving each row of `x` its own parameters. A dense
+#'   \pkg{Matrix} (`dgeMatrix` and the like) is taken as [as.matrix()] makes
+#'   it.
 #' @param log If `TRUE`, return log densities (log pmf).
 #' @param full If `TRUE` (the default), include the multinomial coefficient
 #'   (the pmf proper, as [extraDistr::ddirmnom()] computes it); if `FALSE`,
@@ -86,7 +89,7 @@
 #' all.equal(ddirmn(sp, 10 * p, log = TRUE), ddirmn(counts, 10 * p, log = TRUE))
 ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
   call <- sys.call()
-  if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
+  if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
   .check_flag(log, "log", call)
   .check_flag(full, "full", call)
   .check_flag(rowwise, "rowwise", call)
@@ -117,8 +120,14 @@ ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
   if (rowwise) "rowwise" else if (is.matrix(alpha)) "matrix" else "vector"
 }
 
-# alpha as a double vector or matrix (dimensions kept), or an error.
+# alpha as a double vector or matrix (dimensions kept), or an error. A
+# dense Matrix (dgeMatrix, dsyMatrix, ...) is the base matrix as.matrix()
+# makes of it; anything else refused is named by its class (an object) or
+# type.
 .as_alpha <- function(alpha, call) {
+  .refuse_integer64(alpha, "alpha values", call)
+  if (is.double(alpha)) return(alpha)
+  if (methods::is(alpha, "denseMatrix")) return(.as_alpha(as.matrix(alpha), call))
   if (is.integer(alpha) || is.logical(alpha) && all(is.na(alpha))) {
     storage.mode(alpha) <- "double"
     return(alpha)
@@ -128,5 +137,7 @@ ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
           "alpha must be a numeric vector or matrix, not a data frame (use as.matrix())", call)
   }
   .stop("invalid_parameter", sprintf(
-    "alpha must be a numeric vector or matrix, not %s", typeof(alpha)), call)
+    "alpha must be a numeric vector or matrix, not %s",
+    if (is.object(alpha)) paste("an object of class", paste(class(alpha), collapse = "/"))
+    else typeof(alpha)), call)
 }

@@ -101,9 +101,13 @@ dirmn_condition <- function(status, message, call = NULL,
 # worded from its value. Positions of a sparse matrix's structure are
 # worded as the slots of the R object (`table`): "x@i[3] = 7", "x@p[2]"
 # (the slots' values stay as R stores them, 0-based).
+# A count is quoted as R prints it (the library writes doubles with 17
+# digits: "0.10000000000000001", "1.0000000000000001e+300"), an integer as
+# the caller's integer, exactly.
 # `location` is a list with `detail` and any of `argument`, `row`,
 # `column`, `vector`, `index` (0-based; missing, NA or negative where they
-# do not apply) and `value`.
+# do not apply), `value` and `integer_value` (a string; NA where the value
+# is not an integer the caller passed).
 .location_message <- function(location, table = NULL, alpha = NULL) {
   at <- function(name) {
     p <- location[[name]]
@@ -117,12 +121,15 @@ dirmn_condition <- function(status, message, call = NULL,
   if (is.null(argument) || is.na(argument)) argument <- ""
   value <- location$value
   if (is.null(value) || length(value) != 1L) value <- NA_real_
+  integer_value <- location$integer_value
+  if (is.null(integer_value) || length(integer_value) != 1L) integer_value <- NA_character_
   detail <- .drop_c_hints(location$detail)
+  if (argument == "data" && is.na(integer_value)) detail <- .count_as_r(detail, value)
   n <- function(p) format(p + 1, scientific = FALSE)
   has <- !is.na(c(row = row, column = column, vector = vector, index = index))
   position <- function(...) identical(unname(has), c(...))
   if (argument %in% c("indices", "ptr") && any(has)) {
-    return(.sparse_message(argument, row, column, index, value, detail, table))
+    return(.sparse_message(argument, row, column, index, value, detail, table, integer_value))
   }
   if (argument == "params" && !is.na(vector) && is.na(index) && is.na(row) ||
       argument == "params" && !is.na(row) && is.na(index) && is.na(vector)) {
@@ -143,7 +150,8 @@ dirmn_condition <- function(status, message, call = NULL,
     else if (vector == 0) NULL
     else sprintf("vector %s", n(vector))
   } else if (position(TRUE, FALSE, FALSE, FALSE)) {
-    if (argument == "weights" && !is.na(value)) {
+    # (a NaN value is a value; NA is none)
+    if (argument == "weights" && (!is.na(value) || is.nan(value))) {
       return(sprintf("weight of row %s is %s; weights must be finite and >= 0", n(row),
                      format(value, digits = 15L)))
     }
@@ -158,16 +166,36 @@ dirmn_condition <- function(status, message, call = NULL,
   if (is.null(where)) detail else paste0(where, ": ", detail)
 }
 
+# The library's "count <value> ..." about a double count, with the value as
+# R prints it with 15 significant digits (0.1, 2.5, 1e+300), except that a
+# whole number below 1e17 keeps all its digits, so 2^53 + 2 reads
+# 9007199254740994, never a rounding of it below 2^53. The library writes
+# it %.17g ("0.10000000000000001"), and Inf, -Inf and NaN as R does. (C's
+# printf, not format() or deparse(): R's own formatting goes through long
+# double, which valgrind computes as double, and the test suite runs under
+# valgrind too.)
+.count_as_r <- function(detail, value) {
+  if (is.na(value) || !is.finite(value)) return(detail)
+  prefix <- paste0("count ", sprintf("%.17g", value), " ")
+  if (!startsWith(detail, prefix)) return(detail)
+  text <- if (abs(value) < 1e17 && value == trunc(value)) sprintf("%.0f", value)
+          else sprintf("%.15g", value)
+  paste0("count ", text, " ", substring(detail, nchar(prefix) + 1L))
+}
+
 # A fault in the structure of a sparse table, in the terms of the R object
 # the user passed: its p slot (`argument` "ptr"; entry `index` of it) and
 # its i (dgCMatrix) or j (dgRMatrix) slot ("indices": entry `index`, in
 # column `column` or row `row`; or, without an index, a cell stored twice).
 # R's slots hold 0-based values, as the library's arrays do, so the values
-# are quoted as stored while entries and rows are counted from 1. Without
+# are quoted as stored (the caller's integer, `integer_value`, where the
+# library gives it) while entries and rows are counted from 1. Without
 # `table` (not expected) the positions are still worded 1-based.
-.sparse_message <- function(argument, row, column, index, value, detail, table) {
+.sparse_message <- function(argument, row, column, index, value, detail, table,
+                            integer_value = NA_character_) {
   n <- function(p) format(p + 1, scientific = FALSE)
   v <- function(x) format(x, scientific = FALSE)
+  value_text <- if (is.na(integer_value)) v(value) else integer_value
   csc <- is.null(table) || table$kind == .kind[["csc"]]
   name <- if (is.null(table$arg)) "x" else table$arg
   if (isTRUE(table$converted)) name <- sprintf("as(%s, \"CsparseMatrix\")", name)
@@ -187,7 +215,7 @@ dirmn_condition <- function(status, message, call = NULL,
     extent <- table$dim[if (csc) 1L else 2L]
     return(sprintf(
       "%s@%s[%s] = %s (%s %s) is not a %s index of a %s-%s matrix (%s@%s holds 0-based %s indices, 0 to %s)",
-      name, slot, n(index), v(value), if (csc) "column" else "row", n(outer),
+      name, slot, n(index), value_text, if (csc) "column" else "row", n(outer),
       if (csc) "row" else "column", v(extent), if (csc) "row" else "column", name, slot,
       if (csc) "row" else "column", v(extent - 1)))
   }
@@ -198,15 +226,15 @@ dirmn_condition <- function(status, message, call = NULL,
     return(sprintf("%s@p[%s]: %s", name, n(index), detail))
   }
   if (index == 0) {
-    return(sprintf("%s@p[1] = %s, but the p slot must start at 0", name, v(value)))
+    return(sprintf("%s@p[1] = %s, but the p slot must start at 0", name, value_text))
   }
   previous <- p[[index]]
   if (value < previous) {
     return(sprintf("%s@p[%s] = %s is below %s@p[%s] = %s (the p slot must not decrease)",
-                   name, n(index), v(value), name, v(index), v(previous)))
+                   name, n(index), value_text, name, v(index), v(previous)))
   }
   sprintf("%s@p[%s] = %s is above %s@p[%s] = %s, the number of stored entries",
-          name, n(index), v(value), name, v(length(p)), v(p[[length(p)]]))
+          name, n(index), value_text, name, v(length(p)), v(p[[length(p)]]))
 }
 
 # Hints about C-level flags ("(set DIRMN_COUNTS_REAL_VALUED for

@@ -60,8 +60,8 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, param = c("alpha", "logal
   call <- sys.call()
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
   .check_flag(full, "full", call)
-  if (!is.double(alpha)) alpha <- .as_alpha(alpha, call)
-  prepared <- .prepare(x, backend, call)
+  if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
+  prepared <- .prepare(x, backend, call, backend_option = missing(backend))
   on.exit(.release(prepared))
   counts <- prepared$counts
   if (!is.null(dim(alpha))) {
@@ -178,7 +178,7 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tol = 1e-10, maxit = 1000
   .check_flag(verbose, "verbose", ecall)
   tol <- .check_positive(tol, "tol", ecall)
   maxit <- .check_count(maxit, "maxit", ecall, min = 0L)
-  prepared <- .prepare(x, backend, ecall)
+  prepared <- .prepare(x, backend, ecall, backend_option = missing(backend))
   on.exit(.release(prepared))
   counts <- prepared$counts
   rows <- counts$dim[1L]
@@ -475,10 +475,12 @@ fitted.dirmn_fit <- function(object, ...) {
   as.integer(value)
 }
 
-# Row weights as a double vector (or NULL); NA is reported here, other bad
-# values by the library, each with its 1-based row.
+# Row weights as a double vector (or NULL); NA and NaN are reported here
+# (each by its name: is.na() is TRUE for both), other bad values by the
+# library, each with its 1-based row.
 .as_weights <- function(weights, rows, call) {
   if (is.null(weights)) return(NULL)
+  .refuse_integer64(weights, "weights", call)
   if (!(is.numeric(weights) || is.logical(weights)) || sum(dim(weights) > 1L) > 1L) {
     .stop("invalid_parameter", "weights must be a numeric vector with one value per row", call)
   }
@@ -487,13 +489,16 @@ fitted.dirmn_fit <- function(object, ...) {
       "weights has length %d but the counts have %d rows", length(weights), rows), call)
   }
   if (anyNA(weights)) {
+    row <- which(is.na(weights))[1L]
     .stop("invalid_parameter", sprintf(
-      "weight of row %d is NA; weights must be finite and >= 0", which(is.na(weights))[1L]), call)
+      "weight of row %d is %s; weights must be finite and >= 0", row,
+      if (is.nan(weights[[row]])) "NaN" else "NA"), call)
   }
   as.double(weights)
 }
 
 .as_start <- function(start, cols, call) {
+  .refuse_integer64(start, "start values", call)
   if (!is.numeric(start) || sum(dim(start) > 1L) > 1L) {
     .stop("invalid_parameter", "start must be a numeric vector with one value per column", call)
   }
@@ -501,9 +506,10 @@ fitted.dirmn_fit <- function(object, ...) {
     .stop("dimension_mismatch", sprintf(
       "start has length %d but the counts have %d columns", length(start), cols), call)
   }
-  if (anyNA(start)) {
-    .stop("invalid_parameter", sprintf(
-      "start column %d: alpha is NA", which(is.na(start))[1L]), call)
+  # NA here; NaN (is.na() too) and other bad values by the library
+  na <- is.na(start) & !is.nan(start)
+  if (any(na)) {
+    .stop("invalid_parameter", sprintf("start column %d: alpha is NA", which(na)[1L]), call)
   }
   as.double(start)
 }

@@ -146,7 +146,7 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
   tol <- .check_positive(tol, "tol", ecall)
   seed <- .check_seed(seed, ecall)
   .check_flag(verbose, "verbose", ecall)
-  prepared <- .prepare(x, backend, ecall)
+  prepared <- .prepare(x, backend, ecall, backend_option = missing(backend))
   if (prepared$temporary) on.exit(.release(prepared))
   counts <- prepared$counts
   weights <- .as_weights(weights, counts$dim[1L], ecall)
@@ -280,7 +280,8 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"), init = c("kmea
 #' * `predict()` returns, for the rows of `newdata` (any form [ddirmn()]
 #'   takes, with the fitted table's columns), the posterior component
 #'   probabilities (`type = "prob"`, a rows x k matrix) or the most probable
-#'   component (`type = "class"`, an integer vector). Without `newdata`, the
+#'   component (`type = "class"`, an integer vector); newdata without rows
+#'   gives a 0 x k matrix (an empty vector). Without `newdata`, the
 #'   fitted rows'. A model restored with [readRDS()] predicts too (from its
 #'   alpha and weights).
 #' * `logLik()` returns the mixture log-likelihood (with the multinomial
@@ -427,24 +428,23 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
 
 # Posterior component probabilities of the rows of newdata: through the
 # library's mixture handle where it is alive, else (a model restored from
-# disk) from the rows x k log-likelihoods and the weights.
+# disk) from the rows x k log-likelihoods and the weights. Newdata without
+# rows (which the library has no table for) has a 0 x k answer, as
+# ddirmn() has for a table without rows.
 .assign <- function(object, newdata, call) {
-  prepared <- .prepare(newdata, object$backend, call, "newdata")
+  table <- NULL
+  if (!inherits(newdata, "dirmn_counts")) {
+    table <- .as_table(newdata, call, "newdata")
+    if (table$dim[1L] == 0L) {
+      .check_new_columns(object, table$dim[2L], table$dimnames[[2L]], call)
+      return(matrix(numeric(0), 0L, nrow(object$alpha),
+                    dimnames = list(table$dimnames[[1L]], rownames(object$alpha))))
+    }
+  }
+  prepared <- .prepare(newdata, object$backend, call, "newdata", table = table)
   on.exit(.release(prepared))
   counts <- prepared$counts
-  cn <- colnames(object$alpha)
-  if (counts$dim[2L] != ncol(object$alpha)) {
-    .stop("dimension_mismatch", sprintf(
-      "newdata has %d columns but the mixture was fitted to %d", counts$dim[2L],
-      ncol(object$alpha)), call)
-  }
-  new_cn <- counts$dimnames[[2L]]
-  if (!is.null(cn) && !is.null(new_cn) && !identical(cn, new_cn)) {
-    .stop("dimension_mismatch", sprintf(
-      "the columns of newdata are not those of the fitted table (column %d is %s, not %s)",
-      which(cn != new_cn)[1L], new_cn[which(cn != new_cn)[1L]], cn[which(cn != new_cn)[1L]]),
-      call)
-  }
+  .check_new_columns(object, counts$dim[2L], counts$dimnames[[2L]], call)
   prob <- cpp_mixture_assign(object$ptr, counts$ptr)
   if (.failed(prob) && prob$status == .status_code("null_pointer") &&
       grepl("mixture handle", prob$message, fixed = TRUE)) {
@@ -460,6 +460,22 @@ predict.dirmn_mixture_fit <- function(object, newdata = NULL, type = c("prob", "
   }
   dimnames(prob) <- list(counts$dimnames[[1L]], rownames(object$alpha))
   prob
+}
+
+# newdata's columns (`cols` of them, named `new_cn`) are the fitted table's.
+.check_new_columns <- function(object, cols, new_cn, call) {
+  cn <- colnames(object$alpha)
+  if (cols != ncol(object$alpha)) {
+    .stop("dimension_mismatch", sprintf(
+      "newdata has %d columns but the mixture was fitted to %d", cols, ncol(object$alpha)), call)
+  }
+  if (!is.null(cn) && !is.null(new_cn) && !identical(cn, new_cn)) {
+    .stop("dimension_mismatch", sprintf(
+      "the columns of newdata are not those of the fitted table (column %d is %s, not %s)",
+      which(cn != new_cn)[1L], new_cn[which(cn != new_cn)[1L]], cn[which(cn != new_cn)[1L]]),
+      call)
+  }
+  invisible(NULL)
 }
 
 #' @rdname dirmn_mixture-methods

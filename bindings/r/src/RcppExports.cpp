@@ -241,6 +241,15 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_live_mixtures
+SEXP cpp_live_mixtures();
+RcppExport SEXP _dirmn_cpp_live_mixtures() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_live_mixtures());
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -263,6 +272,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
     {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},
     {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
+    {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},
     {NULL, NULL, 0}
 };
 

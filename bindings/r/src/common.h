@@ -45,6 +45,9 @@ struct Failure {
   int64_t row = -1, column = -1, vector = -1, index = -1;
   bool has_value = false;
   double value = 0.0;
+  // An integer the caller passed (a count, a p, i or j slot entry), exactly.
+  bool has_integer_value = false;
+  int64_t integer_value = 0;
 };
 
 // The last failure the library recorded on ctx (NULL: on this thread before
@@ -72,16 +75,29 @@ bool is_xptr(SEXP x, SEXP tag);
 // The context behind a context pointer, or NULL.
 dirmn_context* context_of(SEXP ctx_xp);
 
-// The context running a fit whose progress callback is in R right now. The
-// library forbids calls on that context from inside the callback, so entry
-// points refuse them (a progress message handler that calls dirmn).
+// The context running a fit whose progress callback is in R right now, and
+// the table it reads. The library forbids calls on that context from inside
+// the callback, so entry points refuse them (a progress message handler that
+// calls dirmn), and close() refuses that table (the fit reads it, and the
+// caller's R code reads it again after the fit). Closing or finalizing any
+// other table or mixture of the context there is fine: the library frees a
+// handle destroyed from inside a call on its context when the call returns.
 extern const dirmn_context* g_busy_context;
+extern const dirmn_counts* g_busy_counts;
 extern const char* const kBusyMessage;
 
 struct BusyScope {
   const dirmn_context* saved;
-  explicit BusyScope(const dirmn_context* ctx) : saved(g_busy_context) { g_busy_context = ctx; }
-  ~BusyScope() { g_busy_context = saved; }
+  const dirmn_counts* saved_counts;
+  BusyScope(const dirmn_context* ctx, const dirmn_counts* counts)
+      : saved(g_busy_context), saved_counts(g_busy_counts) {
+    g_busy_context = ctx;
+    g_busy_counts = counts;
+  }
+  ~BusyScope() {
+    g_busy_context = saved;
+    g_busy_counts = saved_counts;
+  }
   BusyScope(const BusyScope&) = delete;
   BusyScope& operator=(const BusyScope&) = delete;
 };
@@ -202,9 +218,10 @@ extern int g_force_cancel_mode;
 // set by the interrupt callback, read once by library_error.
 extern std::string g_cancel_cause;
 
-// Number of counts handles owned by live external pointers; tests read it to
-// see that finalizers and close() really free handles.
+// Number of counts and mixture handles owned by live external pointers;
+// tests read them to see that finalizers and close() really free handles.
 extern long g_live_counts;
+extern long g_live_mixtures;
 
 }  // namespace dirmn_r
 

@@ -9,6 +9,7 @@ using namespace dirmn_r;
 namespace dirmn_r {
 
 const dirmn_context* g_busy_context = nullptr;
+const dirmn_counts* g_busy_counts = nullptr;
 const char* const kBusyMessage =
     "dirmn functions on this backend cannot be called from a handler of a fit's progress "
     "messages while the fit runs";
@@ -77,6 +78,12 @@ void check_interrupt_body(void* data) {
   UNPROTECT(1);
 }
 
+// A context is never finalized during a call on it: every call reaches its
+// context through a pointer R holds for the call -- the context's own, or
+// the protected field of a table's or a mixture's pointer -- so the context
+// is reachable until the call returns. (Destroyed from a callback of a call
+// on it, the library would keep the context for good.) Inside a callback of
+// a call on another context it is destroyed at once.
 void context_finalizer(SEXP xp) {
   auto* ctx = static_cast<dirmn_context*>(R_ExternalPtrAddr(xp));
   if (ctx != nullptr) {

@@ -29,7 +29,10 @@ void counts_finalizer(SEXP xp) {
   if (counts != nullptr) {
     R_ClearExternalPtr(xp);
     // The library allows this after the context is gone, so the order in
-    // which R runs finalizers does not matter.
+    // which R runs finalizers does not matter; and inside a callback of a
+    // call on the context (a gc() in a handler of a fit's progress
+    // messages, or finalizers R runs while the interrupt check evaluates),
+    // where the library frees the handle when that call returns.
     dirmn_counts_destroy(counts);
     --g_live_counts;
   }
@@ -53,14 +56,16 @@ bool na_count(int64_t row0, int64_t col0, Failure* f) {
 }
 
 // After the library rejected a table: R's NA is stored as INT_MIN (a
-// "negative count") or as a NaN payload (a "non-finite count"), neither of
-// which tells an R user what happened. Looking only on the failure path
-// keeps valid tables free of an extra pass. False when there is none.
+// "negative count", in integer and logical tables) or as a NaN payload (a
+// "non-finite count"), neither of which tells an R user what happened.
+// Looking only on the failure path keeps valid tables free of an extra pass.
+// False when there is none.
 bool find_na_in_table(const Table& t, Failure* f) {
   if (t.kind == TABLE_DENSE) {
     const R_xlen_t n = XLENGTH(t.data);
-    if (TYPEOF(t.data) == INTSXP) {
-      const int* v = INTEGER(t.data);
+    if (TYPEOF(t.data) == INTSXP || TYPEOF(t.data) == LGLSXP) {
+      // NA_LOGICAL is NA_INTEGER, and LOGICAL() is INTEGER()'s int array
+      const int* v = TYPEOF(t.data) == INTSXP ? INTEGER(t.data) : LOGICAL(t.data);
       for (R_xlen_t k = 0; k < n; ++k)
         if (v[k] == NA_INTEGER) return na_count(k % t.rows, k / t.rows, f);
     } else {
@@ -106,14 +111,14 @@ PreparedCounts prepared_counts(SEXP xp) {
   return p;
 }
 
-// R code has already normalised x to an integer/double vector or matrix, a
-// dgCMatrix or a dgRMatrix; the checks here only keep a direct call from
-// crashing.
+// R code has already normalised x to an integer/double/logical vector or
+// matrix, a dgCMatrix or a dgRMatrix; the checks here only keep a direct
+// call from crashing.
 bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
   t->kind = static_cast<TableKind>(kind);
   if (kind == TABLE_DENSE) {
-    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP) {
-      *message = "x must be an integer or double matrix or vector";
+    if (TYPEOF(x) != INTSXP && TYPEOF(x) != REALSXP && TYPEOF(x) != LGLSXP) {
+      *message = "x must be an integer, double or logical matrix or vector";
       return false;
     }
     SEXP dim = Rf_getAttrib(x, R_DimSymbol);
@@ -165,12 +170,19 @@ bool describe_table(SEXP x, int kind, Table* t, std::string* message) {
 
 dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out) {
   if (t.kind == TABLE_DENSE) {
-    const bool is_int = TYPEOF(t.data) == INTSXP;
     // R stores matrices column-major: element (i, j) sits at i + j * rows.
-    return dirmn_counts_create_dense(
-        ctx, out, t.rows, t.cols, is_int ? DIRMN_INT32 : DIRMN_FLOAT64,
-        is_int ? static_cast<const void*>(INTEGER(t.data)) : static_cast<const void*>(REAL(t.data)),
-        1, t.rows, nullptr);
+    // A logical table is read in place as 0/1 int32 counts (R stores
+    // FALSE, TRUE and NA as the ints 0, 1 and NA_INTEGER).
+    const void* data = nullptr;
+    dirmn_dtype dtype = DIRMN_INT32;
+    switch (TYPEOF(t.data)) {
+      case INTSXP: data = INTEGER(t.data); break;
+      case LGLSXP: data = LOGICAL(t.data); break;
+      default:
+        data = REAL(t.data);
+        dtype = DIRMN_FLOAT64;
+    }
+    return dirmn_counts_create_dense(ctx, out, t.rows, t.cols, dtype, data, 1, t.rows, nullptr);
   }
   return dirmn_counts_create_sparse(ctx, out, t.kind == TABLE_CSC ? DIRMN_CSC : DIRMN_CSR, t.rows,
                                     t.cols, t.nnz, DIRMN_INDEX_INT32, INTEGER(t.ptr),
@@ -218,11 +230,13 @@ SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_counts_close(SEXP xp) {
   if (TYPEOF(xp) != EXTPTRSXP) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "not a dirmn_counts object");
-  // A table may be the one a running fit reads (closed from a handler of
-  // its progress messages): leave every table of that context alone.
-  if (R_ExternalPtrAddr(xp) != nullptr && g_busy_context != nullptr &&
-      context_of(R_ExternalPtrProtected(xp)) == g_busy_context)
-    return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+  // From a handler of a fit's progress messages: the table that fit reads
+  // stays (R code reads it again once the fit returns); any other table of
+  // its context is closed now and freed by the library when the fit returns.
+  if (R_ExternalPtrAddr(xp) != nullptr && R_ExternalPtrAddr(xp) == g_busy_counts)
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT,
+                   "the table a running fit reads cannot be closed from a handler of the fit's "
+                   "progress messages; close it after the fit returns");
   if (R_ExternalPtrAddr(xp) != nullptr) {
     counts_finalizer(xp);
     R_SetExternalPtrTag(xp, sym_closed());

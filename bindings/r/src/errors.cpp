@@ -11,10 +11,16 @@
 //   row, column, vector, index
 //             the position, 0-based, NA where it does not apply
 //   value     the offending value, NA where there is none
+//   integer_value
+//             the offending value as the caller's integer, exactly, as a
+//             string (an int64 need not fit a double); NA unless the value is
+//             an integer the caller passed (a count of an integer table, a
+//             p, i or j slot entry)
 // R words the position in its own convention (R/errors.R).
 #include "common.h"
 
 #include <cmath>
+#include <string>
 
 using namespace dirmn_r;
 
@@ -51,12 +57,14 @@ Failure library_error(const dirmn_context* ctx, dirmn_status status) {
   f.index = where.index;
   f.has_value = where.has_value != 0;
   f.value = where.value;
+  f.has_integer_value = where.has_integer_value != 0;
+  f.integer_value = where.integer_value;
   return f;
 }
 
 SEXP failure(const Failure& f) {
-  static const char* names[] = {"status", "name",   "message", "detail", "argument",
-                                "row",    "column", "vector",  "index",  "value"};
+  static const char* names[] = {"status", "name",   "message", "detail", "argument",     "row",
+                                "column", "vector", "index",   "value",  "integer_value"};
   const int n = static_cast<int>(sizeof names / sizeof names[0]);
   Rcpp::List res(n);
   Rcpp::CharacterVector res_names(n);
@@ -71,6 +79,10 @@ SEXP failure(const Failure& f) {
   res[7] = position(f.vector);
   res[8] = position(f.index);
   res[9] = f.has_value ? f.value : NA_REAL;
+  if (f.has_integer_value)
+    res[10] = std::to_string(static_cast<long long>(f.integer_value));
+  else
+    res[10] = Rcpp::CharacterVector::create(NA_STRING);
   res.attr("names") = res_names;
   res.attr("class") = "dirmn_failure";
   return res;

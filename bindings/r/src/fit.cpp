@@ -54,7 +54,8 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
   result.hessian_scalar = std::numeric_limits<double>::quiet_NaN();
   dirmn_status status;
   {
-    BusyScope busy(progress != R_NilValue ? p.ctx : g_busy_context);
+    const bool reports = progress != R_NilValue;
+    BusyScope busy(reports ? p.ctx : g_busy_context, reports ? p.counts : g_busy_counts);
     status = dirmn_fit(p.ctx, p.counts, &options, &result);
   }
   if (bridge.jumped) resume_jump(token);

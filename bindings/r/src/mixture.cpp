@@ -8,6 +8,8 @@ using namespace dirmn_r;
 
 namespace dirmn_r {
 
+long g_live_mixtures = 0;
+
 SEXP sym_mixture() {
   static SEXP s = Rf_install("dirmn_mixture");
   return s;
@@ -17,11 +19,15 @@ SEXP sym_mixture() {
 
 namespace {
 
+// Run by R's garbage collector, possibly inside a callback of a call on the
+// mixture's context (a gc() in a handler of a fit's progress messages): the
+// library then frees the handle when that call returns.
 void mixture_finalizer(SEXP xp) {
   auto* m = static_cast<dirmn_mixture*>(R_ExternalPtrAddr(xp));
   if (m != nullptr) {
     R_ClearExternalPtr(xp);
     dirmn_mixture_destroy(m);
+    --g_live_mixtures;
   }
 }
 
@@ -59,7 +65,11 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
   Rcpp::NumericMatrix alpha(k, V);
   Rcpp::NumericVector mix_weights(k);
   Rcpp::NumericMatrix resp(rows, k);
-  Rcpp::Shield<SEXP> mix_xp(R_MakeExternalPtr(nullptr, sym_mixture(), R_NilValue));
+  // The mixture's pointer protects its context's pointer, as a table's does:
+  // dirmn_mixture_assign holds the mixture's context too, so that context
+  // must not be finalized during a call (where the library would keep it).
+  Rcpp::Shield<SEXP> mix_xp(
+      R_MakeExternalPtr(nullptr, sym_mixture(), R_ExternalPtrProtected(xp)));
   R_RegisterCFinalizerEx(mix_xp, mixture_finalizer, TRUE);
   Rcpp::Shield<SEXP> token(R_MakeUnwindCont());
   ProgressBridge bridge;
@@ -87,7 +97,8 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
     MixtureGuard guard;
     dirmn_status status;
     {
-      BusyScope busy(progress != R_NilValue ? p.ctx : g_busy_context);
+      const bool reports = progress != R_NilValue;
+      BusyScope busy(reports ? p.ctx : g_busy_context, reports ? p.counts : g_busy_counts);
       status = dirmn_mixture_fit(p.ctx, p.counts, k, &options, &guard.mixture);
     }
     if (bridge.jumped) resume_jump(token);
@@ -106,6 +117,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
       } else {
         R_SetExternalPtrAddr(mix_xp, guard.mixture);
         guard.mixture = nullptr;
+        ++g_live_mixtures;
       }
     }
   }
@@ -140,3 +152,6 @@ SEXP cpp_mixture_assign(SEXP mix_xp, SEXP xp) {
   if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
   return out;
 }
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_live_mixtures() { return Rf_ScalarReal(static_cast<double>(g_live_mixtures)); }

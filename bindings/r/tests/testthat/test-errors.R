@@ -78,6 +78,37 @@ test_that("invalid alpha is an invalid-parameter error", {
                class = "dirmn_error_invalid_parameter")
 })
 
+test_that("alpha may be a dense Matrix; anything refused is named by its class", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  vectors <- rbind(flat = c(1, 1, 1), peaked = c(0.5, 4, 2))
+  dge <- Matrix::Matrix(vectors, sparse = FALSE)
+  expect_s4_class(dge, "dgeMatrix")
+  expect_identical(ddirmn(x, dge), ddirmn(x, vectors))
+  expect_identical(ddirmn(x, dge, log = TRUE), ddirmn(x, vectors, log = TRUE))
+  per_row <- matrix(c(1, 2, 3, 2, 2, 2, 0.5, 1, 4), 3, 3)
+  expect_identical(ddirmn(x, Matrix::Matrix(per_row, sparse = FALSE), rowwise = TRUE),
+                   ddirmn(x, per_row, rowwise = TRUE))
+  # a symmetric dense class too, and a bad value in it names its cell
+  sym <- Matrix::Matrix(crossprod(per_row), sparse = FALSE)
+  expect_s4_class(sym, "dsyMatrix")
+  expect_identical(ddirmn(x, sym), ddirmn(x, as.matrix(sym)))
+  bad <- Matrix::Matrix(replace(vectors, 4L, -1), sparse = FALSE)
+  expect_error(ddirmn(x, bad), "^row 2, column 2 of alpha: alpha -1",
+               class = "dirmn_error_invalid_parameter")
+  # a shared vector for dirmn_loglik_sum() stays a vector
+  expect_error(dirmn_loglik_sum(x, Matrix::Matrix(alpha, 1, sparse = FALSE)),
+               "alpha must be a vector", class = "dirmn_error_dimension_mismatch")
+  # still refused, with the class named
+  expect_identical(msg(ddirmn(x, Matrix::Matrix(vectors, sparse = TRUE))),
+                   "alpha must be a numeric vector or matrix, not an object of class dgCMatrix")
+  expect_identical(msg(ddirmn(x, factor(1:3))),
+                   "alpha must be a numeric vector or matrix, not an object of class factor")
+  expect_identical(msg(ddirmn(x, c("1", "2", "3"))),
+                   "alpha must be a numeric vector or matrix, not character")
+  expect_error(dirmn_loglik_sum(x, Matrix::Matrix(vectors, sparse = TRUE)), "dgCMatrix",
+               class = "dirmn_error_invalid_parameter")
+})
+
 test_that("a sum of alpha that overflows names alpha, not a vector", {
   # a single vector: no position (it was "vector 1: ..." once)
   overflow <- "the sum of alpha overflows (above the largest double, 1.8e+308)"
@@ -128,6 +159,44 @@ test_that("bad arguments are invalid-argument errors", {
   expect_error(dirmn_counts(x, device = 1.5), class = "dirmn_error_invalid_argument")
   expect_error(dirmn_counts(x[0, , drop = FALSE]), class = "dirmn_error_invalid_argument")
   expect_error(ddirmn(matrix(integer(0), 2, 0), numeric(0)), class = "dirmn_error_invalid_argument")
+})
+
+test_that("a bad dirmn.backend or dirmn.device option is named as the option, with its value", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  old <- options(dirmn.backend = "gpu", dirmn.device = getOption("dirmn.device"))
+  on.exit(options(old))
+  backend <- "options(dirmn.backend = \"gpu\") is not one of \"auto\", \"cpu\" or \"cuda\""
+  for (f in list(function() ddirmn(x, alpha), function() dirmn_fit(x),
+                 function() dirmn_loglik_sum(x, alpha), function() dirmn_mixture(x, k = 1))) {
+    expect_identical(msg(f()), backend)
+    expect_error(f(), class = "dirmn_error_invalid_argument")
+  }
+  # an argument given is named as the argument
+  expect_identical(msg(dirmn_fit(x, backend = "gpu")),
+                   "backend must be one of \"auto\", \"cpu\" or \"cuda\"")
+  expect_identical(msg(dirmn_counts(x, backend = "gpu")),
+                   "backend must be one of \"auto\", \"cpu\" or \"cuda\"")
+  # and a good argument overrides the bad option
+  expect_s3_class(dirmn_fit(x, backend = "cpu"), "dirmn_fit")
+  options(dirmn.backend = c("cpu", "cuda"))
+  expect_identical(msg(ddirmn(x, alpha)),
+                   "options(dirmn.backend = c(\"cpu\", \"cuda\")) is not one of \"auto\", \"cpu\" or \"cuda\"")
+  options(dirmn.backend = "cpu", dirmn.device = -1)
+  device <- paste("options(dirmn.device = -1) is not a single non-negative whole number",
+                  "(a CUDA device index)")
+  for (f in list(function() ddirmn(x, alpha), function() dirmn_fit(x),
+                 function() dirmn_loglik_sum(x, alpha), function() dirmn_mixture(x, k = 1))) {
+    expect_identical(msg(f()), device)
+    expect_error(f(), class = "dirmn_error_invalid_argument")
+  }
+  options(dirmn.device = "0")
+  expect_identical(msg(ddirmn(x, alpha)), paste(
+    "options(dirmn.device = \"0\") is not a single non-negative whole number (a CUDA device index)"))
+  expect_identical(msg(dirmn_counts(x, device = 1.5)),
+                   "device must be a single non-negative whole number")
+  # a prepared table does not read the options
+  options(dirmn.backend = "gpu", dirmn.device = -1)
+  expect_length(ddirmn(dirmn_counts(x, backend = "cpu", device = 0), alpha), 3L)
 })
 
 test_that("an unavailable backend is a backend-unavailable error", {
@@ -234,6 +303,91 @@ test_that("library messages are restated with 1-based rows and columns", {
   expect_identical(conditionMessage(tryCatch(dirmn_loglik_sum(x, alpha, weights = c(1, -2, 1)),
                                              error = identity)),
                    "weight of row 2 is -2; weights must be finite and >= 0")
+})
+
+test_that("double counts are quoted as R prints them, integers exactly", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  # the library writes doubles with 17 digits (0.10000000000000001)
+  expect_identical(msg(ddirmn(c(2, 0.1), c(1, 1))), "row 1, column 2: count 0.1 is not an integer")
+  expect_identical(msg(ddirmn(Matrix::Matrix(c(0, 0.1, 3, 0), 2, sparse = TRUE), c(1, 1))),
+                   "row 2, column 1: count 0.1 is not an integer")
+  expect_identical(msg(dirmn_counts(rbind(c(1, 2), c(1e300, 1)))),
+                   "row 2, column 1: count 1e+300 is 2^53 or more (counts must be below 2^53)")
+  # above 2^53 with every digit R needs to give the number back: never a
+  # rounding that reads below 2^53
+  expect_identical(msg(ddirmn(c(2^53 + 2, 1), c(1, 1))),
+                   "row 1, column 1: count 9007199254740994 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(msg(ddirmn(c(2^53, 1), c(1, 1))),
+                   "row 1, column 1: count 9007199254740992 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(msg(ddirmn(c(1, 123456789012.5), c(1, 1))),
+                   "row 1, column 2: count 123456789012.5 is not an integer")
+  expect_identical(msg(ddirmn(c(1, -Inf), c(1, 1))), "row 1, column 2: count -Inf is infinite")
+  # an integer count is the caller's integer: the library says which, exactly
+  ctx <- dirmn:::.context("cpu")
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, matrix(c(1L, -7L), 1), 0L, c(1, 1), FALSE, TRUE, TRUE)
+  expect_identical(f[c("value", "integer_value")], list(value = -7, integer_value = "-7"))
+  f <- dirmn:::cpp_ddirmn_table(ctx$ptr, matrix(c(1, -7), 1), 0L, c(1, 1), FALSE, TRUE, TRUE)
+  expect_identical(f[c("value", "integer_value")], list(value = -7, integer_value = NA_character_))
+  # and R quotes it as given, where a double could not hold it (an int64
+  # count, 2^53 + 1; R's own tables are int32 and double)
+  say <- function(...) dirmn:::.location_message(list(...), table = list(kind = 1L, dim = c(3, 3)))
+  expect_identical(say(argument = "data", row = 0, column = 1, value = 2^53,
+                       integer_value = "9007199254740993",
+                       detail = "count 9007199254740993 is 2^53 or more (counts must be below 2^53)"),
+                   "row 1, column 2: count 9007199254740993 is 2^53 or more (counts must be below 2^53)")
+  expect_identical(say(argument = "indices", column = 0, index = 0, value = 2^53,
+                       integer_value = "9007199254740993", detail = "row index out of range"),
+                   paste("x@i[1] = 9007199254740993 (column 1) is not a row index of a 3-row",
+                         "matrix (x@i holds 0-based row indices, 0 to 2)"))
+  # bit64's integer64 (int64 bits in a double vector) is refused, never read
+  # as doubles
+  i64 <- structure(numeric(6), dim = 2:3, class = "integer64")
+  expect_error(ddirmn(i64, c(1, 1, 1)), "class integer64 \\(bit64\\) are not supported",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_counts(i64), "integer64", class = "dirmn_error_invalid_argument")
+  a64 <- structure(c(1, 2, 3), class = "integer64")
+  expect_error(ddirmn(x, a64), "^alpha values of class integer64",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_loglik_sum(x, a64), "integer64", class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_fit(x, weights = a64), "^weights of class integer64",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_fit(x, start = a64), "^start values of class integer64",
+               class = "dirmn_error_invalid_parameter")
+})
+
+test_that("a NaN weight is NaN and an NA weight NA, wherever weights are taken", {
+  msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
+  counts <- dirmn_counts(x, backend = "cpu")
+  calls <- list(
+    fit = function(w) dirmn_fit(x, weights = w),
+    fit_prepared = function(w) dirmn_fit(counts, weights = w),
+    loglik_sum = function(w) dirmn_loglik_sum(x, alpha, weights = w),
+    loglik_sum_prepared = function(w) dirmn_loglik_sum(counts, alpha, weights = w),
+    mixture = function(w) dirmn_mixture(x, k = 1, weights = w),
+    mixture_prepared = function(w) dirmn_mixture(counts, k = 1, weights = w))
+  for (name in names(calls)) {
+    f <- calls[[name]]
+    expect_identical(msg(f(c(1, NaN, 1))), "weight of row 2 is NaN; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(1, NA, 1))), "weight of row 2 is NA; weights must be finite and >= 0",
+                     label = name)
+    # the first of them, by its name
+    expect_identical(msg(f(c(1, NaN, NA))), "weight of row 2 is NaN; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(NA, NaN, 1))), "weight of row 1 is NA; weights must be finite and >= 0",
+                     label = name)
+    expect_identical(msg(f(c(1, 1, -Inf))), "weight of row 3 is -Inf; weights must be finite and >= 0",
+                     label = name)
+    expect_error(f(c(1, NaN, 1)), class = "dirmn_error_invalid_parameter")
+  }
+  # the library words a NaN weight the same way
+  res <- dirmn:::cpp_loglik_sum(counts$ptr, alpha, c(1, NaN, 1), FALSE, TRUE)
+  expect_identical(dirmn:::.location_message(res),
+                   "weight of row 2 is NaN; weights must be finite and >= 0")
+  # start values: NaN is NaN too
+  expect_identical(msg(dirmn_fit(x, start = c(1, NaN, 1))),
+                   "start column 2: alpha NaN is not positive and finite")
+  expect_identical(msg(dirmn_fit(x, start = c(1, NA, 1))), "start column 2: alpha is NA")
 })
 
 test_that("the documented condition classes are the library's status names", {

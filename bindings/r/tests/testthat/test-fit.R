@@ -184,7 +184,7 @@ test_that("jumps out of the progress display are carried past the library", {
   expect_error(withCallingHandlers(dirmn_fit(counts, verbose = TRUE),
                                    message = function(m) ddirmn(counts, rep(1, 35))),
                "progress", class = "dirmn_error_invalid_argument")
-  # and so is closing a table of that backend (it may be the one being fitted)
+  # and so is closing the table being fitted (other tables close: test-lifecycle.R)
   expect_error(withCallingHandlers(dirmn_fit(counts, verbose = TRUE),
                                    message = function(m) close(counts)),
                "progress", class = "dirmn_error_invalid_argument")

@@ -87,6 +87,45 @@ test_that("a 1-d array, a one-way table and a sparseVector are one observation",
                class = "dirmn_error_invalid_counts")
 })
 
+test_that("logical tables, dense or sparse, are 0/1 counts under one rule", {
+  set.seed(13)
+  l <- matrix(runif(40 * 30) < 0.3, 40, 30)
+  l[2, ] <- FALSE
+  ones <- l * 1L
+  a <- alpha
+  expected01 <- ref_loglik(ones, a)
+  dense <- methods::new("lgeMatrix", x = as.vector(l), Dim = dim(l))
+  sparse <- methods::as(Matrix::Matrix(l, sparse = TRUE), "CsparseMatrix")
+  expect_s4_class(sparse, "lgCMatrix")
+  for (form in list(l, dense, sparse, as.data.frame(l))) {
+    expect_rel_equal(unname(ddirmn(form, a, log = TRUE)), expected01)
+    expect_identical(dim(dirmn_counts(form)), c(40L, 30L))
+  }
+  expect_identical(dirmn_fit(l)$alpha, dirmn_fit(ones)$alpha)
+  expect_rel_equal(dirmn_loglik_sum(dense, a)$value, sum(expected01))
+  # a logical vector is one observation
+  expect_rel_equal(ddirmn(l[1, ], a, log = TRUE), expected01[1])
+  # a dense logical table is read in place
+  if (capabilities("profmem")) {
+    on.exit(untracemem(l))
+    tracemem(l)
+    expect_silent(ddirmn(l, a))
+    untracemem(l)
+  }
+  # NA is an error naming its cell, dense or sparse
+  l[7, 4] <- NA
+  dense <- methods::new("lgeMatrix", x = as.vector(l), Dim = dim(l))
+  sparse <- methods::as(Matrix::Matrix(l, sparse = TRUE), "CsparseMatrix")
+  for (form in list(l, dense, sparse)) {
+    expect_error(ddirmn(form, a), "^row 7, column 4: count is NA$",
+                 class = "dirmn_error_invalid_counts")
+    expect_error(dirmn_counts(form), "^row 7, column 4: count is NA$",
+                 class = "dirmn_error_invalid_counts")
+  }
+  expect_error(ddirmn(c(TRUE, NA, FALSE), c(1, 1, 1)), "^row 1, column 2: count is NA$",
+               class = "dirmn_error_invalid_counts")
+})
+
 test_that("a numeric data frame is accepted", {
   df <- as.data.frame(x_int)
   expect_rel_equal(unname(ddirmn(df, alpha, log = TRUE)), expected)

@@ -231,6 +231,38 @@ test_that("a seed gives the same fit; verbose reports every EM iteration", {
                              "k = 1, start 1, iteration 1"))
 })
 
+test_that("predict() of newdata without rows is empty, as ddirmn() is", {
+  m <- dirmn_mixture(mite, k = 1:2, starts = 1)
+  model <- m$models[["2"]]
+  comp <- rownames(model$alpha)
+  for (empty in list(mite[0, , drop = FALSE], unname(mite[0, , drop = FALSE]),
+                     Matrix::Matrix(mite, sparse = TRUE)[0, , drop = FALSE],
+                     as.data.frame(mite)[0, ])) {
+    for (object in list(m, model)) {
+      prob <- predict(object, empty)
+      expect_identical(dim(prob), c(0L, 2L))
+      expect_type(prob, "double")
+      expect_identical(colnames(prob), comp)
+      cls <- predict(object, empty, type = "class")
+      expect_type(cls, "integer")
+      expect_length(cls, 0L)
+    }
+  }
+  # what n rows give, with 0 rows
+  expect_identical(predict(m, mite[0, , drop = FALSE]), predict(m, mite[1:3, ])[0, , drop = FALSE])
+  expect_identical(predict(m, mite[0, , drop = FALSE], type = "class"), integer(0))
+  # a restored model too, and the columns are still checked
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path))
+  saveRDS(model, path)
+  expect_identical(dim(predict(readRDS(path), mite[0, , drop = FALSE])), c(0L, 2L))
+  expect_error(predict(m, mite[0, 1:3, drop = FALSE]), "3 columns but the mixture was fitted to 35",
+               class = "dirmn_error_dimension_mismatch")
+  renamed <- mite[0, , drop = FALSE]
+  colnames(renamed)[2] <- "other"
+  expect_error(predict(m, renamed), "column 2 is other", class = "dirmn_error_dimension_mismatch")
+})
+
 test_that("bad arguments are dirmn errors", {
   expect_error(dirmn_mixture(mite[1:3, ], k = 4), "k \\(4\\)",
                class = "dirmn_error_invalid_argument")
