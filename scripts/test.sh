@@ -5,9 +5,10 @@
 #      consumer check;
 #   2. rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs
 #      the suite again;
-#   3. runs the libFuzzer harness for a bounded time;
+#   3. runs the two libFuzzer harnesses for a bounded time;
 #   4. the R package: R CMD check, testthat, and testthat under valgrind;
-#   5. the Julia package's tests under a real Julia.
+#   5. the Julia package's tests under a real Julia, the ccall layer's
+#      handle paths once under valgrind.
 # Stops at the first failing stage; ends with a "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."

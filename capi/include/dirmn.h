@@ -205,7 +205,8 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  *   index ("indices"), with row (CSR) or column (CSC)
  *                           an entry of the index array: "entry i (row r)"
  * Every position is 0-based, in the message as in the fields. Non-finite
- * values are written Inf, -Inf and NaN; integer values as the caller's
+ * values are written Inf, -Inf and NaN, others in the fewest digits that
+ * read back as the same double (-0.1); integer values as the caller's
  * integers, exactly (9007199254740993, not 9.007199254740992e+15). */
 typedef struct dirmn_error_location {
   size_t size;          /* sizeof(dirmn_error_location), set by the caller */

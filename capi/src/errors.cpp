@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -108,7 +109,11 @@ void clear_error(const dirmn_context* ctx) { slot_of(ctx).clear(); }
 const char* value_text(double x, char* buf) {
   if (std::isnan(x)) return "NaN";
   if (std::isinf(x)) return x > 0 ? "Inf" : "-Inf";
-  std::snprintf(buf, kValueChars, "%.17g", x);
+  // The fewest digits that read back as x: -0.1, not -0.10000000000000001.
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buf, kValueChars, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
   return buf;
 }
 

@@ -307,7 +307,7 @@ test_that("library messages are restated with 1-based rows and columns", {
 
 test_that("double counts are quoted as R prints them, integers exactly", {
   msg <- function(expr) conditionMessage(tryCatch(expr, error = identity))
-  # the library writes doubles with 17 digits (0.10000000000000001)
+  # R's digits, not the library's 17 where a double needs them
   expect_identical(msg(ddirmn(c(2, 0.1), c(1, 1))), "row 1, column 2: count 0.1 is not an integer")
   expect_identical(msg(ddirmn(Matrix::Matrix(c(0, 0.1, 3, 0), 2, sparse = TRUE), c(1, 1))),
                    "row 2, column 1: count 0.1 is not an integer")
