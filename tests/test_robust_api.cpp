@@ -163,6 +163,19 @@ TEST_CASE("integer counts and indices are reported exactly", "[api][errors][robu
   const dirmn_error_location loc = location_of(ctx.get());
   CHECK(loc.has_integer_value == 1);
   CHECK(loc.integer_value == above);
+  // Doubles in the fewest digits that read back.
+  {
+    Counts ok = counts_of(ctx.get(), {1, 2, 3, 4}, 2, 2);
+    const double bad_alpha[2] = {-0.1, 1.0};
+    double out[2];
+    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, bad_alpha, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+            DIRMN_ERROR_INVALID_PARAMETER);
+    CHECK(contains(last_error(ctx), "alpha -0.1 is not positive"));
+    const double third[2] = {1.0 / 3.0, -1e300};
+    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, third, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+            DIRMN_ERROR_INVALID_PARAMETER);
+    CHECK(contains(last_error(ctx), "alpha -1e+300 is not positive"));
+  }
   // Doubles stay doubles.
   const std::vector<double> xd = {1, -2.5, 0, 1};
   REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, 2, 2, DIRMN_FLOAT64, xd.data(), 2, 1, nullptr) ==

@@ -101,9 +101,9 @@ dirmn_condition <- function(status, message, call = NULL,
 # worded from its value. Positions of a sparse matrix's structure are
 # worded as the slots of the R object (`table`): "x@i[3] = 7", "x@p[2]"
 # (the slots' values stay as R stores them, 0-based).
-# A count is quoted as R prints it ("1e+300"; the library writes the
-# fewest digits that read back, "1.0000000000000001e+300"), an integer as
-# the caller's integer, exactly.
+# A count is quoted as R prints it (the library writes the fewest digits
+# that read back as the same double, which can differ from R's), an integer
+# as the caller's integer, exactly.
 # `location` is a list with `detail` and any of `argument`, `row`,
 # `column`, `vector`, `index` (0-based; missing, NA or negative where they
 # do not apply), `value` and `integer_value` (a string; NA where the value
