@@ -366,19 +366,7 @@ void run_location(FuzzedDataProvider& p, dirmn_context* ctx) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static dirmn_context* const contexts[2] = {
-      [] {
-        dirmn_context* c = nullptr;
-        if (dirmn_context_create(&c, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) std::abort();
-        dirmn_context_set_threads(c, 1);
-        return c;
-      }(),
-      [] {
-        dirmn_context* c = nullptr;
-        if (dirmn_context_create(&c, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) std::abort();
-        dirmn_context_set_threads(c, 2);
-        return c;
-      }()};
+  static dirmn_context* const contexts[2] = {lasting_context(1), lasting_context(2)};
   FuzzedDataProvider p(data, size);
   dirmn_context* ctx = contexts[p.ConsumeBool() ? 1 : 0];
   dirmn_context* other = contexts[ctx == contexts[0] ? 1 : 0];

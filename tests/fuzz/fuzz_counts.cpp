@@ -481,19 +481,7 @@ void check_totals(dirmn_context* ctx, const dirmn_counts* counts, const Table& t
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Contexts live across inputs (threads are costly to start): one serial,
   // one with a pool, so both the single- and multi-threaded paths run.
-  static dirmn_context* const contexts[2] = {
-      [] {
-        dirmn_context* c = nullptr;
-        if (dirmn_context_create(&c, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) std::abort();
-        dirmn_context_set_threads(c, 1);
-        return c;
-      }(),
-      [] {
-        dirmn_context* c = nullptr;
-        if (dirmn_context_create(&c, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) std::abort();
-        dirmn_context_set_threads(c, 3);
-        return c;
-      }()};
+  static dirmn_context* const contexts[2] = {lasting_context(1), lasting_context(3)};
   FuzzedDataProvider p(data, size);
   const int which = p.ConsumeBool() ? 1 : 0;
   dirmn_context* ctx = contexts[which];

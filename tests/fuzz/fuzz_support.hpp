@@ -54,6 +54,16 @@ Tally g_tally;
   std::abort();
 }
 
+// A CPU context on `threads` host threads, for the life of the process:
+// the harnesses keep their contexts across inputs (threads are costly to
+// start), a serial one and one with a pool, so both paths run.
+inline dirmn_context* lasting_context(int threads) {
+  dirmn_context* c = nullptr;
+  if (dirmn_context_create(&c, DIRMN_BACKEND_CPU, 0) != DIRMN_SUCCESS) std::abort();
+  dirmn_context_set_threads(c, threads);
+  return c;
+}
+
 enum class Verdict { kMustFail, kMustSucceed, kEither };
 
 // The expected outcome of one call, with the first reason it must fail or
