@@ -25,6 +25,8 @@ constexpr double kMaxPrecision = 1e10;   // and at most this
 // column with counts is inside them (the log-likelihood falls to -Inf as
 // its alpha goes to 0).
 constexpr double kMinAlpha = 1e-150;
+// Halvings of a precision step (newton()) before Minka's step is taken.
+constexpr int kPrecisionHalvings = 6;
 constexpr double kMaxAlpha = 1e150;
 
 // The fit works on the active columns (those with counts) only.
@@ -255,7 +257,11 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
       }
     }
     if (!moved) {
-      // The precision alone: f(t) = f(alpha e^t), f' = sum g, f'' = 1^T H 1.
+      // The precision alone, f(t) = f(alpha e^t) with f' = sum g and
+      // f'' = 1^T H 1, where f is convex along it: there Newton heads for
+      // the multinomial limit and Minka's step crawls (a start far above
+      // the optimum). A full step of kMaxLogStep the way the slope rises,
+      // halved a few times; elsewhere Minka's step does better.
       double d1 = 0.0, d2 = 0.0, a_sum = 0.0;
       for (size_t i = 0; i < m; ++i) {
         d1 += g[i];
@@ -263,11 +269,10 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
         a_sum += alpha[i];
       }
       d2 += c * a_sum * a_sum;
-      if (std::isfinite(d1) && std::isfinite(d2) && d1 != 0.0) {
-        double t = d2 < 0.0 ? -d1 / d2 : std::copysign(math::kMaxLogStep, d1);
-        t = std::min(std::max(t, -math::kMaxLogStep), math::kMaxLogStep);
+      if (std::isfinite(d1) && d2 >= 0.0 && std::isfinite(d2) && d1 != 0.0) {
+        double t = std::copysign(math::kMaxLogStep, d1);
         std::vector<double> ones(m, 1.0);
-        for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
+        for (int k = 0; k < kPrecisionHalvings && !moved; ++k, t *= 0.5) {
           move_alpha(alpha, ones, t, &trial);
           const double ft = P.eval(trial, nullptr, nullptr, nullptr);
           if (ft > f) {
