@@ -30,6 +30,13 @@ dirmn_status check_counts_use(dirmn_context* ctx, const char* fn, const dirmn_co
 
 namespace {
 
+enum class Extent {
+  kOk,
+  kBadStride,  // a stride below 1 along a dimension above 1
+  kOverlap,    // (outputs) two elements share a place
+  kOverflow    // the byte offsets pass what a pointer holds
+};
+
 // The byte just past the last element, from the base: false when it passes
 // ptrdiff_t or base plus it wraps.
 bool bytes_fit(const Strided& a, int64_t s1, int64_t s2) {
@@ -45,8 +52,6 @@ bool bytes_fit(const Strided& a, int64_t s1, int64_t s2) {
                                  static_cast<uintptr_t>(bytes), &top);
 }
 
-}  // namespace
-
 Extent input_extent(const Strided& a) {
   const int64_t s1 = a.n1 > 1 ? a.s1 : 0, s2 = a.n2 > 1 ? a.s2 : 0;
   if ((a.n1 > 1 && s1 < 1) || (a.n2 > 1 && s2 < 1)) return Extent::kBadStride;
@@ -57,7 +62,7 @@ Extent output_extent(const Strided& a) {
   const Extent e = input_extent(a);
   if (e != Extent::kOk || a.n1 <= 1 || a.n2 <= 1) return e;
   // Row-major with a leading dimension (s1 >= n2 s2), or column-major with
-  // one (s2 >= n1 s1); the products fit, as the extent did.
+  // one (s2 >= n1 s1).
   int64_t span = 0;
   if (a.s1 >= a.s2)
     return !__builtin_mul_overflow(a.n2, a.s2, &span) && a.s1 >= span ? Extent::kOk : Extent::kOverlap;
@@ -93,6 +98,8 @@ dirmn_status fail_extent(dirmn_context* ctx, const char* fn, Extent e, const cha
   }
   return DIRMN_SUCCESS;
 }
+
+}  // namespace
 
 dirmn_status check_extent(dirmn_context* ctx, const char* fn, const char* what, const Strided& a,
                           bool output) {

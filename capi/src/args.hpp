@@ -28,27 +28,12 @@ struct Strided {
   size_t elem_bytes;
 };
 
-enum class Extent {
-  kOk,
-  kBadStride,  // a stride below 1 along a dimension above 1
-  kOverlap,    // (outputs) two elements share a place
-  kOverflow    // the byte offsets pass what a pointer holds
-};
-
-// An array that is read: strides >= 1, offsets that fit.
-Extent input_extent(const Strided& a);
-// An array that is written: as an input, and never one element twice (row-
-// or column-major, each with a leading dimension).
-Extent output_extent(const Strided& a);
-
-// Records why `what` (the argument: "params", "out", "gradient", ...)
-// failed its check and returns the status: INVALID_ARGUMENT for a bad
-// stride or an overlap, OVERFLOW for offsets beyond a pointer's reach.
-dirmn_status fail_extent(dirmn_context* ctx, const char* fn, Extent e, const char* what,
-                         const Strided& a);
-
-// Checks a strided input (output = false) or output array; DIRMN_SUCCESS
-// or fail_extent's status.
+// Checks an array that is read (output = false: strides >= 1, offsets
+// that fit) or written (as read, and never one element twice: row- or
+// column-major, each with a leading dimension). DIRMN_SUCCESS, or a
+// message naming `what` (the argument: "params", "out", ...) with
+// INVALID_ARGUMENT for a stride below 1 or an overlap, OVERFLOW for
+// offsets beyond a pointer's reach.
 dirmn_status check_extent(dirmn_context* ctx, const char* fn, const char* what, const Strided& a,
                           bool output);
 

@@ -1,7 +1,8 @@
 // fit.cpp: the maximum-likelihood (or, with a Gamma prior, MAP) alpha of a
 // weighted table from its count histograms: Newton's method on log alpha
-// with O(V) Sherman-Morrison steps, safeguarded by a step cap, step halving
-// and Minka's fixed point where Newton does not ascend.
+// with O(V) Sherman-Morrison steps, safeguarded by a step cap, step halving,
+// a step of the precision alone and Minka's fixed point where Newton does not
+// ascend, from any finite positive start.
 #include "fit.hpp"
 
 #include <algorithm>
@@ -25,9 +26,9 @@ constexpr double kMaxPrecision = 1e10;   // and at most this
 // column with counts is inside them (the log-likelihood falls to -Inf as
 // its alpha goes to 0).
 constexpr double kMinAlpha = 1e-150;
+constexpr double kMaxAlpha = 1e150;
 // Halvings of a precision step (newton()) before Minka's step is taken.
 constexpr int kPrecisionHalvings = 6;
-constexpr double kMaxAlpha = 1e150;
 
 // The fit works on the active columns (those with counts) only.
 struct Problem {
@@ -192,6 +193,7 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
   std::vector<double>& g = out->g;
   std::vector<double>& hd = out->hd;
   std::vector<double> step, trial(m), neg_g, g_try, hd_try;
+  const std::vector<double> ones(m, 1.0);  // the precision's direction in log alpha
   double c = 0.0, c_try = 0.0;
   double f = P.eval(alpha, &g, &hd, &c);
   Newton result = Newton::kStopped;
@@ -271,7 +273,6 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
       d2 += c * a_sum * a_sum;
       if (std::isfinite(d1) && d2 >= 0.0 && std::isfinite(d2) && d1 != 0.0) {
         double t = std::copysign(math::kMaxLogStep, d1);
-        std::vector<double> ones(m, 1.0);
         for (int k = 0; k < kPrecisionHalvings && !moved; ++k, t *= 0.5) {
           move_alpha(alpha, ones, t, &trial);
           const double ft = P.eval(trial, nullptr, nullptr, nullptr);
