@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -350,6 +352,26 @@ inline std::vector<double> simulate_dm(int64_t rows, const std::vector<double>& 
       left -= pv;
     }
   }
+  return x;
+}
+
+// A CSV of the repository's data folders (a header row, a name column,
+// counts): rows x cols values, row-major.
+inline std::vector<double> read_csv(const std::string& path, int64_t* rows, int64_t* cols) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> x;
+  *rows = 0;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::getline(ss, cell, ',');
+    while (std::getline(ss, cell, ',')) x.push_back(std::stod(cell));
+    ++*rows;
+  }
+  *cols = static_cast<int64_t>(x.size()) / *rows;
   return x;
 }
 

@@ -62,23 +62,6 @@ double mixture_loglik_ref(const std::vector<double>& x, int64_t rows, int64_t co
   return static_cast<double>(total);
 }
 
-std::vector<double> read_csv(const std::string& path, int64_t* rows, int64_t* cols) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  std::vector<double> x;
-  *rows = 0;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string cell;
-    std::getline(ss, cell, ',');
-    while (std::getline(ss, cell, ',')) x.push_back(std::stod(cell));
-    ++*rows;
-  }
-  *cols = static_cast<int64_t>(x.size()) / *rows;
-  return x;
-}
 
 }  // namespace
 

@@ -733,12 +733,13 @@ typedef struct dirmn_mixture_options {
                                         non-zero cancels */
   void* progress_data;
   const dirmn_mixture* grow_from;    /* NULL (the default), or a mixture of k - 1 components
-                                        fitted to a table of the same rows and columns: one
-                                        start more is grown from it, its component of the
-                                        largest weight split in two, so that the objective is
-                                        at least as good as the k - 1 fit's (under ML the
-                                        log-likelihood is then non-decreasing in k). It is
-                                        read during the call only */
+                                        fitted to a table of the same rows and columns: up to
+                                        3 starts more are grown from it, each splitting one of
+                                        its components of the largest weights in two by
+                                        2-means; under ML, where none of the starts reaches
+                                        its log-likelihood, the k - 1 fit itself is kept (see
+                                        dirmn_mixture_info.start), so the log-likelihood is
+                                        non-decreasing in k. Read during the call only */
 } dirmn_mixture_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -829,9 +830,11 @@ typedef struct dirmn_mixture_info {
   int iterations;         /* EM iterations of the best start */
   int converged;          /* 1 when the best start met the tolerance */
   int start;              /* which start was best: 0 .. starts - 1 the random ones; with
-                             grow_from, `starts` the one grown from it and starts + 1 the
-                             k - 1 fit kept (its largest component in two identical
-                             halves: under ML no start did better than k - 1 components) */
+                             grow_from, starts .. starts + g - 1 those grown from it (g =
+                             min(k - 1, 3): its components of the largest weights, each
+                             split in two), and starts + g the k - 1 fit kept (its largest
+                             component in two identical halves: under ML no start did
+                             better than k - 1 components) */
   double observations;    /* n, by dirmn_fit_result's rule: the rows with counts and a
                              positive weight (with row weights, the sum of their weights) */
 } dirmn_mixture_info;

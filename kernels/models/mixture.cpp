@@ -41,6 +41,9 @@ constexpr double kAlphaFloor = 1e-10;
 // Under ML, a component in the multinomial limit takes its proportions at
 // this precision.
 constexpr double kLimitPrecision = 1e8;
+// Starts grown from a k - 1 fit: its components of the largest weights
+// split, this many of them.
+constexpr int kGrownStarts = 3;
 // The random stream of start s of a seed.
 constexpr uint64_t kSeedMultiplier = 0x2545F4914F6CDD1DULL;
 
@@ -343,13 +346,22 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   }
   const GrowFrom* g = k > 1 ? o.grow_from : nullptr;
   if (g != nullptr) {
-    // The k - 1 fit's component of the largest weight split in two (start
-    // number `starts`).
-    const int j = static_cast<int>(std::max_element(g->weights, g->weights + g->k) - g->weights);
-    MixtureResult m = run_start(
-        split_responsibilities(*table.host_rows(), g->k, g->resp, j, o.weights, *table.threads),
-        starts);
-    if (!m.ok()) return m;
+    // The k - 1 fit's components of the largest weights, each split in two
+    // (starts number `starts` on).
+    std::vector<int> by_weight(static_cast<size_t>(g->k));
+    for (int i = 0; i < g->k; ++i) by_weight[static_cast<size_t>(i)] = i;
+    std::stable_sort(by_weight.begin(), by_weight.end(),
+                     [&](int a, int b) { return g->weights[a] > g->weights[b]; });
+    const int grown = std::min(g->k, kGrownStarts);
+    MixtureResult m;
+    for (int i = 0; i < grown; ++i) {
+      m = run_start(split_responsibilities(*table.host_rows(), g->k, g->resp,
+                                           by_weight[static_cast<size_t>(i)], o.weights,
+                                           *table.threads),
+                    starts + i);
+      if (!m.ok()) return m;
+    }
+    const int j = by_weight[0];
     // Under ML a k-component mixture can always do as well as the k - 1
     // fit: that fit with the same component in two identical halves, from
     // which EM does not move. Where no start reached the k - 1 fit's
@@ -363,7 +375,7 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
         z[static_cast<size_t>(b * k + j)] *= 0.5;
         z[static_cast<size_t>(b * k + g->k)] = z[static_cast<size_t>(b * k + j)];
       }
-      if (!(m = run_start(std::move(z), starts + 1)).ok()) return m;
+      if (!(m = run_start(std::move(z), starts + grown)).ok()) return m;
     }
   }
   // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
