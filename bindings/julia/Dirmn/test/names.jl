@@ -26,7 +26,6 @@ kwnames(f) = Set(Symbol.(vcat([Base.kwarg_decl(m) for m in methods(f)]...)))
 
 const NM_X = [3 0 4 1; 2 5 1 0; 0 1 2 6; 1 1 1 1; 4 2 0 3]   # categories × observations
 const NM_FIT = fit_dirmn(NM_X)
-const NM_MIX = fit_mixture(NM_X, 2; starts = 1)
 const NM_TEST = overdispersion_test(NM_X)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))

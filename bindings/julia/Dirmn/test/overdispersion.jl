@@ -121,7 +121,7 @@ od_multinomial(rng, n, p, totals) =
         R = vcat([repeat(Xm[i:i, :], w[i]) for i in 1:40]...)
         tw = overdispersion_test(Xm; obsdim = 1, weights = Float64.(w))
         tr_ = overdispersion_test(R; obsdim = 1)
-        @test tw.lrt_statistic ≈ tr_.lrt_statistic rtol = 1e-7
+        @test isapprox(tw.lrt_statistic, tr_.lrt_statistic; rtol = 1e-7, atol = 1e-6)
         @test tw.score_statistic ≈ tr_.score_statistic rtol = 1e-10
         @test nobs(tw) == sum(w) == nobs(tr_)
         # At the multinomial limit the statistic is 0 and the p-value 1.

@@ -66,11 +66,11 @@ const QNORM = ((0.975, 1.959963984540054), (0.995, 2.575829303548901),
         @test !r.converged && r.iterations == 1
         @test_logs fit_dirmn(BCI; obsdim = 1)                 # converges: no warning
         m = @test_logs (:warn, r"fit_mixture: EM stopped without convergence for k = 2") fit_mixture(
-            MITE, 2; obsdim = 1, max_iterations = 2, starts = 1)
+            MITE, 2; obsdim = 1, max_iterations = 1, starts = 1)
         @test !m.converged
         @test_logs fit_mixture(MIX_X, 3)
         s = @test_logs (:warn, r"k = 2") (:warn, r"k = 3") fit_mixture(
-            MITE, 2:3; obsdim = 1, max_iterations = 2, starts = 1)
+            MITE, 2:3; obsdim = 1, max_iterations = 1, starts = 1)
         @test !any(f -> f.converged, s.fits)
         # fit_mle raises instead.
         e = caught(() -> fit_mle(DirMult, permutedims(BCI); max_iterations = 1))
