@@ -8,7 +8,7 @@
 # The header this package was written against; only the major part has to
 # agree with the loaded library (checked in __init__).
 const DIRMN_VERSION_MAJOR = 0
-const DIRMN_VERSION_MINOR = 1
+const DIRMN_VERSION_MINOR = 3
 const DIRMN_VERSION_PATCH = 0
 const DIRMN_VERSION_NUMBER =
     DIRMN_VERSION_MAJOR * 10000 + DIRMN_VERSION_MINOR * 100 + DIRMN_VERSION_PATCH

@@ -37,7 +37,10 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
   parameters as the library counts them, see [`dof`](@ref); `m.nparams`,
   the old name, still reads it, with a deprecation warning);
 - `objective_kind::Symbol`: `:ml` or `:dmn`;
-- `start::Int`: which random start (1-based) gave the best objective;
+- `start::Int`: which start gave the best objective: 1 .. `starts` the
+  random ones; with `grow_from`, `starts + 1` the one grown from it and
+  `starts + 2` the k - 1 fit itself (its largest component in two identical
+  halves: no start did better);
 - `obsdim::Int`: the orientation of the fitted data, the default for new
   data in [`posterior`](@ref) and [`assignments`](@ref);
 - `context::DirmnContext`: where new data given as arrays are uploaded.
