@@ -224,8 +224,13 @@ end
 
     @testset "raw ABI" begin
         L = Dirmn.LibDirmn
+        # The symbol dirmn_mixture_options_init fills the struct as the first
+        # release had it (up to progress_data); _init_sized the whole.
         r = Ref(L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL))
         L.dirmn_mixture_options_init(r)
+        @test r[].size == fieldoffset(L.dirmn_mixture_options, 11)
+        r = Ref(L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL))
+        L.dirmn_mixture_options_init_sized(r, sizeof(L.dirmn_mixture_options))
         o = r[]
         @test o.size == sizeof(L.dirmn_mixture_options)
         @test o.objective == L.DIRMN_MIXTURE_ML && o.init == L.DIRMN_INIT_MIXED
@@ -570,7 +575,7 @@ end
     @testset "finalizers" begin
         for i in 1:30
             @test_logs (:warn, r"without convergence") fit_mixture(MIX_X, 2; starts = 1,
-                                                                   max_iterations = 3)
+                                                                   max_iterations = 1)
         end
         GC.gc(); GC.gc()
         m = fit_mixture(MIX_X, 3)
