@@ -16,7 +16,10 @@ everything else (α or log α, K parameter vectors at once, one vector per
 observation, with or without the multinomial coefficient);
 [`loglik_sum`](@ref) and [`loglik_rowwise_derivatives`](@ref) for
 gradients and Hessians; [`fit_mle`](@ref) and [`fit_dirmn`](@ref) for
-maximum-likelihood α, with [`vcov`](@ref) and [`informationmatrix`](@ref);
+maximum-likelihood α, with [`coef`](@ref), [`stderror`](@ref),
+[`confint`](@ref), [`vcov`](@ref) and [`informationmatrix`](@ref);
+[`overdispersion_test`](@ref) for the test of the Dirichlet-multinomial
+against the multinomial;
 [`fit_mixture`](@ref) for Dirichlet-multinomial
 mixtures (EM clustering), with [`posterior`](@ref) and
 [`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
@@ -42,6 +45,8 @@ export backends, default_context, totals, nnz
 export DirMultFit, fit_mixture, DirMultMixture, MixtureSelection
 export posterior, assignments, aic, bic, laplace, dof, nobs, ncategories
 export ncomponents, components, probs, informationmatrix, vcov
+export coef, stderror, confint
+export overdispersion_test, OverdispersionTest, pvalue
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn
@@ -51,8 +56,13 @@ include("context.jl")
 include("counts.jl")
 include("checks.jl")
 include("loglik.jl")
+include("options.jl")
+include("derivatives.jl")
 include("fit.jl")
+include("fit_stats.jl")
 include("mixture.jl")
+include("mixture_accessors.jl")
+include("overdispersion.jl")
 
 function __init__()
     # Contexts cached by a previous session (or precompilation) hold dead

@@ -4,7 +4,9 @@ function _param_code(param::Symbol)
     throw(ArgumentError("param must be :alpha or :logalpha, not :$param"))
 end
 
-_flags(full::Bool) = full ? LibDirmn.DIRMN_FULL : UInt32(0)
+# The log pmf is the library's default; DIRMN_KERNEL leaves out the multinomial
+# coefficient.
+_flags(full::Bool) = full ? UInt32(0) : LibDirmn.DIRMN_KERNEL
 
 _nobs_of(X::AbstractVector, obsdim) = 1
 _nobs_of(X::AbstractMatrix, obsdim) = obsdim == 2 ? size(X, 2) : size(X, 1)

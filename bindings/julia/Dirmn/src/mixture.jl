@@ -12,9 +12,15 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
   never sees gets a tiny α (its MLE is the limit α → 0), and a component
   whose data show no overdispersion gets its proportions at a very large
   precision (the multinomial limit);
-- `weights::Vector{Float64}`: the mixing weights π (k entries, summing to 1);
-- `responsibilities::Matrix{Float64}`: nobs × k, P(component j | observation
-  b) for the fitted observations (an observation of all zeros gets π);
+- `mixture_weights::Vector{Float64}`: the mixing weights π (k entries,
+  summing to 1), in decreasing order: the library orders the components by
+  decreasing weight, and this package keeps its order (column j of `alpha`,
+  of `responsibilities` and label j of [`assignments`](@ref) are the same
+  component in every binding). (`m.weights`, the old name, still reads
+  them, with a deprecation warning.);
+- `responsibilities::Matrix{Float64}`: rows × k, P(component j | observation
+  b) for the observations of the fitted table (an observation of all zeros
+  gets π);
 - `loglik::Float64`: the mixture log-likelihood of the fitted data, with the
   multinomial coefficients (weighted by the observation weights, if any);
 - `objective::Float64`: what EM minimised: `-loglik` under `:ml`, and under
@@ -23,11 +29,18 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
   (see [`aic`](@ref), [`bic`](@ref), [`laplace`](@ref) for their scales);
 - `iterations::Int`, `converged::Bool`: EM iterations of the best start and
   whether it met the tolerance;
-- `k::Int` (components), `nobs::Int` (observations of the fitted table,
-  rows of zeros included), `ncategories::Int` (V), `nparams::Int`
-  (P = k V + k - 1, see [`dof`](@ref));
+- `k::Int` (components), `rows::Int` (observations of the fitted table,
+  rows of zeros included), `nobs::Float64` (the observations that entered
+  the fit, as the library counts them for BIC's n: those with counts and a
+  positive weight, their number or the sum of their weights; see
+  [`nobs`](@ref)), `ncategories::Int` (V), `parameters::Int` (the free
+  parameters as the library counts them, see [`dof`](@ref); `m.nparams`,
+  the old name, still reads it, with a deprecation warning);
 - `objective_kind::Symbol`: `:ml` or `:dmn`;
-- `start::Int`: which random start (1-based) gave the best objective;
+- `start::Int`: which start gave the best objective: 1 .. `starts` the
+  random ones; with `grow_from`, `starts + 1` the one grown from it and
+  `starts + 2` the k - 1 fit itself (its largest component in two identical
+  halves: no start did better);
 - `obsdim::Int`: the orientation of the fitted data, the default for new
   data in [`posterior`](@ref) and [`assignments`](@ref);
 - `context::DirmnContext`: where new data given as arrays are uploaded.
@@ -38,7 +51,7 @@ mixture object is kept only to assign new data ([`posterior`](@ref),
 by `close(m)` (idempotent); the fields stay readable after that.
 
 Accessors: [`loglikelihood`](@ref), [`aic`](@ref), [`bic`](@ref),
-[`laplace`](@ref), [`nobs`](@ref), [`dof`](@ref), [`ncomponents`](@ref),
+[`laplace`](@ref), [`nobs`](@ref), [`dof`](@ref), [`coef`](@ref), [`ncomponents`](@ref),
 [`ncategories`](@ref), [`probs`](@ref), [`components`](@ref),
 [`assignments`](@ref), [`posterior`](@ref), [`logpdf`](@ref).
 """
@@ -46,7 +59,7 @@ mutable struct DirMultMixture
     ptr::Ptr{Cvoid}
     context::DirmnContext
     alpha::Matrix{Float64}
-    weights::Vector{Float64}
+    mixture_weights::Vector{Float64}
     responsibilities::Matrix{Float64}
     loglik::Float64
     objective::Float64
@@ -56,13 +69,27 @@ mutable struct DirMultMixture
     iterations::Int
     converged::Bool
     k::Int
-    nobs::Int
+    rows::Int
+    nobs::Float64
     ncategories::Int
-    nparams::Int
+    parameters::Int
     objective_kind::Symbol
     start::Int
     obsdim::Int
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
+end
+
+# The names before the one vocabulary (bindings/names.tsv), still readable.
+const _MIXTURE_OLD_FIELDS = (weights = :mixture_weights, nparams = :parameters)
+
+function Base.getproperty(m::DirMultMixture, name::Symbol)
+    if name === :weights || name === :nparams
+        new = _MIXTURE_OLD_FIELDS[name]
+        Base.depwarn("DirMultMixture: the field `$name` is deprecated, use `$new` (the " *
+                     "name in every dirmn binding)", :getproperty; force = true)
+        return getfield(m, new)
+    end
+    return getfield(m, name)
 end
 
 # Frees the handle; the caller holds the lock of the mixture's context,
@@ -113,7 +140,8 @@ Fields:
 
 - `ks::Vector{Int}`: the numbers of components tried, in the order given;
 - `fits::Vector{DirMultMixture}`: the fit for each of `ks`;
-- `criterion::Symbol`: `:bic`, `:aic` or `:laplace`, the criterion used;
+- `criterion::Symbol`: `:bic`, `:aic` or `:laplace` (only under
+  `objective = :dmn`), the criterion used;
 - `scores::Vector{Float64}`: that criterion for each fit (smaller is better);
 - `k::Int`: the selected number of components (the smallest `k` among
   ties);
@@ -140,39 +168,40 @@ function _objective_code(objective::Symbol)
     throw(ArgumentError("objective must be :ml or :dmn, not :$objective"))
 end
 
-function _init_code(init::Symbol)
-    init === :kmeanspp && return LibDirmn.DIRMN_INIT_KMEANSPP
-    init === :kmeans && return LibDirmn.DIRMN_INIT_KMEANS
-    init === :soft_kmeans && return LibDirmn.DIRMN_INIT_SOFT_KMEANS
-    throw(ArgumentError("init must be :kmeanspp, :kmeans or :soft_kmeans, not :$init"))
-end
+# The starts, as the README lists them.
+const _INITS = (mixed = LibDirmn.DIRMN_INIT_MIXED, kmeanspp = LibDirmn.DIRMN_INIT_KMEANSPP,
+                kmeans = LibDirmn.DIRMN_INIT_KMEANS,
+                soft_kmeans = LibDirmn.DIRMN_INIT_SOFT_KMEANS)
 
-function _cint(x::Integer, name::AbstractString)
-    typemin(Cint) <= x <= typemax(Cint) ||
-        throw(ArgumentError("$name = $x does not fit a C int"))
-    return Cint(x)
+function _init_code(init::Symbol)
+    haskey(_INITS, init) && return _INITS[init]
+    throw(ArgumentError("init must be " * join(string.(":", keys(_INITS)), ", ", " or ") *
+                        ", not :$init"))
 end
 
 # What fit_mixture passes to the library, checked on the Julia side only
 # where the C ABI cannot see the problem (symbols, integer ranges); values
-# the library checks (k, starts, maxiter, tol, weights) are left to it so
-# that its status and message reach the caller.
+# the library checks (k, starts, max_iterations, tolerance, weights) are
+# left to it so that its status and message reach the caller. `nothing`:
+# the library's default.
 struct _MixtureSettings
     objective::Symbol
     objective_code::Cint
     init_code::Cint
-    starts::Cint
+    starts::Union{Nothing,Cint}
     seed::UInt64
-    maxiter::Cint
-    tol::Float64
+    max_iterations::Union{Nothing,Cint}
+    tolerance::Union{Nothing,Float64}
 end
 
-function _mixture_settings(objective, init, starts, seed, tol, maxiter)
+function _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
     seed >= 0 || throw(ArgumentError("seed must be a non-negative integer, not $seed"))
     seed <= typemax(UInt64) || throw(ArgumentError("seed = $seed does not fit 64 bits"))
     return _MixtureSettings(objective, _objective_code(objective), _init_code(init),
-                            _cint(starts, "starts"), UInt64(seed), _cint(maxiter, "maxiter"),
-                            Float64(tol))
+                            starts === nothing ? nothing : _cint(starts, "starts"), UInt64(seed),
+                            max_iterations === nothing ? nothing :
+                            _cint(max_iterations, "max_iterations"),
+                            tolerance === nothing ? nothing : Float64(tolerance))
 end
 
 # --- fitting -----------------------------------------------------------------
@@ -199,9 +228,11 @@ function _mixture_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, objective::Symbo
         R = Matrix{Float64}(undef, n, k)
         _check(LibDirmn.dirmn_mixture_get_responsibilities(h, R, Int64(1), Int64(max(n, 1))),
                C_NULL)
+        # Components in the library's order (decreasing weight).
         m = DirMultMixture(h, ctx, alpha, w, R, i.loglik, i.objective, i.aic, i.bic, i.laplace,
-                           Int(i.iterations), i.converged != 0, k, n, V, Int(i.parameters),
-                           objective, Int(i.start) + 1, obsdim, Threads.Atomic{Bool}(false))
+                           Int(i.iterations), i.converged != 0, k, n, i.observations, V,
+                           Int(i.parameters), objective, Int(i.start) + 1, obsdim,
+                           Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_mixture_destroy(h)
         rethrow()
@@ -210,8 +241,11 @@ function _mixture_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, objective::Symbo
     return m
 end
 
+# One fit; `grow_from` (a DirMultMixture with k - 1 components on the same
+# table, or nothing) adds a start grown from it. Returns the mixture and the
+# iteration limit it ran under.
 function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_MixtureSettings,
-                      weights, progress)
+                      weights, progress, grow_from)
     k <= typemax(Cint) ||
         throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
                          "fit_mixture: k ($k) must be between 1 and the number of " *
@@ -221,16 +255,26 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
     cb = progress === nothing ? C_NULL : _progress_pointer()
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    GC.@preserve w prog begin
+    # The contexts whose locks the call takes: the counts' and, for a
+    # mixture to grow from, its own (its handle is read during the call).
+    owners = grow_from === nothing ? (c.context,) : (c.context, grow_from.context)
+    GC.@preserve w prog grow_from begin
         oref = Ref(LibDirmn.empty_mixture_options())
         LibDirmn.dirmn_mixture_options_init_sized(oref, sizeof(LibDirmn.dirmn_mixture_options))
         o = oref[]
-        oref[] = LibDirmn.dirmn_mixture_options(
-            o.size, s.objective_code, s.init_code, s.starts, s.seed, s.maxiter, s.tol, _wptr(w),
-            cb, prog === nothing ? C_NULL : pointer_from_objref(prog))
+        maxit = _or(s.max_iterations, o.max_iterations)
         # The copies out of the new handle are calls on the context too:
         # under its lock, or a task computing on it would see them collide.
-        return _with(ctx, c.context) do p
+        m = _with(ctx, owners...) do p
+            gf = grow_from === nothing ? Ptr{Cvoid}(C_NULL) : _handle(grow_from)
+            if grow_from !== nothing && gf == C_NULL
+                throw(DirmnError(LibDirmn.DIRMN_ERROR_NULL_POINTER,
+                                 "fit_mixture: grow_from is a closed DirMultMixture"))
+            end
+            oref[] = LibDirmn.dirmn_mixture_options(
+                o.size, s.objective_code, s.init_code, _or(s.starts, o.starts), s.seed, maxit,
+                _or(s.tolerance, o.tolerance), _wptr(w), cb,
+                prog === nothing ? C_NULL : pointer_from_objref(prog), gf)
             st = LibDirmn.dirmn_mixture_fit(p, _handle(c), kc, oref, out)
             if st != 0 && prog !== nothing && prog.err !== nothing
                 throw(prog.err)
@@ -238,19 +282,30 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
             _check(st, p, _call_hint(c, ctx))
             _mixture_from_handle(out[], ctx, s.objective, c.obsdim)
         end
+        return m, Int(maxit)
     end
 end
 
+function _warn_unconverged(m::DirMultMixture, maxit::Integer)
+    m.converged ||
+        @warn "fit_mixture: EM stopped without convergence for k = $(m.k) after " *
+              "$(m.iterations) iterations of the best start (max_iterations = $maxit); the " *
+              "result is the last iterate (converged = false)"
+    return m
+end
+
 """
-    fit_mixture(X, k::Integer; objective = :ml, init = :kmeanspp, starts = 3,
-                seed = 1, tol = 1e-9, maxiter = 1000, weights = nothing,
-                obsdim = 2, backend = :auto, device = 0, context = nothing,
-                real_valued = false, progress = nothing) -> DirMultMixture
+    fit_mixture(X, k::Integer; objective = :ml, init = :mixed, starts = 6,
+                seed = 1, tolerance = 1e-9, max_iterations = 1000, weights = nothing,
+                grow_from = nothing, obsdim = 2, backend = :auto, device = 0,
+                context = nothing, real_valued = false, progress = nothing)
+        -> DirMultMixture
 
 Fits a mixture of `k` Dirichlet-multinomial components to the observations
 of `X` by EM (Holmes, Harris & Quince 2012: the clustering of
 Bioconductor's DirichletMultinomial::dmn, and of the R package's
-`dirmn_mixture`), and returns a [`DirMultMixture`](@ref).
+`dirmn_mixture`), and returns a [`DirMultMixture`](@ref), its components
+ordered by decreasing mixing weight (the library's order).
 
 `X` is anything [`DirmnCounts`](@ref) accepts (a dense or sparse matrix,
 one observation per column by default; `obsdim = 1` for one per row), or a
@@ -260,27 +315,42 @@ by Newton's method on responsibility-weighted count histograms.
 Observations of all zeros and categories without counts are allowed; a
 component that loses all its observations is re-seeded.
 
-Keywords:
+Keywords (the defaults shown for `starts`, `tolerance` and
+`max_iterations` are the library's, which `nothing` also selects):
 - `objective`: `:ml` (plain maximum likelihood) or `:dmn` (dmn's MAP fit,
   a Gamma(0.1, 0.1) prior on every α as a density on log α, with dmn's
   scale for the criteria);
-- `init`: `:kmeanspp` (k-means++ seeding, then k-means on the observations'
-  proportions), `:kmeans` (random observations as seeds) or `:soft_kmeans`
-  (dmn's initialisation: soft k-means, stiffness 50, from random labels);
+- `init`, how each start begins:
+  - `:mixed` (the default, the library's): the starts take turns, start
+    s (counting from 0) using soft k-means when s % 3 == 0, k-means++ when
+    1, k-means when 2, so the default includes dmn's own start;
+  - `:kmeanspp`: k-means++ seeding, then k-means on the observations'
+    proportions;
+  - `:kmeans`: k-means from random observations as centres;
+  - `:soft_kmeans`: dmn's initialisation, soft k-means (stiffness 50) on
+    the proportions from random labels, EM starting from its soft
+    responsibilities;
 - `starts`: random starts, the one with the best objective is kept;
 - `seed`: a non-negative integer; the same seed gives the same fit, on every
   backend;
-- `tol`, `maxiter`: EM stops when the objective changes by less than
-  `tol × |objective|`, or after `maxiter` iterations per start
-  (`converged = false` then, not an error);
+- `tolerance`, `max_iterations`: EM stops when the objective changes by less
+  than `tolerance × |objective|`, or after `max_iterations` iterations per
+  start: then `converged = false` and a warning (`@warn`), not an error
+  (the old names `tol` and `maxiter` are still accepted, with a deprecation
+  warning);
 - `weights`: one finite weight ≥ 0 per observation (default all 1);
+- `grow_from`: `nothing`, or a `DirMultMixture` with `k - 1` components
+  fitted to the same table (the same rows and categories): one more start
+  is grown from it (a component split in two), so that under `:ml` the
+  log-likelihood is at least `grow_from`'s. Fitting a range of k does this
+  itself;
 - `progress`: `nothing`, or a function `(iteration, loglik, change)` called
   after every EM iteration of every start (`iteration` counts from 1 within
-  a start; `change` is what the library reports as the largest change of a
-  responsibility); returning `true` cancels the fit with a
-  [`DirmnError`](@ref) `DIRMN_ERROR_CANCELLED`, and an exception it throws
-  cancels the fit and is rethrown. It runs inside the library's call, so it
-  must not compute with the same context (such calls raise
+  a start; `loglik` the log pmf; `change` is what the library reports as
+  the largest change of a responsibility); returning `true` cancels the fit
+  with a [`DirmnError`](@ref) `DIRMN_ERROR_CANCELLED`, and an exception it
+  throws cancels the fit and is rethrown. It runs inside the library's
+  call, so it must not compute with the same context (such calls raise
   `DIRMN_ERROR_CONTEXT_IN_USE`); it may `close` counts, mixtures and the
   context itself, which read as closed at once and are freed when the fit
   returns (the fit itself finishes);
@@ -288,9 +358,11 @@ Keywords:
 
 Invalid arguments raise a [`DirmnError`](@ref) with the library's status:
 `k < 1` or `k` above the number of observations with counts, `starts < 1`,
-`maxiter < 1`, `tol ≤ 0` (`DIRMN_ERROR_INVALID_ARGUMENT`); a negative or
-non-finite weight (`DIRMN_ERROR_INVALID_PARAMETER`); weights of the wrong
-length (`DIRMN_ERROR_DIMENSION_MISMATCH`).
+`max_iterations < 1`, `tolerance ≤ 0`, a `grow_from` of another k or table
+(`DIRMN_ERROR_INVALID_ARGUMENT`); a negative or non-finite weight
+(`DIRMN_ERROR_INVALID_PARAMETER`); weights of the wrong length
+(`DIRMN_ERROR_DIMENSION_MISMATCH`). An unknown `objective` or `init` raises
+an `ArgumentError` listing the names.
 
 ```julia
 m = fit_mixture(X, 3)                    # X: categories × observations
@@ -304,267 +376,74 @@ bic(m), aic(m), loglikelihood(m)
 
 Fits one mixture for each number of components in `ks` (e.g. `1:5`),
 uploading `X` once, and selects the `k` with the smallest criterion
-`select` (`:bic`, `:aic` or `:laplace`); returns a
-[`MixtureSelection`](@ref) with all fits and the selected one.
+`select`; returns a [`MixtureSelection`](@ref) with all fits (in the order
+of `ks`) and the selected one. The fits are made in increasing k, each k
+also starting from the fit for k - 1 where `ks` holds it (as `grow_from`),
+so under `:ml` the log-likelihood does not decrease with k. `select` is
+`:bic` or `:aic`, or under `objective = :dmn` also `:laplace`: the Laplace
+criterion belongs to dmn's MAP objective, whose prior keeps it a proper
+approximation of the evidence; under `:ml` it has no prior and rewards
+extra components, so `select = :laplace` with `:ml` raises an
+`ArgumentError`.
 """
-function fit_mixture(X, k::Integer; objective::Symbol = :ml, init::Symbol = :kmeanspp,
-                     starts::Integer = 3, seed::Integer = 1, tol::Real = 1e-9,
-                     maxiter::Integer = 1000, weights = nothing, obsdim::Integer = 2,
+function fit_mixture(X, k::Integer; objective::Symbol = :ml, init::Symbol = :mixed,
+                     starts::Union{Nothing,Integer} = nothing, seed::Integer = 1,
+                     tolerance::Union{Nothing,Real} = nothing,
+                     max_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
+                     grow_from::Union{Nothing,DirMultMixture} = nothing, obsdim::Integer = 2,
                      backend::Symbol = :auto, device::Integer = 0,
                      context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false,
-                     progress = nothing)
-    s = _mixture_settings(objective, init, starts, seed, tol, maxiter)
+                     progress = nothing, tol::Union{Nothing,Real} = nothing,
+                     maxiter::Union{Nothing,Integer} = nothing)
+    tolerance = _renamed(tolerance, tol, :tolerance, :tol, :fit_mixture)
+    max_iterations = _renamed(max_iterations, maxiter, :max_iterations, :maxiter, :fit_mixture)
+    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
     obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
-    return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
-        _fit_mixture(c, ctx, k, s, weights, progress)
+    m, maxit = _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        _fit_mixture(c, ctx, k, s, weights, progress, grow_from)
     end
+    return _warn_unconverged(m, maxit)
 end
 
 const _CRITERIA = (:bic, :aic, :laplace)
 
 function fit_mixture(X, ks::AbstractVector{<:Integer}; select::Symbol = :bic,
-                     objective::Symbol = :ml, init::Symbol = :kmeanspp, starts::Integer = 3,
-                     seed::Integer = 1, tol::Real = 1e-9, maxiter::Integer = 1000,
-                     weights = nothing, obsdim::Integer = 2, backend::Symbol = :auto,
-                     device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing,
-                     real_valued::Bool = false, progress = nothing)
+                     objective::Symbol = :ml, init::Symbol = :mixed,
+                     starts::Union{Nothing,Integer} = nothing, seed::Integer = 1,
+                     tolerance::Union{Nothing,Real} = nothing,
+                     max_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
+                     obsdim::Integer = 2, backend::Symbol = :auto, device::Integer = 0,
+                     context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false,
+                     progress = nothing, tol::Union{Nothing,Real} = nothing,
+                     maxiter::Union{Nothing,Integer} = nothing)
     select in _CRITERIA ||
         throw(ArgumentError("select must be :bic, :aic or :laplace, not :$select"))
-    isempty(ks) && throw(ArgumentError("no numbers of components given"))
-    s = _mixture_settings(objective, init, starts, seed, tol, maxiter)
-    obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
-    fits = _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
-        DirMultMixture[_fit_mixture(c, ctx, k, s, weights, progress) for k in ks]
+    if select === :laplace && objective === :ml
+        throw(ArgumentError("select = :laplace needs objective = :dmn: the Laplace criterion " *
+                            "belongs to dmn's MAP objective (its prior keeps it an " *
+                            "approximation of the evidence); under :ml there is no prior and " *
+                            "it rewards extra components. Use select = :bic or :aic with :ml, " *
+                            "or objective = :dmn"))
     end
+    isempty(ks) && throw(ArgumentError("no numbers of components given"))
+    tolerance = _renamed(tolerance, tol, :tolerance, :tol, :fit_mixture)
+    max_iterations = _renamed(max_iterations, maxiter, :max_iterations, :maxiter, :fit_mixture)
+    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
+    obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
+    kv = collect(Int, ks)
+    fits = Vector{DirMultMixture}(undef, length(kv))
+    maxits = zeros(Int, length(kv))
+    _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        # In increasing k, each grown from the fit for k - 1 where there is one.
+        byk = Dict{Int,DirMultMixture}()
+        for i in sortperm(kv)
+            fits[i], maxits[i] = _fit_mixture(c, ctx, kv[i], s, weights, progress,
+                                              get(byk, kv[i] - 1, nothing))
+            haskey(byk, kv[i]) || (byk[kv[i]] = fits[i])
+        end
+    end
+    foreach(_warn_unconverged, fits, maxits)
     scores = Float64[getfield(m, select) for m in fits]
     i = argmin(scores)
-    return MixtureSelection(collect(Int, ks), fits, select, scores, fits[i].k, fits[i])
-end
-
-# --- accessors -----------------------------------------------------------------
-
-"""
-    loglikelihood(m::DirMultMixture) -> Float64
-
-The mixture log-likelihood of the fitted data, `Σ_b w_b log Σ_j π_j p_j(x_b)`
-with the full Dirichlet-multinomial pmf `p_j` (multinomial coefficients
-included) and the observation weights `w_b` (1 without weights). Under
-`objective = :dmn` this is still the plain log-likelihood; the prior enters
-`m.objective`.
-
-    loglikelihood(m::DirMultMixture, X; obsdim = m.obsdim, kwargs...) -> Float64
-
-The same for the observations of new data `X` (unweighted): the sum of
-[`logpdf`](@ref)`(m, X)`.
-"""
-loglikelihood(m::DirMultMixture) = m.loglik
-loglikelihood(m::DirMultMixture, X; kwargs...) = sum(logpdf(m, X; kwargs...))
-
-"""
-    aic(m::DirMultMixture) -> Float64
-
-Akaike's criterion as the library reports it. Under `objective = :ml` on
-R's scale, `-2 loglik + 2P`; under `:dmn` on DirichletMultinomial::dmn's
-scale, `objective + P` (P = [`dof`](@ref)`(m)`). Smaller is better.
-"""
-aic(m::DirMultMixture) = m.aic
-
-"""
-    bic(m::DirMultMixture) -> Float64
-
-The Bayesian information criterion as the library reports it. Under
-`objective = :ml`, `-2 loglik + P log n`; under `:dmn` on dmn's scale,
-`objective + P/2 log n`, where P = [`dof`](@ref)`(m)` and n is the number
-of fitted observations (the sum of the observation weights when weights were
-given). Smaller is better.
-"""
-bic(m::DirMultMixture) = m.bic
-
-"""
-    laplace(m::DirMultMixture) -> Float64
-
-The Laplace approximation to the model evidence, as dmn reports it:
-`objective + ½ log det H - P/2 log 2π`, with H the Hessian of the objective
-in log α (block diagonal over components); under `objective = :ml` on the
-`-2 log` scale (twice that). Smaller is better. Under `:ml` there is no
-prior, so this is not an approximation of a proper evidence and tends to
-favour more components; choose k by it under `:dmn` (as dmn does), by
-[`bic`](@ref) under `:ml`.
-"""
-laplace(m::DirMultMixture) = m.laplace
-
-"""
-    nobs(m::DirMultMixture) -> Int
-
-Number of observations of the fitted table (observations of all zeros
-included).
-"""
-nobs(m::DirMultMixture) = m.nobs
-
-"""
-    dof(m::DirMultMixture) -> Int
-
-Number of free parameters, P = k V + k - 1 (k α vectors of length V and
-k - 1 free mixing weights), as the criteria count them.
-"""
-dof(m::DirMultMixture) = m.nparams
-
-"""
-    ncomponents(m::DirMultMixture) -> Int
-
-The number of components k.
-"""
-ncomponents(m::DirMultMixture) = m.k
-
-"""
-    ncategories(m::DirMultMixture) -> Int
-
-The number of categories V (the length of each component's α).
-"""
-ncategories(m::DirMultMixture) = m.ncategories
-
-"""
-    probs(m::DirMultMixture) -> Vector{Float64}
-
-The mixing weights π (a copy of `m.weights`), as Distributions.jl's `probs`
-of a mixture model.
-"""
-probs(m::DirMultMixture) = copy(m.weights)
-
-"""
-    components(m::DirMultMixture) -> Vector{DirMult}
-
-The k fitted components as [`DirMult`](@ref) distributions.
-"""
-components(m::DirMultMixture) = [DirMult(m.alpha[:, j]) for j in 1:m.k]
-
-_rowargmax(R::AbstractMatrix) = [argmax(view(R, b, :)) for b in 1:size(R, 1)]
-
-"""
-    assignments(m::DirMultMixture) -> Vector{Int}
-    assignments(m::DirMultMixture, X; obsdim = m.obsdim, kwargs...)
-
-The hard clustering, as Clustering.jl's `assignments`: for each fitted
-observation the component (1..k) of largest responsibility; with data `X`,
-the component of largest [`posterior`](@ref) probability for each of its
-observations (an `Int` when `X` is a single observation, a vector).
-"""
-assignments(m::DirMultMixture) = _rowargmax(m.responsibilities)
-function assignments(m::DirMultMixture, X; kwargs...)
-    P = posterior(m, X; kwargs...)
-    return P isa AbstractVector ? argmax(P) : _rowargmax(P)
-end
-
-_mixture_hint(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext) =
-    _call_hint(c, ctx, loc -> isopen(m) ? nothing : " [this DirMultMixture was closed]")
-
-function _posterior(m::DirMultMixture, c::DirmnCounts, ctx::DirmnContext)
-    n, k = c.nobs, m.k
-    out = Matrix{Float64}(undef, n, k)
-    _with(ctx, c.context, m.context) do p
-        st = LibDirmn.dirmn_mixture_assign(p, _handle(m), _handle(c), out, Int64(1), Int64(max(n, 1)))
-        _check(st, p, _mixture_hint(m, c, ctx))
-    end
-    return c.vector ? vec(out) : out
-end
-
-# The context new data go to: a DirmnCounts computes on its own context,
-# arrays are uploaded to the mixture's.
-_new_data_context(m::DirMultMixture, X, context) =
-    context !== nothing ? context : X isa DirmnCounts ? X.context : m.context
-
-"""
-    posterior(m::DirMultMixture, X; obsdim = m.obsdim, context = nothing,
-              real_valued = false) -> Matrix{Float64}
-
-Membership probabilities of new observations: an nobs × k matrix whose row
-`b` is P(component j | observation b) under the fitted α and π (a length-k
-vector when `X` is a single observation, a vector). `X` is anything
-[`DirmnCounts`](@ref) accepts, in the orientation `obsdim` (by default that
-of the fitted data), uploaded to the mixture's context; or a `DirmnCounts`,
-evaluated on its own context. It must have the fitted number of categories
-(else `DIRMN_ERROR_DIMENSION_MISMATCH`). For the fitted observations
-themselves, `m.responsibilities` holds the same.
-"""
-function posterior(m::DirMultMixture, X; obsdim::Integer = m.obsdim,
-                   context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
-    if X isa AbstractMatrix && _nobs_of(X, obsdim) == 0
-        V = _ncat_of(X, obsdim)
-        V == m.ncategories ||
-            _mismatch("the data have $V categories, the mixture was fitted to $(m.ncategories)")
-        return Matrix{Float64}(undef, 0, m.k)
-    end
-    ctx = _new_data_context(m, X, context)
-    return _with_counts(X, obsdim, real_valued, :auto, 0, ctx) do c, cctx
-        _posterior(m, c, cctx)
-    end
-end
-
-"""
-    logpdf(m::DirMultMixture, X; obsdim = m.obsdim, context = nothing,
-           real_valued = false)
-
-The mixture log pmf `log Σ_j π_j p_j(x)` of each observation of `X` (a
-`Float64` for a single observation, a vector), with the full
-Dirichlet-multinomial pmf `p_j` of component j. `X` as for
-[`posterior`](@ref).
-"""
-function logpdf(m::DirMultMixture, X; obsdim::Integer = m.obsdim,
-                context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
-    ctx = _new_data_context(m, X, context)
-    L = X isa DirmnCounts ? loglik(X, m.alpha; full = true, context = ctx) :
-        loglik(X, m.alpha; full = true, obsdim = obsdim, context = ctx,
-               real_valued = real_valued)
-    logpi = log.(m.weights)
-    lse(row) = begin
-        t = row .+ logpi
-        mx = maximum(t)
-        isfinite(mx) ? mx + log(sum(exp.(t .- mx))) : mx
-    end
-    return L isa AbstractVector ? lse(L) : [lse(view(L, b, :)) for b in 1:size(L, 1)]
-end
-
-# --- display -----------------------------------------------------------------
-
-_fmt(x::Real) = string(round(x; sigdigits = 6))
-
-function Base.show(io::IO, m::DirMultMixture)
-    print(io, "DirMultMixture(k=", m.k, ", V=", m.ncategories, ", nobs=", m.nobs, ", :",
-          m.objective_kind, ", loglik=", _fmt(m.loglik),
-          m.converged ? ", converged" : ", not converged", isopen(m) ? "" : ", closed", ")")
-end
-
-function Base.show(io::IO, ::MIME"text/plain", m::DirMultMixture)
-    println(io, "DirMultMixture: ", m.k, "-component Dirichlet-multinomial mixture (objective :",
-            m.objective_kind, ")")
-    println(io, "  data        ", m.nobs, " observations × ", m.ncategories, " categories")
-    println(io, "  loglik      ", _fmt(m.loglik), "   objective ", _fmt(m.objective))
-    println(io, "  criteria    aic ", _fmt(m.aic), "   bic ", _fmt(m.bic), "   laplace ",
-            _fmt(m.laplace), "   (P = ", m.nparams, ")")
-    println(io, "  EM          ", m.iterations, " iterations, ",
-            m.converged ? "converged" : "NOT converged", " (best start: ", m.start, ")")
-    sizes = zeros(Int, m.k)
-    for j in assignments(m)
-        sizes[j] += 1
-    end
-    print(io, "  component   weight      precision   observations")
-    for j in 1:m.k
-        print(io, "\n  ", rpad(j, 12), rpad(_fmt(m.weights[j]), 12),
-              rpad(_fmt(sum(view(m.alpha, :, j))), 12), sizes[j])
-    end
-    isopen(m) || print(io, "\n  (closed: new data can no longer be assigned)")
-end
-
-function Base.show(io::IO, s::MixtureSelection)
-    print(io, "MixtureSelection(ks=", s.ks, ", ", s.criterion, " selects k=", s.k, ")")
-end
-
-function Base.show(io::IO, ::MIME"text/plain", s::MixtureSelection)
-    println(io, "MixtureSelection: k = ", s.k, " by ", s.criterion, " (smallest is best)")
-    print(io, "  k     loglik        aic           bic           laplace       converged")
-    for (k, m) in zip(s.ks, s.fits)
-        print(io, "\n  ", rpad(k, 6), rpad(_fmt(m.loglik), 14), rpad(_fmt(m.aic), 14),
-              rpad(_fmt(m.bic), 14), rpad(_fmt(m.laplace), 14), m.converged,
-              m === s.best ? "   <-" : "")
-    end
+    return MixtureSelection(kv, fits, select, scores, fits[i].k, fits[i])
 end

@@ -50,8 +50,8 @@ big_counts(ctx) = DirmnCounts(CB_S; storage = :dense, context = ctx)
     r = fit_dirmn(MIX_X; progress = (i, ll, g) -> push!(calls, (i, ll, g)))
     ref = fit_dirmn(MIX_X)
     @test r.alpha == ref.alpha && r.converged
-    @test !isempty(calls) && [c[1] for c in calls] == 1:length(calls)
-    @test length(calls) >= r.iterations
+    # Once after each iteration, counted from 1 to the result's iterations.
+    @test !isempty(calls) && [c[1] for c in calls] == 1:r.iterations
     # The log pmf (the scale of r.loglik), not the kernel.
     @test calls[end][2] ≈ r.loglik rtol = 1e-8
     @test abs(calls[end][2] - r.loglik) < abs(calls[end][2] - r.loglik_kernel)
@@ -81,7 +81,7 @@ end
             c = big_counts(ctx)
             @test Dirmn.info(c).storage === :dense && Dirmn.info(c).value_bits == 8
             ref = which === :fit_dirmn ? fit_dirmn(c) :
-                  fit_mixture(c, 2; starts = 1, maxiter = 4, seed = 5)
+                  fit_mixture(c, 2; starts = 1, max_iterations = 4, seed = 5)
             inside = Any[]
             prog = function (i, ll, ch)
                 if i == 1
@@ -94,7 +94,7 @@ end
             end
             r, after = without_gc() do
                 r = which === :fit_dirmn ? fit_dirmn(c; progress = prog) :
-                    fit_mixture(c, 2; starts = 1, maxiter = 4, seed = 5, progress = prog)
+                    fit_mixture(c, 2; starts = 1, max_iterations = 4, seed = 5, progress = prog)
                 (r, malloc_in_use())
             end
             @test length(inside) == 2 && inside[2] === false
@@ -127,7 +127,7 @@ end
         rng = MersenneTwister(11)
         Xm = hcat(rand(rng, 0:3, 5, 10000), rand(rng, 0:3, 5, 10000) .* [4, 0, 1, 0, 2])
         for which in (:fit_dirmn, :fit_mixture)
-            m = fit_mixture(Xm, 5; starts = 1, maxiter = 3, context = ctx)
+            m = fit_mixture(Xm, 5; starts = 1, max_iterations = 3, context = ctx)
             @test m.context === ctx
             held = 20000 * 5 * 8
             ref = which === :fit_dirmn ? fit_dirmn(MIX_X; context = ctx) :

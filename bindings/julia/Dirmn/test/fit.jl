@@ -125,11 +125,13 @@ end
     @testset "DirMultFit mirrors dirmn_fit_result" begin
         L = Dirmn.LibDirmn
         # Every value field of the C result (the header test ties the C
-        # struct to dirmn.h), under its C name.
-        cfields = [f for f in fieldnames(L.dirmn_fit_result) if f !== :size]
+        # struct to dirmn.h), under its C name, but `observations`, whose
+        # Julia name is `nobs` (bindings/names.tsv) ...
+        cfields = [f === :observations ? :nobs : f
+                   for f in fieldnames(L.dirmn_fit_result) if f !== :size]
         # ... and the fit's one output outside it, options->hessian_diag.
-        @test filter(f -> !(f in (:hessian_diag, :nobs)), collect(fieldnames(DirMultFit))) == cfields
-        @test :hessian_diag in fieldnames(DirMultFit) && :nobs in fieldnames(DirMultFit)
+        @test filter(f -> f !== :hessian_diag, collect(fieldnames(DirMultFit))) == cfields
+        @test :hessian_diag in fieldnames(DirMultFit)
         Y = BCI[1:30, 1:40]
         r = fit_dirmn(Y; obsdim = 1)
         @test r isa DirMultFit
@@ -148,9 +150,10 @@ end
         @test r.alpha == a && isequal(r.std_error_alpha, ifelse.(a .== 0, NaN, se)) &&
               isequal(r.std_error_log_alpha, ifelse.(a .== 0, NaN, sl))
         for f in (:loglik_kernel, :loglik, :gradient_norm, :precision, :iterations, :converged,
-                  :multinomial_limit, :zero_columns)
+                  :multinomial_limit, :zero_columns, :parameters)
             @test (f, getfield(r, f) == getfield(raw, f)) == (f, true)
         end
+        @test r.nobs == raw.observations == 30
         @test loglikelihood(r) == r.loglik
         @test occursin("DirMultFit(V=40, loglik=", sprint(show, r))
         s = sprint(show, MIME("text/plain"), r)
@@ -172,7 +175,7 @@ end
         @test rz.zero_columns == 1 && rz.alpha[end] == 0
         @test relerr(rz.alpha[1:end-1], fit_dirmn(Y[:, keep]; obsdim = 1).alpha) <= 1e-7
         # dof counts the fitted alphas, nobs the observations with counts and
-        # a positive weight (R's .df_fit and nobs()).
+        # a positive weight, their number or the sum of their weights.
         @test dof(rz) == count(keep) && nobs(rz) == 20
         @test aic(rz) ≈ -2rz.loglik + 2count(keep) rtol = 1e-14
         Y0 = copy(Y)
@@ -182,12 +185,14 @@ end
         r0 = fit_dirmn(Y0; obsdim = 1, weights = w0)
         @test nobs(r0) == 17
         @test bic(r0) ≈ -2r0.loglik + dof(r0) * log(17) rtol = 1e-14
+        w0[1] = 2.5
+        @test nobs(fit_dirmn(Y0; obsdim = 1, weights = w0)) == 18.5
 
         M = repeat([3 2 5], 20)                         # no overdispersion at all
         rm = fit_dirmn(M; obsdim = 1)
         @test rm.multinomial_limit
         @test relerr(rm.alpha, [0.3, 0.2, 0.5]) <= 1e-8
-        @test dof(rm) == 2 && nobs(rm) == 20   # the proportions sum to 1
+        @test dof(rm) == 3 && nobs(rm) == 20   # the library's rule: columns with counts
         e = caught(() -> fit_mle(DirMult, M; obsdim = 1))
         @test e isa ErrorException && occursin("overdispersion", e.msg)
     end
@@ -203,10 +208,11 @@ end
         @test occursin(r"index 2\b", msg(e))
         @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_sum(X, -ALPHA)
         @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER loglik_rowwise_derivatives(X, -AROW)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; tol = 0)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; maxiter = -1)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; tolerance = 0)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(X; max_iterations = -1)
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn(zeros(Int, V, 4))
-        r = fit_dirmn(BCI; obsdim = 1, maxiter = 1)
+        r = @test_logs (:warn, r"without convergence") fit_dirmn(BCI; obsdim = 1,
+                                                                 max_iterations = 1)
         @test !r.converged && r.iterations <= 1
         c = DirmnCounts(X)
         close(c)

@@ -200,6 +200,12 @@ end
 
 mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
 
+# The library's default number of starts (dirmn_mixture_options_init).
+const MIX_STARTS = let r = Ref(Dirmn.LibDirmn.empty_mixture_options())
+    Dirmn.LibDirmn.dirmn_mixture_options_init_sized(r, sizeof(Dirmn.LibDirmn.dirmn_mixture_options))
+    Int(r[].starts)
+end
+
 @testset "mixtures" begin
     @testset "test helpers" begin
         # The references are only useful if they are right.
@@ -218,13 +224,18 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
 
     @testset "raw ABI" begin
         L = Dirmn.LibDirmn
+        # The symbol dirmn_mixture_options_init fills the struct as the first
+        # release had it (up to progress_data); _init_sized the whole.
         r = Ref(L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL))
         L.dirmn_mixture_options_init(r)
+        @test r[].size == fieldoffset(L.dirmn_mixture_options, 11)
+        r = Ref(L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL))
+        L.dirmn_mixture_options_init_sized(r, sizeof(L.dirmn_mixture_options))
         o = r[]
         @test o.size == sizeof(L.dirmn_mixture_options)
-        @test o.objective == L.DIRMN_MIXTURE_ML && o.init == L.DIRMN_INIT_KMEANSPP
-        @test o.starts == 3 && o.seed == 1 && o.max_iterations == 1000 && o.tolerance == 1e-9
-        @test o.weights == C_NULL && o.progress == C_NULL
+        @test o.objective == L.DIRMN_MIXTURE_ML && o.init == L.DIRMN_INIT_MIXED
+        @test o.starts >= 3 && o.seed == 1 && o.max_iterations == 1000 && o.tolerance == 1e-9
+        @test o.weights == C_NULL && o.progress == C_NULL && o.grow_from == C_NULL
         m = fit_mixture(MIX_X, 2; starts = 1)
         info = Ref(L.empty_mixture_info())
         @test L.dirmn_mixture_get_info(m.ptr, info) == 0
@@ -249,9 +260,9 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         @test m.k == k == ncomponents(m) && nobs(m) == n && ncategories(m) == V
         @test dof(m) == P && m.objective_kind === obj
         @test size(m.alpha) == (V, k) && size(m.responsibilities) == (n, k)
-        @test m.converged && 1 <= m.iterations <= 1000 && 1 <= m.start <= 3
+        @test m.converged && 1 <= m.iterations <= 1000 && 1 <= m.start <= MIX_STARTS
         @test all(m.alpha .> 0) && all(isfinite, m.alpha)
-        @test abs(sum(m.weights) - 1) <= 1e-12 && all(m.weights .> 0)
+        @test abs(sum(m.mixture_weights) - 1) <= 1e-12 && all(m.mixture_weights .> 0)
         @test maximum(abs.(sum(m.responsibilities; dims = 2) .- 1)) <= 1e-12
         @test mix_ari(assignments(m), MIX_LABELS) >= 0.95
         # Component sizes and parameters recover the truth (matched by labels).
@@ -259,14 +270,14 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         perm = [argmax([count(b -> MIX_LABELS[b] == t && lab[b] == j, 1:n) for j in 1:k])
                 for t in 1:k]
         @test sort(perm) == 1:k
-        @test maximum(abs.(m.weights[perm] .- [60, 50, 40] ./ n)) <= 0.02
+        @test maximum(abs.(m.mixture_weights[perm] .- [60, 50, 40] ./ n)) <= 0.02
         for t in 1:k
             a = m.alpha[:, perm[t]]
             @test sum(a[8t-7:8t]) / sum(a) > 0.8   # its block carries the mass
         end
 
         # The log-likelihood, recomputed from the fitted α and π.
-        want, post = mix_ref_logpdf(MIX_X, m.alpha, m.weights)
+        want, post = mix_ref_logpdf(MIX_X, m.alpha, m.mixture_weights)
         @test mix_relerr(m.loglik, sum(want)) <= 1e-9
         @test maximum(abs.(m.responsibilities .- post)) <= 1e-9
         @test mix_relerr(loglikelihood(m), sum(want)) <= 1e-9
@@ -304,16 +315,16 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         # Components and weights as distributions.
         comps = components(m)
         @test length(comps) == k && comps[2].alpha == m.alpha[:, 2]
-        @test probs(m) == m.weights && probs(m) !== m.weights
+        @test probs(m) == m.mixture_weights && probs(m) !== m.mixture_weights
         close(m)
     end
 
     @testset "overlapping components, objective = $(obj)" for obj in (:ml, :dmn)
-        m = fit_mixture(MIX_F, 2; objective = obj, tol = 1e-12)
+        m = fit_mixture(MIX_F, 2; objective = obj, tolerance = 1e-12)
         @test m.converged && m.iterations > 10
         R = m.responsibilities
         @test count(maximum(R; dims = 2) .< 0.9) > 50          # really fuzzy
-        want, post = mix_ref_logpdf(MIX_F, m.alpha, m.weights)
+        want, post = mix_ref_logpdf(MIX_F, m.alpha, m.mixture_weights)
         @test mix_relerr(m.loglik, sum(want)) <= 1e-9
         @test maximum(abs.(R .- post)) <= 1e-9
         P = 2 * 6 + 1
@@ -324,20 +335,20 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
              sum(mix_ref_logdet_dmn(xs, m.alpha[:, j], R[:, j], 2) for j in 1:2)
         lap = m.objective + ld / 2 - P / 2 * log(2pi)
         @test mix_relerr(laplace(m), obj === :ml ? 2lap : lap) <= 1e-6
-        _, pnew = mix_ref_logpdf(MIX_FNEW, m.alpha, m.weights)
+        _, pnew = mix_ref_logpdf(MIX_FNEW, m.alpha, m.mixture_weights)
         @test maximum(abs.(posterior(m, MIX_FNEW) .- pnew)) <= 1e-9
         # The fit is a local maximum of the objective: moving α or π away
         # from it makes the reference objective worse.
         refobj(a, w) = -sum(mix_ref_logpdf(MIX_F, a, w)[1]) -
                        (obj === :dmn ? mix_ref_logprior(a) : 0.0)
-        base = refobj(m.alpha, m.weights)
+        base = refobj(m.alpha, m.mixture_weights)
         @test mix_relerr(base, m.objective) <= 1e-9
         for f in (0.97, 1.03)
-            @test refobj(m.alpha .* f, m.weights) > base
+            @test refobj(m.alpha .* f, m.mixture_weights) > base
             a = copy(m.alpha)
             a[1, 1] *= f
-            @test refobj(a, m.weights) > base
-            w = [m.weights[1] * f, 1 - m.weights[1] * f]
+            @test refobj(a, m.mixture_weights) > base
+            w = [m.mixture_weights[1] * f, 1 - m.mixture_weights[1] * f]
             @test refobj(m.alpha, w) > base
         end
     end
@@ -345,10 +356,10 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
     @testset "reproducibility and starts" begin
         a = fit_mixture(MIX_X, 3; seed = 11)
         b = fit_mixture(MIX_X, 3; seed = 11)
-        @test a.alpha == b.alpha && a.weights == b.weights
+        @test a.alpha == b.alpha && a.mixture_weights == b.mixture_weights
         @test a.responsibilities == b.responsibilities && a.loglik == b.loglik
-        # starts = 1 runs the first of the three starts of the same seed, so
-        # keeping the best of three can only improve on it.
+        # starts = 1 runs the first of the default starts of the same seed, so
+        # keeping the best of them can only improve on it.
         one = fit_mixture(MIX_X, 3; seed = 11, starts = 1)
         @test one.start == 1
         @test a.objective <= one.objective + 1e-9 * abs(one.objective)
@@ -368,7 +379,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
     @testset "k = 1 is the maximum-likelihood fit" begin
         m = fit_mixture(MIX_X, 1)
         f = fit_dirmn(MIX_X)
-        @test m.weights == [1.0] && all(m.responsibilities .== 1)
+        @test m.mixture_weights == [1.0] && all(m.responsibilities .== 1)
         @test maximum(abs.(m.alpha[:, 1] .- f.alpha) ./ f.alpha) <= 1e-6
         @test mix_relerr(m.loglik, f.loglik) <= 1e-9
         @test loglikelihood(f) == f.loglik
@@ -377,7 +388,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
     @testset "weights" begin
         w = [1.0 + (b % 3) for b in 1:150]
         m = fit_mixture(MIX_X, 3; weights = w)
-        want, _ = mix_ref_logpdf(MIX_X, m.alpha, m.weights)
+        want, _ = mix_ref_logpdf(MIX_X, m.alpha, m.mixture_weights)
         @test mix_relerr(m.loglik, sum(w .* want)) <= 1e-9
         @test mix_relerr(bic(m), -2 * m.loglik + dof(m) * log(sum(w))) <= 1e-12
         @test mix_ari(assignments(m), MIX_LABELS) >= 0.95
@@ -390,7 +401,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         wz = ones(150)
         wz[1:5] .= 0
         mz = fit_mixture(MIX_X, 3; weights = wz)
-        wantz, postz = mix_ref_logpdf(MIX_X, mz.alpha, mz.weights)
+        wantz, postz = mix_ref_logpdf(MIX_X, mz.alpha, mz.mixture_weights)
         @test mix_relerr(mz.loglik, sum(wz .* wantz)) <= 1e-9
         @test maximum(abs.(mz.responsibilities .- postz)) <= 1e-9
     end
@@ -406,15 +417,19 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         @test all(isfinite, m.alpha) && all(m.alpha .> 0)
         @test all(isfinite, m.responsibilities)
         @test all(isfinite, (m.loglik, m.objective, m.aic, m.bic, m.laplace))
-        @test nobs(m) == 154 && dof(m) == 3 * (MIX_V + 1) + 2
+        # The library's counts: the four rows of zeros are no observations;
+        # under :ml the empty category is not fitted, under :dmn (dmn's
+        # count) every α is.
+        @test m.rows == 154 && nobs(m) == 150
+        @test dof(m) == (obj === :ml ? 3 * MIX_V + 2 : 3 * (MIX_V + 1) + 2)
         # An observation of zeros has likelihood 1 under every component.
         for b in 76:79
-            @test maximum(abs.(m.responsibilities[b, :] .- m.weights)) <= 1e-12
+            @test maximum(abs.(m.responsibilities[b, :] .- m.mixture_weights)) <= 1e-12
         end
         keep = labels .!= 0
         @test mix_ari(assignments(m)[keep], labels[keep]) >= 0.95
         obj === :ml && @test maximum(m.alpha[13, :]) <= 1e-6   # MLE limit α → 0
-        want, _ = mix_ref_logpdf(Z, m.alpha, m.weights)
+        want, _ = mix_ref_logpdf(Z, m.alpha, m.mixture_weights)
         @test mix_relerr(m.loglik, sum(want)) <= 1e-9
         P = posterior(m, Z[:, 74:80])
         @test all(isfinite, P) && maximum(abs.(P .- m.responsibilities[74:80, :])) <= 1e-9
@@ -426,7 +441,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         P = posterior(m, MIX_XNEW)
         @test size(P) == (40, 3)
         @test maximum(abs.(sum(P; dims = 2) .- 1)) <= 1e-12
-        _, want = mix_ref_logpdf(MIX_XNEW, m.alpha, m.weights)
+        _, want = mix_ref_logpdf(MIX_XNEW, m.alpha, m.mixture_weights)
         @test maximum(abs.(P .- want)) <= 1e-9
         lab = assignments(m, MIX_XNEW)
         @test lab == [argmax(P[b, :]) for b in 1:40]
@@ -444,7 +459,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         @test p1 isa Vector{Float64} && maximum(abs.(p1 .- P[7, :])) <= 1e-12
         @test assignments(m, MIX_XNEW[:, 7]) == lab[7]
         @test size(posterior(m, zeros(Int, MIX_V, 0))) == (0, 3)
-        ref, _ = mix_ref_logpdf(MIX_XNEW, m.alpha, m.weights)
+        ref, _ = mix_ref_logpdf(MIX_XNEW, m.alpha, m.mixture_weights)
         @test maximum(abs.(logpdf(m, MIX_XNEW) .- ref)) <= 1e-9 * maximum(abs.(ref))
         @test abs(logpdf(m, MIX_XNEW[:, 3]) - ref[3]) <= 1e-9 * abs(ref[3])
         @test mix_relerr(loglikelihood(m, MIX_XNEW), sum(ref)) <= 1e-9
@@ -460,27 +475,6 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         e = @dirmn_error :DIRMN_ERROR_NULL_POINTER posterior(m, MIX_XNEW)
         @test occursin("closed", msg(e))
         @test assignments(m) == [argmax(m.responsibilities[b, :]) for b in 1:150]
-    end
-
-    @testset "choosing k" begin
-        s = fit_mixture(MIX_X, 1:4)
-        @test s isa MixtureSelection && s.criterion === :bic
-        @test s.ks == [1, 2, 3, 4] && [f.k for f in s.fits] == s.ks
-        @test s.k == 3 && s.best === s.fits[3]
-        @test s.scores == [bic(f) for f in s.fits]
-        @test s.scores[3] == minimum(s.scores)
-        @test mix_ari(assignments(s.best), MIX_LABELS) >= 0.95
-        # Each fit is the one fit_mixture gives for that k alone.
-        @test s.fits[2].alpha == fit_mixture(MIX_X, 2).alpha
-        for crit in (:aic, :laplace)
-            t = fit_mixture(MIX_X, [4, 2, 3]; select = crit)
-            sc = [getfield(f, crit) for f in t.fits]
-            @test t.ks == [4, 2, 3] && t.scores == sc && t.k == t.ks[argmin(sc)]
-        end
-        d = fit_mixture(MIX_X, 1:4; objective = :dmn)
-        @test d.k == 3
-        close(s)
-        @test all(f -> !isopen(f), s.fits)
     end
 
     @testset "progress callback" begin
@@ -529,10 +523,10 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         w[17] = Inf
         @dirmn_error :DIRMN_ERROR_INVALID_PARAMETER fit_mixture(MIX_X, 2; weights = w)
         @dirmn_error :DIRMN_ERROR_DIMENSION_MISMATCH fit_mixture(MIX_X, 2; weights = ones(149))
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; tol = 0)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; tol = NaN)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; tolerance = 0)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; tolerance = NaN)
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; starts = 0)
-        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; maxiter = 0)
+        @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(MIX_X, 2; max_iterations = 0)
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(zeros(Int, 4, 0), 1)
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(zeros(Int, 4, 6), 1)
         @dirmn_error :DIRMN_ERROR_INVALID_COUNTS fit_mixture([1 2; -1 3], 1)
@@ -543,8 +537,9 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
         @test caught(() -> fit_mixture(MIX_X, 2; obsdim = 3)) isa ArgumentError
         @test caught(() -> fit_mixture(MIX_X, 1:3; select = :icl)) isa ArgumentError
         @test caught(() -> fit_mixture(MIX_X, Int[])) isa ArgumentError
-        # Not converging within maxiter is reported, not raised.
-        m = fit_mixture(MIX_X, 3; maxiter = 1, starts = 1)
+        # Not converging within max_iterations is reported with a warning, not raised.
+        m = @test_logs (:warn, r"without convergence for k = 3 after 1 iterations") fit_mixture(
+            MIX_X, 3; max_iterations = 1, starts = 1)
         @test !m.converged && m.iterations == 1
         # Counts closed or on another context.
         c = DirmnCounts(MIX_X)
@@ -579,7 +574,8 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
 
     @testset "finalizers" begin
         for i in 1:30
-            fit_mixture(MIX_X, 2; starts = 1, maxiter = 3)
+            @test_logs (:warn, r"without convergence") fit_mixture(MIX_X, 2; starts = 1,
+                                                                   max_iterations = 1)
         end
         GC.gc(); GC.gc()
         m = fit_mixture(MIX_X, 3)
@@ -595,7 +591,7 @@ mix_relerr(got, want) = abs(got - want) / max(abs(want), 1.0)
             @test mc.context.backend === :cuda
             @test maximum(abs.(mc.alpha .- mh.alpha) ./ mh.alpha) <= 1e-6
             @test mix_relerr(mc.loglik, mh.loglik) <= 1e-9
-            want, post = mix_ref_logpdf(MIX_X, mc.alpha, mc.weights)
+            want, post = mix_ref_logpdf(MIX_X, mc.alpha, mc.mixture_weights)
             @test mix_relerr(mc.loglik, sum(want)) <= 1e-9
             @test mix_ari(assignments(mc, MIX_XNEW), MIX_NEW_LABELS) >= 0.95
             c = DirmnCounts(MIX_XNEW; backend = :cuda)

@@ -67,7 +67,7 @@ for i in 1:ROUNDS
     isopen(c) && push!(bad, "counts still open after close")
 end
 for i in 1:ROUNDS
-    m = fit_mixture(XS, 2; starts = 1, maxiter = 5, context = ctx)
+    m = fit_mixture(XS, 2; starts = 1, max_iterations = 5, context = ctx)
     check("posterior", round(m, () -> posterior(m, XB)))
 end
 # Finalizers that find the context busy (another thread computing on it)

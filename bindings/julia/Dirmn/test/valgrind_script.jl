@@ -28,9 +28,9 @@ for round in 1:3
     loglik_rowwise_derivatives(c, repeat(a, 1, 6))
     Dirmn.info(c); totals(s)
     f = fit_dirmn(c; progress = (i, ll, g) -> nothing)
-    m = fit_mixture(c, 2; starts = 2, maxiter = 5)
+    m = fit_mixture(c, 2; starts = 2, max_iterations = 5)
     posterior(m, X); posterior(m, s); assignments(m, X[:, 1])
-    sel = fit_mixture(s, 1:2; starts = 1, maxiter = 3)
+    sel = fit_mixture(s, 1:2; starts = 1, max_iterations = 3)
     close(sel)
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
@@ -49,10 +49,10 @@ for round in 1:3
     # and mixtures (freed by the library when the call returns), and the
     # context (freed by Dirmn when the call returns).
     c2 = DirmnCounts(X; context = ctx)
-    m2 = fit_mixture(c, 2; starts = 1, maxiter = 3)
+    m2 = fit_mixture(c, 2; starts = 1, max_iterations = 3)
     fit_dirmn(c; progress = (i, ll, g) -> (close(c2); close(m2); nothing))
     c3 = DirmnCounts(X; context = ctx)
-    m3 = fit_mixture(c3, 2; starts = 1, maxiter = 3,
+    m3 = fit_mixture(c3, 2; starts = 1, max_iterations = 3,
                      progress = (i, ll, ch) -> (close(c3); close(ctx); nothing))
     # A finalizer run inside a call (as a collection from a callback would).
     ctx4 = DirmnContext(:cpu)

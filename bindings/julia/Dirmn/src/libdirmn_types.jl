@@ -1,0 +1,405 @@
+# Constants, enums and structs of dirmn.h, mirrored 1:1 (included by LibDirmn.jl;
+# test/header.jl checks every one against the header).
+
+# ---------------------------------------------------------------------------
+# Constants and types mirrored from dirmn.h
+# ---------------------------------------------------------------------------
+
+# The header this package was written against; only the major part has to
+# agree with the loaded library (checked in __init__).
+const DIRMN_VERSION_MAJOR = 0
+const DIRMN_VERSION_MINOR = 3
+const DIRMN_VERSION_PATCH = 0
+const DIRMN_VERSION_NUMBER =
+    DIRMN_VERSION_MAJOR * 10000 + DIRMN_VERSION_MINOR * 100 + DIRMN_VERSION_PATCH
+
+# C enums are int-sized; plain Cint aliases (rather than @enum) let a caller
+# pass any value, which the library must then reject, exactly as from C.
+const dirmn_status = Cint
+const DIRMN_SUCCESS = dirmn_status(0)
+const DIRMN_ERROR_NULL_POINTER = dirmn_status(1)
+const DIRMN_ERROR_INVALID_ARGUMENT = dirmn_status(2)
+const DIRMN_ERROR_INVALID_COUNTS = dirmn_status(3)
+const DIRMN_ERROR_INVALID_PARAMETER = dirmn_status(4)
+const DIRMN_ERROR_DIMENSION_MISMATCH = dirmn_status(5)
+const DIRMN_ERROR_WRONG_CONTEXT = dirmn_status(6)
+const DIRMN_ERROR_OUT_OF_MEMORY = dirmn_status(7)
+const DIRMN_ERROR_BACKEND_UNAVAILABLE = dirmn_status(8)
+const DIRMN_ERROR_DEVICE = dirmn_status(9)
+const DIRMN_ERROR_OVERFLOW = dirmn_status(10)
+const DIRMN_ERROR_CANCELLED = dirmn_status(11)
+const DIRMN_ERROR_NOT_SUPPORTED = dirmn_status(12)
+const DIRMN_ERROR_CONTEXT_IN_USE = dirmn_status(13)
+const DIRMN_ERROR_INTERNAL = dirmn_status(99)
+
+const dirmn_backend = Cint
+const DIRMN_BACKEND_AUTO = dirmn_backend(0)
+const DIRMN_BACKEND_CPU = dirmn_backend(1)
+const DIRMN_BACKEND_CUDA = dirmn_backend(2)
+
+const dirmn_precision = Cint
+const DIRMN_PRECISION_DOUBLE = dirmn_precision(0)
+const DIRMN_PRECISION_FAST = dirmn_precision(1)
+
+const dirmn_dtype = Cint
+const DIRMN_INT32 = dirmn_dtype(0)
+const DIRMN_INT64 = dirmn_dtype(1)
+const DIRMN_FLOAT32 = dirmn_dtype(2)
+const DIRMN_FLOAT64 = dirmn_dtype(3)
+
+const dirmn_index_type = Cint
+const DIRMN_INDEX_INT32 = dirmn_index_type(0)
+const DIRMN_INDEX_INT64 = dirmn_index_type(1)
+
+const dirmn_sparse_format = Cint
+const DIRMN_CSR = dirmn_sparse_format(0)
+const DIRMN_CSC = dirmn_sparse_format(1)
+
+const dirmn_storage = Cint
+const DIRMN_STORAGE_AUTO = dirmn_storage(0)
+const DIRMN_STORAGE_DENSE = dirmn_storage(1)
+const DIRMN_STORAGE_SPARSE = dirmn_storage(2)
+
+const dirmn_param = Cint
+const DIRMN_PARAM_ALPHA = dirmn_param(0)
+const DIRMN_PARAM_LOG_ALPHA = dirmn_param(1)
+
+const dirmn_mixture_objective = Cint
+const DIRMN_MIXTURE_ML = dirmn_mixture_objective(0)
+const DIRMN_MIXTURE_DMN = dirmn_mixture_objective(1)
+
+const dirmn_mixture_init = Cint
+const DIRMN_INIT_KMEANS = dirmn_mixture_init(0)
+const DIRMN_INIT_KMEANSPP = dirmn_mixture_init(1)
+const DIRMN_INIT_SOFT_KMEANS = dirmn_mixture_init(2)
+const DIRMN_INIT_MIXED = dirmn_mixture_init(3)
+
+const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
+const DIRMN_FULL = UInt32(0x1)
+const DIRMN_OUTPUT_DEVICE = UInt32(0x2)
+const DIRMN_ASYNC = UInt32(0x4)
+const DIRMN_KERNEL = UInt32(0x8)
+
+# dirmn_counts_info's host_steps and unavailable_steps bits.
+const DIRMN_STEP_LOGLIK = UInt32(0x01)
+const DIRMN_STEP_LOGLIK_ROWWISE = UInt32(0x02)
+const DIRMN_STEP_DERIVATIVES_ROWWISE = UInt32(0x04)
+const DIRMN_STEP_HISTOGRAMS = UInt32(0x08)
+const DIRMN_STEP_MIXTURE_EM = UInt32(0x10)
+const DIRMN_STEP_MIXTURE_FITS = UInt32(0x20)
+const DIRMN_STEPS_ALL = UInt32(0x3f)
+
+# Opaque handles are only ever seen through pointers.
+const dirmn_context = Cvoid
+const dirmn_counts = Cvoid
+const dirmn_mixture = Cvoid
+# C function pointers (make them with @cfunction).
+const dirmn_interrupt_fn = Ptr{Cvoid}
+const dirmn_progress_fn = Ptr{Cvoid}
+
+"""
+    dirmn_error_location(size, argument, row, column, vector, index, has_value,
+                         value, detail, has_integer_value, integer_value)
+
+Mirror of the C struct `dirmn_error_location`: where the last failure was, as
+0-based numbers (-1 where a position does not apply). Pass it to
+[`dirmn_last_error_location`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_error_location)` (see [`empty_error_location`](@ref)).
+`argument` (static storage) and `detail` (valid as `dirmn_last_error`'s
+string) are C strings owned by the library: read them with `unsafe_string`
+before the next call on the same context. `has_integer_value` is 1 when the
+offending value is an integer the caller passed (an Int32 or Int64 count, a
+compressed pointer or index entry): `integer_value` then holds it exactly,
+and `value` only the nearest double.
+
+The nine-argument form (without `has_integer_value` and `integer_value`, the
+fields appended later) sets those two to 0.
+"""
+struct dirmn_error_location
+    size::Csize_t
+    argument::Cstring
+    row::Int64
+    column::Int64
+    vector::Int64
+    index::Int64
+    has_value::Cint
+    value::Cdouble
+    detail::Cstring
+    has_integer_value::Cint
+    integer_value::Int64
+end
+
+dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail) =
+    dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail,
+                         Cint(0), Int64(0))
+
+"""
+    dirmn_counts_options(size, flags, storage)
+
+Mirror of the C struct `dirmn_counts_options` (same field order and types).
+Fill one with [`dirmn_counts_options_init_sized`](@ref) (with its size) through a `Ref`, then build
+a modified copy; `size` must stay `sizeof(dirmn_counts_options)`.
+"""
+struct dirmn_counts_options
+    size::Csize_t
+    flags::UInt32
+    storage::dirmn_storage
+end
+
+"""
+    dirmn_counts_info(size, rows, cols, nnz, max_count, total, flags, storage,
+                      value_bits, backend, device, host_steps, unavailable_steps)
+
+Mirror of the C struct `dirmn_counts_info`. Pass it to
+[`dirmn_counts_get_info`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_counts_info)` (see [`empty_counts_info`](@ref)).
+"""
+struct dirmn_counts_info
+    size::Csize_t
+    rows::Int64
+    cols::Int64
+    nnz::Int64
+    max_count::Cdouble
+    total::Cdouble
+    flags::UInt32
+    storage::dirmn_storage
+    value_bits::Cint
+    backend::dirmn_backend
+    device::Cint
+    host_steps::UInt32
+    unavailable_steps::UInt32
+end
+
+"""
+    dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress,
+                      progress_data, flags, hessian_diag)
+
+Mirror of the C struct `dirmn_fit_options`. Fill one with
+[`dirmn_fit_options_init_sized`](@ref) (with its size) through a `Ref`. The pointers it holds
+(`weights`, `start`, and the output `hessian_diag`, V doubles or `C_NULL`)
+must stay valid, e.g. under `GC.@preserve`, for the whole
+[`dirmn_fit`](@ref) call.
+
+The seven-argument form (without `flags` and `hessian_diag`, the fields
+appended later) sets those two to 0 and `C_NULL`, their defaults.
+"""
+struct dirmn_fit_options
+    size::Csize_t
+    tolerance::Cdouble
+    max_iterations::Cint
+    weights::Ptr{Cdouble}
+    start::Ptr{Cdouble}
+    progress::dirmn_progress_fn
+    progress_data::Ptr{Cvoid}
+    flags::UInt32
+    hessian_diag::Ptr{Cdouble}
+end
+
+dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress, progress_data) =
+    dirmn_fit_options(size, tolerance, max_iterations, weights, start, progress, progress_data,
+                      UInt32(0), C_NULL)
+
+"""
+    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel,
+                     loglik, gradient_norm, precision, iterations,
+                     converged, multinomial_limit, zero_columns, hessian_scalar,
+                     parameters, observations)
+
+Mirror of the C struct `dirmn_fit_result`: `size` is set by the caller,
+`alpha` (and optionally the standard-error arrays) point to caller-owned
+arrays of V doubles; the rest is written by [`dirmn_fit`](@ref)
+(`hessian_scalar` only when the options ask for `hessian_diag`).
+`parameters` is the number of fitted alphas (columns with counts) and
+`observations` the rows with counts and a positive weight (their number, or
+the sum of their weights when weights are given), written when `size`
+covers them.
+
+The twelve- and thirteen-argument forms (without the fields appended later:
+`hessian_scalar`, then `parameters` and `observations`) set those to 0.
+"""
+struct dirmn_fit_result
+    size::Csize_t
+    alpha::Ptr{Cdouble}
+    std_error_alpha::Ptr{Cdouble}
+    std_error_log_alpha::Ptr{Cdouble}
+    loglik_kernel::Cdouble
+    loglik::Cdouble
+    gradient_norm::Cdouble
+    precision::Cdouble
+    iterations::Cint
+    converged::Cint
+    multinomial_limit::Cint
+    zero_columns::Int64
+    hessian_scalar::Cdouble
+    parameters::Int64
+    observations::Cdouble
+end
+
+dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel, loglik,
+                 gradient_norm, precision, iterations, converged, multinomial_limit,
+                 zero_columns, hessian_scalar = 0.0) =
+    dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kernel, loglik,
+                     gradient_norm, precision, iterations, converged, multinomial_limit,
+                     zero_columns, hessian_scalar, Int64(0), 0.0)
+
+"""
+    dirmn_mixture_options(size, objective, init, starts, seed, max_iterations,
+                          tolerance, weights, progress, progress_data, grow_from)
+
+Mirror of the C struct `dirmn_mixture_options`. Fill one with
+[`dirmn_mixture_options_init_sized`](@ref) (with its size) through a `Ref` (see
+[`empty_mixture_options`](@ref)), then build a modified copy. The pointers it
+holds (`weights`, `progress_data`, `grow_from`) must stay valid, e.g. under
+`GC.@preserve`, for the whole [`dirmn_mixture_fit`](@ref) call. `progress` is
+a `dirmn_progress_fn` made with `@cfunction`; it receives (EM iteration,
+log-likelihood, change, `progress_data`) and cancels the fit by returning a
+non-zero `Cint`. `grow_from` is `C_NULL` or a fitted mixture (a
+`Ptr{dirmn_mixture}`) with k - 1 components on a table of the same rows and
+columns: one more start is grown from it.
+
+The ten-argument form (without `grow_from`, the field appended later) sets
+it to `C_NULL`, its default.
+"""
+struct dirmn_mixture_options
+    size::Csize_t
+    objective::dirmn_mixture_objective
+    init::dirmn_mixture_init
+    starts::Cint
+    seed::UInt64
+    max_iterations::Cint
+    tolerance::Cdouble
+    weights::Ptr{Cdouble}
+    progress::dirmn_progress_fn
+    progress_data::Ptr{Cvoid}
+    grow_from::Ptr{dirmn_mixture}
+end
+
+dirmn_mixture_options(size, objective, init, starts, seed, max_iterations, tolerance, weights,
+                      progress, progress_data) =
+    dirmn_mixture_options(size, objective, init, starts, seed, max_iterations, tolerance,
+                          weights, progress, progress_data, C_NULL)
+
+"""
+    dirmn_mixture_info(size, k, rows, cols, parameters, loglik, objective, aic,
+                       bic, laplace, iterations, converged, start, observations)
+
+Mirror of the C struct `dirmn_mixture_info`. Pass it to
+[`dirmn_mixture_get_info`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_mixture_info)` (see [`empty_mixture_info`](@ref)).
+`observations` (appended later; the thirteen-argument form sets it to 0)
+counts the rows as `dirmn_fit_result`'s does: BIC's n.
+"""
+struct dirmn_mixture_info
+    size::Csize_t
+    k::Cint
+    rows::Int64
+    cols::Int64
+    parameters::Int64
+    loglik::Cdouble
+    objective::Cdouble
+    aic::Cdouble
+    bic::Cdouble
+    laplace::Cdouble
+    iterations::Cint
+    converged::Cint
+    start::Cint
+    observations::Cdouble
+end
+
+dirmn_mixture_info(size, k, rows, cols, parameters, loglik, objective, aic, bic, laplace,
+                   iterations, converged, start) =
+    dirmn_mixture_info(size, k, rows, cols, parameters, loglik, objective, aic, bic, laplace,
+                       iterations, converged, start, 0.0)
+
+"""
+    dirmn_overdispersion_result(size, lrt_statistic, lrt_p_value, score_statistic,
+                                score_df, score_scale, score_p_value, loglik_dm,
+                                loglik_multinomial, precision, categories,
+                                observations, converged)
+
+Mirror of the C struct `dirmn_overdispersion_result`, written by
+[`dirmn_overdispersion_test`](@ref) (the caller sets `size`; see
+[`empty_overdispersion_result`](@ref)): the likelihood-ratio statistic of
+the Dirichlet-multinomial against the multinomial and its p-value under the
+boundary null 0.5 chi2_0 + 0.5 chi2_1, Kim & Margolin's C(alpha) score
+statistic with its scaled chi-square approximation (degrees of freedom,
+scale, p-value), both log-likelihoods (log pmf), the fitted precision, the
+columns with counts, the observations (as `dirmn_fit_result`'s) and
+whether the DM fit converged.
+"""
+struct dirmn_overdispersion_result
+    size::Csize_t
+    lrt_statistic::Cdouble
+    lrt_p_value::Cdouble
+    score_statistic::Cdouble
+    score_df::Cdouble
+    score_scale::Cdouble
+    score_p_value::Cdouble
+    loglik_dm::Cdouble
+    loglik_multinomial::Cdouble
+    precision::Cdouble
+    categories::Int64
+    observations::Cdouble
+    converged::Cint
+end
+
+"""
+    empty_counts_options() -> dirmn_counts_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_counts_options_init_sized`](@ref).
+"""
+empty_counts_options() =
+    dirmn_counts_options(Csize_t(sizeof(dirmn_counts_options)), UInt32(0), DIRMN_STORAGE_AUTO)
+
+"""
+    empty_counts_info() -> dirmn_counts_info
+
+A zeroed info struct with `size` set, as [`dirmn_counts_get_info`](@ref)
+requires.
+"""
+empty_counts_info() = dirmn_counts_info(Csize_t(sizeof(dirmn_counts_info)), 0, 0, 0, 0.0, 0.0,
+                                        UInt32(0), DIRMN_STORAGE_AUTO, Cint(0),
+                                        DIRMN_BACKEND_AUTO, Cint(0), UInt32(0), UInt32(0))
+
+"""
+    empty_error_location() -> dirmn_error_location
+
+A location struct with `size` set, null strings and every position -1, as
+[`dirmn_last_error_location`](@ref) requires.
+"""
+empty_error_location() =
+    dirmn_error_location(Csize_t(sizeof(dirmn_error_location)), Cstring(C_NULL), -1, -1, -1, -1,
+                         Cint(0), 0.0, Cstring(C_NULL), Cint(0), Int64(0))
+
+"""
+    empty_mixture_options() -> dirmn_mixture_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_mixture_options_init`](@ref).
+"""
+empty_mixture_options() =
+    dirmn_mixture_options(Csize_t(sizeof(dirmn_mixture_options)), DIRMN_MIXTURE_ML,
+                          DIRMN_INIT_KMEANS, Cint(0), UInt64(0), Cint(0), 0.0, C_NULL, C_NULL,
+                          C_NULL, C_NULL)
+
+"""
+    empty_mixture_info() -> dirmn_mixture_info
+
+A zeroed info struct with `size` set, as [`dirmn_mixture_get_info`](@ref)
+requires.
+"""
+empty_mixture_info() =
+    dirmn_mixture_info(Csize_t(sizeof(dirmn_mixture_info)), Cint(0), 0, 0, 0, 0.0, 0.0, 0.0,
+                       0.0, 0.0, Cint(0), Cint(0), Cint(0), 0.0)
+
+"""
+    empty_overdispersion_result() -> dirmn_overdispersion_result
+
+A zeroed result struct with `size` set, as
+[`dirmn_overdispersion_test`](@ref) requires.
+"""
+empty_overdispersion_result() =
+    dirmn_overdispersion_result(Csize_t(sizeof(dirmn_overdispersion_result)), 0.0, 0.0, 0.0,
+                                0.0, 0.0, 0.0, 0.0, 0.0, 0.0, Int64(0), 0.0, Cint(0))
+

@@ -1,0 +1,122 @@
+# The one vocabulary (issue #25): every name of bindings/names.tsv's `julia`
+# column is checked against the package as what it is in Julia (an exported
+# function, a field, a keyword accepted, a value accepted), so renaming
+# either side without the other fails here. A row whose idea this file does
+# not know fails too: a new row needs its check.
+
+const NAMES_TSV = normpath(joinpath(@__DIR__, "..", "..", "..", "names.tsv"))
+
+function read_names(path)
+    rows = Dict{String,String}()
+    header = nothing
+    for line in readlines(path)
+        (isempty(strip(line)) || startswith(line, "#")) && continue
+        cols = split(line, '\t')
+        if header === nothing
+            header = cols
+            continue
+        end
+        rows[cols[1]] = cols[findfirst(==("julia"), header)]
+    end
+    return rows
+end
+
+# The keywords any method of `f` declares.
+kwnames(f) = Set(Symbol.(vcat([Base.kwarg_decl(m) for m in methods(f)]...)))
+
+const NM_X = [3 0 4 1; 2 5 1 0; 0 1 2 6; 1 1 1 1; 4 2 0 3]   # categories × observations
+const NM_FIT = fit_dirmn(NM_X)
+const NM_TEST = overdispersion_test(NM_X)
+
+isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
+fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
+mixfield(name) = Symbol(name) in fieldnames(DirMultMixture)
+testfield(name) = Symbol(name) in fieldnames(OverdispersionTest)
+fitkw(name) = Symbol(name) in kwnames(fit_dirmn)
+mixkw(name) = Symbol(name) in kwnames(fit_mixture)
+testkw(name) = Symbol(name) in kwnames(overdispersion_test)
+# A value accepted for a keyword: the call raises no ArgumentError.
+accepts(f) = !(caught(f) isa ArgumentError)
+
+# idea => what the Julia name must be.
+const NAME_CHECKS = Dict{String,Function}(
+    "log_pmf" => n -> isexported(n) && loglik(NM_X, ones(5)) isa Vector,
+    "log_kernel" => n -> fitfield(n),
+    # "keyword = value": that keyword of loglik with that value gives the
+    # kernel, computed here.
+    "kernel_flag" => function (n)
+        kw, val = strip.(split(n, '='))
+        got = loglik(NM_X, ones(5); (Symbol(kw) => Meta.parse(val),)...)
+        Symbol(kw) in kwnames(loglik) && Symbol(kw) in kwnames(loglik_sum) &&
+            relerr(got, ref_loglik(NM_X, ones(5); full = false)) <= 1e-12
+    end,
+    "std_error_alpha" => n -> fitfield(n),
+    "std_error_log_alpha" => n -> fitfield(n),
+    "precision" => n -> fitfield(n) && testfield(n),
+    "zero_columns" => n -> fitfield(n),
+    "multinomial_limit" => n -> fitfield(n),
+    "gradient_norm" => n -> fitfield(n),
+    "iterations" => n -> fitfield(n) && mixfield(n),
+    "converged" => n -> fitfield(n) && mixfield(n) && testfield(n),
+    "parameters" => n -> fitfield(n) && mixfield(n),
+    "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n),
+    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n),
+    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n),
+    "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && n in string.(kwnames(loglik_sum)),
+    "start" => n -> fitkw(n),
+    "mixture_objective" => n -> mixkw(n) && mixfield(n),
+    "objective_kind" => n -> mixfield(n),
+    "objective_ml" => n -> accepts(() -> fit_mixture(NM_X, 1; objective = Symbol(n))),
+    "objective_dmn" => n -> accepts(() -> fit_mixture(NM_X, 1; objective = Symbol(n))),
+    "init" => n -> mixkw(n),
+    "init_mixed" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
+    "init_kmeans" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
+    "init_kmeanspp" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
+    "init_soft_kmeans" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
+    "starts" => n -> mixkw(n),
+    "seed" => n -> mixkw(n),
+    "mixing_weights" => n -> mixfield(n),
+    "responsibilities" => n -> mixfield(n),
+    "criterion_aic" => n -> isexported(n) && accepts(() -> fit_mixture(NM_X, 1:2; select = Symbol(n))),
+    "criterion_bic" => n -> isexported(n) && accepts(() -> fit_mixture(NM_X, 1:2; select = Symbol(n))),
+    "criterion_laplace" => n -> isexported(n) &&
+        accepts(() -> fit_mixture(NM_X, 1:2; select = Symbol(n), objective = :dmn)),
+    "select" => n -> mixkw(n),
+    "overdispersion_test" => n -> isexported(n),
+    "test_lrt" => n -> accepts(() -> overdispersion_test(NM_X; method = Symbol(n))),
+    "test_score" => n -> accepts(() -> overdispersion_test(NM_X; method = Symbol(n))),
+    # Julia additions (the block of that name at the end of names.tsv).
+    "coefficients" => n -> isexported(n) && getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.alpha,
+    "std_errors" => n -> isexported(n) && isequal(getfield(Dirmn, Symbol(n))(NM_FIT),
+                                                   NM_FIT.std_error_alpha),
+    "confidence_intervals" => n -> isexported(n) && size(getfield(Dirmn, Symbol(n))(NM_FIT)) == (5, 2),
+    "covariance" => n -> isexported(n) && size(getfield(Dirmn, Symbol(n))(NM_FIT)) == (5, 5),
+    "log_likelihood" => n -> isexported(n) &&
+        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.loglik,
+    "degrees_of_freedom" => n -> isexported(n) &&
+        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.parameters && testfield(n),
+    "grow_from" => n -> mixkw(n),
+    "test_method" => n -> testkw(n) && testfield(n),
+    "test_statistic" => n -> testfield(n),
+    "test_p_value" => n -> isexported(n) && testfield(n) &&
+        getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue,
+)
+
+@testset "names.tsv's julia column" begin
+    @test isfile(NAMES_TSV)
+    rows = read_names(NAMES_TSV)
+    @test length(rows) >= 40          # the table was read
+    for (idea, name) in sort!(collect(rows))
+        name == "-" && continue
+        @test (idea, haskey(NAME_CHECKS, idea)) == (idea, true)
+        haskey(NAME_CHECKS, idea) || continue
+        ok = try
+            NAME_CHECKS[idea](name) === true
+        catch err
+            err
+        end
+        @test (idea, name, ok) == (idea, name, true)
+    end
+    # The old names are no fields any more (they read as deprecated aliases).
+    @test !(:nparams in fieldnames(DirMultMixture)) && !(:weights in fieldnames(DirMultMixture))
+end
