@@ -92,6 +92,7 @@ TEST_CASE("mixture starts: the default is no worse than dmn's procedure on real 
     const std::vector<Mixture> fits = fit_range(ctx.get(), c.get(), 10, o);
     for (int k = 1; k <= 10; ++k) {
       std::vector<double> r = ref.at(name).at(k);
+      if (r.size() < 3) continue;  // a median needs seeds (gp500, k = 10: one)
       std::sort(r.begin(), r.end());
       const double median = r[r.size() / 2];
       const dirmn_mixture_info i = info_of(fits[static_cast<size_t>(k - 1)].get());
