@@ -195,7 +195,7 @@ TEST_CASE("cuda: the caller's stream is used, reported and released", "[cuda]") 
   // dirmn's on the same stream.
   REQUIRE(cudaMemsetAsync(d.p, 0xff, 500 * sizeof(double), s) == cudaSuccess);
   REQUIRE(dirmn_loglik(gpu.get(), c.get(), 1, alpha.data(), 33, 1, DIRMN_PARAM_ALPHA,
-                       DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, d.p, 1, 1) == DIRMN_SUCCESS);
+                       DIRMN_KERNEL | DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, d.p, 1, 1) == DIRMN_SUCCESS);
   REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
   CHECK(d.to_host() == want);
 

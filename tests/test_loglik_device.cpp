@@ -371,10 +371,10 @@ TEST_CASE("cuda: device output, asynchronous calls and synchronize", "[cuda]") {
   DeviceArray<double> o1(300 * k), o2(300 * k);
   std::vector<double> scratch = a1;
   REQUIRE(dirmn_loglik(gpu.get(), c.get(), k, scratch.data(), 64, 1, DIRMN_PARAM_ALPHA,
-                       DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, o1.p, k, 1) == DIRMN_SUCCESS);
+                       DIRMN_KERNEL | DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, o1.p, k, 1) == DIRMN_SUCCESS);
   scratch = a2;  // the caller reuses its parameter array at once
   REQUIRE(dirmn_loglik(gpu.get(), c.get(), k, scratch.data(), 64, 1, DIRMN_PARAM_ALPHA,
-                       DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, o2.p, k, 1) == DIRMN_SUCCESS);
+                       DIRMN_KERNEL | DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, o2.p, k, 1) == DIRMN_SUCCESS);
   REQUIRE(dirmn_context_synchronize(gpu.get()) == DIRMN_SUCCESS);
   CHECK(o1.to_host() == w1);
   CHECK(o2.to_host() == w2);

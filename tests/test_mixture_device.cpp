@@ -37,6 +37,15 @@ struct DeviceCase {
 // 7e-9, responsibilities 2.3e-6 with the M step's fits on the host (general
 // and tensor-core histograms alike); pi within 1.6e-6 with the fits on the
 // device, whose sums run in another order.
+// These cases compare the backends, not the starts: three k-means++
+// starts, the default before 0.3 (half the time under compute-sanitizer of
+// the six mixed ones, which also reach other optima, some flat enough that
+// the backends' rounding moves pi by 7e-8).
+void backend_case_starts(dirmn_mixture_options* o) {
+  o->init = DIRMN_INIT_KMEANSPP;
+  o->starts = 3;
+}
+
 void check_device_em_matches_host(const std::vector<double>& x, int64_t rows, int64_t cols, int clusters,
                                   const std::vector<DeviceCase>& cases) {
   std::vector<double> rw(static_cast<size_t>(rows));
@@ -55,6 +64,7 @@ void check_device_em_matches_host(const std::vector<double>& x, int64_t rows, in
     INFO("k " << tc.k << ", objective " << tc.obj << ", weighted " << tc.weighted);
     dirmn_mixture_options o;
     dirmn_mixture_options_init(&o);
+    backend_case_starts(&o);
     o.objective = tc.obj;
     o.seed = 9;
     if (tc.weighted) o.weights = rw.data();
@@ -185,6 +195,7 @@ TEST_CASE("mixture: the device hands the multinomial limit back to the host", "[
   Counts cg = counts_of(gpu.get(), x, rows, cols);
   dirmn_mixture_options o;
   dirmn_mixture_options_init(&o);
+  backend_case_starts(&o);
   o.seed = 9;
   Mixture mg = fit(gpu.get(), cg.get(), 2, &o);
   std::vector<double> a(static_cast<size_t>(2 * cols)), pi(2);
@@ -233,6 +244,7 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
       Counts cg = counts_of(gpu.get(), x, rows, cols);
       dirmn_mixture_options o;
       dirmn_mixture_options_init(&o);
+    backend_case_starts(&o);
       o.starts = 1;
       o.max_iterations = 4;
       o.seed = 3;
@@ -306,6 +318,7 @@ TEST_CASE("mixture: tensor-core histograms over many chunks per block agree with
   Counts cg = counts_of(gpu.get(), sim.x, rows, cols);
   dirmn_mixture_options o;
   dirmn_mixture_options_init(&o);
+  backend_case_starts(&o);
   o.starts = 1;
   o.max_iterations = 3;
   o.seed = 5;
