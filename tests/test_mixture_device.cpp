@@ -244,7 +244,7 @@ TEST_CASE("mixture: a few tensor-core EM iterations agree with the host's", "[mi
       Counts cg = counts_of(gpu.get(), x, rows, cols);
       dirmn_mixture_options o;
       dirmn_mixture_options_init(&o);
-    backend_case_starts(&o);
+      backend_case_starts(&o);
       o.starts = 1;
       o.max_iterations = 4;
       o.seed = 3;
