@@ -149,7 +149,8 @@ void run_loglik_sum(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) 
   bool null_w = false;
   const std::vector<double> w = fuzz_weights(p, &e, &null_w);
   Out value(1), gradient(kCols), hd(kCols), hs(1);
-  const uint32_t flags = p.ConsumeBool() ? DIRMN_FULL : 0u;
+  static const uint32_t forms[] = {0u, DIRMN_FULL, DIRMN_KERNEL};
+  const uint32_t flags = forms[p.ConsumeIntegralInRange<int>(0, 2)];
   Countdown cd;
   arm_interrupt(p, ctx, &cd, &e);
   const dirmn_status st = dirmn_loglik_sum(ctx, c, alpha.data(), stride, DIRMN_PARAM_ALPHA,
@@ -224,8 +225,9 @@ void run_fit(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) {
     e.fail("tolerance not positive and finite");
   if (has(offsetof(dirmn_fit_options, max_iterations), sizeof(int)) && o.max_iterations < 0)
     e.fail("max_iterations negative");
-  if (has(offsetof(dirmn_fit_options, flags), sizeof(uint32_t)) && (o.flags & ~DIRMN_FULL))
-    e.fail("unknown flags");
+  if (has(offsetof(dirmn_fit_options, flags), sizeof(uint32_t)) &&
+      ((o.flags & ~(DIRMN_FULL | DIRMN_KERNEL)) || ((o.flags & DIRMN_FULL) && (o.flags & DIRMN_KERNEL))))
+    e.fail("unknown flags, or both forms");
   if (has(offsetof(dirmn_fit_options, start), sizeof(void*)) && use_start)
     for (double s : start)
       if (!(s > 0.0) || !std::isfinite(s)) e.fail("a start is not positive and finite");
@@ -265,7 +267,7 @@ void run_mixture(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other
   dirmn_mixture_options o;
   dirmn_mixture_options_init(&o);
   o.objective = static_cast<dirmn_mixture_objective>(fuzz_enum(p, 2));
-  o.init = static_cast<dirmn_mixture_init>(fuzz_enum(p, 3));
+  o.init = static_cast<dirmn_mixture_init>(fuzz_enum(p, 4));
   o.starts = p.ConsumeIntegralInRange<int>(-1, 2);
   o.max_iterations = p.ConsumeIntegralInRange<int>(-1, 30);
   o.tolerance = p.ConsumeBool() ? 1e-9 : p.ConsumeBool() ? -1.0 : 1e-4;
@@ -280,7 +282,7 @@ void run_mixture(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other
   if (so.size < sizeof(size_t)) e.fail("options->size too small");
   if (has(offsetof(dirmn_mixture_options, objective), sizeof(int)) && (o.objective < 0 || o.objective > 1))
     e.fail("unknown objective");
-  if (has(offsetof(dirmn_mixture_options, init), sizeof(int)) && (o.init < 0 || o.init > 2))
+  if (has(offsetof(dirmn_mixture_options, init), sizeof(int)) && (o.init < 0 || o.init > 3))
     e.fail("unknown init");
   if (has(offsetof(dirmn_mixture_options, starts), sizeof(int)) && o.starts < 1) e.fail("starts < 1");
   if (has(offsetof(dirmn_mixture_options, max_iterations), sizeof(int)) && o.max_iterations < 1)
