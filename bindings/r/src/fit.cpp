@@ -67,14 +67,21 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
     h_scalar = Rcpp::NumericVector::create(result.hessian_scalar);
   }
   Rcpp::List out = Rcpp::List::create(
-      Rcpp::Named("alpha") = alpha, Rcpp::Named("se_alpha") = se_alpha,
-      Rcpp::Named("se_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
+      Rcpp::Named("alpha") = alpha, Rcpp::Named("std_error_alpha") = se_alpha,
+      Rcpp::Named("std_error_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
       Rcpp::Named("loglik_kernel") = result.loglik_kernel,
       Rcpp::Named("gradient_norm") = result.gradient_norm,
       Rcpp::Named("precision") = result.precision, Rcpp::Named("iterations") = result.iterations,
       Rcpp::Named("converged") = result.converged != 0,
       Rcpp::Named("multinomial_limit") = result.multinomial_limit != 0,
       Rcpp::Named("zero_columns") = static_cast<double>(result.zero_columns),
+#ifdef DIRMN_KERNEL  // TEMP
+      Rcpp::Named("parameters") = static_cast<double>(result.parameters),
+      Rcpp::Named("observations") = result.observations,
+#else
+      Rcpp::Named("parameters") = static_cast<double>(V - result.zero_columns),
+      Rcpp::Named("observations") = NA_REAL,
+#endif
       Rcpp::Named("hessian_diag") = h_diag, Rcpp::Named("hessian_scalar") = h_scalar);
   return out;
 }

@@ -494,7 +494,7 @@ test_that("a computation stopped by setTimeLimit() prints nothing when caught", 
     "x <- matrix(rpois(3000 * 50, 3), ncol = 50)",
     "counts <- dirmn_counts(x, backend = 'cpu')",
     "e <- tryCatch({ setTimeLimit(elapsed = 0.1, transient = TRUE);",
-    "  dirmn_mixture(counts, k = 6, starts = 5, maxit = 200, tol = 1e-14); 'finished' },",
+    "  dirmn_mixture(counts, k = 6, starts = 5, max_iterations = 200, tolerance = 1e-14); 'finished' },",
     "  error = identity)",
     "setTimeLimit()",
     "cat(if (is.character(e)) e else class(e)[1], '\\n')"), script)
