@@ -7,7 +7,7 @@
 names_table <- function() {
   path <- system.file("names.tsv", package = "dirmn")
   expect_true(nzchar(path))
-  utils::read.delim(path, comment.char = "#", quote = "", stringsAsFactors = FALSE,
+  read.delim(path, comment.char = "#", quote = "", stringsAsFactors = FALSE,
                     colClasses = "character", na.strings = character())
 }
 
