@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     t_newton.push_back(seconds_since(t0));
     double f = 0, hs = 0;
     t0 = std::chrono::steady_clock::now();
-    require(dirmn_loglik_sum(ctx, c, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &f, g.data(),
+    require(dirmn_loglik_sum(ctx, c, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_KERNEL, &f, g.data(),
                              h.data(), &hs),
             ctx, "dirmn_loglik_sum");
     t_sum.push_back(seconds_since(t0));
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
     for (int pass = 0; pass < 2; ++pass) {
       const double* w = pass == 0 ? ones.data() : nullptr;
       t0 = std::chrono::steady_clock::now();
-      require(dirmn_loglik_sum(ctx, c, alpha.data(), 1, DIRMN_PARAM_ALPHA, w, 0, &f, g.data(),
+      require(dirmn_loglik_sum(ctx, c, alpha.data(), 1, DIRMN_PARAM_ALPHA, w, DIRMN_KERNEL, &f, g.data(),
                                nullptr, nullptr),
               ctx, "dirmn_loglik_sum");
       (pass == 0 ? t_pass_w : t_pass).push_back(seconds_since(t0));

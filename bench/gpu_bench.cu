@@ -284,7 +284,7 @@ struct Bench {
   std::vector<double> result(dirmn_counts* c, int64_t rows, int64_t k, const std::vector<double>& params,
                              int64_t cols) {
     std::vector<double> out(static_cast<size_t>(rows * k));
-    DIRMN_OK(ctx, dirmn_loglik(ctx, c, k, params.data(), cols, 1, DIRMN_PARAM_LOG_ALPHA, 0, out.data(), k, 1));
+    DIRMN_OK(ctx, dirmn_loglik(ctx, c, k, params.data(), cols, 1, DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL, out.data(), k, 1));
     return out;
   }
 
@@ -390,7 +390,7 @@ struct Bench {
       const auto t0 = std::chrono::steady_clock::now();
       DIRMN_OK(ctx, dirmn_counts_create_dense(ctx, &prepared, s.rows, s.cols, DIRMN_FLOAT32, host.data(),
                                               s.cols, 1, &o));
-      DIRMN_OK(ctx, dirmn_loglik(ctx, prepared, 1, la.data(), s.cols, 1, DIRMN_PARAM_LOG_ALPHA, 0,
+      DIRMN_OK(ctx, dirmn_loglik(ctx, prepared, 1, la.data(), s.cols, 1, DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL,
                                  out.data(), 1, 1));
       const double e2e = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       const std::string st = storage == DIRMN_STORAGE_DENSE ? "dense-u8" : "csr-u8";

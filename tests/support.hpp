@@ -119,7 +119,7 @@ inline Counts make_dense(dirmn_context* ctx, const std::vector<double>& x, int64
 // One parameter vector over every row: rows values, a failure ends the test
 // case with the library's message.
 inline std::vector<double> loglik(dirmn_context* ctx, const dirmn_counts* c, int64_t rows,
-                                  const std::vector<double>& alpha, uint32_t flags = 0) {
+                                  const std::vector<double>& alpha, uint32_t flags = DIRMN_KERNEL) {
   std::vector<double> out(static_cast<size_t>(rows), -12345.0);
   const dirmn_status s = dirmn_loglik(ctx, c, 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, flags,
                                       out.data(), 1, 1);
@@ -217,7 +217,7 @@ inline Counts dense_counts(dirmn_context* ctx, const Table& t, dirmn_storage sto
 // k parameter vectors of length v (row-major) over every row: rows x k
 // values, row-major.
 inline std::vector<double> loglik(dirmn_context* ctx, const dirmn_counts* c, int64_t rows, int64_t k,
-                                  const std::vector<double>& params, int64_t v, uint32_t flags = 0,
+                                  const std::vector<double>& params, int64_t v, uint32_t flags = DIRMN_KERNEL,
                                   dirmn_param param = DIRMN_PARAM_ALPHA) {
   std::vector<double> out(static_cast<size_t>(rows * k), std::nan(""));
   const dirmn_status s =
@@ -230,7 +230,7 @@ inline std::vector<double> loglik(dirmn_context* ctx, const dirmn_counts* c, int
 // One parameter vector of length v per row (row-major): rows values.
 inline std::vector<double> loglik_rowwise(dirmn_context* ctx, const dirmn_counts* c, int64_t rows,
                                           const std::vector<double>& params, int64_t v,
-                                          uint32_t flags = 0, dirmn_param param = DIRMN_PARAM_ALPHA) {
+                                          uint32_t flags = DIRMN_KERNEL, dirmn_param param = DIRMN_PARAM_ALPHA) {
   std::vector<double> out(static_cast<size_t>(rows), std::nan(""));
   const dirmn_status s =
       dirmn_loglik_rowwise(ctx, c, params.data(), v, 1, param, flags, out.data(), 1);

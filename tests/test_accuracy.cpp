@@ -373,7 +373,7 @@ void run_case(const Case& c, const Layout& L, RowStats* stats) {
   const int64_t rows = static_cast<int64_t>(c.rows.size()), v = c.v;
   std::vector<double> got(static_cast<size_t>(rows));
   for (bool full : {false, true}) {
-    const uint32_t flags = full ? DIRMN_FULL : 0u;
+    const uint32_t flags = full ? DIRMN_FULL : DIRMN_KERNEL;
     // Shared alpha: tabulated lookups plus the series path for large counts.
     std::fill(got.begin(), got.end(), std::nan(""));
     REQUIRE(dirmn_loglik(ctx.get(), counts.get(), 1, c.alpha.data(), v, 1, DIRMN_PARAM_ALPHA,

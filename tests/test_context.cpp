@@ -249,7 +249,7 @@ TEST_CASE("independent contexts run concurrently from several threads", "[api][t
         std::vector<double> out(static_cast<size_t>(rows));
         if (dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_FLOAT64, x.data(), cols, 1,
                                       nullptr) != DIRMN_SUCCESS ||
-            dirmn_loglik(ctx, c, 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) !=
+            dirmn_loglik(ctx, c, 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) !=
                 DIRMN_SUCCESS)
           ++failures;
         for (int64_t b = 0; b < rows; ++b)
@@ -257,7 +257,7 @@ TEST_CASE("independent contexts run concurrently from several threads", "[api][t
         // A failure on this context must not touch another thread's message.
         std::vector<double> bad = alpha;
         bad[static_cast<size_t>(t)] = -1.0;
-        if (dirmn_loglik(ctx, c, 1, bad.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) !=
+        if (dirmn_loglik(ctx, c, 1, bad.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) !=
             DIRMN_ERROR_INVALID_PARAMETER)
           ++failures;
         dirmn_counts_destroy(c);
@@ -291,7 +291,7 @@ TEST_CASE("the interrupt callback cancels long calls and leaves outputs alone", 
   st.stop_after = 0;  // the first poll, before any chunk runs, stops the call
   REQUIRE(dirmn_context_set_interrupt(ctx.get(), count_and_stop, &st) == DIRMN_SUCCESS);
   std::vector<double> out(static_cast<size_t>(rows), 5.0);
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1,
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1,
                      1) == DIRMN_ERROR_CANCELLED);
   CHECK(last_error(ctx).find("cancelled") != std::string::npos);
   CHECK(st.calls == 1);
@@ -301,7 +301,7 @@ TEST_CASE("the interrupt callback cancels long calls and leaves outputs alone", 
   REQUIRE(dirmn_context_set_threads(ctx.get(), 1) == DIRMN_SUCCESS);
   st.calls = 0;
   st.stop_after = 1 << 30;
-  REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(),
+  REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(),
                        1, 1) == DIRMN_SUCCESS);
   CHECK(st.calls > 1);
   REQUIRE(dirmn_context_set_interrupt(ctx.get(), nullptr, nullptr) == DIRMN_SUCCESS);
@@ -315,7 +315,7 @@ TEST_CASE("counts belong to their context and may outlive it", "[api][context]")
   Counts c = make_dense(a.get(), {1, 2, 3, 4}, 2, 2);
   const double alpha[2] = {1, 1};
   double out[2] = {9, 9};
-  CHECK(dirmn_loglik(b.get(), c.get(), 1, alpha, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+  CHECK(dirmn_loglik(b.get(), c.get(), 1, alpha, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out, 1, 1) ==
         DIRMN_ERROR_WRONG_CONTEXT);
   CHECK(std::string(dirmn_last_error(b.get())).find("another context") != std::string::npos);
   CHECK(dirmn_counts_row_totals(b.get(), c.get(), out) == DIRMN_ERROR_WRONG_CONTEXT);
@@ -340,11 +340,11 @@ TEST_CASE("cuda: contexts, counts and backends are not mixed up", "[cuda]") {
   Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
   const std::vector<double> alpha(6, 1.5);
   std::vector<double> out(10, 7.0);
-  CHECK(dirmn_loglik(g2.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(g2.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_WRONG_CONTEXT);
-  CHECK(dirmn_loglik(g1.get(), cc.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(g1.get(), cc.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_WRONG_CONTEXT);
-  CHECK(dirmn_loglik(cpu.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(cpu.get(), c1.get(), 1, alpha.data(), 6, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_WRONG_CONTEXT);
   CHECK(std::string(dirmn_last_error(cpu.get())).find("another context") != std::string::npos);
   CHECK(out == std::vector<double>(10, 7.0));
@@ -444,7 +444,7 @@ int hold_until_tried(void* p) {
   r->held = true;
   double a[4] = {1, 1, 1, 1}, out[2000];
   r->reentrant_loglik =
-      dirmn_loglik(r->ctx, r->counts, 1, a, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1);
+      dirmn_loglik(r->ctx, r->counts, 1, a, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out, 1, 1);
   r->reentrant_message = dirmn_last_error(r->ctx);
   r->reentrant_threads = dirmn_context_get_threads(r->ctx, &r->threads_seen);
   dirmn_counts_info info;
@@ -477,14 +477,14 @@ TEST_CASE("a context serves one call at a time: another thread gets CONTEXT_IN_U
   std::vector<double> out_a(static_cast<size_t>(rows), 7.0), out_b(static_cast<size_t>(rows), 7.0);
   dirmn_status a_status = DIRMN_ERROR_INTERNAL;
   std::thread a([&] {
-    a_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0,
+    a_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                             out_a.data(), 1, 1);
   });
   while (!rv.inside) std::this_thread::yield();
   // Thread B (this one), while A is inside: every call on the context or
   // its counts is refused, its message in the thread's slot.
   const dirmn_status b_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1,
-                                             DIRMN_PARAM_ALPHA, 0, out_b.data(), 1, 1);
+                                             DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out_b.data(), 1, 1);
   const std::string b_message = dirmn_last_error(nullptr);
   int threads = -1;
   const dirmn_status b_threads = dirmn_context_get_threads(ctx.get(), &threads);
@@ -541,7 +541,7 @@ TEST_CASE("two threads hammering one context: statuses, never a crash", "[api][c
         r.alpha = a.data();
         s = dirmn_fit(ctx.get(), c.get(), nullptr, &r);
       } else {
-        s = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0,
+        s = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                          out.data(), 1, 1);
         if (s == DIRMN_SUCCESS && out != want) ++wrong;
       }

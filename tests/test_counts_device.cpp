@@ -492,7 +492,7 @@ TEST_CASE("cuda: counts info says which steps run on the host", "[cuda]") {
   // And the library says so when asked for one of them.
   const std::vector<double> alpha(4, 1.0);
   double value = 0.0;
-  CHECK(dirmn_loglik_sum(gpu.get(), w, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &value,
+  CHECK(dirmn_loglik_sum(gpu.get(), w, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_KERNEL, &value,
                          nullptr, nullptr, nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
   // A float64 device array is copied into the compact 8-bit form: the
   // device makes its histograms, but with no rows on the host a mixture
@@ -506,7 +506,7 @@ TEST_CASE("cuda: counts info says which steps run on the host", "[cuda]") {
   CHECK(info(copied).host_steps == 0u);
   CHECK(info(copied).unavailable_steps ==
         (DIRMN_STEP_DERIVATIVES_ROWWISE | DIRMN_STEP_MIXTURE_EM | DIRMN_STEP_MIXTURE_FITS));
-  CHECK(dirmn_loglik_sum(gpu.get(), copied, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, &value,
+  CHECK(dirmn_loglik_sum(gpu.get(), copied, alpha.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_KERNEL, &value,
                          nullptr, nullptr, nullptr) == DIRMN_SUCCESS);
   dirmn_mixture* m = nullptr;
   CHECK(dirmn_mixture_fit(gpu.get(), copied, 2, nullptr, &m) == DIRMN_ERROR_NOT_SUPPORTED);

@@ -48,7 +48,7 @@ TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit
       const double* wp = weighted ? w.data() : nullptr;
       double f = 0, hs = 0;
       std::vector<double> g(cols), hd(cols);
-      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, 0, &f,
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_KERNEL, &f,
                                g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
       CHECK(close_to(f, table_loglik_ref(x, rows, cols, alpha, weighted ? &w : nullptr), 1e-12));
       // References from digamma / trigamma sums.
@@ -87,7 +87,7 @@ TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit
       std::vector<double> la(cols), gt(cols), ht(cols);
       for (int64_t v = 0; v < cols; ++v) la[static_cast<size_t>(v)] = std::log(alpha[static_cast<size_t>(v)]);
       double ft = 0, hst = 0;
-      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), la.data(), 1, DIRMN_PARAM_LOG_ALPHA, wp, 0, &ft,
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), la.data(), 1, DIRMN_PARAM_LOG_ALPHA, wp, DIRMN_KERNEL, &ft,
                                gt.data(), ht.data(), &hst) == DIRMN_SUCCESS);
       CHECK(close_to(ft, f, 1e-13));
       CHECK(close_to(hst, hs, 1e-13));
@@ -110,11 +110,11 @@ TEST_CASE("weighted sums: value, gradient and Hessian against references", "[fit
     std::vector<double> bad = w;
     bad[17] = -1;
     double f = 123;
-    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), 0, &f,
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), DIRMN_KERNEL, &f,
                            nullptr, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
     CHECK(std::string(dirmn_last_error(ctx.get())).find("row 17") != std::string::npos);
     bad[17] = std::nan("");
-    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), 0, &f,
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, bad.data(), DIRMN_KERNEL, &f,
                            nullptr, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
     CHECK(f == 123);
   }
@@ -155,7 +155,7 @@ TEST_CASE("weighted sums with large row totals: banded and paired histograms", "
       Counts c = counts_of(ctx.get(), x, tc.rows, cols);
       double f = 0, hs = 0;
       std::vector<double> g(cols), hd(cols);
-      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), 0, &f,
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), DIRMN_KERNEL, &f,
                                g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
       CHECK(close_to(f, table_loglik_ref(x, tc.rows, cols, alpha, &w), 1e-12));
       for (int64_t v = 0; v < cols; ++v)
@@ -203,7 +203,7 @@ TEST_CASE("per-row derivatives against references", "[fit][derivatives]") {
     std::vector<double> la(alpha.size()), gt(rows * cols);
     for (size_t i = 0; i < alpha.size(); ++i) la[i] = std::log(alpha[i]);
     REQUIRE(dirmn_loglik_rowwise_derivatives(ctx.get(), c.get(), la.data(), cols, 1,
-                                             DIRMN_PARAM_LOG_ALPHA, 0, nullptr, gt.data(), nullptr,
+                                             DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL, nullptr, gt.data(), nullptr,
                                              nullptr, 1, rows) == DIRMN_SUCCESS);
     for (int64_t b = 0; b < rows; ++b)
       for (int64_t v = 0; v < cols; ++v)

@@ -139,7 +139,7 @@ TEST_CASE("a bad parameter's location is its vector or row and its index", "[api
     // Two shared vectors, vector-major; vector 1, index 2 is NaN.
     std::vector<double> a(8, 1.0);
     a[6] = std::nan("");
-    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 2, a.data(), 4, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 2,
+    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 2, a.data(), 4, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 2,
                          1) == DIRMN_ERROR_INVALID_PARAMETER);
     dirmn_error_location loc = location_of(ctx.get());
     CHECK(std::string(loc.argument) == "params");
@@ -155,7 +155,7 @@ TEST_CASE("a bad parameter's location is its vector or row and its index", "[api
     // One vector per row: row 2, index 3 is zero.
     std::vector<double> per_row(12, 1.0);
     per_row[11] = 0.0;
-    REQUIRE(dirmn_loglik_rowwise(ctx.get(), c.get(), per_row.data(), 4, 1, DIRMN_PARAM_ALPHA, 0,
+    REQUIRE(dirmn_loglik_rowwise(ctx.get(), c.get(), per_row.data(), 4, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                                  out.data(), 1) == DIRMN_ERROR_INVALID_PARAMETER);
     loc = location_of(ctx.get());
     CHECK(loc.row == 2);
@@ -166,7 +166,7 @@ TEST_CASE("a bad parameter's location is its vector or row and its index", "[api
 
     // A vector whose sum overflows: the vector alone, no value.
     std::vector<double> big(4, 1e308);
-    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, big.data(), 4, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1,
+    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, big.data(), 4, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1,
                          1) == DIRMN_ERROR_INVALID_PARAMETER);
     loc = location_of(ctx.get());
     CHECK(loc.vector == 0);
@@ -177,7 +177,7 @@ TEST_CASE("a bad parameter's location is its vector or row and its index", "[api
     // log alpha too large for exp.
     std::vector<double> la(4, 0.0);
     la[1] = 800.0;
-    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, la.data(), 4, 1, DIRMN_PARAM_LOG_ALPHA, 0,
+    REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, la.data(), 4, 1, DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL,
                          out.data(), 1, 1) == DIRMN_ERROR_INVALID_PARAMETER);
     loc = location_of(ctx.get());
     CHECK(loc.vector == 0);
@@ -196,7 +196,7 @@ TEST_CASE("row weights, starts and sparse structure have their own locations", "
   const std::vector<double> ones(4, 1.0);
   const std::vector<double> w = {1.0, -0.5, 1.0};
   double value = 0.0;
-  REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), ones.data(), 1, DIRMN_PARAM_ALPHA, w.data(), 0,
+  REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), ones.data(), 1, DIRMN_PARAM_ALPHA, w.data(), DIRMN_KERNEL,
                            &value, nullptr, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
   dirmn_error_location loc = location_of(ctx.get());
   CHECK(std::string(loc.argument) == "weights");

@@ -209,7 +209,7 @@ TEST_CASE("fit: options, progress, cancellation and errors", "[fit]") {
   std::vector<double> start(cols, 50.0);
   o.start = start.data();
   CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_CANCELLED);
-  CHECK(calls == 3);
+  CHECK(calls == 2);  // after iterations 1 and 2
   CHECK(a[0] == -7);
   o.progress = nullptr;
   REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
@@ -380,9 +380,9 @@ TEST_CASE("fit: device histograms of small counts agree with the CPU's", "[fit][
       CHECK(close_to(fg, fc, sh.tall ? 1e-10 : 1e-12));
       CHECK(close_to(sg, sc, 1e-12));
       // Without them, the values agree to 1e-12 at any size.
-      REQUIRE(dirmn_loglik_sum(cpu.get(), cc.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, 0, &fc, nullptr,
+      REQUIRE(dirmn_loglik_sum(cpu.get(), cc.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_KERNEL, &fc, nullptr,
                                nullptr, nullptr) == DIRMN_SUCCESS);
-      REQUIRE(dirmn_loglik_sum(gpu.get(), cg.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, 0, &fg, nullptr,
+      REQUIRE(dirmn_loglik_sum(gpu.get(), cg.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, wp, DIRMN_KERNEL, &fg, nullptr,
                                nullptr, nullptr) == DIRMN_SUCCESS);
       CHECK(close_to(fg, fc, 1e-12));
       for (int64_t v = 0; v < cols; ++v) {
@@ -441,6 +441,7 @@ TEST_CASE("fit: the Hessian at the fit, and progress on the log pmf's scale", "[
     dirmn_fit_options_init(&o);
     o.progress = record_progress;
     o.progress_data = &plain;
+    o.flags = DIRMN_KERNEL;
     dirmn_fit_result r;
     std::memset(&r, 0, sizeof r);
     r.size = sizeof r;
@@ -448,7 +449,7 @@ TEST_CASE("fit: the Hessian at the fit, and progress on the log pmf's scale", "[
     REQUIRE(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_SUCCESS);
     REQUIRE(r.converged == 1);
     CHECK(hd[0] == -99.0);  // not asked for: not written
-    o.flags = DIRMN_FULL;
+    o.flags = 0;  // the default: the log pmf
     o.progress_data = &full;
     o.hessian_diag = hd.data();
     r.hessian_scalar = -99.0;
@@ -483,7 +484,7 @@ TEST_CASE("fit: the Hessian at the fit, and progress on the log pmf's scale", "[
     at[3] = std::numeric_limits<double>::min();
     std::vector<double> hd_sum(static_cast<size_t>(cols));
     double c_sum = 0.0;
-    REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), at.data(), 1, DIRMN_PARAM_ALPHA, nullptr, 0, nullptr,
+    REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), at.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_KERNEL, nullptr,
                              nullptr, hd_sum.data(), &c_sum) == DIRMN_SUCCESS);
     for (int64_t v = 0; v < cols; ++v) CHECK(hd[static_cast<size_t>(v)] == hd_sum[static_cast<size_t>(v)]);
     CHECK(r.hessian_scalar == c_sum);
@@ -498,7 +499,7 @@ TEST_CASE("fit: an unknown options flag is refused", "[fit]") {
   std::vector<double> a(3);
   dirmn_fit_options o;
   dirmn_fit_options_init(&o);
-  o.flags = 0x8u;
+  o.flags = 0x10u;
   dirmn_fit_result r;
   r.size = sizeof r;
   r.alpha = a.data();
@@ -506,6 +507,9 @@ TEST_CASE("fit: an unknown options flag is refused", "[fit]") {
   r.std_error_log_alpha = nullptr;
   CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(dirmn_last_error(ctx.get())).find("flags") != std::string::npos);
+  o.flags = DIRMN_FULL | DIRMN_KERNEL;
+  CHECK(dirmn_fit(ctx.get(), c.get(), &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("give one") != std::string::npos);
 }
 
 namespace {

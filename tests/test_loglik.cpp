@@ -51,11 +51,11 @@ TEST_CASE("K parameter vectors at once, any output layout", "[api][loglik]") {
     for (size_t i = 0; i < out_log.size(); ++i) CHECK(close_to(out_log[i], out_cm[i], 1e-12, 1e-10));
     // Overlapping output layouts are refused before anything is written.
     std::vector<double> sentinel(static_cast<size_t>(rows * K), 7.0);
-    CHECK(dirmn_loglik(ctx.get(), c.get(), K, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, 0,
+    CHECK(dirmn_loglik(ctx.get(), c.get(), K, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                        sentinel.data(), 2, 1) == DIRMN_ERROR_INVALID_ARGUMENT);
-    CHECK(dirmn_loglik(ctx.get(), c.get(), K, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, 0,
+    CHECK(dirmn_loglik(ctx.get(), c.get(), K, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                        sentinel.data(), 0, 1) == DIRMN_ERROR_INVALID_ARGUMENT);
-    CHECK(dirmn_loglik(ctx.get(), c.get(), 0, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, 0,
+    CHECK(dirmn_loglik(ctx.get(), c.get(), 0, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                        sentinel.data(), 1, 1) == DIRMN_ERROR_INVALID_ARGUMENT);
     for (double s : sentinel) CHECK(s == 7.0);
   }
@@ -77,7 +77,7 @@ TEST_CASE("one parameter vector per row", "[api][loglik]") {
     std::vector<double> out(static_cast<size_t>(2 * rows), -1.0);
     for (bool full : {false, true}) {
       REQUIRE(dirmn_loglik_rowwise(ctx.get(), c.get(), alpha_cm.data(), 1, rows, DIRMN_PARAM_ALPHA,
-                                   full ? DIRMN_FULL : 0, out.data(), 2) == DIRMN_SUCCESS);
+                                   full ? DIRMN_FULL : DIRMN_KERNEL, out.data(), 2) == DIRMN_SUCCESS);
       for (int64_t b = 0; b < rows; ++b) {
         const double want = reference_loglik(&x[static_cast<size_t>(b * cols)], &alpha[static_cast<size_t>(b * cols)], cols, full);
         CHECK(close_to(out[static_cast<size_t>(2 * b)], want, 1e-12, 1e-10));
@@ -86,7 +86,7 @@ TEST_CASE("one parameter vector per row", "[api][loglik]") {
     }
     // A bad alpha names its row and column.
     alpha_cm[static_cast<size_t>(5 + 3 * rows)] = 0.0;
-    CHECK(dirmn_loglik_rowwise(ctx.get(), c.get(), alpha_cm.data(), 1, rows, DIRMN_PARAM_ALPHA, 0,
+    CHECK(dirmn_loglik_rowwise(ctx.get(), c.get(), alpha_cm.data(), 1, rows, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                                out.data(), 1) == DIRMN_ERROR_INVALID_PARAMETER);
     CHECK(last_error(ctx).find("row 5, index 3") != std::string::npos);
   }
@@ -111,7 +111,7 @@ TEST_CASE("invalid parameters name vector and index, and change nothing", "[api]
                {{0, std::nan(""), 0}, DIRMN_PARAM_LOG_ALPHA, "NaN"},
                {{1e308, 1e308, 1e308}, DIRMN_PARAM_ALPHA, "sum of alpha overflows"}};
   for (const auto& cs : cases) {
-    CHECK(dirmn_loglik(ctx.get(), c.get(), 1, cs.p.data(), 3, 1, cs.kind, 0, out.data(), 1, 1) ==
+    CHECK(dirmn_loglik(ctx.get(), c.get(), 1, cs.p.data(), 3, 1, cs.kind, DIRMN_KERNEL, out.data(), 1, 1) ==
           DIRMN_ERROR_INVALID_PARAMETER);
     INFO(last_error(ctx));
     CHECK(last_error(ctx).find(cs.says) != std::string::npos);
@@ -119,19 +119,19 @@ TEST_CASE("invalid parameters name vector and index, and change nothing", "[api]
     CHECK(out[1] == 43.0);
   }
   const double a[3] = {1, 1, 1};
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, nullptr, 3, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, nullptr, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_NULL_POINTER);
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, 0, nullptr, 1, 1) ==
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, nullptr, 1, 1) ==
         DIRMN_ERROR_NULL_POINTER);
-  CHECK(dirmn_loglik(ctx.get(), nullptr, 1, a, 3, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(ctx.get(), nullptr, 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_NULL_POINTER);
-  CHECK(dirmn_loglik(nullptr, c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(nullptr, c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_NULL_POINTER);
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, static_cast<dirmn_param>(3), 0, out.data(), 1,
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, static_cast<dirmn_param>(3), DIRMN_KERNEL, out.data(), 1,
                      1) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, 0x100, out.data(), 1, 1) ==
         DIRMN_ERROR_INVALID_ARGUMENT);
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 0, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 0, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
         DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_ASYNC, out.data(), 1,
                      1) == DIRMN_ERROR_INVALID_ARGUMENT);
@@ -140,7 +140,7 @@ TEST_CASE("invalid parameters name vector and index, and change nothing", "[api]
   CHECK(out[0] == 42.0);
   CHECK(out[1] == 43.0);
   // The context stays usable after failures.
-  REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, 1) ==
+  REQUIRE(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, 1) ==
           DIRMN_SUCCESS);
   CHECK(std::string(dirmn_last_error(ctx.get())).empty());
 }
@@ -164,7 +164,7 @@ TEST_CASE("parameters edited in place, or given as the other kind, are never sta
     const auto run = [&](dirmn_param kind, std::vector<double>& out) {
       out.assign(static_cast<size_t>(rows * K), 0.0);
       const dirmn_status s =
-          dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, kind, 0, out.data(), K, 1);
+          dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, kind, DIRMN_KERNEL, out.data(), K, 1);
       INFO(last_error(ctx));
       REQUIRE(s == DIRMN_SUCCESS);
     };
@@ -205,7 +205,7 @@ TEST_CASE("parameters edited in place, or given as the other kind, are never sta
     buf[6] = -1.0;
     std::vector<double> sentinel(static_cast<size_t>(rows * K), 7.0);
     for (int pass = 0; pass < 2; ++pass)
-      CHECK(dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, DIRMN_PARAM_ALPHA, 0,
+      CHECK(dirmn_loglik(ctx.get(), c.get(), K, buf.data(), 2 * cols, 2, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                          sentinel.data(), K, 1) == DIRMN_ERROR_INVALID_PARAMETER);
     for (double v : sentinel) CHECK(v == 7.0);
     buf[2] = keep1;
@@ -246,7 +246,7 @@ TEST_CASE("zero rows, one category and huge counts", "[api][loglik]") {
       const std::vector<double> alpha{4.9406564584124654e-324, 5110.6};
       for (dirmn_storage st : {DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
         Counts c = make_dense(ctx.get(), x, 2, 2, st);
-        for (uint32_t flags : {0u, DIRMN_FULL}) {
+        for (uint32_t flags : {static_cast<uint32_t>(DIRMN_KERNEL), static_cast<uint32_t>(DIRMN_FULL)}) {
           const auto ll = loglik(ctx.get(), c.get(), 2, alpha, flags);
           CHECK(ll[0] == Approx(-783.959334700055726824103226836).epsilon(1e-12));
           CHECK(ll[1] == Approx(-752.979144014515941633712903137).epsilon(1e-12));
@@ -264,7 +264,7 @@ TEST_CASE("zero rows, one category and huge counts", "[api][loglik]") {
       const std::vector<double> alpha{0.7, 3.0, 1e-3};
       Counts c = make_dense(ctx.get(), x, 3, 3);
       for (bool full : {false, true}) {
-        const auto ll = loglik(ctx.get(), c.get(), 3, alpha, full ? DIRMN_FULL : 0);
+        const auto ll = loglik(ctx.get(), c.get(), 3, alpha, full ? DIRMN_FULL : DIRMN_KERNEL);
         check_against_reference(ll, x, alpha, 3, 3, full, 1e-12);
       }
     }

@@ -139,7 +139,7 @@ TEST_CASE("cuda: double mode agrees with the CPU backend to 1e-12", "[cuda]") {
       // Several vectors are bundled on dense tables: 3 fills part of a
       // bundle, 5 and 8 one or two bundles of double entries.
       for (int64_t k : {int64_t{1}, int64_t{3}, int64_t{5}, int64_t{8}}) {
-        for (uint32_t flags : {0u, static_cast<uint32_t>(DIRMN_FULL)}) {
+        for (uint32_t flags : {static_cast<uint32_t>(DIRMN_KERNEL), static_cast<uint32_t>(DIRMN_FULL)}) {
           CAPTURE(k, flags);
           const std::vector<double> alpha = random_alpha(rng, k, sh.cols, 0.05, 50.0);
           const std::vector<double> want = loglik(cpu.get(), cc.get(), sh.rows, k, alpha, sh.cols, flags);
@@ -200,7 +200,7 @@ TEST_CASE("cuda: several vectors over counts below 16 agree with the CPU backend
       for (const Range r : {Range{0.05, 50.0}, Range{1e-6, 1e10}, Range{1e-30, 1e8}}) {
         const std::vector<double> alpha = random_alpha(rng, k, sh.cols, r.lo, r.hi);
         const std::vector<double> terms = term_scale(t, alpha, k);
-        for (uint32_t flags : {0u, static_cast<uint32_t>(DIRMN_FULL)}) {
+        for (uint32_t flags : {static_cast<uint32_t>(DIRMN_KERNEL), static_cast<uint32_t>(DIRMN_FULL)}) {
           CAPTURE(sh.rows, sh.cols, sh.top, k, r.lo, r.hi, flags);
           const std::vector<double> got = loglik(gpu.get(), gc.get(), sh.rows, k, alpha, sh.cols, flags);
           require_close(got, loglik(cpu.get(), cc.get(), sh.rows, k, alpha, sh.cols, flags), 1e-12, &terms);
@@ -251,7 +251,7 @@ TEST_CASE("cuda: row-wise alpha agrees with the CPU backend", "[cuda]") {
     Counts cc = dense_counts(cpu.get(), t, storage);
     Counts gc = dense_counts(gpu.get(), t, storage);
     const std::vector<double> alpha = random_alpha(rng, t.rows, t.cols, 1e-3, 1e6);
-    for (uint32_t flags : {0u, static_cast<uint32_t>(DIRMN_FULL)}) {
+    for (uint32_t flags : {static_cast<uint32_t>(DIRMN_KERNEL), static_cast<uint32_t>(DIRMN_FULL)}) {
       CAPTURE(storage_name(storage), flags);
       require_close(loglik_rowwise(gpu.get(), gc.get(), t.rows, alpha, t.cols, flags),
                     loglik_rowwise(cpu.get(), cc.get(), t.rows, alpha, t.cols, flags), 1e-12);
@@ -326,7 +326,7 @@ TEST_CASE("cuda: tables are rebuilt exactly when alpha or the request changes", 
   const std::vector<double> many = random_alpha(rng, 19, 40, 0.1, 10.0);
   const std::vector<double> want = loglik(cpu.get(), cc.get(), 30, 19, many, 40);
   std::vector<double> colmajor(30 * 19, std::nan(""));
-  REQUIRE(dirmn_loglik(gpu.get(), gc.get(), 19, many.data(), 40, 1, DIRMN_PARAM_ALPHA, 0,
+  REQUIRE(dirmn_loglik(gpu.get(), gc.get(), 19, many.data(), 40, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                        colmajor.data(), 1, 30) == DIRMN_SUCCESS);
   for (int64_t i = 0; i < 30; ++i)
     for (int64_t j = 0; j < 19; ++j)

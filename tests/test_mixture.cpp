@@ -360,11 +360,16 @@ TEST_CASE("mixture: a range of k in one call", "[mixture]") {
   REQUIRE(dirmn_mixture_fit_range(ctx.get(), c.get(), 1, 4, &o, range) == DIRMN_SUCCESS);
   double best_bic = 0;
   int best_k = 0;
+  std::vector<Mixture> owned_all;
+  for (dirmn_mixture* m : range) owned_all.emplace_back(m);
   for (int k = 1; k <= 4; ++k) {
-    Mixture owned(range[k - 1]);
+    const Mixture& owned = owned_all[static_cast<size_t>(k - 1)];
     REQUIRE(owned);
-    // The same fit as a call of its own with the same options.
-    Mixture alone = fit(ctx.get(), c.get(), k, &o);
+    // The same fit as a call of its own with the same options, grown from
+    // the fit of k - 1.
+    dirmn_mixture_options grown = o;
+    grown.grow_from = k > 1 ? range[k - 2] : nullptr;
+    Mixture alone = fit(ctx.get(), c.get(), k, &grown);
     dirmn_mixture_info a, b;
     a.size = b.size = sizeof a;
     REQUIRE(dirmn_mixture_get_info(owned.get(), &a) == DIRMN_SUCCESS);
@@ -482,7 +487,7 @@ TEST_CASE("mixture: dmn's soft k-means initialisation", "[mixture]") {
   REQUIRE(dirmn_mixture_get_info(m.get(), &is) == DIRMN_SUCCESS);
   REQUIRE(dirmn_mixture_get_info(h.get(), &ih) == DIRMN_SUCCESS);
   CHECK(close_to(is.objective, ih.objective, 1e-9));
-  o.init = static_cast<dirmn_mixture_init>(3);
+  o.init = static_cast<dirmn_mixture_init>(4);
   dirmn_mixture* bad = nullptr;
   CHECK(dirmn_mixture_fit(ctx.get(), c.get(), k, &o, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(bad == nullptr);

@@ -51,7 +51,7 @@ TEST_CASE("strides and extents are checked in bytes: OVERFLOW, not memory never 
   // dirmn_loglik_sum's params stride: (V - 1) x 2^61 elements of 8 bytes.
   for (int64_t stride : {big61, big62}) {
     double value = 7.0;
-    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), stride, DIRMN_PARAM_ALPHA, nullptr, 0,
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), stride, DIRMN_PARAM_ALPHA, nullptr, DIRMN_KERNEL,
                            &value, nullptr, nullptr, nullptr) == DIRMN_ERROR_OVERFLOW);
     CHECK(value == 7.0);
     CHECK(contains(last_error(ctx), "params: a 1 x 4 array of 8-byte elements"));
@@ -78,24 +78,24 @@ TEST_CASE("strides and extents are checked in bytes: OVERFLOW, not memory never 
   // Outputs: an extent past a pointer's reach is OVERFLOW, an overlap is
   // INVALID_ARGUMENT, each said so.
   std::vector<double> out(16, 7.0);
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0, out.data(),
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(),
                      big62, 1) == DIRMN_ERROR_OVERFLOW);
   CHECK(contains(last_error(ctx), "out: a 3 x 1 array of 8-byte elements"));
   std::vector<double> rowwise(12);  // alpha on every row, and two vectors of it
   for (int64_t b = 0; b < rows; ++b)
     for (int64_t v = 0; v < cols; ++v) rowwise[static_cast<size_t>(b * cols + v)] = alpha[static_cast<size_t>(v)];
-  CHECK(dirmn_loglik(ctx.get(), c.get(), 2, rowwise.data(), cols, 1, DIRMN_PARAM_ALPHA, 0,
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 2, rowwise.data(), cols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                      out.data(), 1, 1) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(contains(last_error(ctx), "out: strides (1, 1) for 3 x 2 results overlap"));
-  CHECK(dirmn_loglik_rowwise(ctx.get(), c.get(), rowwise.data(), cols, 1, DIRMN_PARAM_ALPHA, 0,
+  CHECK(dirmn_loglik_rowwise(ctx.get(), c.get(), rowwise.data(), cols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                              out.data(), big61) == DIRMN_ERROR_OVERFLOW);
   CHECK(contains(last_error(ctx), "out: a 3 x 1 array"));
   CHECK(dirmn_loglik_rowwise_derivatives(ctx.get(), c.get(), rowwise.data(), cols, 1,
-                                         DIRMN_PARAM_ALPHA, 0, nullptr, out.data(), nullptr,
+                                         DIRMN_PARAM_ALPHA, DIRMN_KERNEL, nullptr, out.data(), nullptr,
                                          nullptr, big62, 1) == DIRMN_ERROR_OVERFLOW);
   CHECK(contains(last_error(ctx), "gradient: a 3 x 4 array"));
   CHECK(dirmn_loglik_rowwise_derivatives(ctx.get(), c.get(), rowwise.data(), big61, 1,
-                                         DIRMN_PARAM_ALPHA, 0, out.data(), nullptr, nullptr,
+                                         DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), nullptr, nullptr,
                                          nullptr, cols, 1) == DIRMN_ERROR_OVERFLOW);
   for (double v : out) CHECK(v == 7.0);
 
@@ -117,7 +117,7 @@ TEST_CASE("strides and extents are checked in bytes: OVERFLOW, not memory never 
   CHECK(contains(last_error(ctx), "result->alpha: 4 elements of 8 bytes"));
   double value = 0;
   CHECK(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA,
-                         static_cast<const double*>(near_the_end(8)), 0, &value, nullptr, nullptr,
+                         static_cast<const double*>(near_the_end(8)), DIRMN_KERNEL, &value, nullptr, nullptr,
                          nullptr) == DIRMN_ERROR_OVERFLOW);
   CHECK(contains(last_error(ctx), "weights: 3 elements"));
 }
@@ -168,11 +168,11 @@ TEST_CASE("integer counts and indices are reported exactly", "[api][errors][robu
     Counts ok = counts_of(ctx.get(), {1, 2, 3, 4}, 2, 2);
     const double bad_alpha[2] = {-0.1, 1.0};
     double out[2];
-    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, bad_alpha, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, bad_alpha, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out, 1, 1) ==
             DIRMN_ERROR_INVALID_PARAMETER);
     CHECK(contains(last_error(ctx), "alpha -0.1 is not positive"));
     const double third[2] = {1.0 / 3.0, -1e300};
-    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, third, 0, 1, DIRMN_PARAM_ALPHA, 0, out, 1, 1) ==
+    REQUIRE(dirmn_loglik(ctx.get(), ok.get(), 1, third, 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out, 1, 1) ==
             DIRMN_ERROR_INVALID_PARAMETER);
     CHECK(contains(last_error(ctx), "alpha -1e+300 is not positive"));
   }
@@ -352,7 +352,7 @@ TEST_CASE("a destroy on another thread sleeps until the call returns", "[api][co
   std::vector<double> out(static_cast<size_t>(rows));
   dirmn_status a_status = DIRMN_ERROR_INTERNAL;
   std::thread a([&] {
-    a_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, 0,
+    a_status = dirmn_loglik(ctx.get(), c.get(), 1, alpha.data(), 0, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                             out.data(), 1, 1);
   });
   while (!h.inside) std::this_thread::yield();

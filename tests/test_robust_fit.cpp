@@ -81,7 +81,7 @@ void check_converged(dirmn_context* ctx, dirmn_counts* c, const Fitted& f,
   const double g_tol = 1e-5 * scale;  // sqrt(1e-10), the default tolerance
   CHECK(f.r.gradient_norm <= g_tol);
   std::vector<double> g(static_cast<size_t>(cols));
-  REQUIRE(dirmn_loglik_sum(ctx, c, f.alpha.data(), 1, DIRMN_PARAM_ALPHA, w, 0, nullptr, g.data(),
+  REQUIRE(dirmn_loglik_sum(ctx, c, f.alpha.data(), 1, DIRMN_PARAM_ALPHA, w, DIRMN_KERNEL, nullptr, g.data(),
                            nullptr, nullptr) == DIRMN_SUCCESS);
   for (int64_t v = 0; v < cols; ++v)
     REQUIRE(std::fabs(g[static_cast<size_t>(v)] * f.alpha[static_cast<size_t>(v)]) <= g_tol);
@@ -168,7 +168,7 @@ TEST_CASE("fit: weights times any constant give the same alpha, or OVERFLOW", "[
       CHECK(f.message.find("weighted log-likelihood is beyond the largest double") != std::string::npos);
       for (double a : f.alpha) CHECK(a == -1.0);
       double value = 7.0;
-      CHECK(dirmn_loglik_sum(ctx.get(), c.get(), ref.alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), 0,
+      CHECK(dirmn_loglik_sum(ctx.get(), c.get(), ref.alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), DIRMN_KERNEL,
                              &value, nullptr, nullptr, nullptr) == DIRMN_ERROR_OVERFLOW);
       CHECK(value == 7.0);
     }

@@ -40,17 +40,19 @@
  *   weighted sum itself is beyond the largest double (weights near 1e305
  *   and above) the call fails with DIRMN_ERROR_OVERFLOW, naming it.
  *
- * The mathematics (see DESIGN.md): for a row with counts n_v, N = sum_v n_v,
+ * The mathematics: for a row with counts n_v, N = sum_v n_v,
  * and parameters alpha_v > 0 with A = sum_v alpha_v,
  *
  *   kernel = lgamma(A) - lgamma(N + A) + sum_v [lgamma(n_v + alpha_v) - lgamma(alpha_v)]
  *   loglik = kernel + lgamma(N + 1) - sum_v lgamma(n_v + 1)   (the log pmf)
  *
- * "loglik" always means the log pmf, multinomial coefficients included (a
- * result's `loglik`; DIRMN_FULL asks the likelihood functions for it); the
- * part that depends on alpha alone is the kernel (`loglik_kernel`, and the
- * likelihood functions without DIRMN_FULL). The R and Julia packages use the
- * same words, with the log pmf as their default.
+ * "loglik" always means the log pmf, multinomial coefficients included: a
+ * result's `loglik`, what every likelihood function and progress callback
+ * gives by default. The part that depends on alpha alone is the kernel
+ * (`loglik_kernel`, and the likelihood functions with DIRMN_KERNEL). The R
+ * and Julia packages use the same words and the same default; every
+ * user-facing name of the C API and the bindings is listed once in the
+ * repository's bindings/names.tsv.
  */
 #ifndef DIRMN_H
 #define DIRMN_H
@@ -88,7 +90,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define DIRMN_VERSION_MAJOR 0
-#define DIRMN_VERSION_MINOR 1
+#define DIRMN_VERSION_MINOR 3
 #define DIRMN_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, like ZSTD_VERSION_NUMBER. */
 #define DIRMN_VERSION_NUMBER \
@@ -498,15 +500,19 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
 } dirmn_param;
 
 /* Flags of the likelihood functions. */
-#define DIRMN_FULL 0x1u          /* include the multinomial coefficient: the log pmf. On the
-                                    CPU it is summed in the log-beta form, to 1e-12 relative
-                                    at any count; the CUDA backend's per-row values add the
-                                    stored coefficient to the kernel, which cancels to ~5e-10
-                                    relative for counts near 1e7 (dirmn_loglik_sum and
-                                    dirmn_fit are exact on both, from the histograms) */
+/* Without DIRMN_KERNEL every likelihood function gives the log pmf. On the CPU
+ * it is summed in the log-beta form, to 1e-12 relative at any count; the CUDA
+ * backend's per-row values add the stored coefficient to the kernel, which
+ * cancels to ~5e-10 relative for counts near 1e7 (dirmn_loglik_sum and
+ * dirmn_fit are exact on both, from the histograms). */
+#define DIRMN_FULL 0x1u          /* the log pmf: the default since 0.3 (before, the kernel
+                                    was); accepted so that earlier callers keep working */
 #define DIRMN_OUTPUT_DEVICE 0x2u /* CUDA: `out` is device memory */
 #define DIRMN_ASYNC 0x4u         /* CUDA, with OUTPUT_DEVICE: return without waiting; the
                                     result is ready when the context's stream reaches it */
+#define DIRMN_KERNEL 0x8u        /* leave out the multinomial coefficients: the kernel, the
+                                    part that depends on alpha (with DIRMN_FULL:
+                                    INVALID_ARGUMENT) */
 
 /* Per-row log-likelihood of every row under each of k parameter vectors:
  * out[b * out_stride_row + j * out_stride_k] = loglik of row b under vector
@@ -517,7 +523,7 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
  * (bit for bit, of the same kind) skips their validation and conversion,
  * and on CUDA the rebuilding of its per-alpha tables. The caller owns all
  * arrays. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k <= 0, bad
- * strides, unknown param or flags); WRONG_CONTEXT (counts made by another
+ * strides, unknown param or flags, DIRMN_FULL with DIRMN_KERNEL); WRONG_CONTEXT (counts made by another
  * context); INVALID_PARAMETER (naming vector and index); OVERFLOW;
  * OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (device output on CPU). */
 DIRMN_API dirmn_status dirmn_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t k,
@@ -548,7 +554,7 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
  * then cost O(V) by the Sherman-Morrison formula. */
 
 /* Weighted sums over rows, for one parameter vector shared by all rows, of
- * the log-likelihood (*value; with DIRMN_FULL the log pmf), its gradient
+ * the log pmf (*value; with DIRMN_KERNEL the kernel), its gradient
  * (V entries) and its Hessian (V diagonal entries and one scalar), with
  * respect to alpha or log alpha as `param` says. Row b has weight
  * weights[b] (finite, >= 0; NULL means all 1). Any of value, gradient,
@@ -588,9 +594,14 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise_derivatives(
 /* Maximum-likelihood fit of alpha                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Called once per iteration of a fit; a non-zero return cancels the fit
- * (DIRMN_ERROR_CANCELLED, outputs untouched). */
-typedef int (*dirmn_progress_fn)(int iteration, double loglik, double gradient_norm,
+/* Called once after each iteration of a fit or of a mixture's EM, with
+ * iteration = 1, 2, ... (the last call's is the result's `iterations`; a
+ * mixture counts from 1 again for each start), the log pmf after it (a fit
+ * with DIRMN_KERNEL: the kernel), and a measure of change: a fit's gradient
+ * max-norm in log alpha, a mixture's largest change of a responsibility. A
+ * non-zero return cancels the call (DIRMN_ERROR_CANCELLED, outputs
+ * untouched). */
+typedef int (*dirmn_progress_fn)(int iteration, double loglik, double change,
                                  void* user_data);
 
 typedef struct dirmn_fit_options {
@@ -603,9 +614,9 @@ typedef struct dirmn_fit_options {
   const double* start;       /* V starting alphas (> 0), NULL for the method of moments */
   dirmn_progress_fn progress; /* NULL for none */
   void* progress_data;
-  uint32_t flags;            /* DIRMN_FULL: the progress callback receives the log pmf
-                                (loglik_full) rather than the log-likelihood without the
-                                multinomial coefficients; default 0 */
+  uint32_t flags;            /* DIRMN_KERNEL: the progress callback receives the kernel
+                                rather than the log pmf; default 0 (DIRMN_FULL, the log
+                                pmf, is accepted) */
   double* hessian_diag;      /* caller-allocated V entries, or NULL (the default): receives,
                                 with dirmn_fit_result's hessian_scalar, the Hessian of the
                                 log-likelihood with respect to alpha at the fit,
@@ -651,6 +662,12 @@ typedef struct dirmn_fit_result {
   int64_t zero_columns;     /* columns without counts (alpha reported as 0) */
   double hessian_scalar;    /* the Hessian's rank-one scalar, written with
                                options->hessian_diag (see dirmn_fit_options) */
+  /* The one rule every criterion of this library and its bindings counts by
+     (dirmn_mixture_info too): */
+  int64_t parameters;       /* the alphas fitted: the columns with counts,
+                               cols - zero_columns (AIC's and BIC's P) */
+  double observations;      /* the rows with counts and a positive weight: their number,
+                               or with row weights the sum of their weights (BIC's n) */
 } dirmn_fit_result;
 
 /* Maximum-likelihood alpha for the table, by Newton's method on log alpha
@@ -690,26 +707,38 @@ typedef enum dirmn_mixture_objective DIRMN_ENUM_INT {
 typedef enum dirmn_mixture_init DIRMN_ENUM_INT {
   DIRMN_INIT_KMEANS = 0,   /* k-means on row proportions, centres from random rows */
   DIRMN_INIT_KMEANSPP = 1, /* k-means++ seeding, then k-means */
-  DIRMN_INIT_SOFT_KMEANS = 2 /* dmn's initialisation: soft k-means on row proportions from
+  DIRMN_INIT_SOFT_KMEANS = 2, /* dmn's initialisation: soft k-means on row proportions from
                                 random hard labels, responsibilities exp(-50 d) normalised
                                 (d the Euclidean distance to a centre), iterated until no
                                 centre moves by more than 1e-6 (at most 1000 times); EM starts
                                 from those soft responsibilities */
+  DIRMN_INIT_MIXED = 3     /* the default: the starts take turns, soft k-means (dmn's) for
+                              start 0, 3, 6, ..., k-means++ for 1, 4, ..., k-means for 2, 5,
+                              ...: on real tables no one of them is best at every k, and
+                              EM often stops within a few iterations of its start */
 } dirmn_mixture_init;
 
 typedef struct dirmn_mixture_options {
   size_t size;                       /* sizeof(dirmn_mixture_options) */
   dirmn_mixture_objective objective; /* default ML */
-  dirmn_mixture_init init;           /* default KMEANSPP */
-  int starts;                        /* random starts, the best kept; default 3 */
+  dirmn_mixture_init init;           /* default MIXED */
+  int starts;                        /* random starts, the best objective kept; default 6 */
   uint64_t seed;                     /* makes results reproducible on every backend; default 1 */
   int max_iterations;                /* EM iterations per start; default 1000 */
   double tolerance;                  /* stop when the objective changes by less than
                                         tolerance x |objective|; default 1e-9 */
   const double* weights;             /* row weights (finite, >= 0), NULL for all 1 */
-  dirmn_progress_fn progress;        /* per EM iteration: (iteration, log-likelihood,
-                                        largest responsibility change); non-zero cancels */
+  dirmn_progress_fn progress;        /* after each EM iteration (see dirmn_progress_fn):
+                                        iteration, log pmf, largest responsibility change;
+                                        non-zero cancels */
   void* progress_data;
+  const dirmn_mixture* grow_from;    /* NULL (the default), or a mixture of k - 1 components
+                                        fitted to a table of the same rows and columns: one
+                                        start more is grown from it, its component of the
+                                        largest weight split in two, so that the objective is
+                                        at least as good as the k - 1 fit's (under ML the
+                                        log-likelihood is then non-decreasing in k). It is
+                                        read during the call only */
 } dirmn_mixture_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -741,9 +770,11 @@ DIRMN_API void dirmn_mixture_options_init(dirmn_mixture_options* options);
  * that lose all their rows are handled (an empty component is re-seeded at
  * the worst-explained row). The caller owns *mixture (free with
  * dirmn_mixture_destroy); it does not reference `counts` after return.
- * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1, k above the
- * number of rows with counts -- under options->weights, rows with counts and
- * a positive weight, so weights that are all 0 are refused --, options);
+ * Components come out ordered by decreasing mixing weight (the order every
+ * binding shows). Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k < 1,
+ * k above the number of rows with counts -- under options->weights, rows
+ * with counts and a positive weight, so weights that are all 0 are refused
+ * --, options, a grow_from that is not a k - 1 fit of this table's shape);
  * INVALID_PARAMETER (weights, naming the row); OVERFLOW (the weighted
  * log-likelihood beyond the largest double);
  * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (counts
@@ -753,8 +784,10 @@ DIRMN_API dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* count
                                          dirmn_mixture** mixture);
 
 /* Fits a mixture for every k from k_min to k_max (each as dirmn_mixture_fit
- * with the same options, so the same seed gives the same fits as separate
- * calls) and stores them in mixtures[0 .. k_max - k_min], which must have
+ * with the same options and, for every k after k_min, grow_from set to the
+ * fit of k - 1, so that under ML the log-likelihood is non-decreasing in k;
+ * separate calls so made give the same fits) and stores them in
+ * mixtures[0 .. k_max - k_min], which must have
  * room for k_max - k_min + 1 handles. For model selection compare their
  * dirmn_mixture_info (BIC, AIC, Laplace). On success the caller owns every
  * stored mixture; on failure nothing is stored and nothing stays allocated.
@@ -774,13 +807,16 @@ typedef struct dirmn_mixture_info {
   int k;                  /* components */
   int64_t rows;           /* rows of the fitted table */
   int64_t cols;           /* categories */
-  int64_t parameters;     /* P = k V + k - 1 */
+  int64_t parameters;     /* P, counted by dirmn_fit_result's rule: ML, k C + k - 1 with C
+                             the columns with counts (in rows of positive weight); DMN,
+                             k V + k - 1 (dmn's count: its prior keeps every alpha
+                             estimated) */
   double loglik;          /* the mixture log-likelihood, with multinomial coefficients */
   double objective;       /* what was optimised: -loglik (ML), or dmn's objective
                              -loglik - sum of log prior terms (DMN) */
   double aic;             /* ML: -2 loglik + 2P; DMN: dmn's scale, objective + P */
   double bic;             /* ML: -2 loglik + P log(n); DMN: objective + P/2 log(n), with n
-                             the number of rows (the sum of the row weights when given) */
+                             = observations */
   double laplace;         /* objective + 1/2 log det(Hessian) - P/2 log(2 pi), O(V) per
                              component. ML: the Hessian of the objective in log alpha per
                              component, on the -2 log scale (x2), where without a prior it
@@ -792,7 +828,12 @@ typedef struct dirmn_mixture_info {
                              random initial labels; the mean over that choice is used here) */
   int iterations;         /* EM iterations of the best start */
   int converged;          /* 1 when the best start met the tolerance */
-  int start;              /* which start (0-based) was best */
+  int start;              /* which start was best: 0 .. starts - 1 the random ones; with
+                             grow_from, `starts` the one grown from it and starts + 1 the
+                             k - 1 fit kept (its largest component in two identical
+                             halves: under ML no start did better than k - 1 components) */
+  double observations;    /* n, by dirmn_fit_result's rule: the rows with counts and a
+                             positive weight (with row weights, the sum of their weights) */
 } dirmn_mixture_info;
 
 /* Describes a fitted mixture; info->size must be set (fields beyond it are
@@ -826,6 +867,47 @@ DIRMN_API dirmn_status dirmn_mixture_get_responsibilities(const dirmn_mixture* m
 DIRMN_API dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixture,
                                             const dirmn_counts* counts, double* out,
                                             int64_t stride_row, int64_t stride_k);
+
+/* ------------------------------------------------------------------------ */
+/* Overdispersion: is the multinomial enough?                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dirmn_overdispersion_result {
+  size_t size;               /* sizeof(dirmn_overdispersion_result), set by the caller */
+  double lrt_statistic;      /* 2 (loglik of the DM fit - loglik of the multinomial) >= 0;
+                                0 where the DM fit is the multinomial limit */
+  double lrt_p_value;        /* under the boundary null (the multinomial is the DM's
+                                precision at infinity: 2 log LR ~ chi2_0 / 2 + chi2_1 / 2,
+                                Self & Liang 1987): P(chi2_1 >= statistic) / 2; 1 at 0 */
+  double score_statistic;    /* Kim & Margolin's (1992) C(alpha) statistic
+                                T = sum_j sum_b w_b (n_bj - N_b X_j / X)^2 / X_j over the
+                                columns with counts (X_j their weighted totals), as HMP's
+                                C.alpha.multinomial gives it (Tarone's 1979 test for two
+                                columns) */
+  double score_df;           /* its scaled chi-square's degrees of freedom,
+                                (K - 1) tr(M)^2 / tr(M^2) with M = diag(p) - p p^T,
+                                p_b = N_b / X (K columns with counts) */
+  double score_scale;        /* and its scale g = tr(M^2) / tr(M) */
+  double score_p_value;      /* P(chi2_score_df >= T / g); 1 with one column of counts */
+  double loglik_dm;          /* the log pmf at the DM fit */
+  double loglik_multinomial; /* the log pmf at the multinomial's pooled proportions */
+  double precision;          /* the fitted sum of alpha (+Inf at the multinomial limit) */
+  int64_t categories;        /* K: the columns with counts (the others are left out) */
+  double observations;       /* n, as dirmn_fit_result counts it */
+  int converged;             /* the DM fit's (see dirmn_fit_result) */
+} dirmn_overdispersion_result;
+
+/* Tests the multinomial against the Dirichlet-multinomial on the table: the
+ * likelihood ratio (a dirmn_fit of the DM, with options as dirmn_fit takes
+ * them, or NULL for defaults; options->start and hessian_diag are not used)
+ * and the C(alpha) score test (from the table's count histograms alone).
+ * Row weights (options->weights) count as frequencies: a weight of 2 is the
+ * row twice. Columns without counts are left out of both tests. result->size
+ * must be set; fields beyond it are not written. Statuses: those of
+ * dirmn_fit; INVALID_ARGUMENT also for a result->size too small. */
+DIRMN_API dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_counts* counts,
+                                                 const dirmn_fit_options* options,
+                                                 dirmn_overdispersion_result* result);
 
 #ifdef __cplusplus
 } /* extern "C" */

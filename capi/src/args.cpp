@@ -196,11 +196,25 @@ size_t whole_fields(const dirmn_mixture_options*, size_t size) {
                    DIRMN_FIELD_END(T, init), DIRMN_FIELD_END(T, starts), DIRMN_FIELD_END(T, seed),
                    DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, tolerance),
                    DIRMN_FIELD_END(T, weights), DIRMN_FIELD_END(T, progress),
-                   DIRMN_FIELD_END(T, progress_data)},
+                   DIRMN_FIELD_END(T, progress_data), DIRMN_FIELD_END(T, grow_from)},
                   size);
 }
 
 #undef DIRMN_FIELD_END
+
+dirmn_status likelihood_flags(dirmn_context* ctx, const char* fn, const char* what, uint32_t flags,
+                              uint32_t others, bool* full) {
+  const uint32_t known = DIRMN_FULL | DIRMN_KERNEL | others;
+  if (flags & ~known)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown %s bits 0x%x", what, flags & ~known);
+  if ((flags & DIRMN_FULL) && (flags & DIRMN_KERNEL))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "%s has both DIRMN_FULL (the log pmf) and DIRMN_KERNEL (without the multinomial "
+                "coefficients); give one",
+                what);
+  *full = (flags & DIRMN_KERNEL) == 0;
+  return DIRMN_SUCCESS;
+}
 
 dirmn_status fail_weighted_overflow(dirmn_context* ctx, const char* fn, const char* what) {
   return fail(ctx, DIRMN_ERROR_OVERFLOW, fn,

@@ -52,6 +52,12 @@ dirmn_status convert_params(dirmn_context* ctx, const char* fn, bool rowwise, co
 // Validates the parameter kind.
 dirmn_status check_param_kind(dirmn_context* ctx, const char* fn, dirmn_param param);
 
+// The likelihood flags: bits outside DIRMN_FULL | DIRMN_KERNEL | `others`
+// and DIRMN_FULL with DIRMN_KERNEL are INVALID_ARGUMENT; *full is whether
+// the log pmf (the default) is asked for.
+dirmn_status likelihood_flags(dirmn_context* ctx, const char* fn, const char* what, uint32_t flags,
+                              uint32_t others, bool* full);
+
 // Validates row weights (finite, >= 0), naming the first bad row; null is
 // valid (all 1).
 dirmn_status check_weights(dirmn_context* ctx, const char* fn, const double* w, int64_t rows);

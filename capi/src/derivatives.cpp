@@ -14,15 +14,13 @@ namespace {
 
 // What both derivative entry points check first.
 dirmn_status check_derivative_call(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
-                                   const double* params, dirmn_param param, uint32_t flags) {
+                                   const double* params, dirmn_param param, uint32_t flags,
+                                   bool* full) {
   using namespace dirmn::capi;
   if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
   if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
   if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
-  if (flags & ~DIRMN_FULL)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x (only DIRMN_FULL)",
-                flags & ~DIRMN_FULL);
-  return DIRMN_SUCCESS;
+  return likelihood_flags(ctx, fn, "flag", flags, 0, full);
 }
 
 }  // namespace
@@ -36,7 +34,9 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   static const char* fn = "dirmn_loglik_sum";
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
-    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
+    bool full = true;
+    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags, &full))
+      return s;
     const int64_t V = counts->info.cols;
     if (dirmn_status s = check_extent(ctx, fn, "params",
                                       Strided{params, 1, V, 1, params_stride, sizeof(double)}, false))
@@ -59,7 +59,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     BackendResult r;
     try {
       r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
-                             param == DIRMN_PARAM_LOG_ALPHA, (flags & DIRMN_FULL) != 0,
+                             param == DIRMN_PARAM_LOG_ALPHA, full,
                              ctx->interrupt, value, gradient, hessian_diag, hessian_scalar);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
@@ -80,7 +80,9 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
   static const char* fn = "dirmn_loglik_rowwise_derivatives";
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
-    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags)) return s;
+    bool full = true;
+    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags, &full))
+      return s;
     const int64_t rows = counts->info.rows, V = counts->info.cols;
     if (dirmn_status s = check_extent(
             ctx, fn, "params",
@@ -123,7 +125,7 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
       return s;
     dirmn::RowwiseDerivRequest req;
     req.alpha = ctx->rowwise_alpha.data();
-    req.full = (flags & DIRMN_FULL) != 0;
+    req.full = full;
     req.log_param = param == DIRMN_PARAM_LOG_ALPHA;
     req.loglik = ll.data();
     req.gradient = g.data();

@@ -5,12 +5,66 @@
 #include <cmath>
 #include <cstring>
 
-#include "../../kernels/models/fit.hpp"
+#include "fit_options.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
+
+namespace dirmn {
+namespace capi {
+
+dirmn_status fit_settings(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                          const dirmn_fit_options* options, bool with_start, dirmn_fit_options* o,
+                          FitSettings* settings) {
+  const int64_t V = counts->info.cols;
+  dirmn_fit_options_init(o);
+  if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_fit_options_init", o)) return s;
+  if (!with_start) {
+    o->start = nullptr;
+    o->hessian_diag = nullptr;
+  }
+  if (!(o->tolerance > 0.0) || !std::isfinite(o->tolerance))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "tolerance %.17g must be positive and finite",
+                o->tolerance);
+  if (o->max_iterations < 0)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "max_iterations (%d) is negative",
+                o->max_iterations);
+  bool progress_full = true;
+  if (dirmn_status s = likelihood_flags(ctx, fn, "options->flags", o->flags, 0, &progress_full))
+    return s;
+  const struct {
+    const char* what;
+    const double* at;
+    bool output;
+  } arrays[] = {{"options->hessian_diag", o->hessian_diag, true},
+                {"options->start", o->start, false}};
+  for (const auto& a : arrays)
+    if (dirmn_status s = check_extent(ctx, fn, a.what,
+                                      contiguous(a.at, a.at ? V : 0, sizeof(double)), a.output))
+      return s;
+  char text[kValueChars];
+  if (o->start)
+    for (int64_t v = 0; v < V; ++v)
+      if (!(o->start[v] > 0.0) || !std::isfinite(o->start[v]))
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
+                       Where::named_index("start", v).with_value(o->start[v]),
+                       "alpha %s is not positive and finite", value_text(o->start[v], text));
+  if (dirmn_status s = check_weights(ctx, fn, o->weights, counts->info.rows)) return s;
+  settings->tolerance = o->tolerance;
+  settings->max_iterations = o->max_iterations;
+  settings->start = o->start;
+  settings->progress = o->progress;
+  settings->progress_data = o->progress_data;
+  settings->progress_full = progress_full;
+  settings->interrupt = ctx->interrupt;
+  settings->want_hessian = o->hessian_diag != nullptr;
+  return DIRMN_SUCCESS;
+}
+
+}  // namespace capi
+}  // namespace dirmn
 
 extern "C" {
 
@@ -42,51 +96,21 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     if (result->alpha == nullptr)
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result->alpha is NULL (it needs %" PRId64
                   " entries)", V);
-    dirmn_fit_options o;
-    dirmn_fit_options_init(&o);
-    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_fit_options_init", &o)) return s;
-    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "tolerance %.17g must be positive and finite",
-                  o.tolerance);
-    if (o.max_iterations < 0)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "max_iterations (%d) is negative",
-                  o.max_iterations);
-    if (o.flags & ~DIRMN_FULL)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "unknown options->flags bits 0x%x (only DIRMN_FULL)", o.flags & ~DIRMN_FULL);
-    // Every array the fit reads or writes, V entries each (the weights:
-    // rows, in check_weights).
+    // The result's arrays, V entries each (the options': in fit_settings).
     const struct {
       const char* what;
       const double* at;
-      bool output;
-    } arrays[] = {{"result->alpha", result->alpha, true},
-                  {"result->std_error_alpha", result->std_error_alpha, true},
-                  {"result->std_error_log_alpha", result->std_error_log_alpha, true},
-                  {"options->hessian_diag", o.hessian_diag, true},
-                  {"options->start", o.start, false}};
+    } arrays[] = {{"result->alpha", result->alpha},
+                  {"result->std_error_alpha", result->std_error_alpha},
+                  {"result->std_error_log_alpha", result->std_error_log_alpha}};
     for (const auto& a : arrays)
       if (dirmn_status s = check_extent(ctx, fn, a.what,
-                                        contiguous(a.at, a.at ? V : 0, sizeof(double)), a.output))
+                                        contiguous(a.at, a.at ? V : 0, sizeof(double)), true))
         return s;
-    char text[kValueChars];
-    if (o.start)
-      for (int64_t v = 0; v < V; ++v)
-        if (!(o.start[v] > 0.0) || !std::isfinite(o.start[v]))
-          return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
-                         Where::named_index("start", v).with_value(o.start[v]),
-                         "alpha %s is not positive and finite", value_text(o.start[v], text));
-    if (dirmn_status s = check_weights(ctx, fn, o.weights, counts->info.rows)) return s;
-    const bool want_hessian = o.hessian_diag != nullptr;
+    dirmn_fit_options o;
     dirmn::FitSettings settings;
-    settings.tolerance = o.tolerance;
-    settings.max_iterations = o.max_iterations;
-    settings.start = o.start;
-    settings.progress = o.progress;
-    settings.progress_data = o.progress_data;
-    settings.progress_full = (o.flags & DIRMN_FULL) != 0;
-    settings.interrupt = ctx->interrupt;
-    settings.want_hessian = want_hessian;
+    if (dirmn_status s = fit_settings(ctx, fn, counts, options, true, &o, &settings)) return s;
+    const bool want_hessian = settings.want_hessian;
     dirmn::FitOutcome fit;
     BackendResult r;
     try {
@@ -117,6 +141,10 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     result->converged = fit.converged ? 1 : 0;
     result->multinomial_limit = fit.multinomial_limit ? 1 : 0;
     result->zero_columns = fit.zero_columns;
+    if (result->size >= offsetof(dirmn_fit_result, parameters) + sizeof(int64_t))
+      result->parameters = fit.parameters;
+    if (result->size >= offsetof(dirmn_fit_result, observations) + sizeof(double))
+      result->observations = fit.observations;
     if (want_hessian && !fit.hessian_diag.empty()) {
       std::copy(fit.hessian_diag.begin(), fit.hessian_diag.end(), o.hessian_diag);
       if (result->size >= offsetof(dirmn_fit_result, hessian_scalar) + sizeof(double))

@@ -22,9 +22,9 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
   if (out == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "out is NULL");
   if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
-  const uint32_t known = DIRMN_FULL | DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC;
-  if (flags & ~known)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown flag bits 0x%x", flags & ~known);
+  bool full = true;
+  if (dirmn_status s = likelihood_flags(ctx, fn, "flag", flags, DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, &full))
+    return s;
   const bool on_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
   if (on_device && ctx->backend->kind() != DIRMN_BACKEND_CUDA)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
@@ -96,7 +96,7 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   req.alpha_version = !rowwise && memo.valid ? memo.version : 0;
   req.k = kk;
   req.rowwise = rowwise;
-  req.full = (flags & DIRMN_FULL) != 0;
+  req.full = full;
   req.fast = ctx->precision == DIRMN_PRECISION_FAST;
   req.out_on_device = on_device;
   req.async = (flags & DIRMN_ASYNC) != 0;

@@ -25,7 +25,7 @@ dirmn_status check_mixture_options(dirmn_context* ctx, const char* fn,
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown objective %d",
                 static_cast<int>(o.objective));
   if (o.init != DIRMN_INIT_KMEANS && o.init != DIRMN_INIT_KMEANSPP &&
-      o.init != DIRMN_INIT_SOFT_KMEANS)
+      o.init != DIRMN_INIT_SOFT_KMEANS && o.init != DIRMN_INIT_MIXED)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown init %d", static_cast<int>(o.init));
   if (o.starts < 1 || o.max_iterations < 1 || !(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
@@ -42,6 +42,20 @@ int64_t usable_rows(const HostTable& host, const double* weights) {
   for (size_t b = 0; b < host.row_total.size(); ++b)
     n += host.row_total[b] > 0.0 && (weights == nullptr || weights[b] > 0.0);
   return n;
+}
+
+// options->grow_from, where given, is a fit of k - 1 components to a
+// table of these rows and columns.
+dirmn_status check_grow_from(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                             int k, const dirmn_mixture* g) {
+  if (g == nullptr) return DIRMN_SUCCESS;
+  if (g->k != k - 1 || g->rows != counts->info.rows || g->cols != counts->info.cols)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "options->grow_from has %d components on %" PRId64 " x %" PRId64
+                " rows and columns; a fit of k = %d needs one of %d on this %" PRId64 " x %" PRId64
+                " table",
+                g->k, g->rows, g->cols, k, k - 1, counts->info.rows, counts->info.cols);
+  return DIRMN_SUCCESS;
 }
 
 // The checks dirmn_mixture_fit makes before fitting, k's included; sets
@@ -79,12 +93,33 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
   return DIRMN_SUCCESS;
 }
 
+// grow: the k - 1 fit one start grows from (options->grow_from, or the
+// range's previous fit), or null.
 dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k,
-                     const dirmn_mixture_options* options, dirmn_mixture** mixture) {
+                     const dirmn_mixture_options* options, const dirmn_mixture* grow,
+                     dirmn_mixture** mixture) {
   if (mixture == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
   dirmn_mixture_options o;
   int blamed = k;
   if (dirmn_status s = check_fit(ctx, fn, counts, k, k, options, &o, &blamed)) return s;
+  if (grow == nullptr) grow = o.grow_from;
+  if (dirmn_status s = check_grow_from(ctx, fn, counts, k, grow)) return s;
+  // A grow_from of another context is read under its hold, as
+  // dirmn_mixture_assign reads a mixture.
+  const std::shared_ptr<UseFlag> keep = grow ? grow->use : nullptr;
+  std::optional<InUse> holder;
+  if (keep && keep != ctx->use) {
+    holder.emplace(*keep);
+    if (holder->state() == InUse::kBusy) return refuse_in_use(nullptr, fn, InUse::kBusy);
+  }
+  dirmn::GrowFrom grow_from;
+  if (grow) {
+    grow_from.k = grow->k;
+    grow_from.alpha = grow->alpha.data();
+    grow_from.weights = grow->weights.data();
+    grow_from.resp = grow->resp.data();
+    grow_from.loglik = grow->info.loglik;
+  }
   const StoredTable table = counts->stored(ctx);
   std::unique_ptr<dirmn_mixture> m;
   try {
@@ -105,6 +140,7 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   s.progress = o.progress;
   s.progress_data = o.progress_data;
   s.interrupt = ctx->interrupt;
+  s.grow_from = grow ? &grow_from : nullptr;
   MixtureFit fit;
   MixtureResult r;
   try {
@@ -141,6 +177,7 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   in.iterations = fit.iterations;
   in.converged = fit.converged ? 1 : 0;
   in.start = fit.start;
+  in.observations = fit.observations;
   *mixture = m.release();
   return DIRMN_SUCCESS;
 }
@@ -160,8 +197,8 @@ void dirmn_mixture_options_init_sized(dirmn_mixture_options* options, size_t siz
   dirmn_mixture_options d;
   std::memset(&d, 0, sizeof d);
   d.objective = DIRMN_MIXTURE_ML;
-  d.init = DIRMN_INIT_KMEANSPP;
-  d.starts = 3;
+  d.init = DIRMN_INIT_MIXED;
+  d.starts = 6;
   d.seed = 1;
   d.max_iterations = 1000;
   d.tolerance = 1e-9;
@@ -178,7 +215,7 @@ dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
                                const dirmn_mixture_options* options, dirmn_mixture** mixture) {
   static const char* fn = "dirmn_mixture_fit";
   return with_context(ctx, fn, [&] {
-    return dirmn::capi::fit_one(ctx, fn, counts, k, options, mixture);
+    return dirmn::capi::fit_one(ctx, fn, counts, k, options, nullptr, mixture);
   });
 }
 
@@ -212,7 +249,9 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
       // As dirmn_mixture_fit would report it, then which k.
       dirmn_status st = DIRMN_SUCCESS;
       try {
-        st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options, &m);
+        // Every k after the first grows one start from the fit before it.
+        st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options,
+                                  fitted.empty() ? nullptr : fitted.back().get(), &m);
       } catch (const std::bad_alloc&) {
         st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
       }

@@ -4,6 +4,7 @@
 // several ulp of error into terms of size N log A.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace dirmn {
@@ -21,6 +22,22 @@ inline double compensated_sum(const double* a, int64_t n) {
   }
   return s;
 }
+
+// A running sum with Neumaier's compensation (Kahan's, also exact where a
+// term is larger than the sum so far): for the statistics of a test, whose
+// terms differ in size by many orders.
+class NeumaierSum {
+ public:
+  void add(double x) {
+    const double t = s_ + x;
+    c_ += std::fabs(s_) >= std::fabs(x) ? (s_ - t) + x : (x - t) + s_;
+    s_ = t;
+  }
+  double value() const { return s_ + c_; }
+
+ private:
+  double s_ = 0.0, c_ = 0.0;
+};
 
 }  // namespace math
 }  // namespace dirmn

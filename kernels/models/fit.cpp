@@ -29,6 +29,10 @@ constexpr double kMinAlpha = 1e-150;
 constexpr double kMaxAlpha = 1e150;
 // Halvings of a precision step (newton()) before Minka's step is taken.
 constexpr int kPrecisionHalvings = 6;
+// A gradient within this many times the tolerance is stationary where the
+// value no longer moves in double precision (newton()).
+constexpr double kRoundingGradient = 100.0;
+constexpr double kEpsilon = 2.220446049250313e-16;
 
 // The fit works on the active columns (those with counts) only.
 struct Problem {
@@ -185,7 +189,8 @@ void moments_start(const std::vector<double>& p, double q, double pair_same, dou
 // at finite values: a gain test alone passes where the quadratic model is
 // flat, far from the optimum (alpha ~1e-200).
 Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_scale,
-              int max_iterations, std::vector<double>* alpha_io, Iterate* out) {
+              int max_iterations, int counted_before, std::vector<double>* alpha_io,
+              Iterate* out) {
   std::vector<double>& alpha = *alpha_io;
   const size_t m = alpha.size();
   const bool prior = s.prior_rate > 0.0;
@@ -196,16 +201,22 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
   const std::vector<double> ones(m, 1.0);  // the precision's direction in log alpha
   double c = 0.0, c_try = 0.0;
   double f = P.eval(alpha, &g, &hd, &c);
+  double f_before = f;  // the value an iteration before
   Newton result = Newton::kStopped;
+  // After each iteration (not at the start): the caller's count of
+  // iterations, the value after it; true cancels.
+  const auto report = [&](int done_steps, double gnorm) {
+    if (!s.progress) return false;
+    const double reported = std::ldexp(s.progress_full ? f + h.lcoef_sum : f, s.weight_exponent);
+    return s.progress(counted_before + done_steps, reported,
+                      std::ldexp(gnorm, s.weight_exponent), s.progress_data) != 0;
+  };
   int it = 0;
   for (;; ++it) {
     const double gnorm = max_abs(g);
-    if (s.progress) {
-      const double reported = std::ldexp(s.progress_full ? f + h.lcoef_sum : f, s.weight_exponent);
-      if (s.progress(it, reported, std::ldexp(gnorm, s.weight_exponent), s.progress_data) != 0) {
-        result = Newton::kCancelled;
-        break;
-      }
+    if (it > 0 && report(it, gnorm)) {
+      result = Newton::kCancelled;
+      break;
     }
     if (s.interrupt.poll()) {
       result = Newton::kCancelled;
@@ -220,8 +231,16 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
     // Converged when the Newton step's predicted gain is below tolerance;
     // that last step is still taken (it costs O(V)), since where the
     // prediction is that small the step is accurate to its square.
+    // The gradient of a table of deep counts cannot be resolved below the
+    // rounding of its sums (each a difference of digammas summed over
+    // rows): where the last Newton step no longer changed the value in
+    // double precision, a gradient within kRoundingGradient times the
+    // tolerance is stationary too (an M step on 26 rows of counts to 1e6
+    // otherwise ran 200 iterations at a gradient of 1.3 g_tol).
+    const bool at_rounding = it > 0 && std::fabs(f - f_before) <= 4.0 * kEpsilon * std::fabs(f) &&
+                             gnorm <= kRoundingGradient * g_tol;
     const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f) &&
-                      gnorm <= g_tol;
+                      (gnorm <= g_tol || at_rounding);
     if (done) {
       move_alpha(alpha, step, 1.0, &trial);
       std::vector<double> g2, hd2;
@@ -321,10 +340,10 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
       f_new = P.eval(alpha, &g, &hd, &c);
     }
     const bool stalled = !moved && !(f_new > f);
+    f_before = f;
     f = f_new;
     if (stalled && max_abs(g) == 0.0 && std::isfinite(f)) {
-      result = Newton::kConverged;
-      ++it;
+      result = report(++it, 0.0) ? Newton::kCancelled : Newton::kConverged;
       break;
     }
   }
@@ -349,6 +368,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   if (P.active.empty() || !(n_total > 0.0)) return false;
   const size_t m = P.active.size();
   out->zero_columns = static_cast<int64_t>(V - m);
+  out->parameters = static_cast<int64_t>(m);
+  out->observations = rows_weight(h.total);
   out->alpha.assign(V, 0.0);
   out->se_alpha.assign(V, 0.0);
   out->se_log_alpha.assign(V, 0.0);
@@ -407,7 +428,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   const double g_scale =
       rows_weight(h.total) + (prior ? P.prior_weight * s.prior_shape * static_cast<double>(m) : 0.0);
   Iterate st;
-  Newton run = newton(P, h, s, g_scale, s.max_iterations, &alpha, &st);
+  Newton run = newton(P, h, s, g_scale, s.max_iterations, 0, &alpha, &st);
   int it = st.iterations;
   // A start of the caller's that ends nowhere (a flat stretch Newton and
   // Minka crawl along, the limits of the range) is given up for the
@@ -416,7 +437,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     Iterate again;
     std::vector<double> mom(m);
     moments_start(p, q, pair_same, pair_all, &mom);
-    const Newton run2 = newton(P, h, s, g_scale, s.max_iterations, &mom, &again);
+    const Newton run2 = newton(P, h, s, g_scale, s.max_iterations, it, &mom, &again);
     if (run2 == Newton::kCancelled || run2 == Newton::kConverged || again.f > st.f) {
       alpha.swap(mom);
       st = std::move(again);
@@ -594,7 +615,10 @@ BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const d
   s.weight_exponent = sw.exponent();
   if (!fit_from_histograms(*h, s, out)) return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   if (out->cancelled) return {DIRMN_ERROR_CANCELLED, "", 0};
-  if (sw.scaled()) unscale_outcome(sw, out);
+  if (sw.scaled()) {
+    unscale_outcome(sw, out);
+    out->observations = sw.unscale(out->observations);
+  }
   if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
       !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
       !finite_sums(&out->hessian_scalar, 1))

@@ -18,9 +18,9 @@ struct FitSettings {
   double tolerance = 1e-10;
   int max_iterations = 1000;
   const double* start = nullptr;  // cols alphas or null
-  // Called once per iteration with the objective (the log-likelihood, plus
-  // the prior's terms under a prior; with progress_full, plus the
-  // multinomial coefficients: the log pmf) and the gradient's max-norm.
+  // Called after each iteration (1, 2, ...) with the objective (the
+  // kernel, plus the prior's terms under a prior; with progress_full, plus
+  // the multinomial coefficients: the log pmf) and the gradient's max-norm.
   dirmn_progress_fn progress = nullptr;
   void* progress_data = nullptr;
   bool progress_full = false;
@@ -60,6 +60,11 @@ struct FitOutcome {
   int iterations = 0;
   bool converged = false, multinomial_limit = false, cancelled = false;
   int64_t zero_columns = 0;
+  // The criteria's P (the fitted alphas: every column under a prior) and n
+  // (the weight of the rows with counts, on the caller's scale from
+  // fit_table).
+  int64_t parameters = 0;
+  double observations = 0.0;
   // With want_hessian: diag(hessian_diag) + hessian_scalar 11^T (0 on the
   // diagonal for columns without counts).
   std::vector<double> hessian_diag;

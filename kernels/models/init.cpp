@@ -287,4 +287,118 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
   return z;
 }
 
+std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const double* z_prev,
+                                           int j, const double* row_weights, HostThreads& threads) {
+  const int64_t V = t.cols;
+  const int k = k_prev + 1;
+  const auto share = [&](int64_t b) {
+    return t.row_total[static_cast<size_t>(b)] > 0.0
+               ? z_prev[b * k_prev + j] * (row_weights ? row_weights[b] : 1.0)
+               : 0.0;
+  };
+  // The component's rows of the largest shares (at most kInitSample; ties
+  // by row) are what the two centres are fitted to.
+  std::vector<int64_t> members;
+  for (int64_t b = 0; b < t.rows; ++b)
+    if (share(b) > 0.0) members.push_back(b);
+  if (static_cast<int64_t>(members.size()) > kInitSample) {
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int64_t a, int64_t b) { return share(a) > share(b); });
+    members.resize(static_cast<size_t>(kInitSample));
+  }
+  const int64_t S = static_cast<int64_t>(members.size());
+  std::vector<SparseRow> rows;
+  rows.reserve(static_cast<size_t>(S));
+  for (int64_t b : members) rows.push_back(proportions(t, b));
+  std::vector<double> centre(static_cast<size_t>(2 * V), 0.0), c_norm(2, 0.0);
+  const auto set_centre = [&](int c, const SparseRow& r) {
+    double* x = centre.data() + c * V;
+    std::fill(x, x + V, 0.0);
+    for (size_t i = 0; i < r.idx.size(); ++i) x[r.idx[i]] = r.p[i];
+    c_norm[static_cast<size_t>(c)] = r.norm2;
+  };
+  // The weighted mean of the rows labelled `side` (every row: side < 0)
+  // into centre c; false when it has no weight.
+  std::vector<int> label(static_cast<size_t>(S), 0);
+  const auto mean_into = [&](int c, int side) {
+    double* x = centre.data() + c * V;
+    std::fill(x, x + V, 0.0);
+    double wsum = 0.0;
+    for (int64_t i = 0; i < S; ++i) {
+      if (side >= 0 && label[static_cast<size_t>(i)] != side) continue;
+      const double u = share(members[static_cast<size_t>(i)]);
+      const SparseRow& r = rows[static_cast<size_t>(i)];
+      for (size_t q = 0; q < r.idx.size(); ++q) x[r.idx[q]] += u * r.p[q];
+      wsum += u;
+    }
+    if (!(wsum > 0.0)) return false;
+    double n2 = 0.0;
+    for (int64_t v = 0; v < V; ++v) {
+      x[v] /= wsum;
+      n2 += x[v] * x[v];
+    }
+    c_norm[static_cast<size_t>(c)] = n2;
+    return true;
+  };
+  const auto farthest = [&](int c) {
+    int64_t far = 0;
+    double fd = -1.0;
+    for (int64_t i = 0; i < S; ++i) {
+      const double d = dist2(rows[static_cast<size_t>(i)], centre.data() + c * V, c_norm[static_cast<size_t>(c)]);
+      if (d > fd) {
+        fd = d;
+        far = i;
+      }
+    }
+    return far;
+  };
+  if (S > 0) {
+    mean_into(0, -1);
+    const int64_t a = farthest(0);
+    set_centre(0, rows[static_cast<size_t>(a)]);
+    set_centre(1, rows[static_cast<size_t>(farthest(0))]);
+    for (int it = 0; it < kKmeansIterations; ++it) {
+      bool changed = false;
+      for (int64_t i = 0; i < S; ++i) {
+        const SparseRow& r = rows[static_cast<size_t>(i)];
+        const int side = dist2(r, centre.data() + V, c_norm[1]) < dist2(r, centre.data(), c_norm[0]);
+        changed = changed || side != label[static_cast<size_t>(i)];
+        label[static_cast<size_t>(i)] = side;
+      }
+      if (!changed && it > 0) break;
+      // A side left without rows keeps its centre.
+      std::vector<double> keep(centre);
+      const std::vector<double> keep_norm(c_norm);
+      for (int c = 0; c < 2; ++c)
+        if (!mean_into(c, c)) {
+          std::copy(keep.begin() + c * V, keep.begin() + (c + 1) * V, centre.begin() + c * V);
+          c_norm[static_cast<size_t>(c)] = keep_norm[static_cast<size_t>(c)];
+        }
+    }
+  }
+  std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);
+  std::atomic<bool> no_memory{false};
+  for_each_block(threads, t.rows, [&](int64_t b0, int64_t b1) {
+    try {
+      for (int64_t b = b0; b < b1; ++b) {
+        if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+        double* zb = z.data() + b * k;
+        const double* zp = z_prev + b * k_prev;
+        for (int i = 0; i < k_prev; ++i) zb[i] = zp[i];
+        zb[k_prev] = 0.0;
+        if (S == 0 || zp[j] == 0.0) continue;
+        const SparseRow r = proportions(t, b);
+        if (dist2(r, centre.data() + V, c_norm[1]) < dist2(r, centre.data(), c_norm[0])) {
+          zb[k_prev] = zp[j];
+          zb[j] = 0.0;
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+    }
+  });
+  if (no_memory) throw std::bad_alloc();
+  return z;
+}
+
 }  // namespace dirmn

@@ -29,4 +29,13 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
 std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k,
                                                  math::RandomStream& rng, HostThreads& threads);
 
+// Responsibilities for k_prev + 1 components grown from a fit of k_prev
+// (z_prev, rows x k_prev): component j's share of each row goes either to
+// j or to a new last component, by 2-means on the rows' proportions
+// (weighted by their share of j times their row weight; row_weights null
+// for 1), seeded at the row farthest from j's mean and the row farthest
+// from that one. Rows without counts get 1/k each. Throws std::bad_alloc.
+std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const double* z_prev,
+                                           int j, const double* row_weights, HostThreads& threads);
+
 }  // namespace dirmn

@@ -68,21 +68,42 @@ void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t r
     for (int j = 0; j < k; ++j) (*comp_weight)[static_cast<size_t>(j)] += (*w)[static_cast<size_t>(b * k + j)];
 }
 
+// Start s of a seed: its random stream, and under DIRMN_INIT_MIXED the
+// initialisation whose turn it is.
+math::RandomStream start_stream(uint64_t seed, int s) {
+  return math::RandomStream{seed * kSeedMultiplier + static_cast<uint64_t>(s), 0};
+}
+
+dirmn_mixture_init start_init(dirmn_mixture_init init, int s) {
+  if (init != DIRMN_INIT_MIXED) return init;
+  static const dirmn_mixture_init turns[] = {DIRMN_INIT_SOFT_KMEANS, DIRMN_INIT_KMEANSPP,
+                                             DIRMN_INIT_KMEANS};
+  return turns[s % 3];
+}
+
+// The starting responsibilities of random start s (rows x k).
+std::vector<double> start_responsibilities(const StoredTable& table, const MixtureSettings& o,
+                                           int s) {
+  const HostTable& host = *table.host_rows();
+  // One component: every responsibility is 1, and EM is a single fit (its
+  // M step, then one likelihood pass for the criteria); no initialisation.
+  if (o.k == 1) return std::vector<double>(static_cast<size_t>(table.info->rows), 1.0);
+  math::RandomStream rng = start_stream(o.seed, s);
+  const dirmn_mixture_init init = start_init(o.init, s);
+  return init == DIRMN_INIT_SOFT_KMEANS
+             ? soft_kmeans_responsibilities(host, o.k, rng, *table.threads)
+             : kmeans_responsibilities(host, o.k, init, rng, *table.threads);
+}
+
 // o.weights are the caller's times 2^-weight_exponent (weights.hpp); what
-// run_em leaves in *out is on their scale.
+// run_em leaves in *out is on their scale. EM starts from z (rows x k).
 MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int weight_exponent,
-                     math::RandomStream rng, EmResult* out) {
+                     std::vector<double> z, EmResult* out) {
   const HostTable& host = *table.host_rows();
   const int k = o.k;
   const int64_t rows = table.info->rows, V = table.info->cols;
   const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
   HostThreads& host_threads = *table.threads;
-  // One component: every responsibility is 1, and EM is a single fit (its
-  // M step, then one likelihood pass for the criteria); no initialisation.
-  std::vector<double> z = k == 1 ? std::vector<double>(static_cast<size_t>(rows), 1.0)
-                                 : o.init == DIRMN_INIT_SOFT_KMEANS
-                                     ? soft_kmeans_responsibilities(host, k, rng, host_threads)
-                                     : kmeans_responsibilities(host, k, o.init, rng, host_threads);
   std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
   std::vector<double> w, lse, comp_weight, comp_z;
   std::vector<bool> have_alpha(static_cast<size_t>(k), false);
@@ -211,9 +232,9 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     comp_z = std::move(st.z_sum);
     objective = -loglik - log_prior;
     if (o.progress &&
-        o.progress(it, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0)
-      return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
-    if (o.interrupt.poll()) return {{DIRMN_ERROR_CANCELLED, "", 0}, it};
+        o.progress(it + 1, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0)
+      return {{DIRMN_ERROR_CANCELLED, "", 0}, it + 1};
+    if (o.interrupt.poll()) return {{DIRMN_ERROR_CANCELLED, "", 0}, it + 1};
     // Empty components restart at the worst-explained row.
     bool reseeded = false;
     for (int j = 0; j < k; ++j) {
@@ -259,6 +280,42 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   return {};
 }
 
+// Marks the columns row b has counts in.
+void mark_columns(const HostTable& t, int64_t b, std::vector<char>* seen) {
+  with_value_type(t.vtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = reinterpret_cast<const T*>(t.values.data());
+    if (t.sparse) {
+      for (int64_t i = t.row_ptr[static_cast<size_t>(b)]; i < t.row_ptr[static_cast<size_t>(b) + 1]; ++i)
+        if (x[i] != 0) (*seen)[static_cast<size_t>(t.col_idx[static_cast<size_t>(i)])] = 1;
+    } else {
+      for (int64_t v = 0; v < t.cols; ++v)
+        if (x[b * t.cols + v] != 0) (*seen)[static_cast<size_t>(v)] = 1;
+    }
+  });
+}
+
+// The library's one order of components, the same from every binding:
+// decreasing mixing weight, ties in the order EM had them.
+void order_components(int k, int64_t V, int64_t rows, EmResult* r) {
+  std::vector<int> order(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) order[static_cast<size_t>(j)] = j;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return r->weights[static_cast<size_t>(a)] > r->weights[static_cast<size_t>(b)];
+  });
+  std::vector<double> alpha(r->alpha.size()), weights(r->weights.size()), resp(r->resp.size());
+  for (int j = 0; j < k; ++j) {
+    const int from = order[static_cast<size_t>(j)];
+    weights[static_cast<size_t>(j)] = r->weights[static_cast<size_t>(from)];
+    std::copy(r->alpha.begin() + from * V, r->alpha.begin() + (from + 1) * V, alpha.begin() + j * V);
+    for (int64_t b = 0; b < rows; ++b)
+      resp[static_cast<size_t>(b * k + j)] = r->resp[static_cast<size_t>(b * k + from)];
+  }
+  r->alpha.swap(alpha);
+  r->weights.swap(weights);
+  r->resp.swap(resp);
+}
+
 }  // namespace
 
 MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
@@ -269,16 +326,44 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   scaled.weights = sw.data();
   EmResult best;
   int best_start = -1;
+  const auto run_start = [&](std::vector<double> z, int s) {
+    EmResult r;
+    const MixtureResult m = run_em(table, scaled, sw.exponent(), std::move(z), &r);
+    if (m.ok() && (best_start < 0 || r.objective < best.objective)) {
+      best = std::move(r);
+      best_start = s;
+    }
+    return m;
+  };
   // With one component every start is the same fit: run it once.
   const int starts = k == 1 ? 1 : o.starts;
   for (int s = 0; s < starts; ++s) {
-    math::RandomStream rng{o.seed * kSeedMultiplier + static_cast<uint64_t>(s), 0};
-    EmResult r;
-    const MixtureResult m = run_em(table, scaled, sw.exponent(), rng, &r);
+    const MixtureResult m = run_start(start_responsibilities(table, o, s), s);
     if (!m.ok()) return m;
-    if (best_start < 0 || r.objective < best.objective) {
-      best = std::move(r);
-      best_start = s;
+  }
+  const GrowFrom* g = k > 1 ? o.grow_from : nullptr;
+  if (g != nullptr) {
+    // The k - 1 fit's component of the largest weight split in two (start
+    // number `starts`).
+    const int j = static_cast<int>(std::max_element(g->weights, g->weights + g->k) - g->weights);
+    MixtureResult m = run_start(
+        split_responsibilities(*table.host_rows(), g->k, g->resp, j, o.weights, *table.threads),
+        starts);
+    if (!m.ok()) return m;
+    // Under ML a k-component mixture can always do as well as the k - 1
+    // fit: that fit with the same component in two identical halves, from
+    // which EM does not move. Where no start reached the k - 1 fit's
+    // log-likelihood, that one (start number starts + 1) is the answer: the
+    // data support no more components.
+    if (!dmn && sw.unscale(-best.objective) < g->loglik) {
+      const int64_t rows = table.info->rows;
+      std::vector<double> z(static_cast<size_t>(rows * k));
+      for (int64_t b = 0; b < rows; ++b) {
+        for (int i = 0; i < g->k; ++i) z[static_cast<size_t>(b * k + i)] = g->resp[b * g->k + i];
+        z[static_cast<size_t>(b * k + j)] *= 0.5;
+        z[static_cast<size_t>(b * k + g->k)] = z[static_cast<size_t>(b * k + j)];
+      }
+      if (!(m = run_start(std::move(z), starts + 1)).ok()) return m;
     }
   }
   // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
@@ -293,17 +378,31 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   best.objective = sw.unscale(best.objective);
   if (!std::isfinite(best.loglik) || !std::isfinite(best.objective))
     return failed({DIRMN_ERROR_OVERFLOW, "", 0});
+  // The one rule of dirmn_fit_result: n the weight of the rows with
+  // counts; P the fitted alphas, every column under dmn's prior, else those
+  // with counts in rows of positive weight.
+  const HostTable& host = *table.host_rows();
+  std::vector<char> seen(static_cast<size_t>(V), 0);
+  double n_scaled = 0.0;
+  for (int64_t b = 0; b < rows; ++b) {
+    const double wb = sw.data() ? sw.data()[b] : 1.0;
+    if (host.row_total[static_cast<size_t>(b)] > 0.0 && wb > 0.0) {
+      n_scaled += wb;
+      if (!dmn) mark_columns(host, b, &seen);
+    }
+  }
+  const int64_t fitted_cols = dmn ? V : std::count(seen.begin(), seen.end(), 1);
   MixtureCriteriaInput c;
   c.objective_kind = o.objective;
-  double n_scaled = 0.0;
-  for (int64_t b = 0; b < rows; ++b) n_scaled += sw.data() ? sw.data()[b] : 1.0;
   c.log_n_rows = std::log(n_scaled) + sw.log_scale();
-  c.parameters = static_cast<int64_t>(static_cast<double>(k) * static_cast<double>(V) + k - 1);
+  c.parameters = static_cast<int64_t>(k) * fitted_cols + k - 1;
   c.loglik = best.loglik;
   c.objective = best.objective;
   c.log_det = best.log_det;
   mixture_criteria(c, &out->aic, &out->bic, &out->laplace);
   out->parameters = c.parameters;
+  out->observations = sw.unscale(n_scaled);
+  order_components(k, V, rows, &best);
   out->alpha = std::move(best.alpha);
   out->weights = std::move(best.weights);
   out->resp = std::move(best.resp);

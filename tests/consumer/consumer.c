@@ -13,7 +13,7 @@ int main(void) {
   if (dirmn_counts_create_dense(ctx, &c, 1, 2, DIRMN_INT32, counts, 2, 1, NULL)) return 4;
   const double alpha[2] = {1.0, 1.0};
   double ll = 0.0;
-  if (dirmn_loglik(ctx, c, 1, alpha, 2, 1, DIRMN_PARAM_ALPHA, 0, &ll, 1, 1)) return 5;
+  if (dirmn_loglik(ctx, c, 1, alpha, 2, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, &ll, 1, 1)) return 5;
   dirmn_counts_destroy(c);
   dirmn_context_destroy(ctx);
   /* One draw of category 0 under a flat Dirichlet: probability 1/2. */

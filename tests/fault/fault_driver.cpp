@@ -187,7 +187,7 @@ bool workload(Results* results) {
     }, {&out3});
     run.keep(out3);
     ok = ok && run.call("dirmn_loglik (strided)", ctx, [&] {
-      return dirmn_loglik(ctx, cs, 3, alpha.data(), kCols, 1, DIRMN_PARAM_LOG_ALPHA, 0,
+      return dirmn_loglik(ctx, cs, 3, alpha.data(), kCols, 1, DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL,
                           out3.data(), 1, kRows);
     }, {&out3});
     run.keep(out3);
@@ -197,7 +197,7 @@ bool workload(Results* results) {
     }, {&out1});
     run.keep(out1);
     ok = ok && run.call("dirmn_loglik (2^20+ cells)", ctx, [&] {
-      return dirmn_loglik(ctx, cb, 1, alpha.data(), kBigCols, 1, DIRMN_PARAM_ALPHA, 0,
+      return dirmn_loglik(ctx, cb, 1, alpha.data(), kBigCols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL,
                           outb.data(), 1, 1);
     }, {&outb});
     run.keep(outb.data(), 16);
@@ -263,7 +263,7 @@ bool workload(Results* results) {
     dirmn_status s;
     {
       fault::Counting counting;
-      s = dirmn_loglik(ctx, c, 0, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, 0, out3.data(), 3, 1);
+      s = dirmn_loglik(ctx, c, 0, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out3.data(), 3, 1);
     }
     dirmn_error_location loc;
     std::memset(&loc, 0, sizeof loc);
@@ -334,7 +334,7 @@ void check_scratch_message() {
   dirmn_status s;
   {
     fault::Counting counting;
-    s = dirmn_loglik(ctx, c, k, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, 0, out.data(), 1, kRows);
+    s = dirmn_loglik(ctx, c, k, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA, DIRMN_KERNEL, out.data(), 1, kRows);
   }
   fault::disarm();
   const std::string msg = dirmn_last_error(ctx);

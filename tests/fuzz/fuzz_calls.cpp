@@ -181,7 +181,7 @@ void run_rowwise_derivatives(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_co
   Countdown cd;
   arm_interrupt(p, ctx, &cd, &e);
   const dirmn_status st = dirmn_loglik_rowwise_derivatives(
-      ctx, c, params.data(), ps1, ps2, DIRMN_PARAM_LOG_ALPHA, 0, ll.v.data(),
+      ctx, c, params.data(), ps1, ps2, DIRMN_PARAM_LOG_ALPHA, DIRMN_KERNEL, ll.v.data(),
       use_g ? g.v.data() : nullptr, use_hd ? hd.v.data() : nullptr, hs.v.data(), os1, os2);
   check_status(st, e, ctx, "dirmn_loglik_rowwise_derivatives");
   dirmn_context_set_interrupt(ctx, nullptr, nullptr);

@@ -352,10 +352,12 @@ void run_loglik(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other,
   const int param = fuzz_enum(p, 2);
   if (param != DIRMN_PARAM_ALPHA && param != DIRMN_PARAM_LOG_ALPHA) e.fail("unknown param");
   const bool log_param = param == DIRMN_PARAM_LOG_ALPHA;
-  uint32_t flags = p.ConsumeBool() ? DIRMN_FULL : 0u;
+  static const uint32_t forms[] = {0u, DIRMN_FULL, DIRMN_KERNEL};
+  uint32_t flags = forms[p.ConsumeIntegralInRange<int>(0, 2)];
   if (p.ConsumeIntegralInRange<int>(0, 7) == 0) {
     flags = p.ConsumeIntegral<uint32_t>();
-    if (flags & ~DIRMN_FULL) e.fail("unknown flags, or device output on a CPU context");
+    if ((flags & ~(DIRMN_FULL | DIRMN_KERNEL)) || (flags & DIRMN_FULL && flags & DIRMN_KERNEL))
+      e.fail("unknown flags, both forms, or device output on a CPU context");
   }
   int64_t sj = fuzz_stride(p, v), si = fuzz_stride(p, 1);
   Expect pstride;
