@@ -113,6 +113,16 @@
   out
 }
 
+# The old names that R's partial matching hands to a new argument (`tol` is
+# a prefix of `tolerance`), which .renamed_args() never sees: warned from
+# the names of the caller's call.
+.warn_partial_renames <- function(call, renames) {
+  typed <- names(call)
+  for (old in intersect(names(renames), typed)) {
+    .warn_deprecated(sprintf("argument %s is deprecated; use %s", old, renames[[old]]), call)
+  }
+}
+
 # Signals a warning of class dirmn_deprecated_warning (also a
 # deprecatedWarning, R's class for them); the call goes on.
 .warn_deprecated <- function(message, call) {

@@ -194,6 +194,7 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tolerance = 1e-10,
                       samples = c("rows", "columns"), assay = NULL, ...) {
   call <- match.call()
   ecall <- sys.call()
+  .warn_partial_renames(ecall, c(tol = "tolerance"))
   renamed <- .renamed_args(list(...), c(tol = "tolerance", maxit = "max_iterations"), ecall)
   tolerance <- .pick_renamed(renamed, "tolerance", tolerance, missing(tolerance), ecall)
   max_iterations <- .pick_renamed(renamed, "max_iterations", max_iterations,
@@ -215,7 +216,7 @@ dirmn_fit <- function(x, weights = NULL, start = NULL, tolerance = 1e-10,
 
   progress <- NULL
   if (verbose) {
-    # The C++ layer asks the library for the log pmf (DIRMN_FULL), the
+    # The library reports the log pmf (its default), the
     # log-likelihood on the scale of the result.
     progress <- .progress_reporter(function(iteration, value, change) {
       sprintf("dirmn_fit: iteration %d, log-likelihood %.12g, gradient norm %.3g",

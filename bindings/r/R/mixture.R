@@ -162,6 +162,7 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
                           samples = c("rows", "columns"), assay = NULL, ...) {
   call <- match.call()
   ecall <- sys.call()
+  .warn_partial_renames(ecall, c(tol = "tolerance"))
   renamed <- .renamed_args(list(...), c(tol = "tolerance", maxit = "max_iterations"), ecall)
   tolerance <- .pick_renamed(renamed, "tolerance", tolerance, missing(tolerance), ecall)
   max_iterations <- .pick_renamed(renamed, "max_iterations", max_iterations,

@@ -64,6 +64,7 @@ dirmn_overdispersion_test <- function(x, method = c("lrt", "score"), weights = N
                                       samples = c("rows", "columns"), assay = NULL, ...) {
   data_name <- paste(deparse(substitute(x)), collapse = " ")
   call <- sys.call()
+  .warn_partial_renames(call, c(tol = "tolerance"))
   renamed <- .renamed_args(list(...), c(tol = "tolerance", maxit = "max_iterations"), call)
   tolerance <- .pick_renamed(renamed, "tolerance", tolerance, missing(tolerance), call)
   max_iterations <- .pick_renamed(renamed, "max_iterations", max_iterations,

@@ -9,8 +9,8 @@ using namespace dirmn_r;
 
 // dirmn_fit, as a plain list (R/fit.R makes the dirmn_fit object).
 // `progress` is NULL or an R function(iteration, loglik, gradient_norm)
-// called once per iteration, with the full log-likelihood (the log pmf,
-// DIRMN_FULL); TRUE from it cancels. The Hessian with respect to alpha at
+// called after each iteration (1, 2, ...), with the log-likelihood (the log
+// pmf, the library's default); TRUE from it cancels. The Hessian with respect to alpha at
 // the fit comes with the result (`hessian_diag`, `hessian_scalar`; NULL
 // where the library gives none: in the multinomial limit, or when a single
 // column has counts).
@@ -41,7 +41,7 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
-    options.flags = DIRMN_FULL;
+    // (the default: the callback receives the log pmf)
   }
   options.hessian_diag = hessian_diag.begin();
   dirmn_fit_result result;
@@ -75,13 +75,8 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
       Rcpp::Named("converged") = result.converged != 0,
       Rcpp::Named("multinomial_limit") = result.multinomial_limit != 0,
       Rcpp::Named("zero_columns") = static_cast<double>(result.zero_columns),
-#ifdef DIRMN_KERNEL  // TEMP
       Rcpp::Named("parameters") = static_cast<double>(result.parameters),
       Rcpp::Named("observations") = result.observations,
-#else
-      Rcpp::Named("parameters") = static_cast<double>(V - result.zero_columns),
-      Rcpp::Named("observations") = NA_REAL,
-#endif
       Rcpp::Named("hessian_diag") = h_diag, Rcpp::Named("hessian_scalar") = h_scalar);
   return out;
 }

@@ -89,20 +89,13 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
   dirmn_mixture_options options;
   dirmn_mixture_options_init(&options);
   options.objective = static_cast<dirmn_mixture_objective>(objective);
-#ifndef DIRMN_KERNEL  // TEMP
-  if (init == 3) init = 1;
-#endif
   options.init = static_cast<dirmn_mixture_init>(init);
   options.starts = starts;
   options.seed = static_cast<uint64_t>(seed);
   options.max_iterations = max_iterations;
   options.tolerance = tolerance;
   options.weights = weights_ptr(weights);
-#ifdef DIRMN_KERNEL  // TEMP
   options.grow_from = previous;
-#else
-  (void)previous;
-#endif
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
@@ -146,11 +139,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
       Rcpp::Named("objective") = mi.objective, Rcpp::Named("aic") = mi.aic,
       Rcpp::Named("bic") = mi.bic, Rcpp::Named("laplace") = mi.laplace,
       Rcpp::Named("parameters") = static_cast<double>(mi.parameters),
-#ifdef DIRMN_KERNEL  // TEMP
       Rcpp::Named("observations") = mi.observations,
-#else
-      Rcpp::Named("observations") = NA_REAL,
-#endif
       Rcpp::Named("iterations") = mi.iterations, Rcpp::Named("converged") = mi.converged != 0,
       Rcpp::Named("k") = mi.k, Rcpp::Named("start") = mi.start,
       Rcpp::Named("ptr") = static_cast<SEXP>(mix_xp));

@@ -10,9 +10,6 @@ using namespace dirmn_r;
 // (R/overdispersion.R makes the htest).
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_overdispersion_test(SEXP xp, SEXP weights, double tolerance, int max_iterations) {
-#ifndef DIRMN_KERNEL  // TEMP until the C API lands
-  return failure(DIRMN_ERROR_NOT_SUPPORTED, "not yet");
-#else
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   SEXP bad = check_weights(weights, p.info.rows);
@@ -40,5 +37,4 @@ SEXP cpp_overdispersion_test(SEXP xp, SEXP weights, double tolerance, int max_it
       Rcpp::Named("categories") = static_cast<double>(result.categories),
       Rcpp::Named("observations") = result.observations,
       Rcpp::Named("converged") = result.converged != 0);
-#endif
 }

@@ -82,7 +82,7 @@ test_that("AIC's k is the penalty; components picks the model", {
   expect_warning(c3 <- coef(m, k = 3), "k is deprecated; use components",
                  class = "dirmn_deprecated_warning")
   expect_identical(c3, coef(m, components = 3))
-  expect_error(coef(m, components = 9), "no model with 9 components \\(fitted: components = 1, 2, 3, 4, 5\\)",
+  expect_error(coef(m, components = 9), "no model with 9 components was fitted \\(fitted: components = 1, 2, 3, 4, 5\\)",
                class = "dirmn_error_invalid_argument")
   path <- tempfile(fileext = ".png")
   grDevices::png(path)
