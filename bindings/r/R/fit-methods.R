@@ -51,8 +51,9 @@ NULL
 print.dirmn_fit <- function(x, digits = max(3L, getOption("digits") - 3L), n = 10L, ...) {
   cat("Dirichlet-multinomial maximum-likelihood fit\n")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("%s rows (%s with counts and positive weight), %s categories\n",
-              .num(length(x$row_totals)), .num(x$nobs), .num(length(x$alpha))))
+  cat(sprintf("%s rows (%s observations: rows with counts and positive weight%s), %s categories\n",
+              .num(length(x$row_totals)), .num(x$nobs),
+              if (is.null(x$weights)) "" else ", by weight", .num(length(x$alpha))))
   if (x$multinomial_limit) {
     cat("No overdispersion: the multinomial limit fits best (precision Inf);",
         "alpha holds the multinomial proportions.\n")
@@ -122,7 +123,7 @@ print.summary.dirmn_fit <- function(x, digits = max(3L, getOption("digits") - 3L
                                     ...) {
   cat("Dirichlet-multinomial maximum-likelihood fit\n")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("%s rows (%s with counts and positive weight), %s categories\n\n",
+  cat(sprintf("%s rows (%s observations: rows with counts and positive weight), %s categories\n\n",
               .num(x$rows), .num(x$nobs), .num(nrow(x$coefficients))))
   coefs <- x$coefficients
   if (nrow(coefs) > n) {

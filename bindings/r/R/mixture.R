@@ -115,7 +115,10 @@
 #'       by the rows of `x`), `loglik` (the mixture log-likelihood, with
 #'       the multinomial coefficients), `objective`, `aic`, `bic`,
 #'       `laplace`, `parameters` (P), `iterations`, `converged`, `k`,
-#'       `start` (which start was best), `nobs` (n, as libdirmn counts the
+#'       `start` (which start was best: 1 to `starts` the random ones;
+#'       where the k - 1 model seeded one more, `starts + 1` that one and
+#'       `starts + 2` the k - 1 fit itself, kept with a component split into
+#'       two equal halves when no start did better), `nobs` (n, as libdirmn counts the
 #'       observations), `objective_kind` (`"ml"` or `"dmn"`) and `data`
 #'       (the table as given, for [confint()] and [residuals()]). Components
 #'       are in libdirmn's order, by decreasing weight (ties: the library's
