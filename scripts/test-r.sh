@@ -57,6 +57,18 @@ log() { echo "test-r: $*"; }
 DEBS=(r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr
   r-cran-knitr r-cran-markdown r-cran-dirmult r-bioc-dirichletmultinomial)
 if [ "${DIRMN_TEST_R_VALGRIND:-1}" != 0 ]; then DEBS+=(valgrind); fi
+# HMP's dependencies, for the HMP reference of the overdispersion tests
+# (installed from shared/vendor below); DIRMN_TEST_R_HMP=0 leaves them out.
+if [ "${DIRMN_TEST_R_HMP:-1}" != 0 ]; then
+  DEBS+=(r-cran-ggplot2 r-cran-foreach r-cran-doparallel r-cran-mass r-cran-vegan r-cran-gplots
+    r-cran-rpart r-cran-lattice)
+fi
+# The containers microbiome and single-cell tables come in (Suggests of the
+# package; test-objects.R skips each one missing); DIRMN_TEST_R_BIOC=0
+# leaves them out.
+if [ "${DIRMN_TEST_R_BIOC:-1}" != 0 ]; then
+  DEBS+=(r-bioc-phyloseq r-bioc-summarizedexperiment r-bioc-singlecellexperiment r-bioc-biomformat)
+fi
 command -v g++ >/dev/null 2>&1 || DEBS+=(g++)
 command -v make >/dev/null 2>&1 || DEBS+=(make)
 missing=()
@@ -71,6 +83,34 @@ if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# References from outside Debian, in a library of their own that only the
+# tests see: HMP (its C.alpha.multinomial is the score test's reference)
+# from shared/vendor, where its Debian dependencies are installed (the test
+# recomputes the statistic in R either way). The tests also read the
+# shared data tables (DIRMN_SHARED_DATA) where the clone has them beside it.
+REFLIB="$PREFIX/R-reference-library"
+VENDOR="$ROOT/../shared/vendor"
+REF_LIBS=""
+if [ -f "$VENDOR/HMP_2.0.1.tar.gz" ] && [ -f "$VENDOR/rpart.plot_3.1.3.tar.gz" ] &&
+   Rscript -e 'q(status = !all(vapply(c("dirmult", "ggplot2", "foreach", "doParallel", "MASS", "vegan", "gplots", "rpart", "lattice"), requireNamespace, TRUE, quietly = TRUE)))' >/dev/null 2>&1; then
+  if ! R_LIBS="$REFLIB" Rscript -e 'q(status = !requireNamespace("HMP", quietly = TRUE))' >/dev/null 2>&1; then
+    mkdir -p "$REFLIB"
+    log "installing HMP (a test reference) into $REFLIB"
+    R CMD INSTALL --library="$REFLIB" "$VENDOR/rpart.plot_3.1.3.tar.gz" > "$PREFIX/hmp-install.log" 2>&1 &&
+      R_LIBS="$REFLIB" R CMD INSTALL --library="$REFLIB" "$VENDOR/HMP_2.0.1.tar.gz" >> "$PREFIX/hmp-install.log" 2>&1 ||
+      log "HMP did not install (see $PREFIX/hmp-install.log); the score test compares with its formula only"
+  fi
+  if R_LIBS="$REFLIB" Rscript -e 'q(status = !requireNamespace("HMP", quietly = TRUE))' >/dev/null 2>&1; then
+    REF_LIBS="$REFLIB"
+  fi
+else
+  log "HMP's dependencies (r-cran-vegan, r-cran-ggplot2, ...) or shared/vendor missing: not installing HMP"
+fi
+if [ -d "$ROOT/../shared/data" ]; then
+  DIRMN_SHARED_DATA=$(cd "$ROOT/../shared/data" && pwd)
+  export DIRMN_SHARED_DATA
 fi
 
 # --- 2. where the library is ---------------------------------------------
@@ -245,7 +285,7 @@ echo "options(repos = c(CRAN = \"file://$WORK/empty-repo\"))" > Rprofile.check
 t0=$SECONDS
 set +e
 "${NOLIB[@]}" DIRMN_CUDA=no R_PROFILE_USER="$WORK/Rprofile.check" _R_CHECK_FORCE_SUGGESTS_=false \
-  R CMD check --no-manual "$TARBALL" > check.log 2>&1
+  R_LIBS="$REF_LIBS" R CMD check --no-manual "$TARBALL" > check.log 2>&1
 check_rc=$?
 set -e
 cat check.log
@@ -329,7 +369,7 @@ rm -rf "$WORK/installed-tests"
 mkdir -p "$WORK/installed-tests"
 tar xzf "$TARBALL" -C "$WORK/installed-tests" dirmn/tests
 if ! (cd "$WORK/installed-tests/dirmn/tests" &&
-      R_LIBS="$RLIB" Rscript testthat.R > "$WORK/testthat-installed.Rout" 2>&1); then
+      R_LIBS="$RLIB${REF_LIBS:+:$REF_LIBS}" Rscript testthat.R > "$WORK/testthat-installed.Rout" 2>&1); then
   tail -n 60 "$WORK/testthat-installed.Rout" >&2
   echo "test-r: testthat failed against the libdirmn under $PREFIX" >&2
   exit 1
@@ -365,7 +405,7 @@ if [ "${DIRMN_TEST_R_VALGRIND:-1}" != 0 ]; then
   VG="valgrind --leak-check=full --num-callers=40 --log-file=$VG_DIR/memcheck.%p.log"
   set +e
   (cd "$WORK/installed-tests/dirmn/tests" &&
-    R_LIBS="$RLIB" R -d "$VG" --vanilla --no-echo -f testthat.R > "$VG_DIR/testthat.Rout" 2>&1)
+    DIRMN_TEST_UNDER_VALGRIND=1 R_LIBS="$RLIB" R -d "$VG" --vanilla --no-echo -f testthat.R > "$VG_DIR/testthat.Rout" 2>&1)
   vg_rc=$?
   set -e
   # Over every log, valgrind's records (each up to a line "==PID== "): the

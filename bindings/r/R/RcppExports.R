@@ -73,15 +73,23 @@ cpp_bench_loglik <- function(xp, alpha, reps, full) {
     .Call(`_dirmn_cpp_bench_loglik`, xp, alpha, reps, full)
 }
 
-cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress) {
-    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress)
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from)
 }
 
 cpp_mixture_assign <- function(mix_xp, xp) {
     .Call(`_dirmn_cpp_mixture_assign`, mix_xp, xp)
 }
 
+cpp_mixture_defaults <- function() {
+    .Call(`_dirmn_cpp_mixture_defaults`)
+}
+
 cpp_live_mixtures <- function() {
     .Call(`_dirmn_cpp_live_mixtures`)
+}
+
+cpp_overdispersion_test <- function(xp, weights, tolerance, max_iterations) {
+    .Call(`_dirmn_cpp_overdispersion_test`, xp, weights, tolerance, max_iterations)
 }
 

@@ -32,7 +32,32 @@
 #'   frame, or a matrix from the \pkg{Matrix} package (`dgCMatrix` and
 #'   `dgRMatrix` are used as they are; other sparse classes are converted to
 #'   `dgCMatrix`, dense ones such as `dgeMatrix` or `lgeMatrix` to base
-#'   matrices).
+#'   matrices). Also the objects that hold count tables in Bioconductor (see
+#'   the section below).
+#' @param samples Where the samples (observations) of a plain table are:
+#'   `"rows"` (the default: one row per sample, one column per category) or
+#'   `"columns"` (a features x samples table, as genes x cells or OTUs x
+#'   samples tables are usually kept; it is transposed, a sparse
+#'   `dgCMatrix` without copying its entries). dirmn never guesses the
+#'   orientation of a plain matrix. For \pkg{phyloseq},
+#'   \pkg{SummarizedExperiment} and BIOM data the object says where its
+#'   samples are, and `samples` must not be given.
+#' @param assay For a `SummarizedExperiment` (or `SingleCellExperiment`):
+#'   the assay to use, by name or number; `NULL` (the default) takes the
+#'   assay named `"counts"` where there is one, else the first.
+#'
+#' @section Bioconductor objects:
+#' These packages are optional (Suggests); an object of theirs is read
+#' through them when they are installed.
+#' * A \pkg{phyloseq} object, or its `otu_table`: the OTU table, with its
+#'   orientation from `taxa_are_rows()` (taxa become the columns).
+#' * A `SummarizedExperiment` or `SingleCellExperiment`: the assay chosen
+#'   by `assay`; features are its rows and samples (cells) its columns, so
+#'   it is transposed (a `dgCMatrix` assay stays sparse).
+#' * A BIOM table: an object of class `biom` from \pkg{biomformat}, or the
+#'   path of a BIOM file (a single character string), read with
+#'   `biomformat::read_biom()`; observations (OTUs) are its rows and
+#'   samples its columns, so it is transposed.
 #' @param backend `"auto"` (a CUDA device where libdirmn was built with CUDA
 #'   and the device exists, else the CPU), `"cpu"` or `"cuda"`.
 #' @param device The CUDA device index (0-based); ignored for the CPU.
@@ -51,8 +76,10 @@
 #' dim(counts)
 #' ddirmn(counts, alpha = rep(0.5, ncol(counts)), log = TRUE)[1:5]
 #' close(counts)
-dirmn_counts <- function(x, backend = "auto", device = 0L) {
+dirmn_counts <- function(x, backend = "auto", device = 0L, samples = c("rows", "columns"),
+                         assay = NULL) {
   call <- sys.call()
+  x <- .counts_input(x, samples, assay, call, missing(samples))
   if (inherits(x, "dirmn_counts")) {
     backend <- .check_backend(backend, call)
     if (backend != "auto" && !identical(backend, x$backend)) {

@@ -38,14 +38,20 @@
 #'   observation, with its names as the category names), a numeric or
 #'   logical data frame, a matrix from \pkg{Matrix} (sparse ones,
 #'   `dgCMatrix`, `dgRMatrix`, ..., never made dense; dense ones, such as
-#'   `dgeMatrix` or `lgeMatrix`), or a table prepared with [dirmn_counts()].
+#'   `dgeMatrix` or `lgeMatrix`), a table prepared with [dirmn_counts()],
+#'   or an object of \pkg{phyloseq}, \pkg{SummarizedExperiment} or
+#'   \pkg{biomformat}, or the path of a BIOM file (see [dirmn_counts()]).
 #' @param alpha The parameters, all positive and finite: a vector with one
 #'   value per column of `x`, shared by all rows; or a K x V matrix (V the
 #'   number of columns of `x`) holding K parameter vectors, one per row, each
 #'   applied to every row of `x`; or, with `rowwise = TRUE`, a matrix of the
 #'   dimensions of `x` giving each row of `x` its own parameters. A dense
 #'   \pkg{Matrix} (`dgeMatrix` and the like) is taken as [as.matrix()] makes
-#'   it.
+#'   it. Where both `alpha` (its names, or a matrix's column names) and the
+#'   columns of `x` have names, they are matched by name: the same names in
+#'   another order are reordered to `x`'s columns, other names are an error
+#'   of class `dirmn_error_dimension_mismatch` naming them.
+#' @inheritParams dirmn_counts
 #' @param log If `TRUE`, return log densities (log pmf).
 #' @param full If `TRUE` (the default), include the multinomial coefficient
 #'   (the pmf proper, as [extraDistr::ddirmnom()] computes it); if `FALSE`,
@@ -87,18 +93,22 @@
 #' # Sparse input is used without densifying
 #' sp <- Matrix::Matrix(bci, sparse = TRUE)
 #' all.equal(ddirmn(sp, 10 * p, log = TRUE), ddirmn(counts, 10 * p, log = TRUE))
-ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE) {
+ddirmn <- function(x, alpha, log = FALSE, full = TRUE, rowwise = FALSE,
+                   samples = c("rows", "columns"), assay = NULL) {
   call <- sys.call()
   if (!is.double(alpha) || is.object(alpha)) alpha <- .as_alpha(alpha, call)
   .check_flag(log, "log", call)
   .check_flag(full, "full", call)
   .check_flag(rowwise, "rowwise", call)
+  x <- .counts_input(x, samples, assay, call, missing(samples))
   if (inherits(x, "dirmn_counts")) {
     table <- NULL
+    alpha <- .match_names(alpha, x$dimnames[[2L]], "alpha", "x", call)
     res <- cpp_ddirmn_counts(x$ptr, alpha, rowwise, full, log)
     rn <- x$dimnames[[1L]]
   } else {
     table <- .as_table(x, call)
+    alpha <- .match_names(alpha, table$dimnames[[2L]], "alpha", "x", call)
     ctx <- .default_context(call)
     res <- cpp_ddirmn_table(ctx$ptr, table$data, table$kind, alpha, rowwise, full, log)
     rn <- table$dimnames[[1L]]

@@ -35,6 +35,6 @@
 #' @useDynLib dirmn, .registration = TRUE
 #' @importFrom Rcpp evalCpp
 #' @importFrom methods is as
-#' @importFrom stats AIC BIC coef fitted logLik nobs predict vcov
+#' @importFrom stats AIC BIC coef confint fitted logLik nobs predict residuals vcov
 #' @importClassesFrom Matrix dgCMatrix dgRMatrix
 "_PACKAGE"

@@ -13,10 +13,6 @@
 #' `"x@i[1] = 7 (column 1) is not a row index of a 3-row matrix (x@i holds 0-based row indices, 0 to 2)"`
 #' or `"x@p[3] = 1 is below x@p[2] = 3 (the p slot must not decrease)"`.
 #'
-#' Warnings: a fit or mixture that stops at `maxit` without converging
-#' warns with a condition of class `dirmn_convergence_warning` (and
-#' `"warning"`, `"condition"`); see [dirmn_fit()].
-#'
 #' | class | status | raised when |
 #' |---|---|---|
 #' | `dirmn_error_null_pointer` | 1 | a [dirmn_counts()] object was closed or restored from disk |
@@ -36,6 +32,16 @@
 #'
 #' A package built against one major version of libdirmn that finds another
 #' at load time fails with class `dirmn_error_version_mismatch`.
+#'
+#' @section Warnings:
+#' A fit or mixture that stops at `max_iterations` without converging warns
+#' with a condition of class `dirmn_convergence_warning` (and `"warning"`,
+#' `"condition"`); see [dirmn_fit()]. An argument given by a name of a
+#' version before 0.3.0 (`tol`, `maxit`, `init = "kmeans++"`, `k` of the
+#' mixture methods, ...) warns with class `dirmn_deprecated_warning` (and
+#' `"deprecatedWarning"`); `AIC(m, k = )` of a mixture with a `k` that is
+#' also a number of fitted components warns with class
+#' `dirmn_argument_warning`.
 #'
 #' @name dirmn_error
 #' @examples

@@ -5,14 +5,15 @@
 
 # The ABI only promises compatibility within a major version: a package built
 # against one major version must not run on another.
+# And the package needs the API of 0.3.0 (the version the package has).
 .check_version <- function(runtime, header) {
-  if (runtime %/% 10000 != header %/% 10000) {
+  if (runtime %/% 10000 != header %/% 10000 || runtime < 300) {
     stop(structure(
       class = c("dirmn_error_version_mismatch", "dirmn_error", "error", "condition"),
       list(
         message = sprintf(paste(
           "the dirmn R package was built against libdirmn %s but the loaded",
-          "libdirmn is %s, a different major version; reinstall the package",
+          "libdirmn is %s, a different major version or one older than 0.3.0; reinstall the package",
           "(R CMD INSTALL) against the libdirmn now installed"),
           .version_string(header), .version_string(runtime)),
         call = NULL, status = NA_integer_

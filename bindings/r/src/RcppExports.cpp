@@ -212,8 +212,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_mixture_fit
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress);
-RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP) {
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress, SEXP grow_from);
+RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP grow_fromSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -226,7 +226,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress));
+    Rcpp::traits::input_parameter< SEXP >::type grow_from(grow_fromSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -241,12 +242,34 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_mixture_defaults
+SEXP cpp_mixture_defaults();
+RcppExport SEXP _dirmn_cpp_mixture_defaults() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_defaults());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_live_mixtures
 SEXP cpp_live_mixtures();
 RcppExport SEXP _dirmn_cpp_live_mixtures() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     rcpp_result_gen = Rcpp::wrap(cpp_live_mixtures());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_overdispersion_test
+SEXP cpp_overdispersion_test(SEXP xp, SEXP weights, double tolerance, int max_iterations);
+RcppExport SEXP _dirmn_cpp_overdispersion_test(SEXP xpSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_overdispersion_test(xp, weights, tolerance, max_iterations));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -270,9 +293,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_ddirmn_table", (DL_FUNC) &_dirmn_cpp_ddirmn_table, 7},
     {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
-    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 10},
+    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 11},
     {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
+    {"_dirmn_cpp_mixture_defaults", (DL_FUNC) &_dirmn_cpp_mixture_defaults, 0},
     {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},
+    {"_dirmn_cpp_overdispersion_test", (DL_FUNC) &_dirmn_cpp_overdispersion_test, 4},
     {NULL, NULL, 0}
 };
 

@@ -9,8 +9,8 @@ using namespace dirmn_r;
 
 // dirmn_fit, as a plain list (R/fit.R makes the dirmn_fit object).
 // `progress` is NULL or an R function(iteration, loglik, gradient_norm)
-// called once per iteration, with the full log-likelihood (the log pmf,
-// DIRMN_FULL); TRUE from it cancels. The Hessian with respect to alpha at
+// called after each iteration (1, 2, ...), with the log-likelihood (the log
+// pmf, the library's default); TRUE from it cancels. The Hessian with respect to alpha at
 // the fit comes with the result (`hessian_diag`, `hessian_scalar`; NULL
 // where the library gives none: in the multinomial limit, or when a single
 // column has counts).
@@ -41,7 +41,7 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
-    options.flags = DIRMN_FULL;
+    // (the default: the callback receives the log pmf)
   }
   options.hessian_diag = hessian_diag.begin();
   dirmn_fit_result result;
@@ -67,14 +67,16 @@ SEXP cpp_fit(SEXP xp, SEXP weights, SEXP start, double tolerance, int max_iterat
     h_scalar = Rcpp::NumericVector::create(result.hessian_scalar);
   }
   Rcpp::List out = Rcpp::List::create(
-      Rcpp::Named("alpha") = alpha, Rcpp::Named("se_alpha") = se_alpha,
-      Rcpp::Named("se_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
+      Rcpp::Named("alpha") = alpha, Rcpp::Named("std_error_alpha") = se_alpha,
+      Rcpp::Named("std_error_log_alpha") = se_log_alpha, Rcpp::Named("loglik") = result.loglik,
       Rcpp::Named("loglik_kernel") = result.loglik_kernel,
       Rcpp::Named("gradient_norm") = result.gradient_norm,
       Rcpp::Named("precision") = result.precision, Rcpp::Named("iterations") = result.iterations,
       Rcpp::Named("converged") = result.converged != 0,
       Rcpp::Named("multinomial_limit") = result.multinomial_limit != 0,
       Rcpp::Named("zero_columns") = static_cast<double>(result.zero_columns),
+      Rcpp::Named("parameters") = static_cast<double>(result.parameters),
+      Rcpp::Named("observations") = result.observations,
       Rcpp::Named("hessian_diag") = h_diag, Rcpp::Named("hessian_scalar") = h_scalar);
   return out;
 }

@@ -113,7 +113,9 @@ namespace {
 dirmn_status run_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t rows,
                         int64_t cols, SEXP alpha, const AlphaLayout& layout, bool full,
                         double* out) {
-  const uint32_t flags = full ? DIRMN_FULL : 0u;
+  // The library's default is the log pmf; DIRMN_KERNEL leaves out the
+  // multinomial coefficients.
+  const uint32_t flags = full ? 0u : DIRMN_KERNEL;
   // Column-major: (b, v) of a rows x V alpha sits at b + v * rows, (j, v)
   // of a k x V alpha at j + v * k, (b, j) of the output at b + j * rows.
   switch (layout.shape) {
@@ -233,7 +235,7 @@ SEXP cpp_loglik_sum(SEXP xp, SEXP params, SEXP weights, bool log_param, bool ful
   double value = 0.0, hessian_scalar = 0.0;
   const dirmn_status status = dirmn_loglik_sum(
       p.ctx, p.counts, REAL(params), 1, log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA,
-      weights_ptr(weights), full ? DIRMN_FULL : 0u, &value, gradient.begin(),
+      weights_ptr(weights), full ? 0u : DIRMN_KERNEL, &value, gradient.begin(),
       hessian_diag.begin(), &hessian_scalar);
   if (status != DIRMN_SUCCESS)
     return failure(alpha_error(p.ctx, status, params, p.info.rows, AlphaLayout()));

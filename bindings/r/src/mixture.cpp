@@ -48,17 +48,27 @@ struct MixtureGuard {
 // One fitted mixture as a plain list, its components in the library's
 // order: `alpha` (k x V), `weights` (k), `responsibilities` (rows x k),
 // the fields of dirmn_mixture_info (`start` 0-based) and `ptr`, an
-// external pointer that owns the handle (for dirmn_mixture_assign). R/mixture.R
-// orders the components and makes the dirmn_mixture_fit object. `progress`
+// external pointer that owns the handle (for dirmn_mixture_assign).
+// Components come in the library's order (decreasing weight); R/mixture.R
+// makes the dirmn_mixture_fit object without reordering them. `progress`
 // is NULL or an R function(iteration, loglik, change); TRUE from it cancels.
+// `grow_from` is NULL or the external pointer of a fitted mixture with
+// k - 1 components on the same table, which seeds one more start.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed,
-                     double tolerance, int max_iterations, SEXP weights, SEXP progress) {
+                     double tolerance, int max_iterations, SEXP weights, SEXP progress,
+                     SEXP grow_from) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   SEXP bad = check_weights(weights, p.info.rows);
   if (bad != R_NilValue) return bad;
   if (k < 1) return failure(DIRMN_ERROR_INVALID_ARGUMENT, "k must be at least 1");
+  const dirmn_mixture* previous = nullptr;
+  if (grow_from != R_NilValue) {
+    if (!is_xptr(grow_from, sym_mixture()) || R_ExternalPtrAddr(grow_from) == nullptr)
+      return failure(DIRMN_ERROR_NULL_POINTER, "the mixture to grow from is not available");
+    previous = static_cast<const dirmn_mixture*>(R_ExternalPtrAddr(grow_from));
+  }
   const R_xlen_t V = static_cast<R_xlen_t>(p.info.cols);
   const R_xlen_t rows = static_cast<R_xlen_t>(p.info.rows);
   // Outputs and the owning pointer exist before the handle does.
@@ -85,6 +95,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
   options.max_iterations = max_iterations;
   options.tolerance = tolerance;
   options.weights = weights_ptr(weights);
+  options.grow_from = previous;
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
@@ -128,6 +139,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
       Rcpp::Named("objective") = mi.objective, Rcpp::Named("aic") = mi.aic,
       Rcpp::Named("bic") = mi.bic, Rcpp::Named("laplace") = mi.laplace,
       Rcpp::Named("parameters") = static_cast<double>(mi.parameters),
+      Rcpp::Named("observations") = mi.observations,
       Rcpp::Named("iterations") = mi.iterations, Rcpp::Named("converged") = mi.converged != 0,
       Rcpp::Named("k") = mi.k, Rcpp::Named("start") = mi.start,
       Rcpp::Named("ptr") = static_cast<SEXP>(mix_xp));
@@ -151,6 +163,18 @@ SEXP cpp_mixture_assign(SEXP mix_xp, SEXP xp) {
   status = dirmn_mixture_assign(p.ctx, m, p.counts, out.begin(), 1, rows);
   if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
   return out;
+}
+
+// The library's defaults of the mixture options R exposes (dirmn_mixture()
+// takes `starts = NULL` as the library's default).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_mixture_defaults() {
+  dirmn_mixture_options options;
+  dirmn_mixture_options_init(&options);
+  return Rcpp::List::create(Rcpp::Named("starts") = options.starts,
+                            Rcpp::Named("init") = static_cast<int>(options.init),
+                            Rcpp::Named("max_iterations") = options.max_iterations,
+                            Rcpp::Named("tolerance") = options.tolerance);
 }
 
 // [[Rcpp::export(rng = false)]]

@@ -413,10 +413,16 @@ test_that("the documented condition classes are the library's status names", {
   }
 })
 
-test_that("a library of another major version is refused at load", {
-  expect_invisible(dirmn:::.check_version(100, 102))
-  expect_error(dirmn:::.check_version(10000, 100), "different major version",
+test_that("a library of another major version, or older than 0.3.0, is refused at load", {
+  expect_invisible(dirmn:::.check_version(300, 302))
+  expect_invisible(dirmn:::.check_version(401, 300))
+  expect_error(dirmn:::.check_version(10000, 300), "different major version",
                class = "dirmn_error_version_mismatch")
+  expect_error(dirmn:::.check_version(100, 300), "older than 0.3.0",
+               class = "dirmn_error_version_mismatch")
+  # the package's version is the library's it was built against
+  v <- dirmn:::cpp_version()
+  expect_identical(dirmn:::.version_string(v$header), as.character(utils::packageVersion("dirmn")))
 })
 
 test_that("a corrupt sparse matrix is reported in terms of its slots, 1-based", {
@@ -494,7 +500,7 @@ test_that("a computation stopped by setTimeLimit() prints nothing when caught", 
     "x <- matrix(rpois(3000 * 50, 3), ncol = 50)",
     "counts <- dirmn_counts(x, backend = 'cpu')",
     "e <- tryCatch({ setTimeLimit(elapsed = 0.1, transient = TRUE);",
-    "  dirmn_mixture(counts, k = 6, starts = 5, maxit = 200, tol = 1e-14); 'finished' },",
+    "  dirmn_mixture(counts, k = 6, starts = 5, max_iterations = 200, tolerance = 1e-14); 'finished' },",
     "  error = identity)",
     "setTimeLimit()",
     "cat(if (is.character(e)) e else class(e)[1], '\\n')"), script)

@@ -43,12 +43,12 @@ test_that("the fit agrees with a plain-R Minka fixed point", {
 test_that("the fit recovers a known alpha and its standard errors cover it", {
   fit <- dirmn_fit(sim)
   expect_named(fit$alpha, colnames(sim))
-  z <- (log(fit$alpha) - log(alpha_true)) / fit$se_log_alpha
+  z <- (log(fit$alpha) - log(alpha_true)) / fit$std_error_log_alpha
   expect_true(all(abs(z) < 4))
   expect_rel_equal(fit$precision, sum(fit$alpha), 1e-12)
   expect_false(fit$multinomial_limit)
   expect_identical(fit$zero_columns, 0L)
-  expect_identical(fit$nobs, 300L)
+  expect_equal(fit$nobs, 300)
   expect_lt(fit$gradient_norm, 1e-4)
   # gradient at the fit (plain R, in log alpha) is ~0
   g <- fit$alpha * ref_gradient(sim, fit$alpha)
@@ -64,8 +64,8 @@ test_that("vcov is the inverse observed information and matches the standard err
     expect_identical(dimnames(V), list(colnames(x), colnames(x)))
     ref <- solve(-ref_hessian(x, fit$alpha)$matrix)
     expect_lt(max(abs(V - ref)) / max(abs(ref)), 1e-8)
-    expect_lt(max_rel(sqrt(diag(V)), unname(fit$se_alpha)), 1e-6)
-    expect_lt(max_rel(unname(fit$se_log_alpha), unname(fit$se_alpha / fit$alpha)), 1e-10)
+    expect_lt(max_rel(sqrt(diag(V)), unname(fit$std_error_alpha)), 1e-6)
+    expect_lt(max_rel(unname(fit$std_error_log_alpha), unname(fit$std_error_alpha / fit$alpha)), 1e-10)
   }
 })
 
@@ -75,7 +75,9 @@ test_that("integer weights equal repeated rows; zero weights equal dropped rows"
   fr <- dirmn_fit(mite[rep(seq_len(nrow(mite)), w), ])
   expect_lt(max_rel(fw$alpha, fr$alpha), 1e-8)
   expect_rel_equal(fw$loglik, fr$loglik, 1e-10)
-  expect_identical(fw$nobs, sum(w > 0))
+  # observations: the sum of the weights of the rows with counts
+  expect_equal(fw$nobs, sum(w[rowSums(mite) > 0]))
+  expect_equal(fw$nobs, fr$nobs)
   # against the independent references with the same weights
   ref <- minka_fit(mite, weights = w)
   expect_lt(max_rel(unname(fw$alpha), ref$alpha), 1e-5)
@@ -92,10 +94,10 @@ test_that("rows and columns of zeros: rows are ignored, columns get alpha 0 and 
   fit <- dirmn_fit(x)
   plain <- dirmn_fit(mite[, 1:20])
   expect_identical(fit$zero_columns, 1L)
-  expect_identical(fit$nobs, 70L)
+  expect_equal(fit$nobs, 70)
   expect_identical(unname(fit$alpha["empty"]), 0)
-  expect_true(is.na(fit$se_alpha["empty"]))
-  expect_true(is.na(fit$se_log_alpha["empty"]))
+  expect_true(is.na(fit$std_error_alpha["empty"]))
+  expect_true(is.na(fit$std_error_log_alpha["empty"]))
   expect_lt(max_rel(fit$alpha[-11], plain$alpha), 1e-9)
   V <- vcov(fit)
   expect_true(all(is.na(V["empty", ])) && all(is.na(V[, "empty"])))
@@ -130,12 +132,22 @@ test_that("underdispersed data give the multinomial limit", {
   for (theta in 10^(2:6)) {
     expect_lt(ref_loglik_sum(x, theta * colSums(x) / sum(x), full = TRUE), fit$loglik)
   }
-  expect_true(all(is.na(fit$se_alpha)))
+  expect_true(all(is.na(fit$std_error_alpha)))
   expect_true(all(is.na(vcov(fit))))
   expect_output(print(fit), "no overdispersion: the multinomial limit fits best", ignore.case = TRUE)
-  expect_identical(attr(logLik(fit), "df"), 3L)
+  # the one rule of the library: the columns with counts, also at the limit
+  expect_equal(attr(logLik(fit), "df"), sum(colSums(x) > 0))
   expect_output(print(summary(fit)), "multinomial limit")
 })
+
+expect_silent_messages <- function(expr) {
+  msgs <- character(0)
+  withCallingHandlers(expr, message = function(m) {
+    msgs <<- c(msgs, conditionMessage(m))
+    invokeRestart("muffleMessage")
+  })
+  expect_length(msgs, 0L)
+}
 
 test_that("verbose reports every iteration through message()", {
   msgs <- character(0)
@@ -146,14 +158,19 @@ test_that("verbose reports every iteration through message()", {
       invokeRestart("muffleMessage")
     }
   )
-  expect_length(msgs, fit$iterations + 1L)
-  expect_match(msgs[1], "^dirmn_fit: iteration 0, log-likelihood")
+  # once after each iteration, counted from 1
+  expect_length(msgs, fit$iterations)
+  expect_match(msgs[1], "^dirmn_fit: iteration 1, log-likelihood")
+  expect_match(msgs[length(msgs)], sprintf("^dirmn_fit: iteration %d,", fit$iterations))
   last <- as.numeric(sub(".*log-likelihood ([-0-9.e+]+),.*", "\\1", msgs[length(msgs)]))
   expect_lt(abs(last - fit$loglik), 1e-6 * abs(fit$loglik))
   expect_warning(
-    expect_message(dirmn_fit(sim, verbose = TRUE, maxit = 0),
-                   "^dirmn_fit: iteration 0, log-likelihood -[0-9.]+, gradient norm [0-9.e+-]+\n?$"),
+    expect_message(dirmn_fit(sim, verbose = TRUE, max_iterations = 1),
+                   "^dirmn_fit: iteration 1, log-likelihood -[0-9.]+, gradient norm [0-9.e+-]+\n?$"),
     class = "dirmn_convergence_warning")
+  # no iteration, no message
+  expect_warning(expect_silent_messages(dirmn_fit(sim, verbose = TRUE, max_iterations = 0)),
+                 class = "dirmn_convergence_warning")
   msgs <- capture_messages(dirmn_fit(sim, verbose = TRUE))
   expect_match(msgs, "gradient norm")
   expect_silent(dirmn_fit(sim))
@@ -208,9 +225,9 @@ test_that("S3 methods: coef, vcov, logLik, AIC, BIC, fitted, nobs, print, summar
   expect_identical(coef(fit), fit$alpha)
   ll <- logLik(fit)
   expect_s3_class(ll, "logLik")
-  expect_identical(attr(ll, "df"), 35L)
-  expect_identical(attr(ll, "nobs"), 70L)
-  expect_identical(nobs(fit), 70L)
+  expect_equal(attr(ll, "df"), 35)
+  expect_equal(attr(ll, "nobs"), 70)
+  expect_equal(nobs(fit), 70)
   expect_equal(AIC(fit), -2 * ref_loglik_sum(mite, fit$alpha, full = TRUE) + 2 * 35,
                tolerance = 1e-10)
   expect_equal(BIC(fit), -2 * ref_loglik_sum(mite, fit$alpha, full = TRUE) + log(70) * 35,
@@ -226,7 +243,7 @@ test_that("S3 methods: coef, vcov, logLik, AIC, BIC, fitted, nobs, print, summar
   expect_s3_class(s, "summary.dirmn_fit")
   expect_identical(dim(s$coefficients), c(35L, 6L))
   expect_equal(unname(s$coefficients[, "log(alpha)"]), unname(log(fit$alpha)))
-  lower <- exp(log(fit$alpha) - qnorm(0.975) * fit$se_log_alpha)
+  lower <- exp(log(fit$alpha) - qnorm(0.975) * fit$std_error_log_alpha)
   expect_equal(unname(s$coefficients[, "2.5 %"]), unname(lower))
   expect_output(print(s), "Coefficients")
   expect_output(print(s), "AIC")
@@ -250,8 +267,8 @@ test_that("every input form gives the same fit", {
   # a start value converges to the same maximum
   fs <- dirmn_fit(mite, start = rep(1, 35))
   expect_lt(max_rel(fs$alpha, ref$alpha), 1e-6)
-  # maxit = 0 stops at the start (and warns: see below)
-  f0 <- unconverged(dirmn_fit(mite, maxit = 0))
+  # max_iterations = 0 stops at the start (and warns: see below)
+  f0 <- unconverged(dirmn_fit(mite, max_iterations = 0))
   expect_false(f0$converged)
 })
 
@@ -275,8 +292,8 @@ test_that("bad arguments give dirmn errors naming the row or column (1-based)", 
   st[2] <- NA
   expect_error(dirmn_fit(mite, start = st), "column 2: alpha is NA",
                class = "dirmn_error_invalid_parameter")
-  expect_error(dirmn_fit(mite, tol = 0), class = "dirmn_error_invalid_argument")
-  expect_error(dirmn_fit(mite, maxit = -1), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_fit(mite, tolerance = 0), class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_fit(mite, max_iterations = -1), class = "dirmn_error_invalid_argument")
   expect_error(dirmn_fit(mite, verbose = NA), class = "dirmn_error_invalid_argument")
   expect_error(dirmn_fit(matrix(0L, 3, 4)), "no counts", class = "dirmn_error_invalid_argument")
   expect_error(dirmn_fit(mite, weights = rep(0, 70)), "no counts",
@@ -288,23 +305,23 @@ test_that("bad arguments give dirmn errors naming the row or column (1-based)", 
   expect_identical(conditionCall(e)[[1]], as.name("dirmn_fit"))
 })
 
-test_that("a fit stopped at maxit warns with a classed warning and keeps its result", {
-  w <- tryCatch(dirmn_fit(mite, maxit = 1), warning = identity)
+test_that("a fit stopped at max_iterations warns with a classed warning and keeps its result", {
+  w <- tryCatch(dirmn_fit(mite, max_iterations = 1), warning = identity)
   expect_s3_class(w, "dirmn_convergence_warning")
   expect_s3_class(w, "warning")
   expect_match(conditionMessage(w),
-               "^did not converge in 1 iteration \\(largest gradient component in log alpha [0-9.e+]+, tol = 1e-10\\)")
+               "^did not converge in 1 iteration \\(largest gradient component in log alpha [0-9.e+]+, tolerance = 1e-10\\)")
   expect_identical(conditionCall(w)[[1]], as.name("dirmn_fit"))
   # the result is kept, as glm() keeps its: the iterate after one Newton step
-  f1 <- unconverged(dirmn_fit(mite, maxit = 1))
+  f1 <- unconverged(dirmn_fit(mite, max_iterations = 1))
   expect_false(f1$converged)
   expect_identical(f1$iterations, 1L)
-  expect_match(conditionMessage(tryCatch(dirmn_fit(mite, maxit = 3), warning = identity)),
+  expect_match(conditionMessage(tryCatch(dirmn_fit(mite, max_iterations = 3), warning = identity)),
                "in 3 iterations")
   full <- dirmn_fit(mite)
   expect_lt(f1$loglik, full$loglik)
   # a converged fit, and the multinomial limit, are silent
   expect_silent(dirmn_fit(mite))
   set.seed(1)
-  expect_silent(dirmn_fit(t(rmultinom(40, 100, c(0.5, 0.3, 0.2))), maxit = 1))
+  expect_silent(dirmn_fit(t(rmultinom(40, 100, c(0.5, 0.3, 0.2))), max_iterations = 1))
 })

@@ -86,7 +86,7 @@ test_that("well-separated simulated components are recovered", {
   expect_identical(m$selected, 3L)
   expect_gte(ari(predict(m, type = "class"), sep_labels), 0.95)
   for (objective in c("ml", "dmn")) {
-    for (init in c("kmeans++", "kmeans", "soft")) {
+    for (init in c("kmeanspp", "kmeans", "soft_kmeans")) {
       mk <- dirmn_mixture(sep, k = 3, objective = objective, init = init)
       expect_gte(ari(predict(mk, type = "class"), sep_labels), 0.95)
     }
@@ -149,7 +149,8 @@ test_that("predict assigns new rows; class is the most probable component", {
   expect_error(predict(m, new[, -1]), "29 columns", class = "dirmn_error_dimension_mismatch")
   renamed <- new
   colnames(renamed)[4] <- "other"
-  expect_error(predict(m, renamed), "column 4", class = "dirmn_error_dimension_mismatch")
+  expect_error(predict(m, renamed), "\"cat4\" is not a column of newdata; \"other\" of newdata",
+               class = "dirmn_error_dimension_mismatch")
   expect_error(predict(m, new, type = "response"), class = "dirmn_error_invalid_argument")
 })
 
@@ -163,8 +164,8 @@ test_that("S3 methods: coef, weights, responsibilities, logLik, AIC, BIC, fitted
   expect_identical(coef(m), model$alpha)
   expect_identical(dim(coef(m)), c(k, 35L))
   expect_identical(colnames(coef(m)), colnames(mite))
-  expect_identical(dim(coef(m, k = 2)), c(2L, 35L))
-  expect_error(coef(m, k = 7), "k = 7", class = "dirmn_error_invalid_argument")
+  expect_identical(dim(coef(m, components = 2)), c(2L, 35L))
+  expect_error(coef(m, components = 7), "no model with 7 components", class = "dirmn_error_invalid_argument")
   w <- mixture_weights(m)
   expect_equal(sum(w), 1)
   expect_true(all(diff(w) <= 0))
@@ -176,8 +177,8 @@ test_that("S3 methods: coef, weights, responsibilities, logLik, AIC, BIC, fitted
   ll <- logLik(m)
   P <- k * 35 + k - 1
   expect_identical(attr(ll, "df"), P)
-  expect_identical(attr(ll, "nobs"), 70L)
-  expect_identical(nobs(m), 70L)
+  expect_equal(attr(ll, "nobs"), 70)
+  expect_equal(nobs(m), 70)
   ref <- ref_mixture(mite, model$alpha, model$weights)$loglik
   expect_equal(AIC(m), -2 * ref + 2 * P, tolerance = 1e-9)
   expect_equal(BIC(m), -2 * ref + log(70) * P, tolerance = 1e-9)
@@ -227,7 +228,7 @@ test_that("a seed gives the same fit; verbose reports every EM iteration", {
   expect_match(msgs[1], "^dirmn_mixture: k = 2, start 1, iteration 1: log-likelihood")
   expect_true(any(grepl("start 2, iteration 1:", msgs)))
   expect_match(msgs[2], "\\(change [-0-9.e+]+\\)")
-  unconverged(expect_message(dirmn_mixture(mite, k = 1, starts = 1, maxit = 1, verbose = TRUE),
+  unconverged(expect_message(dirmn_mixture(mite, k = 1, starts = 1, max_iterations = 1, verbose = TRUE),
                              "k = 1, start 1, iteration 1"))
 })
 
@@ -260,7 +261,8 @@ test_that("predict() of newdata without rows is empty, as ddirmn() is", {
                class = "dirmn_error_dimension_mismatch")
   renamed <- mite[0, , drop = FALSE]
   colnames(renamed)[2] <- "other"
-  expect_error(predict(m, renamed), "column 2 is other", class = "dirmn_error_dimension_mismatch")
+  expect_error(predict(m, renamed), "\"other\" of newdata is missing",
+               class = "dirmn_error_dimension_mismatch")
 })
 
 test_that("bad arguments are dirmn errors", {
@@ -287,26 +289,25 @@ test_that("fitted models and criteria have their documented layout", {
   # (built in R from cpp_mixture_fit's plain lists: .mixture_model, .mixture_criteria)
   m <- dirmn_mixture(unname(mite), k = c(3, 1), starts = 1L)
   expect_identical(names(m), c("models", "criteria", "selected", "select", "objective",
-                               "call", "nobs", "dimnames"))
+                               "init", "starts", "call", "nobs", "dimnames"))
   expect_identical(names(m$models), c("1", "3"))
   model <- m$models[["3"]]
   expect_identical(names(model), c(
     "alpha", "weights", "responsibilities", "loglik", "objective", "aic", "bic", "laplace",
-    "parameters", "iterations", "converged", "k", "start", "nobs", "objective_type", "ptr",
-    "order", "row_totals", "backend", "device"))
+    "parameters", "iterations", "converged", "k", "start", "nobs", "objective_kind", "ptr",
+    "row_totals", "backend", "device", "data", "row_weights"))
   comp <- paste0("comp", 1:3)
   expect_identical(dimnames(model$alpha), list(comp, NULL))
   expect_identical(dimnames(model$responsibilities), list(NULL, comp))
   expect_identical(names(model$weights), comp)
-  expect_identical(model$order, order(model$weights[order(model$order)], decreasing = TRUE))
   expect_true(all(diff(model$weights) <= 0))
-  expect_identical(sort(model$order), 1:3)
   expect_type(model$parameters, "double")
   expect_type(model$iterations, "integer")
   expect_type(model$k, "integer")
   expect_type(model$start, "integer")
-  expect_identical(model$nobs, 70L)
-  expect_identical(model$objective_type, "ml")
+  expect_identical(model$nobs, 70)
+  expect_identical(model$objective_kind, "ml")
+  expect_identical(model$data, unname(mite))
   expect_equal(model$row_totals, unname(rowSums(mite)))
   crit <- m$criteria
   expect_s3_class(crit, "data.frame")
@@ -319,19 +320,19 @@ test_that("fitted models and criteria have their documented layout", {
   expect_identical(dim(crit), c(2L, 9L))
 })
 
-test_that("mixtures stopped at maxit warn once, naming the k, and keep the models", {
-  w <- tryCatch(dirmn_mixture(mite, k = 1:3, maxit = 2), warning = identity)
+test_that("mixtures stopped at max_iterations warn once, naming the k, and keep the models", {
+  w <- tryCatch(dirmn_mixture(mite, k = 1:3, max_iterations = 2), warning = identity)
   expect_s3_class(w, "dirmn_convergence_warning")
   expect_s3_class(w, "warning")
-  m <- unconverged(dirmn_mixture(mite, k = 1:3, maxit = 2))
+  m <- unconverged(dirmn_mixture(mite, k = 1:3, max_iterations = 2))
   bad <- m$criteria$k[!m$criteria$converged]
   expect_true(length(bad) > 0)
   expect_identical(conditionMessage(w), sprintf(
-    "EM did not converge in maxit = 2 iterations for k = %s (the best of the starts); the result%s: increase maxit",
+    "EM did not converge in max_iterations = 2 iterations for k = %s (the best of the starts); the result%s: increase max_iterations",
     paste(bad, collapse = ", "), if (length(bad) == 1) " is the last iterate" else "s are the last iterates"))
   expect_length(m$models, 3L)
   warnings <- 0L
-  withCallingHandlers(dirmn_mixture(mite, k = 1:3, maxit = 2),
+  withCallingHandlers(dirmn_mixture(mite, k = 1:3, max_iterations = 2),
                       warning = function(w) {
                         warnings <<- warnings + 1L
                         invokeRestart("muffleWarning")

@@ -1,0 +1,114 @@
+# bindings/names.tsv is the one table of user-facing names (issue #25); the
+# package ships it as inst/names.tsv (a link to it in the git tree, followed
+# by R CMD build). Every name of its r column must be something the package
+# exports, accepts (an argument, or a value of a choice argument) or returns
+# (a field of a result).
+
+names_table <- function() {
+  path <- system.file("names.tsv", package = "dirmn")
+  expect_true(nzchar(path))
+  read.delim(path, comment.char = "#", quote = "", stringsAsFactors = FALSE,
+                    colClasses = "character", na.strings = character())
+}
+
+# Every exported function and registered S3 method of the package.
+package_functions <- function() {
+  ns <- asNamespace("dirmn")
+  exports <- mget(getNamespaceExports(ns), envir = ns, inherits = TRUE)
+  s3 <- getNamespaceInfo(ns, "S3methods")
+  methods <- lapply(s3[, 3L], get, envir = ns)
+  c(Filter(is.function, exports), Filter(is.function, methods))
+}
+
+package_vocabulary <- function() {
+  fns <- package_functions()
+  arguments <- unique(unlist(lapply(fns, function(f) names(formals(f)))))
+  choices <- unique(unlist(lapply(fns, function(f) {
+    unlist(lapply(formals(f), function(a) {
+      if (is.call(a) && identical(a[[1L]], as.name("c"))) {
+        v <- as.list(a)[-1L]
+        unlist(Filter(is.character, v))
+      }
+    }))
+  })))
+  mite <- mite_table()
+  fit <- dirmn_fit(mite)
+  mix <- dirmn_mixture(mite, k = 1:2, starts = 1L)
+  test <- dirmn_overdispersion_test(mite)
+  fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
+                     names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite))))))
+  list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
+       fields = fields)
+}
+
+test_that("names.tsv is shipped with its header and an r column", {
+  tab <- names_table()
+  expect_identical(names(tab), c("idea", "c", "r", "julia", "python"))
+  expect_gt(nrow(tab), 30L)
+  expect_false(anyDuplicated(tab$idea) > 0L)
+})
+
+test_that("every r-column name of names.tsv is an export, argument, choice or field of the package", {
+  tab <- names_table()
+  voc <- package_vocabulary()
+  known <- unique(unlist(voc))
+  r <- tab$r[tab$r != "-"]
+  for (i in seq_along(r)) {
+    entry <- r[[i]]
+    if (grepl(" = ", entry, fixed = TRUE)) {
+      # an argument and its value ("full = FALSE")
+      parts <- strsplit(entry, " = ", fixed = TRUE)[[1L]]
+      expect_true(parts[[1L]] %in% voc$arguments, info = entry)
+      expect_true(parts[[2L]] %in% c("TRUE", "FALSE") || parts[[2L]] %in% voc$choices,
+                  info = entry)
+    } else {
+      expect_true(entry %in% known, info = sprintf("names.tsv r name %s", entry))
+    }
+  }
+  # the table's ideas land where they belong
+  idea <- function(name) tab$r[tab$idea == name]
+  expect_true(idea("overdispersion_test") %in% voc$exports)
+  expect_true(idea("mixing_weights") %in% voc$exports)
+  for (name in c("std_error_alpha", "std_error_log_alpha", "zero_columns", "parameters",
+                 "observations", "precision", "multinomial_limit")) {
+    expect_true(idea(name) %in% voc$fields, info = name)
+  }
+  for (name in c("tolerance", "max_iterations", "weights", "start", "init", "starts", "seed",
+                 "select", "mixture_objective")) {
+    expect_true(idea(name) %in% voc$arguments, info = name)
+  }
+  for (name in c("init_mixed", "init_kmeans", "init_kmeanspp", "init_soft_kmeans",
+                 "objective_ml", "objective_dmn", "test_lrt", "test_score")) {
+    expect_true(idea(name) %in% voc$choices, info = name)
+  }
+})
+
+test_that("the names before version 0.3.0 are gone from arguments and results", {
+  voc <- package_vocabulary()
+  for (old in c("se_alpha", "se_log_alpha", "objective_type", "tol", "maxit", "order")) {
+    expect_false(old %in% c(voc$arguments, voc$fields), info = old)
+  }
+  expect_false(any(c("kmeans++", "soft") %in% voc$choices))
+})
+
+test_that("old argument names still work, with a deprecation warning", {
+  mite <- mite_table()
+  expect_warning(f <- dirmn_fit(mite, tol = 1e-8), "tol is deprecated; use tolerance",
+                 class = "dirmn_deprecated_warning")
+  expect_equal(coef(f), coef(dirmn_fit(mite, tolerance = 1e-8)))
+  expect_warning(dirmn_fit(mite, maxit = 50), class = "deprecatedWarning")
+  expect_error(suppressWarnings(dirmn_fit(mite, tol = 1e-8, tolerance = 1e-8)), "once",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_fit(mite, tolerence = 1e-8), "unused argument tolerence",
+               class = "dirmn_error_invalid_argument")
+  expect_warning(m <- dirmn_mixture(mite, k = 2, starts = 1L, init = "kmeans++"),
+                 "init = \"kmeans\\+\\+\" is deprecated; use init = \"kmeanspp\"",
+                 class = "dirmn_deprecated_warning")
+  expect_identical(coef(m), coef(dirmn_mixture(mite, k = 2, starts = 1L, init = "kmeanspp")))
+  expect_warning(dirmn_mixture(mite, k = 2, starts = 1L, init = "soft"), "soft_kmeans",
+                 class = "dirmn_deprecated_warning")
+  expect_warning(dirmn_mixture(mite, k = 2, starts = 1L, maxit = 100),
+                 class = "dirmn_deprecated_warning")
+  expect_error(dirmn_mixture(mite, k = 2, init = "kmeans+"), "\"mixed\", \"kmeanspp\"",
+               class = "dirmn_error_invalid_argument")
+})
