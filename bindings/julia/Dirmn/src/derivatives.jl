@@ -77,14 +77,7 @@ function loglik_rowwise_derivatives(X, P::AbstractVecOrMat; obsdim::Integer = 2,
             _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
                       "counts, $(join(size(c), "×")) (one parameter vector per observation)")
         n, V = c.nobs, c.ncat
-        _check_real(P, "A")
-        if P isa AbstractVector
-            Pn, sv = _native_vector(P, Float64)
-            srow = max(length(P) * sv, 1)
-        else
-            Pn, s1, s2 = _native_matrix(P, Float64)
-            srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
-        end
+        Pn, srow, sv = _rowwise_params(c, P)
         ll = Vector{Float64}(undef, n)
         hs = Vector{Float64}(undef, n)
         # Outputs are requested as observations × categories with a unit row

@@ -22,6 +22,20 @@ end
 
 # --- the two library calls ---------------------------------------------------
 
+# Per-observation parameters (checked real) in native memory for the
+# row-wise entry points: the array and its strides between observations and
+# between categories, as the counts' obsdim lays them out.
+function _rowwise_params(c::DirmnCounts, P)
+    _check_real(P, "A")
+    if P isa AbstractVector
+        Pn, sv = _native_vector(P, Float64)
+        return Pn, max(length(P) * sv, 1), sv
+    end
+    Pn, s1, s2 = _native_matrix(P, Float64)
+    srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
+    return Pn, srow, sv
+end
+
 function _call_loglik(c::DirmnCounts, ctx::DirmnContext, k::Int, Pn, sk, sv, param, full,
                       out, out_sk, hint)
     _with(ctx, c.context) do p
@@ -92,14 +106,7 @@ function _loglik_rowwise(c::DirmnCounts, ctx::DirmnContext, P::AbstractVecOrMat,
     size(P) == size(c) ||
         _mismatch("the parameters are $(join(size(P), "×")) but must have the size of the " *
                   "counts, $(join(size(c), "×")) (one parameter vector per observation)")
-    _check_real(P, "A")
-    if P isa AbstractVector
-        Pn, sv = _native_vector(P, Float64)
-        srow = max(length(P) * sv, 1)
-    else
-        Pn, s1, s2 = _native_matrix(P, Float64)
-        srow, sv = c.obsdim == 2 ? (s2, s1) : (s1, s2)
-    end
+    Pn, srow, sv = _rowwise_params(c, P)
     out = Vector{Float64}(undef, c.nobs)
     _with(ctx, c.context) do p
         GC.@preserve Pn out begin
