@@ -17,13 +17,23 @@ namespace dirmn {
 dirmn_status build_dense_table(const DenseInput& in, HostThreads& threads,
                                const Interrupt& interrupt, HostTable* out, CountsProblem* problem);
 
-// Validates a compressed sparse table (CSR or CSC) and encodes it, polling
-// `interrupt` at once and every WorkPoller::kPollWork entries. Returns
-// SUCCESS; INVALID_ARGUMENT for malformed ptr or indices and INVALID_COUNTS
-// for a bad value, with *problem saying where; CANCELLED. Throws
-// std::bad_alloc.
+// Validates a compressed sparse table (CSR or CSC) and encodes it, on the
+// host threads when every outer slice's indices increase and every entry is
+// valid, else as build_sparse_table_serial does (which it then calls), so
+// the result and any message never depend on the thread count. Polls
+// `interrupt` at once and between blocks of entries. Returns SUCCESS;
+// INVALID_ARGUMENT for malformed ptr or indices and INVALID_COUNTS for a bad
+// value, with *problem saying where; CANCELLED. Throws std::bad_alloc.
 dirmn_status build_sparse_table(const SparseInput& in, HostThreads& threads,
                                 const Interrupt& interrupt, HostTable* out, CountsProblem* problem);
+
+// The same on the calling thread, for any input (indices in any order),
+// polling `interrupt` every WorkPoller::kPollWork entries: the first
+// malformed pointer entry, else the first bad index or count in input order,
+// else the first repeat in row-major order.
+dirmn_status build_sparse_table_serial(const SparseInput& in, HostThreads& threads,
+                                       const Interrupt& interrupt, HostTable* out,
+                                       CountsProblem* problem);
 
 // Row totals, multinomial coefficients, row maxima and column statistics
 // of an encoded table (its values, shape and form set), over `parts` row

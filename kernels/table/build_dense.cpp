@@ -157,6 +157,32 @@ bool try_encode_u8(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t
   return true;
 }
 
+// The scan stops at the first bad cell it meets, which in a column-major
+// walk need not be the first in row-major order, and which of several a
+// block meets depends on where the blocks start, that is on the thread
+// count. Blocks before the problem's were clean, so the first bad cell in
+// row-major order lies in rows [r0, problem->row] of its block: walk those
+// again row by row (totals from zero) and report that one.
+template <class S>
+void first_bad_row_major(const S* src, int64_t r0, int64_t rs, int64_t cs, int64_t cols,
+                         bool real_valued, CountsProblem* problem) {
+  const double limit = build::row_total_limit(real_valued);
+  for (int64_t i = r0; i <= problem->row; ++i) {
+    double total = 0.0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const S x = src[i * rs + j * cs];
+      if (x == 0) continue;
+      CountsProblem p;
+      if (!build::check_count<S>(x, real_valued, &p) ||
+          !build::add_to_row(&total, static_cast<double>(x), limit, real_valued, &p)) {
+        build::bad_count(&p, i, j, x);
+        *problem = p;
+        return;
+      }
+    }
+  }
+}
+
 template <class S>
 dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
                                bool real_valued, dirmn_storage storage, HostThreads& threads,
@@ -211,12 +237,15 @@ dirmn_status build_dense_typed(const S* src, int64_t rows, int64_t cols, int64_t
   });
   if (!scanned) return DIRMN_ERROR_CANCELLED;
   ScanStats s;
-  for (const Part& p : part) {
-    if (!p.ok) {
-      *problem = p.problem;
+  const int64_t per = (rows + parts - 1) / parts;  // for_row_blocks' blocks
+  for (size_t k = 0; k < part.size(); ++k) {
+    if (!part[k].ok) {
+      *problem = part[k].problem;
+      first_bad_row_major(src, std::min(rows, static_cast<int64_t>(k) * per), rs, cs, cols,
+                          real_valued, problem);
       return DIRMN_ERROR_INVALID_COUNTS;
     }
-    s.merge(p.stats);
+    s.merge(part[k].stats);
   }
   const ValueType vt = choose_vtype(s.max_count, s.integral, real_valued);
   const bool sparse = choose_sparse(storage, rows, cols, s.nnz, vt);

@@ -1,5 +1,9 @@
 // build_sparse.cpp: validation of a caller's compressed sparse host table
-// (CSR or CSC) and its encoding into the compact form.
+// (CSR or CSC) and its encoding into the compact form, on one thread, for
+// every input: unsorted indices are sorted here, and the first problem is
+// found in one fixed order (the entries in input order; repeats, in
+// row-major order, once every entry has passed). build_sparse_fast.cpp
+// takes the common case and hands the rest to this builder.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -27,7 +31,7 @@ double value_at(const void* p, int64_t k) {
 
 }  // namespace
 
-dirmn_status build_sparse_table(const SparseInput& input, HostThreads& threads,
+dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& threads,
                                 const Interrupt& interrupt, HostTable* out, CountsProblem* problem) {
   if (interrupt.poll()) return DIRMN_ERROR_CANCELLED;
   build::WorkPoller poller(interrupt);

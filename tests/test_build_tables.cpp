@@ -1,0 +1,325 @@
+// Table building on several threads gives what one thread gives. The
+// parallel sparse builder (build_sparse_fast.cpp) is compared, field by
+// field, with the serial builder that every input can take and whose order
+// of checks defines the messages; the dense builder's first bad cell is
+// checked against a row-major walk written here. Both run at 1, 2 and 7
+// threads, on tables large enough to be split into several blocks and, for
+// CSC, several row tiles.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../kernels/table/build.hpp"
+#include "support.hpp"
+
+namespace {
+
+using dirmn::CountsProblem;
+using dirmn::HostTable;
+using dirmn::HostThreads;
+using dirmn::Interrupt;
+using dirmn::SparseInput;
+using dirmn_test::Context;
+using dirmn_test::make_context;
+
+constexpr int kThreadCounts[] = {1, 2, 7};
+
+// A compressed table in the caller's types, built from (row, col, value)
+// cells; the outer slices' indices ascend unless shuffled afterwards.
+struct Compressed {
+  std::vector<int64_t> ptr, idx;
+  std::vector<double> val;
+  int64_t rows = 0, cols = 0;
+  bool csr = true;
+};
+
+struct Cell {
+  int64_t r, c;
+  double v;
+};
+
+Compressed compress(const std::vector<Cell>& cells, int64_t rows, int64_t cols, bool csr) {
+  Compressed t;
+  t.rows = rows;
+  t.cols = cols;
+  t.csr = csr;
+  const int64_t outer = csr ? rows : cols;
+  t.ptr.assign(static_cast<size_t>(outer) + 1, 0);
+  for (const Cell& c : cells) ++t.ptr[static_cast<size_t>(csr ? c.r : c.c) + 1];
+  for (int64_t o = 0; o < outer; ++o) t.ptr[static_cast<size_t>(o) + 1] += t.ptr[static_cast<size_t>(o)];
+  t.idx.resize(cells.size());
+  t.val.resize(cells.size());
+  std::vector<int64_t> at(t.ptr.begin(), t.ptr.end() - 1);
+  // Cells arrive in row-major order: CSC slices come out ascending too.
+  for (const Cell& c : cells) {
+    const int64_t p = at[static_cast<size_t>(csr ? c.r : c.c)]++;
+    t.idx[static_cast<size_t>(p)] = csr ? c.c : c.r;
+    t.val[static_cast<size_t>(p)] = c.v;
+  }
+  return t;
+}
+
+// The caller's arrays in the types under test, kept alive with the input.
+struct Arrays {
+  std::vector<int32_t> p32, i32, v32;
+  std::vector<int64_t> p64, i64, v64;
+  std::vector<float> vf;
+  std::vector<double> vd;
+  SparseInput in;
+};
+
+void make_input(const Compressed& t, dirmn_index_type it, dirmn_dtype dt, bool real,
+                dirmn_storage storage, Arrays* a) {
+  SparseInput& in = a->in;
+  in.format = t.csr ? DIRMN_CSR : DIRMN_CSC;
+  in.rows = t.rows;
+  in.cols = t.cols;
+  in.nnz = static_cast<int64_t>(t.idx.size());
+  in.index_type = it;
+  in.value_dtype = dt;
+  in.real_valued = real;
+  in.storage = storage;
+  if (it == DIRMN_INDEX_INT32) {
+    a->p32.assign(t.ptr.begin(), t.ptr.end());
+    a->i32.assign(t.idx.begin(), t.idx.end());
+    in.ptr = a->p32.data();
+    in.indices = a->i32.data();
+  } else {
+    a->p64 = t.ptr;
+    a->i64 = t.idx;
+    in.ptr = a->p64.data();
+    in.indices = a->i64.data();
+  }
+  switch (dt) {
+    case DIRMN_INT32:
+      for (double v : t.val) a->v32.push_back(static_cast<int32_t>(v));
+      in.values = a->v32.data();
+      break;
+    case DIRMN_INT64:
+      for (double v : t.val) a->v64.push_back(static_cast<int64_t>(v));
+      in.values = a->v64.data();
+      break;
+    case DIRMN_FLOAT32:
+      for (double v : t.val) a->vf.push_back(static_cast<float>(v));
+      in.values = a->vf.data();
+      break;
+    case DIRMN_FLOAT64:
+      a->vd = t.val;
+      in.values = a->vd.data();
+      break;
+  }
+}
+
+void require_same_table(const HostTable& a, const HostTable& b) {
+  CHECK(a.rows == b.rows);
+  CHECK(a.cols == b.cols);
+  CHECK(a.nnz == b.nnz);
+  CHECK(a.max_count == b.max_count);
+  CHECK(a.total == b.total);
+  CHECK(a.sparse == b.sparse);
+  CHECK(a.real_valued == b.real_valued);
+  CHECK(a.vtype == b.vtype);
+  CHECK(a.values == b.values);
+  CHECK(a.row_ptr == b.row_ptr);
+  CHECK(a.col_idx == b.col_idx);
+  CHECK(a.row_total == b.row_total);
+  CHECK(a.row_lcoef == b.row_lcoef);
+  CHECK(a.row_peak_at == b.row_peak_at);
+  CHECK(a.col_max == b.col_max);
+  CHECK(a.col_nnz == b.col_nnz);
+}
+
+void require_same_problem(const CountsProblem& a, const CountsProblem& b) {
+  CHECK(a.kind == b.kind);
+  CHECK(a.csc == b.csc);
+  CHECK(a.row == b.row);
+  CHECK(a.col == b.col);
+  CHECK(a.entry == b.entry);
+  CHECK(a.outer == b.outer);
+  CHECK((a.value == b.value || (std::isnan(a.value) && std::isnan(b.value))));
+  CHECK(a.integer == b.integer);
+  CHECK(a.integer_value == b.integer_value);
+  CHECK(a.index_value == b.index_value);
+  CHECK(a.index_prev == b.index_prev);
+  CHECK(a.nnz == b.nnz);
+  CHECK(a.issue == b.issue);
+  CHECK(a.pointer == b.pointer);
+}
+
+// Builds `in` at every thread count and with the serial builder; all must
+// agree on the status, and on the table or the problem. Returns the status.
+dirmn_status check_against_serial(const SparseInput& in) {
+  const Interrupt none;
+  HostThreads one(1);
+  HostTable ref;
+  CountsProblem ref_problem;
+  const dirmn_status ref_status = dirmn::build_sparse_table_serial(in, one, none, &ref, &ref_problem);
+  for (int t : kThreadCounts) {
+    INFO("threads " << t);
+    HostThreads threads(t);
+    HostTable got;
+    CountsProblem problem;
+    const dirmn_status s = dirmn::build_sparse_table(in, threads, none, &got, &problem);
+    REQUIRE(s == ref_status);
+    if (s == DIRMN_SUCCESS) require_same_table(got, ref);
+    else require_same_problem(problem, ref_problem);
+  }
+  return ref_status;
+}
+
+// A table of `rows` x `cols` at about `density`, counts from `draw`, with
+// some explicit zeros among the stored entries.
+template <class Draw>
+std::vector<Cell> random_cells(int64_t rows, int64_t cols, double density, uint64_t seed, Draw draw) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Cell> cells;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      if (u(rng) < density) cells.push_back({r, c, u(rng) < 0.05 ? 0.0 : draw(rng)});
+  return cells;
+}
+
+const dirmn_dtype kDtypes[] = {DIRMN_INT32, DIRMN_INT64, DIRMN_FLOAT32, DIRMN_FLOAT64};
+const dirmn_index_type kIndexTypes[] = {DIRMN_INDEX_INT32, DIRMN_INDEX_INT64};
+
+}  // namespace
+
+TEST_CASE("sparse tables build the same at 1, 2 and 7 threads as on one thread serially",
+          "[counts][build]") {
+  // 5000 rows: CSC goes through three row tiles of the transpose; 15
+  // entries per row on average: several column blocks.
+  struct Shape {
+    const char* what;
+    int64_t rows, cols;
+    double density;
+    double max_count;
+    bool real;
+  } shapes[] = {{"8-bit counts", 5000, 300, 0.05, 200, false},
+                {"16-bit counts", 3000, 400, 0.04, 60000, false},
+                {"32-bit counts", 800, 500, 0.05, 3.0e9, false},
+                {"real-valued", 1500, 200, 0.08, 40, true},
+                {"dense enough to store dense", 300, 40, 0.6, 9, false}};
+  for (const Shape& sh : shapes) {
+    const auto cells = random_cells(sh.rows, sh.cols, sh.density, 11, [&](std::mt19937_64& g) {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      const double x = 1.0 + std::pow(u(g), 6.0) * (sh.max_count - 1.0);
+      return sh.real ? x : std::floor(x);
+    });
+    for (bool csr : {true, false}) {
+      const Compressed t = compress(cells, sh.rows, sh.cols, csr);
+      for (dirmn_index_type it : kIndexTypes)
+        for (dirmn_dtype dt : kDtypes) {
+          if (sh.real && (dt == DIRMN_INT32 || dt == DIRMN_INT64)) continue;
+          if (sh.max_count > 2.0e9 && (dt == DIRMN_INT32 || dt == DIRMN_FLOAT32)) continue;
+          for (dirmn_storage st : {DIRMN_STORAGE_AUTO, DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
+            INFO(sh.what << (csr ? " CSR" : " CSC") << " index " << it << " dtype " << dt
+                         << " storage " << st);
+            Arrays a;
+            make_input(t, it, dt, sh.real, st, &a);
+            REQUIRE(check_against_serial(a.in) == DIRMN_SUCCESS);
+          }
+        }
+    }
+  }
+}
+
+TEST_CASE("sparse tables: every problem is the serial builder's, whichever thread meets it first",
+          "[counts][build]") {
+  const int64_t rows = 4000, cols = 120;
+  const auto cells = random_cells(rows, cols, 0.1, 5, [](std::mt19937_64& g) {
+    return static_cast<double>(1 + g() % 50);
+  });
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // A bad count early and one late: with several blocks the late one's
+  // block may well finish first.
+  struct Bad {
+    const char* what;
+    double early, late;
+    bool integer_types;  // representable in an integer dtype
+  } bads[] = {{"negative counts", -3, -7, true},
+              {"too large", 9007199254740992.0, 1.0e300, false},
+              {"not a number", nan, nan, false},
+              {"fractional", 2.5, 0.25, false}};
+  for (bool csr : {true, false}) {
+    for (const Bad& bad : bads)
+      for (dirmn_dtype dt : kDtypes) {
+        if (!bad.integer_types && (dt == DIRMN_INT32 || dt == DIRMN_INT64)) continue;
+        if (bad.early > 1e15 && dt == DIRMN_FLOAT32) continue;
+        INFO((csr ? "CSR " : "CSC ") << bad.what << " dtype " << dt);
+        Compressed t = compress(cells, rows, cols, csr);
+        t.val[t.val.size() - 5] = bad.late;
+        t.val[t.val.size() / 7] = bad.early;
+        Arrays a;
+        make_input(t, DIRMN_INDEX_INT32, dt, false, DIRMN_STORAGE_AUTO, &a);
+        REQUIRE(check_against_serial(a.in) == DIRMN_ERROR_INVALID_COUNTS);
+      }
+    SECTION(csr ? "CSR structure" : "CSC structure") {
+      for (int what = 0; what < 6; ++what) {
+        INFO("structural problem " << what);
+        Compressed t = compress(cells, rows, cols, csr);
+        const size_t mid = t.idx.size() / 2, late = t.idx.size() - 3;
+        const int64_t inner = csr ? cols : rows;
+        dirmn_status want = DIRMN_ERROR_INVALID_ARGUMENT;
+        switch (what) {
+          case 0: t.idx[late] = inner; t.idx[mid] = -1; break;          // out of range
+          case 1: std::swap(t.idx[mid], t.idx[mid + 1]);                // unsorted: valid
+                  want = DIRMN_SUCCESS; break;
+          case 2: t.idx[mid + 1] = t.idx[mid]; t.val[late] = -1;        // repeat after a bad count
+                  want = DIRMN_ERROR_INVALID_COUNTS; break;
+          case 3: t.idx[mid + 1] = t.idx[mid]; break;                   // a repeat
+          case 4: t.ptr[t.ptr.size() / 2] = t.ptr[t.ptr.size() / 2 + 1] + 1; break;  // ptr falls
+          case 5: t.ptr.back() -= 1; break;                              // ptr ends short
+        }
+        Arrays a;
+        make_input(t, DIRMN_INDEX_INT64, DIRMN_FLOAT64, false, DIRMN_STORAGE_AUTO, &a);
+        if (what == 5) a.in.nnz = t.ptr.back() + 1;
+        REQUIRE(check_against_serial(a.in) == want);
+      }
+    }
+  }
+  SECTION("a row total of 2^53, crossed in CSC by a column after others") {
+    std::vector<Cell> big;
+    for (int64_t r = 0; r < rows; ++r) big.push_back({r, r % cols, 1.0});
+    for (int64_t c = 0; c < 4; ++c) big.push_back({rows - 2, cols - 4 + c, 3.0e15});
+    std::sort(big.begin(), big.end(), [](const Cell& x, const Cell& y) {
+      return x.r != y.r ? x.r < y.r : x.c < y.c;
+    });
+    for (bool csr : {true, false}) {
+      Arrays a;
+      make_input(compress(big, rows, cols, csr), DIRMN_INDEX_INT32, DIRMN_INT64, false,
+                 DIRMN_STORAGE_AUTO, &a);
+      REQUIRE(check_against_serial(a.in) == DIRMN_ERROR_INVALID_COUNTS);
+    }
+  }
+}
+
+TEST_CASE("dense tables name the first bad cell in row-major order at 1, 2 and 7 threads",
+          "[counts][build]") {
+  // Column-major, so the scan's walk is not row-major, and large enough
+  // (2^21 cells) to be scanned in blocks.
+  const int64_t rows = 8192, cols = 256;
+  std::vector<double> x(static_cast<size_t>(rows * cols), 1.0);
+  auto at = [&](int64_t r, int64_t c) -> double& { return x[static_cast<size_t>(c * rows + r)]; };
+  at(4100, 3) = -1.0;   // met first by a column-major walk of its tile
+  at(4097, 200) = 0.5;  // first in row-major order
+  at(7000, 0) = -2.0;   // another block's
+  for (int t : kThreadCounts) {
+    INFO("threads " << t);
+    const Context ctx = make_context(DIRMN_BACKEND_CPU);
+    REQUIRE(dirmn_context_set_threads(ctx.get(), t) == DIRMN_SUCCESS);
+    dirmn_counts* c = nullptr;
+    REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, rows, cols, DIRMN_FLOAT64, x.data(), 1, rows,
+                                      nullptr) == DIRMN_ERROR_INVALID_COUNTS);
+    const std::string msg = dirmn_last_error(ctx.get());
+    INFO(msg);
+    CHECK(msg.find("row 4097") != std::string::npos);
+    CHECK(msg.find("column 200") != std::string::npos);
+    CHECK(c == nullptr);
+  }
+}
