@@ -56,16 +56,16 @@ base_commit=$(git -C "$root" rev-parse --verify "$base_ref^{commit}")
 now_commit=$(git -C "$root" rev-parse HEAD)
 dirty=$(git -C "$root" status --porcelain --untracked-files=no | head -c1)
 
+# Only this script's own worktree is touched (no prune of others').
 cleanup() {
-  if [[ -d $src ]]; then
-    git -C "$root" worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"
-  fi
-  git -C "$root" worktree prune
+  git -C "$root" worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"
 }
 trap cleanup EXIT
 mkdir -p "$work"
 cleanup  # a worktree left by an interrupted run
-git -C "$root" worktree add --detach "$src" "$base_commit" >/dev/null
+# --force: the path may still be registered where an interrupted run's
+# folder was removed by hand.
+git -C "$root" worktree add --force --detach "$src" "$base_commit" >/dev/null
 
 build_lib() {  # SOURCE BUILD_DIR
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIRMN_CUDA="${DIRMN_CUDA:-OFF}" \
