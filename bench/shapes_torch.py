@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""PyTorch reference for issue #26's benchmark (bench/bench_shapes.cpp).
+
+Times, on the CPU, the per-row Dirichlet-multinomial log pmf (K = 1: one
+alpha for every row) the way a PyTorch user would write it for a sparse
+table, in float64 and float32:
+
+    a   = alpha[col]                                 # per nonzero
+    t   = lgamma(x + a) - lgamma(a) - lgamma(x + 1)  # per nonzero
+    out = zeros(rows).index_add_(0, row, t)          # per row
+    out += lgamma(A) - lgamma(N + A) + lgamma(N + 1) # A = sum alpha, N row totals
+
+on the tables `dirmn_bench_shapes --dump DIR` wrote (the same CSR, the same
+alpha), with torch.set_num_threads(--threads, default the dump's own thread
+count). The tensors a user holds for the table (x, col, row ids, N) are made
+before the clock starts, as dirmn's counts object is; everything else is
+timed: the median of at least 5 calls and 1 s after one warm-up call.
+
+Agreement: the float64 total is compared with dirmn's (from the per-row log
+pmf in the dump), and float32's with both.
+
+    /usr/bin/python3 bench/shapes_torch.py DIR [--threads N] [--csv OUT]
+    /usr/bin/python3 bench/shapes_torch.py --merge BASE.csv NOW.csv [TORCH.csv]
+
+--merge prints bench/run_shapes.sh's side-by-side table from the CSVs of
+dirmn_bench_shapes --csv (an earlier library and this one) and of this
+script. Debian's python3-torch and python3-numpy are enough.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+ORDER = ["microbiome", "single-cell", "text", "globalpatterns", "soilrep"]
+
+
+def tables_in(folder):
+    names = [f[:-4] for f in os.listdir(folder) if f.endswith(".txt")]
+    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+
+
+def load(folder, name):
+    import numpy as np
+    p = os.path.join(folder, name)
+    meta = {}
+    with open(p + ".txt") as f:
+        for line in f:
+            k, v = line.split()
+            meta[k] = int(v)
+    arr = {ext: np.fromfile(p + "." + ext, dtype=np.int32 if ext.endswith("i32") else np.float64)
+           for ext in ("ptr.i32", "idx.i32", "val.i32", "alpha.f64", "loglik.f64")}
+    assert arr["ptr.i32"].size == meta["rows"] + 1 and arr["idx.i32"].size == meta["nnz"]
+    return meta, arr
+
+
+def median_time(fn, min_reps=5, budget=1.0):
+    fn()
+    t = []
+    start = time.perf_counter()
+    while len(t) < min_reps or time.perf_counter() - start < budget:
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+        if len(t) >= 200:
+            break
+    return statistics.median(t)
+
+
+def run(args):
+    import torch
+    rows_out = []
+    for name in tables_in(args.dir):
+        meta, arr = load(args.dir, name)
+        threads = args.threads or meta["threads"]
+        torch.set_num_threads(threads)
+        rows, nnz = meta["rows"], meta["nnz"]
+        ptr = torch.from_numpy(arr["ptr.i32"].astype("int64"))
+        col = torch.from_numpy(arr["idx.i32"].astype("int64"))
+        row = torch.repeat_interleave(torch.arange(rows), ptr[1:] - ptr[:-1])
+        dirmn_rows = torch.from_numpy(arr["loglik.f64"])
+        dirmn_total = float(dirmn_rows.sum())
+        print(f"\n== {name}: {rows} x {meta['cols']}, {nnz} nonzeros; torch {torch.__version__}, "
+              f"{torch.get_num_threads()} threads")
+        totals = {}
+        for dtype, label in ((torch.float64, "float64"), (torch.float32, "float32")):
+            x = torch.from_numpy(arr["val.i32"]).to(dtype)
+            alpha = torch.from_numpy(arr["alpha.f64"]).to(dtype)
+            n = torch.zeros(rows, dtype=dtype).index_add_(0, row, x)
+
+            def loglik():
+                a = alpha[col]
+                t = torch.lgamma(x + a) - torch.lgamma(a) - torch.lgamma(x + 1)
+                out = torch.zeros(rows, dtype=dtype).index_add_(0, row, t)
+                big_a = alpha.sum()
+                return out + (torch.lgamma(big_a) - torch.lgamma(n + big_a) + torch.lgamma(n + 1))
+
+            sec = median_time(loglik)
+            res = loglik().double()
+            total = float(res.sum())
+            totals[label] = total
+            rel_total = abs(total - dirmn_total) / abs(dirmn_total)
+            rel_rows = float(((res - dirmn_rows).abs() / dirmn_rows.abs().clamp(min=1.0)).max())
+            note = (f"total {total:.10g}; vs dirmn: total rel. diff {rel_total:.2e}, "
+                    f"largest per-row rel. diff {rel_rows:.2e}")
+            if label == "float32":
+                note += f"; vs torch float64 total {abs(total - totals['float64']) / abs(totals['float64']):.2e}"
+            step = "loglik K=1" if label == "float64" else "loglik K=1 float32"
+            print(f"{step:<22} {sec * 1e3:10.2f} ms {nnz / sec / 1e6:9.1f} Mnz/s  {note}")
+            rows_out.append([name, step, f"{sec:.9g}", f"{nnz / sec:.6f}", "nz/s", "cpu(torch)",
+                             torch.get_num_threads(), f"{total:.17g}", note.replace(",", ";")])
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["table", "step", "seconds", "rate", "unit", "device", "threads", "value", "note"])
+            w.writerows(rows_out)
+
+
+def read_csv(path):
+    if not path or not os.path.exists(path):
+        return {}, []
+    out, order = {}, []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            key = (r["table"], r["step"])
+            out[key] = r
+            order.append(key)
+    return out, order
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def seconds(r):
+    return float(r["seconds"]) if r and r.get("seconds") else None
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def merge(base_path, now_path, torch_path):
+    base, _ = read_csv(base_path)
+    now, order = read_csv(now_path)
+    tor, _ = read_csv(torch_path)
+    print("times: median unless the bench's notes say 1 run; base/now > 1: now is faster; "
+          "torch/now > 1: dirmn now is faster than PyTorch")
+    hdr = f"{'step':<22} {'base':>11} {'now':>11} {'torch':>11} {'base/now':>9} {'torch/now':>9}  {'device':<10} thr  agree"
+    table = None
+    worst = 0.0
+    for key in order:
+        if key[0] != table:
+            table = key[0]
+            print(f"\n== {table}\n{hdr}")
+        b, n, t = base.get(key), now.get(key), tor.get(key)
+        sb, sn, st = seconds(b), seconds(n), seconds(t)
+        agree = ""
+        if b and n and b["value"] and n["value"]:
+            vb, vn = float(b["value"]), float(n["value"])
+            d = abs(vb - vn) / max(1.0, abs(vn))
+            worst = max(worst, d)
+            agree = f"base~now {d:.1e}"
+        print(f"{key[1]:<22} {fmt_time(sb):>11} {fmt_time(sn):>11} {fmt_time(st):>11} {ratio(sb, sn):>9} "
+              f"{ratio(st, sn):>9}  {n['device']:<10} {n['threads']:>3}  {agree}")
+        if key[1] == "loglik K=1":
+            t32 = tor.get((table, "loglik K=1 float32"))
+            if t32:
+                print(f"{'  torch float32':<22} {'':>11} {'':>11} {fmt_time(seconds(t32)):>11} {'':>9} "
+                      f"{ratio(seconds(t32), sn):>9}  {t32['device']:<10} {t32['threads']:>3}")
+    if tor:
+        print("\nPyTorch's agreement with dirmn (loglik K=1):")
+        for key, r in tor.items():
+            print(f"  {key[0]:<15} {key[1]:<20} {r['note']}")
+    if base:
+        print(f"\nlargest relative difference of a result between base and now: {worst:.2e}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--csv")
+    p.add_argument("--merge", nargs="+", metavar="CSV")
+    args = p.parse_args()
+    if args.merge:
+        paths = args.merge + [None] * (3 - len(args.merge))
+        merge(*paths[:3])
+    elif args.dir:
+        run(args)
+    else:
+        p.error("give the dump folder, or --merge")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
