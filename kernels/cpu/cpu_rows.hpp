@@ -31,7 +31,7 @@ class CpuCounts final : public BackendCounts {
 };
 
 template <class T>
-const T* as(const std::vector<unsigned char>& bytes) {
+const T* as(const TableArray<unsigned char>& bytes) {
   return reinterpret_cast<const T*>(bytes.data());
 }
 

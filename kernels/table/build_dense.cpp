@@ -109,8 +109,8 @@ bool encode_dense_any(const S* src, int64_t rows, int64_t cols, int64_t rs, int6
 // Converts a dense 8-bit table to CSR in place.
 void to_sparse(HostTable* t) {
   const int64_t rows = t->rows, cols = t->cols;
-  std::vector<unsigned char> vals(static_cast<size_t>(t->nnz));
-  std::vector<uint32_t> idx(static_cast<size_t>(t->nnz));
+  TableArray<unsigned char> vals(static_cast<size_t>(t->nnz));
+  TableArray<uint32_t> idx(static_cast<size_t>(t->nnz));
   std::vector<int64_t> ptr(static_cast<size_t>(rows + 1), 0);
   int64_t q = 0;
   for (int64_t i = 0; i < rows; ++i) {

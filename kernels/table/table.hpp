@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 namespace dirmn {
@@ -39,6 +42,31 @@ decltype(auto) with_value_type(ValueType vt, F&& f) {
   return f(double{});
 }
 
+// An allocator whose value-initialisation writes nothing, for the arrays
+// every entry of which the builders write: resize() then leaves the pages
+// untouched, and the threads that fill them touch them first, in parallel,
+// instead of a serial memset that costs as much as the whole build.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+};
+template <class T>
+using TableArray = std::vector<T, UninitAllocator<T>>;
+
 // What a stored table is: shape, statistics and form. The same fields
 // describe the host form, a device copy and the C handle's view of either.
 struct TableInfo {
@@ -67,9 +95,9 @@ constexpr double kRowPeakMinCount = 65536.0;
 // no more: per row, 16 bytes (total and coefficient), 8 more for the row
 // offsets of a sparse table, and 8 more where counts reach 2^16 (U32, F64).
 struct HostTable : TableInfo {
-  std::vector<unsigned char> values;  // rows*cols (dense) or nnz (sparse) encoded counts
+  TableArray<unsigned char> values;   // rows*cols (dense) or nnz (sparse) encoded counts
   std::vector<int64_t> row_ptr;       // sparse: rows + 1 offsets
-  std::vector<uint32_t> col_idx;      // sparse: nnz column indices
+  TableArray<uint32_t> col_idx;       // sparse: nnz column indices
   std::vector<double> row_total;      // N_b
   std::vector<double> row_lcoef;      // lgamma(N_b + 1) - sum_v lgamma(n_bv + 1)
   // Where row b's largest count is among its stored cells (dense: its
