@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "splitmix.hpp"
+
 namespace {
 
 struct Shape {
@@ -36,18 +38,7 @@ struct Shape {
 const Shape kShapes[] = {{65536, 256}, {16384, 1024}};
 constexpr uint64_t kSeed = 20261129;
 
-// splitmix64: a fixed, library-independent stream, so a table is the same
-// on every platform and standard library.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
+using Rng = SplitMix64;
 
 std::string counts_file(const std::string& dir, const Shape& s) {
   return dir + "/counts_" + std::to_string(s.rows) + "x" + std::to_string(s.cols) + ".i32";

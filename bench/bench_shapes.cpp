@@ -278,23 +278,24 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
   // Loading. The counts objects are destroyed between repetitions, so each
   // one pays for its memory as a caller's first load would.
   dirmn_counts* h = nullptr;
+  std::string form, dev;  // of the last load
+  const auto read_and_destroy = [&] {
+    const dirmn_counts_info i = counts_info(h);
+    form = stored(i);
+    dev = where(i, 0);
+    dirmn_counts_destroy(h);
+    h = nullptr;
+  };
   const double dense_bytes = 4.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols);
   if (dense_bytes <= 1024.0 * 1024.0 * 1024.0) {
     const std::vector<int32_t> x = shapes::to_dense(c);
-    std::string form, dev;
     const double t = median_time(
         [] {},
         [&] {
           require(dirmn_counts_create_dense(ctx, &h, c.rows, c.cols, DIRMN_INT32, x.data(), c.cols, 1, nullptr), ctx,
                   "dirmn_counts_create_dense");
         },
-        [&] {
-          const dirmn_counts_info i = counts_info(h);
-          form = stored(i);
-          dev = where(i, 0);
-          dirmn_counts_destroy(h);
-          h = nullptr;
-        });
+        read_and_destroy);
     rep.row("load dense int32", t, static_cast<double>(c.rows * c.cols) / t, "cell/s", dev, "stored " + form);
   } else {
     char n[80];
@@ -302,16 +303,9 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
     rep.row("load dense int32", -1.0, 0.0, "cell/s", "-", n);
   }
   {
-    std::string form, dev;
     const double t = median_time(
         [] {}, [&] { h = load_csr(ctx, c); },
-        [&] {
-          const dirmn_counts_info i = counts_info(h);
-          form = stored(i);
-          dev = where(i, 0);
-          dirmn_counts_destroy(h);
-          h = nullptr;
-        });
+        read_and_destroy);
     rep.row("load CSR int32", t, nnz / t, "nz/s", dev, "stored " + form);
   }
 

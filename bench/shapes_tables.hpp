@@ -25,17 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "splitmix.hpp"
+
 namespace shapes {
 
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+struct Rng : SplitMix64 {
   // Box-Muller; one of the pair is thrown away, which keeps the stream simple.
   double normal() {
     const double u = 1.0 - uniform(), v = uniform();
