@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "../kernels/cpu/cpu_rows.hpp"
 #include "../kernels/table/build.hpp"
+#include "../kernels/table/histogram.hpp"
 #include "support.hpp"
 
 namespace {
@@ -321,5 +323,66 @@ TEST_CASE("dense tables name the first bad cell in row-major order at 1, 2 and 7
     CHECK(msg.find("row 4097") != std::string::npos);
     CHECK(msg.find("column 200") != std::string::npos);
     CHECK(c == nullptr);
+  }
+}
+
+TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads", "[counts][build]") {
+  // 16-bit and real-valued tables take the builders' path (8-bit ones have
+  // their own); the weights of a component are a row's responsibilities.
+  const int64_t rows = 700, cols = 90, k = 3;
+  for (bool real : {false, true}) {
+    const auto cells = random_cells(rows, cols, 0.3, 9, [&](std::mt19937_64& g) {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      const double x = 1.0 + std::pow(u(g), 5.0) * 9000.0;
+      return real ? x : std::floor(x);
+    });
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::vector<double> w(static_cast<size_t>(rows * k));
+    for (double& x : w) x = u(rng) < 0.1 ? 0.0 : u(rng);
+    for (dirmn_storage st : {DIRMN_STORAGE_SPARSE, DIRMN_STORAGE_DENSE}) {
+      INFO((real ? "real-valued" : "16-bit") << " storage " << st);
+      Arrays a;
+      make_input(compress(cells, rows, cols, true), DIRMN_INDEX_INT32, DIRMN_FLOAT64, real, st, &a);
+      HostThreads one(1);
+      HostTable t;
+      CountsProblem problem;
+      REQUIRE(dirmn::build_sparse_table(a.in, one, Interrupt{}, &t, &problem) == DIRMN_SUCCESS);
+      std::vector<dirmn::Histograms> ref;
+      REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &ref, one, Interrupt{}).ok());
+      // The moments against sums written here, over the cells.
+      for (int64_t j = 0; j < k; ++j)
+        for (int64_t v = 0; v < cols; v += 7) {
+          double first = 0.0;
+          for (const Cell& c : cells)
+            if (c.c == v) first += w[static_cast<size_t>(c.r * k + j)] * c.v;
+          CHECK(std::fabs(ref[static_cast<size_t>(j)].column[static_cast<size_t>(v)].first_moment - first) <=
+                1e-12 * first);
+        }
+      for (int threads : kThreadCounts) {
+        INFO("threads " << threads);
+        HostThreads pool(threads);
+        std::vector<dirmn::Histograms> got;
+        REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &got, pool, Interrupt{}).ok());
+        REQUIRE(got.size() == ref.size());
+        for (size_t j = 0; j < got.size(); ++j) {
+          CHECK(got[j].lcoef_sum == ref[j].lcoef_sum);
+          CHECK(got[j].total.first_moment == ref[j].total.first_moment);
+          for (size_t v = 0; v < static_cast<size_t>(cols); ++v) {
+            const dirmn::Histogram& g = got[j].column[v];
+            const dirmn::Histogram& r = ref[j].column[v];
+            CHECK(g.dense == r.dense);
+            CHECK(g.base == r.base);
+            CHECK(g.base_weight == r.base_weight);
+            CHECK(std::vector<double>(g.cum.data(), g.cum.data() + g.cum.size()) ==
+                  std::vector<double>(r.cum.data(), r.cum.data() + r.cum.size()));
+            CHECK(g.value == r.value);
+            CHECK(g.weight == r.weight);
+            CHECK(g.first_moment == r.first_moment);
+            CHECK(g.second_factorial == r.second_factorial);
+          }
+        }
+      }
+    }
   }
 }

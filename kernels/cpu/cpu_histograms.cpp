@@ -1,6 +1,7 @@
 // cpu_histograms.cpp: the count histograms of k weightings of a table in
 // one pass over it, on the host threads.
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <new>
 #include <type_traits>
@@ -81,42 +82,80 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
   if (std::is_same<T, uint8_t>::value &&
       k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries)
     return histograms_u8(t, weights, k, out, threads, interrupt);
-  // One pass over the rows; each (weighting, column) pair and each
-  // weighting's totals accumulate their own builder. Polled every
-  // kCellsPerChunk cells.
+  // Each (weighting, column) pair and each weighting's totals accumulate
+  // their own builder. The threads split the builders, not the rows: a task
+  // is one weighting's share of the columns, over every row, so each
+  // builder sees its counts in row order, as on one thread, and the
+  // histograms do not depend on the thread count. The rows go in rounds of
+  // about kCellsPerChunk cells per thread, the interrupt polled between.
   const size_t K = static_cast<size_t>(k), V = static_cast<size_t>(t.cols);
   std::vector<HistogramBuilder> col(K * V), tot(K, HistogramBuilder(kHistTotalIndexMax));
   std::vector<double> lcoef(K, 0.0);
-  double since_poll = 0.0;
-  for (int64_t b = 0; b < t.rows; ++b) {
-    if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-    const double* w = weights ? weights + b * k : nullptr;
-    for (size_t j = 0; j < K; ++j) {
-      const double wj = w ? w[j] : 1.0;
-      if (wj == 0.0) continue;
-      HistogramBuilder* cj = col.data() + j * V;
-      for_each_nonzero<T>(t, b, [&](int64_t v, double n) { cj[v].add(n, wj); });
-      tot[j].add(t.row_total[static_cast<size_t>(b)], wj);
-      lcoef[j] += wj * t.row_lcoef[static_cast<size_t>(b)];
-    }
-    since_poll += static_cast<double>(k) *
-                  (t.sparse ? static_cast<double>(t.row_ptr[b + 1] - t.row_ptr[b])
-                            : static_cast<double>(t.cols));
-    if (since_poll >= static_cast<double>(kCellsPerChunk)) {
-      since_poll = 0.0;
-      if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
-    }
+  const int64_t nthreads = threads.size();
+  const int64_t col_blocks =
+      std::max<int64_t>(1, std::min<int64_t>(t.cols, (nthreads + k - 1) / k));
+  const int64_t tasks = k * col_blocks;
+  const double cells_per_row =
+      t.sparse ? std::max(1.0, static_cast<double>(t.nnz) / static_cast<double>(std::max<int64_t>(t.rows, 1)))
+               : static_cast<double>(t.cols);
+  const int64_t rows_per_round = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(kCellsPerChunk) * static_cast<double>(nthreads) /
+                              (cells_per_row * static_cast<double>(k))));
+  const T* x = as<T>(t.values);
+  std::atomic<bool> no_memory{false};
+  for (int64_t r0 = 0; r0 < t.rows; r0 += rows_per_round) {
+    const int64_t r1 = std::min(t.rows, r0 + rows_per_round);
+    const std::function<void(int64_t)> task = [&](int64_t q) {
+      const int64_t j = q / col_blocks, c = q % col_blocks;
+      const int64_t v0 = t.cols * c / col_blocks, v1 = t.cols * (c + 1) / col_blocks;
+      HistogramBuilder* cj = col.data() + static_cast<size_t>(j) * V;
+      try {
+        for (int64_t b = r0; b < r1; ++b) {
+          if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+          const double wj = weights ? weights[b * k + j] : 1.0;
+          if (wj == 0.0) continue;
+          if (c == 0) {
+            tot[static_cast<size_t>(j)].add(t.row_total[static_cast<size_t>(b)], wj);
+            lcoef[static_cast<size_t>(j)] += wj * t.row_lcoef[static_cast<size_t>(b)];
+          }
+          if (t.sparse) {
+            const uint32_t* idx = t.col_idx.data();
+            const int64_t e = t.row_ptr[static_cast<size_t>(b) + 1];
+            int64_t i = t.row_ptr[static_cast<size_t>(b)];
+            if (v0 > 0) i = std::lower_bound(idx + i, idx + e, static_cast<uint32_t>(v0)) - idx;
+            for (; i < e && static_cast<int64_t>(idx[i]) < v1; ++i)
+              cj[idx[i]].add(static_cast<double>(x[i]), wj);
+          } else {
+            const T* row = x + b * t.cols;
+            for (int64_t v = v0; v < v1; ++v)
+              if (row[v] != 0) cj[v].add(static_cast<double>(row[v]), wj);
+          }
+        }
+      } catch (...) {  // a builder's memory; nothing may leave a worker thread
+        no_memory = true;
+      }
+    };
+    if (!threads.run(tasks, task, [&] { return interrupt.poll(); }))
+      return {DIRMN_ERROR_CANCELLED, "", 0};
+    if (no_memory) throw std::bad_alloc();
   }
   out->resize(K);
-  for (size_t j = 0; j < K; ++j) {
+  const std::function<void(int64_t)> finish = [&](int64_t jj) {
+    const size_t j = static_cast<size_t>(jj);
     Histograms& h = (*out)[j];
-    h.cols = t.cols;
-    h.column.clear();
-    h.column.reserve(V);
-    for (size_t v = 0; v < V; ++v) h.column.push_back(col[j * V + v].finish());
-    h.total = tot[j].finish();
-    h.lcoef_sum = lcoef[j];
-  }
+    try {
+      h.cols = t.cols;
+      h.column.clear();
+      h.column.reserve(V);
+      for (size_t v = 0; v < V; ++v) h.column.push_back(col[j * V + v].finish());
+      h.total = tot[j].finish();
+      h.lcoef_sum = lcoef[j];
+    } catch (...) {
+      no_memory = true;
+    }
+  };
+  if (!threads.run(k, finish, [] { return false; })) return {DIRMN_ERROR_CANCELLED, "", 0};
+  if (no_memory) throw std::bad_alloc();
   return {};
 }
 

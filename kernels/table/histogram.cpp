@@ -8,7 +8,7 @@
 
 namespace dirmn {
 
-void HistogramBuilder::add(double n, double w) {
+void HistogramBuilder::add_slow(double n, double w) {
   if (n == 0.0 || w == 0.0) return;
   if (!use_pairs_ && (n > index_max_ || n != std::floor(n))) {
     use_pairs_ = true;
