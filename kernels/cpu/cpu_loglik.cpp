@@ -2,7 +2,8 @@
 //
 // Shared alpha: per parameter vector, a table T_v[n] = lpoch(alpha_v, n) for
 // n below a per-column cut-off turns each nonzero cell into one lookup
-// (T_v[0] = 0 makes dense zero cells free of branches). Columns whose counts
+// (T_v[0] = 0 makes dense zero cells free of branches); the K vectors' tables
+// are interleaved, so a cell's K terms are one contiguous read. Columns whose counts
 // exceed the cut-off, or which are too sparse to amortise a table, go through
 // math::lpoch directly. Per-row alpha has no reuse: every nonzero cell costs
 // one lpoch. Terms are centred (cpu_rows.hpp); the full form's rows with a
@@ -57,16 +58,19 @@ TableLayout plan_tables(const HostTable& t) {
 // T_v[n] = sum_{j<n} log((alpha_v + j) / A) = lpoch(alpha_v, n) - n log A,
 // accumulated with Kahan compensation so entries near the cut-off keep full
 // precision; for the full form T_v[n] = sum_{j<n} log((alpha_v + j) / (j + 1))
-// = lpoch(alpha_v, n) - lgamma(n + 1), uncentred (cpu_rows.hpp).
+// = lpoch(alpha_v, n) - lgamma(n + 1), uncentred (cpu_rows.hpp). Component
+// j of K writes entry (offset_v + n) K + j: a cell's K terms are one
+// contiguous read (one or two cache lines), so K components cost about one
+// table walk instead of K walks through K tables.
 template <bool Full>
 void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double log_a_sum,
-                double* T) {
+                int64_t K, int64_t j, double* T) {
   // log(j + 1) for j below the largest cut-off, once per call.
   double log_k[kTableMaxCount + 1];
   if (Full)
-    for (int64_t j = 0; j <= kTableMaxCount; ++j) log_k[j] = std::log(static_cast<double>(j + 1));
+    for (int64_t i = 0; i <= kTableMaxCount; ++i) log_k[i] = std::log(static_cast<double>(i + 1));
   for (int64_t v = 0; v < cols; ++v) {
-    double* tv = T + L.offset[static_cast<size_t>(v)];
+    double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
     const int64_t cut = L.cut[static_cast<size_t>(v)];
     const double a = alpha[v];
     double sum = 0.0, comp = 0.0;
@@ -77,61 +81,85 @@ void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double 
       const double s = sum + y;
       comp = (s - sum) - y;
       sum = s;
-      tv[n] = sum;
+      tv[n * K] = sum;
     }
   }
 }
 
-// The term of one stored cell, table first.
-template <bool Full, class T>
-inline double cell_term(T n, int64_t v, const TableLayout& L, const double* table,
-                        const double* alpha, double log_a_sum) {
-  if (std::is_floating_point<T>::value) {
-    const double d = static_cast<double>(n);
-    if (d == 0.0) return 0.0;
-    if (d < static_cast<double>(L.cut[static_cast<size_t>(v)]) && d == std::floor(d))
-      return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(d)];
-    return cell_value<Full>(alpha[v], d, log_a_sum);
-  }
-  if (static_cast<int64_t>(n) < L.cut[static_cast<size_t>(v)])
-    return table[L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(n)];
-  return cell_value<Full>(alpha[v], static_cast<double>(n), log_a_sum);
+// Components are summed this many at a time: their accumulators stay in
+// registers and the first level of cache.
+constexpr int64_t kGroup = 16;
+
+// What the row passes of one group of components read: the interleaved
+// tables at the group's first component, and the group's alphas and log A.
+struct Group {
+  const TableLayout* L;
+  const double* table;      // tables + j0 (entries K apart per count)
+  int64_t K, kg, cols;
+  const double* alpha;      // alpha of component j0 (cols per component)
+  const double* log_a_sum;  // of component j0 on
+};
+
+// Adds one stored cell's terms for the group's components to acc, table
+// first.
+// KG is the group's size where it is known at compile time (1), else 0
+// (g.kg): one component's loop then has no inner loop to run.
+template <int KG>
+inline int64_t group_size(const Group& g) {
+  return KG > 0 ? KG : g.kg;
 }
 
-// Sum over v in [v0, v1) of lpoch(alpha_v, n_bv) for a dense row. Four
-// accumulators break the floating-point dependency chain so the loop runs at
-// load throughput.
-template <bool Full, class T>
-double dense_row_shared(const T* x, int64_t v0, int64_t v1, const TableLayout& L,
-                        const double* table, const double* alpha, double log_a_sum) {
-  double s[4] = {0.0, 0.0, 0.0, 0.0};
-  const int64_t* off = L.offset.data();
-  int64_t v = v0;
-  if (L.covers_all) {
-    for (; v + 4 <= v1; v += 4) {
-      s[0] += table[off[v] + static_cast<int64_t>(x[v])];
-      s[1] += table[off[v + 1] + static_cast<int64_t>(x[v + 1])];
-      s[2] += table[off[v + 2] + static_cast<int64_t>(x[v + 2])];
-      s[3] += table[off[v + 3] + static_cast<int64_t>(x[v + 3])];
+template <bool Full, class T, int KG>
+inline void add_cell(T n, int64_t v, const Group& g, double* acc) {
+  const TableLayout& L = *g.L;
+  const int64_t cut = L.cut[static_cast<size_t>(v)];
+  const double d = static_cast<double>(n);
+  const bool tabulated = std::is_floating_point<T>::value
+                             ? d < static_cast<double>(cut) && d == std::floor(d)
+                             : static_cast<int64_t>(n) < cut;
+  if (tabulated) {
+    const double* p = g.table + (L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(d)) * g.K;
+    for (int64_t j = 0; j < group_size<KG>(g); ++j) acc[j] += p[j];
+    return;
+  }
+  if (d == 0.0) return;
+  for (int64_t j = 0; j < group_size<KG>(g); ++j)
+    acc[j] += cell_value<Full>(g.alpha[j * g.cols + v], d, g.log_a_sum[j]);
+}
+
+// Sum over the cells of a dense row, leaving out column `skip` (-1: none),
+// into rest[0..kg). Four accumulators per component (by column mod 4) break
+// the floating-point dependency chain; each component's sum is the same
+// whatever the group, so K components give the K = 1 values bit for bit.
+template <bool Full, class T, int KG>
+void dense_row_shared(const T* x, int64_t cols, int64_t skip, const Group& g, double* rest) {
+  double acc[4][kGroup] = {};
+  if (!std::is_floating_point<T>::value && g.L->covers_all) {
+    // Every count has its entry (zeros' is 0): no test per cell.
+    const int64_t* off = g.L->offset.data();
+    for (int64_t v = 0; v < cols; ++v) {
+      if (v == skip) continue;
+      const double* p = g.table + (off[v] + static_cast<int64_t>(x[v])) * g.K;
+      double* a = acc[v & 3];
+      for (int64_t j = 0; j < group_size<KG>(g); ++j) a[j] += p[j];
     }
-    for (; v < v1; ++v) s[0] += table[off[v] + static_cast<int64_t>(x[v])];
   } else {
-    for (; v < v1; ++v) s[v & 3] += cell_term<Full, T>(x[v], v, L, table, alpha, log_a_sum);
+    for (int64_t v = 0; v < cols; ++v)
+      if (v != skip) add_cell<Full, T, KG>(x[v], v, g, acc[v & 3]);
   }
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  for (int64_t j = 0; j < g.kg; ++j) rest[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
 }
 
-// The same over a sparse row, leaving out column `skip` (-1: none).
-template <bool Full, class T>
-double sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t end,
-                         int64_t skip, const TableLayout& L, const double* table,
-                         const double* alpha, double log_a_sum) {
-  double s[2] = {0.0, 0.0};
+// The same over a sparse row (two accumulators, by position).
+template <bool Full, class T, int KG>
+void sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t end, int64_t skip,
+                       const Group& g, double* rest) {
+  double acc[2][kGroup] = {};
   for (int64_t i = begin; i < end; ++i) {
     const int64_t v = static_cast<int64_t>(col[i]);
-    if (v != skip) s[i & 1] += cell_term<Full, T>(x[i], v, L, table, alpha, log_a_sum);
+    if (v != skip) add_cell<Full, T, KG>(x[i], v, g, acc[i & 1]);
   }
-  return s[0] + s[1];
+  for (int64_t j = 0; j < g.kg; ++j) rest[j] = acc[0][j] + acc[1][j];
 }
 
 // Per-row alpha: sum over nonzero cells of lpoch(alpha_v, n_bv), leaving out
@@ -155,6 +183,17 @@ double sparse_row_rowwise(const T* x, const uint32_t* col, int64_t begin, int64_
     if (static_cast<int64_t>(col[i]) != skip)
       s += cell_value<Full>(alpha[col[i]], static_cast<double>(x[i]), log_a_sum);
   return s;
+}
+
+// Row b's cell sums for a group of components (KG as in add_cell).
+template <bool Full, class T, int KG>
+void row_shared(const HostTable& t, const T* x, int64_t b, int64_t skip, const Group& g,
+                double* rest) {
+  if (t.sparse)
+    sparse_row_shared<Full, T, KG>(x, t.col_idx.data(), t.row_ptr[b], t.row_ptr[b + 1], skip, g,
+                                   rest);
+  else
+    dense_row_shared<Full, T, KG>(x + b * t.cols, t.cols, skip, g, rest);
 }
 
 template <bool Full, class T>
@@ -222,8 +261,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       const double* a = req.alpha + j * cols;
       a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
       log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
-      fill_table<Full>(layout, a, cols, log_a_sums[static_cast<size_t>(j)],
-                 tables.data() + j * layout.size);
+      fill_table<Full>(layout, a, cols, log_a_sums[static_cast<size_t>(j)], K, j, tables.data());
       double* pre = a_prefix.data() + j * (cols + 1);
       double* suf = a_suffix.data() + j * (cols + 1);
       pre[0] = 0.0;
@@ -231,46 +269,64 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       suf[cols] = 0.0;
       for (int64_t v = cols - 1; v >= 0; --v) suf[v] = suf[v + 1] + a[v];
     }
+    // A row's cells are read once per group of components. Where the row's
+    // largest count is large enough to be regrouped (finish_row), its cell
+    // is left out of the sum and added back for the components that do not
+    // regroup.
     body = [&](int64_t c) {
       const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
-      for (int64_t j = 0; j < K; ++j) {
-        const double* tab = tables.data() + j * layout.size;
-        const double* a = req.alpha + j * cols;
-        const double la = log_a_sums[static_cast<size_t>(j)];
+      double rest[kGroup];
+      for (int64_t j0 = 0; j0 < K; j0 += kGroup) {
+        const Group g{&layout, tables.data() + j0, K, std::min(kGroup, K - j0), cols,
+                      req.alpha + j0 * cols, log_a_sums.data() + j0};
+        const auto rest_sum = [&](int64_t j, int64_t skipped) {
+          const double* pre = a_prefix.data() + (j0 + j) * (cols + 1);
+          const double* suf = a_suffix.data() + (j0 + j) * (cols + 1);
+          return pre[skipped] + suf[skipped + 1];
+        };
         for (int64_t b = r0; b < r1; ++b) {
+          const double n_total = t.row_total[static_cast<size_t>(b)];
           if (Full && one_cell_row(t, b)) {
             const int64_t arg = one_cell_column<T>(t, b);
-            const double a_rest = a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
-                                  a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)];
-            store(b, j, one_cell_full(a[arg], a_rest, a_sums[static_cast<size_t>(j)],
-                                      t.row_total[static_cast<size_t>(b)]));
+            for (int64_t j = 0; j < g.kg; ++j)
+              store(b, j0 + j,
+                    one_cell_full(g.alpha[j * cols + arg], rest_sum(j, arg),
+                                  a_sums[static_cast<size_t>(j0 + j)], n_total));
             continue;
           }
           const RowPeak peak = Full ? RowPeak{} : row_peak(t, b);
-          const int64_t arg = peak.column;
           const bool big = peak.count >= kRegroupMinCount;
-          const double a_rest =
-              big ? a_prefix[static_cast<size_t>(j * (cols + 1) + arg)] +
-                        a_suffix[static_cast<size_t>(j * (cols + 1) + arg + 1)]
-                  : 0.0;
-          const bool rg = big && regroup_helps(a_rest, peak.count);
-          const int64_t star = rg ? arg : -1;
-          double rest;
-          if (t.sparse) {
-            rest = sparse_row_shared<Full, T>(x, t.col_idx.data(), t.row_ptr[b], t.row_ptr[b + 1],
-                                        star, layout, tab, a, la);
-          } else if (rg) {
-            rest = dense_row_shared<Full, T>(x + b * cols, 0, star, layout, tab, a, la) +
-                   dense_row_shared<Full, T>(x + b * cols, star + 1, cols, layout, tab, a, la);
-          } else {
-            rest = dense_row_shared<Full, T>(x + b * cols, 0, cols, layout, tab, a, la);
+          const int64_t star = big ? peak.column : -1;
+          switch (g.kg) {
+            case 1: row_shared<Full, T, 1>(t, x, b, star, g, rest); break;
+            case 8: row_shared<Full, T, 8>(t, x, b, star, g, rest); break;
+            case kGroup: row_shared<Full, T, kGroup>(t, x, b, star, g, rest); break;
+            default: row_shared<Full, T, 0>(t, x, b, star, g, rest); break;
           }
-
-          const double n_total = t.row_total[static_cast<size_t>(b)];
-          store(b, j,
-                Full ? full_row<Full>(rest, a_sums[static_cast<size_t>(j)], n_total)
-                     : finish_row(rest, a_sums[static_cast<size_t>(j)], la, n_total, rg,
-                                  rg ? a[star] : 0.0, peak.count, a_rest));
+          for (int64_t j = 0; j < g.kg; ++j) {
+            const double a_sum = a_sums[static_cast<size_t>(j0 + j)];
+            if (Full) {
+              store(b, j0 + j, full_row<Full>(rest[j], a_sum, n_total));
+              continue;
+            }
+            const double la = g.log_a_sum[j];
+            const double a_rest = big ? rest_sum(j, star) : 0.0;
+            const bool rg = big && regroup_helps(a_rest, peak.count);
+            double r = rest[j];
+            if (big && !rg) {
+              double peak_term = 0.0;
+              Group gj = g;
+              gj.table += j;
+              gj.alpha += j * cols;
+              gj.log_a_sum += j;
+              gj.kg = 1;
+              add_cell<Full, double, 1>(peak.count, star, gj, &peak_term);
+              r += peak_term;
+            }
+            store(b, j0 + j,
+                  finish_row(r, a_sum, la, n_total, rg, rg ? g.alpha[j * cols + star] : 0.0,
+                             peak.count, a_rest));
+          }
         }
       }
     };
