@@ -326,13 +326,44 @@ TEST_CASE("dense tables name the first bad cell in row-major order at 1, 2 and 7
   }
 }
 
+// The two sets of histograms are one, field by field, bit for bit.
+static void check_same_histograms(const std::vector<dirmn::Histograms>& got,
+                           const std::vector<dirmn::Histograms>& ref) {
+  REQUIRE(got.size() == ref.size());
+  for (size_t j = 0; j < got.size(); ++j) {
+    CHECK(got[j].lcoef_sum == ref[j].lcoef_sum);
+    CHECK(got[j].total.first_moment == ref[j].total.first_moment);
+    REQUIRE(got[j].column.size() == ref[j].column.size());
+    for (size_t v = 0; v < got[j].column.size(); ++v) {
+      const dirmn::Histogram& g = got[j].column[v];
+      const dirmn::Histogram& r = ref[j].column[v];
+      CHECK(g.dense == r.dense);
+      CHECK(g.base == r.base);
+      CHECK(g.base_weight == r.base_weight);
+      CHECK(std::vector<double>(g.cum.data(), g.cum.data() + g.cum.size()) ==
+            std::vector<double>(r.cum.data(), r.cum.data() + r.cum.size()));
+      CHECK(g.value == r.value);
+      CHECK(g.weight == r.weight);
+      CHECK(g.first_moment == r.first_moment);
+      CHECK(g.second_factorial == r.second_factorial);
+    }
+  }
+}
+
 TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads", "[counts][build]") {
   // 16-bit and real-valued tables take the builders' path (8-bit ones have
   // their own); the weights of a component are a row's responsibilities.
+  // Whole counts also go by column (cpu_column_slots.cpp), which must give
+  // the row-ordered pass's histograms bit for bit: scattered counts to 9001
+  // (dense, pairs, and past the indexed range), and a band of 120 values
+  // above 1000 (the offset dense form).
   const int64_t rows = 700, cols = 90, k = 3;
-  for (bool real : {false, true}) {
+  enum class Kind { kScattered, kReal, kBand };
+  for (Kind kind : {Kind::kScattered, Kind::kReal, Kind::kBand}) {
+    const bool real = kind == Kind::kReal;
     const auto cells = random_cells(rows, cols, 0.3, 9, [&](std::mt19937_64& g) {
       std::uniform_real_distribution<double> u(0.0, 1.0);
+      if (kind == Kind::kBand) return 1000.0 + std::floor(u(g) * 120.0);
       const double x = 1.0 + std::pow(u(g), 5.0) * 9000.0;
       return real ? x : std::floor(x);
     });
@@ -341,15 +372,16 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
     std::vector<double> w(static_cast<size_t>(rows * k));
     for (double& x : w) x = u(rng) < 0.1 ? 0.0 : u(rng);
     for (dirmn_storage st : {DIRMN_STORAGE_SPARSE, DIRMN_STORAGE_DENSE}) {
-      INFO((real ? "real-valued" : "16-bit") << " storage " << st);
+      INFO("kind " << static_cast<int>(kind) << " storage " << st);
       Arrays a;
       make_input(compress(cells, rows, cols, true), DIRMN_INDEX_INT32, DIRMN_FLOAT64, real, st, &a);
       HostThreads one(1);
       HostTable t;
       CountsProblem problem;
       REQUIRE(dirmn::build_sparse_table(a.in, one, Interrupt{}, &t, &problem) == DIRMN_SUCCESS);
-      std::vector<dirmn::Histograms> ref;
+      std::vector<dirmn::Histograms> ref, ref1;
       REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &ref, one, Interrupt{}).ok());
+      REQUIRE(dirmn::cpu::histograms(t, nullptr, 1, &ref1, one, Interrupt{}).ok());
       // The moments against sums written here, over the cells.
       for (int64_t j = 0; j < k; ++j)
         for (int64_t v = 0; v < cols; v += 7) {
@@ -359,29 +391,26 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
           CHECK(std::fabs(ref[static_cast<size_t>(j)].column[static_cast<size_t>(v)].first_moment - first) <=
                 1e-12 * first);
         }
+      if (kind == Kind::kBand) {
+        int offset = 0;
+        for (const dirmn::Histogram& h : ref[0].column) offset += h.dense && h.base > 0.0;
+        CHECK(offset > 0);
+      }
       for (int threads : kThreadCounts) {
         INFO("threads " << threads);
         HostThreads pool(threads);
         std::vector<dirmn::Histograms> got;
         REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &got, pool, Interrupt{}).ok());
-        REQUIRE(got.size() == ref.size());
-        for (size_t j = 0; j < got.size(); ++j) {
-          CHECK(got[j].lcoef_sum == ref[j].lcoef_sum);
-          CHECK(got[j].total.first_moment == ref[j].total.first_moment);
-          for (size_t v = 0; v < static_cast<size_t>(cols); ++v) {
-            const dirmn::Histogram& g = got[j].column[v];
-            const dirmn::Histogram& r = ref[j].column[v];
-            CHECK(g.dense == r.dense);
-            CHECK(g.base == r.base);
-            CHECK(g.base_weight == r.base_weight);
-            CHECK(std::vector<double>(g.cum.data(), g.cum.data() + g.cum.size()) ==
-                  std::vector<double>(r.cum.data(), r.cum.data() + r.cum.size()));
-            CHECK(g.value == r.value);
-            CHECK(g.weight == r.weight);
-            CHECK(g.first_moment == r.first_moment);
-            CHECK(g.second_factorial == r.second_factorial);
-          }
-        }
+        check_same_histograms(got, ref);
+        std::unique_ptr<dirmn::cpu::ColumnSlots> slots;
+        REQUIRE(dirmn::cpu::build_column_slots(t, pool, Interrupt{}, &slots).ok());
+        CHECK((slots == nullptr) == real);
+        if (!slots) continue;
+        std::vector<dirmn::Histograms> by_col, by_col1;
+        REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, w.data(), k, &by_col, pool, Interrupt{}).ok());
+        check_same_histograms(by_col, ref);
+        REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, nullptr, 1, &by_col1, pool, Interrupt{}).ok());
+        check_same_histograms(by_col1, ref1);
       }
     }
   }

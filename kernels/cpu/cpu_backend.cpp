@@ -72,8 +72,23 @@ class CpuBackend final : public Backend {
 
   BackendResult histograms(const BackendCounts& counts, const double* weights, int64_t k,
                            std::vector<Histograms>* out, const Interrupt& interrupt) override {
+    const CpuCounts& c = static_cast<const CpuCounts&>(counts);
+    // Several weightings (an EM's M step, every iteration) are summed by
+    // column once the table has its slots; a table that cannot have them
+    // (or had no room) keeps the row-ordered pass.
+    if (k > 1 && !c.slots && !c.slots_tried) {
+      try {
+        const BackendResult r = cpu::build_column_slots(c.table, *threads_, interrupt, &c.slots);
+        if (!r.ok()) return r;
+      } catch (const std::bad_alloc&) {
+        c.slots.reset();
+      }
+      c.slots_tried = true;
+    }
     try {
-      return cpu::histograms(table_of(counts), weights, k, out, *threads_, interrupt);
+      if (c.slots)
+        return cpu::histograms_by_column(c.table, *c.slots, weights, k, out, *threads_, interrupt);
+      return cpu::histograms(c.table, weights, k, out, *threads_, interrupt);
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "count histograms", 0};
     }

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../backend.hpp"
@@ -24,10 +25,30 @@ namespace cpu {
 // the interrupt callback often.
 constexpr int64_t kCellsPerChunk = int64_t{1} << 16;
 
+// The table's nonzeros by column, for the histograms of many weightings at
+// once (an EM's M steps, cpu_column_slots.cpp): per column, its cells' rows
+// in ascending order and, where the column's counts are whole and at most
+// kHistIndexMax ("indexed"), each cell's rank among the column's distinct
+// counts, which value lists in ascending order; in the other columns the
+// count itself. 8 bytes per nonzero.
+struct ColumnSlots {
+  std::vector<int64_t> col_ptr;    // cols + 1
+  TableArray<uint32_t> row;        // nonzeros
+  TableArray<uint32_t> slot;       // nonzeros
+  std::vector<int64_t> value_ptr;  // cols + 1: column v's distinct counts
+  std::vector<uint16_t> value;
+  std::vector<char> indexed;       // cols
+};
+
 class CpuCounts final : public BackendCounts {
  public:
   explicit CpuCounts(HostTable&& t) : table(std::move(t)) {}
   HostTable table;
+  // Built by the first histogram pass of several weightings and kept with
+  // the table (one call at a time uses a context's counts); null until
+  // then, and where the table has no such form or there was no room.
+  mutable std::unique_ptr<ColumnSlots> slots;
+  mutable bool slots_tried = false;
 };
 
 template <class T>
@@ -129,6 +150,16 @@ BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& 
 BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
                          std::vector<Histograms>* out, HostThreads& threads,
                          const Interrupt& interrupt);
+// The table's ColumnSlots into *out (left null for a table of real values
+// or of more than 2^32 rows); CANCELLED when interrupted. Throws
+// std::bad_alloc.
+BackendResult build_column_slots(const HostTable& t, HostThreads& threads,
+                                 const Interrupt& interrupt, std::unique_ptr<ColumnSlots>* out);
+// The same histograms as histograms(), bit for bit, from the slots.
+BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
+                                   const double* weights, int64_t k,
+                                   std::vector<Histograms>* out, HostThreads& threads,
+                                   const Interrupt& interrupt);
 BackendResult rowwise_derivatives(const HostTable& t, const RowwiseDerivRequest& req,
                                   HostThreads& threads, const Interrupt& interrupt);
 

@@ -27,27 +27,11 @@ void HistogramBuilder::add_slow(double n, double w) {
 
 Histogram HistogramBuilder::finish() {
   Histogram h;
-  const size_t top = indexed_.empty() ? 0 : indexed_.size() - 1;  // largest indexed value
-  size_t low = 1, distinct = 0;
-  if (!use_pairs_ && static_cast<double>(top) > kHistDenseMax) {
-    while (low < top && indexed_[low] == 0.0) ++low;
-    for (size_t n = low; n <= top; ++n) distinct += indexed_[n] != 0.0;
-  }
-  if (!use_pairs_ && static_cast<double>(top) <= kHistDenseMax) {
-    histogram_from_value_weights(indexed_.data(), static_cast<int>(indexed_.size()), &h);
-  } else if (!use_pairs_ && static_cast<double>(top - low) <=
-                                kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
-    h = histogram_from_band(indexed_.data() + low, static_cast<int64_t>(low),
-                            static_cast<int64_t>(top - low + 1));
+  if (!use_pairs_) {
+    histogram_from_indexed(indexed_.data(), indexed_.empty() ? 0 : indexed_.size() - 1, &h);
   } else {
     h.dense = false;
-    if (!use_pairs_) {
-      // Indexed values come out in order: no sort needed.
-      for (size_t n = 1; n <= top; ++n)
-        if (indexed_[n] != 0.0) pairs_.emplace_back(static_cast<double>(n), indexed_[n]);
-    } else {
-      std::sort(pairs_.begin(), pairs_.end());
-    }
+    std::sort(pairs_.begin(), pairs_.end());
     for (const auto& p : pairs_) {
       if (!h.value.empty() && h.value.back() == p.first) {
         h.weight.back() += p.second;
@@ -63,6 +47,34 @@ Histogram HistogramBuilder::finish() {
   pairs_.clear();
   use_pairs_ = false;
   return h;
+}
+
+void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
+  size_t low = 1, distinct = 0;
+  if (static_cast<double>(top) > kHistDenseMax) {
+    while (low < top && by_value[low] == 0.0) ++low;
+    for (size_t n = low; n <= top; ++n) distinct += by_value[n] != 0.0;
+  }
+  if (static_cast<double>(top) <= kHistDenseMax) {
+    histogram_from_value_weights(by_value, static_cast<int>(top + 1), h);
+  } else if (static_cast<double>(top - low) <=
+             kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
+    *h = histogram_from_band(by_value + low, static_cast<int64_t>(low),
+                             static_cast<int64_t>(top - low + 1));
+  } else {
+    // Indexed values come out in order: no sort needed.
+    *h = Histogram();
+    h->dense = false;
+    for (size_t n = 1; n <= top; ++n) {
+      const double w = by_value[n];
+      if (w == 0.0) continue;
+      const double v = static_cast<double>(n);
+      h->value.push_back(v);
+      h->weight.push_back(w);
+      h->first_moment += w * v;
+      h->second_factorial += w * v * (v - 1.0);
+    }
+  }
 }
 
 void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {

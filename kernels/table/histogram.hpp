@@ -133,6 +133,13 @@ class HistogramBuilder {
   bool use_pairs_ = false;
 };
 
+// The histogram of whole values 1..top, by_value[n] the weight of value n
+// (by_value[0] ignored; top 0: empty), in the form HistogramBuilder::finish
+// chooses for them, written over *h (whose storage it may reuse): the
+// builder's own last step, and that of passes that sum the weights by value
+// themselves.
+void histogram_from_indexed(const double* by_value, size_t top, Histogram* h);
+
 // The dense-form histogram of weights by value, written over *h (whose
 // storage it reuses): by_value[n] is the weight of count n, for n < bins
 // (by_value[0] is ignored).
