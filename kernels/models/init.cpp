@@ -24,6 +24,8 @@ constexpr double kSoftCentreMove = 1e-6;
 constexpr int kSoftIterations = 1000;
 // Rows per block of the k-means assignment on the host threads.
 constexpr int64_t kAssignBlockRows = 256;
+// Column blocks per thread of the soft k-means centre update.
+constexpr int64_t kBlocksPerThread = 8;
 
 struct SparseRow {
   std::vector<uint32_t> idx;
@@ -59,6 +61,95 @@ double dist2(const SparseRow& r, const double* c, double c_norm2) {
   double dot = 0.0;
   for (size_t i = 0; i < r.idx.size(); ++i) dot += r.p[i] * c[r.idx[i]];
   return std::max(0.0, r.norm2 + c_norm2 - 2.0 * dot);
+}
+
+// k centres interleaved, c[v k + j] the centre j's entry of column v, with
+// their squared norms: a row's k distances are one pass over its cells,
+// each reading k contiguous entries (k separate centres cost k passes, each
+// a cache miss per cell).
+struct Centres {
+  int k = 0;
+  int64_t V = 0;
+  std::vector<double> c, norm2;
+  Centres(int k_, int64_t V_)
+      : k(k_), V(V_), c(static_cast<size_t>(k_) * static_cast<size_t>(V_), 0.0),
+        norm2(static_cast<size_t>(k_), 0.0) {}
+  double* at(int64_t v) { return c.data() + v * k; }
+  const double* at(int64_t v) const { return c.data() + v * k; }
+  // Centre j becomes row r.
+  void set(int j, const SparseRow& r) {
+    for (int64_t v = 0; v < V; ++v) c[static_cast<size_t>(v * k + j)] = 0.0;
+    for (size_t i = 0; i < r.idx.size(); ++i) c[static_cast<size_t>(r.idx[i]) * k + j] = r.p[i];
+    norm2[static_cast<size_t>(j)] = r.norm2;
+  }
+  // Squared distance from r to centre j (as dist2 for one centre).
+  double dist2_one(const SparseRow& r, int j) const {
+    double dot = 0.0;
+    for (size_t i = 0; i < r.idx.size(); ++i) dot += r.p[i] * c[static_cast<size_t>(r.idx[i]) * k + j];
+    return std::max(0.0, r.norm2 + norm2[static_cast<size_t>(j)] - 2.0 * dot);
+  }
+  // All k squared distances into d; each is dist2's, bit for bit (its dot
+  // product summed over the row's cells in the same order).
+  void dist2_all(const SparseRow& r, double* d) const {
+    for (int j = 0; j < k; ++j) d[j] = 0.0;
+    for (size_t i = 0; i < r.idx.size(); ++i) {
+      const double p = r.p[i];
+      const double* x = at(r.idx[i]);
+      for (int j = 0; j < k; ++j) d[j] += p * x[j];
+    }
+    for (int j = 0; j < k; ++j) d[j] = std::max(0.0, r.norm2 + norm2[static_cast<size_t>(j)] - 2.0 * d[j]);
+  }
+  // The nearest centre (the first of equals) and its squared distance; d
+  // is k doubles of workspace.
+  int nearest(const SparseRow& r, double* d, double* best_d) const {
+    dist2_all(r, d);
+    int best = 0;
+    double bd = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j)
+      if (d[j] < bd) {
+        bd = d[j];
+        best = j;
+      }
+    *best_d = bd;
+    return best;
+  }
+};
+
+// The sample's cells by column, rows ascending within each: a centre
+// update sums every (centre, column) entry over rows in row order, as a
+// pass over rows does, but a column's k entries are summed together and the
+// columns split across the threads.
+struct SampleColumns {
+  std::vector<int64_t> ptr;  // V + 1
+  std::vector<uint32_t> row;
+  std::vector<double> p;
+  std::vector<int64_t> blocks;  // column blocks of about equal cells
+};
+
+SampleColumns by_column(const std::vector<SparseRow>& sample, int64_t V, int64_t blocks) {
+  SampleColumns sc;
+  sc.ptr.assign(static_cast<size_t>(V + 1), 0);
+  for (const SparseRow& r : sample)
+    for (uint32_t v : r.idx) ++sc.ptr[static_cast<size_t>(v) + 1];
+  for (int64_t v = 0; v < V; ++v) sc.ptr[static_cast<size_t>(v) + 1] += sc.ptr[static_cast<size_t>(v)];
+  std::vector<int64_t> next(sc.ptr.begin(), sc.ptr.end() - 1);
+  sc.row.resize(static_cast<size_t>(sc.ptr.back()));
+  sc.p.resize(sc.row.size());
+  for (size_t i = 0; i < sample.size(); ++i)
+    for (size_t q = 0; q < sample[i].idx.size(); ++q) {
+      const int64_t at = next[sample[i].idx[q]]++;
+      sc.row[static_cast<size_t>(at)] = static_cast<uint32_t>(i);
+      sc.p[static_cast<size_t>(at)] = sample[i].p[q];
+    }
+  sc.blocks.push_back(0);
+  const int64_t total = sc.ptr.back();
+  for (int64_t b = 1; b < blocks; ++b) {
+    const int64_t target = total / blocks * b;
+    const int64_t v = std::lower_bound(sc.ptr.begin(), sc.ptr.end(), target) - sc.ptr.begin();
+    if (v > sc.blocks.back() && v < V) sc.blocks.push_back(v);
+  }
+  sc.blocks.push_back(V);
+  return sc;
 }
 
 // The proportions of a uniform sample, without replacement (partial
@@ -102,21 +193,15 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
   const std::vector<SparseRow> sample = sample_rows(t, rng);
   const int64_t S = static_cast<int64_t>(sample.size());
 
-  std::vector<double> centre(static_cast<size_t>(k * V), 0.0), c_norm(static_cast<size_t>(k), 0.0);
-  auto set_centre = [&](int j, const SparseRow& r) {
-    double* c = centre.data() + static_cast<int64_t>(j) * V;
-    std::fill(c, c + V, 0.0);
-    for (size_t i = 0; i < r.idx.size(); ++i) c[r.idx[i]] = r.p[i];
-    c_norm[static_cast<size_t>(j)] = r.norm2;
-  };
+  Centres C(k, V);
   // Seeding.
   std::vector<double> d2(static_cast<size_t>(S), std::numeric_limits<double>::infinity());
-  set_centre(0, sample[static_cast<size_t>(rng.below(S))]);
+  C.set(0, sample[static_cast<size_t>(rng.below(S))]);
   for (int j = 1; j < k; ++j) {
     double total = 0.0;
     for (int64_t i = 0; i < S; ++i) {
-      d2[static_cast<size_t>(i)] = std::min(d2[static_cast<size_t>(i)],
-                                            dist2(sample[static_cast<size_t>(i)], centre.data() + (j - 1) * V, c_norm[static_cast<size_t>(j - 1)]));
+      d2[static_cast<size_t>(i)] =
+          std::min(d2[static_cast<size_t>(i)], C.dist2_one(sample[static_cast<size_t>(i)], j - 1));
       total += d2[static_cast<size_t>(i)];
     }
     int64_t pick = rng.below(S);
@@ -132,72 +217,67 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
         }
       }
     }
-    set_centre(j, sample[static_cast<size_t>(pick)]);
+    C.set(j, sample[static_cast<size_t>(pick)]);
   }
   // Lloyd iterations on the sample.
   std::vector<int> label(static_cast<size_t>(S), -1);
   std::vector<char> moved(static_cast<size_t>(S), 0);
+  std::atomic<bool> no_memory{false};
   for (int it = 0; it < kKmeansIterations; ++it) {
     for_rows(S, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        int best = 0;
-        double bd = std::numeric_limits<double>::infinity();
-        for (int j = 0; j < k; ++j) {
-          const double d = dist2(sample[static_cast<size_t>(i)], centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
-          if (d < bd) {
-            bd = d;
-            best = j;
-          }
+      try {
+        std::vector<double> d(static_cast<size_t>(k));
+        for (int64_t i = i0; i < i1; ++i) {
+          double bd = 0.0;
+          const int best = C.nearest(sample[static_cast<size_t>(i)], d.data(), &bd);
+          moved[static_cast<size_t>(i)] = label[static_cast<size_t>(i)] != best;
+          label[static_cast<size_t>(i)] = best;
+          d2[static_cast<size_t>(i)] = bd;
         }
-        moved[static_cast<size_t>(i)] = label[static_cast<size_t>(i)] != best;
-        label[static_cast<size_t>(i)] = best;
-        d2[static_cast<size_t>(i)] = bd;
+      } catch (const std::bad_alloc&) {
+        no_memory = true;
       }
     });
+    if (no_memory) throw std::bad_alloc();
     const bool changed = std::find(moved.begin(), moved.end(), 1) != moved.end();
     if (!changed && it > 0) break;
-    std::fill(centre.begin(), centre.end(), 0.0);
+    std::fill(C.c.begin(), C.c.end(), 0.0);
     std::vector<int64_t> size(static_cast<size_t>(k), 0);
     for (int64_t i = 0; i < S; ++i) {
       const SparseRow& r = sample[static_cast<size_t>(i)];
-      double* c = centre.data() + label[static_cast<size_t>(i)] * V;
-      for (size_t q = 0; q < r.idx.size(); ++q) c[r.idx[q]] += r.p[q];
-      ++size[static_cast<size_t>(label[static_cast<size_t>(i)])];
+      const int j = label[static_cast<size_t>(i)];
+      for (size_t q = 0; q < r.idx.size(); ++q) C.at(r.idx[q])[j] += r.p[q];
+      ++size[static_cast<size_t>(j)];
+    }
+    std::vector<double> n2(static_cast<size_t>(k), 0.0);
+    for (int64_t v = 0; v < V; ++v) {
+      double* c = C.at(v);
+      for (int j = 0; j < k; ++j) {
+        if (size[static_cast<size_t>(j)] == 0) continue;
+        c[j] /= static_cast<double>(size[static_cast<size_t>(j)]);
+        n2[static_cast<size_t>(j)] += c[j] * c[j];
+      }
     }
     for (int j = 0; j < k; ++j) {
-      double* c = centre.data() + j * V;
       if (size[static_cast<size_t>(j)] == 0) {
         // An empty cluster restarts at the sample row farthest from its centre.
         const int64_t far = std::max_element(d2.begin(), d2.end()) - d2.begin();
-        set_centre(j, sample[static_cast<size_t>(far)]);
+        C.set(j, sample[static_cast<size_t>(far)]);
         d2[static_cast<size_t>(far)] = 0.0;
         continue;
       }
-      double n2 = 0.0;
-      for (int64_t v = 0; v < V; ++v) {
-        c[v] /= static_cast<double>(size[static_cast<size_t>(j)]);
-        n2 += c[v] * c[v];
-      }
-      c_norm[static_cast<size_t>(j)] = n2;
+      C.norm2[static_cast<size_t>(j)] = n2[static_cast<size_t>(j)];
     }
   }
   // Hard assignment of every row.
   std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);
-  std::atomic<bool> no_memory{false};
   for_rows(t.rows, [&](int64_t b0, int64_t b1) {
     try {
+      std::vector<double> d(static_cast<size_t>(k));
       for (int64_t b = b0; b < b1; ++b) {
         if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-        const SparseRow r = proportions(t, b);
-        int best = 0;
-        double bd = std::numeric_limits<double>::infinity();
-        for (int j = 0; j < k; ++j) {
-          const double d = dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]);
-          if (d < bd) {
-            bd = d;
-            best = j;
-          }
-        }
+        double bd = 0.0;
+        const int best = C.nearest(proportions(t, b), d.data(), &bd);
         for (int j = 0; j < k; ++j) z[static_cast<size_t>(b * k + j)] = j == best ? 1.0 : 0.0;
       }
     } catch (const std::bad_alloc&) {
@@ -222,13 +302,17 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
   const int64_t S = static_cast<int64_t>(sample.size());
   std::vector<double> zs(static_cast<size_t>(S * k), 0.0);
   for (int64_t i = 0; i < S; ++i) zs[static_cast<size_t>(i * k + static_cast<int64_t>(rng.below(k)))] = 1.0;
-  std::vector<double> centre(static_cast<size_t>(k * V), 0.0), next(centre.size()),
-      c_norm(static_cast<size_t>(k), 0.0), weight(static_cast<size_t>(k));
-  // Responsibilities of one row for the current centres.
+  Centres C(k, V), next(k, V);
+  const SampleColumns cols = by_column(sample, V, threads.size() * kBlocksPerThread);
+  std::vector<double> weight(static_cast<size_t>(k)), n2(static_cast<size_t>(k)),
+      d2(static_cast<size_t>(k));
+  // Responsibilities of one row for the current centres (d: k doubles of
+  // workspace).
   const auto soft = [&](const SparseRow& r, double* z) {
+    C.dist2_all(r, z);
     double dmin = std::numeric_limits<double>::infinity();
     for (int j = 0; j < k; ++j) {
-      z[j] = std::sqrt(dist2(r, centre.data() + j * V, c_norm[static_cast<size_t>(j)]));
+      z[j] = std::sqrt(z[j]);
       dmin = std::min(dmin, z[j]);
     }
     double sum = 0.0;
@@ -240,34 +324,42 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
     }
     for (int j = 0; j < k; ++j) z[j] /= sum;
   };
+  const int64_t col_blocks = static_cast<int64_t>(cols.blocks.size()) - 1;
   for (int it = 0; it < kSoftIterations; ++it) {
-    std::fill(next.begin(), next.end(), 0.0);
+    // The centres: responsibility-weighted sums by column, over the rows in
+    // order, the columns on the threads.
+    threads.parallel_for(col_blocks, [&](int64_t q) {
+      for (int64_t v = cols.blocks[static_cast<size_t>(q)]; v < cols.blocks[static_cast<size_t>(q) + 1]; ++v) {
+        double* c = next.at(v);
+        for (int j = 0; j < k; ++j) c[j] = 0.0;
+        for (int64_t e = cols.ptr[static_cast<size_t>(v)]; e < cols.ptr[static_cast<size_t>(v) + 1]; ++e) {
+          const double p = cols.p[static_cast<size_t>(e)];
+          const double* zi = zs.data() + static_cast<int64_t>(cols.row[static_cast<size_t>(e)]) * k;
+          for (int j = 0; j < k; ++j) c[j] += zi[j] * p;
+        }
+      }
+    });
     std::fill(weight.begin(), weight.end(), 0.0);
-    for (int64_t i = 0; i < S; ++i) {
-      const SparseRow& r = sample[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < S; ++i)
+      for (int j = 0; j < k; ++j) weight[static_cast<size_t>(j)] += zs[static_cast<size_t>(i * k + j)];
+    std::fill(n2.begin(), n2.end(), 0.0);
+    std::fill(d2.begin(), d2.end(), 0.0);
+    for (int64_t v = 0; v < V; ++v) {
+      double* c = next.at(v);
+      const double* old = C.at(v);
       for (int j = 0; j < k; ++j) {
-        const double zij = zs[static_cast<size_t>(i * k + j)];
-        if (zij == 0.0) continue;
-        weight[static_cast<size_t>(j)] += zij;
-        double* c = next.data() + j * V;
-        for (size_t q = 0; q < r.idx.size(); ++q) c[r.idx[q]] += zij * r.p[q];
+        const double wj = weight[static_cast<size_t>(j)];
+        if (wj > 0.0) c[j] /= wj;
+        n2[static_cast<size_t>(j)] += c[j] * c[j];
+        d2[static_cast<size_t>(j)] += (c[j] - old[j]) * (c[j] - old[j]);
       }
     }
     double moved = 0.0;
     for (int j = 0; j < k; ++j) {
-      double* c = next.data() + j * V;
-      const double* old = centre.data() + j * V;
-      const double wj = weight[static_cast<size_t>(j)];
-      double n2 = 0.0, d2 = 0.0;
-      for (int64_t v = 0; v < V; ++v) {
-        if (wj > 0.0) c[v] /= wj;
-        n2 += c[v] * c[v];
-        d2 += (c[v] - old[v]) * (c[v] - old[v]);
-      }
-      c_norm[static_cast<size_t>(j)] = n2;
-      moved = std::max(moved, std::sqrt(d2));
+      next.norm2[static_cast<size_t>(j)] = n2[static_cast<size_t>(j)];
+      moved = std::max(moved, std::sqrt(d2[static_cast<size_t>(j)]));
     }
-    centre.swap(next);
+    std::swap(C, next);
     for_each_block(threads, S, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) soft(sample[static_cast<size_t>(i)], zs.data() + i * k);
     });
