@@ -165,6 +165,61 @@ TEST_CASE("weighted sums with large row totals: banded and paired histograms", "
   }
 }
 
+TEST_CASE("weighted sums of deep scattered counts over alpha's range", "[fit][derivatives]") {
+  // Counts from 20 to 90000 scattered over a few rows: the pairs form, whose
+  // sums take lgamma, digamma and trigamma at alpha once per column where a
+  // count is at least alpha (and alpha + n at least 10), and the
+  // per-value functions elsewhere. Each column meets alpha from 1e-6 to
+  // 2e6 across the rotations: both paths, and the switch between them.
+  const int64_t rows = 40, cols = 6;
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t v = 0; v < cols; ++v)
+      x[static_cast<size_t>(b * cols + v)] =
+          v < 3 ? std::floor(20.0 * std::pow(4500.0, static_cast<double>((b * 7 + v * 13) % 41) / 40.0))
+                : static_cast<double>((b + v) % 5);
+  std::vector<double> w(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) w[static_cast<size_t>(b)] = 0.5 + static_cast<double>(b % 3);
+  const double levels[cols] = {1e-6, 0.03, 1.0, 60.0, 4000.0, 2e6};
+  for (dirmn_backend be : backends_under_test()) {
+    INFO("backend " << backend_name(be));
+    Context ctx = make_context(be);
+    REQUIRE(ctx);
+    Counts c = counts_of(ctx.get(), x, rows, cols);
+    for (int64_t turn = 0; turn < cols; ++turn) {
+      std::vector<double> alpha(cols);
+      for (int64_t v = 0; v < cols; ++v) alpha[static_cast<size_t>(v)] = levels[(v + turn) % cols];
+      INFO("alpha of column 0: " << alpha[0]);
+      long double A = 0;
+      for (double a : alpha) A += a;
+      std::vector<long double> g_ref(cols, 0), d_ref(cols, 0);
+      long double c_ref = 0;
+      for (int64_t b = 0; b < rows; ++b) {
+        long N = 0;
+        for (int64_t v = 0; v < cols; ++v) {
+          const long n = static_cast<long>(x[static_cast<size_t>(b * cols + v)]);
+          N += n;
+          g_ref[static_cast<size_t>(v)] += w[static_cast<size_t>(b)] * dpoch_ref(alpha[static_cast<size_t>(v)], n);
+          d_ref[static_cast<size_t>(v)] += w[static_cast<size_t>(b)] * tpoch_ref(alpha[static_cast<size_t>(v)], n);
+        }
+        for (int64_t v = 0; v < cols; ++v) g_ref[static_cast<size_t>(v)] -= w[static_cast<size_t>(b)] * dpoch_ref(A, N);
+        c_ref -= w[static_cast<size_t>(b)] * tpoch_ref(A, N);
+      }
+      double f = 0, hs = 0;
+      std::vector<double> g(cols), hd(cols);
+      REQUIRE(dirmn_loglik_sum(ctx.get(), c.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(),
+                               DIRMN_KERNEL, &f, g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
+      CHECK(close_to(f, table_loglik_ref(x, rows, cols, alpha, &w), 1e-12));
+      for (int64_t v = 0; v < cols; ++v) {
+        INFO("column " << v);
+        CHECK(close_to(g[static_cast<size_t>(v)], static_cast<double>(g_ref[static_cast<size_t>(v)]), 1e-12, 1e-9));
+        CHECK(close_to(hd[static_cast<size_t>(v)], static_cast<double>(d_ref[static_cast<size_t>(v)]), 1e-12));
+      }
+      CHECK(close_to(hs, static_cast<double>(c_ref), 1e-12));
+    }
+  }
+}
+
 TEST_CASE("per-row derivatives against references", "[fit][derivatives]") {
   const int64_t rows = 25, cols = 9;
   std::mt19937 rng(5);

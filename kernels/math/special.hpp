@@ -153,9 +153,18 @@ DIRMN_HD double lpoch(double a, double n) {
   // (a)_n = (a + m)_n * prod_{k<m} (a + k) / (a + n + k). For subnormal a
   // (alpha = 5e-324 is valid) n / a overflows to inf, which made lpoch -inf;
   // then log1p(n / a) = log(n) - log(a) to double precision anyway.
-  for (int k = 0; k < m; ++k) {
-    const double r = n / (a + k);
-    corr -= r <= 1.7976931348623157e308 ? log1p(r) : log(n) - log(a + k);
+  const double r0 = n / a;
+  if (m > 0) corr = r0 <= 1.7976931348623157e308 ? -log1p(r0) : -(log(n) - log(a));
+  if (n >= 1.0) {
+    // Factors k >= 1 are each 1 + n / (a + k) in [1 + 1/(a + k), 1 + n]:
+    // their product (at most (1 + n)^9 < 1e144 for n < 2^53) has one log,
+    // a few ulp of a value of at least log(1.05) per factor, where m
+    // log1p's cost most of a row-total histogram's evaluation.
+    double p = 1.0;
+    for (int k = 1; k < m; ++k) p *= 1.0 + n / (a + k);
+    corr -= log(p);
+  } else {
+    for (int k = 1; k < m; ++k) corr -= log1p(n / (a + k));
   }
   return lpoch_asymptotic(a + m, n) + corr;
 }

@@ -37,6 +37,7 @@ constexpr double kEpsilon = 2.220446049250313e-16;
 // The fit works on the active columns (those with counts) only.
 struct Problem {
   const Histograms& h;
+  FlatHistograms flat;  // h as every evaluation reads it
   std::vector<int64_t> active;
   std::vector<double> alpha_full;  // cols, zeros for inactive columns
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
@@ -56,7 +57,7 @@ struct Problem {
     d.resize(static_cast<size_t>(h.cols));
     double f = 0.0, cc = 0.0;
     const bool derivs = g_theta != nullptr;
-    histogram_sums(h, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
+    histogram_sums(flat, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
                    derivs ? d.data() : nullptr, derivs ? &cc : nullptr, threads);
     if (rate > 0.0 && want_value)
       for (double a : alpha) f += log_prior(a);
@@ -357,7 +358,7 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
 
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate,
+  Problem P{h, FlatHistograms(h), {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate,
             std::ldexp(1.0, -s.weight_exponent), {}, {}, s.threads};
   const bool prior = s.prior_rate > 0.0;
   double n_total = 0.0;

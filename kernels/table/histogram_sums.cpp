@@ -32,6 +32,11 @@ class Batch {
     for (size_t k = k0; k < k1; ++k) x_[n_++] = a0 + static_cast<double>(k);
     return at;
   }
+  // The same for entries [0, n) of a histogram of base `base`.
+  void add(double a, double base, size_t n) {
+    const double a0 = a + base;
+    for (size_t k = 0; k < n; ++k) x_[n_++] = a0 + static_cast<double>(k);
+  }
   void transform(bool want_l, bool want_dt) {
     if (want_l) log_many(x_, lx_, static_cast<int64_t>(n_));
     if (want_dt) reciprocal_many(x_, r_, static_cast<int64_t>(n_));
@@ -40,7 +45,10 @@ class Batch {
   // `at` in the batch, for f = log, 1/x, -1/x^2.
   void accumulate(const Histogram& h, size_t at, size_t k0, size_t k1, bool want_l, bool want_dt,
                   Sums* s) const {
-    const double* c = h.cum.data();
+    accumulate(h.cum.data(), at, k0, k1, want_l, want_dt, s);
+  }
+  void accumulate(const double* c, size_t at, size_t k0, size_t k1, bool want_l, bool want_dt,
+                  Sums* s) const {
     if (want_l)
       for (size_t k = k0, i = at; k < k1; ++k, ++i) s->l += c[k] * lx_[i];
     if (want_dt)
@@ -68,10 +76,39 @@ Sums base_terms(const Histogram& h, double a, bool want_l, bool want_d, bool wan
   return s;
 }
 
+// Below this alpha the pairs' sums keep the per-value functions (the
+// documented range of special.hpp's accuracy starts here).
+constexpr double kPairBaseMinAlpha = 1e-8;
+
+// The pairs form: large or scattered values (a deep column's, the row
+// totals'). Where a value n is at least a and a + n reaches
+// kAsymptoticMin, lpoch, dpoch and tpoch are differences of lgamma, digamma
+// and trigamma at a + n (by their asymptotic series, one log for the first
+// two) and at a (once per histogram): the term at a + n then dominates the
+// one at a (lgamma: both ~x log x at worst, x = a + n >= 2a; digamma and
+// trigamma: at least twice apart), so the difference keeps its digits, and
+// a value costs a log instead of up to kAsymptoticMin shift steps in each
+// of the three functions.
 Sums pair_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t) {
   Sums s;
+  bool have_base = false;
+  double la = 0.0, da = 0.0, ta = 0.0;
   for (size_t i = 0; i < h.value.size(); ++i) {
     const double w = h.weight[i], n = h.value[i];
+    const double x = a + n;
+    if (n >= a && x >= math::kAsymptoticMin && a >= kPairBaseMinAlpha) {
+      if (!have_base) {
+        la = want_l ? std::lgamma(a) : 0.0;
+        da = want_d ? math::digamma(a) : 0.0;
+        ta = want_t ? math::trigamma(a) : 0.0;
+        have_base = true;
+      }
+      const double lx = std::log(x), r = 1.0 / x;
+      if (want_l) s.l += w * (((x - 0.5) * lx - x + math::kHalfLog2Pi + math::stirling_tail(x)) - la);
+      if (want_d) s.d += w * ((lx - 0.5 * r - math::digamma_tail(x)) - da);
+      if (want_t) s.t += w * ((r + 0.5 * r * r + math::trigamma_tail(x)) - ta);
+      continue;
+    }
     if (want_l) s.l += w * math::lpoch(a, n);
     if (want_d) s.d += w * math::dpoch(a, n);
     if (want_t) s.t += w * math::tpoch(a, n);
@@ -110,16 +147,8 @@ namespace {
 // Runs block(q) for q < blocks, over the threads where the histograms hold
 // enough entries to pay for them.
 template <class F>
-void run_blocks(const Histograms& h, HostThreads* threads, int64_t blocks, const F& block) {
-  bool parallel = false;
-  if (threads != nullptr && blocks > 1) {
-    int64_t entries = 0;
-    for (const Histogram& c : h.column)
-      entries += c.dense ? static_cast<int64_t>(c.cum.size())
-                         : kPairEntryCost * static_cast<int64_t>(c.value.size());
-    parallel = entries >= kParallelSumEntries;
-  }
-  if (parallel) {
+void run_blocks(int64_t entries, HostThreads* threads, int64_t blocks, const F& block) {
+  if (threads != nullptr && blocks > 1 && entries >= kParallelSumEntries) {
     threads->parallel_for(blocks, block);
   } else {
     for (int64_t q = 0; q < blocks; ++q) block(q);
@@ -128,8 +157,45 @@ void run_blocks(const Histograms& h, HostThreads* threads, int64_t blocks, const
 
 }  // namespace
 
+FlatHistograms::FlatHistograms(const Histograms& h) : source(&h) {
+  const size_t V = static_cast<size_t>(h.cols);
+  form.resize(V);
+  offset.resize(V + 1);
+  int64_t n = 0;
+  for (size_t v = 0; v < V; ++v) {
+    const Histogram& c = h.column[v];
+    offset[v] = n;
+    if (!c.dense) {
+      form[v] = kPairs;
+      entries += kPairEntryCost * static_cast<int64_t>(c.value.size());
+      continue;
+    }
+    entries += static_cast<int64_t>(c.cum.size());
+    if (c.cum.size() > kBatchEntries) {
+      form[v] = kLong;
+      continue;
+    }
+    form[v] = c.base > 0.0 ? kBased : kPlain;
+    n += static_cast<int64_t>(c.cum.size());
+  }
+  offset[V] = n;
+  cum.resize(static_cast<size_t>(n));
+  for (size_t v = 0; v < V; ++v)
+    if (form[v] <= kBased) {
+      const Histogram& c = h.column[v];
+      std::copy(c.cum.data(), c.cum.data() + c.cum.size(), cum.begin() + offset[v]);
+    }
+}
+
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, HostThreads* threads) {
+  histogram_sums(FlatHistograms(h), alpha, value, gradient, hessian_diag, hessian_scalar, threads);
+}
+
+void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
+                    double* gradient, double* hessian_diag, double* hessian_scalar,
+                    HostThreads* threads) {
+  const Histograms& h = *f.source;
   const bool want_l = value != nullptr;
   const bool want_d = gradient != nullptr;
   const bool want_t = hessian_diag != nullptr;
@@ -146,6 +212,10 @@ void histogram_sums(const Histograms& h, const double* alpha, double* value, dou
   std::vector<double> many;
   if (blocks > 1) many.assign(static_cast<size_t>(blocks), 0.0);
   double* part = blocks > 1 ? many.data() : &one;
+  const unsigned char* form = f.form.data();
+  const int64_t* off = f.offset.data();
+  const double* cum = f.cum.data();
+  using F = FlatHistograms;
   // Columns in fixed blocks; within a block, runs of columns whose dense
   // entries fill one batch (a longer histogram is a run of its own, taken
   // in pieces). The order of additions depends on the data alone.
@@ -153,32 +223,35 @@ void histogram_sums(const Histograms& h, const double* alpha, double* value, dou
     const int64_t v0 = q * kSumBlockCols, v1 = std::min(h.cols, v0 + kSumBlockCols);
     Batch batch;
     double l = 0.0;
-    const auto long_dense = [](const Histogram& c) { return c.dense && c.cum.size() > kBatchEntries; };
     for (int64_t v = v0; v < v1;) {
       int64_t w = v;
       batch.clear();
-      if (long_dense(h.column[static_cast<size_t>(v)])) {
+      if (form[v] == F::kLong) {
         ++w;  // a run of its own: histogram_terms below takes it in pieces
       } else {
         for (; w < v1; ++w) {
-          const Histogram& c = h.column[static_cast<size_t>(w)];
-          if (long_dense(c) || (c.dense && batch.size() + c.cum.size() > kBatchEntries)) break;
-          if (c.dense) batch.add(c, alpha[w], 0, c.cum.size());
+          const unsigned char fw = form[w];
+          if (fw == F::kLong) break;
+          if (fw == F::kPairs) continue;
+          const size_t n = static_cast<size_t>(off[w + 1] - off[w]);
+          if (batch.size() + n > kBatchEntries) break;
+          batch.add(alpha[w], fw == F::kBased ? h.column[static_cast<size_t>(w)].base : 0.0, n);
         }
         batch.transform(want_l, want_dt);
       }
       size_t at = 0;
       for (int64_t u = v; u < w; ++u) {
-        const Histogram& c = h.column[static_cast<size_t>(u)];
         Sums s;
-        if (long_dense(c)) {
-          s = histogram_terms(c, alpha[u], want_l, want_d, want_t, &batch);
-        } else if (c.dense) {
-          s = base_terms(c, alpha[u], want_l, want_d, want_t);
-          batch.accumulate(c, at, 0, c.cum.size(), want_l, want_dt, &s);
-          at += c.cum.size();
+        const unsigned char fu = form[u];
+        if (fu == F::kLong) {
+          s = histogram_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t, &batch);
+        } else if (fu == F::kPairs) {
+          s = pair_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t);
         } else {
-          s = pair_terms(c, alpha[u], want_l, want_d, want_t);
+          if (fu == F::kBased) s = base_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t);
+          const size_t n = static_cast<size_t>(off[u + 1] - off[u]);
+          batch.accumulate(cum + off[u], at, 0, n, want_l, want_dt, &s);
+          at += n;
         }
         l += s.l;
         if (gradient) gradient[u] = s.d - tot.d;
@@ -188,7 +261,7 @@ void histogram_sums(const Histograms& h, const double* alpha, double* value, dou
     }
     part[q] = l;
   };
-  run_blocks(h, threads, blocks, block);
+  run_blocks(f.entries, threads, blocks, block);
   double total = -tot.l;
   for (int64_t q = 0; q < blocks; ++q) total += part[q];
   if (value) *value = total;
@@ -237,7 +310,11 @@ double histogram_full_value(const Histograms& h, const double* alpha, HostThread
     }
     part[static_cast<size_t>(q)] = l;
   };
-  run_blocks(h, threads, blocks, block);
+  int64_t entries = 0;
+  for (const Histogram& c : h.column)
+    entries += c.dense ? static_cast<int64_t>(c.cum.size())
+                       : kPairEntryCost * static_cast<int64_t>(c.value.size());
+  run_blocks(entries, threads, blocks, block);
   double total = h.total.empty() ? 0.0 : -full_terms(h.total, a_sum);
   for (int64_t q = 0; q < blocks; ++q) total += part[static_cast<size_t>(q)];
   return total;

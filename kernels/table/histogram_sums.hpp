@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "../thread_pool.hpp"
 #include "histogram.hpp"
@@ -29,12 +30,38 @@ struct HistogramTerms {
 HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool want_d,
                                bool want_t);
 
+// The histograms as the evaluations of a fit read them: the dense entries
+// of every column in one array, in column order, with a byte per column for
+// its form. A Histogram object is some 240 bytes for the one to three
+// entries of a column of a sparse table; a wide table's set (6.5 MB at
+// 27000 columns, 65 MB for ten components) is read from memory at every
+// evaluation, where the gathered entries (16 bytes a column) stay in cache.
+// Built once per fit; refers to `h`, which must outlive it.
+struct FlatHistograms {
+  // Plain: dense, base 0, at most a batch of entries, all in `cum`. Based:
+  // the same with base > 0 (base and base_weight read from the column).
+  // Long (dense, more entries than a batch) and pairs are read from the
+  // column.
+  enum Form : unsigned char { kPlain = 0, kBased = 1, kLong = 2, kPairs = 3 };
+  const Histograms* source = nullptr;
+  std::vector<unsigned char> form;  // cols
+  std::vector<int64_t> offset;      // cols + 1: a plain or based column's entries in cum
+  std::vector<double> cum;
+  int64_t entries = 0;              // the cost measure of kParallelSumEntries
+  explicit FlatHistograms(const Histograms& h);  // throws std::bad_alloc
+};
+
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
 // gradient (cols), Hessian diagonal (cols) and the rank-one scalar of the
 // Hessian diag(d) + c 11^T. Outputs may be null. `threads` (may be null)
 // runs column blocks at once; it must not be the pool the caller runs on.
+// Both forms give the same sums, bit for bit. Throws std::bad_alloc (the
+// first, which gathers the histograms for its one evaluation).
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, HostThreads* threads = nullptr);
+void histogram_sums(const FlatHistograms& h, const double* alpha, double* value,
+                    double* gradient, double* hessian_diag, double* hessian_scalar,
+                    HostThreads* threads = nullptr);
 
 // The full log pmf summed over the histograms, sum_b w_b [sum_v
 // lpoch_lfact(alpha_v, n_bv) - lpoch_lfact(A, N_b)], in the log-beta form of
