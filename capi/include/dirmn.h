@@ -740,6 +740,13 @@ typedef struct dirmn_mixture_options {
                                         its log-likelihood, the k - 1 fit itself is kept (see
                                         dirmn_mixture_info.start), so the log-likelihood is
                                         non-decreasing in k. Read during the call only */
+  int m_step_iterations;             /* Newton steps per component per M step once the
+                                        component has a warm start: a generalized EM (each
+                                        step never lowers the objective); EM stops on
+                                        `tolerance` only after an M step whose fits all
+                                        converged or one with the full budget of 200 steps,
+                                        so the optimum is the classical EM's. >= 1; default
+                                        4; 200 or more: every M step fits to convergence */
 } dirmn_mixture_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets

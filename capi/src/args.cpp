@@ -196,7 +196,8 @@ size_t whole_fields(const dirmn_mixture_options*, size_t size) {
                    DIRMN_FIELD_END(T, init), DIRMN_FIELD_END(T, starts), DIRMN_FIELD_END(T, seed),
                    DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, tolerance),
                    DIRMN_FIELD_END(T, weights), DIRMN_FIELD_END(T, progress),
-                   DIRMN_FIELD_END(T, progress_data), DIRMN_FIELD_END(T, grow_from)},
+                   DIRMN_FIELD_END(T, progress_data), DIRMN_FIELD_END(T, grow_from),
+                   DIRMN_FIELD_END(T, m_step_iterations)},
                   size);
 }
 

@@ -31,6 +31,9 @@ dirmn_status check_mixture_options(dirmn_context* ctx, const char* fn,
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "starts (%d) and max_iterations (%d) must be >= 1 and tolerance (%.17g) positive",
                 o.starts, o.max_iterations, o.tolerance);
+  if (o.m_step_iterations < 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "m_step_iterations (%d) must be >= 1",
+                o.m_step_iterations);
   return DIRMN_SUCCESS;
 }
 
@@ -136,6 +139,7 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   s.seed = o.seed;
   s.max_iterations = o.max_iterations;
   s.tolerance = o.tolerance;
+  s.m_step_iterations = o.m_step_iterations;
   s.weights = o.weights;
   s.progress = o.progress;
   s.progress_data = o.progress_data;
@@ -202,6 +206,7 @@ void dirmn_mixture_options_init_sized(dirmn_mixture_options* options, size_t siz
   d.seed = 1;
   d.max_iterations = 1000;
   d.tolerance = 1e-9;
+  d.m_step_iterations = dirmn::kDefaultMStepIterations;
   fill_defaults(options, size, d);
 }
 

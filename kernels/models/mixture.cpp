@@ -35,7 +35,14 @@ constexpr double kEmptyComponent = 1e-8;
 constexpr int kPriorExponentMax = 1000;
 // Newton tolerance of the M-step fits (relative, as dirmn_fit's).
 constexpr double kMStepTolerance = 1e-12;
-constexpr int kMStepIterations = 200;
+constexpr int kMStepIterations = kFullMStepIterations;
+// A generalized EM: a component with a warm start takes at most
+// m_step_iterations safeguarded Newton steps per M step (each never lowers
+// its objective, so neither does the iteration). Early iterations, whose
+// targets move, stop paying for fits to 1e-12. The loop stops on its
+// objective only after an M step in which every fit converged, or after one
+// with the full budget (taken once the objective stops moving: a fit that
+// crawls, as Minka's step can, does not keep the EM going).
 // Every alpha of a component stays at least this (see the M step).
 constexpr double kAlphaFloor = 1e-10;
 // Under ML, a component in the multinomial limit takes its proportions at
@@ -142,6 +149,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   state_fit.alpha_floor = kAlphaFloor;
   EmFitOutcome state_out;
   std::vector<char> want(static_cast<size_t>(k));
+  bool full_m_step = false;
   int it = 0;
   for (;; ++it) {
     // M step: weighted histograms for every component in one pass, then a
@@ -185,7 +193,9 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
       if (!on_host(j)) return;
       FitSettings fs;
       fs.tolerance = kMStepTolerance;
-      fs.max_iterations = kMStepIterations;
+      fs.max_iterations = have_alpha[j] && !full_m_step
+                              ? std::min(o.m_step_iterations, kMStepIterations)
+                              : kMStepIterations;
       fs.want_loglik = false;  // the EM's loglik comes from its E step
       fs.restart = false;      // the EM iterates on anyway
       fs.weight_exponent = weight_exponent;
@@ -201,9 +211,11 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
       }
     };
     if (any_on_host) host_threads.parallel_for(k, fit_one);
+    bool m_converged = true;
     for (int j = 0; j < k; ++j) {
       const size_t jj = static_cast<size_t>(j);
       if (fitted[jj] == 2) throw std::bad_alloc();
+      if (fitted[jj] == 1 && !fo[jj].converged) m_converged = false;
       log_pi[jj] = std::log(std::max(comp_weight[jj] / w_total, std::numeric_limits<double>::min()));
       if (state_out.status[jj] == EmFitOutcome::kFitted) {
         // fit_components replaced alpha_j (floored as below).
@@ -260,10 +272,12 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
       m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
       if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
     }
-    if (k == 1 || std::fabs(prev - objective) <= o.tolerance * std::fabs(objective)) {
+    const bool flat = std::fabs(prev - objective) <= o.tolerance * std::fabs(objective);
+    if (k == 1 || (flat && (m_converged || full_m_step))) {
       out->converged = true;
       break;
     }
+    full_m_step = flat;
     if (it + 1 >= o.max_iterations) break;
     prev = objective;
   }

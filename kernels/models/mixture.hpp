@@ -23,6 +23,11 @@ struct GrowFrom {
   double loglik = 0.0;
 };
 
+// Newton steps per warm-started component per M step (a generalized EM;
+// dirmn_mixture_options.m_step_iterations), and the budget of a full one.
+constexpr int kDefaultMStepIterations = 4;
+constexpr int kFullMStepIterations = 200;
+
 struct MixtureSettings {
   int k = 1;
   dirmn_mixture_objective objective = DIRMN_MIXTURE_ML;
@@ -31,6 +36,7 @@ struct MixtureSettings {
   uint64_t seed = 1;
   int max_iterations = 1000;
   double tolerance = 1e-9;
+  int m_step_iterations = kDefaultMStepIterations;
   const double* weights = nullptr;  // rows, validated; null for 1
   dirmn_progress_fn progress = nullptr;
   void* progress_data = nullptr;
