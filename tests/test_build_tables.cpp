@@ -411,6 +411,22 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         check_same_histograms(by_col, ref);
         REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, nullptr, 1, &by_col1, pool, Interrupt{}).ok());
         check_same_histograms(by_col1, ref1);
+        // Histograms reused for another table of the same shape, with
+        // every tenth column empty: what the last pass left there goes.
+        std::vector<Cell> fewer;
+        for (const Cell& c : cells)
+          if (c.c % 10 != 0) fewer.push_back(c);
+        Arrays a2;
+        make_input(compress(fewer, rows, cols, true), DIRMN_INDEX_INT32, DIRMN_FLOAT64, real, st, &a2);
+        HostTable t2;
+        REQUIRE(dirmn::build_sparse_table(a2.in, one, Interrupt{}, &t2, &problem) == DIRMN_SUCCESS);
+        std::vector<dirmn::Histograms> ref2;
+        REQUIRE(dirmn::cpu::histograms(t2, w.data(), k, &ref2, one, Interrupt{}).ok());
+        std::unique_ptr<dirmn::cpu::ColumnSlots> slots2;
+        REQUIRE(dirmn::cpu::build_column_slots(t2, pool, Interrupt{}, &slots2).ok());
+        REQUIRE(slots2);
+        REQUIRE(dirmn::cpu::histograms_by_column(t2, *slots2, w.data(), k, &by_col, pool, Interrupt{}).ok());
+        check_same_histograms(by_col, ref2);
       }
     }
   }

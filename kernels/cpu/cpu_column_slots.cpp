@@ -204,6 +204,19 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
       std::vector<HistogramBuilder> builders;
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {
         const int64_t e0 = s.col_ptr[static_cast<size_t>(v)], e1 = s.col_ptr[static_cast<size_t>(v) + 1];
+        if (e0 == e1) {
+          // A column without counts (most of a wide table's, in every
+          // iteration): its histograms, reused from the last pass, are
+          // most likely empty already.
+          for (size_t j = 0; j < K; ++j) {
+            Histogram& h = (*out)[j].column[static_cast<size_t>(v)];
+            const bool pristine = h.dense && h.base == 0.0 && h.base_weight == 0.0 && h.cum.empty() &&
+                                  h.value.empty() && h.weight.empty() && h.first_moment == 0.0 &&
+                                  h.second_factorial == 0.0;
+            if (!pristine) histogram_from_indexed(by_value.data(), 0, &h);
+          }
+          continue;
+        }
         if (!s.indexed[static_cast<size_t>(v)]) {
           // Counts past the indexed range: the builders, fed in row order.
           builders.assign(K, HistogramBuilder());
