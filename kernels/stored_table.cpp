@@ -33,6 +33,7 @@ uint32_t StoredTable::host_steps() const {
         w == Where::kHost || (w == Where::kBackend && backend->kind() == DIRMN_BACKEND_CPU);
     if (on_host) bits |= static_cast<uint32_t>(s);
   }
+  if (fell_back != nullptr) bits |= fell_back->load();
   return bits;
 }
 
@@ -66,6 +67,7 @@ BackendResult StoredTable::make_em_state(int64_t k, const double* row_weights,
     const BackendResult r = backend->make_em_state(*data, k, row_weights, out);
     // The backend keeps no state for this k: the host keeps it.
     if (r.status != DIRMN_ERROR_NOT_SUPPORTED) return r;
+    note_fallback(Step::kMixtureEm);
   }
   return make_host_em_state(*this, k, row_weights, out);
 }

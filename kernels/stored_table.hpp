@@ -8,6 +8,8 @@
 // dirmn_counts_get_info reports its answers (host_steps).
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -23,6 +25,10 @@ struct StoredTable {
   const BackendCounts* host_data = nullptr;
   HostThreads* threads = nullptr;  // the context's host threads
   const TableInfo* info = nullptr;
+  // Steps a call handed to the host at run time, after the backend that
+  // should have run them refused (for this size, k or memory): kept with
+  // the counts object, reported with host_steps. May be null.
+  std::atomic<uint32_t>* fell_back = nullptr;
 
   enum class Where { kBackend, kHost, kNowhere };
 
@@ -42,16 +48,23 @@ struct StoredTable {
     if (w == Where::kBackend) {
       BackendResult r = op(*backend, *data);
       if (r.status != DIRMN_ERROR_NOT_SUPPORTED || host == nullptr) return r;
+      note_fallback(step);
     }
     return op(*host, *host_data);
+  }
+
+  // Records that `step` ran on the host after its backend refused.
+  void note_fallback(Step step) const {
+    if (fell_back != nullptr) fell_back->fetch_or(static_cast<uint32_t>(step));
   }
 
   // The validated table in host memory (the backend's own or the copy's);
   // null for counts wrapped from device memory.
   const HostTable* host_rows() const;
 
-  // DIRMN_STEP_* bits: the steps that run on the host CPU, and those that
-  // run nowhere.
+  // DIRMN_STEP_* bits: the steps that run on the host CPU (by where(), and
+  // those a call has handed to the host after all), and those that run
+  // nowhere.
   uint32_t host_steps() const;
   uint32_t unavailable_steps() const;
 

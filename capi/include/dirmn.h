@@ -460,7 +460,10 @@ typedef struct dirmn_counts_info {
   int device;            /* CUDA device index, 0 for CPU */
   uint32_t host_steps;   /* DIRMN_STEP_* bits: the steps that run on the host CPU for this
                             object (on a CPU context all of them; on CUDA, those the device
-                            lacks for this table's form, run on a host copy) */
+                            lacks for this table's form, run on a host copy), and those a
+                            call on it has handed to the host copy after the device refused
+                            at run time (a mixture's state for its k, the device's M-step
+                            workspace, a pass it cannot size) */
   uint32_t unavailable_steps; /* DIRMN_STEP_* bits no backend can run for this object
                                  (counts wrapped from device memory keep no host copy);
                                  calls that need them fail with NOT_SUPPORTED */

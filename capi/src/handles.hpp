@@ -1,6 +1,8 @@
 // handles.hpp: what the C handles hold.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -74,6 +76,7 @@ struct dirmn_counts : dirmn::capi::Deferrable {
   dirmn::TableInfo info;
   uint32_t flags = 0;
   dirmn::HistogramCache histograms;
+  mutable std::atomic<uint32_t> fell_back{0};  // StoredTable::fell_back
 
   // The table and the backends that work on it, for a call on `ctx` (null
   // for a description of it: then no host threads).
@@ -85,6 +88,7 @@ struct dirmn_counts : dirmn::capi::Deferrable {
     t.host_data = host_data.get();
     t.threads = ctx != nullptr ? ctx->threads.get() : nullptr;
     t.info = &info;
+    t.fell_back = &fell_back;
     return t;
   }
 };

@@ -139,6 +139,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   // are fitted on the host, which weighs the prior and offsets the log
   // determinants to match.
   bool state_fits = state->fits_components() && weight_exponent == 0;
+  if (state->fits_components() && !state_fits) table.note_fallback(Step::kMixtureFits);
   EmFitSettings state_fit;
   state_fit.tolerance = kMStepTolerance;
   state_fit.max_iterations = kMStepIterations;
@@ -171,6 +172,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
       // Without room for the state's workspace the host fits (the
       // histograms wait to be fetched).
       if (r.status == DIRMN_ERROR_NOT_SUPPORTED || r.status == DIRMN_ERROR_OUT_OF_MEMORY) {
+        table.note_fallback(Step::kMixtureFits);
         state_fits = false;
         state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
         r = {};
