@@ -73,8 +73,8 @@ cpp_bench_loglik <- function(xp, alpha, reps, full) {
     .Call(`_dirmn_cpp_bench_loglik`, xp, alpha, reps, full)
 }
 
-cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from) {
-    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from)
+cpp_mixture_fit <- function(xp, k, objective, init, starts, seed, tolerance, max_iterations, m_step_iterations, weights, progress, grow_from) {
+    .Call(`_dirmn_cpp_mixture_fit`, xp, k, objective, init, starts, seed, tolerance, max_iterations, m_step_iterations, weights, progress, grow_from)
 }
 
 cpp_mixture_assign <- function(mix_xp, xp) {

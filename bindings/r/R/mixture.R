@@ -95,6 +95,12 @@
 #'   `tolerance`, `dirmn_mixture()` warns (a condition of class
 #'   `dirmn_convergence_warning`, naming the `k`s) and keeps the model, with
 #'   `converged = FALSE`.
+#' @param m_step_iterations Number of Newton steps each component's alpha
+#'   takes per M step once it has a warm start (the previous M step's): a
+#'   generalized EM (no step lowers the objective) that stops on `tolerance`
+#'   only after an M step whose fits all converged, so that it reaches the
+#'   classical EM's optimum. `200` or more fits every M step to convergence
+#'   (the classical EM).
 #' @param weights `NULL` or one finite, non-negative weight per row.
 #' @param select The criterion that selects `k`: `"bic"`, `"aic"` or
 #'   `"laplace"` (smallest wins). `"laplace"` needs `objective = "dmn"`:
@@ -160,7 +166,8 @@
 dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
                           init = c("mixed", "kmeanspp", "kmeans", "soft_kmeans"),
                           starts = NULL, seed = 1L, tolerance = 1e-9, max_iterations = 1000L,
-                          weights = NULL, select = c("bic", "aic", "laplace"), verbose = FALSE,
+                          m_step_iterations = 4L, weights = NULL,
+                          select = c("bic", "aic", "laplace"), verbose = FALSE,
                           backend = getOption("dirmn.backend", "auto"),
                           samples = c("rows", "columns"), assay = NULL, ...) {
   call <- match.call()
@@ -189,6 +196,7 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
   if (is.null(starts)) starts <- defaults$starts
   starts <- .check_count(starts, "starts", ecall)
   max_iterations <- .check_count(max_iterations, "max_iterations", ecall)
+  m_step_iterations <- .check_count(m_step_iterations, "m_step_iterations", ecall)
   tolerance <- .check_positive(tolerance, "tolerance", ecall)
   seed <- .check_seed(seed, ecall)
   .check_flag(verbose, "verbose", ecall)
@@ -209,8 +217,8 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
     # two), so that under ML the log-likelihood does not fall as k grows.
     grow_from <- if (i > 1L && k[[i - 1L]] == kk - 1L) models[[i - 1L]]$ptr else NULL
     res <- cpp_mixture_fit(counts$ptr, kk, .objective_codes[[objective]], .init_codes[[init]],
-                           starts, seed, tolerance, max_iterations, weights, progress,
-                           grow_from)
+                           starts, seed, tolerance, max_iterations, m_step_iterations,
+                           weights, progress, grow_from)
     if (.failed(res)) .raise(res, ecall)
     models[[i]] <- .mixture_model(res, counts, totals, objective, x, weights)
   }

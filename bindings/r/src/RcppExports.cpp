@@ -212,8 +212,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_mixture_fit
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, SEXP weights, SEXP progress, SEXP grow_from);
-RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP grow_fromSEXP) {
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, int m_step_iterations, SEXP weights, SEXP progress, SEXP grow_from);
+RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP m_step_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP grow_fromSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -224,10 +224,11 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< int >::type m_step_iterations(m_step_iterationsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< SEXP >::type grow_from(grow_fromSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, weights, progress, grow_from));
+    rcpp_result_gen = Rcpp::wrap(cpp_mixture_fit(xp, k, objective, init, starts, seed, tolerance, max_iterations, m_step_iterations, weights, progress, grow_from));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -293,7 +294,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_ddirmn_table", (DL_FUNC) &_dirmn_cpp_ddirmn_table, 7},
     {"_dirmn_cpp_loglik_sum", (DL_FUNC) &_dirmn_cpp_loglik_sum, 5},
     {"_dirmn_cpp_bench_loglik", (DL_FUNC) &_dirmn_cpp_bench_loglik, 4},
-    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 11},
+    {"_dirmn_cpp_mixture_fit", (DL_FUNC) &_dirmn_cpp_mixture_fit, 12},
     {"_dirmn_cpp_mixture_assign", (DL_FUNC) &_dirmn_cpp_mixture_assign, 2},
     {"_dirmn_cpp_mixture_defaults", (DL_FUNC) &_dirmn_cpp_mixture_defaults, 0},
     {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},

@@ -54,10 +54,12 @@ struct MixtureGuard {
 // is NULL or an R function(iteration, loglik, change); TRUE from it cancels.
 // `grow_from` is NULL or the external pointer of a fitted mixture with
 // k - 1 components on the same table, which seeds one more start.
+// `m_step_iterations`: Newton steps per component per M step once warm
+// (the library checks it is >= 1).
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed,
-                     double tolerance, int max_iterations, SEXP weights, SEXP progress,
-                     SEXP grow_from) {
+                     double tolerance, int max_iterations, int m_step_iterations,
+                     SEXP weights, SEXP progress, SEXP grow_from) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   SEXP bad = check_weights(weights, p.info.rows);
@@ -96,6 +98,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
   options.tolerance = tolerance;
   options.weights = weights_ptr(weights);
   options.grow_from = previous;
+  options.m_step_iterations = m_step_iterations;
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
@@ -174,7 +177,8 @@ SEXP cpp_mixture_defaults() {
   return Rcpp::List::create(Rcpp::Named("starts") = options.starts,
                             Rcpp::Named("init") = static_cast<int>(options.init),
                             Rcpp::Named("max_iterations") = options.max_iterations,
-                            Rcpp::Named("tolerance") = options.tolerance);
+                            Rcpp::Named("tolerance") = options.tolerance,
+                            Rcpp::Named("m_step_iterations") = options.m_step_iterations);
 }
 
 // [[Rcpp::export(rng = false)]]

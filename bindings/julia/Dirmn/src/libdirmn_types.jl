@@ -244,7 +244,8 @@ dirmn_fit_result(size, alpha, std_error_alpha, std_error_log_alpha, loglik_kerne
 
 """
     dirmn_mixture_options(size, objective, init, starts, seed, max_iterations,
-                          tolerance, weights, progress, progress_data, grow_from)
+                          tolerance, weights, progress, progress_data, grow_from,
+                          m_step_iterations)
 
 Mirror of the C struct `dirmn_mixture_options`. Fill one with
 [`dirmn_mixture_options_init_sized`](@ref) (with its size) through a `Ref` (see
@@ -255,10 +256,14 @@ a `dirmn_progress_fn` made with `@cfunction`; it receives (EM iteration,
 log-likelihood, change, `progress_data`) and cancels the fit by returning a
 non-zero `Cint`. `grow_from` is `C_NULL` or a fitted mixture (a
 `Ptr{dirmn_mixture}`) with k - 1 components on a table of the same rows and
-columns: one more start is grown from it.
+columns: one more start is grown from it. `m_step_iterations` (a `Cint`
+>= 1, default 4) is the number of Newton steps each component takes per M
+step once it has a warm start: a generalized EM whose optimum is the
+classical EM's (200 or more: every M step fits to convergence).
 
-The ten-argument form (without `grow_from`, the field appended later) sets
-it to `C_NULL`, its default.
+The ten- and eleven-argument forms (without the fields appended later:
+`grow_from`, then `m_step_iterations`) set those to `C_NULL` and 4, their
+defaults.
 """
 struct dirmn_mixture_options
     size::Csize_t
@@ -272,12 +277,13 @@ struct dirmn_mixture_options
     progress::dirmn_progress_fn
     progress_data::Ptr{Cvoid}
     grow_from::Ptr{dirmn_mixture}
+    m_step_iterations::Cint
 end
 
 dirmn_mixture_options(size, objective, init, starts, seed, max_iterations, tolerance, weights,
-                      progress, progress_data) =
+                      progress, progress_data, grow_from = C_NULL) =
     dirmn_mixture_options(size, objective, init, starts, seed, max_iterations, tolerance,
-                          weights, progress, progress_data, C_NULL)
+                          weights, progress, progress_data, grow_from, Cint(4))
 
 """
     dirmn_mixture_info(size, k, rows, cols, parameters, loglik, objective, aic,
@@ -381,7 +387,7 @@ A zeroed options struct with only `size` set, ready for
 empty_mixture_options() =
     dirmn_mixture_options(Csize_t(sizeof(dirmn_mixture_options)), DIRMN_MIXTURE_ML,
                           DIRMN_INIT_KMEANS, Cint(0), UInt64(0), Cint(0), 0.0, C_NULL, C_NULL,
-                          C_NULL, C_NULL)
+                          C_NULL, C_NULL, Cint(0))
 
 """
     empty_mixture_info() -> dirmn_mixture_info

@@ -181,9 +181,9 @@ end
 
 # What fit_mixture passes to the library, checked on the Julia side only
 # where the C ABI cannot see the problem (symbols, integer ranges); values
-# the library checks (k, starts, max_iterations, tolerance, weights) are
-# left to it so that its status and message reach the caller. `nothing`:
-# the library's default.
+# the library checks (k, starts, max_iterations, tolerance, m_step_iterations,
+# weights) are left to it so that its status and message reach the caller.
+# `nothing`: the library's default.
 struct _MixtureSettings
     objective::Symbol
     objective_code::Cint
@@ -192,16 +192,20 @@ struct _MixtureSettings
     seed::UInt64
     max_iterations::Union{Nothing,Cint}
     tolerance::Union{Nothing,Float64}
+    m_step_iterations::Union{Nothing,Cint}
 end
 
-function _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
+function _mixture_settings(objective, init, starts, seed, tolerance, max_iterations,
+                           m_step_iterations)
     seed >= 0 || throw(ArgumentError("seed must be a non-negative integer, not $seed"))
     seed <= typemax(UInt64) || throw(ArgumentError("seed = $seed does not fit 64 bits"))
     return _MixtureSettings(objective, _objective_code(objective), _init_code(init),
                             starts === nothing ? nothing : _cint(starts, "starts"), UInt64(seed),
                             max_iterations === nothing ? nothing :
                             _cint(max_iterations, "max_iterations"),
-                            tolerance === nothing ? nothing : Float64(tolerance))
+                            tolerance === nothing ? nothing : Float64(tolerance),
+                            m_step_iterations === nothing ? nothing :
+                            _cint(m_step_iterations, "m_step_iterations"))
 end
 
 # --- fitting -----------------------------------------------------------------
@@ -274,7 +278,8 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
             oref[] = LibDirmn.dirmn_mixture_options(
                 o.size, s.objective_code, s.init_code, _or(s.starts, o.starts), s.seed, maxit,
                 _or(s.tolerance, o.tolerance), _wptr(w), cb,
-                prog === nothing ? C_NULL : pointer_from_objref(prog), gf)
+                prog === nothing ? C_NULL : pointer_from_objref(prog), gf,
+                _or(s.m_step_iterations, o.m_step_iterations))
             st = LibDirmn.dirmn_mixture_fit(p, _handle(c), kc, oref, out)
             if st != 0 && prog !== nothing && prog.err !== nothing
                 throw(prog.err)
@@ -296,9 +301,9 @@ end
 
 """
     fit_mixture(X, k::Integer; objective = :ml, init = :mixed, starts = 6,
-                seed = 1, tolerance = 1e-9, max_iterations = 1000, weights = nothing,
-                grow_from = nothing, obsdim = 2, backend = :auto, device = 0,
-                context = nothing, real_valued = false, progress = nothing)
+                seed = 1, tolerance = 1e-9, max_iterations = 1000, m_step_iterations = 4,
+                weights = nothing, grow_from = nothing, obsdim = 2, backend = :auto,
+                device = 0, context = nothing, real_valued = false, progress = nothing)
         -> DirMultMixture
 
 Fits a mixture of `k` Dirichlet-multinomial components to the observations
@@ -315,8 +320,8 @@ by Newton's method on responsibility-weighted count histograms.
 Observations of all zeros and categories without counts are allowed; a
 component that loses all its observations is re-seeded.
 
-Keywords (the defaults shown for `starts`, `tolerance` and
-`max_iterations` are the library's, which `nothing` also selects):
+Keywords (the defaults shown for `starts`, `tolerance`, `max_iterations` and
+`m_step_iterations` are the library's, which `nothing` also selects):
 - `objective`: `:ml` (plain maximum likelihood) or `:dmn` (dmn's MAP fit,
   a Gamma(0.1, 0.1) prior on every α as a density on log α, with dmn's
   scale for the criteria);
@@ -338,6 +343,11 @@ Keywords (the defaults shown for `starts`, `tolerance` and
   start: then `converged = false` and a warning (`@warn`), not an error
   (the old names `tol` and `maxiter` are still accepted, with a deprecation
   warning);
+- `m_step_iterations`: the Newton steps each component takes per M step
+  once it has a warm start (from the previous M step): a generalized EM,
+  each step never lowering the objective, whose optimum is the classical
+  EM's (EM stops on `tolerance` only after an M step whose fits all
+  converged); 200 or more fits every M step to convergence;
 - `weights`: one finite weight ≥ 0 per observation (default all 1);
 - `grow_from`: `nothing`, or a `DirMultMixture` with `k - 1` components
   fitted to the same table (the same rows and categories): one more start
@@ -358,11 +368,11 @@ Keywords (the defaults shown for `starts`, `tolerance` and
 
 Invalid arguments raise a [`DirmnError`](@ref) with the library's status:
 `k < 1` or `k` above the number of observations with counts, `starts < 1`,
-`max_iterations < 1`, `tolerance ≤ 0`, a `grow_from` of another k or table
-(`DIRMN_ERROR_INVALID_ARGUMENT`); a negative or non-finite weight
-(`DIRMN_ERROR_INVALID_PARAMETER`); weights of the wrong length
-(`DIRMN_ERROR_DIMENSION_MISMATCH`). An unknown `objective` or `init` raises
-an `ArgumentError` listing the names.
+`max_iterations < 1`, `m_step_iterations < 1`, `tolerance ≤ 0`, a
+`grow_from` of another k or table (`DIRMN_ERROR_INVALID_ARGUMENT`); a
+negative or non-finite weight (`DIRMN_ERROR_INVALID_PARAMETER`); weights of
+the wrong length (`DIRMN_ERROR_DIMENSION_MISMATCH`). An unknown `objective`
+or `init` raises an `ArgumentError` listing the names.
 
 ```julia
 m = fit_mixture(X, 3)                    # X: categories × observations
@@ -389,7 +399,8 @@ extra components, so `select = :laplace` with `:ml` raises an
 function fit_mixture(X, k::Integer; objective::Symbol = :ml, init::Symbol = :mixed,
                      starts::Union{Nothing,Integer} = nothing, seed::Integer = 1,
                      tolerance::Union{Nothing,Real} = nothing,
-                     max_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
+                     max_iterations::Union{Nothing,Integer} = nothing,
+                     m_step_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
                      grow_from::Union{Nothing,DirMultMixture} = nothing, obsdim::Integer = 2,
                      backend::Symbol = :auto, device::Integer = 0,
                      context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false,
@@ -397,7 +408,8 @@ function fit_mixture(X, k::Integer; objective::Symbol = :ml, init::Symbol = :mix
                      maxiter::Union{Nothing,Integer} = nothing)
     tolerance = _renamed(tolerance, tol, :tolerance, :tol, :fit_mixture)
     max_iterations = _renamed(max_iterations, maxiter, :max_iterations, :maxiter, :fit_mixture)
-    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
+    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations,
+                          m_step_iterations)
     obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
     m, maxit = _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
         _fit_mixture(c, ctx, k, s, weights, progress, grow_from)
@@ -411,7 +423,8 @@ function fit_mixture(X, ks::AbstractVector{<:Integer}; select::Symbol = :bic,
                      objective::Symbol = :ml, init::Symbol = :mixed,
                      starts::Union{Nothing,Integer} = nothing, seed::Integer = 1,
                      tolerance::Union{Nothing,Real} = nothing,
-                     max_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
+                     max_iterations::Union{Nothing,Integer} = nothing,
+                     m_step_iterations::Union{Nothing,Integer} = nothing, weights = nothing,
                      obsdim::Integer = 2, backend::Symbol = :auto, device::Integer = 0,
                      context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false,
                      progress = nothing, tol::Union{Nothing,Real} = nothing,
@@ -428,7 +441,8 @@ function fit_mixture(X, ks::AbstractVector{<:Integer}; select::Symbol = :bic,
     isempty(ks) && throw(ArgumentError("no numbers of components given"))
     tolerance = _renamed(tolerance, tol, :tolerance, :tol, :fit_mixture)
     max_iterations = _renamed(max_iterations, maxiter, :max_iterations, :maxiter, :fit_mixture)
-    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations)
+    s = _mixture_settings(objective, init, starts, seed, tolerance, max_iterations,
+                          m_step_iterations)
     obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
     kv = collect(Int, ks)
     fits = Vector{DirMultMixture}(undef, length(kv))

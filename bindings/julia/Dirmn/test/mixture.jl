@@ -236,6 +236,13 @@ end
         @test o.objective == L.DIRMN_MIXTURE_ML && o.init == L.DIRMN_INIT_MIXED
         @test o.starts >= 3 && o.seed == 1 && o.max_iterations == 1000 && o.tolerance == 1e-9
         @test o.weights == C_NULL && o.progress == C_NULL && o.grow_from == C_NULL
+        @test o.m_step_iterations == 4
+        # The forms without the appended fields set them to their defaults.
+        o10 = L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL)
+        o11 = L.dirmn_mixture_options(0, 7, 7, 0, 0, 0, 0.0, C_NULL, C_NULL, C_NULL, C_NULL)
+        @test o10.grow_from == C_NULL && o10.m_step_iterations == 4
+        @test o11 == o10
+        @test L.empty_mixture_options().m_step_iterations == 0
         m = fit_mixture(MIX_X, 2; starts = 1)
         info = Ref(L.empty_mixture_info())
         @test L.dirmn_mixture_get_info(m.ptr, info) == 0
@@ -552,6 +559,40 @@ end
         # A DirmnCounts on another context is assigned on its own context.
         @test maximum(abs.(posterior(m, c) .- m.responsibilities)) <= 1e-9
         close(c)
+    end
+
+    @testset "m_step_iterations" begin
+        # Two well-separated components: the default (a few Newton steps per
+        # M step, a generalized EM) and 200 (every M step fitted to
+        # convergence, the classical EM) reach the same optimum.
+        rng = MersenneTwister(702)
+        labels = vcat(fill(1, 50), fill(2, 30))[randperm(rng, 80)]
+        X2 = mix_simulate(rng, MIX_ALPHA[1:16, 1:2], labels, 100:150)
+        for obj in (:ml, :dmn)
+            md = fit_mixture(X2, 2; objective = obj, starts = 2)
+            m4 = fit_mixture(X2, 2; objective = obj, starts = 2, m_step_iterations = 4)
+            mc = fit_mixture(X2, 2; objective = obj, starts = 2, m_step_iterations = 200)
+            @test md.converged && mc.converged
+            @test m4.alpha == md.alpha && m4.loglik == md.loglik   # 4 is the default
+            @test mix_relerr(md.loglik, mc.loglik) <= 1e-8
+            @test mix_relerr(md.objective, mc.objective) <= 1e-8
+            @test mix_ari(assignments(md), labels) >= 0.95
+        end
+        # One step per M step, and a range of k, take it too.
+        @test fit_mixture(X2, 2; starts = 2, m_step_iterations = 1).converged
+        sel = fit_mixture(X2, 1:3; starts = 2, m_step_iterations = 200)
+        sd = fit_mixture(X2, 1:3; starts = 2)
+        @test mix_relerr(sel.fits[2].loglik, sd.fits[2].loglik) <= 1e-8
+        # Below 1 is the library's error, naming the keyword.
+        for bad in (0, -3)
+            e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(X2, 2;
+                                                                       m_step_iterations = bad)
+            @test occursin("m_step_iterations ($bad) must be >= 1", msg(e))
+            e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_mixture(X2, 1:2;
+                                                                       m_step_iterations = bad)
+            @test occursin("m_step_iterations", msg(e))
+        end
+        @test caught(() -> fit_mixture(X2, 2; m_step_iterations = Int64(2)^40)) isa ArgumentError
     end
 
     @testset "display" begin

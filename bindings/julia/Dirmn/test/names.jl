@@ -62,6 +62,7 @@ const NAME_CHECKS = Dict{String,Function}(
     "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n),
     "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n),
     "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n),
+    "m_step_iterations" => n -> mixkw(n),
     "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && n in string.(kwnames(loglik_sum)),
     "start" => n -> fitkw(n),
     "mixture_objective" => n -> mixkw(n) && mixfield(n),

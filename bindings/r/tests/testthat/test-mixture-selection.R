@@ -116,7 +116,7 @@ test_that("dirmn_fit and dirmn_mixture(k = 1) count parameters and observations 
 test_that("components keep the library's order: decreasing weight, predict() labels match", {
   counts <- dirmn_counts(mite)
   m <- dirmn_mixture(counts, k = 4, starts = 2L, seed = 3)$models[["4"]]
-  raw <- dirmn:::cpp_mixture_fit(counts$ptr, 4L, 0L, 3L, 2L, 3, 1e-9, 1000L, NULL, NULL, NULL)
+  raw <- dirmn:::cpp_mixture_fit(counts$ptr, 4L, 0L, 3L, 2L, 3, 1e-9, 1000L, 4L, NULL, NULL, NULL)
   expect_identical(unname(m$alpha), unname(raw$alpha))
   expect_identical(unname(m$weights), raw$weights)
   expect_true(all(diff(m$weights) <= 0))

@@ -340,3 +340,44 @@ test_that("mixtures stopped at max_iterations warn once, naming the k, and keep 
   expect_identical(warnings, 1L)
   expect_silent(dirmn_mixture(mite, k = 1:2))
 })
+
+test_that("m_step_iterations: a generalized EM with the classical EM's optimum", {
+  # two well-separated clusters: the default (a few Newton steps per M step)
+  # and 200 (every M step fitted to convergence, the classical EM) reach the
+  # same optimum
+  set.seed(702)
+  alpha2 <- matrix(0.3, 2, 12)
+  alpha2[1, 1:6] <- 4
+  alpha2[2, 7:12] <- 4
+  labels2 <- rep(1:2, c(50, 30))
+  x2 <- t(vapply(labels2, function(j) rdirmn(1, 150, alpha2[j, ])[1, ], numeric(12)))
+  expect_identical(formals(dirmn_mixture)$m_step_iterations,
+                   dirmn:::cpp_mixture_defaults()$m_step_iterations)
+  for (objective in c("ml", "dmn")) {
+    m_default <- dirmn_mixture(x2, k = 2, objective = objective, starts = 2L)$models[[1L]]
+    m_classic <- dirmn_mixture(x2, k = 2, objective = objective, starts = 2L,
+                               m_step_iterations = 200L)$models[[1L]]
+    expect_true(m_default$converged)
+    expect_true(m_classic$converged)
+    expect_lt(abs(m_default$loglik / m_classic$loglik - 1), 1e-8)
+    expect_lt(abs(m_default$objective / m_classic$objective - 1), 1e-8)
+    expect_gte(ari(predict(m_default, x2, type = "class"), labels2), 0.95)
+  }
+  # a single step per M step is allowed too
+  m1 <- dirmn_mixture(x2, k = 2, starts = 2L, m_step_iterations = 1L)$models[[1L]]
+  expect_true(m1$converged)
+  # below 1, or not a whole number, is an error naming the argument
+  expect_error(dirmn_mixture(x2, k = 2, m_step_iterations = 0L), "m_step_iterations",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(x2, k = 2, m_step_iterations = 2.5), "m_step_iterations",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_mixture(x2, k = 2, m_step_iterations = NA), "m_step_iterations",
+               class = "dirmn_error_invalid_argument")
+  # the library's own check, reached below the R one
+  counts <- dirmn_counts(x2)
+  raw <- dirmn:::cpp_mixture_fit(counts$ptr, 2L, 0L, 3L, 1L, 1, 1e-9, 1000L, 0L, NULL, NULL,
+                                 NULL)
+  expect_s3_class(raw, "dirmn_failure")
+  expect_match(raw$message, "m_step_iterations (0) must be >= 1", fixed = TRUE)
+  close(counts)
+})

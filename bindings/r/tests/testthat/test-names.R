@@ -73,8 +73,8 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
                  "observations", "precision", "multinomial_limit")) {
     expect_true(idea(name) %in% voc$fields, info = name)
   }
-  for (name in c("tolerance", "max_iterations", "weights", "start", "init", "starts", "seed",
-                 "select", "mixture_objective")) {
+  for (name in c("tolerance", "max_iterations", "m_step_iterations", "weights", "start", "init",
+                 "starts", "seed", "select", "mixture_objective")) {
     expect_true(idea(name) %in% voc$arguments, info = name)
   }
   for (name in c("init_mixed", "init_kmeans", "init_kmeanspp", "init_soft_kmeans",
