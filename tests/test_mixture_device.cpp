@@ -341,3 +341,63 @@ TEST_CASE("mixture: tensor-core histograms over many chunks per block agree with
   }
   for (int j = 0; j < k; ++j) CHECK(close_to(pg[static_cast<size_t>(j)], pc[static_cast<size_t>(j)], 1e-9));
 }
+
+namespace {
+
+struct Nested {
+  dirmn_context* ctx = nullptr;
+  dirmn_counts* counts = nullptr;
+  dirmn_status inner = DIRMN_ERROR_INTERNAL;
+  uint32_t host_steps_inside = 0;
+  bool done = false;
+};
+
+// On the outer EM's first iteration, a second mixture of the same counts:
+// the device keeps one state, so the inner EM's goes to the host.
+int fit_inside(int, double, double, void* data) {
+  auto* n = static_cast<Nested*>(data);
+  if (n->done) return 0;
+  n->done = true;
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.starts = 1;
+  dirmn_mixture* m = nullptr;
+  n->inner = dirmn_mixture_fit(n->ctx, n->counts, 2, &o, &m);
+  dirmn_mixture_destroy(m);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  if (dirmn_counts_get_info(n->counts, &info) == DIRMN_SUCCESS) n->host_steps_inside = info.host_steps;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("mixture: an EM state the device refuses shows in host_steps", "[mixture][cuda]") {
+  REQUIRE(cuda_device_present());
+  const int64_t rows = 80, cols = 12;
+  const Simulated sim = simulate_mixture(rows, cols, 2, 31);
+  Context ctx = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), sim.x, rows, cols);
+  dirmn_counts_info info;
+  info.size = sizeof info;
+  REQUIRE(dirmn_counts_get_info(c.get(), &info) == DIRMN_SUCCESS);
+  REQUIRE(info.value_bits == 8);
+  // An 8-bit table keeps its EM on the device: not a host step yet.
+  CHECK((info.host_steps & DIRMN_STEP_MIXTURE_EM) == 0u);
+  Nested n;
+  n.ctx = ctx.get();
+  n.counts = c.get();
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.starts = 1;
+  o.progress = fit_inside;
+  o.progress_data = &n;
+  Mixture outer = fit(ctx.get(), c.get(), 2, &o);
+  INFO(dirmn_last_error(ctx.get()));
+  REQUIRE(n.done);
+  CHECK(n.inner == DIRMN_SUCCESS);
+  CHECK((n.host_steps_inside & DIRMN_STEP_MIXTURE_EM) != 0u);
+  REQUIRE(dirmn_counts_get_info(c.get(), &info) == DIRMN_SUCCESS);
+  CHECK((info.host_steps & DIRMN_STEP_MIXTURE_EM) != 0u);
+}
