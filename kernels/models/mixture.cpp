@@ -167,6 +167,10 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
     const bool have_hist = !warm;
     r = state->histograms(warm ? nullptr : &hist, o.interrupt);
+    // The state's fits take the same budget as the host's (it does not
+    // say whether a bounded fit converged: a bounded one counts as not).
+    state_fit.max_iterations =
+        full_m_step ? kMStepIterations : std::min(o.m_step_iterations, kMStepIterations);
     if (r.ok() && warm) {
       r = state->fit_components(state_fit, want.data(), alpha.data(), &state_out);
       // Without room for the state's workspace the host fits (the
@@ -219,6 +223,8 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
       if (fitted[jj] == 2) throw std::bad_alloc();
       if (fitted[jj] == 1 && !fo[jj].converged) m_converged = false;
       log_pi[jj] = std::log(std::max(comp_weight[jj] / w_total, std::numeric_limits<double>::min()));
+      if (state_out.status[jj] == EmFitOutcome::kFitted && state_fit.max_iterations < kMStepIterations)
+        m_converged = false;
       if (state_out.status[jj] == EmFitOutcome::kFitted) {
         // fit_components replaced alpha_j (floored as below).
         log_prior += state_out.log_prior[jj];
