@@ -96,7 +96,17 @@ void check_device_em_matches_host(const std::vector<double>& x, int64_t rows, in
     std::ostringstream pis;
     for (double p : pc) pis << p << " ";
     INFO("pi: " << pis.str());
-    for (size_t i = 0; i < ac.size(); ++i) CHECK(close_to(ag[i], ac[i], overfit ? 1e-4 : 1e-6, 1e-9));
+    size_t worst_a = 0;
+    for (size_t i = 0; i < ac.size(); ++i)
+      if (std::fabs(ag[i] - ac[i]) / ac[i] > std::fabs(ag[worst_a] - ac[worst_a]) / ac[worst_a]) worst_a = i;
+    INFO("worst alpha: component " << worst_a / static_cast<size_t>(cols) << ", column "
+                                   << worst_a % static_cast<size_t>(cols) << std::setprecision(17)
+                                   << ": cpu " << ac[worst_a] << ", cuda " << ag[worst_a]);
+    // Each M step stops at a gradient of sqrt(1e-12) times its weight,
+    // which leaves alpha ~1e-6 relative in its flattest directions: where
+    // the host's and the device's sums round apart, their stopping points
+    // do too (1.2e-6 on the pairs table below).
+    for (size_t i = 0; i < ac.size(); ++i) CHECK(close_to(ag[i], ac[i], overfit ? 1e-4 : 5e-6, 1e-9));
     double worst_pi = 0;
     for (int j = 0; j < tc.k; ++j)
       worst_pi = std::max(worst_pi, std::fabs(pg[static_cast<size_t>(j)] - pc[static_cast<size_t>(j)]) /
