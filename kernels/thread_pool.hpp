@@ -92,6 +92,29 @@ class HostThreads {
   // their own i and must not throw.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
 
+  // The same, on the calling thread alone where the whole loop costs less
+  // than kInlineWork units (a unit: about a cell's arithmetic): waking the
+  // threads and waiting for them costs tens of microseconds, more than a
+  // small table's pass (an EM iteration on mite makes several).
+  static constexpr int64_t kInlineWork = int64_t{1} << 15;
+  void parallel_for(int64_t n, const std::function<void(int64_t)>& body, double work) {
+    if (work < static_cast<double>(kInlineWork)) {
+      for (int64_t i = 0; i < n; ++i) body(i);
+      return;
+    }
+    parallel_for(n, body);
+  }
+  // run(), likewise (the interrupt polled once, before).
+  bool run(int64_t chunks, const std::function<void(int64_t)>& body,
+           const std::function<bool()>& poll, double work) {
+    if (work < static_cast<double>(kInlineWork)) {
+      if (poll && poll()) return false;
+      for (int64_t i = 0; i < chunks; ++i) body(i);
+      return true;
+    }
+    return run(chunks, body, poll);
+  }
+
   // 0 (one thread per core) resolved to the core count.
   static int resolve(int threads);
 

@@ -258,7 +258,9 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
       no_memory = true;
     }
   };
-  if (!threads.run(C + k, task, [&] { return interrupt.poll(); }))
+  const double work = static_cast<double>(k) *
+                     (static_cast<double>(s.col_ptr[static_cast<size_t>(V)]) + static_cast<double>(V + t.rows));
+  if (!threads.run(C + k, task, [&] { return interrupt.poll(); }, work))
     return {DIRMN_ERROR_CANCELLED, "", 0};
   if (no_memory) throw std::bad_alloc();
   return {};

@@ -135,7 +135,8 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
         no_memory = true;
       }
     };
-    if (!threads.run(tasks, task, [&] { return interrupt.poll(); }))
+    const double work = static_cast<double>(k) * cells_per_row * static_cast<double>(r1 - r0);
+    if (!threads.run(tasks, task, [&] { return interrupt.poll(); }, work))
       return {DIRMN_ERROR_CANCELLED, "", 0};
     if (no_memory) throw std::bad_alloc();
   }
@@ -154,7 +155,8 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
       no_memory = true;
     }
   };
-  if (!threads.run(k, finish, [] { return false; })) return {DIRMN_ERROR_CANCELLED, "", 0};
+  if (!threads.run(k, finish, [] { return false; }, static_cast<double>(k) * static_cast<double>(t.cols + 1) * 16.0))
+    return {DIRMN_ERROR_CANCELLED, "", 0};
   if (no_memory) throw std::bad_alloc();
   return {};
 }

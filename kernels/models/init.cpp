@@ -171,11 +171,13 @@ std::vector<SparseRow> sample_rows(const HostTable& t, math::RandomStream& rng) 
 
 // Rows [0, n) in fixed blocks of kAssignBlockRows on the host threads; each
 // row's result depends on nothing else, so results do not depend on them.
-void for_each_block(HostThreads& threads, int64_t n, const std::function<void(int64_t, int64_t)>& body) {
+// work: the loop's cost (HostThreads::kInlineWork), where known.
+void for_each_block(HostThreads& threads, int64_t n, const std::function<void(int64_t, int64_t)>& body,
+                    double work = HUGE_VAL) {
   const int64_t blocks = (n + kAssignBlockRows - 1) / kAssignBlockRows;
   threads.parallel_for(blocks, [&](int64_t q) {
     body(q * kAssignBlockRows, std::min(n, (q + 1) * kAssignBlockRows));
-  });
+  }, work);
 }
 
 }  // namespace
@@ -338,7 +340,7 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
           for (int j = 0; j < k; ++j) c[j] += zi[j] * p;
         }
       }
-    });
+    }, static_cast<double>(cols.ptr.back()) * k);
     std::fill(weight.begin(), weight.end(), 0.0);
     for (int64_t i = 0; i < S; ++i)
       for (int j = 0; j < k; ++j) weight[static_cast<size_t>(j)] += zs[static_cast<size_t>(i * k + j)];
@@ -362,7 +364,7 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
     std::swap(C, next);
     for_each_block(threads, S, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) soft(sample[static_cast<size_t>(i)], zs.data() + i * k);
-    });
+    }, static_cast<double>(cols.ptr.back()) * k);
     if (moved <= kSoftCentreMove) break;
   }
   std::vector<double> z(static_cast<size_t>(t.rows * k), 1.0 / k);

@@ -216,7 +216,9 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
         fitted[j] = 2;
       }
     };
-    if (any_on_host) host_threads.parallel_for(k, fit_one);
+    // A fit's Newton step costs about a few passes over its columns and
+    // histogram entries (a small table's k fits run on this thread).
+    if (any_on_host) host_threads.parallel_for(k, fit_one, 8.0 * static_cast<double>(k) * (static_cast<double>(V) + static_cast<double>(rows)));
     bool m_converged = true;
     for (int j = 0; j < k; ++j) {
       const size_t jj = static_cast<size_t>(j);
