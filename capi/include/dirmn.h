@@ -329,7 +329,11 @@ typedef struct dirmn_counts dirmn_counts; /* opaque */
  * counts can reach 2^16 (4- and 8-byte counts: where the row's largest count
  * is). Per column: 16 bytes. A 2e7 x 2 table of counts below 256 thus takes
  * 40 MB of counts and 320 MB of row data; building it takes no more than
- * that beside the caller's array, which it reads in place. */
+ * that beside the caller's array, which it reads in place. A mixture fitted
+ * on the host to a table of counts of 2 bytes or more (or of 1 byte, where
+ * k x cols x (largest count + 1) passes 2^23) adds its nonzeros by column,
+ * 8 bytes per nonzero, kept until the object is destroyed: every M step's
+ * histograms are summed from them. */
 
 typedef enum dirmn_dtype DIRMN_ENUM_INT {
   DIRMN_INT32 = 0,
@@ -461,9 +465,11 @@ typedef struct dirmn_counts_info {
   uint32_t host_steps;   /* DIRMN_STEP_* bits: the steps that run on the host CPU for this
                             object (on a CPU context all of them; on CUDA, those the device
                             lacks for this table's form, run on a host copy), and those a
-                            call on it has handed to the host copy after the device refused
-                            at run time (a mixture's state for its k, the device's M-step
-                            workspace, a pass it cannot size) */
+                            call on it has run on the host after all: the device refused at
+                            run time (a mixture's state for its k, the M-step workspace, a
+                            pass it cannot size) or cannot take the call's form (M-step fits
+                            under row weights rescaled by a power of two). Bits once set stay
+                            set for the object's life */
   uint32_t unavailable_steps; /* DIRMN_STEP_* bits no backend can run for this object
                                  (counts wrapped from device memory keep no host copy);
                                  calls that need them fail with NOT_SUPPORTED */
@@ -744,12 +750,14 @@ typedef struct dirmn_mixture_options {
                                         dirmn_mixture_info.start), so the log-likelihood is
                                         non-decreasing in k. Read during the call only */
   int m_step_iterations;             /* Newton steps per component per M step once the
-                                        component has a warm start: a generalized EM (each
-                                        step never lowers the objective); EM stops on
-                                        `tolerance` only after an M step whose fits all
-                                        converged or one with the full budget of 200 steps,
-                                        so the optimum is the classical EM's. >= 1; default
-                                        4; 200 or more: every M step fits to convergence */
+                                        component has a warm start: a generalized EM (no
+                                        step lowers the likelihood, or raises the objective);
+                                        EM stops on `tolerance` only after an M step whose
+                                        fits all converged or one with the full budget of
+                                        200 steps, at a stationary point as the classical EM
+                                        does (from the same start the two may reach different
+                                        local optima). >= 1; default 4; 200 or more: every M
+                                        step fits to convergence (the classical EM) */
 } dirmn_mixture_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets

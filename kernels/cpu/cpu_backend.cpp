@@ -75,8 +75,12 @@ class CpuBackend final : public Backend {
     const CpuCounts& c = static_cast<const CpuCounts&>(counts);
     // Several weightings (an EM's M step, every iteration) are summed by
     // column once the table has its slots; a table that cannot have them
-    // (or had no room) keeps the row-ordered pass.
-    if (k > 1 && !c.slots && !c.slots_tried) {
+    // (or had no room) keeps the row-ordered pass. Only where that pass
+    // takes the builders, whose histograms the slots give bit for bit: a
+    // small 8-bit table's accumulators sum in another order, and a call's
+    // result must not depend on what ran on the counts before.
+    const bool builders = cpu::histograms_use_builders(c.table, k);
+    if (k > 1 && builders && !c.slots && !c.slots_tried) {
       try {
         const BackendResult r = cpu::build_column_slots(c.table, *threads_, interrupt, &c.slots);
         if (!r.ok()) return r;
@@ -86,7 +90,7 @@ class CpuBackend final : public Backend {
       c.slots_tried = true;
     }
     try {
-      if (c.slots)
+      if (c.slots && builders)
         return cpu::histograms_by_column(c.table, *c.slots, weights, k, out, *threads_, interrupt);
       return cpu::histograms(c.table, weights, k, out, *threads_, interrupt);
     } catch (const std::bad_alloc&) {

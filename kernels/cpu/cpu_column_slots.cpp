@@ -24,6 +24,7 @@ namespace {
 // Blocks per thread of the passes by row and by column: enough to balance
 // columns of very different sizes.
 constexpr int64_t kBlocksPerThread = 8;
+constexpr int64_t kMaxBlockColumns = int64_t{1} << 24;
 
 // Splits [0, n) into at most `blocks` ranges of about equal weight, given
 // the cumulative weights ptr[0..n] (ptr[0] = 0): boundaries b[0..m].
@@ -49,7 +50,11 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
   std::vector<int64_t> cells(static_cast<size_t>(rows + 1));
   for (int64_t b = 0; b <= rows; ++b)
     cells[static_cast<size_t>(b)] = t.sparse ? t.row_ptr[static_cast<size_t>(b)] : b * V;
-  const std::vector<int64_t> rb = split_by(cells.data(), rows, threads.size() * kBlocksPerThread);
+  // Each row block keeps a position per column while it scatters: at most
+  // kMaxBlockColumns of them in all (128 MB), whatever the threads.
+  const int64_t max_blocks = std::max<int64_t>(1, kMaxBlockColumns / std::max<int64_t>(V, 1));
+  const std::vector<int64_t> rb =
+      split_by(cells.data(), rows, std::min<int64_t>(threads.size() * kBlocksPerThread, max_blocks));
   const int64_t P = static_cast<int64_t>(rb.size()) - 1;
   const auto each_cell = [&](int64_t p, auto&& f) {
     for (int64_t b = rb[static_cast<size_t>(p)]; b < rb[static_cast<size_t>(p) + 1]; ++b) {

@@ -71,17 +71,11 @@ BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k
   return {};
 }
 
-// Accumulators of this many entries per thread at most (8 bytes each)
-// take the 8-bit path; beyond, the builders' memory scales better.
-constexpr int64_t kU8HistogramMaxEntries = int64_t{1} << 23;
-
 template <class T>
 BackendResult histograms_typed(const HostTable& t, const double* weights, int64_t k,
                                std::vector<Histograms>* out, HostThreads& threads,
                                const Interrupt& interrupt) {
-  if (std::is_same<T, uint8_t>::value &&
-      k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries)
-    return histograms_u8(t, weights, k, out, threads, interrupt);
+  if (!histograms_use_builders(t, k)) return histograms_u8(t, weights, k, out, threads, interrupt);
   // Each (weighting, column) pair and each weighting's totals accumulate
   // their own builder. The threads split the builders, not the rows: a task
   // is one weighting's share of the columns, over every row, so each
@@ -162,6 +156,14 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
 }
 
 }  // namespace
+
+bool histograms_use_builders(const HostTable& t, int64_t k) {
+  // Accumulators of this many entries per thread at most (8 bytes each)
+  // take the 8-bit path; beyond, the builders' memory scales better.
+  constexpr int64_t kU8HistogramMaxEntries = int64_t{1} << 23;
+  return !(t.vtype == ValueType::U8 &&
+           k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries);
+}
 
 BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
                          std::vector<Histograms>* out, HostThreads& threads,

@@ -155,7 +155,11 @@ BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
 // std::bad_alloc.
 BackendResult build_column_slots(const HostTable& t, HostThreads& threads,
                                  const Interrupt& interrupt, std::unique_ptr<ColumnSlots>* out);
-// The same histograms as histograms(), bit for bit, from the slots.
+// Whether histograms() sums these k weightings with the builders (else,
+// for a small 8-bit table, per-thread accumulators merged at the end).
+bool histograms_use_builders(const HostTable& t, int64_t k);
+// The same histograms as histograms() where it takes the builders, bit
+// for bit, from the slots.
 BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
                                    const double* weights, int64_t k,
                                    std::vector<Histograms>* out, HostThreads& threads,

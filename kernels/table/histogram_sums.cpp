@@ -98,7 +98,8 @@ Sums pair_terms(const Histogram& h, double a, bool want_l, bool want_d, bool wan
     const double x = a + n;
     if (n >= a && x >= math::kAsymptoticMin && a >= kPairBaseMinAlpha) {
       if (!have_base) {
-        la = want_l ? std::lgamma(a) : 0.0;
+        int sign = 0;  // lgamma_r: std::lgamma writes the process-wide signgam
+        la = want_l ? ::lgamma_r(a, &sign) : 0.0;
         da = want_d ? math::digamma(a) : 0.0;
         ta = want_t ? math::trigamma(a) : 0.0;
         have_base = true;
