@@ -69,6 +69,15 @@
 #' relative on the `mite` table (at k = 1 the two are equal).
 #'
 #' @inheritParams dirmn_fit
+#' @param m_step_iterations Number of Newton steps each component's alpha
+#'   takes per M step once it has a warm start (the previous M step's): a
+#'   generalized EM (no step lowers the likelihood) that stops on `tolerance`
+#'   only after an M step whose fits all converged (or one with the full
+#'   budget of 200 steps), at a stationary point as the classical EM does;
+#'   from the same start the two may reach different local optima. `200` or
+#'   more fits every M step to convergence (the classical EM). Last among
+#'   the arguments, so that positional calls written before it keep their
+#'   meaning.
 #' @param ... Deprecated names of arguments: `tol` (now `tolerance`) and
 #'   `maxit` (now `max_iterations`), accepted with a warning of class
 #'   `dirmn_deprecated_warning`.
@@ -95,12 +104,6 @@
 #'   `tolerance`, `dirmn_mixture()` warns (a condition of class
 #'   `dirmn_convergence_warning`, naming the `k`s) and keeps the model, with
 #'   `converged = FALSE`.
-#' @param m_step_iterations Number of Newton steps each component's alpha
-#'   takes per M step once it has a warm start (the previous M step's): a
-#'   generalized EM (no step lowers the objective) that stops on `tolerance`
-#'   only after an M step whose fits all converged, so that it reaches the
-#'   classical EM's optimum. `200` or more fits every M step to convergence
-#'   (the classical EM).
 #' @param weights `NULL` or one finite, non-negative weight per row.
 #' @param select The criterion that selects `k`: `"bic"`, `"aic"` or
 #'   `"laplace"` (smallest wins). `"laplace"` needs `objective = "dmn"`:
@@ -166,10 +169,11 @@
 dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
                           init = c("mixed", "kmeanspp", "kmeans", "soft_kmeans"),
                           starts = NULL, seed = 1L, tolerance = 1e-9, max_iterations = 1000L,
-                          m_step_iterations = 4L, weights = NULL,
+                          weights = NULL,
                           select = c("bic", "aic", "laplace"), verbose = FALSE,
                           backend = getOption("dirmn.backend", "auto"),
-                          samples = c("rows", "columns"), assay = NULL, ...) {
+                          samples = c("rows", "columns"), assay = NULL,
+                          m_step_iterations = 4L, ...) {
   call <- match.call()
   ecall <- sys.call()
   .warn_partial_renames(ecall, c(tol = "tolerance"))

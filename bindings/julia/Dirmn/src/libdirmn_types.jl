@@ -258,8 +258,9 @@ non-zero `Cint`. `grow_from` is `C_NULL` or a fitted mixture (a
 `Ptr{dirmn_mixture}`) with k - 1 components on a table of the same rows and
 columns: one more start is grown from it. `m_step_iterations` (a `Cint`
 >= 1, default 4) is the number of Newton steps each component takes per M
-step once it has a warm start: a generalized EM whose optimum is the
-classical EM's (200 or more: every M step fits to convergence).
+step once it has a warm start: a generalized EM that stops at a stationary
+point as the classical EM does (200 or more: every M step fits to
+convergence).
 
 The ten- and eleven-argument forms (without the fields appended later:
 `grow_from`, then `m_step_iterations`) set those to `C_NULL` and 4, their

@@ -345,9 +345,11 @@ Keywords (the defaults shown for `starts`, `tolerance`, `max_iterations` and
   warning);
 - `m_step_iterations`: the Newton steps each component takes per M step
   once it has a warm start (from the previous M step): a generalized EM,
-  each step never lowering the objective, whose optimum is the classical
-  EM's (EM stops on `tolerance` only after an M step whose fits all
-  converged); 200 or more fits every M step to convergence;
+  no step lowering the likelihood, that stops on `tolerance` only after an
+  M step whose fits all converged (or one with the full budget of 200), at
+  a stationary point as the classical EM does (from the same start the two
+  may reach different local optima); 200 or more fits every M step to
+  convergence;
 - `weights`: one finite weight ≥ 0 per observation (default all 1);
 - `grow_from`: `nothing`, or a `DirMultMixture` with `k - 1` components
   fitted to the same table (the same rows and categories): one more start
