@@ -66,7 +66,7 @@ class HostEmState final : public EmState {
       const double r_b = row_w_ ? row_w_[b] : 1.0;
       for (int j = 0; j < k; ++j) {
         const size_t i = static_cast<size_t>(b * k + j);
-        w_[i] = z_[i] * r_b;
+        w_[i] = math::m_step_weight(r_b, z_[i]);
         out->w_sum[static_cast<size_t>(j)] += w_[i];
       }
     }

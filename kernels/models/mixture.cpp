@@ -72,7 +72,8 @@ void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t r
   w->resize(z.size());
   for (int64_t b = 0; b < rows; ++b)
     for (int j = 0; j < k; ++j)
-      (*w)[static_cast<size_t>(b * k + j)] = z[static_cast<size_t>(b * k + j)] * (row_w ? row_w[b] : 1.0);
+      (*w)[static_cast<size_t>(b * k + j)] =
+          math::m_step_weight(row_w ? row_w[b] : 1.0, z[static_cast<size_t>(b * k + j)]);
   comp_weight->assign(static_cast<size_t>(k), 0.0);
   for (int64_t b = 0; b < rows; ++b)
     for (int j = 0; j < k; ++j) (*comp_weight)[static_cast<size_t>(j)] += (*w)[static_cast<size_t>(b * k + j)];

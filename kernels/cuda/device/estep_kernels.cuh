@@ -22,6 +22,7 @@
 
 #include <cmath>
 
+#include "../../math/logsumexp.hpp"
 #include "../device_table.cuh"
 #include "loglik_rows.cuh"
 
@@ -109,10 +110,11 @@ __global__ void __launch_bounds__(kReduceThreads)
       const double zj = e / s;
       change = fabs(zj - em.z_old[b * k + j]);
       em.z[b * k + j] = zj;
-      em.w[b * k + j] = r * zj;
+      const double wj = math::m_step_weight(r, zj);
+      em.w[b * k + j] = wj;
       z_sum += zj;
-      w_sum += r * zj;
-      w_max = fmax(w_max, r * zj);
+      w_sum += wj;
+      w_max = fmax(w_max, wj);
     }
     change = group_max<P>(change);
     if (row && j == 0) {
@@ -169,7 +171,7 @@ __global__ void estep_rows(const double* __restrict__ L, int64_t rows, int k,
       const double zj = exp(l[j] + log_pi[j] - m) / s;
       change = fmax(change, fabs(zj - z_old[b * k + j]));
       z[b * k + j] = zj;
-      w[b * k + j] = r * zj;
+      w[b * k + j] = math::m_step_weight(r, zj);
     }
     const double lse = m + log(s);
     aux[b * kEmAux + 0] = r * lse;
