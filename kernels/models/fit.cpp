@@ -69,10 +69,7 @@ struct Problem {
         const double a = alpha[i];
         double gv = g[v], dv = d[v];
         math::to_log_alpha(a, &gv, &dv);
-        if (rate > 0.0) {
-          gv += prior_weight * (shape - rate * a);
-          dv -= prior_weight * rate * a;
-        }
+        if (rate > 0.0) math::add_prior_derivatives(a, shape, rate, prior_weight, &gv, &dv);
         (*g_theta)[i] = gv;
         (*h_theta)[i] = dv;
       }
@@ -93,16 +90,14 @@ struct Problem {
 // the matrix is not negative definite (then Newton is not an ascent method).
 bool solve_dpr1(const std::vector<double>& hd, double c, const std::vector<double>& u,
                 const std::vector<double>& b, std::vector<double>* x) {
-  double uDu = 0.0, uDb = 0.0;
-  for (size_t i = 0; i < hd.size(); ++i) {
-    if (!(hd[i] < 0.0)) return false;
-    uDu += u[i] * u[i] / hd[i];
-    uDb += u[i] * b[i] / hd[i];
-  }
-  const double denom = 1.0 + c * uDu;
-  if (!(denom > 0.0)) return false;
+  math::RankOneSums sums;
+  for (size_t i = 0; i < hd.size() && sums.definite; ++i)
+    math::add_rank_one_terms(hd[i], u[i], b[i], &sums);
+  const double denom = math::rank_one_denominator(c, sums.uDu);
+  if (!math::rank_one_usable(sums.definite, denom)) return false;
   x->resize(hd.size());
-  for (size_t i = 0; i < hd.size(); ++i) (*x)[i] = (b[i] - c * u[i] * uDb / denom) / hd[i];
+  for (size_t i = 0; i < hd.size(); ++i)
+    (*x)[i] = math::rank_one_solution(hd[i], u[i], b[i], c, sums.uDb, denom);
   return true;
 }
 
@@ -194,7 +189,6 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
               Iterate* out) {
   std::vector<double>& alpha = *alpha_io;
   const size_t m = alpha.size();
-  const bool prior = s.prior_rate > 0.0;
   const double g_tol = std::sqrt(s.tolerance) * g_scale;
   std::vector<double>& g = out->g;
   std::vector<double>& hd = out->hd;
@@ -228,7 +222,7 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
     const bool newton_ok = std::isfinite(f) && solve_dpr1(hd, c, alpha, neg_g, &step);
     double gain = 0.0;  // predicted increase: half the Newton decrement squared
     if (newton_ok)
-      for (size_t i = 0; i < m; ++i) gain += 0.5 * g[i] * step[i];
+      for (size_t i = 0; i < m; ++i) gain += math::gain_term(g[i], step[i]);
     // Converged when the Newton step's predicted gain is below tolerance;
     // that last step is still taken (it costs O(V)), since where the
     // prediction is that small the step is accurate to its square.
@@ -240,7 +234,7 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
     // otherwise ran 200 iterations at a gradient of 1.3 g_tol).
     const bool at_rounding = it > 0 && std::fabs(f - f_before) <= 4.0 * kEpsilon * std::fabs(f) &&
                              gnorm <= kRoundingGradient * g_tol;
-    const bool done = newton_ok && gain >= 0.0 && gain <= s.tolerance * std::fabs(f) &&
+    const bool done = newton_ok && math::gain_converged(gain, f, s.tolerance) &&
                       (gnorm <= g_tol || at_rounding);
     if (done) {
       move_alpha(alpha, step, 1.0, &trial);
@@ -262,9 +256,7 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
     bool moved = false, moved_with_derivs = false;
     double f_moved = f;
     if (newton_ok && gain > 0.0) {
-      double t = 1.0;
-      const double big = max_abs(step);
-      if (big > math::kMaxLogStep) t = math::kMaxLogStep / big;
+      double t = math::first_step_length(max_abs(step));
       for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
         move_alpha(alpha, step, t, &trial);
         // The first, full step is usually taken: its derivatives come in the
@@ -305,7 +297,8 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
     }
     if (!moved) {
       // Minka's fixed point (an MM step, so it never lowers the likelihood):
-      // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b).
+      // alpha_v <- alpha_v * sum_b w dpoch(alpha_v, n_bv) / sum_b w dpoch(A, N_b)
+      // (math::minka_step).
       double a_sum = 0.0;
       for (double a : alpha) a_sum += a;
       const double denom = histogram_terms(h.total, a_sum, false, true, false).d;
@@ -313,16 +306,13 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
         // numer = sum_b w dpoch(alpha_v, n_bv), formed directly: as the
         // gradient plus denom it cancelled to 0 or below for a column whose
         // weight is tiny beside the table's (alpha 0 or negative, a log of
-        // it -inf or NaN, and the fit "converged" there). Under a prior the
-        // update becomes alpha (numer + shape/alpha) / (denom + rate), which
-        // is again a minorise-maximise step (the prior is concave in alpha
-        // on this scale and separable). The step stays in the range the
-        // iteration keeps, so every log and trigamma stays finite.
+        // it -inf or NaN, and the fit "converged" there). The step stays in
+        // the range the iteration keeps, so every log and trigamma stays
+        // finite.
         const HistogramTerms col = histogram_terms(h.column[static_cast<size_t>(P.active[i])],
                                                    alpha[i], false, true, false);
-        const double pw = P.prior_weight;
-        const double num = col.d + (prior ? pw * s.prior_shape / alpha[i] : 0.0);
-        trial[i] = clamp_alpha(alpha[i] * num / (denom + (prior ? pw * s.prior_rate : 0.0)));
+        trial[i] = clamp_alpha(math::minka_step(alpha[i], col.d, denom, s.prior_shape,
+                                                s.prior_rate, P.prior_weight));
       }
     }
     alpha.swap(trial);
@@ -482,24 +472,15 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   // Standard errors from the inverse observed information on the log scale,
   // whose diagonal Sherman-Morrison gives in O(V):
   // [H^-1]_ii = 1/h_i - c (u_i/h_i)^2 / (1 + c sum u^2/h).
-  double uDu = 0.0;
-  bool definite = true;
-  for (size_t i = 0; i < m; ++i) {
-    if (!(hd[i] < 0.0)) definite = false;
-    uDu += alpha[i] * alpha[i] / hd[i];
-  }
-  const double denom = 1.0 + c * uDu;
-  // det(-(diag(h) + c u u^T)) = prod(-h) (1 + c u^T diag(h)^-1 u).
-  if (definite && denom > 0.0) {
-    double ld = std::log(denom);
-    for (size_t i = 0; i < m; ++i) ld += std::log(-hd[i]);
-    out->log_det = ld;
-  }
-  if (definite && denom > 0.0) {
+  math::RankOneSums sums;
+  for (size_t i = 0; i < m; ++i) math::add_rank_one_terms(hd[i], alpha[i], 0.0, &sums);
+  const double denom = math::rank_one_denominator(c, sums.uDu);
+  if (math::rank_one_usable(sums.definite, denom)) {
+    double sum_log = 0.0;
+    for (size_t i = 0; i < m; ++i) sum_log += std::log(-hd[i]);
+    out->log_det = math::rank_one_log_det(sum_log, denom);
     for (size_t i = 0; i < m; ++i) {
-      const double r = alpha[i] / hd[i];
-      const double var = -(1.0 / hd[i] - c * r * r / denom);
-      const double se = var > 0.0 ? std::sqrt(var) : 0.0;
+      const double se = std::sqrt(math::rank_one_variance(hd[i], alpha[i], c, denom));
       out->se_log_alpha[static_cast<size_t>(P.active[i])] = se;
       out->se_alpha[static_cast<size_t>(P.active[i])] = se * alpha[i];
     }

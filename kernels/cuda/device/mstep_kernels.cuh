@@ -1,9 +1,10 @@
 // mstep_kernels.cuh: the M step of a DM mixture on the device. Each component's
 // alpha is fitted to its weighted count histograms by Newton's method on
 // log alpha, warm-started from the last M step, as fit_from_histograms
-// (kernels/models/fit.cpp) fits it on the host: the same objective, the same
-// diagonal-plus-rank-one solve, the same safeguards (math/newton.hpp) and
-// stopping rule, so the two agree to rounding. Fitting on the device saves
+// (kernels/models/fit.cpp) fits it on the host: the same objective and the
+// same step rule (math/newton.hpp: the safeguards, the prior's terms, the
+// diagonal-plus-rank-one solve and the gain test), so the two agree to
+// rounding. Fitting on the device saves
 // the histograms' download and the host's evaluations, which were most of
 // an EM iteration on large tables.
 //
@@ -175,8 +176,9 @@ __device__ __noinline__ double evaluate(const Component& C, Shared& sh, const do
     if (want_dt) {
       double gv = sd - tot.b, hv = st;
       math::to_log_alpha(av, &gv, &hv);
-      g[v] = gv + (C.prior ? C.shape - C.rate * av : 0.0);
-      h[v] = hv - C.rate * av;
+      if (C.prior) math::add_prior_derivatives(av, C.shape, C.rate, 1.0, &gv, &hv);
+      g[v] = gv;
+      h[v] = hv;
     }
   }
   if (want_dt) *c_out = -tot.c;
@@ -342,13 +344,15 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     Sums q;  // a: sum alpha^2 / h, b: sum alpha (-g) / h, c: columns with h >= 0
     for (int64_t v = threadIdx.x; v < V; v += blockDim.x) {
       if (alpha[v] == 0.0) continue;
-      if (!(h[v] < 0.0)) q.c += 1.0;
-      q.a += alpha[v] * alpha[v] / h[v];
-      q.b += alpha[v] * -g[v] / h[v];
+      math::RankOneSums t;
+      math::add_rank_one_terms(h[v], alpha[v], -g[v], &t);
+      q.a += t.uDu;
+      q.b += t.uDb;
+      q.c += t.definite ? 0.0 : 1.0;
     }
     q = block_all(sh, q, AddSums());
-    const double denom = 1.0 + c * q.a;
-    const bool newton_ok = q.c == 0.0 && denom > 0.0;
+    const double denom = math::rank_one_denominator(c, q.a);
+    const bool newton_ok = math::rank_one_usable(q.c == 0.0, denom);
     Sums gs;  // a: predicted gain, c: largest |step|
     if (newton_ok) {
       for (int64_t v = threadIdx.x; v < V; v += blockDim.x) {
@@ -356,15 +360,15 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
           step[v] = 0.0;
           continue;
         }
-        const double s = (-g[v] - c * alpha[v] * q.b / denom) / h[v];
+        const double s = math::rank_one_solution(h[v], alpha[v], -g[v], c, q.b, denom);
         step[v] = s;
-        gs.a += 0.5 * g[v] * s;
+        gs.a += math::gain_term(g[v], s);
         gs.c = fmax(gs.c, fabs(s));
       }
       gs = block_all(sh, gs, MixSums());
     }
     const double gain = gs.a;
-    if (newton_ok && gain >= 0.0 && gain <= p.tolerance * fabs(f)) {
+    if (newton_ok && math::gain_converged(gain, f, p.tolerance)) {
       // Converged; the last, tiny step is kept where it does not lower f.
       move_alpha(C, alpha, step, 1.0, trial);
       const double f2 = evaluate(C, sh, trial, true, true, g_try, h_try, &c_try);
@@ -381,7 +385,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     bool moved = false, with_derivs = false;
     double f_moved = f;
     if (newton_ok && gain > 0.0) {
-      double t = gs.c > math::kMaxLogStep ? math::kMaxLogStep / gs.c : 1.0;
+      double t = math::first_step_length(gs.c);
       for (int k = 0; k < math::kMaxHalvings && !moved; ++k, t *= 0.5) {
         move_alpha(C, alpha, step, t, trial);
         const double ft = evaluate(C, sh, trial, true, k == 0, g_try, h_try, &c_try);
@@ -419,8 +423,10 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
   for (int64_t v = threadIdx.x; v < V; v += blockDim.x) {
     const double av = alpha[v];
     if (av != 0.0) {
-      if (!(h[v] < 0.0)) d.c += 1.0;
-      d.a += av * av / h[v];
+      math::RankOneSums t;
+      math::add_rank_one_terms(h[v], av, 0.0, &t);
+      d.a += t.uDu;
+      d.c += t.definite ? 0.0 : 1.0;
       d.b += log(-h[v]);
       if (C.prior) d.d += log_prior(C, av);
     }
@@ -428,11 +434,11 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
   }
   d = block_all(sh, d, AddSums());
   if (threadIdx.x == 0) {
-    const double den = 1.0 + c * d.a;
+    const double den = math::rank_one_denominator(c, d.a);
     out->status = EmFitOutcome::kFitted;
     out->iterations = it;
     out->log_prior = d.d;
-    out->log_det = d.c == 0.0 && den > 0.0 ? log(den) + d.b : 0.0;
+    out->log_det = math::rank_one_usable(d.c == 0.0, den) ? math::rank_one_log_det(d.b, den) : 0.0;
   }
 }
 
