@@ -355,15 +355,17 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
   // their own); the weights of a component are a row's responsibilities.
   // Whole counts also go by column (cpu_column_slots.cpp), which must give
   // the row-ordered pass's histograms bit for bit: scattered counts to 9001
-  // (dense, pairs, and past the indexed range), and a band of 120 values
-  // above 1000 (the offset dense form).
+  // (dense, pairs, and past the indexed range), scattered counts to 4000
+  // (pairs within the indexed range, built from the column's list of
+  // values), and a band of 120 values above 1000 (the offset dense form).
   const int64_t rows = 700, cols = 90, k = 3;
-  enum class Kind { kScattered, kReal, kBand };
-  for (Kind kind : {Kind::kScattered, Kind::kReal, Kind::kBand}) {
+  enum class Kind { kScattered, kReal, kBand, kIndexedPairs };
+  for (Kind kind : {Kind::kScattered, Kind::kReal, Kind::kBand, Kind::kIndexedPairs}) {
     const bool real = kind == Kind::kReal;
     const auto cells = random_cells(rows, cols, 0.3, 9, [&](std::mt19937_64& g) {
       std::uniform_real_distribution<double> u(0.0, 1.0);
       if (kind == Kind::kBand) return 1000.0 + std::floor(u(g) * 120.0);
+      if (kind == Kind::kIndexedPairs) return 1.0 + std::floor(std::pow(u(g), 5.0) * 3999.0);
       const double x = 1.0 + std::pow(u(g), 5.0) * 9000.0;
       return real ? x : std::floor(x);
     });
@@ -395,6 +397,11 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         int offset = 0;
         for (const dirmn::Histogram& h : ref[0].column) offset += h.dense && h.base > 0.0;
         CHECK(offset > 0);
+      }
+      if (kind == Kind::kIndexedPairs) {
+        int pairs = 0;
+        for (const dirmn::Histogram& h : ref[0].column) pairs += !h.dense;
+        CHECK(pairs > 0);
       }
       for (int threads : kThreadCounts) {
         INFO("threads " << threads);

@@ -249,13 +249,8 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
           }
         }
         for (size_t j = 0; j < K; ++j) {
-          size_t top = 0;
-          for (size_t i = 0; i < nd; ++i) {
-            const double w = acc[i * K + j];
-            by_value[value[i]] = w;
-            if (w != 0.0) top = value[i];
-          }
-          histogram_from_indexed(by_value.data(), top, &(*out)[j].column[static_cast<size_t>(v)]);
+          for (size_t i = 0; i < nd; ++i) by_value[value[i]] = acc[i * K + j];
+          histogram_from_listed(by_value.data(), value, nd, &(*out)[j].column[static_cast<size_t>(v)]);
           for (size_t i = 0; i < nd; ++i) by_value[value[i]] = 0.0;
         }
       }

@@ -77,6 +77,35 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
   }
 }
 
+void histogram_from_listed(const double* by_value, const uint16_t* values, size_t nd, Histogram* h) {
+  size_t low = 0, top = 0, distinct = 0;
+  for (size_t i = 0; i < nd; ++i) {
+    if (by_value[values[i]] == 0.0) continue;
+    if (distinct++ == 0) low = values[i];
+    top = values[i];
+  }
+  if (static_cast<double>(top) <= kHistDenseMax) {
+    histogram_from_value_weights(by_value, static_cast<int>(top + 1), h);
+  } else if (static_cast<double>(top - low) <=
+             kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
+    *h = histogram_from_band(by_value + low, static_cast<int64_t>(low),
+                             static_cast<int64_t>(top - low + 1));
+  } else {
+    // As histogram_from_indexed's pairs: by increasing value.
+    *h = Histogram();
+    h->dense = false;
+    for (size_t i = 0; i < nd; ++i) {
+      const double w = by_value[values[i]];
+      if (w == 0.0) continue;
+      const double v = static_cast<double>(values[i]);
+      h->value.push_back(v);
+      h->weight.push_back(w);
+      h->first_moment += w * v;
+      h->second_factorial += w * v * (v - 1.0);
+    }
+  }
+}
+
 void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {
   int top = 0;  // the largest value with weight (bins may be 0: an empty histogram)
   for (int n = 1; n < bins; ++n)
