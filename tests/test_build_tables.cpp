@@ -75,9 +75,11 @@ struct Arrays {
   SparseInput in;
 };
 
+// base 1: ptr and indices count from 1 (DIRMN_COUNTS_ONE_BASED).
 void make_input(const Compressed& t, dirmn_index_type it, dirmn_dtype dt, bool real,
-                dirmn_storage storage, Arrays* a) {
+                dirmn_storage storage, Arrays* a, int64_t base = 0) {
   SparseInput& in = a->in;
+  in.index_base = base;
   in.format = t.csr ? DIRMN_CSR : DIRMN_CSC;
   in.rows = t.rows;
   in.cols = t.cols;
@@ -87,13 +89,13 @@ void make_input(const Compressed& t, dirmn_index_type it, dirmn_dtype dt, bool r
   in.real_valued = real;
   in.storage = storage;
   if (it == DIRMN_INDEX_INT32) {
-    a->p32.assign(t.ptr.begin(), t.ptr.end());
-    a->i32.assign(t.idx.begin(), t.idx.end());
+    for (int64_t p : t.ptr) a->p32.push_back(static_cast<int32_t>(p + base));
+    for (int64_t i : t.idx) a->i32.push_back(static_cast<int32_t>(i + base));
     in.ptr = a->p32.data();
     in.indices = a->i32.data();
   } else {
-    a->p64 = t.ptr;
-    a->i64 = t.idx;
+    for (int64_t p : t.ptr) a->p64.push_back(p + base);
+    for (int64_t i : t.idx) a->i64.push_back(i + base);
     in.ptr = a->p64.data();
     in.indices = a->i64.data();
   }
@@ -225,6 +227,17 @@ TEST_CASE("sparse tables build the same at 1, 2 and 7 threads as on one thread s
             Arrays a;
             make_input(t, it, dt, sh.real, st, &a);
             REQUIRE(check_against_serial(a.in) == DIRMN_SUCCESS);
+            if (st != DIRMN_STORAGE_AUTO) continue;
+            // Counting from 1, the same table.
+            Arrays one_based;
+            make_input(t, it, dt, sh.real, st, &one_based, 1);
+            REQUIRE(check_against_serial(one_based.in) == DIRMN_SUCCESS);
+            HostThreads two(2);
+            HostTable t0, t1;
+            CountsProblem p0, p1;
+            REQUIRE(dirmn::build_sparse_table(a.in, two, Interrupt{}, &t0, &p0) == DIRMN_SUCCESS);
+            REQUIRE(dirmn::build_sparse_table(one_based.in, two, Interrupt{}, &t1, &p1) == DIRMN_SUCCESS);
+            require_same_table(t1, t0);
           }
         }
     }
@@ -282,6 +295,27 @@ TEST_CASE("sparse tables: every problem is the serial builder's, whichever threa
         make_input(t, DIRMN_INDEX_INT64, DIRMN_FLOAT64, false, DIRMN_STORAGE_AUTO, &a);
         if (what == 5) a.in.nnz = t.ptr.back() + 1;
         REQUIRE(check_against_serial(a.in) == want);
+        // Counting from 1: the same problem at the same place, its values
+        // the caller's (one more).
+        Arrays b;
+        make_input(t, DIRMN_INDEX_INT32, DIRMN_INT32, false, DIRMN_STORAGE_AUTO, &b, 1);
+        b.in.nnz = a.in.nnz;
+        REQUIRE(check_against_serial(b.in) == want);
+        if (want == DIRMN_SUCCESS) continue;
+        HostThreads one(1);
+        HostTable ta, tb;
+        CountsProblem pa, pb;
+        dirmn::build_sparse_table(a.in, one, Interrupt{}, &ta, &pa);
+        dirmn::build_sparse_table(b.in, one, Interrupt{}, &tb, &pb);
+        CHECK(pb.kind == pa.kind);
+        CHECK(pb.entry == pa.entry);
+        CHECK(pb.outer == pa.outer);
+        CHECK(pb.row == pa.row);
+        CHECK(pb.col == pa.col);
+        CHECK(pb.pointer == pa.pointer);
+        CHECK(pb.index_base == 1);
+        if (pa.kind == CountsProblem::kBadIndex || pa.kind == CountsProblem::kBadPointer)
+          CHECK(pb.index_value == pa.index_value + 1);
       }
     }
   }

@@ -283,6 +283,15 @@ TEST_CASE("cuda: wrapped CSR device arrays match host tables", "[cuda]") {
     CHECK(loglik(gpu.get(), g.get(), 4, 1, std::vector<double>(3, 2.0), 3, DIRMN_FULL) ==
           std::vector<double>(4, 0.0));
   }
+  {
+    // Device arrays count from 0: the one-based flag is refused, by name.
+    const auto h = to_csr<int32_t, int32_t>(t, false, false);
+    dirmn_counts* e = nullptr;
+    CHECK(wrap_csr(gpu.get(), &e, t, h, DIRMN_INDEX_INT32, DIRMN_INT32, DIRMN_COUNTS_ONE_BASED) ==
+          DIRMN_ERROR_NOT_SUPPORTED);
+    CHECK(std::string(dirmn_last_error(gpu.get())).find("DIRMN_COUNTS_ONE_BASED") != std::string::npos);
+    CHECK(e == nullptr);
+  }
 }
 
 TEST_CASE("cuda: bad device data is reported with where and what", "[cuda]") {

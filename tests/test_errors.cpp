@@ -247,6 +247,35 @@ TEST_CASE("row weights, starts and sparse structure have their own locations", "
   CHECK(loc.index == 2);
   CHECK(loc.value == 2.0);
   CHECK(contains(dirmn_last_error(ctx.get()), "ptr[2] = 2 is below ptr[1] = 3"));
+
+  // Counting from 1 (DIRMN_COUNTS_ONE_BASED): positions stay 0-based, values
+  // are the caller's, bounds in its numbering.
+  dirmn_counts_options one;
+  dirmn_counts_options_init(&one);
+  one.flags = DIRMN_COUNTS_ONE_BASED;
+  const int32_t ptr1[] = {1, 3, 4, 5};
+  const int32_t cols1[] = {1, 2, 5, 4};
+  const int32_t counts1[] = {1, 2, 3, 4};
+  REQUIRE(dirmn_counts_create_sparse(ctx.get(), &s, DIRMN_CSR, 3, 4, 4, DIRMN_INDEX_INT32, ptr1,
+                                     cols1, DIRMN_INT32, counts1, &one) ==
+          DIRMN_ERROR_INVALID_ARGUMENT);
+  loc = location_of(ctx.get());
+  CHECK(std::string(loc.argument) == "indices");
+  CHECK(loc.index == 2);
+  CHECK(loc.row == 1);
+  CHECK(loc.value == 5.0);
+  CHECK(contains(dirmn_last_error(ctx.get()), "entry 2 (row 1): column index 5 is outside [1, 4]"));
+  const int32_t zero_start[] = {0, 2, 3, 4};
+  REQUIRE(dirmn_counts_create_sparse(ctx.get(), &s, DIRMN_CSR, 3, 4, 4, DIRMN_INDEX_INT32,
+                                     zero_start, cols1, DIRMN_INT32, counts1, &one) ==
+          DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(dirmn_last_error(ctx.get()), "ptr[0] is 0, expected 1"));
+  const int32_t short_end[] = {1, 3, 4, 4};
+  REQUIRE(dirmn_counts_create_sparse(ctx.get(), &s, DIRMN_CSR, 3, 4, 4, DIRMN_INDEX_INT32,
+                                     short_end, cols1, DIRMN_INT32, counts1, &one) ==
+          DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(dirmn_last_error(ctx.get()), "ptr[3] is 4, expected nnz + 1 = 5"));
+  CHECK(s == nullptr);
 }
 
 TEST_CASE("the location follows the last call, and asking does not change it", "[api][errors]") {

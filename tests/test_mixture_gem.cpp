@@ -200,7 +200,16 @@ TEST_CASE("mixture: a fit on the counts leaves later weighted sums as they were"
                              &f1, g1.data(), nullptr, nullptr) == DIRMN_SUCCESS);
     REQUIRE(dirmn_loglik_sum(ctx.get(), used.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(), 0,
                              &f2, g2.data(), nullptr, nullptr) == DIRMN_SUCCESS);
-    CHECK(f1 == f2);
-    CHECK(g1 == g2);
+    if (be == DIRMN_BACKEND_CPU) {
+      CHECK(f1 == f2);
+      CHECK(g1 == g2);
+    } else {
+      // The device's weighted histograms of a sparse table add with
+      // floating-point atomics (cuda/histogram.cu): two passes agree to
+      // rounding, not bit for bit, with or without a mixture before them.
+      CHECK(close_to(f1, f2, 1e-13));
+      for (int64_t v = 0; v < cols; ++v)
+        CHECK(close_to(g1[static_cast<size_t>(v)], g2[static_cast<size_t>(v)], 1e-12, 1e-12));
+    }
   }
 }

@@ -364,6 +364,16 @@ typedef enum dirmn_storage DIRMN_ENUM_INT {
  * validation (dirmn_counts_wrap_device*) checks each count so, but not yet
  * the row totals. */
 #define DIRMN_COUNTS_REAL_VALUED 0x1u
+/* dirmn_counts_create_sparse's ptr and indices count from 1, as Julia's
+ * SparseMatrixCSC and Fortran programs keep them: ptr runs from 1 to
+ * nnz + 1 and indices are 1..rows (CSC) or 1..cols (CSR), so such arrays
+ * pass without a shifted copy. Messages name entries by their 0-based
+ * positions in ptr and indices, as always, and quote their values as the
+ * caller wrote them; dirmn_last_error_location is 0-based as always. The
+ * table does not keep the flag (dirmn_counts_info's flags); the dense
+ * functions ignore it; dirmn_counts_wrap_device_sparse refuses it
+ * (NOT_SUPPORTED). */
+#define DIRMN_COUNTS_ONE_BASED 0x2u
 
 typedef struct dirmn_counts_options {
   size_t size;           /* sizeof(dirmn_counts_options) */
@@ -406,8 +416,10 @@ DIRMN_API dirmn_status dirmn_counts_create_dense(dirmn_context* ctx, dirmn_count
  * `indices` and `values` have nnz entries; indices need not be sorted but
  * may not repeat within a row (column). Explicit zeros are allowed and
  * dropped. nnz may be 0 (then indices and values may be NULL). Ownership as
- * for dirmn_counts_create_dense. Statuses: as dirmn_counts_create_dense,
- * with INVALID_ARGUMENT also for malformed ptr/indices (naming the entry). */
+ * for dirmn_counts_create_dense. With DIRMN_COUNTS_ONE_BASED in the
+ * options' flags, ptr and indices count from 1 instead (see there).
+ * Statuses: as dirmn_counts_create_dense, with INVALID_ARGUMENT also for
+ * malformed ptr/indices (naming the entry). */
 DIRMN_API dirmn_status dirmn_counts_create_sparse(dirmn_context* ctx, dirmn_counts** counts,
                                                   dirmn_sparse_format format, int64_t rows,
                                                   int64_t cols, int64_t nnz,
@@ -436,7 +448,7 @@ DIRMN_API dirmn_status dirmn_counts_wrap_device(dirmn_context* ctx, dirmn_counts
  * or int64 indices; int32, float32 or float64 values), validating it on the
  * device and copying it into the compact form; the device arrays are not
  * referenced after return. Statuses: as dirmn_counts_create_sparse, plus
- * NOT_SUPPORTED on a CPU context. */
+ * NOT_SUPPORTED on a CPU context and with DIRMN_COUNTS_ONE_BASED. */
 DIRMN_API dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** counts,
                                                        int64_t rows, int64_t cols, int64_t nnz,
                                                        dirmn_index_type index_type,

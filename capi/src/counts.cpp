@@ -89,9 +89,10 @@ dirmn_status check_counts_options(dirmn_context* ctx, const char* fn, const dirm
   if (o->size < offsetof(dirmn_counts_options, flags) + sizeof(uint32_t))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "options->size (%zu) is too small; call dirmn_counts_options_init", o->size);
-  if (o->flags & ~DIRMN_COUNTS_REAL_VALUED)
+  constexpr uint32_t known = DIRMN_COUNTS_REAL_VALUED | DIRMN_COUNTS_ONE_BASED;
+  if (o->flags & ~known)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "unknown options->flags bits 0x%x",
-                o->flags & ~DIRMN_COUNTS_REAL_VALUED);
+                o->flags & ~known);
   *flags = o->flags;
   if (o->size >= offsetof(dirmn_counts_options, storage) + sizeof(dirmn_storage)) {
     if (o->storage != DIRMN_STORAGE_AUTO && o->storage != DIRMN_STORAGE_DENSE &&
@@ -114,7 +115,7 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
   c->context_id = ctx->id;
   c->use = ctx->use;
   c->backend = ctx->backend;
-  c->flags = flags;
+  c->flags = flags & ~DIRMN_COUNTS_ONE_BASED;  // how the input counted is not the table's
   return c;
 }
 
@@ -176,6 +177,7 @@ SparseInput sparse_input(dirmn_sparse_format format, int64_t rows, int64_t cols,
   in.values = values;
   in.real_valued = (flags & DIRMN_COUNTS_REAL_VALUED) != 0;
   in.storage = storage;
+  in.index_base = (flags & DIRMN_COUNTS_ONE_BASED) != 0 ? 1 : 0;
   return in;
 }
 
@@ -324,6 +326,10 @@ dirmn_status dirmn_counts_wrap_device_sparse(dirmn_context* ctx, dirmn_counts** 
     uint32_t flags = 0;
     dirmn_storage storage = DIRMN_STORAGE_AUTO;
     if (dirmn_status s = check_counts_options(ctx, fn, options, &flags, &storage)) return s;
+    if (flags & DIRMN_COUNTS_ONE_BASED)
+      return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                  "DIRMN_COUNTS_ONE_BASED is for host arrays (dirmn_counts_create_sparse); device "
+                  "arrays count from 0");
     if (dirmn_status s = check_sparse_shape(ctx, fn, rows, cols, nnz, index_type, value_dtype))
       return s;
     if (value_dtype == DIRMN_INT64)

@@ -192,6 +192,10 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
       Where w = p.csc ? Where::entry("indices", p.entry, -1, p.outer)
                       : Where::entry("indices", p.entry, p.outer, -1);
       w.with_integer(p.index_value);
+      // In the caller's numbering (DIRMN_COUNTS_ONE_BASED: from 1).
+      if (p.index_base != 0)
+        return fail_at(ctx, status, fn, w, "%s index %" PRId64 " is outside [1, %" PRId64 "]",
+                       p.csc ? "row" : "column", p.index_value, inner);
       return fail_at(ctx, status, fn, w, "%s index %" PRId64 " is outside [0, %" PRId64 ")",
                      p.csc ? "row" : "column", p.index_value, inner);
     }
@@ -201,14 +205,17 @@ dirmn_status fail_counts(dirmn_context* ctx, const char* fn, dirmn_status status
     case CountsProblem::kBadPointer: {
       Where w = Where::bracket("ptr", p.entry);
       w.with_integer(p.index_value);
+      // ptr runs from 0 to nnz, or with DIRMN_COUNTS_ONE_BASED from 1 to nnz + 1.
+      const char* end = p.index_base == 0 ? "nnz" : "nnz + 1";
       if (p.pointer == kPointerStart)
-        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected 0", p.index_value);
+        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected %" PRId64, p.index_value,
+                       p.index_base);
       if (p.pointer == kPointerEnd)
-        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected nnz = %" PRId64, p.index_value,
-                       p.nnz);
+        return fail_at(ctx, status, fn, w, "is %" PRId64 ", expected %s = %" PRId64, p.index_value,
+                       end, p.nnz + p.index_base);
       return fail_at(ctx, status, fn, w,
-                     "= %" PRId64 " is below ptr[%" PRId64 "] = %" PRId64 " or above nnz = %" PRId64,
-                     p.index_value, p.entry - 1, p.index_prev, p.nnz);
+                     "= %" PRId64 " is below ptr[%" PRId64 "] = %" PRId64 " or above %s = %" PRId64,
+                     p.index_value, p.entry - 1, p.index_prev, end, p.nnz + p.index_base);
     }
     case CountsProblem::kNone: break;
   }

@@ -3,8 +3,10 @@
 // totals -- the sufficient statistics of every shared-alpha sum and fit
 // (kernels/table/histogram.hpp), so one pass over the table is all a fit reads.
 // Column histograms cover 8-bit tables: their values index the bins
-// directly. Everything here is deterministic: no floating-point atomics on
-// the paths small counts take, and fixed-order reductions after them.
+// directly. The unweighted passes and the private-counter path repeat bit
+// for bit (no floating-point atomics, fixed-order reductions); the weighted
+// passes over CSR rows and over shared tiles add with double atomics in the
+// order the rows arrive, so two of them agree to rounding.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>

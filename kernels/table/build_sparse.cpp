@@ -46,6 +46,12 @@ dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& th
   const int64_t outer = csr ? rows : cols, inner = csr ? cols : rows;
   const bool real = input.real_valued;
   problem->csc = !csr;
+  // ptr and indices count from base: entry positions and inner indices
+  // below are 0-based, the values a problem reports the caller's.
+  const int64_t base = input.index_base;
+  problem->index_base = base;
+  const auto ptr_at = [&](int64_t o) { return read_index(index_type, ptr, o) - base; };
+  const auto index_at_entry = [&](int64_t k) { return read_index(index_type, indices, k) - base; };
 
   // The compressed pointer array must run from 0 to nnz without going back.
   const auto bad_pointer = [&](int64_t entry, PointerIssue issue) {
@@ -57,12 +63,12 @@ dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& th
     problem->pointer = issue;
     return DIRMN_ERROR_INVALID_ARGUMENT;
   };
-  if (read_index(index_type, ptr, 0) != 0) return bad_pointer(0, kPointerStart);
+  if (ptr_at(0) != 0) return bad_pointer(0, kPointerStart);
   for (int64_t o = 0; o < outer; ++o) {
-    const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
+    const int64_t a = ptr_at(o), b = ptr_at(o + 1);
     if (b < a || b > nnz) return bad_pointer(o + 1, kPointerOrder);
   }
-  if (read_index(index_type, ptr, outer) != nnz) return bad_pointer(outer, kPointerEnd);
+  if (ptr_at(outer) != nnz) return bad_pointer(outer, kPointerEnd);
 
   auto value = [&](int64_t k) {
     switch (value_dtype) {
@@ -81,15 +87,15 @@ dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& th
   std::vector<double> row_sum(static_cast<size_t>(rows), 0.0);
   const double limit = build::row_total_limit(real);
   for (int64_t o = 0; o < outer; ++o) {
-    const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
+    const int64_t a = ptr_at(o), b = ptr_at(o + 1);
     if (poller.stop(b - a + 1)) return DIRMN_ERROR_CANCELLED;
     for (int64_t k = a; k < b; ++k) {
-      const int64_t in = read_index(index_type, indices, k);
+      const int64_t in = index_at_entry(k);
       if (in < 0 || in >= inner) {
         problem->kind = CountsProblem::kBadIndex;
         problem->entry = k;
         problem->outer = o;
-        problem->index_value = in;
+        problem->index_value = in + base;
         return DIRMN_ERROR_INVALID_ARGUMENT;
       }
       const double x = value(k);
@@ -123,10 +129,10 @@ dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& th
   {
     std::vector<int64_t> cur(cnt.begin(), cnt.end() - 1);
     for (int64_t o = 0; o < outer; ++o) {
-      const int64_t a = read_index(index_type, ptr, o), b = read_index(index_type, ptr, o + 1);
+      const int64_t a = ptr_at(o), b = ptr_at(o + 1);
       if (poller.stop(b - a + 1)) return DIRMN_ERROR_CANCELLED;
       for (int64_t k = a; k < b; ++k) {
-        const int64_t in = read_index(index_type, indices, k);
+        const int64_t in = index_at_entry(k);
         const int64_t p = cur[static_cast<size_t>(in)]++;
         t_idx[static_cast<size_t>(p)] = o;
         t_val[static_cast<size_t>(p)] = value(k);

@@ -41,16 +41,17 @@ constexpr int kMaxCscBlocksPerThread = 4;
 constexpr int64_t kTransposeRows = 2048;
 
 // The outer positions where blocks start (first 0, last outer), each block
-// about the same number of entries.
+// about the same number of entries (ptr counting from base).
 template <class I>
-std::vector<int64_t> split_by_entries(const I* ptr, int64_t outer, int64_t nnz, int64_t blocks) {
+std::vector<int64_t> split_by_entries(const I* ptr, int64_t base, int64_t outer, int64_t nnz,
+                                      int64_t blocks) {
   blocks = std::max<int64_t>(1, std::min(blocks, std::max<int64_t>(outer, 1)));
   std::vector<int64_t> at(static_cast<size_t>(blocks) + 1, outer);
   at[0] = 0;
   for (int64_t b = 1; b < blocks; ++b) {
     const int64_t target = nnz / blocks * b + nnz % blocks * b / blocks;
     // The first outer position whose entries start at or after target.
-    const I* p = std::lower_bound(ptr, ptr + outer, static_cast<I>(target));
+    const I* p = std::lower_bound(ptr, ptr + outer, static_cast<I>(target + base));
     at[static_cast<size_t>(b)] = std::max(at[static_cast<size_t>(b) - 1],
                                           static_cast<int64_t>(p - ptr));
   }
@@ -104,6 +105,7 @@ class FastSparseBuild {
         csr_(in.format == DIRMN_CSR),
         outer_(csr_ ? in.rows : in.cols),
         inner_(csr_ ? in.cols : in.rows),
+        base_(in.index_base),
         ptr_(static_cast<const I*>(in.ptr)),
         idx_(static_cast<const I*>(in.indices)),
         val_(static_cast<const S*>(in.values)) {}
@@ -118,7 +120,7 @@ class FastSparseBuild {
       const int64_t by_memory = std::max<int64_t>(1, nnz / std::max<int64_t>(in_.rows, 1));
       blocks = std::min({blocks, by_memory, t * kMaxCscBlocksPerThread});
     }
-    at_ = split_by_entries(ptr_, outer_, nnz, blocks);
+    at_ = split_by_entries(ptr_, base_, outer_, nnz, blocks);
     blocks_ = static_cast<int64_t>(at_.size()) - 1;
 
     std::vector<BlockScan> scan(static_cast<size_t>(blocks_));
@@ -158,7 +160,7 @@ class FastSparseBuild {
 
  private:
   bool pointers_ok() const {
-    if (static_cast<int64_t>(ptr_[0]) != 0 || static_cast<int64_t>(ptr_[outer_]) != in_.nnz)
+    if (static_cast<int64_t>(ptr_[0]) != base_ || static_cast<int64_t>(ptr_[outer_]) != in_.nnz + base_)
       return false;
     for (int64_t o = 0; o < outer_; ++o)
       if (ptr_[o + 1] < ptr_[o]) return false;
@@ -179,10 +181,10 @@ class FastSparseBuild {
     bool integral = true;
     int64_t nonzero = 0;
     for (int64_t o = o0; o < o1; ++o) {
-      const int64_t a = static_cast<int64_t>(ptr_[o]), e = static_cast<int64_t>(ptr_[o + 1]);
+      const int64_t a = static_cast<int64_t>(ptr_[o]) - base_, e = static_cast<int64_t>(ptr_[o + 1]) - base_;
       int64_t prev = -1, here = 0;
       for (int64_t k = a; k < e; ++k) {
-        const int64_t i = static_cast<int64_t>(idx_[k]);
+        const int64_t i = static_cast<int64_t>(idx_[k]) - base_;
         const S x = val_[k];
         if (i <= prev || i >= inner || !acceptable(x, real)) {
           r.clean = false;
@@ -244,16 +246,16 @@ class FastSparseBuild {
     const I* const ptr = ptr_;
     const I* const idx = idx_;
     const S* const val = val_;
-    const int64_t cols = in_.cols;
+    const int64_t cols = in_.cols, base = base_;
     return for_blocks(threads_, blocks_, interrupt_, [&](int64_t b) {
       const int64_t o0 = at_[static_cast<size_t>(b)], o1 = at_[static_cast<size_t>(b) + 1];
       for (int64_t o = o0; o < o1; ++o) {
-        const int64_t a = static_cast<int64_t>(ptr[o]), e = static_cast<int64_t>(ptr[o + 1]);
+        const int64_t a = static_cast<int64_t>(ptr[o]) - base, e = static_cast<int64_t>(ptr[o + 1]) - base;
         int64_t q = sparse ? row_ptr[o] : 0;
         for (int64_t k = a; k < e; ++k) {
           const S x = val[k];
           if (x == 0) continue;
-          const int64_t i = static_cast<int64_t>(idx[k]);
+          const int64_t i = static_cast<int64_t>(idx[k]) - base;
           const VT v = static_cast<VT>(x);
           if (!sparse) {
             dst[csr_ ? o * cols + i : i * cols + o] = v;
@@ -281,18 +283,19 @@ class FastSparseBuild {
     const I* const ptr = ptr_;
     const I* const idx = idx_;
     const S* const val = val_;
-    const int64_t rows = in_.rows;
+    const int64_t rows = in_.rows, base = base_;
     return for_blocks(threads_, blocks_, interrupt_, [&](int64_t b) {
       const int64_t o0 = at_[static_cast<size_t>(b)], o1 = at_[static_cast<size_t>(b) + 1];
       uint32_t* next = counts_[static_cast<size_t>(b)].data();
       std::vector<int64_t> cursor(static_cast<size_t>(o1 - o0));
-      for (int64_t o = o0; o < o1; ++o) cursor[static_cast<size_t>(o - o0)] = static_cast<int64_t>(ptr[o]);
+      for (int64_t o = o0; o < o1; ++o)
+        cursor[static_cast<size_t>(o - o0)] = static_cast<int64_t>(ptr[o]) - base;
       for (int64_t r1 = std::min(rows, kTransposeRows);; r1 = std::min(rows, r1 + kTransposeRows)) {
         for (int64_t o = o0; o < o1; ++o) {
           int64_t k = cursor[static_cast<size_t>(o - o0)];
-          const int64_t e = static_cast<int64_t>(ptr[o + 1]);
+          const int64_t e = static_cast<int64_t>(ptr[o + 1]) - base;
           for (; k < e; ++k) {
-            const int64_t i = static_cast<int64_t>(idx[k]);
+            const int64_t i = static_cast<int64_t>(idx[k]) - base;
             if (i >= r1) break;
             const S x = val[k];
             if (x == 0) continue;
@@ -312,6 +315,7 @@ class FastSparseBuild {
   const Interrupt& interrupt_;
   const bool csr_;
   const int64_t outer_, inner_;
+  const int64_t base_;  // ptr and indices count from it (0, or 1: DIRMN_COUNTS_ONE_BASED)
   const I* ptr_;
   const I* idx_;
   const S* val_;

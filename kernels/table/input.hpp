@@ -34,6 +34,7 @@ struct SparseInput {
   const void* values = nullptr;   // nnz entries (null when nnz == 0)
   bool real_valued = false;
   dirmn_storage storage = DIRMN_STORAGE_AUTO;
+  int64_t index_base = 0;  // ptr and indices count from 0, or from 1 (DIRMN_COUNTS_ONE_BASED)
 };
 
 // Why a count is refused (host building and device ingestion alike).
@@ -78,6 +79,7 @@ struct CountsProblem {
   int64_t index_value = 0;  // the bad ptr or indices entry
   int64_t index_prev = 0;   // kBadPointer: the ptr entry before it
   int64_t nnz = 0;          // kBadPointer: the input's nnz
+  int64_t index_base = 0;   // kBadPointer, kBadIndex: what ptr and indices count from
   CountIssue issue = kCountOk;          // kBadCount
   PointerIssue pointer = kPointerStart;  // kBadPointer
 };
