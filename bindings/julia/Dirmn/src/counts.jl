@@ -398,11 +398,15 @@ _index_type(::Type{Int64}) = LibDirmn.DIRMN_INDEX_INT64
 _index_eltype(::Type{Int32}) = Int32
 _index_eltype(::Type{T}) where {T<:Integer} = Int64
 
+# ptr0 and idx0 count from 0, or with `one_based` from 1 (the caller's own
+# arrays, passed without a copy: DIRMN_COUNTS_ONE_BASED); idx0 and vals
+# hold at least nz entries.
 function _create_sparse(ctx, format, rows, cols, ptr0::Vector{I}, idx0::Vector{I},
-                        vals::Vector{T}, opts, hint) where {I,T}
+                        vals::Vector{T}, opts, hint; nz::Int = length(idx0),
+                        one_based::Bool = false) where {I,T}
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    optref = Ref(opts)
-    nz = length(idx0)
+    flags = one_based ? opts.flags | LibDirmn.DIRMN_COUNTS_ONE_BASED : opts.flags
+    optref = Ref(LibDirmn.dirmn_counts_options(opts.size, flags, opts.storage))
     _with(ctx) do p
         GC.@preserve ptr0 idx0 vals begin
             st = LibDirmn.dirmn_counts_create_sparse(
@@ -455,8 +459,11 @@ function _counts(ctx::DirmnContext, X::SparseMatrixCSC{Tv,Ti}, obsdim::Int, opts
     _check_csc_lengths(m, n, X.colptr, X.rowval, X.nzval, name)
     uobsdim = transposed ? 3 - obsdim : obsdim
     nz = Int(X.colptr[end]) - 1
-    ptr0 = _zero_based(X.colptr, n + 1, I)
-    idx0 = _zero_based(X.rowval, nz, I)
+    # Int32 and Int64 index arrays pass as they are, counting from 1;
+    # others are converted (to 0-based copies of the library's type).
+    direct = Ti === I
+    ptr0 = direct ? X.colptr : _zero_based(X.colptr, n + 1, I)
+    idx0 = direct ? X.rowval : _zero_based(X.rowval, nz, I)
     vals = _sparse_values(X.nzval, nz, function (k)
         j = _entry_column(X.colptr, n, k)
         i = Int(X.rowval[k])
@@ -473,10 +480,12 @@ function _counts(ctx::DirmnContext, X::SparseMatrixCSC{Tv,Ti}, obsdim::Int, opts
     # Observations as columns: the compressed columns of X are compressed
     # rows of the observations × categories table, i.e. CSR.
     if obsdim == 2
-        h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, n, m, ptr0, idx0, vals, opts, hint)
+        h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, n, m, ptr0, idx0, vals, opts, hint;
+                           nz = nz, one_based = direct)
         return _finish(ctx, h, n, m, 2, false)
     else
-        h = _create_sparse(ctx, LibDirmn.DIRMN_CSC, m, n, ptr0, idx0, vals, opts, hint)
+        h = _create_sparse(ctx, LibDirmn.DIRMN_CSC, m, n, ptr0, idx0, vals, opts, hint;
+                           nz = nz, one_based = direct)
         return _finish(ctx, h, m, n, 1, false)
     end
 end
@@ -497,8 +506,9 @@ function _counts(ctx::DirmnContext, x::SparseVector{Tv,Ti}, obsdim::Int, opts) w
     length(x.nzval) >= nz ||
         _structure_error("DirmnCounts: the SparseVector has $nz indices (nzind) but " *
                          "$(length(x.nzval)) values (nzval)")
-    ptr0 = I[0, nz]
-    idx0 = _zero_based(x.nzind, nz, I)
+    direct = Ti === I
+    ptr0 = direct ? I[1, nz + 1] : I[0, nz]
+    idx0 = direct ? x.nzind : _zero_based(x.nzind, nz, I)
     vals = _sparse_values(x.nzval, nz, function (k)
         i = Int(x.nzind[k])
         return 1 <= i <= n ? "$(_cell_text(i)), stored as nzval[$k]" : "nzval[$k]"
@@ -508,7 +518,8 @@ function _counts(ctx::DirmnContext, x::SparseVector{Tv,Ti}, obsdim::Int, opts) w
         t = _sparsevec_structure_text(loc, "dirmn_counts_create_sparse", n, x.nzind)
         return t === nothing ? cells(loc) : _Reworded(t)
     end
-    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts, hint)
+    h = _create_sparse(ctx, LibDirmn.DIRMN_CSR, 1, length(x), ptr0, idx0, vals, opts, hint;
+                       nz = nz, one_based = direct)
     return _finish(ctx, h, 1, length(x), obsdim, true)
 end
 

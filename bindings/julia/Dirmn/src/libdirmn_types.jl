@@ -75,6 +75,7 @@ const DIRMN_INIT_SOFT_KMEANS = dirmn_mixture_init(2)
 const DIRMN_INIT_MIXED = dirmn_mixture_init(3)
 
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
+const DIRMN_COUNTS_ONE_BASED = UInt32(0x2)
 const DIRMN_FULL = UInt32(0x1)
 const DIRMN_OUTPUT_DEVICE = UInt32(0x2)
 const DIRMN_ASYNC = UInt32(0x4)

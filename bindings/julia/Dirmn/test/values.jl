@@ -86,7 +86,7 @@ const REF_ROW_KERNEL = ref_rowwise(X, AROW; full = false)
 
     @testset "sparse, obsdim=$(obsdim), $(Tv), $(Ti)" for obsdim in (1, 2),
                                                          Tv in (Int64, Float64, Int32),
-                                                         Ti in (Int64, Int32)
+                                                         Ti in (Int64, Int32, Int16)
         Y = obsdim == 2 ? X : permutedims(X)
         S = SparseMatrixCSC{Tv,Ti}(sparse(Tv.(Y)))
         @test relerr(loglik(S, ALPHA; obsdim = obsdim), REF) <= RTOL
@@ -112,6 +112,13 @@ const REF_ROW_KERNEL = ref_rowwise(X, AROW; full = false)
         # Spare capacity beyond nnz in rowval/nzval must not be read.
         Sx = SparseMatrixCSC(S.m, S.n, copy(S.colptr), vcat(S.rowval, [1, 1]), vcat(S.nzval, [-5, -5]))
         @test relerr(loglik(Sx, ALPHA), REF) <= RTOL
+        # Int64 and Int32 indices are read in place, counting from 1; the
+        # caller's arrays stay as they were.
+        cp, rv = copy(S.colptr), copy(S.rowval)
+        c = DirmnCounts(S)
+        @test S.colptr == cp && S.rowval == rv
+        @test relerr(loglik(c, ALPHA), REF) <= RTOL
+        close(c)
         # An all-zero sparse table.
         E = spzeros(Int, V, 4)
         @test loglik(E, ALPHA) == zeros(4)
