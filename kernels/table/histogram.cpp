@@ -7,6 +7,18 @@
 
 
 namespace dirmn {
+namespace {
+
+// One (value, weight) pair appended to a pairs-form histogram, by
+// increasing value.
+void append_pair(double v, double w, Histogram* h) {
+  h->value.push_back(v);
+  h->weight.push_back(w);
+  h->first_moment += w * v;
+  h->second_factorial += w * v * (v - 1.0);
+}
+
+}  // namespace
 
 void HistogramBuilder::add_slow(double n, double w) {
   if (n == 0.0 || w == 0.0) return;
@@ -68,11 +80,7 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
     for (size_t n = 1; n <= top; ++n) {
       const double w = by_value[n];
       if (w == 0.0) continue;
-      const double v = static_cast<double>(n);
-      h->value.push_back(v);
-      h->weight.push_back(w);
-      h->first_moment += w * v;
-      h->second_factorial += w * v * (v - 1.0);
+      append_pair(static_cast<double>(n), w, h);
     }
   }
 }
@@ -97,11 +105,7 @@ void histogram_from_listed(const double* by_value, const uint16_t* values, size_
     for (size_t i = 0; i < nd; ++i) {
       const double w = by_value[values[i]];
       if (w == 0.0) continue;
-      const double v = static_cast<double>(values[i]);
-      h->value.push_back(v);
-      h->weight.push_back(w);
-      h->first_moment += w * v;
-      h->second_factorial += w * v * (v - 1.0);
+      append_pair(static_cast<double>(values[i]), w, h);
     }
   }
 }
