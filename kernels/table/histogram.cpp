@@ -61,12 +61,15 @@ Histogram HistogramBuilder::finish() {
   return h;
 }
 
-void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
-  size_t low = 1, distinct = 0;
-  if (static_cast<double>(top) > kHistDenseMax) {
-    while (low < top && by_value[low] == 0.0) ++low;
-    for (size_t n = low; n <= top; ++n) distinct += by_value[n] != 0.0;
-  }
+namespace {
+
+// The form HistogramBuilder::finish chooses for whole values low..top
+// (distinct of them with weight, by_value[n] the weight of n): dense up to
+// kHistDenseMax, a band where they are dense enough, else pairs, which
+// each_pair(append) lists by increasing value.
+template <class EachPair>
+void histogram_in_form(const double* by_value, size_t low, size_t top, size_t distinct,
+                       Histogram* h, const EachPair& each_pair) {
   if (static_cast<double>(top) <= kHistDenseMax) {
     histogram_from_value_weights(by_value, static_cast<int>(top + 1), h);
   } else if (static_cast<double>(top - low) <=
@@ -74,15 +77,25 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
     *h = histogram_from_band(by_value + low, static_cast<int64_t>(low),
                              static_cast<int64_t>(top - low + 1));
   } else {
-    // Indexed values come out in order: no sort needed.
     *h = Histogram();
     h->dense = false;
-    for (size_t n = 1; n <= top; ++n) {
-      const double w = by_value[n];
-      if (w == 0.0) continue;
-      append_pair(static_cast<double>(n), w, h);
-    }
+    each_pair([&](double v, double w) { append_pair(v, w, h); });
   }
+}
+
+}  // namespace
+
+void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
+  size_t low = 1, distinct = 0;
+  if (static_cast<double>(top) > kHistDenseMax) {
+    while (low < top && by_value[low] == 0.0) ++low;
+    for (size_t n = low; n <= top; ++n) distinct += by_value[n] != 0.0;
+  }
+  // Indexed values come out in order: no sort needed.
+  histogram_in_form(by_value, low, top, distinct, h, [&](const auto& append) {
+    for (size_t n = 1; n <= top; ++n)
+      if (by_value[n] != 0.0) append(static_cast<double>(n), by_value[n]);
+  });
 }
 
 void histogram_from_listed(const double* by_value, const uint16_t* values, size_t nd, Histogram* h) {
@@ -92,22 +105,10 @@ void histogram_from_listed(const double* by_value, const uint16_t* values, size_
     if (distinct++ == 0) low = values[i];
     top = values[i];
   }
-  if (static_cast<double>(top) <= kHistDenseMax) {
-    histogram_from_value_weights(by_value, static_cast<int>(top + 1), h);
-  } else if (static_cast<double>(top - low) <=
-             kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
-    *h = histogram_from_band(by_value + low, static_cast<int64_t>(low),
-                             static_cast<int64_t>(top - low + 1));
-  } else {
-    // As histogram_from_indexed's pairs: by increasing value.
-    *h = Histogram();
-    h->dense = false;
-    for (size_t i = 0; i < nd; ++i) {
-      const double w = by_value[values[i]];
-      if (w == 0.0) continue;
-      append_pair(static_cast<double>(values[i]), w, h);
-    }
-  }
+  histogram_in_form(by_value, low, top, distinct, h, [&](const auto& append) {
+    for (size_t i = 0; i < nd; ++i)
+      if (by_value[values[i]] != 0.0) append(static_cast<double>(values[i]), by_value[values[i]]);
+  });
 }
 
 void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {
