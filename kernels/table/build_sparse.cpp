@@ -50,8 +50,10 @@ dirmn_status build_sparse_table_serial(const SparseInput& input, HostThreads& th
   // below are 0-based, the values a problem reports the caller's.
   const int64_t base = input.index_base;
   problem->index_base = base;
-  const auto ptr_at = [&](int64_t o) { return read_index(index_type, ptr, o) - base; };
-  const auto index_at_entry = [&](int64_t k) { return read_index(index_type, indices, k) - base; };
+  const auto ptr_at = [&](int64_t o) { return build::from_base(read_index(index_type, ptr, o), base); };
+  const auto index_at_entry = [&](int64_t k) {
+    return build::from_base(read_index(index_type, indices, k), base);
+  };
 
   // The compressed pointer array must run from 0 to nnz without going back.
   const auto bad_pointer = [&](int64_t entry, PointerIssue issue) {

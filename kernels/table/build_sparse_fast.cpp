@@ -184,7 +184,7 @@ class FastSparseBuild {
       const int64_t a = static_cast<int64_t>(ptr_[o]) - base_, e = static_cast<int64_t>(ptr_[o + 1]) - base_;
       int64_t prev = -1, here = 0;
       for (int64_t k = a; k < e; ++k) {
-        const int64_t i = static_cast<int64_t>(idx_[k]) - base_;
+        const int64_t i = build::from_base(static_cast<int64_t>(idx_[k]), base_);
         const S x = val_[k];
         if (i <= prev || i >= inner || !acceptable(x, real)) {
           r.clean = false;

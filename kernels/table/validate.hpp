@@ -8,6 +8,7 @@
 #include <cmath>
 #include <new>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -24,6 +25,13 @@ namespace build {
 // of 2^53 or more is whole (and the cast would overflow there).
 inline bool whole(double x) {
   return !(x < 9007199254740992.0) || x == static_cast<double>(static_cast<int64_t>(x));
+}
+
+// A stored ptr or index that counts from base (0, or 1 with
+// DIRMN_COUNTS_ONE_BASED), counted from 0. The one value whose shift would
+// overflow, INT64_MIN, is far below 0 either way and every check rejects it.
+inline int64_t from_base(int64_t stored, int64_t base) {
+  return stored == std::numeric_limits<int64_t>::min() ? stored : stored - base;
 }
 
 // Checks one count; on failure sets the problem's issue. Integer sources are

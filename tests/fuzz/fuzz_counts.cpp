@@ -171,6 +171,8 @@ dirmn_status create_sparse(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_coun
   const int64_t inner = dims_ok ? (csr ? cols : rows) : 0;
 
   // ptr: valid (random split points), valid with one entry corrupted, or garbage.
+  // With DIRMN_COUNTS_ONE_BASED the same table is written counting from 1.
+  const int64_t base = opt.one_based ? 1 : 0;
   IndexArray ptr, idx;
   ptr.resize(i32, static_cast<size_t>(outer) + 1);
   const int ptr_mode = p.ConsumeIntegralInRange<int>(0, 5);
@@ -182,7 +184,8 @@ dirmn_status create_sparse(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_coun
     cuts[static_cast<size_t>(outer)] = static_cast<int64_t>(n_entries);
     std::sort(cuts.begin(), cuts.end());
     if (nnz > nnz_cap || nnz < 0) cuts[static_cast<size_t>(outer)] = nnz;  // must-fail nnz
-    for (size_t o = 0; o < cuts.size(); ++o) ptr.set(o, cuts[o]);
+    for (size_t o = 0; o < cuts.size(); ++o)  // a must-fail nnz may be INT64_MAX
+      ptr.set(o, cuts[o] < std::numeric_limits<int64_t>::max() ? cuts[o] + base : cuts[o]);
     if (ptr_mode == 4) ptr.set(p.ConsumeIntegralInRange<size_t>(0, ptr.size() - 1), fuzz_size(p));
     if (ptr_mode == 5)
       for (size_t o = 0; o < ptr.size(); ++o) ptr.set(o, p.ConsumeIntegralInRange<int64_t>(-2, 70));
@@ -191,7 +194,7 @@ dirmn_status create_sparse(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_coun
   idx.resize(i32, n_entries);
   const int idx_mode = p.ConsumeIntegralInRange<int>(0, 5);
   for (size_t k = 0; k < n_entries; ++k)
-    idx.set(k, inner > 0 ? p.ConsumeIntegralInRange<int64_t>(0, inner - 1) : 0);
+    idx.set(k, (inner > 0 ? p.ConsumeIntegralInRange<int64_t>(0, inner - 1) : 0) + base);
   if (n_entries && idx_mode == 4)
     idx.set(p.ConsumeIntegralInRange<size_t>(0, n_entries - 1), fuzz_size(p));
   if (idx_mode == 5)
@@ -205,9 +208,16 @@ dirmn_status create_sparse(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_coun
 
   // The contract on ptr and indices, and the table they describe.
   if (dims_ok && !null_ptr && e->v != Verdict::kMustFail) {
-    bool ok = ptr.get(0) == 0 && ptr.get(static_cast<size_t>(outer)) == nnz;
+    // at(o): where outer line o starts, counting from 0 (wrap-free: any
+    // stored value, shifted by at most 1, fits in int64 unless it is the
+    // minimum, which fails the checks either way).
+    const auto at = [&](size_t o) {
+      const int64_t v = ptr.get(o);
+      return v == std::numeric_limits<int64_t>::min() ? v : v - base;
+    };
+    bool ok = at(0) == 0 && at(static_cast<size_t>(outer)) == nnz;
     for (int64_t o = 0; ok && o < outer; ++o) {
-      const int64_t a = ptr.get(static_cast<size_t>(o)), b = ptr.get(static_cast<size_t>(o) + 1);
+      const int64_t a = at(static_cast<size_t>(o)), b = at(static_cast<size_t>(o) + 1);
       ok = a <= b && b <= nnz;
     }
     if (!ok) {
@@ -218,8 +228,10 @@ dirmn_status create_sparse(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_coun
       tab->row_total.assign(static_cast<size_t>(rows), 0.0);
       std::vector<int64_t> seen(static_cast<size_t>(inner), -1);
       for (int64_t o = 0; o < outer && e->v != Verdict::kMustFail; ++o)
-        for (int64_t k = ptr.get(static_cast<size_t>(o)); k < ptr.get(static_cast<size_t>(o) + 1); ++k) {
-          const int64_t in = idx.get(static_cast<size_t>(k));
+        for (int64_t k = at(static_cast<size_t>(o)); k < at(static_cast<size_t>(o) + 1); ++k) {
+          const int64_t stored = idx.get(static_cast<size_t>(k));
+          const int64_t in =
+              stored == std::numeric_limits<int64_t>::min() ? stored : stored - base;
           if (in < 0 || in >= inner || seen[static_cast<size_t>(in)] == o) {
             e->fail("index out of range or repeated");
             break;

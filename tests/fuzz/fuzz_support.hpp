@@ -274,6 +274,7 @@ struct Options {
   std::vector<unsigned char> buf;
   bool null = false;
   bool real = false;
+  bool one_based = false;  // sparse ptr and indices count from 1
   void make(FuzzedDataProvider& p, Expect* e) {
     null = p.ConsumeIntegralInRange<int>(0, 5) == 0;
     if (null) return;
@@ -284,8 +285,11 @@ struct Options {
       case 1: o.size = offsetof(dirmn_counts_options, flags) + sizeof(uint32_t); break;
       default: break;
     }
-    const int fl = p.ConsumeIntegralInRange<int>(0, 7);
-    o.flags = fl < 4 ? 0u : fl < 7 ? DIRMN_COUNTS_REAL_VALUED : p.ConsumeIntegral<uint32_t>();
+    const int fl = p.ConsumeIntegralInRange<int>(0, 9);
+    o.flags = fl < 4   ? 0u
+              : fl < 6 ? DIRMN_COUNTS_REAL_VALUED
+              : fl < 8 ? DIRMN_COUNTS_ONE_BASED | (fl == 7 ? DIRMN_COUNTS_REAL_VALUED : 0u)
+                       : p.ConsumeIntegral<uint32_t>();
     o.storage = static_cast<dirmn_storage>(fuzz_enum(p, 3));
     buf.assign(std::max(o.size, sizeof o) + 8, 0xa5);
     std::memcpy(buf.data(), &o, sizeof o);
@@ -294,8 +298,10 @@ struct Options {
       e->fail("options->size too small");
       return;
     }
-    if (o.flags & ~DIRMN_COUNTS_REAL_VALUED) e->fail("unknown options->flags");
+    if (o.flags & ~(DIRMN_COUNTS_REAL_VALUED | DIRMN_COUNTS_ONE_BASED))
+      e->fail("unknown options->flags");
     real = (o.flags & DIRMN_COUNTS_REAL_VALUED) != 0;
+    one_based = (o.flags & DIRMN_COUNTS_ONE_BASED) != 0;
     if (o.size >= offsetof(dirmn_counts_options, storage) + sizeof(dirmn_storage) &&
         (o.storage < DIRMN_STORAGE_AUTO || o.storage > DIRMN_STORAGE_SPARSE))
       e->fail("unknown options->storage");
