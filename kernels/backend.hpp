@@ -98,22 +98,41 @@ struct EmStep {
   std::vector<double> z_sum, w_sum;  // per component: sum_b z_bj, sum_b w_bj
 };
 
-// The M step's per-component fits where a state makes them (fit_components):
-// Newton's method from the warm start, as fit_from_histograms runs it with
-// these settings.
+// The M step's component fits (EmState::fit_components): Newton's method on
+// each component's weighted histograms, a bounded number of safeguarded
+// steps from a warm start (a generalized EM), to convergence from a cold
+// one.
 struct EmFitSettings {
   double tolerance = 0.0;
-  int max_iterations = 0;
+  int warm_iterations = 0;  // at most this many steps from a warm start
+  int full_iterations = 0;  // ... and from the method of moments' start
   double prior_shape = 0.0, prior_rate = 0.0;  // rate 0: no prior
-  double alpha_floor = 0.0;                    // every fitted alpha is at least this
+  double alpha_floor = 0.0;      // every fitted alpha is at least this
+  double limit_precision = 0.0;  // ML's multinomial limit: the proportions times this
+  // The histograms' weights are the caller's times 2^-weight_exponent
+  // (models/weights.hpp); the prior and log_det follow (as FitSettings').
+  int weight_exponent = 0;
 };
 struct EmFitOutcome {
-  // kHost: not fitted here (the multinomial limit, Minka's step): the EM loop
-  // fits it on the host from fetch_histograms. kNoCounts: the component's
-  // weights see no counts; its alpha is kept.
-  enum Status { kHost = 0, kFitted = 1, kNoCounts = 2 };
-  std::vector<int> status;                 // per component
-  std::vector<double> log_prior, log_det;  // as FitOutcome's, for kFitted components
+  // kNotFitted: not asked for. kFitted: alpha replaced. kNoCounts: the
+  // component's weights see no counts; its alpha is kept.
+  enum Status { kNotFitted = 0, kFitted = 1, kNoCounts = 2 };
+  std::vector<int> status;      // per component
+  std::vector<char> converged;  // kFitted components: whether the fit converged
+  // kFitted components: the prior's log density, and the log det of the
+  // caller's Hessian in log alpha (each fitted column's entry times
+  // 2^weight_exponent).
+  std::vector<double> log_prior, log_det;
+  // Fits that the state's own device did not make ran on the host.
+  bool host_fallback = false;
+  void reset(int64_t k) {
+    const size_t n = static_cast<size_t>(k);
+    status.assign(n, kNotFitted);
+    converged.assign(n, 0);
+    log_prior.assign(n, 0.0);
+    log_det.assign(n, 0.0);
+    host_fallback = false;
+  }
 };
 
 // The responsibilities of a mixture and the steps of its EM that read them,
@@ -126,21 +145,18 @@ class EmState {
   // row-major, host memory; w_bj = r_b z_bj). The responsibilities before
   // the last E step (download's z_prev) stay as they were.
   virtual BackendResult begin(const double* z, const double* w) = 0;
-  // The k histograms of the current weights, in one pass over the table:
-  // into *out, or with out null kept where fit_components reads them.
-  virtual BackendResult histograms(std::vector<Histograms>* out, const Interrupt& interrupt) = 0;
-  // Those kept by the last histograms(nullptr), into *out.
-  virtual BackendResult fetch_histograms(std::vector<Histograms>* out) = 0;
-  // Whether fit_components works here.
-  virtual bool fits_components() const { return false; }
-  // For each component j with fit[j], from the histograms kept by
-  // histograms(nullptr): the fit from the warm start alpha + j * cols
-  // (host, k x cols), which replaces it where the outcome is kFitted.
+  // The k histograms of the current weights, in one pass over the table,
+  // kept where fit_components reads them.
+  virtual BackendResult histograms(const Interrupt& interrupt) = 0;
+  // For each component j with fit[j], from the histograms kept by the last
+  // histograms(): the fit from the start alpha + j * cols (host, k x cols)
+  // where warm[j], else from the method of moments' start; a fitted
+  // component's alpha replaces its start. *out is reset to k components
+  // first. The fits run where the histograms are, or on `threads` (the
+  // host's engine, host_fit.hpp).
   virtual BackendResult fit_components(const EmFitSettings& settings, const char* fit,
-                                       double* alpha, EmFitOutcome* out) {
-    (void)settings; (void)fit; (void)alpha; (void)out;
-    return {DIRMN_ERROR_NOT_SUPPORTED, "M-step fits beside the table", 0};
-  }
+                                       const char* warm, HostThreads& threads, double* alpha,
+                                       EmFitOutcome* out) = 0;
   // The E step for alpha (k x cols, host) and log_pi (k): the rows x k full
   // log-likelihoods, turned into new z and w by log-sum-exp.
   virtual BackendResult e_step(const double* alpha, const double* log_pi, EmStep* out,

@@ -1,12 +1,14 @@
 // host_em.cpp: a mixture's EM state in host memory. The likelihoods come
 // from the table's likelihood step (on whichever backend runs it), the
-// M step's histograms from its histogram step; the log-sum-exp and the sums
-// over rows run here, in row order.
+// M step's histograms from its histogram step, its fits from the host's
+// Newton engine (host_fit.hpp); the log-sum-exp and the sums over rows run
+// here, in row order.
 #include <algorithm>
 #include <cmath>
 #include <new>
 #include <vector>
 
+#include "host_fit.hpp"
 #include "math/logsumexp.hpp"
 #include "stored_table.hpp"
 
@@ -34,20 +36,20 @@ class HostEmState final : public EmState {
     return {};
   }
 
-  BackendResult histograms(std::vector<Histograms>* out, const Interrupt& interrupt) override {
-    std::vector<Histograms>* dst = out != nullptr ? out : &kept_;
+  BackendResult histograms(const Interrupt& interrupt) override {
+    have_kept_ = false;
     const BackendResult r = table_.run(Step::kHistograms, [&](Backend& b, const BackendCounts& d) {
-      return b.histograms(d, w_.data(), k_, dst, interrupt);
+      return b.histograms(d, w_.data(), k_, &kept_, interrupt);
     });
-    have_kept_ = r.ok() && out == nullptr;
+    have_kept_ = r.ok();
     return r;
   }
 
-  BackendResult fetch_histograms(std::vector<Histograms>* out) override {
-    if (!have_kept_) return {DIRMN_ERROR_INTERNAL, "no M-step histograms to fetch", 0};
-    out->swap(kept_);
-    have_kept_ = false;
-    return {};
+  BackendResult fit_components(const EmFitSettings& settings, const char* fit, const char* warm,
+                               HostThreads& threads, double* alpha, EmFitOutcome* out) override {
+    if (!have_kept_) return {DIRMN_ERROR_INTERNAL, "no M-step histograms to fit", 0};
+    out->reset(k_);
+    return fit_components_on_host(kept_, settings, fit, warm, table_.info->cols, threads, alpha, out);
   }
 
   BackendResult e_step(const double* alpha, const double* log_pi, EmStep* out,

@@ -154,7 +154,7 @@ class CudaBackend final : public Backend {
   // A mixture's state (cuda_em.cu): CudaEmState's steps.
   BackendResult em_init(CudaEmState& s, const double* row_weights);
   BackendResult em_begin(CudaEmState& s, const double* z, const double* w);
-  BackendResult em_histograms(CudaEmState& s, std::vector<Histograms>* out);
+  BackendResult em_histograms(CudaEmState& s);
   BackendResult em_fit(CudaEmState& s, const EmFitSettings& settings, const char* fit,
                        double* alpha, EmFitOutcome* out);
   BackendResult em_estep(CudaEmState& s, const double* alpha, const double* log_pi, EmStep* out,

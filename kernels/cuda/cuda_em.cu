@@ -11,6 +11,7 @@
 #include <new>
 #include <vector>
 
+#include "../host_fit.hpp"
 #include "cuda_backend.cuh"
 
 namespace dirmn {
@@ -61,19 +62,9 @@ class CudaEmState final : public EmState {
   }
   ~CudaEmState() override { b.em_live_ = false; }
   BackendResult begin(const double* z, const double* w) override { return b.em_begin(*this, z, w); }
-  BackendResult histograms(std::vector<Histograms>* out, const Interrupt&) override {
-    return b.em_histograms(*this, out);
-  }
-  BackendResult fetch_histograms(std::vector<Histograms>* out) override {
-    if (!kept || kept_gen != b.hist_gen_)
-      return {DIRMN_ERROR_INTERNAL, "no device M-step histograms to fetch", 0};
-    return b.fetch_histograms(*t, k, true, out);
-  }
-  bool fits_components() const override { return true; }
-  BackendResult fit_components(const EmFitSettings& settings, const char* fit, double* alpha,
-                               EmFitOutcome* out) override {
-    return b.em_fit(*this, settings, fit, alpha, out);
-  }
+  BackendResult histograms(const Interrupt&) override { return b.em_histograms(*this); }
+  BackendResult fit_components(const EmFitSettings& settings, const char* fit, const char* warm,
+                               HostThreads& threads, double* alpha, EmFitOutcome* out) override;
   BackendResult e_step(const double* alpha, const double* log_pi, EmStep* out,
                        const Interrupt& interrupt) override {
     return b.em_estep(*this, alpha, log_pi, out, interrupt);
@@ -90,7 +81,53 @@ class CudaEmState final : public EmState {
   bool tensor = false;       // the M step's histograms run on the tensor cores
   bool kept = false;         // the histogram workspace holds the current weights' histograms
   uint64_t kept_gen = 0;     // ... as of this histogram generation
+  bool device_fits = true;   // false once the device had no room for the fits' workspace
+  std::vector<Histograms> host_hist;  // the kept histograms, fetched for the host's fits
 };
+
+// The device fits the warm components of unscaled weights; the host's
+// engine fits the rest (cold starts, what the device hands back: the
+// multinomial limit, Minka's step), and everything once the device has no
+// room for the fits' workspace.
+BackendResult CudaEmState::fit_components(const EmFitSettings& settings, const char* fit,
+                                          const char* warm, HostThreads& threads, double* alpha,
+                                          EmFitOutcome* out) {
+  if (!kept || kept_gen != b.hist_gen_)
+    return {DIRMN_ERROR_INTERNAL, "no device M-step histograms to fit", 0};
+  out->reset(k);
+  const size_t kk = static_cast<size_t>(k);
+  std::vector<char> on_device, on_host;
+  try {
+    on_device.assign(kk, 0);
+    on_host.assign(kk, 0);
+  } catch (const std::bad_alloc&) {
+    return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the M-step fits", 0};
+  }
+  const bool device = device_fits && settings.weight_exponent == 0;
+  bool any = false;
+  for (size_t j = 0; j < kk; ++j) any = any || (on_device[j] = fit[j] && warm[j] && device);
+  if (!device) out->host_fallback = true;
+  if (any) {
+    const BackendResult r = b.em_fit(*this, settings, on_device.data(), alpha, out);
+    if (r.status == DIRMN_ERROR_NOT_SUPPORTED || r.status == DIRMN_ERROR_OUT_OF_MEMORY) {
+      device_fits = false;
+      out->reset(k);
+      out->host_fallback = true;
+    } else if (!r.ok()) {
+      return r;
+    }
+  }
+  any = false;
+  for (size_t j = 0; j < kk; ++j)
+    any = any || (on_host[j] = fit[j] && out->status[j] == EmFitOutcome::kNotFitted);
+  if (!any) return {};
+  DIRMN_TRY(b.fetch_histograms(*t, k, true, &host_hist));
+  const bool fallback = out->host_fallback;
+  DIRMN_TRY(fit_components_on_host(host_hist, settings, on_host.data(), warm, t->cols, threads,
+                                   alpha, out));
+  out->host_fallback = fallback;
+  return {};
+}
 
 BackendResult CudaBackend::make_em_state(const BackendCounts& counts, int64_t k,
                                          const double* row_weights, std::unique_ptr<EmState>* out) {
@@ -162,14 +199,14 @@ BackendResult CudaBackend::em_begin(CudaEmState& s, const double* z, const doubl
   return {};
 }
 
-BackendResult CudaBackend::em_histograms(CudaEmState& s, std::vector<Histograms>* out) {
+BackendResult CudaBackend::em_histograms(CudaEmState& s) {
   const DeviceTable& t = *s.t;
   const EmLayout l = em_layout(em_.get<double>(), t.rows, s.k);
+  s.kept = false;
   DIRMN_TRY(make_histograms(t, l.w, s.k, true, s.tensor ? l.w_max : nullptr));
   s.kept = true;
   s.kept_gen = hist_gen_;
-  if (out == nullptr) return {};
-  return fetch_histograms(t, s.k, true, out);
+  return {};
 }
 
 BackendResult CudaBackend::em_fit(CudaEmState& state, const EmFitSettings& s, const char* fit,
@@ -231,7 +268,7 @@ BackendResult CudaBackend::em_fit(CudaEmState& state, const EmFitSettings& s, co
   a.band_max = em_fit_band_max(t.totals.runs);
   a.out = d_out;
   a.tolerance = s.tolerance;
-  a.max_iterations = s.max_iterations;
+  a.max_iterations = s.warm_iterations;
   a.prior_shape = s.prior_shape;
   a.prior_rate = s.prior_rate;
   a.prior_const = s.prior_rate > 0.0 ? s.prior_shape * std::log(s.prior_rate) - std::lgamma(s.prior_shape) : 0.0;
@@ -244,13 +281,14 @@ BackendResult CudaBackend::em_fit(CudaEmState& state, const EmFitSettings& s, co
   DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   const double* h_alpha = host_out_.get<double>();
   std::memcpy(res.data(), static_cast<const char*>(host_out_.get()) + alpha_bytes, out_bytes);
-  out->status.assign(kk, EmFitOutcome::kHost);
-  out->log_prior.assign(kk, 0.0);
-  out->log_det.assign(kk, 0.0);
+  // The device does not say whether a fit converged: one with the full
+  // budget counts as converged, a bounded one as not.
+  const char converged = s.warm_iterations >= s.full_iterations ? 1 : 0;
   for (size_t j = 0; j < kk; ++j) {
     if (!fit[j]) continue;
     if (res[j].status == EmFitOutcome::kFitted) {
       out->status[j] = EmFitOutcome::kFitted;
+      out->converged[j] = converged;
       out->log_prior[j] = res[j].log_prior;
       out->log_det[j] = res[j].log_det;
       std::memcpy(alpha + j * static_cast<size_t>(t.cols), h_alpha + j * static_cast<size_t>(t.cols),

@@ -261,12 +261,12 @@ BackendResult launch_estep(const EmDevice& em, const double* log_pi, double* red
 // alpha from each component's histograms (launch_column_histograms' or
 // launch_tensor_histograms' hist, launch_total_sums' seg_out), warm-started,
 // as fit_from_histograms runs it on the host. Per component, status says
-// what became of it, as backend.hpp's EmFitOutcome::Status: kHost (the
+// what became of it, as backend.hpp's EmFitOutcome::Status: kNotFitted (the
 // host's fit is needed: the multinomial limit, Minka's step), kFitted
 // (alpha replaced, floored; log_prior and log_det set) or kNoCounts (the
 // component's weights see no counts: alpha kept).
 struct EmFitOut {
-  int status = EmFitOutcome::kHost;
+  int status = EmFitOutcome::kNotFitted;
   int iterations = 0;
   double log_prior = 0.0;  // the prior's log density at alpha (0 without a prior)
   double log_det = 0.0;    // log det of minus the objective's Hessian in log alpha

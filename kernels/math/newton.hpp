@@ -1,5 +1,5 @@
 // newton.hpp: the step rule of Newton's method on log alpha for one alpha
-// vector, written once for the host's fits (models/fit.cpp) and the
+// vector, written once for the host's fits (host_fit.cpp) and the
 // device's M-step fits (cuda/device/mstep_kernels.cuh), so that both take
 // the same steps: the safeguards, the prior's terms in log alpha, the
 // rank-one solve and what follows from it (the predicted gain, the standard

@@ -3,8 +3,9 @@
 //
 // One EM iteration is two passes over the table: the M step builds the k
 // responsibility-weighted count histograms in one pass and refits each
-// component by Newton's method on them (fit.cpp), so every Hessian is
-// diagonal plus rank one and nothing is O(V^2); the E step is one
+// component by Newton's method on them (EmState::fit_components: the
+// state's device, or the host's engine in host_fit.cpp), so every Hessian
+// is diagonal plus rank one and nothing is O(V^2); the E step is one
 // likelihood pass for all k components, turned into responsibilities by
 // log-sum-exp. Where the responsibilities live -- host arrays or beside the
 // table on a device -- is the EmState's business (stored_table.hpp); this
@@ -118,7 +119,6 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   std::vector<double> alpha(static_cast<size_t>(k * V), 1.0), log_pi(static_cast<size_t>(k));
   std::vector<double> w, lse, comp_weight, comp_z;
   std::vector<bool> have_alpha(static_cast<size_t>(k), false);
-  std::vector<Histograms> hist;
   std::vector<double> comp_log_det(static_cast<size_t>(k), 0.0);
   double w_total = 0.0;
   for (int64_t b = 0; b < rows; ++b) w_total += o.weights ? o.weights[b] : 1.0;
@@ -135,120 +135,44 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   std::vector<double>().swap(z);
   std::vector<double>().swap(w);
 
-  // The state fits the components it has histograms and warm starts for,
-  // until it says it cannot (no room for its workspace). Rescaled weights
-  // are fitted on the host, which weighs the prior and offsets the log
-  // determinants to match.
-  bool state_fits = state->fits_components() && weight_exponent == 0;
-  if (state->fits_components() && !state_fits) table.note_fallback(Step::kMixtureFits);
-  EmFitSettings state_fit;
-  state_fit.tolerance = kMStepTolerance;
-  state_fit.max_iterations = kMStepIterations;
+  // The M step's fits: where the state's histograms are, or on the host.
+  EmFitSettings fit;
+  fit.tolerance = kMStepTolerance;
+  fit.full_iterations = kMStepIterations;
   if (dmn) {
-    state_fit.prior_shape = kDmnShape;
-    state_fit.prior_rate = kDmnRate;
+    fit.prior_shape = kDmnShape;
+    fit.prior_rate = kDmnRate;
   }
-  state_fit.alpha_floor = kAlphaFloor;
-  EmFitOutcome state_out;
-  std::vector<char> want(static_cast<size_t>(k));
+  fit.alpha_floor = kAlphaFloor;
+  fit.limit_precision = kLimitPrecision;
+  fit.weight_exponent = weight_exponent;
+  EmFitOutcome fitted;
+  std::vector<char> want(static_cast<size_t>(k)), warm(static_cast<size_t>(k));
   bool full_m_step = false;
   int it = 0;
   for (;; ++it) {
     // M step: weighted histograms for every component in one pass, then a
-    // Newton fit of each alpha_k, warm-started from the last one. Where the
-    // state fits components, it fits them where the histograms are once
-    // every component has a warm start; the host fits the rest (the first
-    // iteration, re-seeded components, and what the state hands back) from
-    // the histograms brought to the host.
-    bool warm = state_fits;
+    // Newton fit of each alpha_k, warm-started from the last one.
     for (int j = 0; j < k; ++j) {
       want[static_cast<size_t>(j)] = comp_weight[static_cast<size_t>(j)] > empty;
-      if (want[static_cast<size_t>(j)] && !have_alpha[static_cast<size_t>(j)]) warm = false;
+      warm[static_cast<size_t>(j)] = have_alpha[static_cast<size_t>(j)];
     }
-    state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
-    const bool have_hist = !warm;
-    r = state->histograms(warm ? nullptr : &hist, o.interrupt);
-    // The state's fits take the same budget as the host's (it does not
-    // say whether a bounded fit converged: a bounded one counts as not).
-    state_fit.max_iterations =
+    fit.warm_iterations =
         full_m_step ? kMStepIterations : std::min(o.m_step_iterations, kMStepIterations);
-    if (r.ok() && warm) {
-      r = state->fit_components(state_fit, want.data(), alpha.data(), &state_out);
-      // Without room for the state's workspace the host fits (the
-      // histograms wait to be fetched).
-      if (r.status == DIRMN_ERROR_NOT_SUPPORTED || r.status == DIRMN_ERROR_OUT_OF_MEMORY) {
-        table.note_fallback(Step::kMixtureFits);
-        state_fits = false;
-        state_out.status.assign(static_cast<size_t>(k), EmFitOutcome::kHost);
-        r = {};
-      }
-    }
+    if (!(r = state->histograms(o.interrupt)).ok()) return failed(r);
+    r = state->fit_components(fit, want.data(), warm.data(), host_threads, alpha.data(), &fitted);
     if (!r.ok()) return failed(r);
-    const auto on_host = [&](size_t j) {
-      return want[j] && state_out.status[j] == EmFitOutcome::kHost;
-    };
-    bool any_on_host = false;
-    for (size_t j = 0; j < static_cast<size_t>(k); ++j) any_on_host = any_on_host || on_host(j);
-    if (any_on_host && !have_hist)
-      if (!(r = state->fetch_histograms(&hist)).ok()) return failed(r);
+    if (fitted.host_fallback) table.note_fallback(Step::kMixtureFits);
     double log_prior = 0.0;
-    // The k fits are independent: they run on the host threads at once.
-    std::vector<FitOutcome> fo(static_cast<size_t>(k));
-    std::vector<char> fitted(static_cast<size_t>(k), 0);
-    const auto fit_one = [&](int64_t jj) {
-      const size_t j = static_cast<size_t>(jj);
-      if (!on_host(j)) return;
-      FitSettings fs;
-      fs.tolerance = kMStepTolerance;
-      fs.max_iterations = have_alpha[j] && !full_m_step
-                              ? std::min(o.m_step_iterations, kMStepIterations)
-                              : kMStepIterations;
-      fs.want_loglik = false;  // the EM's loglik comes from its E step
-      fs.restart = false;      // the EM iterates on anyway
-      fs.weight_exponent = weight_exponent;
-      if (have_alpha[j]) fs.start = alpha.data() + jj * V;
-      if (dmn) {
-        fs.prior_shape = kDmnShape;
-        fs.prior_rate = kDmnRate;
-      }
-      try {
-        fitted[j] = fit_from_histograms(hist[j], fs, &fo[j]) ? 1 : 0;
-      } catch (const std::bad_alloc&) {
-        fitted[j] = 2;
-      }
-    };
-    // A fit's Newton step costs about a few passes over its columns and
-    // histogram entries (a small table's k fits run on this thread).
-    if (any_on_host) host_threads.parallel_for(k, fit_one, 8.0 * static_cast<double>(k) * (static_cast<double>(V) + static_cast<double>(rows)));
     bool m_converged = true;
     for (int j = 0; j < k; ++j) {
       const size_t jj = static_cast<size_t>(j);
-      if (fitted[jj] == 2) throw std::bad_alloc();
-      if (fitted[jj] == 1 && !fo[jj].converged) m_converged = false;
       log_pi[jj] = std::log(std::max(comp_weight[jj] / w_total, std::numeric_limits<double>::min()));
-      if (state_out.status[jj] == EmFitOutcome::kFitted && state_fit.max_iterations < kMStepIterations)
-        m_converged = false;
-      if (state_out.status[jj] == EmFitOutcome::kFitted) {
-        // fit_components replaced alpha_j (floored as below).
-        log_prior += state_out.log_prior[jj];
-        comp_log_det[jj] = state_out.log_det[jj];
-      } else if (fitted[jj] == 1) {
-        const FitOutcome& f = fo[jj];
-        double* a = alpha.data() + j * V;
-        // Under ML a column this component never sees has its MLE at 0, and
-        // the multinomial limit has no finite alpha: keep every alpha
-        // positive and finite (tiny, or the proportions at a large precision)
-        // so the E step stays defined.
-        const double scale = f.multinomial_limit ? kLimitPrecision : 1.0;
-        for (int64_t v = 0; v < V; ++v)
-          a[v] = std::max(f.alpha[static_cast<size_t>(v)] * scale, kAlphaFloor);
-        have_alpha[jj] = true;
-        log_prior += f.log_prior;
-        // log det of the caller's Hessian: each fitted column's entry of
-        // this one times 2^weight_exponent.
-        comp_log_det[jj] = f.log_det + static_cast<double>(V - f.zero_columns) *
-                                           (weight_exponent * 0.69314718055994530942);
-      }
+      if (fitted.status[jj] != EmFitOutcome::kFitted) continue;
+      if (!fitted.converged[jj]) m_converged = false;
+      have_alpha[jj] = true;
+      log_prior += fitted.log_prior[jj];
+      comp_log_det[jj] = fitted.log_det[jj];
     }
     // E step: all k log-likelihoods in one pass.
     EmStep st;

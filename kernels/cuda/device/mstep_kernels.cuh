@@ -1,7 +1,7 @@
 // mstep_kernels.cuh: the M step of a DM mixture on the device. Each component's
 // alpha is fitted to its weighted count histograms by Newton's method on
 // log alpha, warm-started from the last M step, as fit_from_histograms
-// (kernels/models/fit.cpp) fits it on the host: the same objective and the
+// (kernels/host_fit.cpp) fits it on the host: the same objective and the
 // same step rule (math/newton.hpp: the safeguards, the prior's terms, the
 // diagonal-plus-rank-one solve and the gain test), so the two agree to
 // rounding. Fitting on the device saves
@@ -15,8 +15,8 @@
 //
 // What the host fit does in other ways -- the multinomial limit, and
 // Minka's step where Newton's direction does not ascend -- is handed back
-// (EmFitOutcome::kHost): the host then fits that component from the downloaded
-// histograms.
+// (EmFitOutcome::kNotFitted): the host's engine then fits that component
+// from the downloaded histograms.
 //
 // Device code only, for mstep.cu (anonymous namespace: one unit includes it).
 #pragma once
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     return;
   }
   if (!totals_form(p, j, band, sh, &C)) {
-    if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
+    if (threadIdx.x == 0) out->status = EmFitOutcome::kNotFitted;
     return;
   }
   // The multinomial limit test of fit_from_histograms: sum_v s_v / p_v -
@@ -328,7 +328,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     const double pair_all = block_all(sh, pair, AddSums()).a;
     const double limit_slope = mom.c * mom.b - pair_all;
     if (!C.prior && (mom.a == 1.0 || !(limit_slope > 0.0))) {
-      if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
+      if (threadIdx.x == 0) out->status = EmFitOutcome::kNotFitted;
       return;
     }
   }
@@ -413,7 +413,7 @@ __global__ void __launch_bounds__(kFitThreads) em_fit_kernel(EmFitArgs p) {
     __syncthreads();
   }
   if (handed_back) {
-    if (threadIdx.x == 0) out->status = EmFitOutcome::kHost;
+    if (threadIdx.x == 0) out->status = EmFitOutcome::kNotFitted;
     return;
   }
   __syncthreads();
