@@ -105,7 +105,10 @@ BackendResult CudaEmState::fit_components(const EmFitSettings& settings, const c
   }
   const bool device = device_fits && settings.weight_exponent == 0;
   bool any = false;
-  for (size_t j = 0; j < kk; ++j) any = any || (on_device[j] = fit[j] && warm[j] && device);
+  for (size_t j = 0; j < kk; ++j) {
+    on_device[j] = fit[j] && warm[j] && device;
+    any = any || on_device[j];
+  }
   if (!device) out->host_fallback = true;
   if (any) {
     const BackendResult r = b.em_fit(*this, settings, on_device.data(), alpha, out);
@@ -118,8 +121,10 @@ BackendResult CudaEmState::fit_components(const EmFitSettings& settings, const c
     }
   }
   any = false;
-  for (size_t j = 0; j < kk; ++j)
-    any = any || (on_host[j] = fit[j] && out->status[j] == EmFitOutcome::kNotFitted);
+  for (size_t j = 0; j < kk; ++j) {
+    on_host[j] = fit[j] && out->status[j] == EmFitOutcome::kNotFitted;
+    any = any || on_host[j];
+  }
   if (!any) return {};
   DIRMN_TRY(b.fetch_histograms(*t, k, true, &host_hist));
   const bool fallback = out->host_fallback;
