@@ -36,15 +36,16 @@ constexpr int kPrecisionHalvings = 6;
 constexpr double kRoundingGradient = 100.0;
 constexpr double kEpsilon = 2.220446049250313e-16;
 
-// The fit works on the active columns (those with counts) only.
+// The fit works on the active columns (those with counts) only: every
+// evaluation costs what they cost, not what the table's width does (a
+// mixture component of a wide sparse table has counts in a few hundred of
+// its columns).
 struct Problem {
   const Histograms& h;
-  FlatHistograms flat;  // h as every evaluation reads it
   std::vector<int64_t> active;
-  std::vector<double> alpha_full;  // cols, zeros for inactive columns
+  FlatHistograms flat;             // h's active columns as every evaluation reads them
   double shape = 0.0, rate = 0.0;  // Gamma prior on alpha (rate 0: none)
   double prior_weight = 1.0;       // the prior's log density enters times this
-  std::vector<double> g_full, d_full;  // eval's workspace (cols), reused
   HostThreads* threads = nullptr;
 
   // loglik and derivatives with respect to log alpha of the active columns.
@@ -52,28 +53,23 @@ struct Problem {
   // log per histogram entry that Newton's direction does not need).
   double eval(const std::vector<double>& alpha, std::vector<double>* g_theta,
               std::vector<double>* h_theta, double* c, bool want_value = true) {
-    for (size_t i = 0; i < active.size(); ++i) alpha_full[static_cast<size_t>(active[i])] = alpha[i];
-    std::vector<double>& g = g_full;
-    std::vector<double>& d = d_full;
-    g.resize(static_cast<size_t>(h.cols));
-    d.resize(static_cast<size_t>(h.cols));
     double f = 0.0, cc = 0.0;
     const bool derivs = g_theta != nullptr;
-    histogram_sums(flat, alpha_full.data(), want_value ? &f : nullptr, derivs ? g.data() : nullptr,
-                   derivs ? d.data() : nullptr, derivs ? &cc : nullptr, threads);
-    if (rate > 0.0 && want_value)
-      for (double a : alpha) f += log_prior(a);
     if (derivs) {
       g_theta->resize(active.size());
       h_theta->resize(active.size());
+    }
+    histogram_sums(flat, alpha.data(), want_value ? &f : nullptr, derivs ? g_theta->data() : nullptr,
+                   derivs ? h_theta->data() : nullptr, derivs ? &cc : nullptr, threads);
+    if (rate > 0.0 && want_value)
+      for (double a : alpha) f += log_prior(a);
+    if (derivs) {
       for (size_t i = 0; i < active.size(); ++i) {
-        const size_t v = static_cast<size_t>(active[i]);
         const double a = alpha[i];
-        double gv = g[v], dv = d[v];
+        double& gv = (*g_theta)[i];
+        double& dv = (*h_theta)[i];
         math::to_log_alpha(a, &gv, &dv);
         if (rate > 0.0) math::add_prior_derivatives(a, shape, rate, prior_weight, &gv, &dv);
-        (*g_theta)[i] = gv;
-        (*h_theta)[i] = dv;
       }
       *c = cc;
     }
@@ -350,14 +346,16 @@ Newton newton(Problem& P, const Histograms& h, const FitSettings& s, double g_sc
 
 bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* out) {
   const size_t V = static_cast<size_t>(h.cols);
-  Problem P{h, FlatHistograms(h), {}, std::vector<double>(V, 0.0), s.prior_shape, s.prior_rate,
-            std::ldexp(1.0, -s.weight_exponent), {}, {}, s.threads};
   const bool prior = s.prior_rate > 0.0;
+  std::vector<int64_t> active;
   double n_total = 0.0;
   for (size_t v = 0; v < V; ++v) {
-    if (prior || !h.column[v].empty()) P.active.push_back(static_cast<int64_t>(v));
+    if (prior || !h.column[v].empty()) active.push_back(static_cast<int64_t>(v));
     n_total += h.column[v].first_moment;
   }
+  FlatHistograms flat(h, active);
+  Problem P{h, std::move(active), std::move(flat), s.prior_shape, s.prior_rate,
+            std::ldexp(1.0, -s.weight_exponent), s.threads};
   if (P.active.empty() || !(n_total > 0.0)) return false;
   const size_t m = P.active.size();
   out->zero_columns = static_cast<int64_t>(V - m);
@@ -466,8 +464,9 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   // already in host memory: f + lcoef_sum cancelled to ~5e-10 relative at
   // counts ~1e6-1e7 (histogram_sums.hpp). One evaluation, not per iteration.
   if (s.want_loglik) {
-    for (size_t i = 0; i < m; ++i) P.alpha_full[static_cast<size_t>(P.active[i])] = alpha[i];
-    out->loglik = histogram_full_value(h, P.alpha_full.data(), s.threads);
+    std::vector<double> alpha_full(V, 0.0);
+    for (size_t i = 0; i < m; ++i) alpha_full[static_cast<size_t>(P.active[i])] = alpha[i];
+    out->loglik = histogram_full_value(h, alpha_full.data(), s.threads);
   } else {
     out->loglik = out->loglik_kernel + h.lcoef_sum;
   }

@@ -17,6 +17,7 @@
 #include "../kernels/cpu/cpu_rows.hpp"
 #include "../kernels/table/build.hpp"
 #include "../kernels/table/histogram.hpp"
+#include "../kernels/table/histogram_sums.hpp"
 #include "support.hpp"
 
 namespace {
@@ -469,6 +470,86 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         REQUIRE(dirmn::cpu::histograms_by_column(t2, *slots2, w.data(), k, &by_col, pool, Interrupt{}).ok());
         check_same_histograms(by_col, ref2);
       }
+    }
+  }
+}
+
+TEST_CASE("histogram sums over a fit's active columns are the sums over every column, bit for bit",
+          "[counts][build]") {
+  // A mixture component of a wide sparse table has counts in a few of its
+  // columns; its fit evaluates only those (FlatHistograms over a list).
+  // Every third column is empty; the others mix small counts (the dense
+  // form), scattered deep ones (pairs) and, in column 1, a band of 1500
+  // values (a dense histogram longer than a batch).
+  const int64_t rows = 600, cols = 400, k = 2;
+  auto cells = random_cells(rows, cols, 0.05, 17, [](std::mt19937_64& g) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    return u(g) < 0.8 ? 1.0 + std::floor(u(g) * 20.0) : 1.0 + std::floor(std::pow(u(g), 3.0) * 9000.0);
+  });
+  std::vector<Cell> kept;
+  for (const Cell& c : cells)
+    if (c.c % 3 != 0 && c.c != 1) kept.push_back(c);
+  for (int64_t b = 0; b < rows; ++b) kept.push_back(Cell{b, 1, 2000.0 + static_cast<double>((b * 7) % 1500)});
+  std::sort(kept.begin(), kept.end(), [](const Cell& x, const Cell& y) { return x.r != y.r ? x.r < y.r : x.c < y.c; });
+  Arrays a;
+  make_input(compress(kept, rows, cols, true), DIRMN_INDEX_INT32, DIRMN_FLOAT64, false,
+             DIRMN_STORAGE_SPARSE, &a);
+  HostThreads one(1);
+  HostTable t;
+  CountsProblem problem;
+  REQUIRE(dirmn::build_sparse_table(a.in, one, Interrupt{}, &t, &problem) == DIRMN_SUCCESS);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> w(static_cast<size_t>(rows * k));
+  for (double& x : w) x = u(rng) < 0.2 ? 0.0 : u(rng);
+  std::vector<dirmn::Histograms> hist;
+  REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &hist, one, Interrupt{}).ok());
+  for (int threads : kThreadCounts) {
+    HostThreads pool(threads);
+    for (int64_t j = 0; j < k; ++j) {
+      INFO("threads " << threads << " component " << j);
+      const dirmn::Histograms& h = hist[static_cast<size_t>(j)];
+      std::vector<int64_t> active;
+      std::vector<double> full(static_cast<size_t>(cols), 0.0), compact;
+      for (int64_t v = 0; v < cols; ++v)
+        if (!h.column[static_cast<size_t>(v)].empty()) {
+          active.push_back(v);
+          full[static_cast<size_t>(v)] = 0.05 + 3.0 * u(rng);
+          compact.push_back(full[static_cast<size_t>(v)]);
+        }
+      REQUIRE(active.size() < static_cast<size_t>(cols * 2 / 3 + 1));
+      REQUIRE(h.column[1].dense);
+      REQUIRE(h.column[1].cum.size() > 1024);
+      double f_full = 0.0, c_full = 0.0, f_sub = 0.0, c_sub = 0.0;
+      std::vector<double> g_full(static_cast<size_t>(cols)), d_full(static_cast<size_t>(cols));
+      std::vector<double> g_sub(active.size()), d_sub(active.size());
+      dirmn::histogram_sums(h, full.data(), &f_full, g_full.data(), d_full.data(), &c_full, &pool);
+      const dirmn::FlatHistograms flat(h, active);
+      dirmn::histogram_sums(flat, compact.data(), &f_sub, g_sub.data(), d_sub.data(), &c_sub, &pool);
+      CHECK(f_sub == f_full);
+      CHECK(c_sub == c_full);
+      for (size_t i = 0; i < active.size(); ++i) {
+        CHECK(g_sub[i] == g_full[static_cast<size_t>(active[i])]);
+        CHECK(d_sub[i] == d_full[static_cast<size_t>(active[i])]);
+      }
+      // The value against the cells' own log-gamma sums (the row terms
+      // from the totals): sum_b w_b [sum_v lpoch(a_v, n_bv) - lpoch(A, N_b)].
+      double A = 0.0;
+      for (double x : full) A += x;
+      std::vector<double> total(static_cast<size_t>(rows), 0.0);
+      double direct = 0.0;
+      for (const Cell& c : kept) {
+        const double wb = w[static_cast<size_t>(c.r * k + j)];
+        const double av = full[static_cast<size_t>(c.c)];
+        direct += wb * (std::lgamma(av + c.v) - std::lgamma(av));
+        total[static_cast<size_t>(c.r)] += c.v;
+      }
+      for (int64_t b = 0; b < rows; ++b) {
+        const double wb = w[static_cast<size_t>(b * k + j)];
+        if (wb > 0.0 && total[static_cast<size_t>(b)] > 0.0)
+          direct -= wb * (std::lgamma(A + total[static_cast<size_t>(b)]) - std::lgamma(A));
+      }
+      CHECK(std::fabs(f_sub - direct) <= 1e-9 * std::fabs(direct));
     }
   }
 }

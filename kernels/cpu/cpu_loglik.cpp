@@ -254,14 +254,21 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
     // Prefix and suffix sums give alpha's sum without any one column to
-    // full precision (A - alpha* would cancel when alpha* dominates A).
-    a_prefix.resize(static_cast<size_t>(K * (cols + 1)));
-    a_suffix.resize(static_cast<size_t>(K * (cols + 1)));
+    // full precision (A - alpha* would cancel when alpha* dominates A),
+    // for the rows of one cell (Full) or of a peak to regroup; K x cols
+    // of them were most of an E step's cost on a wide table with neither.
+    bool need_rest = !Full && !t.row_peak_at.empty();
+    for (int64_t b = 0; Full && b < rows && !need_rest; ++b) need_rest = one_cell_row(t, b);
+    if (need_rest) {
+      a_prefix.resize(static_cast<size_t>(K * (cols + 1)));
+      a_suffix.resize(static_cast<size_t>(K * (cols + 1)));
+    }
     for (int64_t j = 0; j < K; ++j) {
       const double* a = req.alpha + j * cols;
       a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
       log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
       fill_table<Full>(layout, a, cols, log_a_sums[static_cast<size_t>(j)], K, j, tables.data());
+      if (!need_rest) continue;
       double* pre = a_prefix.data() + j * (cols + 1);
       double* suf = a_suffix.data() + j * (cols + 1);
       pre[0] = 0.0;

@@ -108,9 +108,11 @@ std::vector<double> start_responsibilities(const StoredTable& table, const Mixtu
 }
 
 // o.weights are the caller's times 2^-weight_exponent (weights.hpp); what
-// run_em leaves in *out is on their scale. EM starts from z (rows x k).
+// run_em leaves in *out is on their scale. EM starts from z (rows x k), in
+// *state, made here when it is null: the starts of one fit share a state,
+// so a wide table's k x cols histograms are allocated once, not per start.
 MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int weight_exponent,
-                     std::vector<double> z, EmResult* out) {
+                     std::vector<double> z, std::unique_ptr<EmState>* state_io, EmResult* out) {
   const HostTable& host = *table.host_rows();
   const int k = o.k;
   const int64_t rows = table.info->rows, V = table.info->cols;
@@ -126,9 +128,9 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   double prev = std::numeric_limits<double>::infinity();
   double loglik = 0.0, objective = 0.0;
 
-  std::unique_ptr<EmState> state;
-  BackendResult r = table.make_em_state(k, o.weights, &state);
-  if (!r.ok()) return failed(r);
+  BackendResult r;
+  if (!*state_io && !(r = table.make_em_state(k, o.weights, state_io)).ok()) return failed(r);
+  EmState* const state = state_io->get();
   m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
   if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
   // The state holds them now; the loop needs them again only to re-seed.
@@ -278,9 +280,10 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   scaled.weights = sw.data();
   EmResult best;
   int best_start = -1;
+  std::unique_ptr<EmState> state;
   const auto run_start = [&](std::vector<double> z, int s) {
     EmResult r;
-    const MixtureResult m = run_em(table, scaled, sw.exponent(), std::move(z), &r);
+    const MixtureResult m = run_em(table, scaled, sw.exponent(), std::move(z), &state, &r);
     if (m.ok() && (best_start < 0 || r.objective < best.objective)) {
       best = std::move(r);
       best_start = s;
@@ -327,6 +330,7 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
       if (!(m = run_start(std::move(z), starts + grown)).ok()) return m;
     }
   }
+  state.reset();  // a device state's workspace goes before dmn_log_det's
   // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
   // already gave).
   if (dmn && k > 1) {

@@ -159,32 +159,49 @@ void run_blocks(int64_t entries, HostThreads* threads, int64_t blocks, const F& 
 }  // namespace
 
 FlatHistograms::FlatHistograms(const Histograms& h) : source(&h) {
-  const size_t V = static_cast<size_t>(h.cols);
-  form.resize(V);
-  offset.resize(V + 1);
+  column.resize(static_cast<size_t>(h.cols));
+  for (int64_t v = 0; v < h.cols; ++v) column[static_cast<size_t>(v)] = v;
+  build();
+}
+
+FlatHistograms::FlatHistograms(const Histograms& h, const std::vector<int64_t>& columns)
+    : source(&h), column(columns) {
+  build();
+}
+
+void FlatHistograms::build() {
+  const Histograms& h = *source;
+  const size_t m = column.size();
+  const int64_t blocks = (h.cols + kSumBlockCols - 1) / kSumBlockCols;
+  block.assign(static_cast<size_t>(blocks) + 1, static_cast<int64_t>(m));
+  for (size_t i = m; i-- > 0;) block[static_cast<size_t>(column[i] / kSumBlockCols)] = static_cast<int64_t>(i);
+  for (int64_t q = blocks; q-- > 0;)
+    block[static_cast<size_t>(q)] = std::min(block[static_cast<size_t>(q)], block[static_cast<size_t>(q) + 1]);
+  form.resize(m);
+  offset.resize(m + 1);
   int64_t n = 0;
-  for (size_t v = 0; v < V; ++v) {
-    const Histogram& c = h.column[v];
-    offset[v] = n;
+  for (size_t i = 0; i < m; ++i) {
+    const Histogram& c = h.column[static_cast<size_t>(column[i])];
+    offset[i] = n;
     if (!c.dense) {
-      form[v] = kPairs;
+      form[i] = kPairs;
       entries += kPairEntryCost * static_cast<int64_t>(c.value.size());
       continue;
     }
     entries += static_cast<int64_t>(c.cum.size());
     if (c.cum.size() > kBatchEntries) {
-      form[v] = kLong;
+      form[i] = kLong;
       continue;
     }
-    form[v] = c.base > 0.0 ? kBased : kPlain;
+    form[i] = c.base > 0.0 ? kBased : kPlain;
     n += static_cast<int64_t>(c.cum.size());
   }
-  offset[V] = n;
+  offset[m] = n;
   cum.resize(static_cast<size_t>(n));
-  for (size_t v = 0; v < V; ++v)
-    if (form[v] <= kBased) {
-      const Histogram& c = h.column[v];
-      std::copy(c.cum.data(), c.cum.data() + c.cum.size(), cum.begin() + offset[v]);
+  for (size_t i = 0; i < m; ++i)
+    if (form[i] <= kBased) {
+      const Histogram& c = h.column[static_cast<size_t>(column[i])];
+      std::copy(c.cum.data(), c.cum.data() + c.cum.size(), cum.begin() + offset[i]);
     }
 }
 
@@ -201,18 +218,20 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
   const bool want_d = gradient != nullptr;
   const bool want_t = hessian_diag != nullptr;
   const bool want_dt = want_d || want_t;
+  const int64_t m = f.size();
   double a_sum = 0.0;
-  for (int64_t v = 0; v < h.cols; ++v) a_sum += alpha[v];
+  for (int64_t i = 0; i < m; ++i) a_sum += alpha[i];
   Sums tot;
   {
     Batch batch;
     tot = histogram_terms(h.total, a_sum, want_l, want_d, hessian_scalar != nullptr, &batch);
   }
-  const int64_t blocks = (h.cols + kSumBlockCols - 1) / kSumBlockCols;
+  const int64_t blocks = static_cast<int64_t>(f.block.size()) - 1;
   double one = 0.0;
   std::vector<double> many;
   if (blocks > 1) many.assign(static_cast<size_t>(blocks), 0.0);
   double* part = blocks > 1 ? many.data() : &one;
+  const int64_t* col = f.column.data();
   const unsigned char* form = f.form.data();
   const int64_t* off = f.offset.data();
   const double* cum = f.cum.data();
@@ -221,35 +240,36 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
   // entries fill one batch (a longer histogram is a run of its own, taken
   // in pieces). The order of additions depends on the data alone.
   const auto block = [&](int64_t q) {
-    const int64_t v0 = q * kSumBlockCols, v1 = std::min(h.cols, v0 + kSumBlockCols);
+    const int64_t i0 = f.block[static_cast<size_t>(q)], i1 = f.block[static_cast<size_t>(q) + 1];
     Batch batch;
     double l = 0.0;
-    for (int64_t v = v0; v < v1;) {
-      int64_t w = v;
+    for (int64_t i = i0; i < i1;) {
+      int64_t w = i;
       batch.clear();
-      if (form[v] == F::kLong) {
+      if (form[i] == F::kLong) {
         ++w;  // a run of its own: histogram_terms below takes it in pieces
       } else {
-        for (; w < v1; ++w) {
+        for (; w < i1; ++w) {
           const unsigned char fw = form[w];
           if (fw == F::kLong) break;
           if (fw == F::kPairs) continue;
           const size_t n = static_cast<size_t>(off[w + 1] - off[w]);
           if (batch.size() + n > kBatchEntries) break;
-          batch.add(alpha[w], fw == F::kBased ? h.column[static_cast<size_t>(w)].base : 0.0, n);
+          batch.add(alpha[w], fw == F::kBased ? h.column[static_cast<size_t>(col[w])].base : 0.0, n);
         }
         batch.transform(want_l, want_dt);
       }
       size_t at = 0;
-      for (int64_t u = v; u < w; ++u) {
+      for (int64_t u = i; u < w; ++u) {
         Sums s;
         const unsigned char fu = form[u];
+        const Histogram& c = h.column[static_cast<size_t>(col[u])];
         if (fu == F::kLong) {
-          s = histogram_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t, &batch);
+          s = histogram_terms(c, alpha[u], want_l, want_d, want_t, &batch);
         } else if (fu == F::kPairs) {
-          s = pair_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t);
+          s = pair_terms(c, alpha[u], want_l, want_d, want_t);
         } else {
-          if (fu == F::kBased) s = base_terms(h.column[static_cast<size_t>(u)], alpha[u], want_l, want_d, want_t);
+          if (fu == F::kBased) s = base_terms(c, alpha[u], want_l, want_d, want_t);
           const size_t n = static_cast<size_t>(off[u + 1] - off[u]);
           batch.accumulate(cum + off[u], at, 0, n, want_l, want_dt, &s);
           at += n;
@@ -258,7 +278,7 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
         if (gradient) gradient[u] = s.d - tot.d;
         if (hessian_diag) hessian_diag[u] = s.t;
       }
-      v = w;
+      i = w;
     }
     part[q] = l;
   };

@@ -36,6 +36,9 @@ HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool w
 // entries of a column of a sparse table; a wide table's set (6.5 MB at
 // 27000 columns, 65 MB for ten components) is read from memory at every
 // evaluation, where the gathered entries (16 bytes a column) stay in cache.
+// Built over every column, or over a list of them (a fit's active columns:
+// a mixture component of a wide sparse table has counts in a few hundred
+// of its 27000), when an evaluation costs what those columns cost.
 // Built once per fit; refers to `h`, which must outlive it.
 struct FlatHistograms {
   // Plain: dense, base 0, at most a batch of entries, all in `cum`. Based:
@@ -44,11 +47,19 @@ struct FlatHistograms {
   // column.
   enum Form : unsigned char { kPlain = 0, kBased = 1, kLong = 2, kPairs = 3 };
   const Histograms* source = nullptr;
-  std::vector<unsigned char> form;  // cols
-  std::vector<int64_t> offset;      // cols + 1: a plain or based column's entries in cum
+  std::vector<int64_t> column;      // m: the columns, ascending
+  std::vector<int64_t> block;       // blocks + 1: where each block of kSumBlockCols columns starts in `column`
+  std::vector<unsigned char> form;  // m
+  std::vector<int64_t> offset;      // m + 1: a plain or based column's entries in cum
   std::vector<double> cum;
   int64_t entries = 0;              // the cost measure of kParallelSumEntries
+  // Every column of h; or the columns listed (ascending, each < h.cols).
   explicit FlatHistograms(const Histograms& h);  // throws std::bad_alloc
+  FlatHistograms(const Histograms& h, const std::vector<int64_t>& columns);
+  int64_t size() const { return static_cast<int64_t>(column.size()); }
+
+ private:
+  void build();
 };
 
 // Weighted sums for shared alpha (derivatives with respect to alpha): value,
@@ -59,6 +70,11 @@ struct FlatHistograms {
 // first, which gathers the histograms for its one evaluation).
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
                     double* hessian_diag, double* hessian_scalar, HostThreads* threads = nullptr);
+// The same over the flat set's columns: alpha, gradient and hessian_diag
+// have one entry per listed column (h.size()), in its order, and every
+// column not listed has alpha 0 and no counts. Over a list, the sums are
+// those over every column with the others' alpha 0, bit for bit (their
+// terms are exact zeros, in the same fixed blocks).
 void histogram_sums(const FlatHistograms& h, const double* alpha, double* value,
                     double* gradient, double* hessian_diag, double* hessian_scalar,
                     HostThreads* threads = nullptr);
