@@ -349,9 +349,17 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   const bool prior = s.prior_rate > 0.0;
   std::vector<int64_t> active;
   double n_total = 0.0;
-  for (size_t v = 0; v < V; ++v) {
+  // Without a prior only the columns with weight take part: from the
+  // histograms' list where they keep one (the others' are empty, first
+  // moment 0: the same sum), else from every column.
+  const auto consider = [&](size_t v) {
     if (prior || !h.column[v].empty()) active.push_back(static_cast<int64_t>(v));
     n_total += h.column[v].first_moment;
+  };
+  if (h.filled_known && !prior) {
+    for (int64_t v : h.filled) consider(static_cast<size_t>(v));
+  } else {
+    for (size_t v = 0; v < V; ++v) consider(v);
   }
   FlatHistograms flat(h, active);
   Problem P{h, std::move(active), std::move(flat), s.prior_shape, s.prior_rate,

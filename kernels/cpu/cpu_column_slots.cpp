@@ -177,12 +177,29 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   const int64_t V = t.cols;
   const size_t K = static_cast<size_t>(k);
   out->resize(K);
-  for (Histograms& h : *out) {
+  // held[j * V + v]: column v of weighting j may hold weight from the last
+  // pass (all of them where the histograms came from elsewhere). Only
+  // those are reset where this pass gives no weight: the others are empty
+  // already, and are not touched (a wide table's k x cols histograms are
+  // most of the memory a pass would read).
+  std::vector<unsigned char> held(K * static_cast<size_t>(V), 0);
+  for (size_t j = 0; j < K; ++j) {
+    Histograms& h = (*out)[j];
+    const bool known = h.filled_known && h.cols == V && h.column.size() == static_cast<size_t>(V);
     h.cols = V;
     h.column.resize(static_cast<size_t>(V));
+    unsigned char* mark = held.data() + j * static_cast<size_t>(V);
+    if (known) {
+      for (int64_t v : h.filled) mark[v] = 1;
+    } else {
+      std::fill(mark, mark + V, static_cast<unsigned char>(1));
+    }
+    h.filled_known = false;  // until this pass has finished
   }
   const std::vector<int64_t> cb = split_by(s.col_ptr.data(), V, threads.size() * kBlocksPerThread);
   const int64_t C = static_cast<int64_t>(cb.size()) - 1;
+  // Each column block's filled columns per weighting, joined in block order.
+  std::vector<std::vector<int64_t>> filled_in(static_cast<size_t>(C) * K);
   const uint32_t* const row = s.row.data();
   const uint32_t* const slot = s.slot.data();
   std::atomic<bool> no_memory{false};
@@ -207,19 +224,16 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
       }
       std::vector<double> acc, by_value(static_cast<size_t>(kHistIndexMax) + 1, 0.0);
       std::vector<HistogramBuilder> builders;
+      std::vector<int64_t>* filled = filled_in.data() + static_cast<size_t>(q) * K;
+      // Column v of weighting j has no weight in this pass.
+      const auto none = [&](int64_t v, size_t j) {
+        if (held[j * static_cast<size_t>(V) + static_cast<size_t>(v)])
+          histogram_from_indexed(by_value.data(), 0, &(*out)[j].column[static_cast<size_t>(v)]);
+      };
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {
         const int64_t e0 = s.col_ptr[static_cast<size_t>(v)], e1 = s.col_ptr[static_cast<size_t>(v) + 1];
         if (e0 == e1) {
-          // A column without counts (most of a wide table's, in every
-          // iteration): its histograms, reused from the last pass, are
-          // most likely empty already.
-          for (size_t j = 0; j < K; ++j) {
-            Histogram& h = (*out)[j].column[static_cast<size_t>(v)];
-            const bool pristine = h.dense && h.base == 0.0 && h.base_weight == 0.0 && h.cum.empty() &&
-                                  h.value.empty() && h.weight.empty() && h.first_moment == 0.0 &&
-                                  h.second_factorial == 0.0;
-            if (!pristine) histogram_from_indexed(by_value.data(), 0, &h);
-          }
+          for (size_t j = 0; j < K; ++j) none(v, j);
           continue;
         }
         if (!s.indexed[static_cast<size_t>(v)]) {
@@ -232,7 +246,12 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
               if (w != 0.0) builders[j].add(n, w);
             }
           }
-          for (size_t j = 0; j < K; ++j) (*out)[j].column[static_cast<size_t>(v)] = builders[j].finish();
+          // Listed even where empty: a builder's empty form may not be a
+          // default Histogram's.
+          for (size_t j = 0; j < K; ++j) {
+            (*out)[j].column[static_cast<size_t>(v)] = builders[j].finish();
+            filled[j].push_back(v);
+          }
           continue;
         }
         const int64_t d0 = s.value_ptr[static_cast<size_t>(v)];
@@ -249,9 +268,16 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
           }
         }
         for (size_t j = 0; j < K; ++j) {
+          bool any = false;
+          for (size_t i = 0; i < nd && !any; ++i) any = acc[i * K + j] != 0.0;
+          if (!any) {
+            none(v, j);
+            continue;
+          }
           for (size_t i = 0; i < nd; ++i) by_value[value[i]] = acc[i * K + j];
           histogram_from_listed(by_value.data(), value, nd, &(*out)[j].column[static_cast<size_t>(v)]);
           for (size_t i = 0; i < nd; ++i) by_value[value[i]] = 0.0;
+          filled[j].push_back(v);
         }
       }
     } catch (...) {  // nothing may leave a worker thread
@@ -263,6 +289,18 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   if (!threads.run(C + k, task, [&] { return interrupt.poll(); }, work))
     return {DIRMN_ERROR_CANCELLED, "", 0};
   if (no_memory) throw std::bad_alloc();
+  for (size_t j = 0; j < K; ++j) {
+    Histograms& h = (*out)[j];
+    size_t n = 0;
+    for (int64_t q = 0; q < C; ++q) n += filled_in[static_cast<size_t>(q) * K + j].size();
+    h.filled.clear();
+    h.filled.reserve(n);
+    for (int64_t q = 0; q < C; ++q) {
+      const std::vector<int64_t>& f = filled_in[static_cast<size_t>(q) * K + j];
+      h.filled.insert(h.filled.end(), f.begin(), f.end());
+    }
+    h.filled_known = true;
+  }
   return {};
 }
 

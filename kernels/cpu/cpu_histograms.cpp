@@ -53,6 +53,7 @@ BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k
   for (int64_t j = 0; j < k; ++j) {
     Histograms& h = (*out)[static_cast<size_t>(j)];
     h.cols = V;
+    h.filled_known = false;
     h.column.resize(static_cast<size_t>(V));
     for (int64_t v = 0; v < V; ++v)
       histogram_from_value_weights(acc[0].data() + (j * V + v) * bins, static_cast<int>(bins),
@@ -140,6 +141,7 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
     Histograms& h = (*out)[j];
     try {
       h.cols = t.cols;
+      h.filled_known = false;
       h.column.clear();
       h.column.reserve(V);
       for (size_t v = 0; v < V; ++v) h.column.push_back(col[j * V + v].finish());

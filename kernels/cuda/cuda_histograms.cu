@@ -87,6 +87,7 @@ BackendResult CudaBackend::fetch_histograms(const DeviceTable& t, int64_t k, boo
     out->resize(kk);
     for (size_t j = 0; j < kk; ++j) {
       (*out)[j].cols = t.cols;
+      (*out)[j].filled_known = false;
       if ((*out)[j].column.size() != static_cast<size_t>(t.cols))
         (*out)[j].column.assign(static_cast<size_t>(t.cols), Histogram());
     }

@@ -97,6 +97,15 @@ struct Histograms {
   std::vector<Histogram> column;  // one per column
   Histogram total;                // of the row totals N_b
   double lcoef_sum = 0.0;         // sum_b w_b (lgamma(N_b + 1) - sum_v lgamma(n_bv + 1))
+  // Where filled_known: the columns whose histograms may hold weight,
+  // ascending; every other column's is empty, as a default Histogram is
+  // (a listed one may be empty too). A mixture component of a
+  // wide sparse table has weight in a few hundred of 27000 columns, and
+  // its fit and the next pass read only those. The pass by column
+  // (cpu_column_slots.cpp) keeps the list; every other writer of
+  // `column` sets filled_known false.
+  std::vector<int64_t> filled;
+  bool filled_known = false;
 };
 
 // Integer values up to this index an array while a histogram is built (no
