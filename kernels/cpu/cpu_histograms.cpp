@@ -72,6 +72,15 @@ BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k
   return {};
 }
 
+// Unweighted whole counts below this are tallied per column in one flat
+// array (cols x kTallied integers, split by the tasks' column ranges)
+// instead of each column's builder: a cell costs one increment in an array
+// that stays in cache, not a builder and its own array (a wide table's
+// builders are tens of thousands of small heap arrays). The tallies are
+// exact, and so is a builder fed them at the end: the histograms are the
+// same bit for bit.
+constexpr int64_t kTallied = 16;
+
 template <class T>
 BackendResult histograms_typed(const HostTable& t, const double* weights, int64_t k,
                                std::vector<Histograms>* out, HostThreads& threads,
@@ -97,6 +106,9 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
       1, static_cast<int64_t>(static_cast<double>(kCellsPerChunk) * static_cast<double>(nthreads) /
                               (cells_per_row * static_cast<double>(k))));
   const T* x = as<T>(t.values);
+  const bool tally = weights == nullptr && std::is_integral<T>::value &&
+                     t.rows <= int64_t{0xFFFFFFFF};
+  std::vector<uint32_t> tallies(tally ? V * static_cast<size_t>(kTallied) : 0, 0);
   std::atomic<bool> no_memory{false};
   for (int64_t r0 = 0; r0 < t.rows; r0 += rows_per_round) {
     const int64_t r1 = std::min(t.rows, r0 + rows_per_round);
@@ -118,12 +130,27 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
             const int64_t e = t.row_ptr[static_cast<size_t>(b) + 1];
             int64_t i = t.row_ptr[static_cast<size_t>(b)];
             if (v0 > 0) i = std::lower_bound(idx + i, idx + e, static_cast<uint32_t>(v0)) - idx;
-            for (; i < e && static_cast<int64_t>(idx[i]) < v1; ++i)
-              cj[idx[i]].add(static_cast<double>(x[i]), wj);
+            if (tally) {
+              for (; i < e && static_cast<int64_t>(idx[i]) < v1; ++i) {
+                const uint32_t v = idx[i];
+                if (x[i] < static_cast<T>(kTallied))
+                  ++tallies[static_cast<size_t>(v) * kTallied + static_cast<size_t>(x[i])];
+                else
+                  cj[v].add(static_cast<double>(x[i]), 1.0);
+              }
+            } else {
+              for (; i < e && static_cast<int64_t>(idx[i]) < v1; ++i)
+                cj[idx[i]].add(static_cast<double>(x[i]), wj);
+            }
           } else {
             const T* row = x + b * t.cols;
-            for (int64_t v = v0; v < v1; ++v)
-              if (row[v] != 0) cj[v].add(static_cast<double>(row[v]), wj);
+            for (int64_t v = v0; v < v1; ++v) {
+              if (row[v] == 0) continue;
+              if (tally && row[v] < static_cast<T>(kTallied))
+                ++tallies[static_cast<size_t>(v) * kTallied + static_cast<size_t>(row[v])];
+              else
+                cj[v].add(static_cast<double>(row[v]), wj);
+            }
           }
         }
       } catch (...) {  // a builder's memory; nothing may leave a worker thread
@@ -136,22 +163,40 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
     if (no_memory) throw std::bad_alloc();
   }
   out->resize(K);
-  const std::function<void(int64_t)> finish = [&](int64_t jj) {
-    const size_t j = static_cast<size_t>(jj);
+  for (size_t j = 0; j < K; ++j) {
+    Histograms& h = (*out)[j];
+    h.cols = t.cols;
+    h.filled_known = false;
+    h.column.resize(V);
+  }
+  // The histograms are formed in column blocks as well (one weighting's
+  // 50000 columns were a serial tail of the pass).
+  const int64_t finish_blocks = std::max<int64_t>(1, std::min<int64_t>(t.cols, (4 * nthreads + k - 1) / k));
+  const std::function<void(int64_t)> finish = [&](int64_t q) {
+    const size_t j = static_cast<size_t>(q / finish_blocks);
+    const int64_t c = q % finish_blocks;
+    const size_t v0 = static_cast<size_t>(t.cols * c / finish_blocks);
+    const size_t v1 = static_cast<size_t>(t.cols * (c + 1) / finish_blocks);
     Histograms& h = (*out)[j];
     try {
-      h.cols = t.cols;
-      h.filled_known = false;
-      h.column.clear();
-      h.column.reserve(V);
-      for (size_t v = 0; v < V; ++v) h.column.push_back(col[j * V + v].finish());
-      h.total = tot[j].finish();
-      h.lcoef_sum = lcoef[j];
+      for (size_t v = v0; v < v1; ++v) {
+        HistogramBuilder& bv = col[j * V + v];
+        if (tally)
+          for (size_t n = 1; n < static_cast<size_t>(kTallied); ++n)
+            if (const uint32_t tv = tallies[v * kTallied + n])
+              bv.add(static_cast<double>(n), static_cast<double>(tv));
+        h.column[v] = bv.finish();
+      }
+      if (c == 0) {
+        h.total = tot[j].finish();
+        h.lcoef_sum = lcoef[j];
+      }
     } catch (...) {
       no_memory = true;
     }
   };
-  if (!threads.run(k, finish, [] { return false; }, static_cast<double>(k) * static_cast<double>(t.cols + 1) * 16.0))
+  if (!threads.run(k * finish_blocks, finish, [] { return false; },
+                   static_cast<double>(k) * static_cast<double>(t.cols + 1) * 16.0))
     return {DIRMN_ERROR_CANCELLED, "", 0};
   if (no_memory) throw std::bad_alloc();
   return {};
