@@ -198,6 +198,10 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   }
   const std::vector<int64_t> cb = split_by(s.col_ptr.data(), V, threads.size() * kBlocksPerThread);
   const int64_t C = static_cast<int64_t>(cb.size()) - 1;
+  // Each task's array of weights by value reaches the largest indexed
+  // count (a small table's passes were mostly the zeroing of 4097 of them).
+  const size_t by_value_size =
+      static_cast<size_t>(std::min(kHistIndexMax, std::max(t.max_count, 0.0))) + 1;
   // Each column block's filled columns per weighting, joined in block order.
   std::vector<std::vector<int64_t>> filled_in(static_cast<size_t>(C) * K);
   const uint32_t* const row = s.row.data();
@@ -222,7 +226,7 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
         h.lcoef_sum = lcoef;
         return;
       }
-      std::vector<double> acc, by_value(static_cast<size_t>(kHistIndexMax) + 1, 0.0);
+      std::vector<double> acc, by_value(by_value_size, 0.0);
       std::vector<HistogramBuilder> builders;
       std::vector<int64_t>* filled = filled_in.data() + static_cast<size_t>(q) * K;
       // Column v of weighting j has no weight in this pass.

@@ -32,6 +32,7 @@ struct TableLayout {
   std::vector<int64_t> offset;  // start of column v's entries
   std::vector<int64_t> cut;     // entries for n < cut[v] exist
   int64_t size = 0;
+  int64_t max_cut = 1;          // the largest cut
   bool covers_all = true;       // every stored count has an entry
 };
 
@@ -50,6 +51,7 @@ TableLayout plan_tables(const HostTable& t) {
     L.offset[static_cast<size_t>(v)] = L.size;
     L.cut[static_cast<size_t>(v)] = cut;
     L.size += cut;
+    L.max_cut = std::max(L.max_cut, cut);
     if (static_cast<double>(cut) <= cmax || t.real_valued) L.covers_all = false;
   }
   return L;
@@ -62,13 +64,18 @@ TableLayout plan_tables(const HostTable& t) {
 // j of K writes entry (offset_v + n) K + j: a cell's K terms are one
 // contiguous read (one or two cache lines), so K components cost about one
 // table walk instead of K walks through K tables.
-template <bool Full>
-void fill_table(const TableLayout& L, const double* alpha, int64_t cols, double log_a_sum,
-                int64_t K, int64_t j, double* T) {
-  // log(j + 1) for j below the largest cut-off, once per call.
+// log(i + 1) for i below the layout's largest cut, once per call (the
+// full form's table entries divide by them).
+struct LogFactors {
   double log_k[kTableMaxCount + 1];
-  if (Full)
-    for (int64_t i = 0; i <= kTableMaxCount; ++i) log_k[i] = std::log(static_cast<double>(i + 1));
+  explicit LogFactors(const TableLayout& L) {
+    for (int64_t i = 0; i + 1 < L.max_cut; ++i) log_k[i] = std::log(static_cast<double>(i + 1));
+  }
+};
+
+template <bool Full>
+void fill_table(const TableLayout& L, const double* log_k, const double* alpha, int64_t cols,
+                double log_a_sum, int64_t K, int64_t j, double* T) {
   for (int64_t v = 0; v < cols; ++v) {
     double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
     const int64_t cut = L.cut[static_cast<size_t>(v)];
@@ -250,6 +257,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     };
   } else {
     layout = plan_tables(t);
+    const LogFactors factors(layout);
     tables.resize(static_cast<size_t>(layout.size * K));
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
@@ -267,7 +275,8 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       const double* a = req.alpha + j * cols;
       a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
       log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
-      fill_table<Full>(layout, a, cols, log_a_sums[static_cast<size_t>(j)], K, j, tables.data());
+      fill_table<Full>(layout, factors.log_k, a, cols, log_a_sums[static_cast<size_t>(j)], K, j,
+                       tables.data());
       if (!need_rest) continue;
       double* pre = a_prefix.data() + j * (cols + 1);
       double* suf = a_suffix.data() + j * (cols + 1);

@@ -50,8 +50,12 @@
 
 # Which kind of foreign object x is, or NULL for a plain table.
 .object_source <- function(x) {
-  if (methods::is(x, "phyloseq") || methods::is(x, "otu_table")) return("phyloseq")
-  if (methods::is(x, "SummarizedExperiment")) return("SummarizedExperiment")
+  # phyloseq's and Bioconductor's classes are S4: a plain matrix skips
+  # methods::is(), which costs more than fitting a small table.
+  if (isS4(x)) {
+    if (methods::is(x, "phyloseq") || methods::is(x, "otu_table")) return("phyloseq")
+    if (methods::is(x, "SummarizedExperiment")) return("SummarizedExperiment")
+  }
   if (inherits(x, "biom")) return("biom")
   if (is.character(x) && length(x) == 1L && !is.na(x)) return("biom_file")
   NULL
