@@ -177,7 +177,7 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   const int64_t V = t.cols;
   const size_t K = static_cast<size_t>(k);
   out->resize(K);
-  // held[j * V + v]: column v of weighting j may hold weight from the last
+  // held[v * K + j]: column v of weighting j may hold weight from the last
   // pass (all of them where the histograms came from elsewhere). Only
   // those are reset where this pass gives no weight: the others are empty
   // already, and are not touched (a wide table's k x cols histograms are
@@ -188,11 +188,10 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
     const bool known = h.filled_known && h.cols == V && h.column.size() == static_cast<size_t>(V);
     h.cols = V;
     h.column.resize(static_cast<size_t>(V));
-    unsigned char* mark = held.data() + j * static_cast<size_t>(V);
     if (known) {
-      for (int64_t v : h.filled) mark[v] = 1;
+      for (int64_t v : h.filled) held[static_cast<size_t>(v) * K + j] = 1;
     } else {
-      std::fill(mark, mark + V, static_cast<unsigned char>(1));
+      for (size_t v = 0; v < static_cast<size_t>(V); ++v) held[v * K + j] = 1;
     }
     h.filled_known = false;  // until this pass has finished
   }
@@ -231,7 +230,7 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
       std::vector<int64_t>* filled = filled_in.data() + static_cast<size_t>(q) * K;
       // Column v of weighting j has no weight in this pass.
       const auto none = [&](int64_t v, size_t j) {
-        if (held[j * static_cast<size_t>(V) + static_cast<size_t>(v)])
+        if (held[static_cast<size_t>(v) * K + j])
           histogram_from_indexed(by_value.data(), 0, &(*out)[j].column[static_cast<size_t>(v)]);
       };
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {

@@ -347,6 +347,9 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
     std::fill(n2.begin(), n2.end(), 0.0);
     std::fill(d2.begin(), d2.end(), 0.0);
     for (int64_t v = 0; v < V; ++v) {
+      // A column no sampled row has counts in keeps centres of 0 (its
+      // terms are exact zeros): most of a wide sparse table's.
+      if (cols.ptr[static_cast<size_t>(v)] == cols.ptr[static_cast<size_t>(v) + 1]) continue;
       double* c = next.at(v);
       const double* old = C.at(v);
       for (int j = 0; j < k; ++j) {
