@@ -106,8 +106,13 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
       1, static_cast<int64_t>(static_cast<double>(kCellsPerChunk) * static_cast<double>(nthreads) /
                               (cells_per_row * static_cast<double>(k))));
   const T* x = as<T>(t.values);
+  // Not where the tallies would outweigh the cells (a very wide, very
+  // sparse table).
+  const double cells = t.sparse ? static_cast<double>(t.nnz)
+                                : static_cast<double>(t.rows) * static_cast<double>(t.cols);
   const bool tally = weights == nullptr && std::is_integral<T>::value &&
-                     t.rows <= int64_t{0xFFFFFFFF};
+                     t.rows <= int64_t{0xFFFFFFFF} &&
+                     static_cast<double>(V) * static_cast<double>(kTallied) <= 4.0 * cells;
   std::vector<uint32_t> tallies(tally ? V * static_cast<size_t>(kTallied) : 0, 0);
   std::atomic<bool> no_memory{false};
   for (int64_t r0 = 0; r0 < t.rows; r0 += rows_per_round) {
