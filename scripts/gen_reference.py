@@ -39,6 +39,7 @@ HEADER = """\
 #   lpoch(a, n) = lgamma(a + n) - lgamma(a)        log of the rising factorial (a)_n
 #   dpoch(a, n) = psi(a + n) - psi(a)
 #   tpoch(a, n) = psi'(a + n) - psi'(a)
+#   lpoch_lfact(a, n) = lpoch(a, n) - lgamma(n + 1)  one cell's term of the log pmf
 #   DM log-likelihood of a row n_1..n_V, N = sum n_v, A = sum alpha_v:
 #     loglik = lgamma(A) - lgamma(N + A) + sum_v [lgamma(n_v + alpha_v) - lgamma(alpha_v)]
 #     full   = loglik + lgamma(N + 1) - sum_v lgamma(n_v + 1)       (the log pmf)
@@ -51,6 +52,7 @@ HEADER = """\
 #   lpoch A N VALUE
 #   dpoch A N VALUE
 #   tpoch A N VALUE
+#   lpoch_lfact A N VALUE
 #   case ID V KIND LABEL      KIND is int (integer counts) or real (real-valued
 #                             counts: DIRMN_COUNTS_REAL_VALUED); LABEL has no spaces
 #   alpha a_1 ... a_V         one line per case, after its case line
@@ -114,6 +116,13 @@ def dpoch_mp(a, n):
     return mpmath.digamma(a + n) - mpmath.digamma(a)
 
 
+def lpoch_lfact_mp(a, n):
+    if n == 0:
+        return mpf(0)
+    a, n = mpf(a), mpf(n)
+    return mpmath.loggamma(a + n) - mpmath.loggamma(a) - mpmath.loggamma(n + 1)
+
+
 def tpoch_mp(a, n):
     if n == 0:
         return mpf(0)
@@ -168,6 +177,12 @@ def point_lines():
         for n in N_LIST:
             v = with_extra(lpoch_mp, a, n) if n != 0 else mpf(0)
             out.append("lpoch %s %s %s" % (dbl(a), dbl(n), fmt(v)))
+    # The full log pmf's cell term, whose deep-count form (special.hpp's
+    # lpoch_lfact_deep) is checked on its own.
+    for a in a_grid() + EXTREME_A:
+        for n in N_LIST:
+            v = with_extra(lpoch_lfact_mp, a, n) if n != 0 else mpf(0)
+            out.append("lpoch_lfact %s %s %s" % (dbl(a), dbl(n), fmt(v)))
     return out
 
 

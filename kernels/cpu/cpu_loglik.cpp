@@ -34,6 +34,11 @@ struct TableLayout {
   int64_t size = 0;
   int64_t max_cut = 1;          // the largest cut
   bool covers_all = true;       // every stored count has an entry
+  // Columns with a cell past the cut and past kDirectMax: their alphas'
+  // lgamma is taken once per call (math::lpoch_deep), costing no more than
+  // the one lgamma per deep cell and vector it replaces.
+  std::vector<int64_t> deep;
+  std::vector<uint32_t> deep_slot;  // cols (where deep is not empty): v's place in deep
 };
 
 TableLayout plan_tables(const HostTable& t) {
@@ -53,6 +58,13 @@ TableLayout plan_tables(const HostTable& t) {
     L.size += cut;
     L.max_cut = std::max(L.max_cut, cut);
     if (static_cast<double>(cut) <= cmax || t.real_valued) L.covers_all = false;
+    if ((static_cast<double>(cut) <= cmax || t.real_valued) && math::deep_count_applies(cmax))
+      L.deep.push_back(v);
+  }
+  if (!L.deep.empty()) {
+    L.deep_slot.assign(static_cast<size_t>(t.cols), 0);
+    for (size_t i = 0; i < L.deep.size(); ++i)
+      L.deep_slot[static_cast<size_t>(L.deep[i])] = static_cast<uint32_t>(i);
   }
   return L;
 }
@@ -74,9 +86,9 @@ struct LogFactors {
 };
 
 template <bool Full>
-void fill_table(const TableLayout& L, const double* log_k, const double* alpha, int64_t cols,
-                double log_a_sum, int64_t K, int64_t j, double* T) {
-  for (int64_t v = 0; v < cols; ++v) {
+void fill_table(const TableLayout& L, const double* log_k, const double* alpha, int64_t v0,
+                int64_t v1, double log_a_sum, int64_t K, int64_t j, double* T) {
+  for (int64_t v = v0; v < v1; ++v) {
     double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
     const int64_t cut = L.cut[static_cast<size_t>(v)];
     const double a = alpha[v];
@@ -93,6 +105,11 @@ void fill_table(const TableLayout& L, const double* log_k, const double* alpha, 
   }
 }
 
+// Columns per task of the per-call set-up (tables and lgamma of alpha):
+// tasks over columns, not components, so no two threads write the
+// interleaved entries of one cache line.
+constexpr int64_t kSetupCols = 2048;
+
 // Components are summed this many at a time: their accumulators stay in
 // registers and the first level of cache.
 constexpr int64_t kGroup = 16;
@@ -105,6 +122,9 @@ struct Group {
   int64_t K, kg, cols;
   const double* alpha;      // alpha of component j0 (cols per component)
   const double* log_a_sum;  // of component j0 on
+  // lgamma(alpha) at the layout's deep columns, from component j0 on: D =
+  // L->deep.size() per component, column v at L->deep_slot[v].
+  const double* lgamma_alpha;
 };
 
 // Adds one stored cell's terms for the group's components to acc, table
@@ -130,6 +150,18 @@ inline void add_cell(T n, int64_t v, const Group& g, double* acc) {
     return;
   }
   if (d == 0.0) return;
+  if (math::deep_count_applies(d)) {
+    const math::DeepCount c = math::deep_count(d);
+    const int64_t D = static_cast<int64_t>(L.deep.size());
+    const double* lga = g.lgamma_alpha + L.deep_slot[static_cast<size_t>(v)];
+    for (int64_t j = 0; j < group_size<KG>(g); ++j) {
+      const double a = g.alpha[j * g.cols + v];
+      acc[j] += math::deep_alpha_applies(a)
+                    ? deep_value<Full>(a, lga[j * D], c, g.log_a_sum[j])
+                    : cell_value<Full>(a, d, g.log_a_sum[j]);
+    }
+    return;
+  }
   for (int64_t j = 0; j < group_size<KG>(g); ++j)
     acc[j] += cell_value<Full>(g.alpha[j * g.cols + v], d, g.log_a_sum[j]);
 }
@@ -221,7 +253,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
 
   std::function<void(int64_t)> body;
   TableLayout layout;
-  std::vector<double> tables, a_sums, log_a_sums, a_prefix, a_suffix;
+  std::vector<double> tables, a_sums, log_a_sums, lgamma_a_sums, a_prefix, a_suffix, lgamma_alpha;
   if (req.rowwise) {
     body = [&](int64_t c) {
       const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
@@ -261,6 +293,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     tables.resize(static_cast<size_t>(layout.size * K));
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
+    lgamma_a_sums.resize(static_cast<size_t>(K));
     // Prefix and suffix sums give alpha's sum without any one column to
     // full precision (A - alpha* would cancel when alpha* dominates A),
     // for the rows of one cell (Full) or of a peak to regroup; K x cols
@@ -271,13 +304,37 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       a_prefix.resize(static_cast<size_t>(K * (cols + 1)));
       a_suffix.resize(static_cast<size_t>(K * (cols + 1)));
     }
+    // lgamma_r: std::lgamma writes the process-wide signgam.
+    const auto lgamma_if_deep = [](double a) {
+      int sign = 0;
+      return math::deep_alpha_applies(a) ? ::lgamma_r(a, &sign) : 0.0;
+    };
     for (int64_t j = 0; j < K; ++j) {
+      const size_t u = static_cast<size_t>(j);
+      a_sums[u] = math::compensated_sum(req.alpha + j * cols, cols);
+      log_a_sums[u] = std::log(a_sums[u]);
+      lgamma_a_sums[u] = lgamma_if_deep(a_sums[u]);
+    }
+    const int64_t D = static_cast<int64_t>(layout.deep.size());
+    lgamma_alpha.resize(static_cast<size_t>(K * D));
+    const int64_t setup_tasks = (cols + kSetupCols - 1) / kSetupCols;
+    threads.parallel_for(
+        setup_tasks,
+        [&](int64_t q) {
+          const int64_t v0 = q * kSetupCols, v1 = std::min(cols, v0 + kSetupCols);
+          const auto d0 = std::lower_bound(layout.deep.begin(), layout.deep.end(), v0);
+          const auto d1 = std::lower_bound(d0, layout.deep.end(), v1);
+          for (int64_t j = 0; j < K; ++j) {
+            const double* a = req.alpha + j * cols;
+            fill_table<Full>(layout, factors.log_k, a, v0, v1, log_a_sums[static_cast<size_t>(j)],
+                             K, j, tables.data());
+            for (auto d = d0; d != d1; ++d)
+              lgamma_alpha[static_cast<size_t>(j * D + (d - layout.deep.begin()))] = lgamma_if_deep(a[*d]);
+          }
+        },
+        static_cast<double>(K) * static_cast<double>(layout.size + 8 * D));
+    for (int64_t j = 0; need_rest && j < K; ++j) {
       const double* a = req.alpha + j * cols;
-      a_sums[static_cast<size_t>(j)] = math::compensated_sum(a, cols);
-      log_a_sums[static_cast<size_t>(j)] = std::log(a_sums[static_cast<size_t>(j)]);
-      fill_table<Full>(layout, factors.log_k, a, cols, log_a_sums[static_cast<size_t>(j)], K, j,
-                       tables.data());
-      if (!need_rest) continue;
       double* pre = a_prefix.data() + j * (cols + 1);
       double* suf = a_suffix.data() + j * (cols + 1);
       pre[0] = 0.0;
@@ -294,7 +351,8 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       double rest[kGroup];
       for (int64_t j0 = 0; j0 < K; j0 += kGroup) {
         const Group g{&layout, tables.data() + j0, K, std::min(kGroup, K - j0), cols,
-                      req.alpha + j0 * cols, log_a_sums.data() + j0};
+                      req.alpha + j0 * cols, log_a_sums.data() + j0,
+                      D == 0 ? nullptr : lgamma_alpha.data() + j0 * D};
         const auto rest_sum = [&](int64_t j, int64_t skipped) {
           const double* pre = a_prefix.data() + (j0 + j) * (cols + 1);
           const double* suf = a_suffix.data() + (j0 + j) * (cols + 1);
@@ -319,10 +377,18 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
             case kGroup: row_shared<Full, T, kGroup>(t, x, b, star, g, rest); break;
             default: row_shared<Full, T, 0>(t, x, b, star, g, rest); break;
           }
+          // The row total's term in the cells' form where theirs may be
+          // deep: one cell against its own total (V = 1) is then exactly 0.
+          const bool deep_total = Full && math::deep_count_applies(n_total);
+          const math::DeepCount ct = math::deep_count(deep_total ? n_total : 1.0);
           for (int64_t j = 0; j < g.kg; ++j) {
             const double a_sum = a_sums[static_cast<size_t>(j0 + j)];
             if (Full) {
-              store(b, j0 + j, full_row<Full>(rest[j], a_sum, n_total));
+              const double lga_sum = lgamma_a_sums[static_cast<size_t>(j0 + j)];
+              store(b, j0 + j,
+                    deep_total && math::deep_alpha_applies(a_sum)
+                        ? rest[j] - math::lpoch_lfact_deep(a_sum, lga_sum, ct)
+                        : full_row<Full>(rest[j], a_sum, n_total));
               continue;
             }
             const double la = g.log_a_sum[j];
@@ -335,6 +401,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
               gj.table += j;
               gj.alpha += j * cols;
               gj.log_a_sum += j;
+              if (gj.lgamma_alpha != nullptr) gj.lgamma_alpha += j * D;
               gj.kg = 1;
               add_cell<Full, double, 1>(peak.count, star, gj, &peak_term);
               r += peak_term;

@@ -87,6 +87,14 @@ inline double cell_value(double a, double n, double log_a_sum) {
   return Full ? math::lpoch_lfact(a, n) : centred_lpoch(a, n, log_a_sum);
 }
 
+// cell_value for a deep count and a small alpha whose lgamma is known
+// (math::lpoch_deep).
+template <bool Full>
+inline double deep_value(double a, double lgamma_a, const math::DeepCount& c, double log_a_sum) {
+  return Full ? math::lpoch_lfact_deep(a, lgamma_a, c)
+              : math::lpoch_deep(a, lgamma_a, c) - c.n * log_a_sum;
+}
+
 template <bool Full>
 inline double full_row(double rest, double a_sum, double n_total) {
   return rest - math::lpoch_lfact(a_sum, n_total);

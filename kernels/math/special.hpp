@@ -214,6 +214,48 @@ DIRMN_HD double lpoch_lfact(double a, double n) {
   return -log(n) - lbeta(a, n);
 }
 
+// Deep counts against small alpha: a table's cells above kDirectMax, each
+// met by K parameter vectors. lpoch and lpoch_lfact above pay per call for
+// lgamma(a) (or kAsymptoticMin - a shift factors), log n and Stirling's
+// tail at n, none of which depends on both arguments. Split once per cell
+// (DeepCount: log n, 1 / n, stirling_tail(n)) and once per alpha (the
+// caller's lgamma(a)), each further (a, n) costs one log1p, one division
+// and the series at s = a + n >= kDirectMax + 1, where Stirling's series
+// needs no shift. With L = log1p(a / n) = log(s / n):
+//   lgamma(s) = (s - 1/2)(log n + L) - s + log(2 pi)/2 + stirling_tail(s),
+//   lpoch_lfact(a, n) = (a - 1) log n - lgamma(a) + ((s - 1/2) L - a)
+//                       + (stirling_tail(s) - stirling_tail(n)),
+// the second from the first and Stirling's lgamma(n + 1) = log n +
+// lgamma(n), their n log n and n terms cancelled analytically. Every term
+// there is at most ~(a + 1) log n, so near a = 1, where lpoch_lfact is 0,
+// nothing of size log n is left to cancel (-log n - lbeta(a, n) differences
+// two such values). For a >= kAsymptoticMin the general forms stay: there
+// (s - 1/2) L - a is a difference of large terms.
+struct DeepCount {
+  double n, log_n, inv_n, tail_n;
+};
+
+DIRMN_HD bool deep_count_applies(double n) { return n > static_cast<double>(kDirectMax); }
+
+DIRMN_HD bool deep_alpha_applies(double a) { return a > 0.0 && a < kAsymptoticMin; }
+
+DIRMN_HD DeepCount deep_count(double n) { return {n, log(n), 1.0 / n, stirling_tail(n)}; }
+
+// lpoch(a, n) for deep_count_applies(n), deep_alpha_applies(a), lgamma_a =
+// lgamma(a).
+DIRMN_HD double lpoch_deep(double a, double lgamma_a, const DeepCount& c) {
+  const double s = a + c.n;
+  const double l = log1p(a * c.inv_n);
+  return (s - 0.5) * (c.log_n + l) - s + kHalfLog2Pi + stirling_tail(s) - lgamma_a;
+}
+
+// lpoch_lfact(a, n) likewise.
+DIRMN_HD double lpoch_lfact_deep(double a, double lgamma_a, const DeepCount& c) {
+  const double s = a + c.n;
+  const double l = log1p(a * c.inv_n);
+  return ((a - 1.0) * c.log_n - lgamma_a) + ((s - 0.5) * l - a) + (stirling_tail(s) - c.tail_n);
+}
+
 // lpoch(a, n) - lpoch(s, n) for s = a + r, r >= 0 (s passed as computed by
 // the caller, r the sum it adds to a): the log pmf of a row whose counts are
 // all in one cell (there it equals the kernel: the coefficient is 1). Where r
