@@ -346,13 +346,16 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     // largest count is large enough to be regrouped (finish_row), its cell
     // is left out of the sum and added back for the components that do not
     // regroup.
+    // body runs after this block ends: it reads nothing declared in it
+    // (deep_n is D taken again).
     body = [&](int64_t c) {
+      const int64_t deep_n = static_cast<int64_t>(layout.deep.size());
       const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
       double rest[kGroup];
       for (int64_t j0 = 0; j0 < K; j0 += kGroup) {
         const Group g{&layout, tables.data() + j0, K, std::min(kGroup, K - j0), cols,
                       req.alpha + j0 * cols, log_a_sums.data() + j0,
-                      D == 0 ? nullptr : lgamma_alpha.data() + j0 * D};
+                      deep_n == 0 ? nullptr : lgamma_alpha.data() + j0 * deep_n};
         const auto rest_sum = [&](int64_t j, int64_t skipped) {
           const double* pre = a_prefix.data() + (j0 + j) * (cols + 1);
           const double* suf = a_suffix.data() + (j0 + j) * (cols + 1);
@@ -401,7 +404,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
               gj.table += j;
               gj.alpha += j * cols;
               gj.log_a_sum += j;
-              if (gj.lgamma_alpha != nullptr) gj.lgamma_alpha += j * D;
+              if (gj.lgamma_alpha != nullptr) gj.lgamma_alpha += j * deep_n;
               gj.kg = 1;
               add_cell<Full, double, 1>(peak.count, star, gj, &peak_term);
               r += peak_term;
