@@ -254,6 +254,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
   std::function<void(int64_t)> body;
   TableLayout layout;
   std::vector<double> tables, a_sums, log_a_sums, lgamma_a_sums, a_prefix, a_suffix, lgamma_alpha;
+  bool any_deep_sum = false;  // a component whose row totals may take the deep form
   if (req.rowwise) {
     body = [&](int64_t c) {
       const int64_t r1 = std::min(rows, (c + 1) * rows_per_chunk);
@@ -314,6 +315,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       a_sums[u] = math::compensated_sum(req.alpha + j * cols, cols);
       log_a_sums[u] = std::log(a_sums[u]);
       lgamma_a_sums[u] = lgamma_if_deep(a_sums[u]);
+      any_deep_sum = any_deep_sum || math::deep_alpha_applies(a_sums[u]);
     }
     const int64_t D = static_cast<int64_t>(layout.deep.size());
     lgamma_alpha.resize(static_cast<size_t>(K * D));
@@ -382,7 +384,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
           }
           // The row total's term in the cells' form where theirs may be
           // deep: one cell against its own total (V = 1) is then exactly 0.
-          const bool deep_total = Full && math::deep_count_applies(n_total);
+          const bool deep_total = Full && any_deep_sum && math::deep_count_applies(n_total);
           const math::DeepCount ct = math::deep_count(deep_total ? n_total : 1.0);
           for (int64_t j = 0; j < g.kg; ++j) {
             const double a_sum = a_sums[static_cast<size_t>(j0 + j)];
