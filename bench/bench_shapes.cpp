@@ -5,7 +5,8 @@
 // bench/shapes_torch.py). Prints one table per count table.
 //
 // Usage:
-//   dirmn_bench_shapes [cpu|cuda] [--threads N] [--quick] [--only NAME[,NAME]]
+//   dirmn_bench_shapes [cpu|cuda] [--threads N] [--quick | --large]
+//                      [--only NAME[,NAME]] [--steps STEP[,STEP]]
 //                      [--data DIR] [--dump DIR] [--csv FILE] [--em-iterations N]
 //                      [--range-k K]
 //
@@ -14,8 +15,13 @@
 //                   default 0, every hardware thread)
 //   --quick         the synthetic tables with a quarter of the rows, half of
 //                   the columns and half of the depth (about the same density)
+//   --large         issue #27's GPU sizes: single-cell 300000 x 20000 and
+//                   text 100000 x 50000 (microbiome unchanged), same
+//                   densities and depths
 //   --only NAMES    only these tables: microbiome, single-cell, text,
 //                   globalpatterns, soilrep (comma-separated)
+//   --steps STEPS   only these rows: load, loglik, fit, em, range
+//                   (comma-separated; default all)
 //   --data DIR      the real tables' folder (default: ../shared/data beside
 //                   the repository the bench was built from); real tables
 //                   are skipped, saying so, where it has none
@@ -100,8 +106,8 @@ using shapes::Csr;
 struct Args {
   std::string backend = "cpu";
   int threads = 0;
-  bool quick = false;
-  std::vector<std::string> only;
+  bool quick = false, large = false;
+  std::vector<std::string> only, steps;
   std::string data = DIRMN_SHAPES_DATA_DIR;
   std::string dump, csv;
   int em_iterations = 5;
@@ -228,6 +234,12 @@ struct Plan {
   int range_k;  // fit_range's k_max
 };
 
+bool listed(const std::vector<std::string>& list, const std::string& name) {
+  return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+}
+bool wanted(const Args& a, const std::string& name) { return listed(a.only, name); }
+bool step_wanted(const Args& a, const char* step) { return listed(a.steps, step); }
+
 // The k of each table's mixture rows. fit_range's k_max keeps each table's
 // call within about a minute on 2 cores (on single-cell k = 1..5 takes
 // several minutes, on text k = 3 alone a minute; globalpatterns k = 1..10
@@ -238,6 +250,7 @@ Plan plan_for(const std::string& name, const Args& a) {
            : name == "text"           ? Plan{8, 2}
            : name == "globalpatterns" ? Plan{5, 5}
                                       : Plan{5, 10};
+  if (a.large && name == "text") p.em_k = 20;  // issue #27's text row
   if (a.range_k >= 0) p.range_k = a.range_k;
   return p;
 }
@@ -287,7 +300,8 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
     h = nullptr;
   };
   const double dense_bytes = 4.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols);
-  if (dense_bytes <= 1024.0 * 1024.0 * 1024.0) {
+  if (!step_wanted(a, "load")) {
+  } else if (dense_bytes <= 1024.0 * 1024.0 * 1024.0) {
     const std::vector<int32_t> x = shapes::to_dense(c);
     const double t = median_time(
         [] {},
@@ -302,7 +316,7 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
     std::snprintf(n, sizeof n, "skipped: the dense array would take %.1f GiB", dense_bytes / (1u << 30));
     rep.row("load dense int32", -1.0, 0.0, "cell/s", "-", n);
   }
-  {
+  if (step_wanted(a, "load")) {
     const double t = median_time(
         [] {}, [&] { h = load_csr(ctx, c); },
         read_and_destroy);
@@ -320,63 +334,67 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
   }
   std::vector<double> alpha(static_cast<size_t>(V));
   for (int64_t v = 0; v < V; ++v) alpha[static_cast<size_t>(v)] = 0.05 + 50.0 * colsum[static_cast<size_t>(v)] / total;
-  std::vector<double> out1(static_cast<size_t>(c.rows));
-  double t = median_time([&] {
-    require(dirmn_loglik(ctx, h, 1, alpha.data(), V, 1, DIRMN_PARAM_ALPHA, 0, out1.data(), 1, 1), ctx,
-            "dirmn_loglik");
-  });
-  double sum1 = 0.0;
-  for (double v : out1) sum1 += v;
   char note[160];
-  std::snprintf(note, sizeof note, "total log pmf %.10g", sum1);
-  rep.row("loglik K=1", t, nnz / t, "nz/s", where(info, DIRMN_STEP_LOGLIK), note, sum1);
-  if (!a.dump.empty() && !shapes::dump(a.dump, name, c, alpha, out1, threads)) {
-    std::fprintf(stderr, "cannot write the dump of %s to %s\n", name.c_str(), a.dump.c_str());
-    std::exit(1);
+  if (step_wanted(a, "loglik")) {
+    std::vector<double> out1(static_cast<size_t>(c.rows));
+    double t = median_time([&] {
+      require(dirmn_loglik(ctx, h, 1, alpha.data(), V, 1, DIRMN_PARAM_ALPHA, 0, out1.data(), 1, 1), ctx,
+              "dirmn_loglik");
+    });
+    double sum1 = 0.0;
+    for (double v : out1) sum1 += v;
+    std::snprintf(note, sizeof note, "total log pmf %.10g", sum1);
+    rep.row("loglik K=1", t, nnz / t, "nz/s", where(info, DIRMN_STEP_LOGLIK), note, sum1);
+    if (!a.dump.empty() && !shapes::dump(a.dump, name, c, alpha, out1, threads)) {
+      std::fprintf(stderr, "cannot write the dump of %s to %s\n", name.c_str(), a.dump.c_str());
+      std::exit(1);
+    }
+    const int K = 8;
+    std::vector<double> alpha8(static_cast<size_t>(K * V)), out8(static_cast<size_t>(c.rows * K));
+    for (int m = 0; m < K; ++m)
+      for (int64_t v = 0; v < V; ++v)
+        alpha8[static_cast<size_t>(m * V + v)] = alpha[static_cast<size_t>(v)] * std::exp2(0.5 * m - 2.0);
+    t = median_time([&] {
+      require(dirmn_loglik(ctx, h, K, alpha8.data(), V, 1, DIRMN_PARAM_ALPHA, 0, out8.data(), K, 1), ctx,
+              "dirmn_loglik");
+    });
+    double sum8 = 0.0;
+    for (double v : out8) sum8 += v;
+    std::snprintf(note, sizeof note, "rows x 8 values; their total %.10g", sum8);
+    rep.row("loglik K=8", t, nnz * K / t, "nz*k/s", where(info, DIRMN_STEP_LOGLIK), note, sum8);
   }
-  const int K = 8;
-  std::vector<double> alpha8(static_cast<size_t>(K * V)), out8(static_cast<size_t>(c.rows * K));
-  for (int m = 0; m < K; ++m)
-    for (int64_t v = 0; v < V; ++v)
-      alpha8[static_cast<size_t>(m * V + v)] = alpha[static_cast<size_t>(v)] * std::exp2(0.5 * m - 2.0);
-  t = median_time([&] {
-    require(dirmn_loglik(ctx, h, K, alpha8.data(), V, 1, DIRMN_PARAM_ALPHA, 0, out8.data(), K, 1), ctx,
-            "dirmn_loglik");
-  });
-  double sum8 = 0.0;
-  for (double v : out8) sum8 += v;
-  std::snprintf(note, sizeof note, "rows x 8 values; their total %.10g", sum8);
-  rep.row("loglik K=8", t, nnz * K / t, "nz*k/s", where(info, DIRMN_STEP_LOGLIK), note, sum8);
 
   // Fits: a fresh object each time for the first fit, then the second fit
   // on the same object.
-  std::vector<double> fitted(static_cast<size_t>(V));
-  dirmn_fit_result r;
-  std::memset(&r, 0, sizeof r);
-  r.size = sizeof r;
-  r.alpha = fitted.data();
-  dirmn_counts* fresh = nullptr;
-  std::vector<double> later;
-  const double t_first = median_time(
-      [&] { fresh = load_csr(ctx, c); }, [&] { require(dirmn_fit(ctx, fresh, nullptr, &r), ctx, "dirmn_fit"); },
-      [&] {
-        const double t0 = now();
-        require(dirmn_fit(ctx, fresh, nullptr, &r), ctx, "dirmn_fit");
-        later.push_back(now() - t0);
-        dirmn_counts_destroy(fresh);
-      },
-      3, 5, 2.0);
-  std::sort(later.begin(), later.end());
-  std::snprintf(note, sizeof note, "%d Newton iterations, converged %d, log pmf %.10g", r.iterations, r.converged,
-                r.loglik);
-  rep.row("fit first", t_first, nnz / t_first, "nz/s", where(info, DIRMN_STEP_HISTOGRAMS), note, r.loglik);
-  rep.row("fit later", later[later.size() / 2], 0.0, "", where(info, DIRMN_STEP_HISTOGRAMS), "histograms cached",
-          r.loglik);
+  if (step_wanted(a, "fit")) {
+    std::vector<double> fitted(static_cast<size_t>(V));
+    dirmn_fit_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.alpha = fitted.data();
+    dirmn_counts* fresh = nullptr;
+    std::vector<double> later;
+    const double t_first = median_time(
+        [&] { fresh = load_csr(ctx, c); }, [&] { require(dirmn_fit(ctx, fresh, nullptr, &r), ctx, "dirmn_fit"); },
+        [&] {
+          const double t0 = now();
+          require(dirmn_fit(ctx, fresh, nullptr, &r), ctx, "dirmn_fit");
+          later.push_back(now() - t0);
+          dirmn_counts_destroy(fresh);
+        },
+        3, 5, 2.0);
+    std::sort(later.begin(), later.end());
+    std::snprintf(note, sizeof note, "%d Newton iterations, converged %d, log pmf %.10g", r.iterations, r.converged,
+                  r.loglik);
+    rep.row("fit first", t_first, nnz / t_first, "nz/s", where(info, DIRMN_STEP_HISTOGRAMS), note, r.loglik);
+    rep.row("fit later", later[later.size() / 2], 0.0, "", where(info, DIRMN_STEP_HISTOGRAMS), "histograms cached",
+            r.loglik);
+  }
 
   // One EM iteration at k: the progress callback marks the end of each.
   const uint32_t em_steps = DIRMN_STEP_LOGLIK | DIRMN_STEP_HISTOGRAMS | DIRMN_STEP_MIXTURE_EM |
                             DIRMN_STEP_MIXTURE_FITS;
-  {
+  if (step_wanted(a, "em")) {
     dirmn_mixture_options o;
     dirmn_mixture_options_init(&o);
     o.starts = 1;
@@ -412,7 +430,7 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
   }
 
   // The model-selection call a user makes, with its defaults.
-  if (plan.range_k > 0) {
+  if (plan.range_k > 0 && step_wanted(a, "range")) {
     dirmn_mixture_options o;
     dirmn_mixture_options_init(&o);
     std::vector<dirmn_mixture*> ms(static_cast<size_t>(plan.range_k), nullptr);
@@ -442,9 +460,6 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
   dirmn_counts_destroy(h);
 }
 
-bool wanted(const Args& a, const std::string& name) {
-  return a.only.empty() || std::find(a.only.begin(), a.only.end(), name) != a.only.end();
-}
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -460,23 +475,29 @@ Args parse(int argc, char** argv) {
     if (s == "cpu" || s == "cuda") a.backend = s;
     else if (s == "--threads") a.threads = std::atoi(value().c_str());
     else if (s == "--quick") a.quick = true;
+    else if (s == "--large") a.large = true;
     else if (s == "--data") a.data = value();
     else if (s == "--dump") a.dump = value();
     else if (s == "--csv") a.csv = value();
     else if (s == "--em-iterations") a.em_iterations = std::max(1, std::atoi(value().c_str()));
     else if (s == "--range-k") a.range_k = std::max(0, std::atoi(value().c_str()));
-    else if (s == "--only") {
+    else if (s == "--only" || s == "--steps") {
       const std::string list = value();
+      std::vector<std::string>& into = s == "--only" ? a.only : a.steps;
       size_t from = 0;
       while (from <= list.size()) {
         const size_t to = std::min(list.find(',', from), list.size());
-        a.only.push_back(list.substr(from, to - from));
+        into.push_back(list.substr(from, to - from));
         from = to + 1;
       }
     } else {
       std::fprintf(stderr, "unknown argument %s (see the top of bench/bench_shapes.cpp)\n", s.c_str());
       std::exit(2);
     }
+  }
+  if (a.quick && a.large) {
+    std::fprintf(stderr, "--quick and --large exclude each other\n");
+    std::exit(2);
   }
   return a;
 }
@@ -493,9 +514,9 @@ int main(int argc, char** argv) {
   require(dirmn_context_get_threads(ctx, &threads), ctx, "dirmn_context_get_threads");
   Report rep(a.csv, threads);
   std::printf("dirmn %s, %s backend, %d threads%s; EM iteration rows over %d iterations\n", dirmn_version_string(),
-              a.backend.c_str(), threads, a.quick ? ", --quick sizes" : "", a.em_iterations);
+              a.backend.c_str(), threads, a.quick ? ", --quick sizes" : a.large ? ", --large sizes" : "", a.em_iterations);
 
-  for (const shapes::Spec& s : shapes::synthetic_specs(a.quick)) {
+  for (const shapes::Spec& s : shapes::synthetic_specs(a.quick, a.large)) {
     if (!wanted(a, s.name)) continue;
     const double t0 = now();
     const Csr c = shapes::generate(s);

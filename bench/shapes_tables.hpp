@@ -164,7 +164,7 @@ inline Csr generate(const Spec& s) {
 // The synthetic shapes. --quick takes a quarter of the rows, half of the
 // columns and half of the depth, which keeps the density near the full
 // table's.
-inline std::vector<Spec> synthetic_specs(bool quick) {
+inline std::vector<Spec> synthetic_specs(bool quick, bool large = false) {
   std::vector<Spec> v = {
       // 16S-like: a few dominant taxa, a long Zipf tail; community types.
       {"microbiome", 2000, 30000, 1.15, 2.0, {}, 6, 1.0, 0.3, 500, 1.0, 7000.0, 0.5, 1000, 30000, 26001,
@@ -179,6 +179,11 @@ inline std::vector<Spec> synthetic_specs(bool quick) {
       {"text", 20000, 50000, 1.05, 2.7, {}, 10, 1.2, 0.2, 500, 1.0, 130.0, 0.5, 20, 5000, 26003,
        "words rank^-1.05, 10 topics, documents of log-normal length, median 130 words"},
   };
+  // --large: issue #27's sizes for one GPU (more rows, the same shape).
+  if (large) {
+    v[1].rows = 300000;
+    v[2].rows = 100000;
+  }
   if (quick)
     for (auto& s : v) {
       s.rows /= 4;
