@@ -119,7 +119,10 @@ TEST_CASE("cuda: double mode agrees with the CPU backend to 1e-12", "[cuda]") {
       {29, 90, 50.0, true, 64},                      // real-valued: f64
       {12, 40, 8589934592.0, false, 64},             // integers past 2^32: f64
       {200, 1, 30.0, false, 8},                      // one column
-      {64, 3000, 9.0, false, 8},                     // wide: several column panels
+      {64, 3000, 9.0, false, 8},                     // wide: several column panels (CSR: through L2)
+      {64, 2000, 9.0, false, 8},                     // CSR: two panels in shared memory
+      {300, 9000, 60000.0, false, 16},               // CSR through L2, counts past its cut
+      {50, 5000, 16777216.0, false, 32},             // ... and 32-bit counts
       {3, 17, 9.0, false, 8},                        // a handful of cells
       // Tall: more rows than the one-vector small-table kernel takes on a
       // 132-multiprocessor device, so K = 1 runs the many-row kernel too.

@@ -79,6 +79,10 @@ TablePlan CudaBackend::call_plan(const DeviceTable& t, int64_t K, size_t entry, 
   TablePlan p = t.plan;
   const int64_t budget = static_cast<int64_t>(kTableBudgetBytes / entry);
   const int64_t per_col = static_cast<int64_t>(p.cut);
+  if (p.l2_tables) {
+    *k_group = static_cast<int>(std::min<int64_t>(K, kMaxKGroup));
+    return p;
+  }
   if (t.sparse || K == 1) {
     *k_group = static_cast<int>(std::max<int64_t>(
         1, std::min<int64_t>({K, kMaxKGroup, budget / (per_col * p.panel_cols)})));
@@ -134,6 +138,7 @@ BackendResult CudaBackend::run_shared(const DeviceTable& t, const LoglikRequest&
   a.cut = plan.cut;
   a.panel_cols = plan.panel_cols;
   a.panels = plan.panels;
+  a.l2_tables = plan.l2_tables;
   a.vec = plan.vec;
   a.lanes_per_row = plan.lanes_per_row;
   a.k_total = static_cast<int>(K);

@@ -16,8 +16,9 @@ template <class View>
 BackendResult launch_sliced(void (*kernel)(View, SharedAlphaArgs), const View& view,
                             SharedAlphaArgs args, size_t table_entry_bytes, const LaunchEnv& env,
                             const char* what) {
-  const size_t smem = static_cast<size_t>(args.k_group) * static_cast<size_t>(args.cut) *
-                      static_cast<size_t>(args.panel_cols) * table_entry_bytes;
+  const size_t smem = args.l2_tables ? 0
+                                      : static_cast<size_t>(args.k_group) * static_cast<size_t>(args.cut) *
+                                            static_cast<size_t>(args.panel_cols) * table_entry_bytes;
   int per_sm = 0;
   DIRMN_TRY(kernel_occupancy(reinterpret_cast<const void*>(kernel), smem, env.device, &per_sm));
   const int64_t slices_total =

@@ -11,14 +11,19 @@ namespace {
 
 constexpr const char* kCsrWhat = "kernel launch (shared_alpha_csr)";
 
+template <CellType C, bool kCol16, class TabT, bool kL2>
+BackendResult csr_l(const CsrView& v, const SharedAlphaArgs& a, const LaunchEnv& env) {
+  if (a.k_group > 1)
+    return launch_sliced(dev::shared_alpha_csr<C, kCol16, TabT, kMaxKGroup, kL2>, v, a, sizeof(TabT),
+                         env, kCsrWhat);
+  return launch_sliced(dev::shared_alpha_csr<C, kCol16, TabT, 1, kL2>, v, a, sizeof(TabT), env,
+                       kCsrWhat);
+}
+
 template <CellType C, bool kCol16, class TabT>
 BackendResult csr_k(const CsrView& v, SharedAlphaArgs a, const LaunchEnv& env) {
   a.rows_per_group = kCsrRowsPerGroup;
-  if (a.k_group > 1)
-    return launch_sliced(dev::shared_alpha_csr<C, kCol16, TabT, kMaxKGroup>, v, a, sizeof(TabT),
-                         env, kCsrWhat);
-  return launch_sliced(dev::shared_alpha_csr<C, kCol16, TabT, 1>, v, a, sizeof(TabT), env,
-                       kCsrWhat);
+  return a.l2_tables ? csr_l<C, kCol16, TabT, true>(v, a, env) : csr_l<C, kCol16, TabT, false>(v, a, env);
 }
 
 template <CellType C>

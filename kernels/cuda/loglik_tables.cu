@@ -46,6 +46,13 @@ TablePlan make_plan(const DeviceTable& t) {
     if (cut * panel_cols > budget) cut = std::max<int64_t>(1, budget / panel_cols);
     panel_cols = balanced_panel_width(t.cols, panel_cols, group);
   }
+  if (t.sparse && ceil_div<int64_t>(t.cols, panel_cols) > kCsrMaxSharedPanels) {
+    const int64_t l2_cut =
+        static_cast<int64_t>(kL2TableBytes / sizeof(double)) / std::max<int64_t>(full_width, 1);
+    cut = std::max<int64_t>(1, std::min(std::min(cut_data, cut_worth), l2_cut));
+    panel_cols = full_width;
+    p.l2_tables = true;
+  }
   p.cut = static_cast<int>(cut);
   p.panel_cols = panel_cols;
   p.panels = static_cast<int>(ceil_div<int64_t>(t.cols, panel_cols));

@@ -85,6 +85,9 @@ struct TablePlan {
   int64_t panel_cols = 0;    // columns per panel, a multiple of vec * lanes_per_row
   int panels = 1;
   int64_t row_term_len = 0;  // entries of lpoch(A, N) - N log A tabulated by N
+  // CSR: the tables stay in global memory (read through L2) as one panel
+  // of every column, instead of panels copied to shared memory.
+  bool l2_tables = false;
 };
 
 struct DenseView {
@@ -124,6 +127,7 @@ struct SharedAlphaArgs {
   int k_total = 1;
   int k_group = 1;    // parameter vectors per block (dense, > 1: per bundle)
   int slice_base = 0; // first slice of this launch (grids are split at 65535)
+  bool l2_tables = false;  // CSR: tables read from global memory (TablePlan)
   int64_t cols = 0;
   bool integral = true;           // every stored count is an integer
   bool all_fit = false;           // every stored count is an integer below cut

@@ -43,6 +43,17 @@ constexpr size_t kTableBudgetBytes = 96 * 1024;
 // Tabulated counts run to at most this cut (exclusive); larger counts take
 // the direct lpoch path. Real tables are dominated by small counts.
 constexpr int kMaxCut = 64;
+// A CSR table whose shared-memory plan needs more column panels than this
+// reads its tables from global memory instead (TablePlan::l2_tables): each
+// panel walks every row's pointers and a short piece of the row, so on
+// wide tables (20000 columns at a cut of 64 are 105 panels of 192) most
+// lanes idle; through L2 the rows are walked once, every lane busy, and a
+// lookup costs an L2 (often L1) hit instead of a shared-memory one.
+constexpr int kCsrMaxSharedPanels = 2;
+// ... and tabulates counts only as far as one vector's table stays within
+// this many bytes, so that the entries in use stay resident in L2 (50 MB on
+// Hopper) beside the stream of counts.
+constexpr size_t kL2TableBytes = size_t{16} << 20;
 // Row terms lpoch(A, N) - N log A are tabulated for N below this; rows with
 // larger totals evaluate theirs directly.
 constexpr int64_t kRowTermMax = int64_t{1} << 16;

@@ -43,7 +43,7 @@ struct CsrBlock {
   }
 };
 
-template <CellType C, bool kCol16, class TabT, int KG>
+template <CellType C, bool kCol16, class TabT, int KG, bool kL2>
 __device__ __forceinline__ void add_block(const CsrBlock<C, kCol16>& x, int64_t begin, int64_t end,
                                           int64_t col0, const char* tab, uint32_t entry_bytes,
                                           int kc, int k0, const SharedAlphaArgs& a,
@@ -73,7 +73,7 @@ __device__ __forceinline__ void add_block(const CsrBlock<C, kCol16>& x, int64_t 
 #pragma unroll
       for (int kk = 0; kk < KG; ++kk) {
         if (KG > 1 && kk >= kc) break;
-        acc[kk] += static_cast<double>(tab_load<TabT>(tab + kk * entry_bytes, off));
+        acc[kk] += static_cast<double>(tab_read<TabT, kL2>(tab + kk * entry_bytes, off));
       }
     } else {
 #pragma unroll
@@ -128,8 +128,10 @@ __device__ __forceinline__ int64_t block_count(int64_t begin, int64_t end) {
 // CSR rows are walked like dense ones: a stream of steps (row chunk, block
 // offset) with the next step's blocks in flight while one is evaluated. The
 // row extents of the chunk after next are loaded a whole chunk ahead, so
-// crossing into a new chunk never waits for its row pointers.
-template <CellType C, bool kCol16, class TabT, int KG>
+// crossing into a new chunk never waits for its row pointers. With kL2
+// (TablePlan::l2_tables) the block reads its slice's tables from global
+// memory where build_tables left them, and copies nothing.
+template <CellType C, bool kCol16, class TabT, int KG, bool kL2>
 __global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
     shared_alpha_csr(CsrView view, SharedAlphaArgs a) {
   using B = CsrBlock<C, kCol16>;
@@ -137,9 +139,11 @@ __global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
   constexpr int R = kCsrRowsPerGroup;
   extern __shared__ __align__(16) unsigned char smem[];
   const SliceGeometry g = slice_geometry(a, kLanes, R);
-  start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
+  if constexpr (!kL2) start_tables<TabT>(reinterpret_cast<TabT*>(smem), a, g.k0, g.kc, g.panel, g.entries);
   const int64_t col0 = static_cast<int64_t>(g.panel) * a.panel_cols;
-  const char* tab = reinterpret_cast<const char*>(smem);
+  const char* tab = kL2 ? static_cast<const char*>(a.tables) +
+                              static_cast<int64_t>(g.k0) * g.entries * static_cast<int64_t>(sizeof(TabT))
+                        : reinterpret_cast<const char*>(smem);
   const uint32_t entry_bytes = static_cast<uint32_t>(g.entries) * sizeof(TabT);
   const auto group_row0 = [&](int64_t chunk) {
     return chunk * g.rows_per_block + static_cast<int64_t>(g.group) * R;
@@ -165,7 +169,7 @@ __global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
   int64_t off = 0;
   B next[R];
   load_blocks(next, cur, 0);
-  wait_tables();
+  if constexpr (!kL2) wait_tables();
   double adjust = resolve_row(rd);
   rd = prefetch_row<R, KG>(group_row0(chunk + gridDim.x), g, view.rows, view.row_lcoef, a);
 
@@ -188,7 +192,7 @@ __global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
       load_blocks(next, cur, off + kLanes);
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      add_block<C, kCol16, TabT, KG>(x[r], cur.begin[r], cur.end[r], col0, tab, entry_bytes, g.kc, g.k0,
+      add_block<C, kCol16, TabT, KG, kL2>(x[r], cur.begin[r], cur.end[r], col0, tab, entry_bytes, g.kc, g.k0,
                                      a, acc[r]);
     if (last) {
       finish_group<R, KG>(acc, group_row0(chunk), g, view.rows, adjust, a);

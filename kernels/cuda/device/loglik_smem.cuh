@@ -75,6 +75,16 @@ __device__ __forceinline__ TabT tab_load(const char* base, uint32_t byte_off) {
   return *reinterpret_cast<const TabT*>(base + byte_off);
 }
 
+// Reads a table entry at a byte offset from a base in shared memory, or in
+// global memory for tables read through L2 (TablePlan::l2_tables).
+template <class TabT, bool kGlobal>
+__device__ __forceinline__ TabT tab_read(const char* base, uint32_t byte_off) {
+  if constexpr (kGlobal)
+    return __ldg(reinterpret_cast<const TabT*>(base + byte_off));
+  else
+    return tab_load<TabT>(base, byte_off);
+}
+
 // Entries of one bundle half, and the bytes between table positions: a
 // bundle half for KG > 1, one entry otherwise.
 template <class TabT>
