@@ -60,6 +60,9 @@
 //                   of all counts). nonzeros/s
 //   loglik K=8      dirmn_loglik with 8 vectors (alpha times 2^(m/2 - 2),
 //                   m = 0..7): rows x 8 values. nonzeros x 8 per second
+//   loglik_sum+grad dirmn_loglik_sum, value and gradient in log alpha (the
+//                   K = 1 alpha), once the first call has built the
+//                   histograms (its time is in the notes)
 //   fit first       dirmn_fit, default options, on a counts object made just
 //                   before (untimed): its histogram pass included
 //   fit later       a second dirmn_fit on the same object (histograms cached)
@@ -362,6 +365,24 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
     for (double v : out8) sum8 += v;
     std::snprintf(note, sizeof note, "rows x 8 values; their total %.10g", sum8);
     rep.row("loglik K=8", t, nnz * K / t, "nz*k/s", where(info, DIRMN_STEP_LOGLIK), note, sum8);
+    // The summed log pmf and its gradient in log alpha, what training the
+    // seed's PyTorch module asks for (shapes_torch.py --gradient times it
+    // there): from the count histograms, built by the first call.
+    std::vector<double> log_alpha(static_cast<size_t>(V)), grad(static_cast<size_t>(V));
+    for (int64_t v = 0; v < V; ++v) log_alpha[static_cast<size_t>(v)] = std::log(alpha[static_cast<size_t>(v)]);
+    double value = 0.0;
+    const auto value_and_gradient = [&] {
+      require(dirmn_loglik_sum(ctx, h, log_alpha.data(), 1, DIRMN_PARAM_LOG_ALPHA, nullptr, 0, &value, grad.data(),
+                               nullptr, nullptr),
+              ctx, "dirmn_loglik_sum");
+    };
+    const double t0 = now();
+    value_and_gradient();
+    const double t_first = now() - t0;
+    t = median_time(value_and_gradient);
+    std::snprintf(note, sizeof note, "summed log pmf %.10g and its gradient; the first call (histograms) %s", value,
+                  fmt_time(t_first).c_str());
+    rep.row("loglik_sum+grad", t, nnz / t, "nz/s", where(info, DIRMN_STEP_HISTOGRAMS), note, value);
   }
 
   // Fits: a fresh object each time for the first fit, then the second fit

@@ -2,7 +2,8 @@
 # Issue #26's side-by-side benchmark: bench/bench_shapes.cpp, built from this
 # checkout's source against two libraries -- BASE_REF's and this checkout's
 # -- and bench/shapes_torch.py, all with the same thread count on the same
-# tables, merged into one table of rows x (base, now, torch, ratios).
+# tables, merged into one table of rows x (base, now, torch, ratios). With
+# the bench option `cuda` both libraries run on the GPU, and so does torch.
 #
 #   bench/run_shapes.sh [BASE_REF] [BENCH OPTIONS...]
 #
@@ -13,6 +14,7 @@
 #   DIRMN_BENCH_THREADS  threads for dirmn and torch (default: nproc)
 #   DIRMN_BUILD_JOBS     parallel build jobs (default 2)
 #   DIRMN_CUDA           the libraries' DIRMN_CUDA setting (default OFF)
+#   DIRMN_CUDA_ARCH      their CMAKE_CUDA_ARCHITECTURES (default: the project's)
 #   PYTHON               the interpreter with torch (default /usr/bin/python3,
 #                        Debian's python3-torch)
 #
@@ -35,7 +37,9 @@ fi
 # that a burst of load on a shared machine falls on both alike.
 tables=(microbiome single-cell text globalpatterns soilrep)
 bench_args=()
+torch_device=cpu
 while [[ $# -gt 0 ]]; do
+  [[ $1 == cuda ]] && torch_device=cuda
   if [[ $1 == --only ]]; then
     [[ $# -ge 2 ]] || { echo "--only needs a value" >&2; exit 2; }
     IFS=, read -r -a tables <<<"$2"
@@ -69,7 +73,7 @@ git -C "$root" worktree add --force --detach "$src" "$base_commit" >/dev/null
 
 build_lib() {  # SOURCE BUILD_DIR
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIRMN_CUDA="${DIRMN_CUDA:-OFF}" \
-    -DDIRMN_BUILD_TESTS=OFF -DDIRMN_BUILD_BENCH=OFF -DDIRMN_BUILD_EXAMPLES=OFF >/dev/null
+    ${DIRMN_CUDA_ARCH:+-DCMAKE_CUDA_ARCHITECTURES="$DIRMN_CUDA_ARCH"} -DDIRMN_BUILD_TESTS=OFF -DDIRMN_BUILD_BENCH=OFF -DDIRMN_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build "$2" --target dirmn -j "$jobs" >/dev/null
 }
 build_bench() {  # SOURCE BUILD_DIR BINARY: this checkout's bench against SOURCE's header and library
@@ -112,7 +116,8 @@ for lib in now base; do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== torch"
-"$python" "$root/bench/shapes_torch.py" "$out/dump" --threads "$threads" --csv "$out/torch.csv" |
+"$python" "$root/bench/shapes_torch.py" "$out/dump" --threads "$threads" --device "$torch_device" --gradient \
+  --csv "$out/torch.csv" |
   tee "$out/torch.txt"
 
 echo

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch reference for issue #26's benchmark (bench/bench_shapes.cpp).
 
-Times, on the CPU, the per-row Dirichlet-multinomial log pmf (K = 1: one
+Times, on the CPU or (--device cuda) the GPU, the per-row Dirichlet-multinomial log pmf (K = 1: one
 alpha for every row) the way a PyTorch user would write it for a sparse
 table, in float64 and float32:
 
@@ -19,7 +19,7 @@ timed: the median of at least 5 calls and 1 s after one warm-up call.
 Agreement: the float64 total is compared with dirmn's (from the per-row log
 pmf in the dump), and float32's with both.
 
-    /usr/bin/python3 bench/shapes_torch.py DIR [--threads N] [--csv OUT]
+    /usr/bin/python3 bench/shapes_torch.py DIR [--threads N] [--csv OUT] [--device cuda] [--gradient]
     /usr/bin/python3 bench/shapes_torch.py --merge BASE.csv NOW.csv [TORCH.csv]
 
 --merge prints bench/run_shapes.sh's side-by-side table from the CSVs of
@@ -55,13 +55,17 @@ def load(folder, name):
     return meta, arr
 
 
-def median_time(fn, min_reps=5, budget=1.0):
+def median_time(fn, min_reps=5, budget=1.0, sync=None):
     fn()
+    if sync:
+        sync()
     t = []
     start = time.perf_counter()
     while len(t) < min_reps or time.perf_counter() - start < budget:
         t0 = time.perf_counter()
         fn()
+        if sync:
+            sync()
         t.append(time.perf_counter() - t0)
         if len(t) >= 200:
             break
@@ -70,34 +74,43 @@ def median_time(fn, min_reps=5, budget=1.0):
 
 def run(args):
     import torch
+    dev = torch.device(args.device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else None
+    where = f"{dev.type}(torch)"
     rows_out = []
+
+    def record(name, step, sec, rate, unit, threads, value, note):
+        print(f"{step:<24} {sec * 1e3:10.3f} ms {rate / 1e6:9.1f} M{unit}  {note}")
+        rows_out.append([name, step, f"{sec:.9g}", f"{rate:.6f}", unit, where, threads,
+                         "" if value is None else f"{value:.17g}", note.replace(",", ";")])
+
     for name in tables_in(args.dir):
         meta, arr = load(args.dir, name)
         threads = args.threads or meta["threads"]
         torch.set_num_threads(threads)
-        rows, nnz = meta["rows"], meta["nnz"]
+        rows, cols, nnz = meta["rows"], meta["cols"], meta["nnz"]
         ptr = torch.from_numpy(arr["ptr.i32"].astype("int64"))
-        col = torch.from_numpy(arr["idx.i32"].astype("int64"))
-        row = torch.repeat_interleave(torch.arange(rows), ptr[1:] - ptr[:-1])
+        col = torch.from_numpy(arr["idx.i32"].astype("int64")).to(dev)
+        row = torch.repeat_interleave(torch.arange(rows), ptr[1:] - ptr[:-1]).to(dev)
         dirmn_rows = torch.from_numpy(arr["loglik.f64"])
         dirmn_total = float(dirmn_rows.sum())
-        print(f"\n== {name}: {rows} x {meta['cols']}, {nnz} nonzeros; torch {torch.__version__}, "
-              f"{torch.get_num_threads()} threads")
+        print(f"\n== {name}: {rows} x {cols}, {nnz} nonzeros; torch {torch.__version__} on {dev}"
+              + ("" if sync else f", {torch.get_num_threads()} threads"))
         totals = {}
         for dtype, label in ((torch.float64, "float64"), (torch.float32, "float32")):
-            x = torch.from_numpy(arr["val.i32"]).to(dtype)
-            alpha = torch.from_numpy(arr["alpha.f64"]).to(dtype)
-            n = torch.zeros(rows, dtype=dtype).index_add_(0, row, x)
+            x = torch.from_numpy(arr["val.i32"]).to(dev, dtype)
+            alpha = torch.from_numpy(arr["alpha.f64"]).to(dev, dtype)
+            n = torch.zeros(rows, dtype=dtype, device=dev).index_add_(0, row, x)
 
-            def loglik():
+            def loglik(alpha=alpha):
                 a = alpha[col]
                 t = torch.lgamma(x + a) - torch.lgamma(a) - torch.lgamma(x + 1)
-                out = torch.zeros(rows, dtype=dtype).index_add_(0, row, t)
+                out = torch.zeros(rows, dtype=dtype, device=dev).index_add_(0, row, t)
                 big_a = alpha.sum()
                 return out + (torch.lgamma(big_a) - torch.lgamma(n + big_a) + torch.lgamma(n + 1))
 
-            sec = median_time(loglik)
-            res = loglik().double()
+            sec = median_time(loglik, sync=sync)
+            res = loglik().double().cpu()
             total = float(res.sum())
             totals[label] = total
             rel_total = abs(total - dirmn_total) / abs(dirmn_total)
@@ -107,9 +120,43 @@ def run(args):
             if label == "float32":
                 note += f"; vs torch float64 total {abs(total - totals['float64']) / abs(totals['float64']):.2e}"
             step = "loglik K=1" if label == "float64" else "loglik K=1 float32"
-            print(f"{step:<22} {sec * 1e3:10.2f} ms {nnz / sec / 1e6:9.1f} Mnz/s  {note}")
-            rows_out.append([name, step, f"{sec:.9g}", f"{nnz / sec:.6f}", "nz/s", "cpu(torch)",
-                             torch.get_num_threads(), f"{total:.17g}", note.replace(",", ";")])
+            record(name, step, sec, nnz / sec, "nz/s", torch.get_num_threads(), total, note)
+            if args.gradient:
+                # Value and gradient of the summed log pmf in log alpha, by
+                # autograd: what training the seed's PyTorch module costs.
+                log_alpha = alpha.log().detach().requires_grad_(True)
+
+                def value_and_gradient():
+                    log_alpha.grad = None
+                    v = loglik(log_alpha.exp()).sum()
+                    v.backward()
+                    return v
+
+                sec = median_time(value_and_gradient, sync=sync)
+                record(name, "loglik+grad " + label, sec, nnz / sec, "nz/s", torch.get_num_threads(), None,
+                       "summed log pmf and its gradient in log alpha (autograd)")
+        # The seed module's formula on a dense float32 copy, where it fits
+        # (a quarter of the device's free memory for the copy: the
+        # temporaries take the rest).
+        dense_bytes = 4 * rows * cols
+        free = torch.cuda.mem_get_info()[0] if sync else 0
+        if sync and dense_bytes * 4 <= free:
+            xd = torch.zeros(rows * cols, dtype=torch.float32, device=dev)
+            xd[row * cols + col] = torch.from_numpy(arr["val.i32"]).to(dev, torch.float32)
+            xd = xd.view(rows, cols)
+            alpha = torch.from_numpy(arr["alpha.f64"]).to(dev, torch.float32)
+            nd = xd.sum(1)
+
+            def dense():
+                big_a = alpha.sum()
+                return (torch.lgamma(big_a) - torch.lgamma(nd + big_a)
+                        + (torch.lgamma(xd + alpha) - torch.lgamma(alpha)).sum(1))
+
+            sec = median_time(dense, sync=sync)
+            record(name, "kernel dense float32", sec, rows * cols / sec, "cell/s", 0, None,
+                   "the seed module's formula (no multinomial coefficient) on a dense float32 copy")
+            del xd
+            torch.cuda.empty_cache()
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
@@ -170,11 +217,14 @@ def merge(base_path, now_path, torch_path):
             agree = f"base~now {d:.1e}"
         print(f"{key[1]:<22} {fmt_time(sb):>11} {fmt_time(sn):>11} {fmt_time(st):>11} {ratio(sb, sn):>9} "
               f"{ratio(st, sn):>9}  {n['device']:<10} {n['threads']:>3}  {agree}")
-        if key[1] == "loglik K=1":
-            t32 = tor.get((table, "loglik K=1 float32"))
-            if t32:
-                print(f"{'  torch float32':<22} {'':>11} {'':>11} {fmt_time(seconds(t32)):>11} {'':>9} "
-                      f"{ratio(seconds(t32), sn):>9}  {t32['device']:<10} {t32['threads']:>3}")
+        beside = {"loglik K=1": ("loglik K=1 float32", "kernel dense float32"),
+                  "loglik_sum+grad": ("loglik+grad float64", "loglik+grad float32")}
+        if key[1] in beside:
+            for step in beside[key[1]]:
+                t32 = tor.get((table, step))
+                if t32:
+                    print(f"{'  torch ' + step:<22} {'':>11} {'':>11} {fmt_time(seconds(t32)):>11} {'':>9} "
+                          f"{ratio(seconds(t32), sn):>9}  {t32['device']:<10} {t32['threads']:>3}")
     if tor:
         print("\nPyTorch's agreement with dirmn (loglik K=1):")
         for key, r in tor.items():
@@ -188,6 +238,9 @@ def main():
     p.add_argument("dir", nargs="?")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--csv")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (the tensors and the timed work)")
+    p.add_argument("--gradient", action="store_true",
+                   help="also time value + gradient in log alpha (autograd)")
     p.add_argument("--merge", nargs="+", metavar="CSV")
     args = p.parse_args()
     if args.merge:
