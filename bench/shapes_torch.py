@@ -194,13 +194,15 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
-def merge(base_path, now_path, torch_path):
+def merge(base_path, now_path, torch_path, names=("base", "now")):
     base, _ = read_csv(base_path)
     now, order = read_csv(now_path)
     tor, _ = read_csv(torch_path)
-    print("times: median unless the bench's notes say 1 run; base/now > 1: now is faster; "
-          "torch/now > 1: dirmn now is faster than PyTorch")
-    hdr = f"{'step':<22} {'base':>11} {'now':>11} {'torch':>11} {'base/now':>9} {'torch/now':>9}  {'device':<10} thr  agree"
+    b_name, n_name = names
+    print(f"times: median unless the bench's notes say 1 run; {b_name}/{n_name} > 1: {n_name} is faster; "
+          f"torch/{n_name} > 1: dirmn ({n_name}) is faster than PyTorch")
+    hdr = (f"{'step':<22} {b_name:>11} {n_name:>11} {'torch':>11} {b_name + '/' + n_name:>9} "
+           f"{'torch/' + n_name:>9}  {'device':<10} thr  agree")
     table = None
     worst = 0.0
     for key in order:
@@ -214,7 +216,7 @@ def merge(base_path, now_path, torch_path):
             vb, vn = float(b["value"]), float(n["value"])
             d = abs(vb - vn) / max(1.0, abs(vn))
             worst = max(worst, d)
-            agree = f"base~now {d:.1e}"
+            agree = f"{b_name}~{n_name} {d:.1e}"
         print(f"{key[1]:<22} {fmt_time(sb):>11} {fmt_time(sn):>11} {fmt_time(st):>11} {ratio(sb, sn):>9} "
               f"{ratio(st, sn):>9}  {n['device']:<10} {n['threads']:>3}  {agree}")
         beside = {"loglik K=1": ("loglik K=1 float32", "kernel dense float32"),
@@ -230,7 +232,7 @@ def merge(base_path, now_path, torch_path):
         for key, r in tor.items():
             print(f"  {key[0]:<15} {key[1]:<20} {r['note']}")
     if base:
-        print(f"\nlargest relative difference of a result between base and now: {worst:.2e}")
+        print(f"\nlargest relative difference of a result between {b_name} and {n_name}: {worst:.2e}")
 
 
 def main():
@@ -242,10 +244,11 @@ def main():
     p.add_argument("--gradient", action="store_true",
                    help="also time value + gradient in log alpha (autograd)")
     p.add_argument("--merge", nargs="+", metavar="CSV")
+    p.add_argument("--names", default="base,now", help="--merge's labels of its first two CSVs")
     args = p.parse_args()
     if args.merge:
         paths = args.merge + [None] * (3 - len(args.merge))
-        merge(*paths[:3])
+        merge(*paths[:3], names=tuple(args.names.split(",", 1)))
     elif args.dir:
         run(args)
     else:

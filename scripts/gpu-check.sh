@@ -15,6 +15,10 @@
 #   DIRMN_GPU_SKIP_SANITIZERS=1 ... # leave out compute-sanitizer
 #   DIRMN_GPU_SKIP_BENCH=1 ...      # leave out the benchmarks
 #   DIRMN_GPU_SKIP_MMA_SYNC=1 ...   # leave out the sm_90 (mma.sync) build
+#   DIRMN_GPU_SKIP_GPU_BENCH=1 ...  # leave out gpu_bench (the dense tables)
+#   DIRMN_GPU_SKIP_SHAPES=1 ...     # leave out bench_shapes (issue #27's rows)
+#   DIRMN_GPU_SHAPES=NAMES ...      # its tables (default microbiome,single-cell,text)
+#   DIRMN_GPU_SKIP_FIT_BENCH=1 ...  # leave out bench_fit
 #   DIRMN_GPU_SANITIZER_FILTER='[cuda]~[hog]'  # Catch2 filter of the sanitizer runs
 #   DIRMN_GPU_RACECHECK_FILTER=...  # racecheck's own filter (it is the slow one)
 #
@@ -131,7 +135,9 @@ BL=$LOGS/bench.log
 clocks
 quick=()
 [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && quick=(--quick)
-if [[ -x $BUILD/bench/dirmn_gpu_bench ]]; then
+if [[ ${DIRMN_GPU_SKIP_GPU_BENCH:-0} == 1 ]]; then
+  note "- gpu_bench: skipped (DIRMN_GPU_SKIP_GPU_BENCH=1)"
+elif [[ -x $BUILD/bench/dirmn_gpu_bench ]]; then
   t0=$SECONDS
   "$BUILD/bench/dirmn_gpu_bench" "${quick[@]}" >"$LOGS/gpu_bench.csv" 2>>"$BL"
   rc=$?
@@ -141,7 +147,9 @@ else
   note "- gpu_bench: not built (configure with DIRMN_BUILD_BENCH=ON)"
   failed=1
 fi
-if [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
+if [[ ${DIRMN_GPU_SKIP_FIT_BENCH:-0} == 1 ]]; then
+  note "- bench_fit: skipped (DIRMN_GPU_SKIP_FIT_BENCH=1)"
+elif [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
   t0=$SECONDS
   {
     echo '```'
@@ -153,10 +161,47 @@ if [[ -x $BUILD/bench/dirmn_bench_fit ]]; then
   } >>"$SUMMARY" 2>>"$BL"
   note "- bench_fit: exit $? ($((SECONDS - t0)) s)"
 fi
+# Issue #27's real-shape rows (bench/bench_shapes.cpp --large): the CUDA
+# backend, then the CPU backend on the same host threads, then PyTorch on
+# the GPU on the same tables (sparse formulation, value and value +
+# gradient, and the seed's dense formula where it fits), merged into
+# summary.md; each run's own table goes to bench.log.
+SHAPES=$BUILD/bench/dirmn_bench_shapes
+if [[ ${DIRMN_GPU_SKIP_SHAPES:-0} == 1 ]]; then
+  note "- bench_shapes: skipped (DIRMN_GPU_SKIP_SHAPES=1)"
+elif [[ -x $SHAPES ]]; then
+  t0=$SECONDS
+  sdir=$BUILD/shapes-out
+  rm -rf "$sdir"
+  mkdir -p "$sdir/dump"
+  size=(--large)
+  [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && size=()
+  sargs=("${size[@]}" --range-k 0 --em-iterations 3 --only "${DIRMN_GPU_SHAPES:-microbiome,single-cell,text}")
+  "$SHAPES" cuda "${sargs[@]}" --dump "$sdir/dump" --csv "$sdir/cuda.csv" >>"$BL" 2>&1 &&
+    "$SHAPES" cpu "${sargs[@]}" --csv "$sdir/cpu.csv" >>"$BL" 2>&1
+  rc=$?
+  note "- bench_shapes (cuda, cpu): exit $rc ($((SECONDS - t0)) s)"
+  [[ $rc != 0 ]] && failed=1
+  if [[ ${DIRMN_GPU_SKIP_TORCH:-0} != 1 ]]; then
+    $PY "$ROOT/bench/shapes_torch.py" "$sdir/dump" --device cuda --gradient --csv "$sdir/torch.csv" >>"$BL" 2>&1 ||
+      note "- shapes_torch.py --device cuda: failed (see bench.log)"
+  fi
+  {
+    echo
+    echo "## Real shapes (bench_shapes ${size[*]}: CPU backend, CUDA backend, PyTorch on the GPU)"
+    echo
+    echo '```'
+    $PY "$ROOT/bench/shapes_torch.py" --merge "$sdir/cpu.csv" "$sdir/cuda.csv" "$sdir/torch.csv" --names cpu,cuda
+    echo '```'
+  } >>"$SUMMARY" 2>&1
+  rm -rf "$sdir/dump"
+else
+  note "- bench_shapes: not built (configure with DIRMN_BUILD_BENCH=ON)"
+fi
 # Clocks again after the benchmarks.
 clocks
-if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
-  note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
+if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 || ${DIRMN_GPU_SKIP_GPU_BENCH:-0} == 1 ]]; then
+  note "- torch_ref.py: skipped (DIRMN_GPU_SKIP_TORCH=1 or DIRMN_GPU_SKIP_GPU_BENCH=1)"
 elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then
   t0=$SECONDS
   PYTHONUNBUFFERED=1 $PY "$ROOT/bench/torch_ref.py" "${quick[@]}" --csv "$LOGS/torch_ref.csv" 2>>"$BL"
