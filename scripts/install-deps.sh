@@ -6,7 +6,8 @@ what=${1:-build}
 pkgs=(cmake ninja-build g++ pkg-config)
 if [ "$what" = test ]; then
   pkgs+=(catch2 clang libclang-rt-dev python3-mpmath binutils
-         r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr valgrind)
+         r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr valgrind
+         python3-numpy python3-scipy python3-pytest python3-torch)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

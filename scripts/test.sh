@@ -8,7 +8,8 @@
 #   3. runs the two libFuzzer harnesses for a bounded time;
 #   4. the R package: R CMD check, testthat, and testthat under valgrind;
 #   5. the Julia package's tests under a real Julia, the ccall layer's
-#      handle paths once under valgrind.
+#      handle paths once under valgrind;
+#   6. the Python package's tests (pytest, Debian's python3).
 # Stops at the first failing stage; ends with a "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,12 @@ fi
 if [ -f scripts/test-julia.sh ]; then
   stage "Julia package"
   bash scripts/test-julia.sh "$build/prefix"
+  passed=$((passed + 1))
+fi
+
+if [ -f scripts/test-python.sh ]; then
+  stage "Python package"
+  bash scripts/test-python.sh "$build/prefix"
   passed=$((passed + 1))
 fi
 

@@ -1,0 +1,79 @@
+"""dirmn: Dirichlet-multinomial likelihoods, fits and mixtures.
+
+Python bindings of libdirmn (a C library for CPUs and NVIDIA GPUs), over its
+C ABI with :mod:`ctypes`. Rows of a count table are observations, columns
+categories; positions in errors are 0-based.
+
+>>> import numpy as np, dirmn
+>>> X = np.array([[3, 0, 4], [2, 5, 1], [0, 1, 2]])
+>>> dirmn.loglik(X, [1.0, 2.0, 0.5])          # the log pmf of each row
+>>> f = dirmn.fit(X); f.alpha, f.loglik, f.bic
+>>> m = dirmn.mixture(X, 2); m.mixture_weights, m.responsibilities
+
+Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
+The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
+first); without it, importing raises :class:`DirmnLibraryNotFound`.
+"""
+
+from ._lib import DirmnLibraryNotFound
+from . import _capi
+from .context import Context, backend_compiled, cuda_device_count, default_context
+from .counts import Counts
+from .errors import (BackendError, BackendUnavailableError, CancelledError, ClosedHandleError,
+                     ContextInUseError, ConvergenceWarning, DeviceError, DimensionMismatchError,
+                     DirmnError, InternalError, InvalidArgumentError, InvalidCountsError,
+                     InvalidParameterError, NotSupportedError, NumericOverflowError,
+                     OutOfMemoryError, WrongContextError)
+from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
+from .loglik import LoglikSum, loglik, loglik_sum, logpmf
+from .mixture import Mixture, MixtureSelection, mixture
+
+__version__ = "0.3.0"
+
+
+def library_version():
+    """The version of the loaded libdirmn, "MAJOR.MINOR.PATCH".
+
+    Returns
+    -------
+    str
+    """
+    return _capi.dirmn_version_string().decode()
+
+
+def library_path():
+    """The path of the loaded libdirmn.
+
+    Returns
+    -------
+    str
+    """
+    return _capi.library_path
+
+
+def aic(result):
+    """The AIC of a fit or mixture (``result.aic``; smaller is better)."""
+    return result.aic
+
+
+def bic(result):
+    """The BIC of a fit or mixture (``result.bic``; smaller is better)."""
+    return result.bic
+
+
+def laplace(result):
+    """The Laplace criterion of a mixture (``result.laplace``)."""
+    return result.laplace
+
+
+__all__ = [
+    "BackendError", "BackendUnavailableError", "CancelledError", "ClosedHandleError",
+    "Context", "ContextInUseError", "ConvergenceWarning", "Counts", "DeviceError",
+    "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound", "FitResult",
+    "InternalError", "InvalidArgumentError", "InvalidCountsError", "InvalidParameterError",
+    "LoglikSum", "Mixture", "MixtureSelection", "NotSupportedError", "NumericOverflowError",
+    "OutOfMemoryError", "OverdispersionTestResult", "WrongContextError", "aic",
+    "backend_compiled", "bic", "cuda_device_count", "default_context", "fit", "laplace",
+    "library_path", "library_version", "loglik", "loglik_sum", "logpmf", "mixture",
+    "overdispersion_test",
+]

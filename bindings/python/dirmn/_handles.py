@@ -1,0 +1,115 @@
+"""Ownership of the library's handles, shared by Context, Counts and Mixture.
+
+A handle is freed exactly once: by ``close()`` or, failing that, by its
+``weakref.finalize`` (which itself runs at most once). Calls register as
+users of every handle they pass; ``close()`` from another thread marks the
+handle closed at once (no new call may start) and waits for the calls in
+flight to return before freeing it, so the library never sees a freed
+pointer. Calls on one context are serialised by the context's lock: the
+library serves one call per context at a time and answers a second one
+with DIRMN_ERROR_CONTEXT_IN_USE rather than waiting.
+"""
+
+import contextlib
+import threading
+import weakref
+
+from .errors import ClosedHandleError, invalid
+
+
+class Handle:
+    """A library handle with a use count, freed exactly once.
+
+    Parameters
+    ----------
+    ptr : int
+        The handle's address (non-zero).
+    destroy : callable
+        The library's destroy function for it.
+    kind : str
+        What it is, for messages ("context", "counts", "mixture").
+    """
+
+    __slots__ = ("_ptr", "_users", "_cond", "_finalizer", "_kind", "__weakref__")
+
+    def __init__(self, owner, ptr, destroy, kind):
+        self._ptr = ptr
+        self._users = 0
+        self._cond = threading.Condition(threading.Lock())
+        self._kind = kind
+        # The finalizer holds the address, not the owner, so the owner can be
+        # collected; calling it (from close) runs destroy at most once.
+        self._finalizer = weakref.finalize(owner, destroy, ptr)
+
+    @property
+    def closed(self):
+        """Whether the handle was closed (no new call may use it)."""
+        return self._ptr is None
+
+    def acquire(self):
+        """Registers a call as a user and returns the address.
+
+        Raises
+        ------
+        ClosedHandleError
+            When the handle was closed.
+        """
+        with self._cond:
+            if self._ptr is None:
+                raise invalid(ClosedHandleError,
+                              "dirmn: this %s was closed and cannot be used" % self._kind)
+            self._users += 1
+            return self._ptr
+
+    def release(self):
+        """Ends a call's use (see :meth:`acquire`)."""
+        with self._cond:
+            self._users -= 1
+            if self._users == 0:
+                self._cond.notify_all()
+
+    def close(self):
+        """Frees the handle once no call uses it; idempotent."""
+        with self._cond:
+            if self._ptr is None:
+                return
+            self._ptr = None
+            while self._users > 0:
+                self._cond.wait()
+        self._finalizer()
+
+
+@contextlib.contextmanager
+def calling(contexts, handles):
+    """Holds ``handles`` in use and ``contexts`` locked for one library call.
+
+    Parameters
+    ----------
+    contexts : sequence of Context
+        The contexts the call computes on or whose objects it reads; their
+        locks are taken in a fixed order so that two calls never deadlock.
+    handles : sequence of Handle
+        Every handle the call passes (those of the contexts included).
+
+    Yields
+    ------
+    list of int
+        The addresses of ``handles``, in order.
+    """
+    taken = []
+    try:
+        ptrs = []
+        for h in handles:
+            ptrs.append(h.acquire())
+            taken.append(h)
+        locks = sorted({id(c._lock): c._lock for c in contexts}.items())
+        for _, lock in locks:
+            lock.acquire()
+        try:
+            yield ptrs
+        finally:
+            for _, lock in reversed(locks):
+                lock.release()
+    finally:
+        for h in taken:
+            h.release()

@@ -1,0 +1,53 @@
+"""Options structs filled field by field from keyword arguments."""
+
+import ctypes
+
+import numpy as np
+
+from . import _capi as C
+from .errors import InvalidArgumentError, invalid
+
+_INT_MAX = 2**31 - 1
+
+
+def c_int_arg(value, what):
+    """``value`` as a C int, or an InvalidArgumentError naming ``what``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise invalid(InvalidArgumentError, "dirmn: %s must be an integer, not %r"
+                      % (what, value), argument=what)
+    if not -_INT_MAX - 1 <= int(value) <= _INT_MAX:
+        raise invalid(InvalidArgumentError, "dirmn: %s = %d does not fit a C int"
+                      % (what, value), argument=what)
+    return int(value)
+
+
+def float_arg(value, what):
+    """``value`` as a float, or an InvalidArgumentError naming ``what``."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise invalid(InvalidArgumentError, "dirmn: %s must be a number, not %r"
+                      % (what, value), argument=what) from None
+
+
+def fit_options(tolerance=None, max_iterations=None, weights=None, start=None,
+                hessian_diag=None):
+    """A ``dirmn_fit_options`` with the library's defaults and the given fields.
+
+    Arrays must be contiguous float64 and kept alive by the caller for the
+    call.
+
+    Returns
+    -------
+    dirmn_fit_options
+    """
+    o = C.new(C.dirmn_fit_options)
+    C.dirmn_fit_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    if tolerance is not None:
+        o.tolerance = float_arg(tolerance, "tolerance")
+    if max_iterations is not None:
+        o.max_iterations = c_int_arg(max_iterations, "max_iterations")
+    for name, arr in (("weights", weights), ("start", start), ("hessian_diag", hessian_diag)):
+        if arr is not None:
+            setattr(o, name, arr.ctypes.data_as(C._pd))
+    return o

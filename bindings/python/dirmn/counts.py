@@ -1,0 +1,269 @@
+"""Count tables held by the library (``dirmn_counts``)."""
+
+import contextlib
+import ctypes
+
+import numpy as np
+
+from . import _capi as C
+from ._arrays import count_values, dense_table
+from ._handles import Handle, calling
+from .context import Context, default_context
+from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
+
+_STORAGE = {"auto": C.DIRMN_STORAGE_AUTO, "dense": C.DIRMN_STORAGE_DENSE,
+            "sparse": C.DIRMN_STORAGE_SPARSE}
+_STORAGE_NAMES = {v: k for k, v in _STORAGE.items()}
+
+
+def _is_sparse(x):
+    # Duck-typed so that scipy is needed only by those who pass its matrices.
+    return hasattr(x, "tocsr") and hasattr(x, "nnz") and hasattr(x, "shape")
+
+
+def _is_anndata(x):
+    return hasattr(x, "X") and hasattr(x, "obs_names") and hasattr(x, "var_names")
+
+
+def _is_frame(x):
+    return hasattr(x, "to_numpy") and hasattr(x, "index") and hasattr(x, "columns")
+
+
+def _index_arrays(indptr, indices):
+    """ptr and indices of one integer type the library reads, and its code."""
+    p, i = np.asarray(indptr), np.asarray(indices)
+    if p.dtype == np.int32 and i.dtype == np.int32:
+        code = C.DIRMN_INDEX_INT32
+    else:
+        p, i, code = p.astype(np.int64, copy=False), i.astype(np.int64, copy=False), \
+            C.DIRMN_INDEX_INT64
+    return np.ascontiguousarray(p), np.ascontiguousarray(i), code
+
+
+class Counts:
+    """A count table validated and stored by the library, for repeated use.
+
+    Rows are observations (samples, documents), columns categories (taxa,
+    words). Making one validates the table once; pass it to
+    :func:`~dirmn.loglik`, :func:`~dirmn.fit`, :func:`~dirmn.mixture` ...
+    instead of an array to skip that work on every call.
+
+    Parameters
+    ----------
+    data : array_like, scipy.sparse matrix, AnnData-like or DataFrame-like
+        A NumPy array of any integer or float dtype and any strides (int32,
+        int64, float32 and float64 in C or Fortran order, or views of them,
+        are read in place, not copied); a 1-D array is one row. A
+        ``scipy.sparse`` CSR or CSC matrix or array (int32 or int64
+        indices) is passed as it is; other sparse formats are converted to
+        CSR. An object with ``.X``, ``.obs_names`` and ``.var_names`` (an
+        ``anndata.AnnData``) gives its ``X`` and names; one with
+        ``to_numpy``, ``index`` and ``columns`` (a ``pandas.DataFrame``) its
+        values and names.
+    context : Context, optional
+        Where the table is stored; by default :func:`default_context`.
+    real_valued : bool
+        Accept non-integral non-negative counts.
+    storage : {"auto", "dense", "sparse"}
+        The library's stored form.
+    row_names, column_names : sequence of str, optional
+        Names kept with the table (override those ``data`` carries).
+
+    Raises
+    ------
+    InvalidCountsError
+        A count is negative, NaN, infinite, non-integral (without
+        ``real_valued``) or too large; ``row`` and ``column`` say where.
+    InvalidArgumentError
+        Empty or non-numeric input, malformed sparse structure (``index``
+        says which entry of ``argument`` "ptr" or "indices").
+    DimensionMismatchError
+        Names or sparse arrays of the wrong length.
+    """
+
+    def __init__(self, data, context=None, real_valued=False, storage="auto",
+                 row_names=None, column_names=None):
+        ctx = context if context is not None else default_context()
+        if not isinstance(ctx, Context):
+            raise invalid(InvalidArgumentError, "dirmn: context must be a dirmn.Context",
+                          argument="context")
+        if storage not in _STORAGE:
+            raise invalid(InvalidArgumentError, "dirmn: storage must be 'auto', 'dense' or "
+                          "'sparse', not %r" % (storage,), argument="storage")
+        names = (None, None)
+        if _is_anndata(data):
+            names = (list(map(str, data.obs_names)), list(map(str, data.var_names)))
+            data = data.X
+        elif _is_frame(data):
+            names = (list(map(str, data.index)), list(map(str, data.columns)))
+            data = data.to_numpy()
+        opts = C.new(C.dirmn_counts_options)
+        C.dirmn_counts_options_init_sized(ctypes.byref(opts), ctypes.sizeof(opts))
+        opts.flags = C.DIRMN_COUNTS_REAL_VALUED if real_valued else 0
+        opts.storage = _STORAGE[storage]
+        out = ctypes.c_void_p()
+        if _is_sparse(data):
+            shape = self._create_sparse(ctx, data, opts, out)
+        else:
+            shape = self._create_dense(ctx, data, opts, out)
+        self._context = ctx
+        self._handle = Handle(self, out.value, C.dirmn_counts_destroy, "counts")
+        self.shape = shape
+        try:
+            self.row_names = self._names(row_names if row_names is not None else names[0],
+                                         shape[0], "row_names")
+            self.column_names = self._names(
+                column_names if column_names is not None else names[1], shape[1],
+                "column_names")
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _names(names, n, what):
+        if names is None:
+            return None
+        names = list(names)
+        if len(names) != n:
+            raise invalid(DimensionMismatchError, "dirmn: %s has %d entries for %d" % (
+                what, len(names), n), argument=what)
+        return names
+
+    @staticmethod
+    def _create_dense(ctx, data, opts, out):
+        a, code, rs, cs = dense_table(data)
+        rows, cols = a.shape
+        with ctx._call() as (p,):
+            check(C.dirmn_counts_create_dense(p, ctypes.byref(out), rows, cols, code,
+                                              a.ctypes.data, rs, cs, ctypes.byref(opts)), p)
+        return (int(rows), int(cols))
+
+    @staticmethod
+    def _create_sparse(ctx, m, opts, out):
+        fmt = getattr(m, "format", None)
+        if fmt not in ("csr", "csc"):
+            m = m.tocsr()
+            fmt = "csr"
+        rows, cols = (int(d) for d in m.shape)
+        ptr, idx, index_code = _index_arrays(m.indptr, m.indices)
+        values, value_code = count_values(np.ascontiguousarray(m.data), "values")
+        major = rows if fmt == "csr" else cols
+        if ptr.shape[0] != major + 1:
+            raise invalid(DimensionMismatchError, "dirmn: a %s matrix of shape %s needs %d "
+                          "indptr entries, not %d" % (fmt.upper(), m.shape, major + 1,
+                                                      ptr.shape[0]), argument="ptr")
+        if values.shape[0] != idx.shape[0]:
+            raise invalid(DimensionMismatchError, "dirmn: %d values for %d indices" % (
+                values.shape[0], idx.shape[0]), argument="values")
+        form = C.DIRMN_CSR if fmt == "csr" else C.DIRMN_CSC
+        with ctx._call() as (p,):
+            check(C.dirmn_counts_create_sparse(
+                p, ctypes.byref(out), form, rows, cols, idx.shape[0], index_code,
+                ptr.ctypes.data, idx.ctypes.data if idx.size else None, value_code,
+                values.ctypes.data if values.size else None, ctypes.byref(opts)), p)
+        return (rows, cols)
+
+    # --- lifetime -------------------------------------------------------------
+
+    @property
+    def context(self):
+        """Context: the context that made the table."""
+        return self._context
+
+    @property
+    def closed(self):
+        """bool: whether the table was closed."""
+        return self._handle.closed
+
+    def close(self):
+        """Frees the library's table (waiting for a call in flight); idempotent."""
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, ctx=None):
+        """Holds this table and ``ctx`` (default: its own context) for a call."""
+        ctx = ctx if ctx is not None else self._context
+        return calling((ctx, self._context), (ctx._handle, self._handle))
+
+    # --- queries ----------------------------------------------------------------
+
+    @property
+    def rows(self):
+        """int: observations."""
+        return self.shape[0]
+
+    @property
+    def cols(self):
+        """int: categories (V)."""
+        return self.shape[1]
+
+    def info(self):
+        """What the library stored.
+
+        Returns
+        -------
+        dict
+            ``rows``, ``cols``, ``nnz``, ``max_count``, ``total``,
+            ``real_valued``, ``storage`` ("dense" or "sparse"), ``value_bits``,
+            ``backend``, ``device``.
+
+        Raises
+        ------
+        ClosedHandleError
+        """
+        i = C.new(C.dirmn_counts_info)
+        with self._call() as (p, h):
+            check(C.dirmn_counts_get_info(h, ctypes.byref(i)), None)
+        return dict(rows=i.rows, cols=i.cols, nnz=i.nnz, max_count=i.max_count,
+                    total=i.total, real_valued=bool(i.flags & C.DIRMN_COUNTS_REAL_VALUED),
+                    storage=_STORAGE_NAMES.get(i.storage, "unknown"),
+                    value_bits=i.value_bits,
+                    backend={C.DIRMN_BACKEND_CPU: "cpu", C.DIRMN_BACKEND_CUDA: "cuda"}.get(
+                        i.backend, "unknown"), device=i.device)
+
+    def row_totals(self):
+        """The total count N of every row.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (rows,)
+        """
+        out = np.empty(self.rows)
+        with self._call() as (p, h):
+            check(C.dirmn_counts_row_totals(p, h, out.ctypes.data_as(C._pd)), p)
+        return out
+
+    def __repr__(self):
+        state = " (closed)" if self.closed else ""
+        return "<dirmn.Counts %d x %d%s>" % (self.rows, self.cols, state)
+
+
+@contextlib.contextmanager
+def counts_for(data, context=None, real_valued=False):
+    """``data`` as a :class:`Counts`, closed on exit if made here.
+
+    Parameters
+    ----------
+    data : Counts or anything :class:`Counts` accepts
+    context : Context, optional
+        For new tables; a given Counts computes on ``context`` when given,
+        else on its own.
+    real_valued : bool
+
+    Yields
+    ------
+    tuple of (Counts, Context)
+    """
+    if isinstance(data, Counts):
+        yield data, (context if context is not None else data.context)
+        return
+    c = Counts(data, context=context, real_valued=real_valued)
+    try:
+        yield c, c.context
+    finally:
+        c.close()

@@ -1,0 +1,252 @@
+"""Maximum-likelihood fits of alpha, and the test for overdispersion."""
+
+import ctypes
+import math
+import warnings
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from . import _capi as C
+from ._arrays import float64_vector
+from ._options import fit_options
+from .counts import counts_for
+from .errors import ConvergenceWarning, InvalidArgumentError, check, invalid
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A maximum-likelihood fit of the Dirichlet-multinomial (see :func:`fit`).
+
+    Attributes
+    ----------
+    alpha : numpy.ndarray
+        V fitted alphas; 0 for columns without counts (their MLE is the limit
+        alpha -> 0); under ``multinomial_limit`` the multinomial proportions.
+    std_error_alpha, std_error_log_alpha : numpy.ndarray
+        Standard errors of alpha and log alpha; NaN where there is none
+        (columns without counts, the multinomial limit).
+    loglik : float
+        The maximised log pmf (multinomial coefficients included).
+    loglik_kernel : float
+        The same without the coefficients.
+    aic, bic : float
+        ``-2 loglik + 2 P`` and ``-2 loglik + P log(nobs)``.
+    nobs : float
+        The rows with counts and a positive weight (with weights, their sum).
+    parameters : int
+        P: the alphas fitted (columns with counts).
+    precision : float
+        The sum of alpha (inf under the multinomial limit).
+    gradient_norm : float
+        The gradient's max-norm in log alpha at the result.
+    iterations : int
+    converged : bool
+    multinomial_limit : bool
+        The data show no overdispersion: the likelihood grows toward the
+        multinomial (precision -> inf).
+    zero_columns : int
+        Columns without counts.
+    hessian_diag : numpy.ndarray or None
+        With ``hessian_scalar``, the Hessian in alpha at the fit,
+        ``diag(hessian_diag) + hessian_scalar 11^T`` (None under the
+        multinomial limit or with a single column of counts).
+    hessian_scalar : float
+    column_names : list of str or None
+    """
+
+    alpha: np.ndarray
+    std_error_alpha: np.ndarray
+    std_error_log_alpha: np.ndarray
+    loglik: float
+    loglik_kernel: float
+    aic: float
+    bic: float
+    nobs: float
+    parameters: int
+    precision: float
+    gradient_norm: float
+    iterations: int
+    converged: bool
+    multinomial_limit: bool
+    zero_columns: int
+    hessian_diag: Optional[np.ndarray]
+    hessian_scalar: float
+    column_names: Optional[List[str]]
+
+    def __repr__(self):
+        return ("FitResult(loglik=%.6g, precision=%.6g, parameters=%d, nobs=%g, converged=%s)"
+                % (self.loglik, self.precision, self.parameters, self.nobs, self.converged))
+
+
+def criteria(loglik, parameters, nobs):
+    """AIC and BIC by the library's one rule (P parameters, n observations).
+
+    Returns
+    -------
+    tuple of (float, float)
+    """
+    aic = -2.0 * loglik + 2.0 * parameters
+    bic = -2.0 * loglik + parameters * math.log(nobs) if nobs > 0 else math.nan
+    return aic, bic
+
+
+def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, context=None,
+        real_valued=False):
+    """Maximum-likelihood alpha of the Dirichlet-multinomial for a table.
+
+    Newton's method on log alpha (``dirmn_fit``), from the method of moments
+    or ``start``.
+
+    Parameters
+    ----------
+    counts : Counts or array_like or sparse matrix
+        Rows are observations.
+    weights : array_like, optional
+        One finite weight >= 0 per row.
+    start : array_like, optional
+        V positive starting alphas.
+    tolerance : float, optional
+        Stop when a Newton step's predicted gain is below ``tolerance x
+        |loglik|`` (library default 1e-10).
+    max_iterations : int, optional
+        Library default 1000. Stopping there gives ``converged=False`` and a
+        :class:`~dirmn.errors.ConvergenceWarning`, not an error.
+    context : Context, optional
+    real_valued : bool
+
+    Returns
+    -------
+    FitResult
+
+    Raises
+    ------
+    InvalidArgumentError
+        Bad options, or a table without counts.
+    InvalidParameterError
+        A bad weight (``row``) or start value (``index``).
+    DimensionMismatchError
+        ``weights`` or ``start`` of the wrong length.
+    """
+    with counts_for(counts, context, real_valued) as (c, ctx):
+        rows, V = c.shape
+        w = None if weights is None else float64_vector(weights, "weights", rows)
+        s = None if start is None else float64_vector(start, "start", V)
+        hd = np.full(V, np.nan)
+        opts = fit_options(tolerance, max_iterations, w, s, hd)
+        alpha, se, sel = np.empty(V), np.empty(V), np.empty(V)
+        r = C.new(C.dirmn_fit_result)
+        r.alpha = alpha.ctypes.data_as(C._pd)
+        r.std_error_alpha = se.ctypes.data_as(C._pd)
+        r.std_error_log_alpha = sel.ctypes.data_as(C._pd)
+        with c._call(ctx) as (p, h):
+            check(C.dirmn_fit(p, h, ctypes.byref(opts), ctypes.byref(r)), p)
+        names = c.column_names
+    limit = bool(r.multinomial_limit)
+    # The library reports 0 where there is no standard error.
+    no_se = (alpha == 0) | (sel == 0) | limit
+    se[no_se] = np.nan
+    sel[no_se] = np.nan
+    if not r.converged:
+        warnings.warn("dirmn.fit: no convergence in %d iterations (gradient norm %.3g); the "
+                      "result is the last iterate: increase max_iterations"
+                      % (r.iterations, r.gradient_norm), ConvergenceWarning, stacklevel=2)
+    aic, bic = criteria(r.loglik, r.parameters, r.observations)
+    return FitResult(alpha, se, sel, r.loglik, r.loglik_kernel, aic, bic, r.observations,
+                     int(r.parameters), r.precision, r.gradient_norm, int(r.iterations),
+                     bool(r.converged), limit, int(r.zero_columns),
+                     None if np.isnan(hd).all() else hd, r.hessian_scalar, names)
+
+
+@dataclass(frozen=True)
+class OverdispersionTestResult:
+    """The test of the multinomial against the DM (see :func:`overdispersion_test`).
+
+    Attributes
+    ----------
+    method : str
+        "lrt" or "score": which test ``statistic``, ``df`` and ``pvalue`` are.
+    statistic, df, pvalue : float
+    lrt_statistic, lrt_p_value : float
+        2 (loglik DM - loglik multinomial) and its boundary-null p-value
+        P(chi2_1 >= statistic) / 2.
+    score_statistic, score_df, score_scale, score_p_value : float
+        Kim & Margolin's C(alpha) statistic and its scaled chi-square.
+    loglik_dm, loglik_multinomial : float
+    precision : float
+        The fitted sum of alpha (inf at the multinomial limit).
+    categories : int
+        Columns with counts.
+    nobs : float
+    converged : bool
+        Whether the DM fit converged.
+    """
+
+    method: str
+    statistic: float
+    df: float
+    pvalue: float
+    lrt_statistic: float
+    lrt_p_value: float
+    score_statistic: float
+    score_df: float
+    score_scale: float
+    score_p_value: float
+    loglik_dm: float
+    loglik_multinomial: float
+    precision: float
+    categories: int
+    nobs: float
+    converged: bool
+
+
+def overdispersion_test(counts, method="lrt", weights=None, tolerance=None,
+                        max_iterations=None, context=None, real_valued=False):
+    """Tests the multinomial (null) against the Dirichlet-multinomial.
+
+    Parameters
+    ----------
+    counts : Counts or array_like or sparse matrix
+    method : {"lrt", "score"}
+        The likelihood-ratio test (boundary null 1/2 chi2_0 + 1/2 chi2_1) or
+        the C(alpha) score test; both are computed, ``method`` picks which
+        fills ``statistic``, ``df`` and ``pvalue``.
+    weights : array_like, optional
+        Frequency weights, one per row.
+    tolerance, max_iterations : optional
+        Of the DM fit, as :func:`fit`.
+    context : Context, optional
+    real_valued : bool
+
+    Returns
+    -------
+    OverdispersionTestResult
+
+    Raises
+    ------
+    InvalidArgumentError
+        Unknown ``method``, bad options, a table without counts.
+    InvalidParameterError
+        A bad weight.
+    """
+    if method not in ("lrt", "score"):
+        raise invalid(InvalidArgumentError, "dirmn: method must be 'lrt' or 'score', not %r"
+                      % (method,), argument="method")
+    with counts_for(counts, context, real_valued) as (c, ctx):
+        w = None if weights is None else float64_vector(weights, "weights", c.rows)
+        opts = fit_options(tolerance, max_iterations, w)
+        r = C.new(C.dirmn_overdispersion_result)
+        with c._call(ctx) as (p, h):
+            check(C.dirmn_overdispersion_test(p, h, ctypes.byref(opts), ctypes.byref(r)), p)
+    if not r.converged:
+        warnings.warn("dirmn.overdispersion_test: the DM fit did not converge; the likelihood-"
+                      "ratio statistic is from its last iterate", ConvergenceWarning,
+                      stacklevel=2)
+    lrt = method == "lrt"
+    return OverdispersionTestResult(
+        method, r.lrt_statistic if lrt else r.score_statistic, 1.0 if lrt else r.score_df,
+        r.lrt_p_value if lrt else r.score_p_value, r.lrt_statistic, r.lrt_p_value,
+        r.score_statistic, r.score_df, r.score_scale, r.score_p_value, r.loglik_dm,
+        r.loglik_multinomial, r.precision, int(r.categories), r.observations,
+        bool(r.converged))

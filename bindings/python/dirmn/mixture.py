@@ -1,0 +1,367 @@
+"""Dirichlet-multinomial mixtures fitted by EM (``dirmn_mixture_*``)."""
+
+import ctypes
+import warnings
+
+import numpy as np
+
+from . import _capi as C
+from ._arrays import float64_vector
+from ._handles import Handle, calling
+from ._options import c_int_arg, float_arg
+from .counts import counts_for
+from .errors import ConvergenceWarning, InvalidArgumentError, check, invalid
+
+_OBJECTIVES = {"ml": C.DIRMN_MIXTURE_ML, "dmn": C.DIRMN_MIXTURE_DMN}
+_INITS = {"mixed": C.DIRMN_INIT_MIXED, "kmeans": C.DIRMN_INIT_KMEANS,
+          "kmeanspp": C.DIRMN_INIT_KMEANSPP, "soft_kmeans": C.DIRMN_INIT_SOFT_KMEANS}
+_CRITERIA = ("bic", "aic", "laplace")
+
+
+def _choice(value, table, what):
+    if value not in table:
+        raise invalid(InvalidArgumentError, "dirmn: %s must be %s, not %r" % (
+            what, ", ".join(repr(k) for k in table), value), argument=what)
+    return table[value]
+
+
+class Mixture:
+    """A fitted mixture of k DM components (see :func:`mixture`).
+
+    Components are in the library's order, by decreasing mixing weight.
+
+    Attributes
+    ----------
+    alpha : numpy.ndarray
+        k × V: component j's parameter vector in row j (the layout
+        :func:`~dirmn.loglik` takes for K vectors).
+    mixture_weights : numpy.ndarray
+        The k mixing weights, summing to 1.
+    responsibilities : numpy.ndarray
+        rows × k: P(component j | row b) for the fitted rows.
+    loglik : float
+        The mixture log-likelihood (multinomial coefficients included).
+    objective : float
+        What EM minimised: -loglik ("ml") or dmn's -loglik - log prior.
+    aic, bic, laplace : float
+        The library's criteria (smaller is better).
+    iterations : int
+    converged : bool
+    k : int
+    rows : int
+    nobs : float
+    parameters : int
+    objective_kind : str
+        "ml" or "dmn".
+    start : int
+        Which start was best (0-based; see ``dirmn_mixture_info.start``).
+    row_names, column_names : list of str or None
+
+    Notes
+    -----
+    Every value is copied out when the fit returns; the library's mixture
+    is kept only for :meth:`assign`. ``close()`` frees it (idempotent).
+    """
+
+    def __init__(self, ptr, context, fields):
+        self._context = context
+        self._handle = Handle(self, ptr, C.dirmn_mixture_destroy, "mixture")
+        self.__dict__.update(fields)
+
+    @property
+    def context(self):
+        """Context: the context that fitted the mixture."""
+        return self._context
+
+    @property
+    def closed(self):
+        """bool: whether the library's mixture was freed."""
+        return self._handle.closed
+
+    def close(self):
+        """Frees the library's mixture (the fitted values stay); idempotent."""
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def assign(self, counts, context=None, real_valued=False):
+        """Posterior component probabilities of new rows (``dirmn_mixture_assign``).
+
+        Parameters
+        ----------
+        counts : Counts or array_like or sparse matrix
+            Rows with the fitted table's V columns.
+        context : Context, optional
+        real_valued : bool
+
+        Returns
+        -------
+        numpy.ndarray
+            rows × k.
+
+        Raises
+        ------
+        DimensionMismatchError
+            Another number of columns.
+        ClosedHandleError
+            After :meth:`close`.
+        """
+        with counts_for(counts, context if context is not None else self._context,
+                        real_valued) as (c, ctx):
+            out = np.empty((c.rows, self.k))
+            with calling((ctx, c.context, self._context),
+                         (ctx._handle, c._handle, self._handle)) as (p, h, m):
+                check(C.dirmn_mixture_assign(p, m, h, out.ctypes.data_as(C._pd), self.k, 1), p)
+        return out
+
+    predict_proba = assign
+
+    def predict(self, counts, context=None, real_valued=False):
+        """The most probable component (0-based) of each new row.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+
+        Raises
+        ------
+        DirmnError
+            As :meth:`assign`.
+        """
+        return np.argmax(self.assign(counts, context, real_valued), axis=1)
+
+    def __repr__(self):
+        return "<dirmn.Mixture k=%d objective_kind=%r loglik=%.6g bic=%.6g%s>" % (
+            self.k, self.objective_kind, self.loglik, self.bic,
+            " (closed)" if self.closed else "")
+
+
+class MixtureSelection:
+    """Mixtures for several k and the one a criterion selects.
+
+    Attributes
+    ----------
+    ks : list of int
+    fits : list of Mixture
+        In the order of ``ks``.
+    select : str
+        The criterion: "bic", "aic" or "laplace".
+    scores : numpy.ndarray
+        That criterion per fit.
+    k : int
+        The selected k (the smallest among ties).
+    best : Mixture
+    criteria : dict of numpy.ndarray
+        A table (``pandas.DataFrame(s.criteria)``): k, loglik, objective,
+        aic, bic, laplace, parameters, iterations, converged.
+    """
+
+    def __init__(self, ks, fits, select):
+        self.ks, self.fits, self.select = list(ks), list(fits), select
+        self.scores = np.array([getattr(m, select) for m in fits])
+        i = int(np.argmin(self.scores))
+        self.k, self.best = self.ks[i], self.fits[i]
+        cols = ("loglik", "objective", "aic", "bic", "laplace", "parameters", "iterations",
+                "converged")
+        self.criteria = {"k": np.array(self.ks)}
+        for name in cols:
+            self.criteria[name] = np.array([getattr(m, name) for m in fits])
+
+    def __getitem__(self, k):
+        return self.fits[self.ks.index(k)]
+
+    def close(self):
+        """Closes every fit."""
+        for m in self.fits:
+            m.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<dirmn.MixtureSelection ks=%s select=%r k=%d>" % (self.ks, self.select, self.k)
+
+
+def _read(ptr):
+    """Every value of a fitted mixture, copied out (under its context's lock)."""
+    i = C.new(C.dirmn_mixture_info)
+    check(C.dirmn_mixture_get_info(ptr, ctypes.byref(i)), None)
+    k, rows, V = i.k, i.rows, i.cols
+    alpha, w, resp = np.empty((k, V)), np.empty(k), np.empty((rows, k))
+    check(C.dirmn_mixture_get_params(ptr, alpha.ctypes.data_as(C._pd), V, 1,
+                                     w.ctypes.data_as(C._pd)), None)
+    check(C.dirmn_mixture_get_responsibilities(ptr, resp.ctypes.data_as(C._pd), k, 1), None)
+    return dict(alpha=alpha, mixture_weights=w, responsibilities=resp, loglik=i.loglik,
+                objective=i.objective, aic=i.aic, bic=i.bic, laplace=i.laplace,
+                iterations=int(i.iterations), converged=bool(i.converged), k=int(k),
+                rows=int(rows), nobs=i.observations, parameters=int(i.parameters),
+                start=int(i.start))
+
+
+def _wrap(ptrs, ctx, c, objective):
+    """Mixture objects owning ``ptrs``; every handle is freed if copying fails."""
+    out = []
+    try:
+        for n, ptr in enumerate(ptrs):
+            fields = _read(ptr)
+            fields.update(objective_kind=objective, row_names=c.row_names,
+                          column_names=c.column_names)
+            out.append(Mixture(ptr, ctx, fields))
+    except BaseException:
+        for m in out:
+            m.close()
+        for ptr in ptrs[len(out):]:
+            C.dirmn_mixture_destroy(ptr)
+        raise
+    return out
+
+
+def _options(objective, init, starts, seed, tolerance, max_iterations, m_step_iterations, w):
+    o = C.new(C.dirmn_mixture_options)
+    C.dirmn_mixture_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    o.objective = _choice(objective, _OBJECTIVES, "objective")
+    o.init = _choice(init, _INITS, "init")
+    if starts is not None:
+        o.starts = c_int_arg(starts, "starts")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= int(seed) < 2**64:
+        raise invalid(InvalidArgumentError, "dirmn: seed must be an integer in [0, 2^64), not "
+                      "%r" % (seed,), argument="seed")
+    o.seed = int(seed)
+    if tolerance is not None:
+        o.tolerance = float_arg(tolerance, "tolerance")
+    if max_iterations is not None:
+        o.max_iterations = c_int_arg(max_iterations, "max_iterations")
+    if m_step_iterations is not None:
+        o.m_step_iterations = c_int_arg(m_step_iterations, "m_step_iterations")
+    if w is not None:
+        o.weights = w.ctypes.data_as(C._pd)
+    return o
+
+
+def _fit_one(c, ctx, k, o, grow_from, objective):
+    out = ctypes.c_void_p()
+    contexts, handles = [ctx, c.context], [ctx._handle, c._handle]
+    if grow_from is not None:
+        contexts.append(grow_from.context)
+        handles.append(grow_from._handle)
+    with calling(contexts, handles) as ptrs:
+        p, h = ptrs[0], ptrs[1]
+        o.grow_from = ptrs[2] if grow_from is not None else None
+        check(C.dirmn_mixture_fit(p, h, c_int_arg(k, "k"), ctypes.byref(o), ctypes.byref(out)),
+              p)
+        return _wrap([out.value], ctx, c, objective)[0]
+
+
+def _fit_range(c, ctx, k_min, k_max, o, objective):
+    n = k_max - k_min + 1
+    out = (ctypes.c_void_p * max(n, 1))()
+    with c._call(ctx) as (p, h):
+        check(C.dirmn_mixture_fit_range(p, h, c_int_arg(k_min, "k"), c_int_arg(k_max, "k"),
+                                        ctypes.byref(o), out), p)
+        return _wrap([out[i] for i in range(n)], ctx, c, objective)
+
+
+def _warn(fits, o):
+    bad = [m.k for m in fits if not m.converged]
+    if bad:
+        warnings.warn("dirmn.mixture: EM did not converge in max_iterations = %d for k = %s; "
+                      "the result is the last iterate" % (o.max_iterations,
+                                                          ", ".join(map(str, bad))),
+                      ConvergenceWarning, stacklevel=3)
+
+
+def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolerance=None,
+            max_iterations=None, m_step_iterations=None, weights=None, grow_from=None,
+            select="bic", context=None, real_valued=False):
+    """Fits a mixture of k Dirichlet-multinomials by EM (dmn's clustering).
+
+    Parameters
+    ----------
+    counts : Counts or array_like or sparse matrix
+        Rows are observations.
+    k : int or range or iterable of int
+        Components. Several values fit one mixture each (a ``range`` of step
+        1 in one ``dirmn_mixture_fit_range`` call; each k also grown from the
+        fit for k - 1, so under "ml" the log-likelihood does not decrease in
+        k) and return a :class:`MixtureSelection`.
+    objective : {"ml", "dmn"}
+        Plain maximum likelihood, or dmn's MAP fit (Gamma(0.1, 0.1) prior).
+    init : {"mixed", "kmeans", "kmeanspp", "soft_kmeans"}
+    starts : int, optional
+        Random starts (library default 6); the best objective is kept.
+    seed : int
+        Reproducible on every backend.
+    tolerance, max_iterations, m_step_iterations : optional
+        EM's stopping rule and generalized-EM Newton steps (library
+        defaults 1e-9, 1000, 4). Stopping at ``max_iterations`` gives
+        ``converged=False`` and a :class:`~dirmn.errors.ConvergenceWarning`.
+    weights : array_like, optional
+        One finite weight >= 0 per row.
+    grow_from : Mixture, optional
+        A fit of k - 1 components to the same table: extra starts grown
+        from it (one k only).
+    select : {"bic", "aic", "laplace"}
+        The criterion for several k ("laplace" needs ``objective="dmn"``).
+    context : Context, optional
+    real_valued : bool
+
+    Returns
+    -------
+    Mixture or MixtureSelection
+
+    Raises
+    ------
+    InvalidArgumentError
+        k < 1 or above the rows with counts, bad options or names.
+    InvalidParameterError
+        A bad weight (``row``).
+    DimensionMismatchError
+        ``weights`` of the wrong length.
+    """
+    several = not isinstance(k, (int, np.integer))
+    if several:
+        ks = list(k)
+        if not ks:
+            raise invalid(InvalidArgumentError, "dirmn: no numbers of components given",
+                          argument="k")
+        if select not in _CRITERIA:
+            raise invalid(InvalidArgumentError, "dirmn: select must be 'bic', 'aic' or "
+                          "'laplace', not %r" % (select,), argument="select")
+        if select == "laplace" and objective != "dmn":
+            raise invalid(InvalidArgumentError, "dirmn: select='laplace' needs "
+                          "objective='dmn': without dmn's prior the Laplace criterion "
+                          "rewards extra components", argument="select")
+        if grow_from is not None:
+            raise invalid(InvalidArgumentError, "dirmn: grow_from is for a single k",
+                          argument="grow_from")
+    with counts_for(counts, context, real_valued) as (c, ctx):
+        w = None if weights is None else float64_vector(weights, "weights", c.rows)
+        o = _options(objective, init, starts, seed, tolerance, max_iterations,
+                     m_step_iterations, w)
+        if not several:
+            m = _fit_one(c, ctx, k, o, grow_from, objective)
+            _warn([m], o)
+            return m
+        if isinstance(k, range) and k.step == 1:
+            fits = _fit_range(c, ctx, k.start, k.stop - 1, o, objective)
+        else:
+            byk, fits = {}, [None] * len(ks)
+            try:
+                for i in sorted(range(len(ks)), key=lambda i: ks[i]):
+                    fits[i] = byk.get(ks[i]) or _fit_one(c, ctx, ks[i], o,
+                                                         byk.get(ks[i] - 1), objective)
+                    byk[ks[i]] = fits[i]
+            except BaseException:
+                for m in byk.values():
+                    m.close()
+                raise
+    _warn(fits, o)
+    return MixtureSelection(ks, fits, select)

@@ -1,0 +1,53 @@
+"""Independent references, in plain Python (math.lgamma and mpmath), never dirmn."""
+
+import math
+
+import mpmath
+
+mpmath.mp.dps = 40
+
+
+def loglik_row(x, alpha, full=True):
+    """The DM log pmf (or kernel) of one row, in mpmath, as a float."""
+    a = [mpmath.mpf(float(v)) for v in alpha]
+    x = [mpmath.mpf(float(v)) for v in x]
+    N, A = sum(x), sum(a)
+    if N == 0:
+        return 0.0
+    s = mpmath.loggamma(A) - mpmath.loggamma(N + A)
+    for n, av in zip(x, a):
+        s += mpmath.loggamma(n + av) - mpmath.loggamma(av)
+    if full:
+        s += mpmath.loggamma(N + 1) - sum(mpmath.loggamma(n + 1) for n in x)
+    return float(s)
+
+
+def loglik_rows(X, alpha, full=True):
+    return [loglik_row(x, alpha, full) for x in X]
+
+
+def loglik_fast(X, alpha, full=True):
+    """The same with math.lgamma (for optimisation references)."""
+    A = sum(alpha)
+    total = 0.0
+    for x in X:
+        N = sum(x)
+        if N == 0:
+            continue
+        s = math.lgamma(A) - math.lgamma(N + A)
+        for n, a in zip(x, alpha):
+            s += math.lgamma(n + a) - math.lgamma(a)
+        if full:
+            s += math.lgamma(N + 1) - sum(math.lgamma(n + 1) for n in x)
+        total += s
+    return total
+
+
+def relerr(got, want):
+    """Largest |got - want| / max(|want|, 1); inf for a non-finite entry."""
+    e = 0.0
+    for g, w in zip(list(got), list(want)):
+        if not math.isfinite(g):
+            return math.inf
+        e = max(e, abs(g - w) / max(abs(w), 1.0))
+    return e

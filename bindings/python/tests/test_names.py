@@ -1,0 +1,146 @@
+"""The one vocabulary (bindings/names.tsv, issue #25): every name of the
+python column is checked against the package as what it is in Python (an
+exported function, a result field, a keyword accepted, a value accepted). A
+row whose idea this file does not know fails: a new row needs its check."""
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+import dirmn
+from conftest import repo_path
+from refs import loglik_rows
+
+X = np.array([[3, 2, 0, 1, 4], [0, 5, 1, 1, 2], [4, 1, 2, 1, 0], [1, 0, 6, 1, 3]])
+
+
+def read_names():
+    rows, header = {}, None
+    with open(repo_path("bindings", "names.tsv")) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if header is None:
+                header = cols
+                continue
+            rows[cols[0]] = cols[header.index("python")]
+    return rows
+
+
+FIT = dirmn.fit(X)
+MIX = dirmn.mixture(X, 1)
+TEST = dirmn.overdispersion_test(X)
+
+
+def kw(f, name):
+    return name in inspect.signature(f).parameters
+
+
+def exported(name):
+    return name in dirmn.__all__ and callable(getattr(dirmn, name, None))
+
+
+def fitfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.FitResult)}
+
+
+def odtfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.OverdispersionTestResult)}
+
+
+def mixfield(name):
+    return name in vars(MIX) and not name.startswith("_")
+
+
+def accepts(f):
+    try:
+        r = f()
+    except dirmn.InvalidArgumentError:
+        return False
+    if hasattr(r, "close"):
+        r.close()
+    return True
+
+
+def kernel_flag(n):
+    key, val = (s.strip() for s in n.split("="))
+    value = {"False": False, "True": True}[val]
+    got = dirmn.loglik(X, np.ones(5), **{key: value})
+    return (kw(dirmn.loglik, key) and kw(dirmn.loglik_sum, key)
+            and np.allclose(got, loglik_rows(X, np.ones(5), full=False), rtol=1e-12))
+
+
+CHECKS = {
+    "log_pmf": lambda n: exported(n) and fitfield(n) and mixfield(n),
+    "log_kernel": fitfield,
+    "kernel_flag": kernel_flag,
+    "std_error_alpha": fitfield,
+    "std_error_log_alpha": fitfield,
+    "precision": lambda n: fitfield(n) and odtfield(n),
+    "zero_columns": fitfield,
+    "multinomial_limit": fitfield,
+    "gradient_norm": fitfield,
+    "iterations": lambda n: fitfield(n) and mixfield(n),
+    "converged": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
+    "parameters": lambda n: fitfield(n) and mixfield(n),
+    "observations": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
+    "tolerance": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
+                                                  dirmn.overdispersion_test)),
+    "max_iterations": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
+                                                       dirmn.overdispersion_test)),
+    "m_step_iterations": lambda n: kw(dirmn.mixture, n),
+    "weights": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
+                                                dirmn.overdispersion_test, dirmn.loglik_sum)),
+    "start": lambda n: kw(dirmn.fit, n),
+    "mixture_objective": lambda n: kw(dirmn.mixture, n) and mixfield(n),
+    "objective_kind": mixfield,
+    "objective_ml": lambda n: accepts(lambda: dirmn.mixture(X, 1, objective=n)),
+    "objective_dmn": lambda n: accepts(lambda: dirmn.mixture(X, 1, objective=n)),
+    "init": lambda n: kw(dirmn.mixture, n),
+    "init_mixed": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
+    "init_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
+    "init_kmeanspp": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
+    "init_soft_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
+    "starts": lambda n: kw(dirmn.mixture, n),
+    "seed": lambda n: kw(dirmn.mixture, n),
+    "mixing_weights": mixfield,
+    "responsibilities": mixfield,
+    "criterion_aic": lambda n: exported(n) and fitfield(n) and mixfield(n)
+    and accepts(lambda: dirmn.mixture(X, range(1, 3), select=n)),
+    "criterion_bic": lambda n: exported(n) and fitfield(n) and mixfield(n)
+    and accepts(lambda: dirmn.mixture(X, range(1, 3), select=n)),
+    "criterion_laplace": lambda n: exported(n) and mixfield(n)
+    and accepts(lambda: dirmn.mixture(X, range(1, 3), select=n, objective="dmn")),
+    "select": lambda n: kw(dirmn.mixture, n),
+    "overdispersion_test": exported,
+    "test_lrt": lambda n: accepts(lambda: dirmn.overdispersion_test(X, method=n)),
+    "test_score": lambda n: accepts(lambda: dirmn.overdispersion_test(X, method=n)),
+    "grow_from": lambda n: kw(dirmn.mixture, n),
+    "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
+    "test_statistic": odtfield,
+    "test_p_value": odtfield,
+}
+
+ROWS = read_names()
+
+
+def test_table_was_read():
+    assert len(ROWS) >= 40
+
+
+@pytest.mark.parametrize("idea", sorted(i for i, n in ROWS.items() if n != "-"))
+def test_python_name(idea):
+    name = ROWS[idea]
+    assert idea in CHECKS, "names.tsv row %r has no check in test_names.py" % idea
+    assert CHECKS[idea](name) is True, (idea, name)
+
+
+def test_unlisted_ideas_have_no_stray_names():
+    # Ideas with "-" in the python column are not reachable under another
+    # language's name (that would be a second name for one idea).
+    assert not hasattr(dirmn, "fit_dirmn") and not hasattr(dirmn, "fit_mixture")
+    assert not fitfield("observations") and not mixfield("weights") and not mixfield("nparams")
