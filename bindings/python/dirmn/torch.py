@@ -6,11 +6,17 @@ with the incoming gradient as row weights. The library takes only
 non-negative weights, so the gradient is the difference of two weighted
 sums: one over the positive and one over the negative parts.
 
+:class:`DirichletMultinomial` keeps the :class:`~dirmn.Counts` it made for
+the last tensor it saw, so a training loop over one fixed table validates
+and copies the table once rather than on every step.
+
 >>> import torch, dirmn.torch
 >>> model = dirmn.torch.DirichletMultinomial(vocab_size=1000)
 >>> nll = -model(counts).sum()          # counts: documents x 1000
 >>> nll.backward()
 """
+
+import weakref
 
 import numpy as np
 import torch
@@ -20,15 +26,75 @@ from .counts import Counts
 from .errors import InvalidArgumentError, invalid
 
 
+class _CSRArrays:
+    """A torch sparse tensor's CSR arrays in the duck-typed form Counts reads.
+
+    Counts recognises sparse input by ``tocsr``/``nnz``/``shape`` and reads
+    ``indptr``/``indices``/``data``; this spares converting through scipy.
+    COO input is turned into CSR arrays here rather than by
+    ``to_sparse_csr``, which warns on every call in torch 1.13.
+    """
+
+    format = "csr"
+
+    def __init__(self, t):
+        self.shape = tuple(t.shape)
+        if t.layout == torch.sparse_csr:
+            self.indptr = t.crow_indices().cpu().numpy()
+            self.indices = t.col_indices().cpu().numpy()
+            self.data = t.values().cpu().numpy()
+        else:
+            t = t.coalesce()  # sorted by row, then column; no repeats
+            rows, self.indices = t.indices().cpu().numpy()
+            self.data = t.values().cpu().numpy()
+            per_row = np.bincount(rows, minlength=self.shape[0])
+            self.indptr = np.concatenate(([0], np.cumsum(per_row)))
+        self.nnz = self.data.shape[0]
+
+    def tocsr(self):
+        return self
+
+
+def _no_grad_counts(t):
+    if t.requires_grad:
+        raise invalid(InvalidArgumentError, "dirmn.torch: counts must not require "
+                      "gradients", argument="data")
+
+
+def _tensor_table(t):
+    """What :class:`Counts` takes for a tensor (no copy for dense CPU tensors)."""
+    _no_grad_counts(t)
+    if t.layout in (torch.sparse_csr, torch.sparse_coo):
+        return _CSRArrays(t.detach())
+    return t.detach().cpu().numpy()  # a view for CPU tensors, no copy
+
+
 def _as_counts(counts, context):
     if isinstance(counts, Counts):
         return counts
     if isinstance(counts, torch.Tensor):
-        if counts.requires_grad:
-            raise invalid(InvalidArgumentError, "dirmn.torch: counts must not require "
-                          "gradients", argument="data")
-        counts = counts.detach().cpu().numpy()  # a view for CPU tensors, no copy
+        counts = _tensor_table(counts)
     return Counts(counts, context=context, real_valued=True)
+
+
+def _tensor_key(t):
+    """What must be unchanged for a Counts made from ``t`` to still hold ``t``.
+
+    ``_version`` is bumped by every in-place operation through torch
+    (views and a sparse tensor's ``values()`` share their base's counter);
+    the data pointers catch ``.set_()`` and storage swaps, which need not.
+    """
+    if t.layout == torch.strided:
+        ptrs = (t.data_ptr(),)
+        strides = tuple(t.stride())
+    elif t.layout == torch.sparse_csr:
+        ptrs = (t.crow_indices().data_ptr(), t.col_indices().data_ptr(),
+                t.values().data_ptr())
+        strides = ()
+    else:  # COO: coalescing copies anyway; key on what identifies its arrays
+        ptrs = (t._indices().data_ptr(), t._values().data_ptr())
+        strides = ()
+    return (t.layout, t.device, ptrs, tuple(t.shape), strides, t.dtype, t._version)
 
 
 class _Loglik(torch.autograd.Function):
@@ -58,7 +124,9 @@ def loglik(counts, log_alpha, full=False, context=None):
     Parameters
     ----------
     counts : torch.Tensor or numpy.ndarray or dirmn.Counts
-        rows × V counts (no gradient flows to them).
+        rows × V counts (no gradient flows to them); a tensor may be dense
+        or sparse (CSR or COO). Converted on every call: use a
+        :class:`DirichletMultinomial` or a prebuilt Counts to do it once.
     log_alpha : torch.Tensor
         V log-parameters.
     full : bool
@@ -82,6 +150,14 @@ def loglik(counts, log_alpha, full=False, context=None):
 class DirichletMultinomial(torch.nn.Module):
     """A DM over ``vocab_size`` categories with a learnable ``log_alpha``.
 
+    :meth:`forward` caches the :class:`~dirmn.Counts` made from the last
+    tensor passed, keyed by the tensor's identity, data pointer(s), shape,
+    strides, dtype and ``_version``: calling it again with the same
+    unchanged tensor reuses the library's copy, and any in-place edit made
+    through torch makes a new one. Writes that bypass torch (through a
+    NumPy view of the tensor, say) are not seen: call :meth:`clear_cache`
+    after them, or pass a :class:`~dirmn.Counts` you manage yourself.
+
     Parameters
     ----------
     vocab_size : int
@@ -98,9 +174,68 @@ class DirichletMultinomial(torch.nn.Module):
         self.log_alpha = torch.nn.Parameter(torch.zeros(int(vocab_size), dtype=dtype))
         self.full = full
         self.context = context
+        self._cache = None  # (weakref to the tensor, key, context, Counts)
+
+    def prepare(self, counts):
+        """The :class:`~dirmn.Counts` that :meth:`forward` would use for ``counts``.
+
+        A given Counts is returned as it is; a tensor's Counts comes from the
+        cache when the tensor is unchanged since it was made, and replaces
+        the cached one otherwise. Other inputs (arrays, sparse matrices) are
+        converted afresh on every call, having no version to check.
+
+        Parameters
+        ----------
+        counts : torch.Tensor or dirmn.Counts or anything Counts accepts
+            rows × V; a tensor may be dense or sparse (CSR or COO).
+
+        Returns
+        -------
+        dirmn.Counts
+
+        Raises
+        ------
+        DirmnError
+            As :class:`~dirmn.Counts`; InvalidArgumentError for counts that
+            require gradients.
+        """
+        # Inference-mode tensors keep no version counter, so nothing could
+        # tell that they changed.
+        if not isinstance(counts, torch.Tensor) or counts.is_inference():
+            return _as_counts(counts, self.context)
+        _no_grad_counts(counts)
+        key = _tensor_key(counts)
+        hit = self._cache
+        # The weak reference, not id(), tells it is the same tensor: an id can
+        # be reused by a new tensor once the old one is gone.
+        if hit is not None and hit[0]() is counts and hit[1] == key \
+                and hit[2] is self.context and not hit[3].closed:
+            return hit[3]
+        c = _as_counts(counts, self.context)
+        # The old Counts is left to the garbage collector, not closed: a graph
+        # built by an earlier forward may still need it for its backward.
+        self._cache = (weakref.ref(counts), key, self.context, c)
+        return c
+
+    def clear_cache(self):
+        """Forgets the cached Counts (the next forward rebuilds it)."""
+        self._cache = None
+
+    def __getstate__(self):
+        # A Counts holds a library handle, which cannot be copied or pickled.
+        state = super().__getstate__() if hasattr(super(), "__getstate__") \
+            else self.__dict__
+        state = dict(state)
+        state["_cache"] = None
+        return state
 
     def forward(self, counts):
         """Per-row log-likelihood of ``counts`` (rows × V).
+
+        Parameters
+        ----------
+        counts : torch.Tensor or dirmn.Counts or numpy.ndarray or sparse matrix
+            A tensor's Counts is cached (see the class notes).
 
         Returns
         -------
@@ -112,4 +247,4 @@ class DirichletMultinomial(torch.nn.Module):
         DirmnError
             As :func:`loglik`.
         """
-        return loglik(counts, self.log_alpha, self.full, self.context)
+        return loglik(self.prepare(counts), self.log_alpha, self.full, self.context)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+import dirmn  # noqa: E402
 import dirmn.torch as dt  # noqa: E402
 
 
@@ -56,3 +57,108 @@ def test_module_trains(X):
     assert nll.item() < first
     out = m(X.float())
     assert out.dtype == torch.float32 and out.shape == (12,)
+
+
+# --- the module's Counts cache -------------------------------------------------
+
+def _module(V=6):
+    m = dt.DirichletMultinomial(V, dtype=torch.float64)
+    with torch.no_grad():
+        m.log_alpha.copy_(torch.linspace(-1, 1.5, V, dtype=torch.float64))
+    return m
+
+
+def test_cache_reused_for_unchanged_tensor(X):
+    m = _module()
+    c = m.prepare(X)
+    assert m.prepare(X) is c
+    first = m(X)
+    assert m.prepare(X) is c  # forward neither rebuilt nor dropped it
+    second = m(X)
+    assert torch.equal(first, second)
+    assert torch.allclose(second, torch_kernel(X, m.log_alpha.detach()), rtol=1e-12, atol=1e-12)
+    # A backward through a cached Counts gives the same gradient as a fresh one.
+    g1, = torch.autograd.grad(m(X).sum(), m.log_alpha)
+    g2, = torch.autograd.grad(dt.loglik(X, m.log_alpha).sum(), m.log_alpha)
+    assert torch.allclose(g1, g2, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("edit", ["setitem", "view_mul_", "add_", "copy_"])
+def test_cache_invalidated_by_in_place_edit(X, edit):
+    m = _module()
+    Xf = X.to(torch.float32)
+    before = m(Xf).detach()
+    c = m.prepare(Xf)
+    if edit == "setitem":
+        Xf[0, 0] = 9
+    elif edit == "view_mul_":
+        Xf[:, 2].mul_(3)  # through a view: the base's version counter moves too
+    elif edit == "add_":
+        Xf.add_(1)
+    else:
+        Xf.copy_(torch.flip(Xf, [0]))
+    after = m(Xf).detach()
+    assert m.prepare(Xf) is not c
+    want = torch_kernel(Xf, m.log_alpha.detach())
+    assert torch.allclose(after, want, rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(after, before)
+
+
+def test_cache_keyed_by_identity_and_layout(X):
+    m = _module()
+    c = m.prepare(X)
+    assert m.prepare(X.clone()) is not c           # equal values, another tensor
+    Xt = X.t().contiguous().t()                     # same values, Fortran strides
+    out = m(Xt).detach()
+    assert torch.allclose(out, torch_kernel(X, m.log_alpha.detach()), rtol=1e-12, atol=1e-12)
+    d = m.prepare(Xt)
+    assert m.prepare(Xt) is d and d is not c
+    m.clear_cache()
+    assert m.prepare(Xt) is not d
+
+
+def test_prebuilt_counts_passed_through(X, ctx):
+    m = _module()
+    c = dirmn.Counts(X.numpy(), context=ctx)
+    assert m.prepare(c) is c
+    assert torch.allclose(m(c), torch_kernel(X, m.log_alpha.detach()), rtol=1e-12, atol=1e-12)
+    assert m._cache is None  # a Counts the caller manages is not cached
+    c.close()
+    with pytest.raises(dirmn.ClosedHandleError):
+        m(c)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state")
+def test_sparse_tensors_cached_and_invalidated(X):
+    m = _module()
+    S = X.to(torch.float64).to_sparse_csr()
+    want = torch_kernel(X, m.log_alpha.detach())
+    assert torch.allclose(m(S), want, rtol=1e-12, atol=1e-12)
+    assert torch.allclose(m(X.to_sparse()), want, rtol=1e-12, atol=1e-12)   # COO
+    # Uncoalesced COO with a repeated cell: the repeats add up, as torch defines.
+    i = torch.tensor([[0, 0, 1], [2, 2, 0]])
+    coo = torch.sparse_coo_tensor(i, torch.tensor([1.0, 2.0, 4.0]), (2, 6))
+    dense = coo.to_dense()
+    assert torch.allclose(dt.loglik(coo, m.log_alpha), torch_kernel(dense, m.log_alpha),
+                          rtol=1e-12, atol=1e-12)
+    c = m.prepare(S)
+    assert m.prepare(S) is c
+    S.values().mul_(2)  # shares S's version counter
+    assert m.prepare(S) is not c
+    assert torch.allclose(m(S), torch_kernel(2 * X, m.log_alpha.detach()), rtol=1e-12,
+                          atol=1e-12)
+
+
+def test_uncacheable_inputs_still_correct(X):
+    import copy
+    m = _module()
+    with torch.inference_mode():
+        Xi = X.clone()
+    assert m.prepare(Xi) is not m.prepare(Xi)  # no version counter: never cached
+    assert torch.allclose(m(Xi), torch_kernel(X, m.log_alpha.detach()), rtol=1e-12, atol=1e-12)
+    m(X)
+    m2 = copy.deepcopy(m)
+    assert m2._cache is None and m._cache is not None
+    assert torch.equal(m2(X), m(X))
+    with pytest.raises(dirmn.InvalidArgumentError):
+        m(X.double().requires_grad_())
