@@ -181,6 +181,20 @@ class Backend {
   // and *info describes it.
   virtual BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out,
                               TableInfo* info) = 0;
+  // The same from a table the caller keeps (a device context's host
+  // backend takes it over next, so that a large table is not copied on the
+  // host first). The default copies it and adopts the copy.
+  virtual BackendResult adopt_copy(const HostTable& table, std::unique_ptr<BackendCounts>* out,
+                                   TableInfo* info) {
+    std::unique_ptr<HostTable> copy(new (std::nothrow) HostTable);
+    if (!copy) return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of a counts table", 0};
+    try {
+      *copy = table;
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of a counts table", 0};
+    }
+    return adopt(std::move(*copy), out, info);
+  }
   // Device-memory input (CUDA only): validates and stores it. On
   // INVALID_COUNTS or INVALID_ARGUMENT *problem says where.
   virtual BackendResult wrap_device_dense(const DenseInput& in, std::unique_ptr<BackendCounts>* out,

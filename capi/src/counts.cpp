@@ -132,14 +132,18 @@ dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, 
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the counts handle");
   }
   if (ctx->host_backend) {
-    HostTable copy(table);
+    // The device copies the table, then the host backend takes it over:
+    // no second host copy of a table that may be gigabytes.
+    const BackendResult r = ctx->backend->adopt_copy(table, &c->data, &c->info);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
     TableInfo host_info;
-    const BackendResult rh = ctx->host_backend->adopt(std::move(copy), &c->host_data, &host_info);
+    const BackendResult rh = ctx->host_backend->adopt(std::move(table), &c->host_data, &host_info);
     if (!rh.ok()) return fail_backend(ctx, fn, rh);
     c->host_backend = ctx->host_backend;
+  } else {
+    const BackendResult r = ctx->backend->adopt(std::move(table), &c->data, &c->info);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
   }
-  const BackendResult r = ctx->backend->adopt(std::move(table), &c->data, &c->info);
-  if (!r.ok()) return fail_backend(ctx, fn, r);
   *out = c.release();
   return DIRMN_SUCCESS;
 }

@@ -86,14 +86,20 @@ BackendResult CudaBackend::finish_table(std::unique_ptr<CudaCounts> c,
   return {};
 }
 
-BackendResult CudaBackend::adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out,
-                                 TableInfo* info) {
+// The device keeps its own copy: the host table is only read.
+BackendResult CudaBackend::adopt_copy(const HostTable& table, std::unique_ptr<BackendCounts>* out,
+                                      TableInfo* info) {
   DeviceGuard guard(device_);
   DIRMN_TRY(guard.result());
   std::unique_ptr<CudaCounts> c(new (std::nothrow) CudaCounts(this, device_));
   if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
-  DIRMN_TRY(upload_host_table(table, &c->table, env()));
+  DIRMN_TRY(upload_host_table(table, &c->table, *threads_, env()));
   return finish_table(std::move(c), out, info);
+}
+
+BackendResult CudaBackend::adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out,
+                                 TableInfo* info) {
+  return adopt_copy(table, out, info);
 }
 
 BackendResult CudaBackend::wrap_device_dense(const DenseInput& in, std::unique_ptr<BackendCounts>* out,

@@ -90,6 +90,8 @@ class CudaBackend final : public Backend {
   int device() const override { return device_; }
   bool supports(Step step, const BackendCounts& counts) const override;
 
+  BackendResult adopt_copy(const HostTable& table, std::unique_ptr<BackendCounts>* out,
+                           TableInfo* info) override;
   BackendResult adopt(HostTable&& table, std::unique_ptr<BackendCounts>* out,
                       TableInfo* info) override;
   BackendResult wrap_device_dense(const DenseInput& in, std::unique_ptr<BackendCounts>* out,

@@ -307,7 +307,9 @@ BackendResult launch_em_fit(const EmFitArgs& args, const LaunchEnv& env);
 
 // ingest_*.cu: building device tables.
 // Copies a validated host table to the device (synchronous).
-BackendResult upload_host_table(const HostTable& host, DeviceTable* t, const LaunchEnv& env);
+// `threads` narrow a CSR table's column indices to 16 bits on the host.
+BackendResult upload_host_table(const HostTable& host, DeviceTable* t, HostThreads& threads,
+                                const LaunchEnv& env);
 // Validates a caller's device array and makes a table of it (synchronous).
 BackendResult ingest_device_dense(const DenseInput& in, DeviceTable* t,
                                   CountsProblem* problem, const LaunchEnv& env);

@@ -2,6 +2,7 @@
 // the host stores it (compact dense rows, padded for vector reads, or CSR).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -13,7 +14,29 @@ namespace cuda {
 
 using namespace ingest;
 
-BackendResult upload_host_table(const HostTable& h, DeviceTable* t, const LaunchEnv& env) {
+namespace {
+
+// Column indices below 65536 as 16 bits, narrowed on the context's threads
+// (a serial pass over 180 M indices took a third of a second).
+constexpr int64_t kNarrowChunk = int64_t{1} << 20;
+
+std::unique_ptr<uint16_t[]> narrow_columns(const TableArray<uint32_t>& col, HostThreads& threads) {
+  const int64_t n = static_cast<int64_t>(col.size());
+  std::unique_ptr<uint16_t[]> out(new (std::nothrow) uint16_t[static_cast<size_t>(n)]);
+  if (!out) return out;
+  uint16_t* o = out.get();
+  const uint32_t* in = col.data();
+  threads.parallel_for(ceil_div<int64_t>(n, kNarrowChunk), [&](int64_t c) {
+    const int64_t i1 = std::min(n, (c + 1) * kNarrowChunk);
+    for (int64_t i = c * kNarrowChunk; i < i1; ++i) o[i] = static_cast<uint16_t>(in[i]);
+  });
+  return out;
+}
+
+}  // namespace
+
+BackendResult upload_host_table(const HostTable& h, DeviceTable* t, HostThreads& threads,
+                                const LaunchEnv& env) {
   t->rows = h.rows;
   t->cols = h.cols;
   t->nnz = h.nnz;
@@ -61,13 +84,9 @@ BackendResult upload_host_table(const HostTable& h, DeviceTable* t, const Launch
     if (nnz == 0) {
       // Nothing to copy (and the host vectors may hold no buffer at all).
     } else if (t->col16) {
-      std::vector<uint16_t> narrow;
-      try {
-        narrow.assign(h.col_idx.begin(), h.col_idx.end());
-      } catch (const std::bad_alloc&) {
-        return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of column indices", 0};
-      }
-      DIRMN_CUDA_TRY(cudaMemcpyAsync(t->col_idx.get(), narrow.data(), nnz * 2, cudaMemcpyHostToDevice,
+      const std::unique_ptr<uint16_t[]> narrow = narrow_columns(h.col_idx, threads);
+      if (!narrow) return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of column indices", 0};
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(t->col_idx.get(), narrow.get(), nnz * 2, cudaMemcpyHostToDevice,
                                      env.stream),
                      "cudaMemcpyAsync (column indices)");
       // `narrow` is pageable: the copy has read it once this returns, but
