@@ -74,7 +74,8 @@
 //                   sets, k Newton fits) and an E step (rows x k
 //                   likelihoods), without the initialisation and the first
 //                   iteration; 1 run. k = 10 on microbiome, 8 on
-//                   single-cell and text, 5 on the real tables
+//                   single-cell and text (20 on text with --large), 5 on
+//                   the real tables
 //   fit_range       dirmn_mixture_fit_range k = 1..K with default options;
 //                   1 run. K keeps the whole run near 4 minutes on 2 cores:
 //                   5 on microbiome, 3 on single-cell, 2 on text, 5 on
@@ -303,8 +304,7 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
     h = nullptr;
   };
   const double dense_bytes = 4.0 * static_cast<double>(c.rows) * static_cast<double>(c.cols);
-  if (!step_wanted(a, "load")) {
-  } else if (dense_bytes <= 1024.0 * 1024.0 * 1024.0) {
+  if (step_wanted(a, "load") && dense_bytes <= 1024.0 * 1024.0 * 1024.0) {
     const std::vector<int32_t> x = shapes::to_dense(c);
     const double t = median_time(
         [] {},
@@ -314,7 +314,7 @@ void run_table(dirmn_context* ctx, const Args& a, Report& rep, const std::string
         },
         read_and_destroy);
     rep.row("load dense int32", t, static_cast<double>(c.rows * c.cols) / t, "cell/s", dev, "stored " + form);
-  } else {
+  } else if (step_wanted(a, "load")) {
     char n[80];
     std::snprintf(n, sizeof n, "skipped: the dense array would take %.1f GiB", dense_bytes / (1u << 30));
     rep.row("load dense int32", -1.0, 0.0, "cell/s", "-", n);
@@ -515,6 +515,20 @@ Args parse(int argc, char** argv) {
       std::fprintf(stderr, "unknown argument %s (see the top of bench/bench_shapes.cpp)\n", s.c_str());
       std::exit(2);
     }
+  }
+  for (const std::string& s : a.steps)
+    if (s != "load" && s != "loglik" && s != "fit" && s != "em" && s != "range") {
+      std::fprintf(stderr, "unknown step %s (--steps takes load, loglik, fit, em, range)\n", s.c_str());
+      std::exit(2);
+    }
+  for (const std::string& s : a.only)
+    if (s != "microbiome" && s != "single-cell" && s != "text" && s != "globalpatterns" && s != "soilrep") {
+      std::fprintf(stderr, "unknown table %s (see --only at the top of bench/bench_shapes.cpp)\n", s.c_str());
+      std::exit(2);
+    }
+  if (!a.dump.empty() && !step_wanted(a, "loglik")) {
+    std::fprintf(stderr, "--dump writes the K = 1 log pmf: it needs the loglik step\n");
+    std::exit(2);
   }
   if (a.quick && a.large) {
     std::fprintf(stderr, "--quick and --large exclude each other\n");

@@ -248,7 +248,10 @@ def main():
     args = p.parse_args()
     if args.merge:
         paths = args.merge + [None] * (3 - len(args.merge))
-        merge(*paths[:3], names=tuple(args.names.split(",", 1)))
+        names = tuple(args.names.split(","))
+        if len(names) != 2 or not all(names):
+            p.error("--names takes two labels, e.g. cpu,cuda")
+        merge(*paths[:3], names=names)
     elif args.dir:
         run(args)
     else:

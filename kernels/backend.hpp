@@ -186,14 +186,13 @@ class Backend {
   // host first). The default copies it and adopts the copy.
   virtual BackendResult adopt_copy(const HostTable& table, std::unique_ptr<BackendCounts>* out,
                                    TableInfo* info) {
-    std::unique_ptr<HostTable> copy(new (std::nothrow) HostTable);
-    if (!copy) return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of a counts table", 0};
+    HostTable copy;
     try {
-      *copy = table;
+      copy = table;
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of a counts table", 0};
     }
-    return adopt(std::move(*copy), out, info);
+    return adopt(std::move(copy), out, info);
   }
   // Device-memory input (CUDA only): validates and stores it. On
   // INVALID_COUNTS or INVALID_ARGUMENT *problem says where.

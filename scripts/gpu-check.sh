@@ -4,7 +4,8 @@
 # cases included), the [cuda] cases again from an sm_90 build (the
 # tensor-core kernels' mma.sync forms; on Hopper the default sm_90a code
 # runs their wgmma forms), compute-sanitizer memcheck and racecheck over the [cuda]
-# cases, the GPU benchmark and the PyTorch reference. All logs go to one
+# cases, the GPU benchmarks (gpu_bench, bench_fit, and bench_shapes at issue
+# #27's sizes on the CUDA and CPU backends) and the PyTorch references. All logs go to one
 # folder: $OUT if set, else ./gpu-logs. At most six files are written there.
 #
 #   scripts/gpu-check.sh            # build in build/gpu-release, then check
@@ -182,9 +183,13 @@ elif [[ -x $SHAPES ]]; then
   rc=$?
   note "- bench_shapes (cuda, cpu): exit $rc ($((SECONDS - t0)) s)"
   [[ $rc != 0 ]] && failed=1
-  if [[ ${DIRMN_GPU_SKIP_TORCH:-0} != 1 ]]; then
+  if [[ ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
+    note "- shapes_torch.py: skipped (DIRMN_GPU_SKIP_TORCH=1)"
+  elif $PY -c "import torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then
     $PY "$ROOT/bench/shapes_torch.py" "$sdir/dump" --device cuda --gradient --csv "$sdir/torch.csv" >>"$BL" 2>&1 ||
-      note "- shapes_torch.py --device cuda: failed (see bench.log)"
+      { note "- shapes_torch.py --device cuda: failed (see bench.log)"; failed=1; }
+  else
+    note "- shapes_torch.py: no CUDA-enabled PyTorch for $PY; not run"
   fi
   {
     echo
@@ -197,6 +202,7 @@ elif [[ -x $SHAPES ]]; then
   rm -rf "$sdir/dump"
 else
   note "- bench_shapes: not built (configure with DIRMN_BUILD_BENCH=ON)"
+  failed=1
 fi
 # Clocks again after the benchmarks.
 clocks

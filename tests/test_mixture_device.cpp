@@ -133,6 +133,24 @@ TEST_CASE("mixture: the device EM agrees with the host's", "[mixture][cuda]") {
                                {{3, DIRMN_MIXTURE_ML, false}, {3, DIRMN_MIXTURE_DMN, true}, {7, DIRMN_MIXTURE_ML, false}});
 }
 
+TEST_CASE("mixture: the device EM agrees with the host's on a wide sparse table", "[mixture][cuda]") {
+  REQUIRE(cuda_device_present());
+  // Row totals 200 over 3000 columns: stored sparse, and too wide for the
+  // likelihood's tables in shared memory, so the E step reads them through
+  // L2 (TablePlan::l2_tables).
+  const int64_t rows = 200, cols = 3000;
+  Simulated sim = simulate_mixture(rows, cols, 3, 29);
+  {
+    Context gpu = make_context(DIRMN_BACKEND_CUDA);
+    Counts cg = counts_of(gpu.get(), sim.x, rows, cols);
+    dirmn_counts_info ci;
+    ci.size = sizeof ci;
+    REQUIRE(dirmn_counts_get_info(cg.get(), &ci) == DIRMN_SUCCESS);
+    REQUIRE(ci.storage == DIRMN_STORAGE_SPARSE);
+  }
+  check_device_em_matches_host(sim.x, rows, cols, 3, {{3, DIRMN_MIXTURE_ML, false}, {4, DIRMN_MIXTURE_DMN, true}});
+}
+
 TEST_CASE("mixture: M steps on the tensor cores agree with the host's", "[mixture][cuda]") {
   REQUIRE(cuda_device_present());
   // Counts below 16 in a dense 8-bit table: the device's M step takes the

@@ -119,8 +119,9 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
   return c;
 }
 
-// Hands a validated host table to the context's backend (and, on a device,
-// a copy to its CPU backend) and makes the handle.
+// Hands a validated host table to the context's backend and makes the
+// handle. On a device the device copies the table and the context's CPU
+// backend then takes it over.
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out) {
   // Between the host's build and the copy to the device.

@@ -26,10 +26,14 @@ std::unique_ptr<uint16_t[]> narrow_columns(const TableArray<uint32_t>& col, Host
   if (!out) return out;
   uint16_t* o = out.get();
   const uint32_t* in = col.data();
-  threads.parallel_for(ceil_div<int64_t>(n, kNarrowChunk), [&](int64_t c) {
-    const int64_t i1 = std::min(n, (c + 1) * kNarrowChunk);
-    for (int64_t i = c * kNarrowChunk; i < i1; ++i) o[i] = static_cast<uint16_t>(in[i]);
-  });
+  try {
+    threads.parallel_for(ceil_div<int64_t>(n, kNarrowChunk), [&](int64_t c) {
+      const int64_t i1 = std::min(n, (c + 1) * kNarrowChunk);
+      for (int64_t i = c * kNarrowChunk; i < i1; ++i) o[i] = static_cast<uint16_t>(in[i]);
+    });
+  } catch (const std::bad_alloc&) {  // the loop's std::function
+    out.reset();
+  }
   return out;
 }
 

@@ -11,7 +11,8 @@ namespace cuda {
 
 // Launches `kernel` with one grid row (y) per slice and enough blocks per
 // slice (x) to fill the device once; each block loops over row chunks, so
-// its tables are copied to shared memory once per block, not per chunk.
+// its tables are copied to shared memory once per block, not per chunk
+// (none for tables read through L2: args.l2_tables).
 template <class View>
 BackendResult launch_sliced(void (*kernel)(View, SharedAlphaArgs), const View& view,
                             SharedAlphaArgs args, size_t table_entry_bytes, const LaunchEnv& env,

@@ -46,9 +46,12 @@ TablePlan make_plan(const DeviceTable& t) {
     if (cut * panel_cols > budget) cut = std::max<int64_t>(1, budget / panel_cols);
     panel_cols = balanced_panel_width(t.cols, panel_cols, group);
   }
-  if (t.sparse && ceil_div<int64_t>(t.cols, panel_cols) > kCsrMaxSharedPanels) {
-    const int64_t l2_cut =
-        static_cast<int64_t>(kL2TableBytes / sizeof(double)) / std::max<int64_t>(full_width, 1);
+  // Through L2 where its table holds at least count 1 (past ~10^6 columns
+  // it would not: the panels do), which also keeps every byte offset of a
+  // slice's tables (kMaxKGroup x kL2TableBytes) within 32 bits.
+  const int64_t l2_cut =
+      static_cast<int64_t>(kL2TableBytes / sizeof(double)) / std::max<int64_t>(full_width, 1);
+  if (t.sparse && ceil_div<int64_t>(t.cols, panel_cols) > kCsrMaxSharedPanels && l2_cut >= 2) {
     cut = std::max<int64_t>(1, std::min(std::min(cut_data, cut_worth), l2_cut));
     panel_cols = full_width;
     p.l2_tables = true;

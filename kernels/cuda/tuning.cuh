@@ -51,8 +51,9 @@ constexpr int kMaxCut = 64;
 // lookup costs an L2 (often L1) hit instead of a shared-memory one.
 constexpr int kCsrMaxSharedPanels = 2;
 // ... and tabulates counts only as far as one vector's table stays within
-// this many bytes, so that the entries in use stay resident in L2 (50 MB on
-// Hopper) beside the stream of counts.
+// this many bytes. Most lookups are of counts 1-3, whose rows of the table
+// (a few hundred KB per vector) stay resident in L2 (50 MB on Hopper)
+// beside the stream of counts; the deeper rows are read rarely.
 constexpr size_t kL2TableBytes = size_t{16} << 20;
 // Row terms lpoch(A, N) - N log A are tabulated for N below this; rows with
 // larger totals evaluate theirs directly.

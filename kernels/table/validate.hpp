@@ -118,7 +118,11 @@ inline void layout_table(const ScanStats& s, const std::vector<int64_t>& row_nnz
       t->row_ptr[static_cast<size_t>(i + 1)] =
           t->row_ptr[static_cast<size_t>(i)] + row_nnz[static_cast<size_t>(i)];
     t->col_idx.resize(static_cast<size_t>(s.nnz));
-    t->values.resize(static_cast<size_t>(s.nnz) * value_bytes(vt));
+    // A dense input's first try at 8-bit cells left rows x cols bytes here;
+    // shrinking would keep them for the table's whole life.
+    const size_t need = static_cast<size_t>(s.nnz) * value_bytes(vt);
+    if (t->values.capacity() > 2 * need) TableArray<unsigned char>().swap(t->values);
+    t->values.resize(need);
   } else {
     t->values.assign(static_cast<size_t>(rows * cols) * value_bytes(vt), 0);
   }

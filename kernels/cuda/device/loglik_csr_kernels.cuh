@@ -192,8 +192,8 @@ __global__ void __launch_bounds__(kBlockThreads, kSharedBlocksPerSm)
       load_blocks(next, cur, off + kLanes);
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      add_block<C, kCol16, TabT, KG, kL2>(x[r], cur.begin[r], cur.end[r], col0, tab, entry_bytes, g.kc, g.k0,
-                                     a, acc[r]);
+      add_block<C, kCol16, TabT, KG, kL2>(x[r], cur.begin[r], cur.end[r], col0, tab, entry_bytes,
+                                          g.kc, g.k0, a, acc[r]);
     if (last) {
       finish_group<R, KG>(acc, group_row0(chunk), g, view.rows, adjust, a);
       chunk += gridDim.x;

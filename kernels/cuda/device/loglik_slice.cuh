@@ -4,8 +4,8 @@
 //
 // A block owns one slice -- a group of parameter vectors (a bundle on dense
 // tables) on one column panel -- and copies that slice's tables into shared
-// memory once (cp.async, overlapping its first loads), then walks its share
-// of the rows. Lanes of a warp form groups of LANES lanes; each group
+// memory once (cp.async, overlapping its first loads; CSR tables read
+// through L2 are not copied), then walks its share of the rows. Lanes of a warp form groups of LANES lanes; each group
 // carries R rows at a time, and walks them as a stream of steps with the
 // next step's loads in flight while one step computes. Row epilogues run
 // two stages ahead: a row's total is loaded a chunk early and its
