@@ -201,7 +201,7 @@ def merge(base_path, now_path, torch_path, names=("base", "now")):
     b_name, n_name = names
     print(f"times: median unless the bench's notes say 1 run; {b_name}/{n_name} > 1: {n_name} is faster; "
           f"torch/{n_name} > 1: dirmn ({n_name}) is faster than PyTorch")
-    hdr = (f"{'step':<22} {b_name:>11} {n_name:>11} {'torch':>11} {b_name + '/' + n_name:>9} "
+    hdr = (f"{'step':<30} {b_name:>11} {n_name:>11} {'torch':>11} {b_name + '/' + n_name:>9} "
            f"{'torch/' + n_name:>9}  {'device':<10} thr  agree")
     table = None
     worst = 0.0
@@ -217,7 +217,7 @@ def merge(base_path, now_path, torch_path, names=("base", "now")):
             d = abs(vb - vn) / max(1.0, abs(vn))
             worst = max(worst, d)
             agree = f"{b_name}~{n_name} {d:.1e}"
-        print(f"{key[1]:<22} {fmt_time(sb):>11} {fmt_time(sn):>11} {fmt_time(st):>11} {ratio(sb, sn):>9} "
+        print(f"{key[1]:<30} {fmt_time(sb):>11} {fmt_time(sn):>11} {fmt_time(st):>11} {ratio(sb, sn):>9} "
               f"{ratio(st, sn):>9}  {n['device']:<10} {n['threads']:>3}  {agree}")
         beside = {"loglik K=1": ("loglik K=1 float32", "kernel dense float32"),
                   "loglik_sum+grad": ("loglik+grad float64", "loglik+grad float32")}
@@ -225,12 +225,13 @@ def merge(base_path, now_path, torch_path, names=("base", "now")):
             for step in beside[key[1]]:
                 t32 = tor.get((table, step))
                 if t32:
-                    print(f"{'  torch ' + step:<22} {'':>11} {'':>11} {fmt_time(seconds(t32)):>11} {'':>9} "
+                    print(f"{'  torch ' + step:<30} {'':>11} {'':>11} {fmt_time(seconds(t32)):>11} {'':>9} "
                           f"{ratio(seconds(t32), sn):>9}  {t32['device']:<10} {t32['threads']:>3}")
     if tor:
         print("\nPyTorch's agreement with dirmn (loglik K=1):")
         for key, r in tor.items():
-            print(f"  {key[0]:<15} {key[1]:<20} {r['note']}")
+            if key[1].startswith("loglik K=1"):
+                print(f"  {key[0]:<15} {key[1]:<20} {r['note']}")
     if base:
         print(f"\nlargest relative difference of a result between {b_name} and {n_name}: {worst:.2e}")
 
