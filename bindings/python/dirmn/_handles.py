@@ -80,7 +80,7 @@ class Handle:
 
 
 @contextlib.contextmanager
-def calling(contexts, handles):
+def calling(contexts, handles, pending=None):
     """Holds ``handles`` in use and ``contexts`` locked for one library call.
 
     Parameters
@@ -88,13 +88,25 @@ def calling(contexts, handles):
     contexts : sequence of Context
         The contexts the call computes on or whose objects it reads; their
         locks are taken in a fixed order so that two calls never deadlock.
+        The first is the one the call computes on: its interrupt callback
+        is installed for the call where needed (see :mod:`dirmn._callbacks`).
     handles : sequence of Handle
         Every handle the call passes (those of the contexts included).
+    pending : dirmn._callbacks.Pending, optional
+        The record the call's progress callback writes to; a new one when
+        omitted.
 
     Yields
     ------
     list of int
         The addresses of ``handles``, in order.
+
+    Raises
+    ------
+    BaseException
+        After the body: the first exception a Python callback of the call
+        raised (it cancelled the call), else ``KeyboardInterrupt`` when a
+        SIGINT arrived during the call, else whatever the body raised.
     """
     taken = []
     try:
@@ -106,10 +118,57 @@ def calling(contexts, handles):
         for _, lock in locks:
             lock.acquire()
         try:
-            yield ptrs
+            with _callbacks_for(contexts[0] if contexts else None, handles, ptrs, pending):
+                yield ptrs
         finally:
             for _, lock in reversed(locks):
                 lock.release()
     finally:
         for h in taken:
             h.release()
+
+
+@contextlib.contextmanager
+def _callbacks_for(ctx, handles, ptrs, pending):
+    """Installs the interrupt trampoline and the SIGINT flag for one call."""
+    from . import _callbacks
+    from . import _capi as C
+
+    if pending is None:
+        pending = _callbacks.Pending()
+    state = getattr(ctx, "_interrupt", None)
+    ptr = None
+    if state is not None and state.pending is None:   # not a call nested in a callback
+        ptr = next((p for h, p in zip(handles, ptrs) if h is ctx._handle), None)
+    token = (None, None)
+    installed = False
+    if ptr is not None:
+        token = _callbacks.sigint_begin()
+        pending.sigint = token[0] is not None
+        if pending.sigint or state.user is not None:
+            state.pending = pending
+            if C.dirmn_context_set_interrupt(ptr, state.function, None) == 0:
+                installed = True
+            else:
+                state.pending = None
+
+    def finish():
+        if installed:
+            C.dirmn_context_set_interrupt(ptr, C.dirmn_interrupt_fn(), None)
+            state.pending = None
+        return _callbacks.sigint_end(token)
+
+    try:
+        yield
+    except BaseException:
+        hit = finish()
+        if pending.error is not None:
+            raise pending.error from None
+        if hit:
+            raise KeyboardInterrupt from None
+        raise
+    hit = finish()
+    if pending.error is not None:
+        raise pending.error from None
+    if hit:
+        raise KeyboardInterrupt

@@ -4,6 +4,7 @@ import ctypes
 import threading
 
 from . import _capi as C
+from ._callbacks import InterruptState
 from ._handles import Handle, calling
 from .errors import InvalidArgumentError, check, invalid
 
@@ -68,6 +69,14 @@ class Context:
     precision : {"double", "fast"}
         "fast" lets the CUDA backend compute in float32 (the CPU always
         computes in double).
+    interrupt : callable, optional
+        ``interrupt()`` is polled during long computations on this context
+        (``dirmn_context_set_interrupt``), on the thread that made the call;
+        a true return value cancels the call, which then raises
+        :class:`~dirmn.errors.CancelledError`. An exception it raises also
+        cancels the call and is re-raised by it, unchanged. It must not
+        compute on this context (only queries are served meanwhile). See
+        :meth:`set_interrupt`.
 
     Raises
     ------
@@ -78,12 +87,18 @@ class Context:
 
     Notes
     -----
+    Ctrl-C: a call made on the main thread while SIGINT has Python's default
+    handler installs a handler that only sets a flag for the duration of the
+    call; the library polls it and stops, and the call raises
+    ``KeyboardInterrupt``. The context stays usable.
+
     ``close()`` (or leaving a ``with`` block) frees the context; objects
     it made stay valid for their own ``close()``, but computing with them
     raises :class:`~dirmn.errors.ClosedHandleError`.
     """
 
-    def __init__(self, backend="cpu", device=0, threads=None, precision="double"):
+    def __init__(self, backend="cpu", device=0, threads=None, precision="double",
+                 interrupt=None):
         code = _choice(backend, _BACKENDS, "backend")
         if not isinstance(device, int) or device < 0:
             raise invalid(InvalidArgumentError,
@@ -91,7 +106,13 @@ class Context:
                           argument="device")
         ptr = ctypes.c_void_p()
         check(C.dirmn_context_create(ctypes.byref(ptr), code, device), None)
-        self._lock = threading.Lock()
+        # Re-entrant: a progress or interrupt callback of a call on this context
+        # may query it (the library serves queries and refuses anything else
+        # with DIRMN_ERROR_CONTEXT_IN_USE) instead of deadlocking here.
+        self._lock = threading.RLock()
+        self._interrupt = InterruptState()
+        if interrupt is not None:
+            self.set_interrupt(interrupt)
         self._handle = Handle(self, ptr.value, C.dirmn_context_destroy, "context")
         if threads is not None:
             self.threads = threads
@@ -99,6 +120,34 @@ class Context:
             self.precision = precision
         else:
             self._precision = "double"
+
+    @property
+    def interrupt(self):
+        """callable or None: the context's interrupt callable (see :meth:`set_interrupt`)."""
+        return self._interrupt.user
+
+    def set_interrupt(self, interrupt):
+        """Sets (or, with None, removes) the callable polled during long calls.
+
+        Parameters
+        ----------
+        interrupt : callable or None
+            Called with no arguments from the thread that made the call, each
+            time the library polls its interrupt callback; a true return
+            value stops the computation, which leaves its outputs untouched
+            and raises :class:`~dirmn.errors.CancelledError`. An exception
+            raised by it stops the computation too and is re-raised by the
+            call with its own type (it never reaches the C library).
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``interrupt`` is neither callable nor None.
+        """
+        if interrupt is not None and not callable(interrupt):
+            raise invalid(InvalidArgumentError, "dirmn: interrupt must be callable or None, "
+                          "not %r" % (interrupt,), argument="interrupt")
+        self._interrupt.user = interrupt
 
     def _call(self, *handles):
         return calling((self,), (self._handle,) + handles)

@@ -185,10 +185,10 @@ class Counts:
     def __exit__(self, *exc):
         self.close()
 
-    def _call(self, ctx=None):
+    def _call(self, ctx=None, pending=None):
         """Holds this table and ``ctx`` (default: its own context) for a call."""
         ctx = ctx if ctx is not None else self._context
-        return calling((ctx, self._context), (ctx._handle, self._handle))
+        return calling((ctx, self._context), (ctx._handle, self._handle), pending)
 
     # --- queries ----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import _capi as C
+from ._callbacks import Pending, progress_function
 from ._arrays import float64_vector
 from ._options import fit_options
 from .counts import counts_for
@@ -93,7 +94,7 @@ def criteria(loglik, parameters, nobs):
 
 
 def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, context=None,
-        real_valued=False):
+        real_valued=False, progress=None):
     """Maximum-likelihood alpha of the Dirichlet-multinomial for a table.
 
     Newton's method on log alpha (``dirmn_fit``), from the method of moments
@@ -115,6 +116,16 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
         :class:`~dirmn.errors.ConvergenceWarning`, not an error.
     context : Context, optional
     real_valued : bool
+    progress : callable, optional
+        ``progress(iteration, loglik, change)``, called on the calling thread
+        after each Newton iteration (``dirmn_progress_fn``): ``iteration`` =
+        1, 2, ... (the last call's is the result's ``iterations``; a start
+        that went nowhere is followed by the method of moments' start, whose
+        iterations count on), ``loglik`` the log pmf after it and ``change``
+        the gradient's max-norm in log alpha. A true return value stops the
+        fit: it raises :class:`~dirmn.errors.CancelledError` (the library
+        leaves no result). An exception it raises stops the fit too and is
+        re-raised, unchanged.
 
     Returns
     -------
@@ -128,6 +139,10 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
         A bad weight (``row``) or start value (``index``).
     DimensionMismatchError
         ``weights`` or ``start`` of the wrong length.
+    CancelledError
+        ``progress`` returned a true value, or the context's interrupt did.
+    KeyboardInterrupt
+        Ctrl-C during the fit (see :class:`~dirmn.Context`).
     """
     with counts_for(counts, context, real_valued) as (c, ctx):
         rows, V = c.shape
@@ -135,13 +150,17 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
         s = None if start is None else float64_vector(start, "start", V)
         hd = np.full(V, np.nan)
         opts = fit_options(tolerance, max_iterations, w, s, hd)
+        pending = Pending()
+        trampoline = progress_function(progress, pending)   # alive for the call
+        opts.progress = trampoline
         alpha, se, sel = np.empty(V), np.empty(V), np.empty(V)
         r = C.new(C.dirmn_fit_result)
         r.alpha = alpha.ctypes.data_as(C._pd)
         r.std_error_alpha = se.ctypes.data_as(C._pd)
         r.std_error_log_alpha = sel.ctypes.data_as(C._pd)
-        with c._call(ctx) as (p, h):
+        with c._call(ctx, pending) as (p, h):
             check(C.dirmn_fit(p, h, ctypes.byref(opts), ctypes.byref(r)), p)
+        del trampoline
         names = c.column_names
     limit = bool(r.multinomial_limit)
     # The library reports 0 where there is no standard error.

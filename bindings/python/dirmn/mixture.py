@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _capi as C
+from ._callbacks import Pending, progress_function
 from ._arrays import float64_vector
 from ._handles import Handle, calling
 from ._options import c_int_arg, float_arg
@@ -246,13 +247,16 @@ def _options(objective, init, starts, seed, tolerance, max_iterations, m_step_it
     return o
 
 
-def _fit_one(c, ctx, k, o, grow_from, objective):
+def _fit_one(c, ctx, k, o, grow_from, objective, progress=None):
     out = ctypes.c_void_p()
+    pending = Pending()
+    trampoline = progress_function(progress, pending)   # alive for the call
+    o.progress = trampoline
     contexts, handles = [ctx, c.context], [ctx._handle, c._handle]
     if grow_from is not None:
         contexts.append(grow_from.context)
         handles.append(grow_from._handle)
-    with calling(contexts, handles) as ptrs:
+    with calling(contexts, handles, pending) as ptrs:
         p, h = ptrs[0], ptrs[1]
         o.grow_from = ptrs[2] if grow_from is not None else None
         check(C.dirmn_mixture_fit(p, h, c_int_arg(k, "k"), ctypes.byref(o), ctypes.byref(out)),
@@ -260,10 +264,13 @@ def _fit_one(c, ctx, k, o, grow_from, objective):
         return _wrap([out.value], ctx, c, objective)[0]
 
 
-def _fit_range(c, ctx, k_min, k_max, o, objective):
+def _fit_range(c, ctx, k_min, k_max, o, objective, progress=None):
     n = k_max - k_min + 1
     out = (ctypes.c_void_p * max(n, 1))()
-    with c._call(ctx) as (p, h):
+    pending = Pending()
+    trampoline = progress_function(progress, pending)   # alive for the call
+    o.progress = trampoline
+    with c._call(ctx, pending) as (p, h):
         check(C.dirmn_mixture_fit_range(p, h, c_int_arg(k_min, "k"), c_int_arg(k_max, "k"),
                                         ctypes.byref(o), out), p)
         return _wrap([out[i] for i in range(n)], ctx, c, objective)
@@ -280,7 +287,7 @@ def _warn(fits, o):
 
 def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolerance=None,
             max_iterations=None, m_step_iterations=None, weights=None, grow_from=None,
-            select="bic", context=None, real_valued=False):
+            select="bic", context=None, real_valued=False, progress=None):
     """Fits a mixture of k Dirichlet-multinomials by EM (dmn's clustering).
 
     Parameters
@@ -312,6 +319,15 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         The criterion for several k ("laplace" needs ``objective="dmn"``).
     context : Context, optional
     real_valued : bool
+    progress : callable, optional
+        ``progress(iteration, loglik, change)``, called on the calling thread
+        after each EM iteration (``dirmn_progress_fn``): ``iteration`` = 1,
+        2, ..., counting from 1 again for each start (and each k),
+        ``loglik`` the mixture's log pmf after it and ``change`` the largest
+        change of a responsibility. A true return value stops the fit: it
+        raises :class:`~dirmn.errors.CancelledError` (the library leaves no
+        mixture). An exception it raises stops the fit too and is re-raised,
+        unchanged.
 
     Returns
     -------
@@ -325,6 +341,10 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         A bad weight (``row``).
     DimensionMismatchError
         ``weights`` of the wrong length.
+    CancelledError
+        ``progress`` returned a true value, or the context's interrupt did.
+    KeyboardInterrupt
+        Ctrl-C during the fit (see :class:`~dirmn.Context`).
     """
     several = not isinstance(k, (int, np.integer))
     if several:
@@ -347,17 +367,18 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         o = _options(objective, init, starts, seed, tolerance, max_iterations,
                      m_step_iterations, w)
         if not several:
-            m = _fit_one(c, ctx, k, o, grow_from, objective)
+            m = _fit_one(c, ctx, k, o, grow_from, objective, progress)
             _warn([m], o)
             return m
         if isinstance(k, range) and k.step == 1:
-            fits = _fit_range(c, ctx, k.start, k.stop - 1, o, objective)
+            fits = _fit_range(c, ctx, k.start, k.stop - 1, o, objective, progress)
         else:
             byk, fits = {}, [None] * len(ks)
             try:
                 for i in sorted(range(len(ks)), key=lambda i: ks[i]):
                     fits[i] = byk.get(ks[i]) or _fit_one(c, ctx, ks[i], o,
-                                                         byk.get(ks[i] - 1), objective)
+                                                         byk.get(ks[i] - 1), objective,
+                                                         progress)
                     byk[ks[i]] = fits[i]
             except BaseException:
                 for m in byk.values():

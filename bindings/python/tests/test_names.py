@@ -123,6 +123,7 @@ CHECKS = {
     "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
     "test_statistic": odtfield,
     "test_p_value": odtfield,
+    "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n),
 }
 
 ROWS = read_names()

@@ -97,6 +97,7 @@ const NAME_CHECKS = Dict{String,Function}(
     "degrees_of_freedom" => n -> isexported(n) &&
         getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.parameters && testfield(n),
     "grow_from" => n -> mixkw(n),
+    "progress_callback" => n -> fitkw(n) && mixkw(n),
     "test_method" => n -> testkw(n) && testfield(n),
     "test_statistic" => n -> testfield(n),
     "test_p_value" => n -> isexported(n) && testfield(n) &&
