@@ -135,6 +135,20 @@ def dense_table(data):
     return a, code, strides[0], strides[1]
 
 
+def _float64_of(x, what, ndim, convert, kind):
+    """``convert(x, dtype=float64)`` of ``ndim`` dimensions, or the error
+    that names ``what`` (as ``kind`` of numbers, or by its shape)."""
+    try:
+        a = convert(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid(InvalidArgumentError, "dirmn: %s must be %s of numbers" % (what, kind),
+                      argument=what) from None
+    if a.ndim != ndim:
+        raise invalid(InvalidArgumentError, "dirmn: %s must be %d-dimensional, not of shape %s"
+                      % (what, ndim, a.shape), argument=what)
+    return a
+
+
 def float64_vector(x, what, length=None):
     """A parameter or weight vector as contiguous float64 (a copy only if needed).
 
@@ -158,14 +172,7 @@ def float64_vector(x, what, length=None):
         Of the wrong length.
     """
     from .errors import DimensionMismatchError
-    try:
-        v = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid(InvalidArgumentError, "dirmn: %s must be a vector of numbers" % what,
-                      argument=what) from None
-    if v.ndim != 1:
-        raise invalid(InvalidArgumentError, "dirmn: %s must be 1-dimensional, not of shape %s"
-                      % (what, v.shape), argument=what)
+    v = _float64_of(x, what, 1, np.ascontiguousarray, "a vector")
     if length is not None and v.shape[0] != length:
         raise invalid(DimensionMismatchError, "dirmn: %s has %d entries but the table has %d "
                       "%s" % (what, v.shape[0], length,
@@ -185,14 +192,7 @@ def float64_matrix(x, what):
     InvalidArgumentError
         Not a 2-D numeric array.
     """
-    try:
-        m = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid(InvalidArgumentError, "dirmn: %s must be an array of numbers" % what,
-                      argument=what) from None
-    if m.ndim != 2:
-        raise invalid(InvalidArgumentError, "dirmn: %s must be 2-dimensional, not of shape %s"
-                      % (what, m.shape), argument=what)
+    m = _float64_of(x, what, 2, np.asarray, "an array")
     s = element_strides(m)
     if s is None:
         m = np.ascontiguousarray(m)

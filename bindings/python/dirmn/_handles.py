@@ -79,6 +79,31 @@ class Handle:
         self._finalizer()
 
 
+class Closable:
+    """``closed``, ``close()`` and the context-manager protocol of an object
+    that owns one library handle in ``self._handle``."""
+
+    __slots__ = ()
+
+    @property
+    def closed(self):
+        """bool: whether the object was closed (no new call may use it)."""
+        return self._handle.closed
+
+    def close(self):
+        """Frees the library's object, waiting for a call in flight; idempotent.
+
+        What was read from it before (fitted values, names) stays.
+        """
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 @contextlib.contextmanager
 def calling(contexts, handles, pending=None):
     """Holds ``handles`` in use and ``contexts`` locked for one library call.

@@ -5,7 +5,7 @@ import threading
 
 from . import _capi as C
 from ._callbacks import InterruptState
-from ._handles import Handle, calling
+from ._handles import Closable, Handle, calling
 from .errors import InvalidArgumentError, check, invalid
 
 _BACKENDS = {"auto": C.DIRMN_BACKEND_AUTO, "cpu": C.DIRMN_BACKEND_CPU,
@@ -51,7 +51,7 @@ def backend_compiled(backend):
     return bool(C.dirmn_backend_compiled(_choice(backend, _BACKENDS, "backend")))
 
 
-class Context:
+class Context(Closable):
     """Where dirmn computes: the CPU, or one CUDA device.
 
     A context serves one call at a time; this class serialises the calls of
@@ -151,21 +151,6 @@ class Context:
 
     def _call(self, *handles):
         return calling((self,), (self._handle,) + handles)
-
-    @property
-    def closed(self):
-        """bool: whether the context was closed."""
-        return self._handle.closed
-
-    def close(self):
-        """Frees the context (waiting for a call in flight); idempotent."""
-        self._handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def backend(self):

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _capi as C
 from ._arrays import count_values, dense_table
-from ._handles import Handle, calling
+from ._handles import Closable, Handle, calling
 from .context import Context, default_context
 from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
 
@@ -40,7 +40,7 @@ def _index_arrays(indptr, indices):
     return np.ascontiguousarray(p), np.ascontiguousarray(i), code
 
 
-class Counts:
+class Counts(Closable):
     """A count table validated and stored by the library, for repeated use.
 
     Rows are observations (samples, documents), columns categories (taxa,
@@ -169,21 +169,6 @@ class Counts:
     def context(self):
         """Context: the context that made the table."""
         return self._context
-
-    @property
-    def closed(self):
-        """bool: whether the table was closed."""
-        return self._handle.closed
-
-    def close(self):
-        """Frees the library's table (waiting for a call in flight); idempotent."""
-        self._handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _call(self, ctx=None, pending=None):
         """Holds this table and ``ctx`` (default: its own context) for a call."""

@@ -8,7 +8,7 @@ import numpy as np
 from . import _capi as C
 from ._callbacks import Pending, progress_function
 from ._arrays import float64_vector
-from ._handles import Handle, calling
+from ._handles import Closable, Handle, calling
 from ._options import c_int_arg, float_arg
 from .counts import counts_for
 from .errors import ConvergenceWarning, InvalidArgumentError, check, invalid
@@ -26,7 +26,7 @@ def _choice(value, table, what):
     return table[value]
 
 
-class Mixture:
+class Mixture(Closable):
     """A fitted mixture of k DM components (see :func:`mixture`).
 
     Components are in the library's order, by decreasing mixing weight.
@@ -73,21 +73,6 @@ class Mixture:
     def context(self):
         """Context: the context that fitted the mixture."""
         return self._context
-
-    @property
-    def closed(self):
-        """bool: whether the library's mixture was freed."""
-        return self._handle.closed
-
-    def close(self):
-        """Frees the library's mixture (the fitted values stay); idempotent."""
-        self._handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def assign(self, counts, context=None, real_valued=False):
         """Posterior component probabilities of new rows (``dirmn_mixture_assign``).
