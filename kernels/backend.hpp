@@ -235,6 +235,27 @@ class Backend {
     return {DIRMN_ERROR_NOT_SUPPORTED, "a mixture's state beside the table", 0};
   }
 
+  // The caller's arrays in device memory (CUDA only; NOT_SUPPORTED
+  // elsewhere). check_caller_device: `p` is memory of this backend's
+  // device that its kernels may use, else INVALID_ARGUMENT (what_not_device).
+  // read_/write_caller_device: the same check, then a copy of `bytes`
+  // between it and host memory in the order of the context's stream,
+  // waited for.
+  virtual BackendResult check_caller_device(const void* p, const char* what_not_device) const {
+    (void)p; (void)what_not_device;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device arrays need a CUDA context", 0};
+  }
+  virtual BackendResult read_caller_device(void* host_dst, const void* src, size_t bytes,
+                                           const char* what_not_device) {
+    (void)host_dst; (void)src; (void)bytes; (void)what_not_device;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device arrays need a CUDA context", 0};
+  }
+  virtual BackendResult write_caller_device(void* dst, const void* host_src, size_t bytes,
+                                            const char* what_not_device) {
+    (void)dst; (void)host_src; (void)bytes; (void)what_not_device;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "device arrays need a CUDA context", 0};
+  }
+
   // CUDA only; the CPU backend reports NOT_SUPPORTED (and synchronizes
   // trivially).
   virtual BackendResult set_stream(void* stream) = 0;

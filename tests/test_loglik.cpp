@@ -137,6 +137,31 @@ TEST_CASE("invalid parameters name vector and index, and change nothing", "[api]
                      1) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_OUTPUT_DEVICE,
                      out.data(), 1, 1) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(dirmn_loglik(ctx.get(), c.get(), 1, a, 3, 1, DIRMN_PARAM_ALPHA, DIRMN_PARAMS_DEVICE,
+                     out.data(), 1, 1) == DIRMN_ERROR_NOT_SUPPORTED);
+  CHECK(last_error(ctx).find("DIRMN_PARAMS_DEVICE needs a CUDA context") != std::string::npos);
+  // dirmn_loglik_sum's device flags on the CPU: refused, outputs untouched.
+  {
+    double value = 42.0, scalar = 43.0;
+    std::vector<double> grad(3, 44.0);
+    const double w[2] = {1.0, 2.0};
+    const struct {
+      uint32_t flag;
+      const char* says;
+    } flag_cases[] = {{DIRMN_PARAMS_DEVICE, "DIRMN_PARAMS_DEVICE needs a CUDA context"},
+                      {DIRMN_WEIGHTS_DEVICE, "DIRMN_WEIGHTS_DEVICE needs a CUDA context"},
+                      {DIRMN_OUTPUT_DEVICE, "DIRMN_OUTPUT_DEVICE needs a CUDA context"}};
+    for (const auto& fc : flag_cases) {
+      CHECK(dirmn_loglik_sum(ctx.get(), c.get(), a, 1, DIRMN_PARAM_ALPHA, w, fc.flag, &value,
+                             grad.data(), nullptr, &scalar) == DIRMN_ERROR_NOT_SUPPORTED);
+      CHECK(last_error(ctx).find(fc.says) != std::string::npos);
+    }
+    CHECK(value == 42.0);
+    CHECK(scalar == 43.0);
+    CHECK(grad == std::vector<double>(3, 44.0));
+    CHECK(dirmn_loglik_sum(ctx.get(), c.get(), a, 1, DIRMN_PARAM_ALPHA, w, 0x40u, &value,
+                           grad.data(), nullptr, &scalar) == DIRMN_ERROR_INVALID_ARGUMENT);
+  }
   CHECK(out[0] == 42.0);
   CHECK(out[1] == 43.0);
   // The context stays usable after failures.

@@ -384,4 +384,97 @@ TEST_CASE("cuda: device output, asynchronous calls and synchronize", "[cuda]") {
   CHECK(o2.to_host() == w2);
 }
 
+TEST_CASE("cuda: parameters, row weights and results in device memory", "[cuda]") {
+  // What an autograd layer on the GPU passes: log alpha as a device
+  // tensor, per-row results on the device, and for the backward pass the
+  // incoming gradient as device row weights and a device gradient. Each
+  // call is held to the same call with host arrays, bit for bit.
+  if (!dirmn_test::cuda_device_present()) return;
+  Context gpu = make(DIRMN_BACKEND_CUDA);
+  std::mt19937_64 rng(29);
+  const int64_t rows = 500, V = 80;
+  for (dirmn_storage storage : {DIRMN_STORAGE_DENSE, DIRMN_STORAGE_SPARSE}) {
+    for (double max_count : {9.0, 3000.0}) {
+      CAPTURE(storage_name(storage), max_count);
+      const Table t = random_table(rng, rows, V, max_count, 0.6);
+      Counts c = dense_counts(gpu.get(), t, storage);
+      const int64_t k = 2;
+      std::vector<double> la = random_alpha(rng, k, V, 0.05, 20.0);
+      for (double& x : la) x = std::log(x);
+      const std::vector<double> want =
+          loglik(gpu.get(), c.get(), rows, k, la, V, DIRMN_KERNEL, DIRMN_PARAM_LOG_ALPHA);
+      DeviceArray<double> d_la(la), d_out(static_cast<size_t>(rows * k));
+      REQUIRE(dirmn_loglik(gpu.get(), c.get(), k, d_la.p, V, 1, DIRMN_PARAM_LOG_ALPHA,
+                           DIRMN_KERNEL | DIRMN_PARAMS_DEVICE | DIRMN_OUTPUT_DEVICE, d_out.p, k,
+                           1) == DIRMN_SUCCESS);
+      CHECK(d_out.to_host() == want);
+
+      // The backward pass: weights of both signs are the caller's to split;
+      // here nonnegative with zeros, and NULL (all 1).
+      std::vector<double> w(static_cast<size_t>(rows));
+      std::uniform_real_distribution<double> u(0.0, 3.0);
+      for (double& x : w) x = u(rng) < 0.5 ? 0.0 : u(rng);
+      const std::vector<double> la0(la.begin(), la.begin() + V);
+      DeviceArray<double> d_la0(la0), d_w(w), d_grad(static_cast<size_t>(V)),
+          d_hd(static_cast<size_t>(V)), d_scalars(2);
+      for (const double* wp : {static_cast<const double*>(w.data()), static_cast<const double*>(nullptr)}) {
+        double f = 0.0, hs = 0.0;
+        std::vector<double> g(static_cast<size_t>(V)), hd(static_cast<size_t>(V));
+        REQUIRE(dirmn_loglik_sum(gpu.get(), c.get(), la0.data(), 1, DIRMN_PARAM_LOG_ALPHA, wp,
+                                 DIRMN_FULL, &f, g.data(), hd.data(), &hs) == DIRMN_SUCCESS);
+        INFO(dirmn_last_error(gpu.get()));
+        REQUIRE(dirmn_loglik_sum(gpu.get(), c.get(), d_la0.p, 1, DIRMN_PARAM_LOG_ALPHA,
+                                 wp ? d_w.p : nullptr,
+                                 DIRMN_FULL | DIRMN_PARAMS_DEVICE | DIRMN_WEIGHTS_DEVICE |
+                                     DIRMN_OUTPUT_DEVICE,
+                                 d_scalars.p, d_grad.p, d_hd.p, d_scalars.p + 1) == DIRMN_SUCCESS);
+        CHECK(d_grad.to_host() == g);
+        CHECK(d_hd.to_host() == hd);
+        const std::vector<double> sc = d_scalars.to_host();
+        CHECK(sc[0] == f);
+        CHECK(sc[1] == hs);
+      }
+    }
+  }
+
+  // Bad input in device memory is named as on the host, and nothing is
+  // written; host memory flagged as device memory is refused.
+  const Table t = random_table(rng, 20, 5, 9.0, 0.3);
+  Counts c = dense_counts(gpu.get(), t, DIRMN_STORAGE_AUTO);
+  std::vector<double> bad(10, 1.0);
+  bad[7] = -2.0;  // vector 1, index 2
+  DeviceArray<double> d_bad(bad), d_out(40);
+  REQUIRE(cudaMemset(d_out.p, 0xff, d_out.n * sizeof(double)) == cudaSuccess);
+  CHECK(dirmn_loglik(gpu.get(), c.get(), 2, d_bad.p, 5, 1, DIRMN_PARAM_ALPHA,
+                     DIRMN_PARAMS_DEVICE | DIRMN_OUTPUT_DEVICE, d_out.p, 2, 1) ==
+        DIRMN_ERROR_INVALID_PARAMETER);
+  CHECK(last_error(gpu).find("vector 1, index 2") != std::string::npos);
+  for (double x : d_out.to_host()) CHECK(std::isnan(x));
+  std::vector<double> w(20, 1.0);
+  w[13] = -1.0;
+  const std::vector<double> ones(5, 1.0);
+  DeviceArray<double> d_w(w), d_ones(ones), d_g(5);
+  REQUIRE(cudaMemset(d_g.p, 0xff, d_g.n * sizeof(double)) == cudaSuccess);
+  CHECK(dirmn_loglik_sum(gpu.get(), c.get(), d_ones.p, 1, DIRMN_PARAM_ALPHA, d_w.p,
+                         DIRMN_PARAMS_DEVICE | DIRMN_WEIGHTS_DEVICE | DIRMN_OUTPUT_DEVICE, nullptr,
+                         d_g.p, nullptr, nullptr) == DIRMN_ERROR_INVALID_PARAMETER);
+  CHECK(last_error(gpu).find("row 13") != std::string::npos);
+  for (double x : d_g.to_host()) CHECK(std::isnan(x));
+  std::vector<double> host_g(5, 7.0);
+  CHECK(dirmn_loglik_sum(gpu.get(), c.get(), ones.data(), 1, DIRMN_PARAM_ALPHA, nullptr,
+                         DIRMN_OUTPUT_DEVICE, nullptr, host_g.data(), nullptr, nullptr) ==
+        DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error(gpu).find("gradient is not device memory") != std::string::npos);
+  CHECK(host_g == std::vector<double>(5, 7.0));
+  CHECK(dirmn_loglik(gpu.get(), c.get(), 1, ones.data(), 5, 1, DIRMN_PARAM_ALPHA,
+                     DIRMN_PARAMS_DEVICE | DIRMN_OUTPUT_DEVICE, d_out.p, 1, 1) ==
+        DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error(gpu).find("params is not device memory") != std::string::npos);
+  // The context works on after all of it.
+  Context cpu = make(DIRMN_BACKEND_CPU);
+  Counts cc = dense_counts(cpu.get(), t, DIRMN_STORAGE_AUTO);
+  require_close(loglik(gpu.get(), c.get(), 20, 1, ones, 5), loglik(cpu.get(), cc.get(), 20, 1, ones, 5),
+                1e-12);
+}
+
 #endif  // DIRMN_TEST_CUDA

@@ -534,19 +534,29 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
 #define DIRMN_KERNEL 0x8u        /* leave out the multinomial coefficients: the kernel, the
                                     part that depends on alpha (with DIRMN_FULL:
                                     INVALID_ARGUMENT) */
+#define DIRMN_PARAMS_DEVICE 0x10u  /* CUDA: `params` is device memory of the context's device
+                                      (as a tensor library holds it). It is copied to the host
+                                      in the order of the context's stream and waited for, then
+                                      validated there as host parameters are (k x V doubles;
+                                      the table stays on the device) */
+#define DIRMN_WEIGHTS_DEVICE 0x20u /* CUDA, dirmn_loglik_sum: `weights` is device memory, copied
+                                      to the host likewise (rows doubles) */
 
 /* Per-row log-likelihood of every row under each of k parameter vectors:
  * out[b * out_stride_row + j * out_stride_k] = loglik of row b under vector
  * j, for b < rows, j < k. Parameter v of vector j is
- * params[j * params_stride_k + v * params_stride_v] (host memory, read
- * before return). A row of zeros has log-likelihood 0. The context keeps a
+ * params[j * params_stride_k + v * params_stride_v] (host memory, or with
+ * DIRMN_PARAMS_DEVICE device memory; read before return). A row of zeros
+ * has log-likelihood 0. The context keeps a
  * copy of the last parameters it converted: a call with the same values
  * (bit for bit, of the same kind) skips their validation and conversion,
  * and on CUDA the rebuilding of its per-alpha tables. The caller owns all
  * arrays. Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (k <= 0, bad
  * strides, unknown param or flags, DIRMN_FULL with DIRMN_KERNEL); WRONG_CONTEXT (counts made by another
  * context); INVALID_PARAMETER (naming vector and index); OVERFLOW;
- * OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (device output on CPU). */
+ * OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (device output or
+ * parameters on CPU); INVALID_ARGUMENT also for an `out` or `params`
+ * flagged as device memory that is not memory of the context's device. */
 DIRMN_API dirmn_status dirmn_loglik(dirmn_context* ctx, const dirmn_counts* counts, int64_t k,
                                     const double* params, int64_t params_stride_k,
                                     int64_t params_stride_v, dirmn_param param, uint32_t flags,
@@ -582,15 +592,22 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
  * hessian_diag and hessian_scalar may be NULL when not wanted. The sums come
  * from count histograms built in one pass over the table and cached on the
  * counts object while the weights are unchanged, so repeated calls (as in a
- * fit) cost O(distinct counts), not O(rows x cols). All arrays are host
- * memory owned by the caller. On CUDA the histograms of 8-bit tables are
- * built on the device; other tables use the host copy the counts object
- * keeps (counts wrapped from device memory have none: NOT_SUPPORTED).
- * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (unknown param or
- * flags, bad stride); INVALID_PARAMETER (alpha, or a weight, naming its
- * index); OVERFLOW (params_stride's extent; a weighted sum beyond the
- * largest double); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
- * NOT_SUPPORTED. */
+ * fit) cost O(distinct counts), not O(rows x cols). The caller owns all
+ * arrays: host memory, except on CUDA contexts where flags say device
+ * memory -- DIRMN_PARAMS_DEVICE (params), DIRMN_WEIGHTS_DEVICE (weights),
+ * DIRMN_OUTPUT_DEVICE (value, gradient, hessian_diag, hessian_scalar; all
+ * written, and the copies waited for, before return): an autograd layer's
+ * backward pass on the GPU, whose row weights are the incoming gradient.
+ * Those arrays are V, rows and V doubles; the table is never copied. On
+ * CUDA the histograms of 8-bit tables are built on the device; other
+ * tables use the host copy the counts object keeps (counts wrapped from
+ * device memory have none: NOT_SUPPORTED). Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (unknown param or flags, bad stride, an array flagged
+ * as device memory that is not memory of the context's device);
+ * INVALID_PARAMETER (alpha, or a weight, naming its index); OVERFLOW
+ * (params_stride's extent; a weighted sum beyond the largest double);
+ * WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED; NOT_SUPPORTED (also:
+ * device flags on a CPU context). */
 DIRMN_API dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts,
                                         const double* params, int64_t params_stride,
                                         dirmn_param param, const double* weights, uint32_t flags,

@@ -21,6 +21,33 @@ constexpr double kLogAlphaMin = -745.1332191019411;
 
 }  // namespace
 
+dirmn_status stage_device_input(dirmn_context* ctx, const char* fn, const char* what,
+                                const char* flag, const Strided& a, std::vector<double>* copy,
+                                const double** host) {
+  if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn, "%s needs a CUDA context; this one is on the CPU",
+                flag);
+  // Elements 0 .. last of the caller's layout (check_extent has bounded it).
+  int64_t elems = 0;
+  if (a.n1 > 0 && a.n2 > 0)
+    elems = (a.n1 > 1 ? (a.n1 - 1) * a.s1 : 0) + (a.n2 > 1 ? (a.n2 - 1) * a.s2 : 0) + 1;
+  try {
+    copy->resize(static_cast<size_t>(elems));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for a copy of %s (%" PRId64 " bytes)", what,
+                elems * static_cast<int64_t>(sizeof(double)));
+  }
+  const BackendResult r = ctx->backend->read_caller_device(
+      copy->data(), a.base, static_cast<size_t>(elems) * sizeof(double), "");
+  if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "%s is not device memory of this context's device (%s)", what, flag);
+  if (!r.ok()) return fail_backend(ctx, fn, r);
+  *host = copy->data();
+  return DIRMN_SUCCESS;
+}
+
 dirmn_status check_counts_use(dirmn_context* ctx, const char* fn, const dirmn_counts* counts) {
   if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "counts is NULL");
   if (counts->context_id != ctx->id)

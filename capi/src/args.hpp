@@ -42,6 +42,17 @@ inline Strided contiguous(const void* base, int64_t n, size_t elem_bytes) {
   return Strided{base, 1, n, 1, 1, elem_bytes};
 }
 
+// An input in the caller's device memory (DIRMN_PARAMS_DEVICE,
+// DIRMN_WEIGHTS_DEVICE; `a` already checked by check_extent): copies the
+// span of its elements to *copy, in the order of the context's stream, and
+// sets *host to where the caller's pointer lands in the copy, so the host
+// checks and conversions read it with the caller's strides. NOT_SUPPORTED
+// on a CPU context (naming `flag`); INVALID_ARGUMENT where `what` is not
+// device memory of the context's device; OUT_OF_MEMORY; DEVICE.
+dirmn_status stage_device_input(dirmn_context* ctx, const char* fn, const char* what,
+                                const char* flag, const Strided& a, std::vector<double>* copy,
+                                const double** host);
+
 // Validates n_vec parameter vectors of length v (vector j, element i at
 // params[j * sj + i * si]) and writes alpha into dst contiguously. Rows of
 // per-row parameters (rowwise) are named as rows.

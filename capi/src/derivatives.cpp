@@ -1,5 +1,6 @@
 // derivatives.cpp: the header's Derivatives section.
 #include <cinttypes>
+#include <initializer_list>
 #include <new>
 #include <vector>
 
@@ -12,15 +13,42 @@ using dirmn::BackendResult;
 
 namespace {
 
-// What both derivative entry points check first.
+// What both derivative entry points check first (`others`: the flags
+// besides DIRMN_FULL and DIRMN_KERNEL the entry point takes).
 dirmn_status check_derivative_call(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
                                    const double* params, dirmn_param param, uint32_t flags,
-                                   bool* full) {
+                                   uint32_t others, bool* full) {
   using namespace dirmn::capi;
   if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
   if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
   if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
-  return likelihood_flags(ctx, fn, "flag", flags, 0, full);
+  return likelihood_flags(ctx, fn, "flag", flags, others, full);
+}
+
+// dirmn_loglik_sum's outputs under DIRMN_OUTPUT_DEVICE: each one given is
+// checked before anything is computed, so that a bad pointer fails the
+// call with the caller's arrays as they were.
+struct SumOutput {
+  const char* what;
+  double* p;
+  int64_t n;
+};
+
+dirmn_status check_device_outputs(dirmn_context* ctx, const char* fn,
+                                  std::initializer_list<SumOutput> outs) {
+  using namespace dirmn::capi;
+  if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
+    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                "DIRMN_OUTPUT_DEVICE needs a CUDA context; this one is on the CPU");
+  for (const SumOutput& o : outs) {
+    if (o.p == nullptr) continue;
+    const BackendResult r = ctx->backend->check_caller_device(o.p, "");
+    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%s is not device memory of this context's device (DIRMN_OUTPUT_DEVICE)", o.what);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+  }
+  return DIRMN_SUCCESS;
 }
 
 }  // namespace
@@ -35,19 +63,42 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
     bool full = true;
-    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags, &full))
+    if (dirmn_status s = check_derivative_call(
+            ctx, fn, counts, params, param, flags,
+            DIRMN_PARAMS_DEVICE | DIRMN_WEIGHTS_DEVICE | DIRMN_OUTPUT_DEVICE, &full))
       return s;
-    const int64_t V = counts->info.cols;
-    if (dirmn_status s = check_extent(ctx, fn, "params",
-                                      Strided{params, 1, V, 1, params_stride, sizeof(double)}, false))
-      return s;
+    const int64_t V = counts->info.cols, rows = counts->info.rows;
+    const Strided params_extent{params, 1, V, 1, params_stride, sizeof(double)};
+    if (dirmn_status s = check_extent(ctx, fn, "params", params_extent, false)) return s;
     for (double* outv : {gradient, hessian_diag})
       if (dirmn_status s = check_extent(ctx, fn, outv == gradient ? "gradient" : "hessian_diag",
                                         contiguous(outv, outv ? V : 0, sizeof(double)), true))
         return s;
-    std::vector<double> alpha;
+    const bool out_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
+    if (out_device)
+      if (dirmn_status s = check_device_outputs(ctx, fn,
+                                                {{"value", value, 1},
+                                                 {"gradient", gradient, V},
+                                                 {"hessian_diag", hessian_diag, V},
+                                                 {"hessian_scalar", hessian_scalar, 1}}))
+        return s;
+    // Device inputs are read through host copies in the caller's layout:
+    // the checks and messages below are the host's.
+    std::vector<double> params_copy, weights_copy;
+    if (flags & DIRMN_PARAMS_DEVICE)
+      if (dirmn_status s = stage_device_input(ctx, fn, "params", "DIRMN_PARAMS_DEVICE",
+                                              params_extent, &params_copy, &params))
+        return s;
+    if ((flags & DIRMN_WEIGHTS_DEVICE) && weights != nullptr)
+      if (dirmn_status s = stage_device_input(ctx, fn, "weights", "DIRMN_WEIGHTS_DEVICE",
+                                              contiguous(weights, rows, sizeof(double)),
+                                              &weights_copy, &weights))
+        return s;
+    std::vector<double> alpha, host_out;
     try {
       alpha.resize(static_cast<size_t>(V));
+      // Device outputs land here first: value, hessian_scalar, gradient, hessian_diag.
+      if (out_device) host_out.resize(2 + 2 * static_cast<size_t>(V));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the %" PRId64 " alphas",
                   V);
@@ -55,19 +106,36 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     if (dirmn_status s = convert_params(ctx, fn, false, params, 1, V, 0, V > 1 ? params_stride : 0,
                                         param, alpha.data()))
       return s;
-    if (dirmn_status s = check_weights(ctx, fn, weights, counts->info.rows)) return s;
+    if (dirmn_status s = check_weights(ctx, fn, weights, rows)) return s;
+    double* h = host_out.data();
+    const auto pick = [&](double* caller, size_t at) { return out_device && caller ? h + at : caller; };
     BackendResult r;
     try {
       r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
-                             param == DIRMN_PARAM_LOG_ALPHA, full,
-                             ctx->interrupt, value, gradient, hessian_diag, hessian_scalar);
+                             param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, pick(value, 0),
+                             pick(gradient, 2), pick(hessian_diag, 2 + static_cast<size_t>(V)),
+                             pick(hessian_scalar, 1));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the count histograms of %" PRId64 " columns", V);
     }
     if (r.status == DIRMN_ERROR_OVERFLOW)
       return fail_weighted_overflow(ctx, fn, "log-likelihood, gradient or Hessian");
-    return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    if (out_device) {
+      const SumOutput outs[] = {{"value", value, 1},
+                                {"gradient", gradient, V},
+                                {"hessian_diag", hessian_diag, V},
+                                {"hessian_scalar", hessian_scalar, 1}};
+      const size_t at[] = {0, 2, 2 + static_cast<size_t>(V), 1};
+      for (size_t i = 0; i < 4; ++i) {
+        if (outs[i].p == nullptr) continue;
+        const BackendResult w = ctx->backend->write_caller_device(
+            outs[i].p, h + at[i], static_cast<size_t>(outs[i].n) * sizeof(double), "");
+        if (!w.ok()) return fail_backend(ctx, fn, w);
+      }
+    }
+    return DIRMN_SUCCESS;
   });
 }
 
@@ -81,7 +149,7 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
   return with_context(ctx, fn, [&] {
     using namespace dirmn::capi;
     bool full = true;
-    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags, &full))
+    if (dirmn_status s = check_derivative_call(ctx, fn, counts, params, param, flags, 0, &full))
       return s;
     const int64_t rows = counts->info.rows, V = counts->info.cols;
     if (dirmn_status s = check_extent(

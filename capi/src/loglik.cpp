@@ -23,7 +23,8 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   if (out == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "out is NULL");
   if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
   bool full = true;
-  if (dirmn_status s = likelihood_flags(ctx, fn, "flag", flags, DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC, &full))
+  if (dirmn_status s = likelihood_flags(ctx, fn, "flag", flags,
+                                        DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC | DIRMN_PARAMS_DEVICE, &full))
     return s;
   const bool on_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
   if (on_device && ctx->backend->kind() != DIRMN_BACKEND_CUDA)
@@ -36,9 +37,8 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   const int64_t n_vec = rowwise ? rows : k;
   if (!rowwise && k <= 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "k (%" PRId64 ") must be positive", k);
-  if (dirmn_status s = check_extent(ctx, fn, "params",
-                                    Strided{params, n_vec, v, sj, si, sizeof(double)}, false))
-    return s;
+  const Strided params_extent{params, n_vec, v, sj, si, sizeof(double)};
+  if (dirmn_status s = check_extent(ctx, fn, "params", params_extent, false)) return s;
   const int64_t kk = rowwise ? 1 : k;
   if (dirmn_status s = check_extent(ctx, fn, "out",
                                     Strided{out, rows, kk, out_sr, out_sk, sizeof(double)}, true))
@@ -47,6 +47,13 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
   if (__builtin_mul_overflow(n_vec, v, &n_alpha) || __builtin_mul_overflow(rows, kk, &n_out))
     return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "parameter or result size overflows");
   const int64_t psj = n_vec > 1 ? sj : 0, psi = v > 1 ? si : 0;
+  // Device parameters are read through a host copy in the caller's layout:
+  // the checks, the conversion and the memo below are the host's.
+  std::vector<double> params_copy;
+  if (flags & DIRMN_PARAMS_DEVICE)
+    if (dirmn_status s = stage_device_input(ctx, fn, "params", "DIRMN_PARAMS_DEVICE", params_extent,
+                                            &params_copy, &params))
+      return s;
   // Results go straight into the caller's array where it has the layout
   // the backends write (row-major, contiguous) and nothing can fail once
   // they start writing -- the CPU backend without an interrupt callback --

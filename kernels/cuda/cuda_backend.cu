@@ -170,6 +170,39 @@ BackendResult CudaBackend::synchronize() {
   return {};
 }
 
+BackendResult CudaBackend::check_caller_device(const void* p, const char* what_not_device) const {
+  DeviceGuard guard(device_);
+  DIRMN_TRY(guard.result());
+  return check_device_pointer(p, device_, what_not_device);
+}
+
+// Small arrays (parameter vectors, row weights, a gradient): a plain copy
+// on the stream and a wait, so that the caller's later work on the same
+// stream sees it and host memory may be reused at once.
+BackendResult CudaBackend::read_caller_device(void* host_dst, const void* src, size_t bytes,
+                                              const char* what_not_device) {
+  if (bytes == 0) return {};
+  DIRMN_TRY(check_caller_device(src, what_not_device));
+  DeviceGuard guard(device_);
+  DIRMN_TRY(guard.result());
+  DIRMN_CUDA_TRY(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+                 "cudaMemcpyAsync (the caller's device array to the host)");
+  DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  return {};
+}
+
+BackendResult CudaBackend::write_caller_device(void* dst, const void* host_src, size_t bytes,
+                                               const char* what_not_device) {
+  if (bytes == 0) return {};
+  DIRMN_TRY(check_caller_device(dst, what_not_device));
+  DeviceGuard guard(device_);
+  DIRMN_TRY(guard.result());
+  DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_),
+                 "cudaMemcpyAsync (a result to the caller's device array)");
+  DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  return {};
+}
+
 void CudaBackend::drain_quietly() {
   DeviceGuard guard(device_);
   if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();

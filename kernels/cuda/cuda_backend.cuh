@@ -113,6 +113,11 @@ class CudaBackend final : public Backend {
   BackendResult set_stream(void* stream) override;
   BackendResult get_stream(void** stream) const override;
   BackendResult synchronize() override;
+  BackendResult check_caller_device(const void* p, const char* what_not_device) const override;
+  BackendResult read_caller_device(void* host_dst, const void* src, size_t bytes,
+                                   const char* what_not_device) override;
+  BackendResult write_caller_device(void* dst, const void* host_src, size_t bytes,
+                                    const char* what_not_device) override;
 
   // Waits for the stream before a counts object's memory is freed; errors
   // have nowhere to go from a destructor and are cleared.

@@ -34,6 +34,8 @@ DIRMN_FULL = 0x1
 DIRMN_OUTPUT_DEVICE = 0x2
 DIRMN_ASYNC = 0x4
 DIRMN_KERNEL = 0x8
+DIRMN_PARAMS_DEVICE = 0x10
+DIRMN_WEIGHTS_DEVICE = 0x20
 
 # --- enums (all int-sized: the header fixes their underlying type to int) ------
 

@@ -80,6 +80,8 @@ const DIRMN_FULL = UInt32(0x1)
 const DIRMN_OUTPUT_DEVICE = UInt32(0x2)
 const DIRMN_ASYNC = UInt32(0x4)
 const DIRMN_KERNEL = UInt32(0x8)
+const DIRMN_PARAMS_DEVICE = UInt32(0x10)
+const DIRMN_WEIGHTS_DEVICE = UInt32(0x20)
 
 # dirmn_counts_info's host_steps and unavailable_steps bits.
 const DIRMN_STEP_LOGLIK = UInt32(0x01)
