@@ -1,10 +1,18 @@
-"""A PyTorch layer over dirmn's CPU computations (optional: needs torch).
+"""A PyTorch layer over dirmn (optional: needs torch).
 
 :func:`loglik` is differentiable in log alpha: the forward pass is
 ``dirmn_loglik`` and the backward pass the gradient of ``dirmn_loglik_sum``
 with the incoming gradient as row weights. The library takes only
 non-negative weights, so the gradient is the difference of two weighted
 sums: one over the positive and one over the negative parts.
+
+Where ``log_alpha`` is a CUDA tensor and the table is on a CUDA context of
+the same device (a tensor's table is, on the default context of a machine
+with a GPU), both passes stay on the device: log alpha, the incoming
+gradient and the results are passed as device pointers
+(``DIRMN_PARAMS_DEVICE``, ``DIRMN_WEIGHTS_DEVICE``, ``DIRMN_OUTPUT_DEVICE``)
+and the library's work is ordered on PyTorch's current stream. Elsewhere
+they are copied through host memory.
 
 :class:`DirichletMultinomial` keeps the :class:`~dirmn.Counts` it made for
 the last tensor it saw, so a training loop over one fixed table validates
@@ -16,14 +24,16 @@ and copies the table once rather than on every step.
 >>> nll.backward()
 """
 
+import ctypes
 import weakref
 
 import numpy as np
 import torch
 
+from . import _capi as C
 from .loglik import loglik as _dm_loglik, loglik_sum as _dm_loglik_sum
 from .counts import Counts
-from .errors import InvalidArgumentError, invalid
+from .errors import InvalidArgumentError, check, invalid
 
 
 class _CSRArrays:
@@ -97,16 +107,89 @@ def _tensor_key(t):
     return (t.layout, t.device, ptrs, tuple(t.shape), strides, t.dtype, t._version)
 
 
+def _on_device(counts, log_alpha):
+    """Whether both passes can stay on ``log_alpha``'s CUDA device."""
+    if not log_alpha.is_cuda:
+        return False
+    ctx = counts.context
+    return ctx.backend == "cuda" and ctx.device == log_alpha.device.index
+
+
+def _dptr(t):
+    return ctypes.cast(ctypes.c_void_p(t.data_ptr()), C._pd)
+
+
+class _TorchStream:
+    """Orders a context's work on PyTorch's current stream for one call.
+
+    Handle 0 is PyTorch's legacy default stream; the library's own stream
+    does not wait for that one, so it is named by its CUDA handle,
+    cudaStreamLegacy (1). The context returns to its own stream after the
+    call, so it never holds a stream PyTorch may free.
+    """
+
+    def __init__(self, p, device):
+        self.p = p
+        self.handle = torch.cuda.current_stream(device).cuda_stream or 1
+
+    def __enter__(self):
+        check(C.dirmn_context_set_stream(self.p, ctypes.c_void_p(self.handle)), self.p)
+
+    def __exit__(self, *exc):
+        C.dirmn_context_set_stream(self.p, None)
+
+
+def _device_loglik(counts, a, full):
+    """Per-row values at log alpha ``a`` (float64, CUDA) as a new CUDA tensor."""
+    rows, V = counts.shape
+    out = torch.empty(rows, dtype=torch.float64, device=a.device)
+    flags = (0 if full else C.DIRMN_KERNEL) | C.DIRMN_PARAMS_DEVICE | C.DIRMN_OUTPUT_DEVICE
+    with counts._call() as (p, h), _TorchStream(p, a.device):
+        check(C.dirmn_loglik(p, h, 1, _dptr(a), V, 1, C.DIRMN_PARAM_LOG_ALPHA, flags,
+                             _dptr(out), 1, 1), p)
+    return out
+
+
+def _device_gradient(counts, a, g):
+    """sum_b g_b d loglik_b / d log alpha, every array on ``a``'s device."""
+    grad = torch.zeros_like(a)
+    part = torch.empty_like(a)
+    flags = C.DIRMN_KERNEL | C.DIRMN_PARAMS_DEVICE | C.DIRMN_WEIGHTS_DEVICE | \
+        C.DIRMN_OUTPUT_DEVICE
+    positive, negative = torch.stack(((g > 0).any(), (g < 0).any())).tolist()
+    parts = []
+    if positive:
+        parts.append((1.0, g.clamp(min=0) if negative else g))
+    if negative:
+        parts.append((-1.0, (-g).clamp(min=0)))
+    for sign, w in parts:
+        w = w.contiguous()
+        with counts._call() as (p, h), _TorchStream(p, a.device):
+            check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA, _dptr(w),
+                                     flags, None, _dptr(part), None, None), p)
+        grad.add_(part, alpha=sign)
+    return grad
+
+
 class _Loglik(torch.autograd.Function):
     @staticmethod
     def forward(fctx, log_alpha, counts, full):
+        fctx.counts = counts
+        fctx.device = _on_device(counts, log_alpha)
+        if fctx.device:
+            a = log_alpha.detach().to(torch.float64).contiguous()
+            fctx.a = a
+            return _device_loglik(counts, a, full).to(log_alpha.dtype)
         a = log_alpha.detach().to(torch.float64).cpu().numpy()
         out = _dm_loglik(counts, a, full=full, param="logalpha")
-        fctx.counts, fctx.a = counts, a
+        fctx.a = a
         return torch.from_numpy(out).to(dtype=log_alpha.dtype, device=log_alpha.device)
 
     @staticmethod
     def backward(fctx, grad_out):
+        if fctx.device:
+            g = grad_out.detach().to(torch.float64).contiguous()
+            return _device_gradient(fctx.counts, fctx.a, g).to(grad_out.dtype), None, None
         g = grad_out.detach().to(torch.float64).cpu().numpy()
         grad = np.zeros_like(fctx.a)
         for sign, w in ((1.0, np.clip(g, 0, None)), (-1.0, np.clip(-g, 0, None))):
