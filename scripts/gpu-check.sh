@@ -20,6 +20,7 @@
 #   DIRMN_GPU_SKIP_SHAPES=1 ...     # leave out bench_shapes (issue #27's rows)
 #   DIRMN_GPU_SHAPES=NAMES ...      # its tables (default microbiome,single-cell,text)
 #   DIRMN_GPU_SKIP_FIT_BENCH=1 ...  # leave out bench_fit
+#   DIRMN_GPU_SKIP_PYTHON=1 ...     # leave out pytest and bench/python_module.py
 #   DIRMN_GPU_SANITIZER_FILTER='[cuda]~[hog]'  # Catch2 filter of the sanitizer runs
 #   DIRMN_GPU_RACECHECK_FILTER=...  # racecheck's own filter (it is the slow one)
 #
@@ -95,6 +96,19 @@ else
   else
     failed=1
   fi
+fi
+
+# 2c. The Python package's tests against this build (its CUDA cases run
+#     here only), where the machine's Python has numpy, scipy and pytest.
+if [[ ${DIRMN_GPU_SKIP_PYTHON:-0} == 1 ]]; then
+  note "- pytest: skipped (DIRMN_GPU_SKIP_PYTHON=1)"
+elif $PY -c "import numpy, scipy, pytest" >>"$BT" 2>&1; then
+  run "pytest (bindings/python)" "$BT" env DIRMN_LIBRARY_PATH="$BUILD" \
+    PYTHONPATH="$ROOT/bindings/python" $PY -m pytest -q -p no:cacheprovider \
+    "$ROOT/bindings/python/tests" || failed=1
+  grep -E "passed|failed" "$BT" | tail -1 | sed 's/^/  /' | tee -a "$SUMMARY"
+else
+  note "- pytest: numpy, scipy or pytest missing for $PY; not run"
 fi
 
 # 3. compute-sanitizer over the [cuda] cases. [hog] fills the device on
@@ -203,6 +217,27 @@ elif [[ -x $SHAPES ]]; then
 else
   note "- bench_shapes: not built (configure with DIRMN_BUILD_BENCH=ON)"
   failed=1
+fi
+# The PyTorch layer on the GPU (issue #28): a training step of the Module
+# against the seed's formula, eager and compiled, at the issue's sizes.
+if [[ ${DIRMN_GPU_SKIP_PYTHON:-0} == 1 || ${DIRMN_GPU_SKIP_TORCH:-0} == 1 ]]; then
+  note "- python_module.py: skipped"
+elif $PY -c "import numpy, torch; assert torch.cuda.is_available()" >>"$BL" 2>&1; then
+  t0=$SECONDS
+  psize=--large
+  [[ ${DIRMN_GPU_QUICK:-0} == 1 ]] && psize=--quick
+  {
+    echo
+    echo "## The PyTorch layer on the GPU (bench/python_module.py --device cuda $psize)"
+    echo
+    echo '```'
+    DIRMN_LIBRARY_PATH="$BUILD" PYTHONPATH="$ROOT/bindings/python" PYTHONUNBUFFERED=1 \
+      $PY "$ROOT/bench/python_module.py" --device cuda "$psize" 2>>"$BL"
+    echo '```'
+  } >>"$SUMMARY"
+  note "- python_module.py: exit $? ($((SECONDS - t0)) s)"
+else
+  note "- python_module.py: no CUDA-enabled PyTorch for $PY; not run"
 fi
 # Clocks again after the benchmarks.
 clocks
