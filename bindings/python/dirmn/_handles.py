@@ -17,6 +17,22 @@ import weakref
 from .errors import ClosedHandleError, invalid
 
 
+def _destroy(destroy, lock, ptr):
+    """A finalizer's destroy: under the context's lock where it is free.
+
+    The library takes the context for a destroy as for any call, so another
+    thread's call made meanwhile would be refused (CONTEXT_IN_USE). close()
+    holds the lock already; a collection may run on a thread that holds
+    other locks, so there it is not waited for.
+    """
+    got = lock is not None and lock.acquire(blocking=False)
+    try:
+        destroy(ptr)
+    finally:
+        if got:
+            lock.release()
+
+
 class Handle:
     """A library handle with a use count, freed exactly once.
 
@@ -28,18 +44,22 @@ class Handle:
         The library's destroy function for it.
     kind : str
         What it is, for messages ("context", "counts", "mixture").
+    lock : threading.RLock, optional
+        The lock of the context the handle belongs to: held while it is
+        destroyed, as for every call on that context.
     """
 
-    __slots__ = ("_ptr", "_users", "_cond", "_finalizer", "_kind", "__weakref__")
+    __slots__ = ("_ptr", "_users", "_cond", "_finalizer", "_kind", "_lock", "__weakref__")
 
-    def __init__(self, owner, ptr, destroy, kind):
+    def __init__(self, owner, ptr, destroy, kind, lock=None):
         self._ptr = ptr
         self._users = 0
         self._cond = threading.Condition(threading.Lock())
         self._kind = kind
+        self._lock = lock
         # The finalizer holds the address, not the owner, so the owner can be
         # collected; calling it (from close) runs destroy at most once.
-        self._finalizer = weakref.finalize(owner, destroy, ptr)
+        self._finalizer = weakref.finalize(owner, _destroy, destroy, lock, ptr)
 
     @property
     def closed(self):
@@ -76,7 +96,11 @@ class Handle:
             self._ptr = None
             while self._users > 0:
                 self._cond.wait()
-        self._finalizer()
+        if self._lock is None:
+            self._finalizer()
+        else:
+            with self._lock:
+                self._finalizer()
 
 
 class Closable:

@@ -107,7 +107,7 @@ class Counts(Closable):
         else:
             shape = self._create_dense(ctx, data, opts, out)
         self._context = ctx
-        self._handle = Handle(self, out.value, C.dirmn_counts_destroy, "counts")
+        self._handle = Handle(self, out.value, C.dirmn_counts_destroy, "counts", ctx._lock)
         self.shape = shape
         try:
             self.row_names = self._names(row_names if row_names is not None else names[0],

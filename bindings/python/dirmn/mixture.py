@@ -66,7 +66,7 @@ class Mixture(Closable):
 
     def __init__(self, ptr, context, fields):
         self._context = context
-        self._handle = Handle(self, ptr, C.dirmn_mixture_destroy, "mixture")
+        self._handle = Handle(self, ptr, C.dirmn_mixture_destroy, "mixture", context._lock)
         self.__dict__.update(fields)
 
     @property

@@ -107,12 +107,20 @@ def _tensor_key(t):
     return (t.layout, t.device, ptrs, tuple(t.shape), strides, t.dtype, t._version)
 
 
+# A context's backend and device, which never change: asked of the library
+# once per context rather than twice per forward pass.
+_placement = weakref.WeakKeyDictionary()
+
+
 def _on_device(counts, log_alpha):
     """Whether both passes can stay on ``log_alpha``'s CUDA device."""
     if not log_alpha.is_cuda:
         return False
     ctx = counts.context
-    return ctx.backend == "cuda" and ctx.device == log_alpha.device.index
+    where = _placement.get(ctx)
+    if where is None:
+        where = _placement[ctx] = (ctx.backend, ctx.device)
+    return where == ("cuda", log_alpha.device.index)
 
 
 def _dptr(t):
@@ -151,12 +159,26 @@ def _device_loglik(counts, a, full):
 
 
 def _device_gradient(counts, a, g):
-    """sum_b g_b d loglik_b / d log alpha, every array on ``a``'s device."""
-    grad = torch.zeros_like(a)
+    """sum_b g_b d loglik_b / d log alpha, every array on ``a``'s device.
+
+    The usual loss, a sum or mean over rows, sends the same gradient to
+    every row: then the gradient is that constant times the unweighted one,
+    whose histograms the table keeps, and no weights cross to the host.
+    """
+    grad = torch.empty_like(a)
+    flags = C.DIRMN_KERNEL | C.DIRMN_PARAMS_DEVICE | C.DIRMN_OUTPUT_DEVICE
+    first = g[:1]
+    positive, negative, same = torch.stack(
+        ((g > 0).any(), (g < 0).any(), (g == first).all())).tolist()
+    if g.numel() == 0 or not (positive or negative):
+        return grad.zero_()
+    if same:
+        with counts._call() as (p, h), _TorchStream(p, a.device):
+            check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA, None, flags,
+                                     None, _dptr(grad), None, None), p)
+        return grad.mul_(first)
+    grad.zero_()
     part = torch.empty_like(a)
-    flags = C.DIRMN_KERNEL | C.DIRMN_PARAMS_DEVICE | C.DIRMN_WEIGHTS_DEVICE | \
-        C.DIRMN_OUTPUT_DEVICE
-    positive, negative = torch.stack(((g > 0).any(), (g < 0).any())).tolist()
     parts = []
     if positive:
         parts.append((1.0, g.clamp(min=0) if negative else g))
@@ -166,7 +188,8 @@ def _device_gradient(counts, a, g):
         w = w.contiguous()
         with counts._call() as (p, h), _TorchStream(p, a.device):
             check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA, _dptr(w),
-                                     flags, None, _dptr(part), None, None), p)
+                                     flags | C.DIRMN_WEIGHTS_DEVICE, None, _dptr(part), None,
+                                     None), p)
         grad.add_(part, alpha=sign)
     return grad
 
@@ -191,6 +214,11 @@ class _Loglik(torch.autograd.Function):
             g = grad_out.detach().to(torch.float64).contiguous()
             return _device_gradient(fctx.counts, fctx.a, g).to(grad_out.dtype), None, None
         g = grad_out.detach().to(torch.float64).cpu().numpy()
+        if g.size and np.all(g == g[0]):  # a sum or mean: see _device_gradient
+            s = _dm_loglik_sum(fctx.counts, fctx.a, param="logalpha", full=False,
+                               derivatives=True)
+            return torch.from_numpy(g[0] * s.gradient).to(dtype=grad_out.dtype,
+                                                          device=grad_out.device), None, None
         grad = np.zeros_like(fctx.a)
         for sign, w in ((1.0, np.clip(g, 0, None)), (-1.0, np.clip(-g, 0, None))):
             if np.any(w > 0):

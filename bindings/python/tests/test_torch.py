@@ -43,6 +43,21 @@ def test_gradcheck(X):
     assert torch.allclose(g1, g2, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("loss", ["sum", "mean", "neg_scaled"])
+def test_constant_incoming_gradient(X, loss):
+    """A sum or mean over rows sends one value to every row (the unweighted
+    histograms times it): the same gradient as autograd through the formula."""
+    la = torch.linspace(-1, 1.5, 6, dtype=torch.float64, requires_grad=True)
+    reduce = {"sum": lambda y: y.sum(), "mean": lambda y: y.mean(),
+              "neg_scaled": lambda y: -2.5 * y.sum()}[loss]
+    g1, = torch.autograd.grad(reduce(dt.loglik(X, la)), la)
+    g2, = torch.autograd.grad(reduce(torch_kernel(X, la)), la)
+    assert torch.allclose(g1, g2, rtol=1e-12, atol=1e-12)
+    # A zero incoming gradient gives zero.
+    g0, = torch.autograd.grad((dt.loglik(X, la) * 0.0).sum(), la)
+    assert torch.all(g0 == 0)
+
+
 def test_module_trains(X):
     m = dt.DirichletMultinomial(6)
     assert m.log_alpha.dtype == torch.float32 and torch.all(m.log_alpha == 0)
