@@ -194,39 +194,111 @@ def _device_gradient(counts, a, g):
     return grad
 
 
+def _values(counts, log_alpha, full):
+    """The forward pass: per-row values, of ``log_alpha``'s dtype and device."""
+    if _on_device(counts, log_alpha):
+        a = log_alpha.detach().to(torch.float64).contiguous()
+        return _device_loglik(counts, a, full).to(log_alpha.dtype)
+    a = log_alpha.detach().to(torch.float64).cpu().numpy()
+    out = _dm_loglik(counts, a, full=full, param="logalpha")
+    return torch.from_numpy(out).to(dtype=log_alpha.dtype, device=log_alpha.device)
+
+
+def _gradient(counts, log_alpha, grad_out):
+    """The backward pass: sum_b grad_out_b d loglik_b / d log alpha."""
+    if _on_device(counts, log_alpha):
+        a = log_alpha.detach().to(torch.float64).contiguous()
+        g = grad_out.detach().to(torch.float64).contiguous()
+        return _device_gradient(counts, a, g).to(grad_out.dtype)
+    a = log_alpha.detach().to(torch.float64).cpu().numpy()
+    g = grad_out.detach().to(torch.float64).cpu().numpy()
+    if g.size and np.all(g == g[0]):  # a sum or mean: see _device_gradient
+        s = _dm_loglik_sum(counts, a, param="logalpha", full=False, derivatives=True)
+        grad = g[0] * s.gradient
+    else:
+        grad = np.zeros_like(a)
+        for sign, w in ((1.0, np.clip(g, 0, None)), (-1.0, np.clip(-g, 0, None))):
+            if np.any(w > 0):
+                s = _dm_loglik_sum(counts, a, weights=w, param="logalpha", full=False,
+                                   derivatives=True)
+                grad += sign * s.gradient
+    return torch.from_numpy(grad).to(dtype=grad_out.dtype, device=grad_out.device)
+
+
 class _Loglik(torch.autograd.Function):
     @staticmethod
     def forward(fctx, log_alpha, counts, full):
         fctx.counts = counts
-        fctx.device = _on_device(counts, log_alpha)
-        if fctx.device:
-            a = log_alpha.detach().to(torch.float64).contiguous()
-            fctx.a = a
-            return _device_loglik(counts, a, full).to(log_alpha.dtype)
-        a = log_alpha.detach().to(torch.float64).cpu().numpy()
-        out = _dm_loglik(counts, a, full=full, param="logalpha")
-        fctx.a = a
-        return torch.from_numpy(out).to(dtype=log_alpha.dtype, device=log_alpha.device)
+        fctx.save_for_backward(log_alpha)
+        return _values(counts, log_alpha, full)
 
     @staticmethod
     def backward(fctx, grad_out):
-        if fctx.device:
-            g = grad_out.detach().to(torch.float64).contiguous()
-            return _device_gradient(fctx.counts, fctx.a, g).to(grad_out.dtype), None, None
-        g = grad_out.detach().to(torch.float64).cpu().numpy()
-        if g.size and np.all(g == g[0]):  # a sum or mean: see _device_gradient
-            s = _dm_loglik_sum(fctx.counts, fctx.a, param="logalpha", full=False,
-                               derivatives=True)
-            return torch.from_numpy(g[0] * s.gradient).to(dtype=grad_out.dtype,
-                                                          device=grad_out.device), None, None
-        grad = np.zeros_like(fctx.a)
-        for sign, w in ((1.0, np.clip(g, 0, None)), (-1.0, np.clip(-g, 0, None))):
-            if np.any(w > 0):
-                s = _dm_loglik_sum(fctx.counts, fctx.a, weights=w, param="logalpha",
-                                       full=False, derivatives=True)
-                grad += sign * s.gradient
-        return torch.from_numpy(grad).to(dtype=grad_out.dtype, device=grad_out.device), \
-            None, None
+        log_alpha, = fctx.saved_tensors
+        return _gradient(fctx.counts, log_alpha, grad_out), None, None
+
+
+# PyTorch >= 2.4: the same two passes as custom operators, dirmn::loglik and
+# its backward, with fake implementations, so that torch.compile traces a
+# model that calls them as one graph instead of breaking it at a Python
+# function it cannot see into. An operator's arguments are tensors and
+# plain values, so the table travels as an integer key into a registry
+# that holds it weakly (the caller's Counts or the Module's cache keeps it).
+_HAS_CUSTOM_OP = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+_tables = weakref.WeakValueDictionary()  # key -> Counts
+_keys = weakref.WeakKeyDictionary()      # Counts -> key
+_next_key = [1]
+
+
+def _key_of(counts):
+    key = _keys.get(counts)
+    if key is None:
+        key = _next_key[0]
+        _next_key[0] += 1
+        _keys[counts] = key
+        _tables[key] = counts
+    return key
+
+
+def _table(key):
+    counts = _tables.get(key)
+    if counts is None:
+        raise invalid(InvalidArgumentError, "dirmn.torch: the table of this graph was "
+                      "freed; keep its Counts (or the Module) alive", argument="counts")
+    return counts
+
+
+if _HAS_CUSTOM_OP:
+    @torch.library.custom_op("dirmn::loglik", mutates_args=())
+    def _loglik_op(log_alpha: torch.Tensor, table: int, full: bool) -> torch.Tensor:
+        return _values(_table(table), log_alpha, full)
+
+    @_loglik_op.register_fake
+    def _loglik_fake(log_alpha, table, full):
+        return log_alpha.new_empty((_table(table).shape[0],))
+
+    @torch.library.custom_op("dirmn::loglik_backward", mutates_args=())
+    def _loglik_backward_op(log_alpha: torch.Tensor, table: int,
+                            grad_out: torch.Tensor) -> torch.Tensor:
+        return _gradient(_table(table), log_alpha, grad_out)
+
+    @_loglik_backward_op.register_fake
+    def _loglik_backward_fake(log_alpha, table, grad_out):
+        return torch.empty_like(log_alpha, dtype=grad_out.dtype)
+
+    def _op_setup(octx, inputs, output):
+        log_alpha, table, _ = inputs
+        octx.table = table
+        # Held until the backward pass: a table made for one call (a tensor
+        # passed to loglik) has no other owner.
+        octx.counts = _tables.get(table)
+        octx.save_for_backward(log_alpha)
+
+    def _op_backward(octx, grad_out):
+        log_alpha, = octx.saved_tensors
+        return _loglik_backward_op(log_alpha, octx.table, grad_out), None, None
+
+    _loglik_op.register_autograd(_op_backward, setup_context=_op_setup)
 
 
 def loglik(counts, log_alpha, full=False, context=None):
@@ -255,7 +327,10 @@ def loglik(counts, log_alpha, full=False, context=None):
     DirmnError
         As :func:`dirmn.loglik` (bad counts, non-finite log alpha ...).
     """
-    return _Loglik.apply(log_alpha, _as_counts(counts, context), bool(full))
+    counts = _as_counts(counts, context)
+    if _HAS_CUSTOM_OP:
+        return _loglik_op(log_alpha, _key_of(counts), bool(full))
+    return _Loglik.apply(log_alpha, counts, bool(full))
 
 
 class DirichletMultinomial(torch.nn.Module):
