@@ -370,8 +370,10 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
   out->parameters = static_cast<int64_t>(m);
   out->observations = rows_weight(h.total);
   out->alpha.assign(V, 0.0);
-  out->se_alpha.assign(V, 0.0);
-  out->se_log_alpha.assign(V, 0.0);
+  if (s.want_se) {
+    out->se_alpha.assign(V, 0.0);
+    out->se_log_alpha.assign(V, 0.0);
+  }
 
   // Multinomial proportions, and the second-factorial-moment statistics that
   // give both the method-of-moments start and the test for overdispersion:
@@ -488,7 +490,7 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     double sum_log = 0.0;
     for (size_t i = 0; i < m; ++i) sum_log += std::log(-hd[i]);
     out->log_det = math::rank_one_log_det(sum_log, denom);
-    for (size_t i = 0; i < m; ++i) {
+    for (size_t i = 0; i < m && s.want_se; ++i) {
       const double se = std::sqrt(math::rank_one_variance(hd[i], alpha[i], c, denom));
       out->se_log_alpha[static_cast<size_t>(P.active[i])] = se;
       out->se_alpha[static_cast<size_t>(P.active[i])] = se * alpha[i];
@@ -528,6 +530,7 @@ BackendResult fit_components_on_host(const std::vector<Histograms>& hist, const 
     fs.tolerance = s.tolerance;
     fs.max_iterations = warm[j] ? s.warm_iterations : s.full_iterations;
     fs.want_loglik = false;  // the EM's loglik comes from its E step
+    fs.want_se = false;      // nor does it read standard errors
     fs.restart = false;      // the EM iterates on anyway
     fs.weight_exponent = s.weight_exponent;
     fs.prior_shape = s.prior_shape;
