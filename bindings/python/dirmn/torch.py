@@ -14,6 +14,11 @@ gradient and the results are passed as device pointers
 and the library's work is ordered on PyTorch's current stream. Elsewhere
 they are copied through host memory.
 
+With PyTorch 2.4 or later the two passes are also the custom operators
+``torch.ops.dirmn.loglik`` and ``dirmn::loglik_backward`` (with fake
+implementations), which :func:`loglik` calls while ``torch.compile`` traces
+it, so a compiled model keeps them in its graph.
+
 :class:`DirichletMultinomial` keeps the :class:`~dirmn.Counts` it made for
 the last tensor it saw, so a training loop over one fixed table validates
 and copies the table once rather than on every step.
@@ -244,10 +249,14 @@ class _Loglik(torch.autograd.Function):
 # function it cannot see into. An operator's arguments are tensors and
 # plain values, so the table travels as an integer key into a registry
 # that holds it weakly (the caller's Counts or the Module's cache keeps it).
-_HAS_CUSTOM_OP = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+# Eager calls keep the autograd Function: the operators serve what
+# torch.compile traces. Where registering them fails (an API this code
+# does not know), _CUSTOM_OP_ERROR says why and compiled code breaks its
+# graph at the Function as before.
 _tables = weakref.WeakValueDictionary()  # key -> Counts
 _keys = weakref.WeakKeyDictionary()      # Counts -> key
 _next_key = [1]
+_CUSTOM_OP_ERROR = None
 
 
 def _key_of(counts):
@@ -268,25 +277,25 @@ def _table(key):
     return counts
 
 
-if _HAS_CUSTOM_OP:
+def _register_custom_ops():
     @torch.library.custom_op("dirmn::loglik", mutates_args=())
-    def _loglik_op(log_alpha: torch.Tensor, table: int, full: bool) -> torch.Tensor:
+    def loglik_op(log_alpha: torch.Tensor, table: int, full: bool) -> torch.Tensor:
         return _values(_table(table), log_alpha, full)
 
-    @_loglik_op.register_fake
-    def _loglik_fake(log_alpha, table, full):
+    @loglik_op.register_fake
+    def _(log_alpha, table, full):
         return log_alpha.new_empty((_table(table).shape[0],))
 
     @torch.library.custom_op("dirmn::loglik_backward", mutates_args=())
-    def _loglik_backward_op(log_alpha: torch.Tensor, table: int,
-                            grad_out: torch.Tensor) -> torch.Tensor:
+    def loglik_backward_op(log_alpha: torch.Tensor, table: int,
+                           grad_out: torch.Tensor) -> torch.Tensor:
         return _gradient(_table(table), log_alpha, grad_out)
 
-    @_loglik_backward_op.register_fake
-    def _loglik_backward_fake(log_alpha, table, grad_out):
+    @loglik_backward_op.register_fake
+    def _(log_alpha, table, grad_out):
         return torch.empty_like(log_alpha, dtype=grad_out.dtype)
 
-    def _op_setup(octx, inputs, output):
+    def setup(octx, inputs, output):
         log_alpha, table, _ = inputs
         octx.table = table
         # Held until the backward pass: a table made for one call (a tensor
@@ -294,11 +303,30 @@ if _HAS_CUSTOM_OP:
         octx.counts = _tables.get(table)
         octx.save_for_backward(log_alpha)
 
-    def _op_backward(octx, grad_out):
+    def backward(octx, grad_out):
         log_alpha, = octx.saved_tensors
-        return _loglik_backward_op(log_alpha, octx.table, grad_out), None, None
+        return loglik_backward_op(log_alpha, octx.table, grad_out), None, None
 
-    _loglik_op.register_autograd(_op_backward, setup_context=_op_setup)
+    loglik_op.register_autograd(backward, setup_context=setup)
+    return loglik_op
+
+
+_loglik_op = None
+if hasattr(torch, "library") and hasattr(torch.library, "custom_op"):
+    try:
+        _loglik_op = _register_custom_ops()
+    except Exception as e:  # pragma: no cover - depends on the installed torch
+        _CUSTOM_OP_ERROR = e
+_HAS_CUSTOM_OP = _loglik_op is not None
+
+
+def _compiling():
+    """Whether torch.compile is tracing the caller."""
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling()
+    dynamo = getattr(torch, "_dynamo", None)
+    return bool(dynamo is not None and getattr(dynamo, "is_compiling", lambda: False)())
 
 
 def loglik(counts, log_alpha, full=False, context=None):
@@ -328,7 +356,7 @@ def loglik(counts, log_alpha, full=False, context=None):
         As :func:`dirmn.loglik` (bad counts, non-finite log alpha ...).
     """
     counts = _as_counts(counts, context)
-    if _HAS_CUSTOM_OP:
+    if _HAS_CUSTOM_OP and _compiling():
         return _loglik_op(log_alpha, _key_of(counts), bool(full))
     return _Loglik.apply(log_alpha, counts, bool(full))
 

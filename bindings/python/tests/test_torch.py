@@ -179,6 +179,12 @@ def test_uncacheable_inputs_still_correct(X):
         m(X.double().requires_grad_())
 
 
+def test_custom_ops_registered_where_torch_has_them():
+    has_api = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+    assert dt._CUSTOM_OP_ERROR is None
+    assert dt._HAS_CUSTOM_OP == has_api
+
+
 @pytest.mark.skipif(not dt._HAS_CUSTOM_OP, reason="torch.library.custom_op needs PyTorch >= 2.4")
 def test_custom_op_registration_and_compile(X):
     """dirmn::loglik and its backward pass torch.library's checks (schema,
