@@ -16,8 +16,10 @@ they are copied through host memory.
 
 With PyTorch 2.4 or later the two passes are also the custom operators
 ``torch.ops.dirmn.loglik`` and ``dirmn::loglik_backward`` (with fake
-implementations), which :func:`loglik` calls while ``torch.compile`` traces
-it, so a compiled model keeps them in its graph.
+implementations), which :func:`loglik` calls for a :class:`~dirmn.Counts`
+while ``torch.compile`` traces it (a Module passes its cached one), so a
+compiled model keeps them in its graph. They synchronise with the host, so
+CUDA-graph capture (``mode="reduce-overhead"``) cannot hold them.
 
 :class:`DirichletMultinomial` keeps the :class:`~dirmn.Counts` it made for
 the last tensor it saw, so a training loop over one fixed table validates
@@ -30,6 +32,8 @@ and copies the table once rather than on every step.
 """
 
 import ctypes
+import itertools
+import threading
 import weakref
 
 import numpy as np
@@ -38,7 +42,7 @@ import torch
 from . import _capi as C
 from .loglik import loglik as _dm_loglik, loglik_sum as _dm_loglik_sum
 from .counts import Counts
-from .errors import InvalidArgumentError, check, invalid
+from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
 
 
 class _CSRArrays:
@@ -118,14 +122,25 @@ _placement = weakref.WeakKeyDictionary()
 
 
 def _on_device(counts, log_alpha):
-    """Whether both passes can stay on ``log_alpha``'s CUDA device."""
-    if not log_alpha.is_cuda:
+    """Whether both passes can stay on ``log_alpha``'s CUDA device.
+
+    The library cannot see how long a device array is, so the length is
+    checked here, with the host path's message (a K x V log alpha takes the
+    host path).
+    """
+    if not log_alpha.is_cuda or log_alpha.dim() != 1:
         return False
     ctx = counts.context
     where = _placement.get(ctx)
     if where is None:
         where = _placement[ctx] = (ctx.backend, ctx.device)
-    return where == ("cuda", log_alpha.device.index)
+    if where != ("cuda", log_alpha.device.index):
+        return False
+    V = counts.shape[1]
+    if log_alpha.shape[0] != V:
+        raise invalid(DimensionMismatchError, "dirmn: alpha has %d entries but the table has %d "
+                      "columns" % (log_alpha.shape[0], V), argument="alpha")
+    return True
 
 
 def _dptr(t):
@@ -137,19 +152,23 @@ class _TorchStream:
 
     Handle 0 is PyTorch's legacy default stream; the library's own stream
     does not wait for that one, so it is named by its CUDA handle,
-    cudaStreamLegacy (1). The context returns to its own stream after the
-    call, so it never holds a stream PyTorch may free.
+    cudaStreamLegacy (1). The context's previous stream is set again after
+    the call, so it never keeps a stream PyTorch may free.
     """
 
     def __init__(self, p, device):
         self.p = p
         self.handle = torch.cuda.current_stream(device).cuda_stream or 1
+        self.previous = ctypes.c_void_p()
 
     def __enter__(self):
+        check(C.dirmn_context_get_stream(self.p, ctypes.byref(self.previous)), self.p)
         check(C.dirmn_context_set_stream(self.p, ctypes.c_void_p(self.handle)), self.p)
 
     def __exit__(self, *exc):
-        C.dirmn_context_set_stream(self.p, None)
+        status = C.dirmn_context_set_stream(self.p, self.previous)
+        if exc[0] is None:
+            check(status, self.p)
 
 
 def _device_loglik(counts, a, full):
@@ -253,20 +272,23 @@ class _Loglik(torch.autograd.Function):
 # torch.compile traces. Where registering them fails (an API this code
 # does not know), _CUSTOM_OP_ERROR says why and compiled code breaks its
 # graph at the Function as before.
+# Keys are strings: an int argument of a custom operator is a SymInt, which
+# torch.compile may make symbolic (and then not a dictionary key).
 _tables = weakref.WeakValueDictionary()  # key -> Counts
 _keys = weakref.WeakKeyDictionary()      # Counts -> key
-_next_key = [1]
+_key_numbers = itertools.count(1)
+_key_lock = threading.Lock()
 _CUSTOM_OP_ERROR = None
 
 
 def _key_of(counts):
-    key = _keys.get(counts)
-    if key is None:
-        key = _next_key[0]
-        _next_key[0] += 1
-        _keys[counts] = key
-        _tables[key] = counts
-    return key
+    with _key_lock:
+        key = _keys.get(counts)
+        if key is None:
+            key = "t%d" % next(_key_numbers)
+            _keys[counts] = key
+            _tables[key] = counts
+        return key
 
 
 def _table(key):
@@ -279,7 +301,7 @@ def _table(key):
 
 def _register_custom_ops():
     @torch.library.custom_op("dirmn::loglik", mutates_args=())
-    def loglik_op(log_alpha: torch.Tensor, table: int, full: bool) -> torch.Tensor:
+    def loglik_op(log_alpha: torch.Tensor, table: str, full: bool) -> torch.Tensor:
         return _values(_table(table), log_alpha, full)
 
     @loglik_op.register_fake
@@ -287,7 +309,7 @@ def _register_custom_ops():
         return log_alpha.new_empty((_table(table).shape[0],))
 
     @torch.library.custom_op("dirmn::loglik_backward", mutates_args=())
-    def loglik_backward_op(log_alpha: torch.Tensor, table: int,
+    def loglik_backward_op(log_alpha: torch.Tensor, table: str,
                            grad_out: torch.Tensor) -> torch.Tensor:
         return _gradient(_table(table), log_alpha, grad_out)
 
@@ -355,10 +377,13 @@ def loglik(counts, log_alpha, full=False, context=None):
     DirmnError
         As :func:`dirmn.loglik` (bad counts, non-finite log alpha ...).
     """
-    counts = _as_counts(counts, context)
-    if _HAS_CUSTOM_OP and _compiling():
+    # The operators reach a table through the registry only, so they serve a
+    # Counts the caller (or a Module's cache) keeps: a compiled backward has
+    # nothing else to hold a table made here for one call, and each new table
+    # would also be a new key to recompile for.
+    if _HAS_CUSTOM_OP and isinstance(counts, Counts) and _compiling():
         return _loglik_op(log_alpha, _key_of(counts), bool(full))
-    return _Loglik.apply(log_alpha, counts, bool(full))
+    return _Loglik.apply(log_alpha, _as_counts(counts, context), bool(full))
 
 
 class DirichletMultinomial(torch.nn.Module):

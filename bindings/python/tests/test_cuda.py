@@ -21,10 +21,10 @@ def test_cuda_agrees_with_cpu():
                            rtol=1e-8)
 
 
-torch = pytest.importorskip("torch")
-
-
 def _cuda_torch():
+    """dirmn.torch where PyTorch has CUDA (the case is skipped otherwise)."""
+    global torch
+    torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("this PyTorch has no CUDA")
     import dirmn.torch as dt
@@ -60,6 +60,11 @@ def test_torch_layer_stays_on_the_device(sparse):
 
 def test_torch_module_on_cuda_gradcheck_and_errors():
     dt = _cuda_torch()
+    # The library cannot see a device array's length: the layer checks it.
+    with dirmn.Context("cuda") as g:
+        c = dirmn.Counts(np.ones((4, 3)), context=g)
+        with pytest.raises(dirmn.DimensionMismatchError):
+            dt.loglik(c, torch.zeros(2, dtype=torch.float64, device="cuda"))
     rng = np.random.default_rng(9)
     X = torch.tensor(rng.poisson(1.5, size=(60, 8)), dtype=torch.float64, device="cuda")
     with dirmn.Context("cuda") as gctx:
