@@ -17,20 +17,60 @@ import weakref
 from .errors import ClosedHandleError, invalid
 
 
+# Destroys a collection could not run under their context's lock, by lock:
+# the next call on that context runs them while it holds the lock.
+_deferred = {}
+_deferred_guard = threading.Lock()
+
+
 def _destroy(destroy, lock, ptr):
-    """A finalizer's destroy: under the context's lock where it is free.
+    """A finalizer's destroy: under the context's lock.
 
     The library takes the context for a destroy as for any call, so another
     thread's call made meanwhile would be refused (CONTEXT_IN_USE). close()
-    holds the lock already; a collection may run on a thread that holds
-    other locks, so there it is not waited for.
+    holds the lock already. A collection may run on a thread that holds
+    other locks, so there the lock is not waited for: where another thread
+    holds it, the destroy waits for the next call on the context.
     """
-    got = lock is not None and lock.acquire(blocking=False)
+    if lock is None:
+        destroy(ptr)
+        return
+    if not lock.acquire(blocking=False):
+        with _deferred_guard:
+            _deferred.setdefault(id(lock), (lock, []))[1].append((destroy, ptr))
+        return
     try:
         destroy(ptr)
     finally:
-        if got:
+        lock.release()
+
+
+def _destroy_context(destroy, lock, ptr):
+    """A context's finalizer: the destroys deferred to its lock first (no
+    later call will run them), then the context, which the library frees
+    once a call in flight on another thread has returned."""
+    if lock.acquire(blocking=False):
+        try:
+            _run_deferred(lock)
+        finally:
             lock.release()
+    else:
+        with _deferred_guard:
+            entry = _deferred.pop(id(lock), None)
+        for d, p in (entry[1] if entry else ()):
+            d(p)
+    destroy(ptr)
+
+
+def _run_deferred(lock):
+    """Runs the destroys deferred to ``lock``; the caller holds it."""
+    if not _deferred:
+        return
+    with _deferred_guard:
+        entry = _deferred.pop(id(lock), None)
+    if entry is not None:
+        for destroy, ptr in entry[1]:
+            destroy(ptr)
 
 
 class Handle:
@@ -47,11 +87,13 @@ class Handle:
     lock : threading.RLock, optional
         The lock of the context the handle belongs to: held while it is
         destroyed, as for every call on that context.
+    is_context : bool
+        The handle is the context whose lock ``lock`` is.
     """
 
     __slots__ = ("_ptr", "_users", "_cond", "_finalizer", "_kind", "_lock", "__weakref__")
 
-    def __init__(self, owner, ptr, destroy, kind, lock=None):
+    def __init__(self, owner, ptr, destroy, kind, lock=None, is_context=False):
         self._ptr = ptr
         self._users = 0
         self._cond = threading.Condition(threading.Lock())
@@ -59,7 +101,8 @@ class Handle:
         self._lock = lock
         # The finalizer holds the address, not the owner, so the owner can be
         # collected; calling it (from close) runs destroy at most once.
-        self._finalizer = weakref.finalize(owner, _destroy, destroy, lock, ptr)
+        self._finalizer = weakref.finalize(owner, _destroy_context if is_context else _destroy,
+                                           destroy, lock, ptr)
 
     @property
     def closed(self):
@@ -167,6 +210,8 @@ def calling(contexts, handles, pending=None):
         for _, lock in locks:
             lock.acquire()
         try:
+            for _, lock in locks:
+                _run_deferred(lock)
             with _callbacks_for(contexts[0] if contexts else None, handles, ptrs, pending):
                 yield ptrs
         finally:

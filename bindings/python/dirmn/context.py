@@ -113,7 +113,8 @@ class Context(Closable):
         self._interrupt = InterruptState()
         if interrupt is not None:
             self.set_interrupt(interrupt)
-        self._handle = Handle(self, ptr.value, C.dirmn_context_destroy, "context")
+        self._handle = Handle(self, ptr.value, C.dirmn_context_destroy, "context", self._lock,
+                              is_context=True)
         if threads is not None:
             self.threads = threads
         if precision != "double":

@@ -161,3 +161,43 @@ def test_threads_share_a_context():
     for t in ts:
         t.join()
     assert not errors
+
+
+def test_collected_counts_wait_for_the_context_lock():
+    """A Counts collected while another thread holds its context's lock is
+    destroyed by the next call on the context, under the lock, not beside
+    that thread's calls (which the library would refuse meanwhile)."""
+    from dirmn import _handles
+    ctx = dirmn.Context("cpu")
+    c = dirmn.Counts(np.ones((3, 2)), context=ctx)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with ctx._lock:
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait()
+    del c
+    gc.collect()
+    assert id(ctx._lock) in _handles._deferred
+    release.set()
+    t.join()
+    assert np.isfinite(dirmn.loglik(np.ones((3, 2)), np.ones(2), context=ctx)).all()
+    assert id(ctx._lock) not in _handles._deferred
+    # A context closed with destroys still deferred runs them first.
+    c2 = dirmn.Counts(np.ones((3, 2)), context=ctx)
+    held.clear()
+    release.clear()
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait()
+    del c2
+    gc.collect()
+    assert id(ctx._lock) in _handles._deferred
+    release.set()
+    t.join()
+    ctx.close()
+    assert id(ctx._lock) not in _handles._deferred
