@@ -106,7 +106,7 @@ elif $PY -c "import numpy, scipy, pytest" >>"$BT" 2>&1; then
   run "pytest (bindings/python)" "$BT" env DIRMN_LIBRARY_PATH="$BUILD" \
     PYTHONPATH="$ROOT/bindings/python" $PY -m pytest -q -p no:cacheprovider \
     "$ROOT/bindings/python/tests" || failed=1
-  grep -E "passed|failed" "$BT" | tail -1 | sed 's/^/  /' | tee -a "$SUMMARY"
+  grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed)" "$BT" | tail -1 | sed 's/^/  /' | tee -a "$SUMMARY"
 else
   note "- pytest: numpy, scipy or pytest missing for $PY; not run"
 fi
@@ -233,9 +233,13 @@ elif $PY -c "import numpy, torch; assert torch.cuda.is_available()" >>"$BL" 2>&1
     echo '```'
     DIRMN_LIBRARY_PATH="$BUILD" PYTHONPATH="$ROOT/bindings/python" PYTHONUNBUFFERED=1 \
       $PY "$ROOT/bench/python_module.py" --device cuda "$psize" 2>>"$BL"
+    echo $? >"$LOGS/.python_module.rc"
     echo '```'
   } >>"$SUMMARY"
-  note "- python_module.py: exit $? ($((SECONDS - t0)) s)"
+  rc=$(cat "$LOGS/.python_module.rc")
+  rm -f "$LOGS/.python_module.rc"
+  note "- python_module.py: exit $rc ($((SECONDS - t0)) s)"
+  [[ $rc != 0 ]] && failed=1
 else
   note "- python_module.py: no CUDA-enabled PyTorch for $PY; not run"
 fi

@@ -299,9 +299,11 @@ DIRMN_API dirmn_status dirmn_context_set_interrupt(dirmn_context* ctx, dirmn_int
                                                    void* user_data);
 
 /* CUDA only: orders the context's work on `stream` (a cudaStream_t passed as
- * void*; NULL returns to the context's own stream). The caller keeps the
- * stream alive while it is set. Statuses: SUCCESS; NULL_POINTER (ctx);
- * NOT_SUPPORTED on a CPU context. */
+ * void*; NULL returns to the context's own stream). The context's own stream
+ * is non-blocking: it does not wait for work on the legacy default stream,
+ * which a caller names as cudaStreamLegacy ((void*)1) to order the library
+ * after it. The caller keeps the stream alive while it is set. Statuses:
+ * SUCCESS; NULL_POINTER (ctx); NOT_SUPPORTED on a CPU context. */
 DIRMN_API dirmn_status dirmn_context_set_stream(dirmn_context* ctx, void* stream);
 
 /* CUDA only: writes the stream in use (the context's own or the caller's).
@@ -528,17 +530,20 @@ typedef enum dirmn_param DIRMN_ENUM_INT {
  * dirmn_fit are exact on both, from the histograms). */
 #define DIRMN_FULL 0x1u          /* the log pmf: the default since 0.3 (before, the kernel
                                     was); accepted so that earlier callers keep working */
-#define DIRMN_OUTPUT_DEVICE 0x2u /* CUDA: `out` is device memory */
+#define DIRMN_OUTPUT_DEVICE 0x2u /* CUDA: the results (`out`; dirmn_loglik_sum's value,
+                                    gradient and Hessian) are device memory */
 #define DIRMN_ASYNC 0x4u         /* CUDA, with OUTPUT_DEVICE: return without waiting; the
                                     result is ready when the context's stream reaches it */
 #define DIRMN_KERNEL 0x8u        /* leave out the multinomial coefficients: the kernel, the
                                     part that depends on alpha (with DIRMN_FULL:
                                     INVALID_ARGUMENT) */
 #define DIRMN_PARAMS_DEVICE 0x10u  /* CUDA: `params` is device memory of the context's device
-                                      (as a tensor library holds it). It is copied to the host
-                                      in the order of the context's stream and waited for, then
-                                      validated there as host parameters are (k x V doubles;
-                                      the table stays on the device) */
+                                      (as a tensor library holds it). The span its strides
+                                      reach is copied to the host in the order of the context's
+                                      stream and waited for, then validated there as host
+                                      parameters are; the table stays on the device. The
+                                      library sees only where an array starts: the caller
+                                      answers for its length */
 #define DIRMN_WEIGHTS_DEVICE 0x20u /* CUDA, dirmn_loglik_sum: `weights` is device memory, copied
                                       to the host likewise (rows doubles) */
 
@@ -598,7 +603,9 @@ DIRMN_API dirmn_status dirmn_loglik_rowwise(dirmn_context* ctx, const dirmn_coun
  * DIRMN_OUTPUT_DEVICE (value, gradient, hessian_diag, hessian_scalar; all
  * written, and the copies waited for, before return): an autograd layer's
  * backward pass on the GPU, whose row weights are the incoming gradient.
- * Those arrays are V, rows and V doubles; the table is never copied. On
+ * The outputs are copied out one by one after the sums: a device failure
+ * (DEVICE) while copying may leave the earlier ones written. The table is
+ * never copied. On
  * CUDA the histograms of 8-bit tables are built on the device; other
  * tables use the host copy the counts object keeps (counts wrapped from
  * device memory have none: NOT_SUPPORTED). Statuses: SUCCESS; NULL_POINTER;
