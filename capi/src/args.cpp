@@ -21,12 +21,24 @@ constexpr double kLogAlphaMin = -745.1332191019411;
 
 }  // namespace
 
+dirmn_status require_device_context(dirmn_context* ctx, const char* fn, const char* flag) {
+  if (ctx->backend->kind() == DIRMN_BACKEND_CUDA) return DIRMN_SUCCESS;
+  return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn, "%s needs a CUDA context; this one is on the CPU",
+              flag);
+}
+
+dirmn_status fail_device_array(dirmn_context* ctx, const char* fn, const BackendResult& r,
+                               const char* what, const char* flag) {
+  if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "%s is not device memory of this context's device (%s)", what, flag);
+  return fail_backend(ctx, fn, r);
+}
+
 dirmn_status stage_device_input(dirmn_context* ctx, const char* fn, const char* what,
                                 const char* flag, const Strided& a, std::vector<double>* copy,
                                 const double** host) {
-  if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
-    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn, "%s needs a CUDA context; this one is on the CPU",
-                flag);
+  if (dirmn_status s = require_device_context(ctx, fn, flag)) return s;
   // Elements 0 .. last of the caller's layout (check_extent has bounded it).
   int64_t elems = 0;
   if (a.n1 > 0 && a.n2 > 0)
@@ -40,10 +52,7 @@ dirmn_status stage_device_input(dirmn_context* ctx, const char* fn, const char* 
   }
   const BackendResult r = ctx->backend->read_caller_device(
       copy->data(), a.base, static_cast<size_t>(elems) * sizeof(double), "");
-  if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
-    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                "%s is not device memory of this context's device (%s)", what, flag);
-  if (!r.ok()) return fail_backend(ctx, fn, r);
+  if (!r.ok()) return fail_device_array(ctx, fn, r, what, flag);
   *host = copy->data();
   return DIRMN_SUCCESS;
 }

@@ -11,6 +11,7 @@
 #include "dirmn.h"
 
 namespace dirmn {
+struct BackendResult;
 namespace capi {
 
 // The counts object is non-null and was made by ctx.
@@ -41,6 +42,17 @@ dirmn_status check_extent(dirmn_context* ctx, const char* fn, const char* what, 
 inline Strided contiguous(const void* base, int64_t n, size_t elem_bytes) {
   return Strided{base, 1, n, 1, 1, elem_bytes};
 }
+
+// A flag naming the caller's device memory (DIRMN_OUTPUT_DEVICE,
+// DIRMN_PARAMS_DEVICE, DIRMN_WEIGHTS_DEVICE): NOT_SUPPORTED, naming it,
+// unless ctx is a CUDA context.
+dirmn_status require_device_context(dirmn_context* ctx, const char* fn, const char* flag);
+
+// A backend's failed check or copy of the caller's device array `what`
+// (given as device memory by `flag`): INVALID_ARGUMENT where it is not
+// memory of the context's device, else the backend's failure.
+dirmn_status fail_device_array(dirmn_context* ctx, const char* fn, const BackendResult& r,
+                               const char* what, const char* flag);
 
 // An input in the caller's device memory (DIRMN_PARAMS_DEVICE,
 // DIRMN_WEIGHTS_DEVICE; `a` already checked by check_extent): copies the

@@ -1,6 +1,5 @@
 // derivatives.cpp: the header's Derivatives section.
 #include <cinttypes>
-#include <initializer_list>
 #include <new>
 #include <vector>
 
@@ -25,31 +24,14 @@ dirmn_status check_derivative_call(dirmn_context* ctx, const char* fn, const dir
   return likelihood_flags(ctx, fn, "flag", flags, others, full);
 }
 
-// dirmn_loglik_sum's outputs under DIRMN_OUTPUT_DEVICE: each one given is
-// checked before anything is computed, so that a bad pointer fails the
-// call with the caller's arrays as they were.
+// One of dirmn_loglik_sum's outputs, and where it lands in host memory
+// first under DIRMN_OUTPUT_DEVICE.
 struct SumOutput {
   const char* what;
-  double* p;
-  int64_t n;
+  double* caller;
+  size_t n;
+  size_t at;  // in the host copy: value, hessian_scalar, gradient, hessian_diag
 };
-
-dirmn_status check_device_outputs(dirmn_context* ctx, const char* fn,
-                                  std::initializer_list<SumOutput> outs) {
-  using namespace dirmn::capi;
-  if (ctx->backend->kind() != DIRMN_BACKEND_CUDA)
-    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
-                "DIRMN_OUTPUT_DEVICE needs a CUDA context; this one is on the CPU");
-  for (const SumOutput& o : outs) {
-    if (o.p == nullptr) continue;
-    const BackendResult r = ctx->backend->check_caller_device(o.p, "");
-    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "%s is not device memory of this context's device (DIRMN_OUTPUT_DEVICE)", o.what);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-  }
-  return DIRMN_SUCCESS;
-}
 
 }  // namespace
 
@@ -74,14 +56,33 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
       if (dirmn_status s = check_extent(ctx, fn, outv == gradient ? "gradient" : "hessian_diag",
                                         contiguous(outv, outv ? V : 0, sizeof(double)), true))
         return s;
+    // Under DIRMN_OUTPUT_DEVICE the results land in host memory first; each
+    // output given is checked before anything is computed, so that a bad
+    // pointer fails the call with the caller's arrays as they were.
     const bool out_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
-    if (out_device)
-      if (dirmn_status s = check_device_outputs(ctx, fn,
-                                                {{"value", value, 1},
-                                                 {"gradient", gradient, V},
-                                                 {"hessian_diag", hessian_diag, V},
-                                                 {"hessian_scalar", hessian_scalar, 1}}))
-        return s;
+    std::vector<double> host_out;
+    try {
+      if (out_device) host_out.resize(2 + 2 * static_cast<size_t>(V));
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the %" PRId64 " results' scratch", V);
+    }
+    const size_t nv = static_cast<size_t>(V);
+    const SumOutput outs[] = {{"value", value, 1, 0},
+                              {"gradient", gradient, nv, 2},
+                              {"hessian_diag", hessian_diag, nv, 2 + nv},
+                              {"hessian_scalar", hessian_scalar, 1, 1}};
+    if (out_device) {
+      if (dirmn_status s = require_device_context(ctx, fn, "DIRMN_OUTPUT_DEVICE")) return s;
+      for (const SumOutput& o : outs) {
+        if (o.caller == nullptr) continue;
+        const BackendResult r = ctx->backend->check_caller_device(o.caller, "");
+        if (!r.ok()) return fail_device_array(ctx, fn, r, o.what, "DIRMN_OUTPUT_DEVICE");
+      }
+    }
+    const auto target = [&](const SumOutput& o) {
+      return out_device && o.caller ? host_out.data() + o.at : o.caller;
+    };
     // Device inputs are read through host copies in the caller's layout:
     // the checks and messages below are the host's.
     std::vector<double> params_copy, weights_copy;
@@ -94,11 +95,9 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
                                               contiguous(weights, rows, sizeof(double)),
                                               &weights_copy, &weights))
         return s;
-    std::vector<double> alpha, host_out;
+    std::vector<double> alpha;
     try {
       alpha.resize(static_cast<size_t>(V));
-      // Device outputs land here first: value, hessian_scalar, gradient, hessian_diag.
-      if (out_device) host_out.resize(2 + 2 * static_cast<size_t>(V));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the %" PRId64 " alphas",
                   V);
@@ -107,14 +106,11 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
                                         param, alpha.data()))
       return s;
     if (dirmn_status s = check_weights(ctx, fn, weights, rows)) return s;
-    double* h = host_out.data();
-    const auto pick = [&](double* caller, size_t at) { return out_device && caller ? h + at : caller; };
     BackendResult r;
     try {
       r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
-                             param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, pick(value, 0),
-                             pick(gradient, 2), pick(hessian_diag, 2 + static_cast<size_t>(V)),
-                             pick(hessian_scalar, 1));
+                             param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, target(outs[0]),
+                             target(outs[1]), target(outs[2]), target(outs[3]));
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the count histograms of %" PRId64 " columns", V);
@@ -122,19 +118,13 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     if (r.status == DIRMN_ERROR_OVERFLOW)
       return fail_weighted_overflow(ctx, fn, "log-likelihood, gradient or Hessian");
     if (!r.ok()) return fail_backend(ctx, fn, r);
-    if (out_device) {
-      const SumOutput outs[] = {{"value", value, 1},
-                                {"gradient", gradient, V},
-                                {"hessian_diag", hessian_diag, V},
-                                {"hessian_scalar", hessian_scalar, 1}};
-      const size_t at[] = {0, 2, 2 + static_cast<size_t>(V), 1};
-      for (size_t i = 0; i < 4; ++i) {
-        if (outs[i].p == nullptr) continue;
-        const BackendResult w = ctx->backend->write_caller_device(
-            outs[i].p, h + at[i], static_cast<size_t>(outs[i].n) * sizeof(double), "");
-        if (!w.ok()) return fail_backend(ctx, fn, w);
+    if (out_device)
+      for (const SumOutput& o : outs) {
+        if (o.caller == nullptr) continue;
+        const BackendResult w = ctx->backend->write_caller_device(o.caller, host_out.data() + o.at,
+                                                                  o.n * sizeof(double), "");
+        if (!w.ok()) return fail_device_array(ctx, fn, w, o.what, "DIRMN_OUTPUT_DEVICE");
       }
-    }
     return DIRMN_SUCCESS;
   });
 }

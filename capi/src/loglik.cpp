@@ -27,9 +27,8 @@ dirmn_status run_loglik(dirmn_context* ctx, const char* fn, const dirmn_counts* 
                                         DIRMN_OUTPUT_DEVICE | DIRMN_ASYNC | DIRMN_PARAMS_DEVICE, &full))
     return s;
   const bool on_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
-  if (on_device && ctx->backend->kind() != DIRMN_BACKEND_CUDA)
-    return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
-                "DIRMN_OUTPUT_DEVICE needs a CUDA context; this one is on the CPU");
+  if (on_device)
+    if (dirmn_status s = require_device_context(ctx, fn, "DIRMN_OUTPUT_DEVICE")) return s;
   if ((flags & DIRMN_ASYNC) && !on_device)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "DIRMN_ASYNC requires DIRMN_OUTPUT_DEVICE (host results must be waited for)");

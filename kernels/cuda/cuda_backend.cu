@@ -178,29 +178,30 @@ BackendResult CudaBackend::check_caller_device(const void* p, const char* what_n
 
 // Small arrays (parameter vectors, row weights, a gradient): a plain copy
 // on the stream and a wait, so that the caller's later work on the same
-// stream sees it and host memory may be reused at once.
-BackendResult CudaBackend::read_caller_device(void* host_dst, const void* src, size_t bytes,
-                                              const char* what_not_device) {
+// stream sees it and host memory may be reused at once. `caller` is the
+// side that must be the caller's device memory.
+BackendResult CudaBackend::copy_caller_device(void* dst, const void* src, size_t bytes,
+                                              const void* caller, cudaMemcpyKind kind,
+                                              const char* what_not_device, const char* what) {
   if (bytes == 0) return {};
-  DIRMN_TRY(check_caller_device(src, what_not_device));
+  DIRMN_TRY(check_caller_device(caller, what_not_device));
   DeviceGuard guard(device_);
   DIRMN_TRY(guard.result());
-  DIRMN_CUDA_TRY(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
-                 "cudaMemcpyAsync (the caller's device array to the host)");
+  DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, stream_), what);
   DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   return {};
 }
 
+BackendResult CudaBackend::read_caller_device(void* host_dst, const void* src, size_t bytes,
+                                              const char* what_not_device) {
+  return copy_caller_device(host_dst, src, bytes, src, cudaMemcpyDeviceToHost, what_not_device,
+                            "cudaMemcpyAsync (the caller's device array to the host)");
+}
+
 BackendResult CudaBackend::write_caller_device(void* dst, const void* host_src, size_t bytes,
                                                const char* what_not_device) {
-  if (bytes == 0) return {};
-  DIRMN_TRY(check_caller_device(dst, what_not_device));
-  DeviceGuard guard(device_);
-  DIRMN_TRY(guard.result());
-  DIRMN_CUDA_TRY(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_),
-                 "cudaMemcpyAsync (a result to the caller's device array)");
-  DIRMN_CUDA_TRY(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  return {};
+  return copy_caller_device(dst, host_src, bytes, dst, cudaMemcpyHostToDevice, what_not_device,
+                            "cudaMemcpyAsync (a result to the caller's device array)");
 }
 
 void CudaBackend::drain_quietly() {

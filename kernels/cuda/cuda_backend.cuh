@@ -136,6 +136,9 @@ class CudaBackend final : public Backend {
   // Transfers and workspace.
   BackendResult grow(DeviceBuffer& buf, size_t bytes, const char* what);
   BackendResult upload(void* dst, const void* src, size_t bytes, const char* what);
+  BackendResult copy_caller_device(void* dst, const void* src, size_t bytes, const void* caller,
+                                   cudaMemcpyKind kind, const char* what_not_device,
+                                   const char* what);
   BackendResult stage_for(size_t bytes, void** stage);
   BackendResult upload_staged(void* dst, size_t bytes, const char* what);
 

@@ -182,6 +182,19 @@ def _device_loglik(counts, a, full):
     return out
 
 
+def _device_sum_gradient(counts, a, w, out):
+    """The gradient of sum_b w_b loglik_b in log alpha into ``out`` (w >= 0,
+    or None for all 1), every array on ``a``'s device."""
+    flags = C.DIRMN_KERNEL | C.DIRMN_PARAMS_DEVICE | C.DIRMN_OUTPUT_DEVICE
+    if w is not None:
+        flags |= C.DIRMN_WEIGHTS_DEVICE
+    with counts._call() as (p, h), _TorchStream(p, a.device):
+        check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA,
+                                 None if w is None else _dptr(w), flags, None, _dptr(out), None,
+                                 None), p)
+    return out
+
+
 def _device_gradient(counts, a, g):
     """sum_b g_b d loglik_b / d log alpha, every array on ``a``'s device.
 
@@ -190,31 +203,20 @@ def _device_gradient(counts, a, g):
     whose histograms the table keeps, and no weights cross to the host.
     """
     grad = torch.empty_like(a)
-    flags = C.DIRMN_KERNEL | C.DIRMN_PARAMS_DEVICE | C.DIRMN_OUTPUT_DEVICE
     first = g[:1]
     positive, negative, same = torch.stack(
         ((g > 0).any(), (g < 0).any(), (g == first).all())).tolist()
     if g.numel() == 0 or not (positive or negative):
         return grad.zero_()
     if same:
-        with counts._call() as (p, h), _TorchStream(p, a.device):
-            check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA, None, flags,
-                                     None, _dptr(grad), None, None), p)
-        return grad.mul_(first)
+        return _device_sum_gradient(counts, a, None, grad).mul_(first)
     grad.zero_()
     part = torch.empty_like(a)
-    parts = []
     if positive:
-        parts.append((1.0, g.clamp(min=0) if negative else g))
+        grad.add_(_device_sum_gradient(counts, a, (g.clamp(min=0) if negative else g).contiguous(),
+                                       part))
     if negative:
-        parts.append((-1.0, (-g).clamp(min=0)))
-    for sign, w in parts:
-        w = w.contiguous()
-        with counts._call() as (p, h), _TorchStream(p, a.device):
-            check(C.dirmn_loglik_sum(p, h, _dptr(a), 1, C.DIRMN_PARAM_LOG_ALPHA, _dptr(w),
-                                     flags | C.DIRMN_WEIGHTS_DEVICE, None, _dptr(part), None,
-                                     None), p)
-        grad.add_(part, alpha=sign)
+        grad.sub_(_device_sum_gradient(counts, a, (-g).clamp(min=0).contiguous(), part))
     return grad
 
 

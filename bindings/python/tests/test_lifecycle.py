@@ -163,13 +163,10 @@ def test_threads_share_a_context():
     assert not errors
 
 
-def test_collected_counts_wait_for_the_context_lock():
-    """A Counts collected while another thread holds its context's lock is
-    destroyed by the next call on the context, under the lock, not beside
-    that thread's calls (which the library would refuse meanwhile)."""
+def _collect_while_locked(ctx, obj_name, namespace):
+    """Drops ``namespace[obj_name]`` and collects it while another thread
+    holds the context's lock; the destroy must then be deferred."""
     from dirmn import _handles
-    ctx = dirmn.Context("cpu")
-    c = dirmn.Counts(np.ones((3, 2)), context=ctx)
     held, release = threading.Event(), threading.Event()
 
     def hold():
@@ -180,24 +177,25 @@ def test_collected_counts_wait_for_the_context_lock():
     t = threading.Thread(target=hold)
     t.start()
     held.wait()
-    del c
+    del namespace[obj_name]
     gc.collect()
     assert id(ctx._lock) in _handles._deferred
     release.set()
     t.join()
+
+
+def test_collected_counts_wait_for_the_context_lock():
+    """A Counts collected while another thread holds its context's lock is
+    destroyed by the next call on the context, under the lock, not beside
+    that thread's calls (which the library would refuse meanwhile)."""
+    from dirmn import _handles
+    ctx = dirmn.Context("cpu")
+    made = {"c": dirmn.Counts(np.ones((3, 2)), context=ctx)}
+    _collect_while_locked(ctx, "c", made)
     assert np.isfinite(dirmn.loglik(np.ones((3, 2)), np.ones(2), context=ctx)).all()
     assert id(ctx._lock) not in _handles._deferred
     # A context closed with destroys still deferred runs them first.
-    c2 = dirmn.Counts(np.ones((3, 2)), context=ctx)
-    held.clear()
-    release.clear()
-    t = threading.Thread(target=hold)
-    t.start()
-    held.wait()
-    del c2
-    gc.collect()
-    assert id(ctx._lock) in _handles._deferred
-    release.set()
-    t.join()
+    made["c2"] = dirmn.Counts(np.ones((3, 2)), context=ctx)
+    _collect_while_locked(ctx, "c2", made)
     ctx.close()
     assert id(ctx._lock) not in _handles._deferred
