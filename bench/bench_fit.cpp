@@ -2,7 +2,7 @@
 // Prints a table. Usage:
 //   dirmn_bench_fit [cpu|cuda] [rows] [cols]
 //   dirmn_bench_fit [cpu|cuda] mixture [rows] [cols] [k] [iterations]
-//   dirmn_bench_fit [cpu|cuda] microbiome [rows] [cols] [k_max]
+//   dirmn_bench_fit [cpu|cuda] microbiome [rows] [cols] [k_max] [k_min]
 //
 // The fit is timed from a freshly prepared counts object, so the histogram
 // pass over the table is included; the fits run back to back, and "fit
@@ -111,7 +111,8 @@ int run_mixture(dirmn_context* ctx, const std::string& be, int64_t rows, int64_t
 // A microbiome-shaped table: k_true community types, each a Dirichlet
 // profile over taxa whose mean abundances fall off as a power law; row
 // totals 5000-50000 reads. Most cells are zero.
-int run_microbiome(dirmn_context* ctx, const std::string& be, int64_t rows, int64_t cols, int k_max) {
+int run_microbiome(dirmn_context* ctx, const std::string& be, int64_t rows, int64_t cols, int k_max,
+                   int k_min) {
   std::mt19937_64 rng(11);
   const int k_true = 6;
   std::vector<std::vector<double>> prof(k_true, std::vector<double>(static_cast<size_t>(cols)));
@@ -150,12 +151,12 @@ int run_microbiome(dirmn_context* ctx, const std::string& be, int64_t rows, int6
   dirmn_counts* c = nullptr;
   require(dirmn_counts_create_dense(ctx, &c, rows, cols, DIRMN_INT32, x.data(), cols, 1, nullptr), ctx,
           "dirmn_counts_create_dense");
-  std::printf("dirmn mixture benchmark, %s backend, microbiome-shaped %lld x %lld (%.1f%% zeros), k = 1..%d, default options\n",
+  std::printf("dirmn mixture benchmark, %s backend, microbiome-shaped %lld x %lld (%.1f%% zeros), k = %d..%d, default options\n",
               be.c_str(), static_cast<long long>(rows), static_cast<long long>(cols),
-              100.0 * (1.0 - static_cast<double>(nonzero) / static_cast<double>(x.size())), k_max);
+              100.0 * (1.0 - static_cast<double>(nonzero) / static_cast<double>(x.size())), k_min, k_max);
   std::printf("%4s %10s %6s %16s %16s\n", "k", "time", "iters", "loglik", "BIC");
   double total = 0.0;
-  for (int k = 1; k <= k_max; ++k) {
+  for (int k = k_min; k <= k_max; ++k) {
     dirmn_mixture_options o;
     dirmn_mixture_options_init(&o);
     dirmn_mixture* m = nullptr;
@@ -171,7 +172,7 @@ int run_microbiome(dirmn_context* ctx, const std::string& be, int64_t rows, int6
     std::fflush(stdout);
     dirmn_mixture_destroy(m);
   }
-  std::printf("total k = 1..%d: %.2f s\n", k_max, total);
+  std::printf("total k = %d..%d: %.2f s\n", k_min, k_max, total);
   dirmn_counts_destroy(c);
   return 0;
 }
@@ -191,7 +192,7 @@ int main(int argc, char** argv) {
                        argc > 5 ? std::atoi(argv[5]) : 8, argc > 6 ? std::atoi(argv[6]) : 100);
     else
       rc = run_microbiome(ctx, be, argc > 3 ? std::atoll(argv[3]) : 800, argc > 4 ? std::atoll(argv[4]) : 26742,
-                          argc > 5 ? std::atoi(argv[5]) : 20);
+                          argc > 5 ? std::atoi(argv[5]) : 20, argc > 6 ? std::atoi(argv[6]) : 1);
     dirmn_context_destroy(ctx);
     return rc;
   }

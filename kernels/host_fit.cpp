@@ -356,8 +356,8 @@ bool fit_from_histograms(const Histograms& h, const FitSettings& s, FitOutcome* 
     if (prior || !h.column[v].empty()) active.push_back(static_cast<int64_t>(v));
     n_total += h.column[v].first_moment;
   };
-  if (h.filled_known && !prior) {
-    for (int64_t v : h.filled) consider(static_cast<size_t>(v));
+  if (!h.column.all_stored() && !prior) {
+    for (int64_t v : h.column.listed()) consider(static_cast<size_t>(v));
   } else {
     for (size_t v = 0; v < V; ++v) consider(v);
   }

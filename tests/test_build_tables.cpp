@@ -369,7 +369,7 @@ static void check_same_histograms(const std::vector<dirmn::Histograms>& got,
     CHECK(got[j].lcoef_sum == ref[j].lcoef_sum);
     CHECK(got[j].total.first_moment == ref[j].total.first_moment);
     REQUIRE(got[j].column.size() == ref[j].column.size());
-    for (size_t v = 0; v < got[j].column.size(); ++v) {
+    for (size_t v = 0; v < static_cast<size_t>(got[j].column.size()); ++v) {
       const dirmn::Histogram& g = got[j].column[v];
       const dirmn::Histogram& r = ref[j].column[v];
       CHECK(g.dense == r.dense);
@@ -430,12 +430,15 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         }
       if (kind == Kind::kBand) {
         int offset = 0;
-        for (const dirmn::Histogram& h : ref[0].column) offset += h.dense && h.base > 0.0;
+        for (int64_t v = 0; v < cols; ++v) {
+          const dirmn::Histogram& h = ref[0].column[static_cast<size_t>(v)];
+          offset += h.dense && h.base > 0.0;
+        }
         CHECK(offset > 0);
       }
       if (kind == Kind::kIndexedPairs) {
         int pairs = 0;
-        for (const dirmn::Histogram& h : ref[0].column) pairs += !h.dense;
+        for (int64_t v = 0; v < cols; ++v) pairs += !ref[0].column[static_cast<size_t>(v)].dense;
         CHECK(pairs > 0);
       }
       for (int threads : kThreadCounts) {
@@ -469,6 +472,15 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         REQUIRE(slots2);
         REQUIRE(dirmn::cpu::histograms_by_column(t2, *slots2, w.data(), k, &by_col, pool, Interrupt{}).ok());
         check_same_histograms(by_col, ref2);
+        // The pass by column stores only the columns it wrote, ascending:
+        // none of the emptied ones.
+        for (const dirmn::Histograms& h : by_col) {
+          REQUIRE_FALSE(h.column.all_stored());
+          const std::vector<int64_t>& listed = h.column.listed();
+          CHECK(std::is_sorted(listed.begin(), listed.end()));
+          CHECK(h.column.stored_histograms().size() == listed.size());
+          for (int64_t v : listed) CHECK(v % 10 != 0);
+        }
       }
     }
   }

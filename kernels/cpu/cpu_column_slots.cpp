@@ -177,32 +177,20 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   const int64_t V = t.cols;
   const size_t K = static_cast<size_t>(k);
   out->resize(K);
-  // held[v * K + j]: column v of weighting j may hold weight from the last
-  // pass (all of them where the histograms came from elsewhere). Only
-  // those are reset where this pass gives no weight: the others are empty
-  // already, and are not touched (a wide table's k x cols histograms are
-  // most of the memory a pass would read).
-  std::vector<unsigned char> held(K * static_cast<size_t>(V), 0);
-  for (size_t j = 0; j < K; ++j) {
-    Histograms& h = (*out)[j];
-    const bool known = h.filled_known && h.cols == V && h.column.size() == static_cast<size_t>(V);
-    h.cols = V;
-    h.column.resize(static_cast<size_t>(V));
-    if (known) {
-      for (int64_t v : h.filled) held[static_cast<size_t>(v) * K + j] = 1;
-    } else {
-      for (size_t v = 0; v < static_cast<size_t>(V); ++v) held[v * K + j] = 1;
-    }
-    h.filled_known = false;  // until this pass has finished
-  }
   const std::vector<int64_t> cb = split_by(s.col_ptr.data(), V, threads.size() * kBlocksPerThread);
   const int64_t C = static_cast<int64_t>(cb.size()) - 1;
   // Each task's array of weights by value reaches the largest indexed
   // count (a small table's passes were mostly the zeroing of 4097 of them).
   const size_t by_value_size =
       static_cast<size_t>(std::min(kHistIndexMax, std::max(t.max_count, 0.0))) + 1;
-  // Each column block's filled columns per weighting, joined in block order.
-  std::vector<std::vector<int64_t>> filled_in(static_cast<size_t>(C) * K);
+  // Each column block's histograms per weighting, of the columns that
+  // may hold weight, joined in block order: the listed form of
+  // ColumnHistograms, which stores nothing for the others.
+  struct Built {
+    std::vector<int64_t> column;
+    std::vector<Histogram> hist;
+  };
+  std::vector<Built> built(static_cast<size_t>(C) * K);
   const uint32_t* const row = s.row.data();
   const uint32_t* const slot = s.slot.data();
   std::atomic<bool> no_memory{false};
@@ -227,18 +215,10 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
       }
       std::vector<double> acc, by_value(by_value_size, 0.0);
       std::vector<HistogramBuilder> builders;
-      std::vector<int64_t>* filled = filled_in.data() + static_cast<size_t>(q) * K;
-      // Column v of weighting j has no weight in this pass.
-      const auto none = [&](int64_t v, size_t j) {
-        if (held[static_cast<size_t>(v) * K + j])
-          histogram_from_indexed(by_value.data(), 0, &(*out)[j].column[static_cast<size_t>(v)]);
-      };
+      Built* mine = built.data() + static_cast<size_t>(q) * K;
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {
         const int64_t e0 = s.col_ptr[static_cast<size_t>(v)], e1 = s.col_ptr[static_cast<size_t>(v) + 1];
-        if (e0 == e1) {
-          for (size_t j = 0; j < K; ++j) none(v, j);
-          continue;
-        }
+        if (e0 == e1) continue;
         if (!s.indexed[static_cast<size_t>(v)]) {
           // Counts past the indexed range: the builders, fed in row order.
           builders.assign(K, HistogramBuilder());
@@ -252,8 +232,8 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
           // Listed even where empty: a builder's empty form may not be a
           // default Histogram's.
           for (size_t j = 0; j < K; ++j) {
-            (*out)[j].column[static_cast<size_t>(v)] = builders[j].finish();
-            filled[j].push_back(v);
+            mine[j].hist.push_back(builders[j].finish());
+            mine[j].column.push_back(v);
           }
           continue;
         }
@@ -273,14 +253,12 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
         for (size_t j = 0; j < K; ++j) {
           bool any = false;
           for (size_t i = 0; i < nd && !any; ++i) any = acc[i * K + j] != 0.0;
-          if (!any) {
-            none(v, j);
-            continue;
-          }
+          if (!any) continue;
           for (size_t i = 0; i < nd; ++i) by_value[value[i]] = acc[i * K + j];
-          histogram_from_listed(by_value.data(), value, nd, &(*out)[j].column[static_cast<size_t>(v)]);
+          mine[j].hist.emplace_back();
+          mine[j].column.push_back(v);
+          histogram_from_listed(by_value.data(), value, nd, &mine[j].hist.back());
           for (size_t i = 0; i < nd; ++i) by_value[value[i]] = 0.0;
-          filled[j].push_back(v);
         }
       }
     } catch (...) {  // nothing may leave a worker thread
@@ -294,15 +272,12 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   if (no_memory) throw std::bad_alloc();
   for (size_t j = 0; j < K; ++j) {
     Histograms& h = (*out)[j];
-    size_t n = 0;
-    for (int64_t q = 0; q < C; ++q) n += filled_in[static_cast<size_t>(q) * K + j].size();
-    h.filled.clear();
-    h.filled.reserve(n);
+    h.cols = V;
+    h.column.clear(V);
     for (int64_t q = 0; q < C; ++q) {
-      const std::vector<int64_t>& f = filled_in[static_cast<size_t>(q) * K + j];
-      h.filled.insert(h.filled.end(), f.begin(), f.end());
+      Built& b = built[static_cast<size_t>(q) * K + j];
+      for (size_t i = 0; i < b.column.size(); ++i) h.column.append(b.column[i], std::move(b.hist[i]));
     }
-    h.filled_known = true;
   }
   return {};
 }

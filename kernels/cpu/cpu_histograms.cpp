@@ -53,11 +53,10 @@ BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k
   for (int64_t j = 0; j < k; ++j) {
     Histograms& h = (*out)[static_cast<size_t>(j)];
     h.cols = V;
-    h.filled_known = false;
-    h.column.resize(static_cast<size_t>(V));
+    if (!h.column.all_stored() || h.column.size() != V) h.column.assign_all(V);
     for (int64_t v = 0; v < V; ++v)
       histogram_from_value_weights(acc[0].data() + (j * V + v) * bins, static_cast<int>(bins),
-                                   &h.column[static_cast<size_t>(v)]);
+                                   &h.column.stored(static_cast<size_t>(v)));
     HistogramBuilder tot(kHistTotalIndexMax);
     double lcoef = 0.0;
     for (int64_t b = 0; b < t.rows; ++b) {
@@ -171,8 +170,7 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
   for (size_t j = 0; j < K; ++j) {
     Histograms& h = (*out)[j];
     h.cols = t.cols;
-    h.filled_known = false;
-    h.column.resize(V);
+    if (!h.column.all_stored() || h.column.size() != t.cols) h.column.assign_all(t.cols);
   }
   // The histograms are formed in column blocks as well (one weighting's
   // 50000 columns were a serial tail of the pass).
@@ -190,7 +188,7 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
           for (size_t n = 1; n < static_cast<size_t>(kTallied); ++n)
             if (const uint32_t tv = tallies[v * kTallied + n])
               bv.add(static_cast<double>(n), static_cast<double>(tv));
-        h.column[v] = bv.finish();
+        h.column.stored(v) = bv.finish();
       }
       if (c == 0) {
         h.total = tot[j].finish();

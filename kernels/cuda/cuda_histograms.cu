@@ -87,9 +87,8 @@ BackendResult CudaBackend::fetch_histograms(const DeviceTable& t, int64_t k, boo
     out->resize(kk);
     for (size_t j = 0; j < kk; ++j) {
       (*out)[j].cols = t.cols;
-      (*out)[j].filled_known = false;
-      if ((*out)[j].column.size() != static_cast<size_t>(t.cols))
-        (*out)[j].column.assign(static_cast<size_t>(t.cols), Histogram());
+      ColumnHistograms& c = (*out)[j].column;
+      if (!c.all_stored() || c.size() != t.cols) c.assign_all(t.cols);
     }
     DIRMN_TRY(column_forms(h_hist, k, t.cols, bins, out));
     std::atomic<bool> out_of_memory{false};
@@ -131,7 +130,7 @@ BackendResult CudaBackend::column_forms(const double* by_value, int64_t k, int64
     try {
       for (int64_t v = v0; v < v1; ++v)
         histogram_from_value_weights(by_value + (j * cols + v) * bins, bins,
-                                     &o.column[static_cast<size_t>(v)]);
+                                     &o.column.stored(static_cast<size_t>(v)));
     } catch (const std::bad_alloc&) {
       out_of_memory = true;
     }

@@ -95,7 +95,7 @@ BackendResult dmn_log_det(const StoredTable& table, int k, const ScaledWeights& 
     // scalar -T2.
     Histograms totals;
     totals.cols = 1;
-    totals.column.resize(1);
+    totals.column.assign_all(1);
     totals.total = std::move(hist[static_cast<size_t>(j)].total);
     double g_t = 0.0, d_t = 0.0, c_t = 0.0;
     histogram_sums(totals, &A, nullptr, &g_t, &d_t, &c_t);

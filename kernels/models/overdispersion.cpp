@@ -64,9 +64,10 @@ BackendResult overdispersion_test(const StoredTable& table, HistogramCache& cach
 
   math::NeumaierSum x_total, kernel_m, score_cols;
   int64_t K = 0;
-  for (const Histogram& col : h->column) x_total.add(col.first_moment);
+  // The stored columns: any other has no weight.
+  for (const Histogram& col : h->column.stored_histograms()) x_total.add(col.first_moment);
   const double X = x_total.value();
-  for (const Histogram& col : h->column) {
+  for (const Histogram& col : h->column.stored_histograms()) {
     const double xj = col.first_moment;
     if (!(xj > 0.0)) continue;
     ++K;

@@ -20,6 +20,43 @@ void append_pair(double v, double w, Histogram* h) {
 
 }  // namespace
 
+const Histogram& ColumnHistograms::empty() {
+  static const Histogram none;
+  return none;
+}
+
+void ColumnHistograms::assign_all(int64_t cols) {
+  store_.assign(static_cast<size_t>(cols), Histogram());
+  std::vector<int64_t>().swap(listed_);
+  std::vector<uint32_t>().swap(slot_);
+  cols_ = cols;
+  all_ = true;
+}
+
+void ColumnHistograms::clear(int64_t cols) {
+  if (all_ || cols != cols_) {
+    std::vector<int64_t>().swap(listed_);
+    slot_.assign(static_cast<size_t>(cols), kNone);
+  } else {
+    for (int64_t v : listed_) slot_[static_cast<size_t>(v)] = kNone;
+    listed_.clear();
+  }
+  store_.clear();
+  cols_ = cols;
+  all_ = false;
+}
+
+void ColumnHistograms::append(int64_t v, Histogram&& h) {
+  listed_.push_back(v);
+  try {
+    store_.push_back(std::move(h));
+  } catch (...) {
+    listed_.pop_back();
+    throw;
+  }
+  slot_[static_cast<size_t>(v)] = static_cast<uint32_t>(store_.size() - 1);
+}
+
 void HistogramBuilder::add_slow(double n, double w) {
   if (n == 0.0 || w == 0.0) return;
   if (!use_pairs_ && (n > index_max_ || n != std::floor(n))) {

@@ -92,20 +92,59 @@ struct Histogram {
   bool empty() const { return dense ? cum.empty() && base_weight == 0.0 : value.empty(); }
 };
 
+// The histograms of one weighting's columns, in one of two forms:
+//   * every column stored (the passes over dense tables and the device's
+//     downloads, which write each one);
+//   * only the columns a pass wrote, listed in ascending order; every other
+//     column reads as an empty histogram.
+// A mixture component of a wide sparse table has weight in a few hundred
+// of its 27000 columns: a Histogram (some 240 bytes) for every column of
+// every component was most of an EM pass's memory -- 128 MB allocated,
+// zeroed and page-faulted per EM start at k = 20 for a table of 21000
+// nonzeros -- and the listed form stores what the pass wrote.
+class ColumnHistograms {
+ public:
+  // cols columns, every one stored and empty (throws std::bad_alloc).
+  void assign_all(int64_t cols);
+  // cols columns, none stored, all reading as empty; keeps its memory for
+  // the next pass (throws std::bad_alloc).
+  void clear(int64_t cols);
+  // Stores h as column v's in the listed form: after clear(), v above every
+  // column appended since (throws std::bad_alloc).
+  void append(int64_t v, Histogram&& h);
+
+  int64_t size() const { return cols_; }
+  bool all_stored() const { return all_; }
+  // The listed form's columns, ascending (a listed column may be empty);
+  // empty where all_stored().
+  const std::vector<int64_t>& listed() const { return listed_; }
+  // Column v's histogram (v < size()).
+  const Histogram& operator[](size_t v) const {
+    if (all_) return store_[v];
+    const uint32_t i = slot_[v];
+    return i == kNone ? empty() : store_[i];
+  }
+  // A column to write: every column where all_stored(), else a listed one.
+  Histogram& stored(size_t v) { return all_ ? store_[v] : store_[slot_[v]]; }
+  // The stored histograms: every column's in column order where
+  // all_stored(), else the listed columns' in the order of listed().
+  const std::vector<Histogram>& stored_histograms() const { return store_; }
+
+ private:
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;  // cols < 2^32 (capi's limit)
+  static const Histogram& empty();
+  int64_t cols_ = 0;
+  bool all_ = true;
+  std::vector<Histogram> store_;
+  std::vector<int64_t> listed_;  // listed form: the stored columns
+  std::vector<uint32_t> slot_;   // listed form: store_ index of each column, or kNone
+};
+
 struct Histograms {
   int64_t cols = 0;
-  std::vector<Histogram> column;  // one per column
+  ColumnHistograms column;        // one per column
   Histogram total;                // of the row totals N_b
   double lcoef_sum = 0.0;         // sum_b w_b (lgamma(N_b + 1) - sum_v lgamma(n_bv + 1))
-  // Where filled_known: the columns whose histograms may hold weight,
-  // ascending; every other column's is empty, as a default Histogram is
-  // (a listed one may be empty too). A mixture component of a
-  // wide sparse table has weight in a few hundred of 27000 columns, and
-  // its fit and the next pass read only those. The pass by column
-  // (cpu_column_slots.cpp) keeps the list; every other writer of
-  // `column` sets filled_known false.
-  std::vector<int64_t> filled;
-  bool filled_known = false;
 };
 
 // Integer values up to this index an array while a histogram is built (no

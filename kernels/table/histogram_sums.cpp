@@ -322,17 +322,26 @@ double histogram_full_value(const Histograms& h, const double* alpha, HostThread
   std::vector<double> part(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.0);
   // Fixed blocks of columns, as histogram_sums: the order of additions
   // depends on the data alone, not on the threads.
+  // The listed form visits its listed columns only, in the same order.
+  const ColumnHistograms& cols = h.column;
+  const std::vector<int64_t>& listed = cols.listed();
   const auto block = [&](int64_t q) {
-    const int64_t v1 = std::min(h.cols, (q + 1) * kSumBlockCols);
+    const int64_t v0 = q * kSumBlockCols, v1 = std::min(h.cols, v0 + kSumBlockCols);
     double l = 0.0;
-    for (int64_t v = q * kSumBlockCols; v < v1; ++v) {
-      const Histogram& c = h.column[static_cast<size_t>(v)];
+    const auto add = [&](int64_t v) {
+      const Histogram& c = cols[static_cast<size_t>(v)];
       if (!c.empty()) l += full_terms(c, alpha[v]);
+    };
+    if (cols.all_stored()) {
+      for (int64_t v = v0; v < v1; ++v) add(v);
+    } else {
+      for (auto i = std::lower_bound(listed.begin(), listed.end(), v0); i != listed.end() && *i < v1; ++i)
+        add(*i);
     }
     part[static_cast<size_t>(q)] = l;
   };
   int64_t entries = 0;
-  for (const Histogram& c : h.column)
+  for (const Histogram& c : cols.stored_histograms())
     entries += c.dense ? static_cast<int64_t>(c.cum.size())
                        : kPairEntryCost * static_cast<int64_t>(c.value.size());
   run_blocks(entries, threads, blocks, block);
