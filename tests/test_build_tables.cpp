@@ -392,15 +392,19 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
   // the row-ordered pass's histograms bit for bit: scattered counts to 9001
   // (dense, pairs, and past the indexed range), scattered counts to 4000
   // (pairs within the indexed range, built from the column's list of
-  // values), and a band of 120 values above 1000 (the offset dense form).
+  // values), a band of 120 values above 1000 (the offset dense form), and
+  // about one count past the indexed range per column, which a weighting
+  // that does not weigh its row leaves out (its histogram is then the
+  // indexed range's, dense).
   const int64_t rows = 700, cols = 90, k = 3;
-  enum class Kind { kScattered, kReal, kBand, kIndexedPairs };
-  for (Kind kind : {Kind::kScattered, Kind::kReal, Kind::kBand, Kind::kIndexedPairs}) {
+  enum class Kind { kScattered, kReal, kBand, kIndexedPairs, kDeepRare };
+  for (Kind kind : {Kind::kScattered, Kind::kReal, Kind::kBand, Kind::kIndexedPairs, Kind::kDeepRare}) {
     const bool real = kind == Kind::kReal;
     const auto cells = random_cells(rows, cols, 0.3, 9, [&](std::mt19937_64& g) {
       std::uniform_real_distribution<double> u(0.0, 1.0);
       if (kind == Kind::kBand) return 1000.0 + std::floor(u(g) * 120.0);
       if (kind == Kind::kIndexedPairs) return 1.0 + std::floor(std::pow(u(g), 5.0) * 3999.0);
+      if (kind == Kind::kDeepRare) return u(g) < 0.006 ? 5000.0 + std::floor(u(g) * 3.0) : 1.0 + std::floor(u(g) * 300.0);
       const double x = 1.0 + std::pow(u(g), 5.0) * 9000.0;
       return real ? x : std::floor(x);
     });

@@ -103,7 +103,8 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
     return nullptr;
   std::vector<int64_t>().swap(at);
   // Per column: whether its counts index the histogram directly, and its
-  // distinct counts (counted, then written, the slots renumbered).
+  // distinct counts (counted, then written, the slots renumbered): marked
+  // in an array by value where they are indexed, sorted where they are not.
   s->indexed.resize(static_cast<size_t>(V));
   std::vector<int64_t> distinct(static_cast<size_t>(V + 1), 0);
   const std::vector<int64_t> cb = split_by(s->col_ptr.data(), V, threads.size() * kBlocksPerThread);
@@ -114,19 +115,33 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
     return threads.run(C, [&](int64_t c) {
       try {
         std::vector<uint32_t> rank(marks, 0);  // value -> rank + 1
+        std::vector<uint32_t> sorted;
         for (int64_t v = cb[static_cast<size_t>(c)]; v < cb[static_cast<size_t>(c) + 1]; ++v) {
           const bool indexed = t.col_max[static_cast<size_t>(v)] <= kHistIndexMax;
           s->indexed[static_cast<size_t>(v)] = indexed;
-          if (!indexed) continue;
           const int64_t e0 = s->col_ptr[static_cast<size_t>(v)], e1 = s->col_ptr[static_cast<size_t>(v) + 1];
+          uint32_t* const out = write ? s->value.data() + s->value_ptr[static_cast<size_t>(v)] : nullptr;
+          if (!indexed) {
+            sorted.assign(slot + e0, slot + e1);
+            std::sort(sorted.begin(), sorted.end());
+            sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+            if (write) {
+              std::copy(sorted.begin(), sorted.end(), out);
+              for (int64_t e = e0; e < e1; ++e)
+                slot[e] = static_cast<uint32_t>(std::lower_bound(sorted.begin(), sorted.end(), slot[e]) -
+                                                sorted.begin());
+            } else {
+              distinct[static_cast<size_t>(v) + 1] = static_cast<int64_t>(sorted.size());
+            }
+            continue;
+          }
           const size_t top = static_cast<size_t>(t.col_max[static_cast<size_t>(v)]);
           for (int64_t e = e0; e < e1; ++e) rank[slot[e]] = 1;
           uint32_t d = 0;
-          int64_t out = write ? s->value_ptr[static_cast<size_t>(v)] : 0;
           for (size_t n = 1; n <= top; ++n) {
             if (rank[n] == 0) continue;
             rank[n] = ++d;
-            if (write) s->value[static_cast<size_t>(out++)] = static_cast<uint16_t>(n);
+            if (write) out[d - 1] = static_cast<uint32_t>(n);
           }
           if (write)
             for (int64_t e = e0; e < e1; ++e) slot[e] = rank[slot[e]] - 1;
@@ -214,32 +229,13 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
         return;
       }
       std::vector<double> acc, by_value(by_value_size, 0.0);
-      std::vector<HistogramBuilder> builders;
       Built* mine = built.data() + static_cast<size_t>(q) * K;
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {
         const int64_t e0 = s.col_ptr[static_cast<size_t>(v)], e1 = s.col_ptr[static_cast<size_t>(v) + 1];
         if (e0 == e1) continue;
-        if (!s.indexed[static_cast<size_t>(v)]) {
-          // Counts past the indexed range: the builders, fed in row order.
-          builders.assign(K, HistogramBuilder());
-          for (int64_t e = e0; e < e1; ++e) {
-            const double n = static_cast<double>(slot[e]);
-            for (size_t j = 0; j < K; ++j) {
-              const double w = weights ? weights[static_cast<int64_t>(row[e]) * k + static_cast<int64_t>(j)] : 1.0;
-              if (w != 0.0) builders[j].add(n, w);
-            }
-          }
-          // Listed even where empty: a builder's empty form may not be a
-          // default Histogram's.
-          for (size_t j = 0; j < K; ++j) {
-            mine[j].hist.push_back(builders[j].finish());
-            mine[j].column.push_back(v);
-          }
-          continue;
-        }
         const int64_t d0 = s.value_ptr[static_cast<size_t>(v)];
         const size_t nd = static_cast<size_t>(s.value_ptr[static_cast<size_t>(v) + 1] - d0);
-        const uint16_t* value = s.value.data() + d0;
+        const uint32_t* value = s.value.data() + d0;
         acc.assign(nd * K, 0.0);
         if (weights == nullptr) {
           for (int64_t e = e0; e < e1; ++e) acc[slot[e]] += 1.0;
@@ -251,14 +247,24 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
           }
         }
         for (size_t j = 0; j < K; ++j) {
-          bool any = false;
-          for (size_t i = 0; i < nd && !any; ++i) any = acc[i * K + j] != 0.0;
-          if (!any) continue;
-          for (size_t i = 0; i < nd; ++i) by_value[value[i]] = acc[i * K + j];
+          // The values up to the largest with weight (a deep column's
+          // list may run past the indexed range on rows j does not weigh).
+          size_t upto = nd;
+          while (upto > 0 && acc[(upto - 1) * K + j] == 0.0) --upto;
+          if (upto == 0) continue;
           mine[j].hist.emplace_back();
           mine[j].column.push_back(v);
-          histogram_from_listed(by_value.data(), value, nd, &mine[j].hist.back());
-          for (size_t i = 0; i < nd; ++i) by_value[value[i]] = 0.0;
+          Histogram* h = &mine[j].hist.back();
+          if (static_cast<double>(value[upto - 1]) > kHistIndexMax) {
+            // A builder past its indexed range: pairs.
+            h->dense = false;
+            for (size_t i = 0; i < upto; ++i)
+              if (acc[i * K + j] != 0.0) histogram_append_pair(static_cast<double>(value[i]), acc[i * K + j], h);
+            continue;
+          }
+          for (size_t i = 0; i < upto; ++i) by_value[value[i]] = acc[i * K + j];
+          histogram_from_listed(by_value.data(), value, upto, h);
+          for (size_t i = 0; i < upto; ++i) by_value[value[i]] = 0.0;
         }
       }
     } catch (...) {  // nothing may leave a worker thread

@@ -31,7 +31,11 @@ constexpr double kTableMinNnzPerEntry = 0.5;
 struct TableLayout {
   std::vector<int64_t> offset;  // start of column v's entries
   std::vector<int64_t> cut;     // entries for n < cut[v] exist
-  int64_t size = 0;
+  // Entry 0 is every untabulated column's (cut 1: only n = 0, whose term
+  // is 0): a wide sparse table's columns are mostly untabulated, and an
+  // entry each was K x cols doubles to allocate and fill per call (4 MB
+  // per E step at k = 20 on 27000 columns).
+  int64_t size = 1;
   int64_t max_cut = 1;          // the largest cut
   bool covers_all = true;       // every stored count has an entry
   // Columns with a cell past the cut and past kDirectMax: their alphas'
@@ -53,9 +57,9 @@ TableLayout plan_tables(const HostTable& t) {
     // Real-valued counts are tabulated only at their integer values, so they
     // always keep the direct path available (covers_all = false).
     const int64_t cut = worth ? want : 1;
-    L.offset[static_cast<size_t>(v)] = L.size;
+    L.offset[static_cast<size_t>(v)] = cut > 1 ? L.size : 0;
     L.cut[static_cast<size_t>(v)] = cut;
-    L.size += cut;
+    if (cut > 1) L.size += cut;
     L.max_cut = std::max(L.max_cut, cut);
     if (static_cast<double>(cut) <= cmax || t.real_valued) L.covers_all = false;
     if ((static_cast<double>(cut) <= cmax || t.real_valued) && math::deep_count_applies(cmax))
@@ -89,8 +93,9 @@ template <bool Full>
 void fill_table(const TableLayout& L, const double* log_k, const double* alpha, int64_t v0,
                 int64_t v1, double log_a_sum, int64_t K, int64_t j, double* T) {
   for (int64_t v = v0; v < v1; ++v) {
-    double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
     const int64_t cut = L.cut[static_cast<size_t>(v)];
+    if (cut <= 1) continue;  // the shared entry 0, zeroed with the tables
+    double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
     const double a = alpha[v];
     double sum = 0.0, comp = 0.0;
     tv[0] = 0.0;

@@ -27,16 +27,17 @@ constexpr int64_t kCellsPerChunk = int64_t{1} << 16;
 
 // The table's nonzeros by column, for the histograms of many weightings at
 // once (an EM's M steps, cpu_column_slots.cpp): per column, its cells' rows
-// in ascending order and, where the column's counts are whole and at most
-// kHistIndexMax ("indexed"), each cell's rank among the column's distinct
-// counts, which value lists in ascending order; in the other columns the
-// count itself. 8 bytes per nonzero.
+// in ascending order and each cell's rank among the column's distinct
+// counts, which value lists in ascending order. "Indexed" columns have
+// counts of at most kHistIndexMax, which index an array of weights by
+// value; the others ("deep") are few, and their histograms are formed from
+// the list. 8 bytes per nonzero, and 4 per distinct count of a column.
 struct ColumnSlots {
   std::vector<int64_t> col_ptr;    // cols + 1
   TableArray<uint32_t> row;        // nonzeros
   TableArray<uint32_t> slot;       // nonzeros
   std::vector<int64_t> value_ptr;  // cols + 1: column v's distinct counts
-  std::vector<uint16_t> value;
+  std::vector<uint32_t> value;
   std::vector<char> indexed;       // cols
 };
 

@@ -7,18 +7,12 @@
 
 
 namespace dirmn {
-namespace {
-
-// One (value, weight) pair appended to a pairs-form histogram, by
-// increasing value.
-void append_pair(double v, double w, Histogram* h) {
+void histogram_append_pair(double v, double w, Histogram* h) {
   h->value.push_back(v);
   h->weight.push_back(w);
   h->first_moment += w * v;
   h->second_factorial += w * v * (v - 1.0);
 }
-
-}  // namespace
 
 const Histogram& ColumnHistograms::empty() {
   static const Histogram none;
@@ -79,18 +73,23 @@ Histogram HistogramBuilder::finish() {
   if (!use_pairs_) {
     histogram_from_indexed(indexed_.data(), indexed_.empty() ? 0 : indexed_.size() - 1, &h);
   } else {
+    // By value, equal values in the order they came: each value's weight
+    // is its observations' sum in that order (the indexed weights taken
+    // over at the switch came first), and the moments are summed over
+    // the values, as the indexed forms and the pass by column sum them.
     h.dense = false;
-    std::sort(pairs_.begin(), pairs_.end());
-    for (const auto& p : pairs_) {
-      if (!h.value.empty() && h.value.back() == p.first) {
-        h.weight.back() += p.second;
-      } else {
-        h.value.push_back(p.first);
-        h.weight.push_back(p.second);
-      }
-      h.first_moment += p.second * p.first;
-      h.second_factorial += p.second * p.first * (p.first - 1.0);
+    std::stable_sort(pairs_.begin(), pairs_.end(),
+                     [](const std::pair<double, double>& a, const std::pair<double, double>& b) {
+                       return a.first < b.first;
+                     });
+    size_t m = 0;
+    for (size_t i = 0; i < pairs_.size(); ++i) {
+      if (m > 0 && pairs_[m - 1].first == pairs_[i].first)
+        pairs_[m - 1].second += pairs_[i].second;
+      else
+        pairs_[m++] = pairs_[i];
     }
+    for (size_t i = 0; i < m; ++i) histogram_append_pair(pairs_[i].first, pairs_[i].second, &h);
   }
   indexed_.clear();
   pairs_.clear();
@@ -116,7 +115,7 @@ void histogram_in_form(const double* by_value, size_t low, size_t top, size_t di
   } else {
     *h = Histogram();
     h->dense = false;
-    each_pair([&](double v, double w) { append_pair(v, w, h); });
+    each_pair([&](double v, double w) { histogram_append_pair(v, w, h); });
   }
 }
 
@@ -135,7 +134,7 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
   });
 }
 
-void histogram_from_listed(const double* by_value, const uint16_t* values, size_t nd, Histogram* h) {
+void histogram_from_listed(const double* by_value, const uint32_t* values, size_t nd, Histogram* h) {
   size_t low = 0, top = 0, distinct = 0;
   for (size_t i = 0; i < nd; ++i) {
     if (by_value[values[i]] == 0.0) continue;

@@ -192,7 +192,11 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h);
 // (values: nd of them, ascending; by_value 0 at every other value): its cost
 // follows the list, not the largest value (a deep column's few counts near
 // kHistIndexMax were a scan of 4096 entries per weighting and pass).
-void histogram_from_listed(const double* by_value, const uint16_t* values, size_t nd, Histogram* h);
+void histogram_from_listed(const double* by_value, const uint32_t* values, size_t nd, Histogram* h);
+
+// Appends (v, w) to a pairs-form histogram (h->dense false) whose values
+// are all below v, with its moments.
+void histogram_append_pair(double v, double w, Histogram* h);
 
 // The dense-form histogram of weights by value, written over *h (whose
 // storage it reuses): by_value[n] is the weight of count n, for n < bins
