@@ -190,6 +190,9 @@ def bench_case(name, counts, ref_fn, ref64_fn, ctx, args, sync):
         except Exception as e:  # e.g. sparse tensors the compiler does not take
             print(f"{name}: torch.compile failed ({type(e).__name__}); n/a", file=sys.stderr)
     rel_v, rel_g = agreement(model, ref64_fn, counts)
+    # Each row as it is done (a long run stopped early keeps what it has).
+    print(f"{name}: Module {fmt_t(t_mod)}, forward {fmt_t(t_fwd)}, eager {fmt_t(t_eager)}, "
+          f"compile {fmt_t(t_comp)}, build {fmt_t(build)}", file=sys.stderr, flush=True)
     return dict(name=name, build=build, module=t_mod, forward=t_fwd, eager=t_eager,
                 compile=t_comp,
                 rel_v=rel_v, rel_g=rel_g)

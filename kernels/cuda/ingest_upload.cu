@@ -16,6 +16,88 @@ using namespace ingest;
 
 namespace {
 
+// A table's large arrays go to the device through two page-locked chunks
+// in turn: the context's threads fill one (a copy of the values, or the
+// column indices narrowed to 16 bits) while the device copies the other.
+// From pageable memory the runtime stages every byte itself, one chunk at
+// a time and at about half the bus's rate, and the narrowing was a pass of
+// its own before the copy. Arrays below kStagedUploadMin go as before:
+// pinning the chunks costs more than it saves there.
+constexpr size_t kUploadChunkBytes = size_t{16} << 20;
+constexpr size_t kStagedUploadMin = size_t{64} << 20;
+// The threads take a chunk in pieces of this many bytes.
+constexpr size_t kFillPieceBytes = size_t{1} << 20;
+
+class StagedUpload {
+ public:
+  StagedUpload(HostThreads& threads, cudaStream_t stream) : threads_(threads), stream_(stream) {}
+  ~StagedUpload() {
+    // The chunks are freed only once the copies from them have run.
+    if (pending_[0] || pending_[1]) (void)cudaStreamSynchronize(stream_);
+    for (cudaEvent_t& e : done_)
+      if (e != nullptr) (void)cudaEventDestroy(e);
+    (void)cudaGetLastError();
+  }
+  StagedUpload(const StagedUpload&) = delete;
+  StagedUpload& operator=(const StagedUpload&) = delete;
+
+  // False where the chunks cannot be had (page-locked memory is scarce):
+  // the caller copies from pageable memory instead.
+  bool ready() {
+    if (!buf_.reserve(2 * kUploadChunkBytes, "cudaHostAlloc (upload chunks)").ok()) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    for (cudaEvent_t& e : done_)
+      if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        e = nullptr;
+        return false;
+      }
+    return true;
+  }
+
+  // Copies n elements of Out to dst, element i being convert(src[i]).
+  template <class Out, class In, class Convert>
+  BackendResult copy(Out* dst, const In* src, size_t n, const Convert& convert, const char* what) {
+    const size_t per_chunk = kUploadChunkBytes / sizeof(Out);
+    const size_t per_piece = kFillPieceBytes / sizeof(Out);
+    for (size_t at = 0; at < n; at += per_chunk) {
+      const size_t m = std::min(per_chunk, n - at);
+      const int slot = next_;
+      next_ ^= 1;
+      if (pending_[slot]) {
+        DIRMN_CUDA_TRY(cudaEventSynchronize(done_[slot]), "cudaEventSynchronize (upload chunk)");
+        pending_[slot] = false;
+      }
+      Out* chunk = buf_.get<Out>() + static_cast<size_t>(slot) * per_chunk;
+      const In* from = src + at;
+      try {
+        threads_.parallel_for(static_cast<int64_t>(ceil_div(m, per_piece)), [&](int64_t p) {
+          const size_t i0 = static_cast<size_t>(p) * per_piece, i1 = std::min(m, i0 + per_piece);
+          for (size_t i = i0; i < i1; ++i) chunk[i] = convert(from[i]);
+        });
+      } catch (const std::bad_alloc&) {  // the loop's std::function
+        return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for an upload", 0};
+      }
+      DIRMN_CUDA_TRY(cudaMemcpyAsync(dst + at, chunk, m * sizeof(Out), cudaMemcpyHostToDevice,
+                                     stream_),
+                     what);
+      DIRMN_CUDA_TRY(cudaEventRecord(done_[slot], stream_), "cudaEventRecord (upload chunk)");
+      pending_[slot] = true;
+    }
+    return {};
+  }
+
+ private:
+  HostThreads& threads_;
+  cudaStream_t stream_;
+  PinnedBuffer buf_;
+  cudaEvent_t done_[2] = {nullptr, nullptr};
+  bool pending_[2] = {false, false};
+  int next_ = 0;
+};
+
 // Column indices below 65536 as 16 bits, narrowed on the context's threads
 // (a serial pass over 180 M indices took a third of a second).
 constexpr int64_t kNarrowChunk = int64_t{1} << 20;
@@ -81,12 +163,23 @@ BackendResult upload_host_table(const HostTable& h, DeviceTable* t, HostThreads&
     DIRMN_CUDA_TRY(cudaMemcpyAsync(t->row_ptr.get(), h.row_ptr.data(), (rows + 1) * sizeof(int64_t),
                                    cudaMemcpyHostToDevice, env.stream),
                    "cudaMemcpyAsync (row pointers)");
-    if (nnz > 0)
+    // A large table's values and 16-bit columns through page-locked chunks.
+    StagedUpload staged(threads, env.stream);
+    const bool chunked = t->col16 && nnz * (vb + 2) >= kStagedUploadMin && staged.ready();
+    if (chunked) {
+      const auto same = [](uint8_t b) { return b; };
+      DIRMN_TRY(staged.copy(static_cast<uint8_t*>(t->values_buf.get()), h.values.data(), nnz * vb,
+                            same, "cudaMemcpyAsync (counts values)"));
+      const auto narrow = [](uint32_t c) { return static_cast<uint16_t>(c); };
+      DIRMN_TRY(staged.copy(static_cast<uint16_t*>(t->col_idx.get()), h.col_idx.data(), nnz, narrow,
+                            "cudaMemcpyAsync (column indices)"));
+    } else if (nnz > 0) {
       DIRMN_CUDA_TRY(cudaMemcpyAsync(t->values_buf.get(), h.values.data(), nnz * vb,
                                      cudaMemcpyHostToDevice, env.stream),
                      "cudaMemcpyAsync (counts values)");
-    if (nnz == 0) {
-      // Nothing to copy (and the host vectors may hold no buffer at all).
+    }
+    if (nnz == 0 || chunked) {
+      // Nothing (more) to copy (and the host vectors may hold no buffer at all).
     } else if (t->col16) {
       const std::unique_ptr<uint16_t[]> narrow = narrow_columns(h.col_idx, threads);
       if (!narrow) return {DIRMN_ERROR_OUT_OF_MEMORY, "host copy of column indices", 0};

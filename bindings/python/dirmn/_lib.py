@@ -115,12 +115,14 @@ def find_library():
         if source.startswith("ctypes.util"):
             # A bare soname that the loader itself resolves.
             return where
+        # Absolute: a relative DIRMN_LIBRARY_PATH names the same file from
+        # every working directory a later chdir or subprocess has.
         if os.path.isfile(where):
-            return where
+            return os.path.abspath(where)
         if os.path.isdir(where):
             found = _in_dir(where, tried)
             if found:
-                return found
+                return os.path.abspath(found)
         else:
             tried.append(where + " (does not exist)")
     hint = ("DIRMN_LIBRARY_PATH=%s is neither libdirmn nor a directory holding %s"

@@ -319,17 +319,18 @@ def _register_custom_ops():
     def _(log_alpha, table, grad_out):
         return torch.empty_like(log_alpha, dtype=grad_out.dtype)
 
-    def setup(octx, inputs, output):
+    # torch.library passes these by keyword: (ctx, inputs, output).
+    def setup(ctx, inputs, output):
         log_alpha, table, _ = inputs
-        octx.table = table
+        ctx.table = table
         # Held until the backward pass: a table made for one call (a tensor
         # passed to loglik) has no other owner.
-        octx.counts = _tables.get(table)
-        octx.save_for_backward(log_alpha)
+        ctx.counts = _tables.get(table)
+        ctx.save_for_backward(log_alpha)
 
-    def backward(octx, grad_out):
-        log_alpha, = octx.saved_tensors
-        return loglik_backward_op(log_alpha, octx.table, grad_out), None, None
+    def backward(ctx, grad_out):
+        log_alpha, = ctx.saved_tensors
+        return loglik_backward_op(log_alpha, ctx.table, grad_out), None, None
 
     loglik_op.register_autograd(backward, setup_context=setup)
     return loglik_op
