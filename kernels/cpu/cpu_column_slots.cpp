@@ -10,6 +10,7 @@
 // histogram is the builder's bit for bit, at any thread count.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <new>
 #include <type_traits>
@@ -38,6 +39,25 @@ std::vector<int64_t> split_by(const int64_t* ptr, int64_t n, int64_t blocks) {
   }
   at.push_back(n);
   return at;
+}
+
+// ColumnSlots' ranks of the row totals, where they are whole and small
+// enough for a builder's indexed form (which the ranks' sums reproduce).
+void rank_totals(const HostTable& t, ColumnSlots* s) {
+  for (double n : t.row_total)
+    if (!(n <= kHistTotalIndexMax) || n != std::floor(n)) return;
+  std::vector<uint32_t>& value = s->total_value;
+  value.clear();
+  for (double n : t.row_total)
+    if (n != 0.0) value.push_back(static_cast<uint32_t>(n));
+  std::sort(value.begin(), value.end());
+  value.erase(std::unique(value.begin(), value.end()), value.end());
+  s->total_rank.assign(t.row_total.size(), 0);
+  for (size_t b = 0; b < t.row_total.size(); ++b)
+    if (t.row_total[b] != 0.0)
+      s->total_rank[b] = static_cast<uint32_t>(
+          std::lower_bound(value.begin(), value.end(), static_cast<uint32_t>(t.row_total[b])) - value.begin());
+  s->totals_ranked = true;
 }
 
 template <class T>
@@ -161,6 +181,7 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
   s->value.resize(static_cast<size_t>(s->value_ptr[static_cast<size_t>(V)]));
   if (!by_column(true)) return nullptr;
   if (no_memory) throw std::bad_alloc();
+  rank_totals(t, s.get());
   return s;
 }
 
@@ -214,17 +235,31 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
     try {
       if (q >= C) {
         const int64_t j = q - C;
-        HistogramBuilder tot(kHistTotalIndexMax);
-        double lcoef = 0.0;
-        for (int64_t b = 0; b < t.rows; ++b) {
-          if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-          const double w = weights ? weights[b * k + j] : 1.0;
-          if (w == 0.0) continue;
-          tot.add(t.row_total[static_cast<size_t>(b)], w);
-          lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
-        }
         Histograms& h = (*out)[static_cast<size_t>(j)];
-        h.total = tot.finish();
+        double lcoef = 0.0;
+        if (s.totals_ranked) {
+          // By rank, in row order: a builder's sums by value, without its
+          // array as long as the largest total.
+          std::vector<double> by_rank(s.total_value.size(), 0.0), scratch;
+          for (int64_t b = 0; b < t.rows; ++b) {
+            if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+            const double w = weights ? weights[b * k + j] : 1.0;
+            if (w == 0.0) continue;
+            by_rank[s.total_rank[static_cast<size_t>(b)]] += w;
+            lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
+          }
+          histogram_from_sorted(s.total_value.data(), by_rank.data(), by_rank.size(), &scratch, &h.total);
+        } else {
+          HistogramBuilder tot(kHistTotalIndexMax);
+          for (int64_t b = 0; b < t.rows; ++b) {
+            if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+            const double w = weights ? weights[b * k + j] : 1.0;
+            if (w == 0.0) continue;
+            tot.add(t.row_total[static_cast<size_t>(b)], w);
+            lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
+          }
+          h.total = tot.finish();
+        }
         h.lcoef_sum = lcoef;
         return;
       }

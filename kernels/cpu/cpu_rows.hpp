@@ -39,6 +39,13 @@ struct ColumnSlots {
   std::vector<int64_t> value_ptr;  // cols + 1: column v's distinct counts
   std::vector<uint32_t> value;
   std::vector<char> indexed;       // cols
+  // The rows' nonzero totals, distinct and ascending, and each row's rank
+  // among them, where every total is at most kHistTotalIndexMax (else
+  // empty, totals_ranked false): the totals' histograms are then summed by
+  // rank, not in a builder's array as long as the largest total.
+  bool totals_ranked = false;
+  std::vector<uint32_t> total_value;
+  std::vector<uint32_t> total_rank;  // rows
 };
 
 class CpuCounts final : public BackendCounts {

@@ -103,13 +103,22 @@ namespace {
 // (distinct of them with weight, by_value[n] the weight of n): dense up to
 // kHistDenseMax, a band where they are dense enough, else pairs, which
 // each_pair(append) lists by increasing value.
+enum class Form { kDense, kBand, kPairs };
+
+Form form_of(size_t low, size_t top, size_t distinct) {
+  if (static_cast<double>(top) <= kHistDenseMax) return Form::kDense;
+  if (static_cast<double>(top - low) <= kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack)
+    return Form::kBand;
+  return Form::kPairs;
+}
+
 template <class EachPair>
 void histogram_in_form(const double* by_value, size_t low, size_t top, size_t distinct,
                        Histogram* h, const EachPair& each_pair) {
-  if (static_cast<double>(top) <= kHistDenseMax) {
+  const Form form = form_of(low, top, distinct);
+  if (form == Form::kDense) {
     histogram_from_value_weights(by_value, static_cast<int>(top + 1), h);
-  } else if (static_cast<double>(top - low) <=
-             kHistBandFactor * static_cast<double>(distinct) + kHistBandSlack) {
+  } else if (form == Form::kBand) {
     *h = histogram_from_band(by_value + low, static_cast<int64_t>(low),
                              static_cast<int64_t>(top - low + 1));
   } else {
@@ -145,6 +154,33 @@ void histogram_from_listed(const double* by_value, const uint32_t* values, size_
     for (size_t i = 0; i < nd; ++i)
       if (by_value[values[i]] != 0.0) append(static_cast<double>(values[i]), by_value[values[i]]);
   });
+}
+
+void histogram_from_sorted(const uint32_t* values, const double* weights, size_t n,
+                           std::vector<double>* scratch, Histogram* h) {
+  size_t low = 0, top = 0, distinct = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (weights[i] == 0.0) continue;
+    if (distinct++ == 0) low = values[i];
+    top = values[i];
+  }
+  const Form form = form_of(low, top, distinct);
+  if (form == Form::kPairs) {
+    *h = Histogram();
+    h->dense = false;
+    for (size_t i = 0; i < n; ++i)
+      if (weights[i] != 0.0) histogram_append_pair(static_cast<double>(values[i]), weights[i], h);
+    return;
+  }
+  // The indexed forms read weights by value, from `low` (band) or 0 (dense).
+  const size_t from = form == Form::kBand ? low : 0;
+  scratch->assign(top - from + 1, 0.0);
+  for (size_t i = 0; i < n; ++i)
+    if (weights[i] != 0.0) (*scratch)[values[i] - from] = weights[i];
+  if (form == Form::kDense)
+    histogram_from_value_weights(scratch->data(), static_cast<int>(top + 1), h);
+  else
+    *h = histogram_from_band(scratch->data(), static_cast<int64_t>(low), static_cast<int64_t>(top - low + 1));
 }
 
 void histogram_from_value_weights(const double* by_value, int bins, Histogram* h) {
