@@ -460,6 +460,25 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
         std::vector<dirmn::Histograms> by_col, by_col1;
         REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, w.data(), k, &by_col, pool, Interrupt{}).ok());
         check_same_histograms(by_col, ref);
+        // The listed form's full log pmf: the same sum as over every column.
+        std::vector<double> alpha(static_cast<size_t>(cols));
+        for (int64_t v = 0; v < cols; ++v) alpha[static_cast<size_t>(v)] = 0.3 + 0.01 * static_cast<double>(v);
+        for (int64_t j = 0; j < k; ++j)
+          CHECK(dirmn::histogram_full_value(by_col[static_cast<size_t>(j)], alpha.data(), &pool) ==
+                dirmn::histogram_full_value(ref[static_cast<size_t>(j)], alpha.data(), &pool));
+        if (kind == Kind::kDeepRare) {
+          // Deep columns that a weighting leaves within the indexed range
+          // (their histogram dense), and deep ones it weighs (pairs).
+          int within = 0, past = 0;
+          for (int64_t j = 0; j < k; ++j)
+            for (int64_t v = 0; v < cols; ++v) {
+              if (t.col_max[static_cast<size_t>(v)] <= dirmn::kHistIndexMax) continue;
+              const dirmn::Histogram& h = ref[static_cast<size_t>(j)].column[static_cast<size_t>(v)];
+              (h.dense ? within : past) += 1;
+            }
+          CHECK(within > 0);
+          CHECK(past > 0);
+        }
         REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, nullptr, 1, &by_col1, pool, Interrupt{}).ok());
         check_same_histograms(by_col1, ref1);
         // Histograms reused for another table of the same shape, with
@@ -487,6 +506,13 @@ TEST_CASE("count histograms of k weightings are the same at 1, 2 and 7 threads",
           CHECK(h.column.stored_histograms().size() == listed.size());
           for (int64_t v : listed) CHECK(v % 10 != 0);
         }
+        // A listed form rewritten by the row-ordered pass (every column
+        // stored), then by column again.
+        REQUIRE(dirmn::cpu::histograms(t2, w.data(), k, &by_col, pool, Interrupt{}).ok());
+        CHECK(by_col[0].column.all_stored());
+        check_same_histograms(by_col, ref2);
+        REQUIRE(dirmn::cpu::histograms_by_column(t, *slots, w.data(), k, &by_col, pool, Interrupt{}).ok());
+        check_same_histograms(by_col, ref);
       }
     }
   }

@@ -125,7 +125,6 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
   // Per column: whether its counts index the histogram directly, and its
   // distinct counts (counted, then written, the slots renumbered): marked
   // in an array by value where they are indexed, sorted where they are not.
-  s->indexed.resize(static_cast<size_t>(V));
   std::vector<int64_t> distinct(static_cast<size_t>(V + 1), 0);
   const std::vector<int64_t> cb = split_by(s->col_ptr.data(), V, threads.size() * kBlocksPerThread);
   const int64_t C = static_cast<int64_t>(cb.size()) - 1;
@@ -138,7 +137,6 @@ std::unique_ptr<ColumnSlots> build_typed(const HostTable& t, HostThreads& thread
         std::vector<uint32_t> sorted;
         for (int64_t v = cb[static_cast<size_t>(c)]; v < cb[static_cast<size_t>(c) + 1]; ++v) {
           const bool indexed = t.col_max[static_cast<size_t>(v)] <= kHistIndexMax;
-          s->indexed[static_cast<size_t>(v)] = indexed;
           const int64_t e0 = s->col_ptr[static_cast<size_t>(v)], e1 = s->col_ptr[static_cast<size_t>(v) + 1];
           uint32_t* const out = write ? s->value.data() + s->value_ptr[static_cast<size_t>(v)] : nullptr;
           if (!indexed) {
@@ -313,8 +311,11 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   if (no_memory) throw std::bad_alloc();
   for (size_t j = 0; j < K; ++j) {
     Histograms& h = (*out)[j];
-    h.cols = V;
+    size_t n = 0;
+    for (int64_t q = 0; q < C; ++q) n += built[static_cast<size_t>(q) * K + j].column.size();
     h.column.clear(V);
+    h.cols = V;
+    h.column.reserve(n);
     for (int64_t q = 0; q < C; ++q) {
       Built& b = built[static_cast<size_t>(q) * K + j];
       for (size_t i = 0; i < b.column.size(); ++i) h.column.append(b.column[i], std::move(b.hist[i]));

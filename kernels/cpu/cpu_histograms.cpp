@@ -52,8 +52,8 @@ BackendResult histograms_u8(const HostTable& t, const double* weights, int64_t k
   out->resize(static_cast<size_t>(k));
   for (int64_t j = 0; j < k; ++j) {
     Histograms& h = (*out)[static_cast<size_t>(j)];
-    h.cols = V;
     if (!h.column.all_stored() || h.column.size() != V) h.column.assign_all(V);
+    h.cols = V;
     for (int64_t v = 0; v < V; ++v)
       histogram_from_value_weights(acc[0].data() + (j * V + v) * bins, static_cast<int>(bins),
                                    &h.column.stored(static_cast<size_t>(v)));
@@ -169,8 +169,8 @@ BackendResult histograms_typed(const HostTable& t, const double* weights, int64_
   out->resize(K);
   for (size_t j = 0; j < K; ++j) {
     Histograms& h = (*out)[j];
-    h.cols = t.cols;
     if (!h.column.all_stored() || h.column.size() != t.cols) h.column.assign_all(t.cols);
+    h.cols = t.cols;
   }
   // The histograms are formed in column blocks as well (one weighting's
   // 50000 columns were a serial tail of the pass).

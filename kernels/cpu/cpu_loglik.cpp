@@ -297,6 +297,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     layout = plan_tables(t);
     const LogFactors factors(layout);
     tables.resize(static_cast<size_t>(layout.size * K));
+    std::fill(tables.begin(), tables.begin() + K, 0.0);  // entry 0, which fill_table leaves
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
     lgamma_a_sums.resize(static_cast<size_t>(K));

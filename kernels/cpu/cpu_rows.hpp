@@ -38,7 +38,6 @@ struct ColumnSlots {
   TableArray<uint32_t> slot;       // nonzeros
   std::vector<int64_t> value_ptr;  // cols + 1: column v's distinct counts
   std::vector<uint32_t> value;
-  std::vector<char> indexed;       // cols
   // The rows' nonzero totals, distinct and ascending, and each row's rank
   // among them, where every total is at most kHistTotalIndexMax (else
   // empty, totals_ranked false): the totals' histograms are then summed by

@@ -86,9 +86,9 @@ BackendResult CudaBackend::fetch_histograms(const DeviceTable& t, int64_t k, boo
     // allocates nothing per iteration.
     out->resize(kk);
     for (size_t j = 0; j < kk; ++j) {
-      (*out)[j].cols = t.cols;
       ColumnHistograms& c = (*out)[j].column;
       if (!c.all_stored() || c.size() != t.cols) c.assign_all(t.cols);
+      (*out)[j].cols = t.cols;
     }
     DIRMN_TRY(column_forms(h_hist, k, t.cols, bins, out));
     std::atomic<bool> out_of_memory{false};

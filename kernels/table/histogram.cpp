@@ -29,8 +29,10 @@ void ColumnHistograms::assign_all(int64_t cols) {
 
 void ColumnHistograms::clear(int64_t cols) {
   if (all_ || cols != cols_) {
+    // The new slots first: a failed allocation leaves the object as it was.
+    std::vector<uint32_t> slot(static_cast<size_t>(cols), kNone);
+    slot_.swap(slot);
     std::vector<int64_t>().swap(listed_);
-    slot_.assign(static_cast<size_t>(cols), kNone);
   } else {
     for (int64_t v : listed_) slot_[static_cast<size_t>(v)] = kNone;
     listed_.clear();

@@ -11,6 +11,7 @@
 // Either way, an evaluation costs O(distinct counts), independent of rows.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -125,7 +126,15 @@ class ColumnHistograms {
     return i == kNone ? empty() : store_[i];
   }
   // A column to write: every column where all_stored(), else a listed one.
-  Histogram& stored(size_t v) { return all_ ? store_[v] : store_[slot_[v]]; }
+  Histogram& stored(size_t v) {
+    assert(all_ || slot_[v] != kNone);
+    return all_ ? store_[v] : store_[slot_[v]];
+  }
+  // Room for n listed columns (throws std::bad_alloc).
+  void reserve(size_t n) {
+    store_.reserve(n);
+    listed_.reserve(n);
+  }
   // The stored histograms: every column's in column order where
   // all_stored(), else the listed columns' in the order of listed().
   const std::vector<Histogram>& stored_histograms() const { return store_; }
