@@ -23,6 +23,10 @@ namespace {
 // Counts at or above this are never tabulated: a table entry per possible
 // value would cost more to build than it saves.
 constexpr int64_t kTableMaxCount = 255;
+// Bits of a packed layout word that hold a column's cut (at most
+// kTableMaxCount + 1).
+constexpr int kCutBits = 9;
+static_assert(kTableMaxCount + 1 < (int64_t{1} << kCutBits), "a cut fits its bits");
 // A column gets a table when it has at least this many nonzeros per table
 // entry; below that, evaluating its cells directly is cheaper.
 constexpr double kTableMinNnzPerEntry = 0.5;
@@ -31,6 +35,10 @@ constexpr double kTableMinNnzPerEntry = 0.5;
 struct TableLayout {
   std::vector<int64_t> offset;  // start of column v's entries
   std::vector<int64_t> cut;     // entries for n < cut[v] exist
+  // Both in one word per column, offset << kCutBits | cut, as a cell reads
+  // them: one load from a cols-long array per cell, not two (a wide
+  // table's cells fall on columns at random).
+  std::vector<uint64_t> packed;
   // Entry 0 is every untabulated column's (cut 1: only n = 0, whose term
   // is 0): a wide sparse table's columns are mostly untabulated, and an
   // entry each was K x cols doubles to allocate and fill per call (4 MB
@@ -65,6 +73,10 @@ TableLayout plan_tables(const HostTable& t) {
     if ((static_cast<double>(cut) <= cmax || t.real_valued) && math::deep_count_applies(cmax))
       L.deep.push_back(v);
   }
+  L.packed.resize(static_cast<size_t>(t.cols));
+  for (int64_t v = 0; v < t.cols; ++v)
+    L.packed[static_cast<size_t>(v)] = static_cast<uint64_t>(L.offset[static_cast<size_t>(v)]) << kCutBits |
+                                       static_cast<uint64_t>(L.cut[static_cast<size_t>(v)]);
   if (!L.deep.empty()) {
     L.deep_slot.assign(static_cast<size_t>(t.cols), 0);
     for (size_t i = 0; i < L.deep.size(); ++i)
@@ -144,13 +156,14 @@ inline int64_t group_size(const Group& g) {
 template <bool Full, class T, int KG>
 inline void add_cell(T n, int64_t v, const Group& g, double* acc) {
   const TableLayout& L = *g.L;
-  const int64_t cut = L.cut[static_cast<size_t>(v)];
+  const uint64_t word = L.packed[static_cast<size_t>(v)];
+  const int64_t cut = static_cast<int64_t>(word & ((uint64_t{1} << kCutBits) - 1));
   const double d = static_cast<double>(n);
   const bool tabulated = std::is_floating_point<T>::value
                              ? d < static_cast<double>(cut) && d == std::floor(d)
                              : static_cast<int64_t>(n) < cut;
   if (tabulated) {
-    const double* p = g.table + (L.offset[static_cast<size_t>(v)] + static_cast<int64_t>(d)) * g.K;
+    const double* p = g.table + (static_cast<int64_t>(word >> kCutBits) + static_cast<int64_t>(d)) * g.K;
     for (int64_t j = 0; j < group_size<KG>(g); ++j) acc[j] += p[j];
     return;
   }
