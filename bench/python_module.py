@@ -23,6 +23,7 @@ can nearly cancel.
 
     DIRMN_LIBRARY_PATH=build/release PYTHONPATH=bindings/python \\
         python3 bench/python_module.py [--threads N] [--reps 7] [--quick | --large] [--device cuda]
+            [--only dense|sparse]
 
 --quick drops the two large tables; --large makes them the GPU issue's
 262144 x 1024 and 300000 x 20000. --device cuda runs both sides on the
@@ -236,6 +237,8 @@ def main():
                     help="the GPU issue's sizes: 262144 x 1024 dense and a single-cell-like "
                     "300000 x 20000 CSR table at 3 %% (several GB)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--only", choices=("dense", "sparse"),
+                    help="only the dense tables or only the sparse one")
     args = ap.parse_args()
 
     if args.device == "cuda":
@@ -257,14 +260,14 @@ def main():
     dense_sizes = ((512, 256), (262144, 1024)) if args.large else ((512, 256), (16384, 1024))
     sparse_rows = 300000 if args.large else 20000
     for rows, cols in dense_sizes:
-        if args.quick and rows > 512:
+        if (args.quick and rows > 512) or args.only == "sparse":
             continue
         X = dense_counts(rows, cols, dev)
         X64 = X.double()
         results.append(bench_case(f"{rows} x {cols} dense", X, lambda la: seed_loglik(X, la),
                                   lambda la: seed_loglik(X64, la), ctx, args, sync))
         del X, X64
-    if not args.quick:
+    if not args.quick and args.only != "dense":
         S = sparse_counts(sparse_rows, 20000, 0.03, dev)
         ref = SparseRef(S)
         results.append(bench_case(f"{sparse_rows} x 20000 CSR 3% ({S.values().shape[0]} nnz)",
