@@ -221,6 +221,13 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
     }
     C.set(j, sample[static_cast<size_t>(pick)]);
   }
+  // The columns the sample has counts in, ascending: every other column's
+  // centres stay 0, and a wide sparse table's columns are mostly those (the
+  // iterations' K x cols passes were much of a start's seeding).
+  std::vector<int64_t> used;
+  for (const SparseRow& r : sample) used.insert(used.end(), r.idx.begin(), r.idx.end());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
   // Lloyd iterations on the sample.
   std::vector<int> label(static_cast<size_t>(S), -1);
   std::vector<char> moved(static_cast<size_t>(S), 0);
@@ -243,7 +250,7 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
     if (no_memory) throw std::bad_alloc();
     const bool changed = std::find(moved.begin(), moved.end(), 1) != moved.end();
     if (!changed && it > 0) break;
-    std::fill(C.c.begin(), C.c.end(), 0.0);
+    for (int64_t v : used) std::fill(C.at(v), C.at(v) + k, 0.0);
     std::vector<int64_t> size(static_cast<size_t>(k), 0);
     for (int64_t i = 0; i < S; ++i) {
       const SparseRow& r = sample[static_cast<size_t>(i)];
@@ -252,7 +259,7 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
       ++size[static_cast<size_t>(j)];
     }
     std::vector<double> n2(static_cast<size_t>(k), 0.0);
-    for (int64_t v = 0; v < V; ++v) {
+    for (int64_t v : used) {
       double* c = C.at(v);
       for (int j = 0; j < k; ++j) {
         if (size[static_cast<size_t>(j)] == 0) continue;
@@ -332,6 +339,8 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
     // order, the columns on the threads.
     threads.parallel_for(col_blocks, [&](int64_t q) {
       for (int64_t v = cols.blocks[static_cast<size_t>(q)]; v < cols.blocks[static_cast<size_t>(q) + 1]; ++v) {
+        // A column without sampled counts keeps centres of 0 from the start.
+        if (cols.ptr[static_cast<size_t>(v)] == cols.ptr[static_cast<size_t>(v) + 1]) continue;
         double* c = next.at(v);
         for (int j = 0; j < k; ++j) c[j] = 0.0;
         for (int64_t e = cols.ptr[static_cast<size_t>(v)]; e < cols.ptr[static_cast<size_t>(v) + 1]; ++e) {
