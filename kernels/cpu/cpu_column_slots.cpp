@@ -213,10 +213,6 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
   out->resize(K);
   const std::vector<int64_t> cb = split_by(s.col_ptr.data(), V, threads.size() * kBlocksPerThread);
   const int64_t C = static_cast<int64_t>(cb.size()) - 1;
-  // Each task's array of weights by value reaches the largest indexed
-  // count (a small table's passes were mostly the zeroing of 4097 of them).
-  const size_t by_value_size =
-      static_cast<size_t>(std::min(kHistIndexMax, std::max(t.max_count, 0.0))) + 1;
   // Each column block's histograms per weighting, of the columns that
   // may hold weight, joined in block order: the listed form of
   // ColumnHistograms, which stores nothing for the others.
@@ -246,7 +242,8 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
             by_rank[s.total_rank[static_cast<size_t>(b)]] += w;
             lcoef += w * t.row_lcoef[static_cast<size_t>(b)];
           }
-          histogram_from_sorted(s.total_value.data(), by_rank.data(), by_rank.size(), &scratch, &h.total);
+          histogram_from_sorted(s.total_value.data(), by_rank.data(), by_rank.size(), kHistTotalIndexMax,
+                                &scratch, &h.total);
         } else {
           HistogramBuilder tot(kHistTotalIndexMax);
           for (int64_t b = 0; b < t.rows; ++b) {
@@ -261,7 +258,7 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
         h.lcoef_sum = lcoef;
         return;
       }
-      std::vector<double> acc, by_value(by_value_size, 0.0);
+      std::vector<double> acc, wj, scratch;
       Built* mine = built.data() + static_cast<size_t>(q) * K;
       for (int64_t v = cb[static_cast<size_t>(q)]; v < cb[static_cast<size_t>(q) + 1]; ++v) {
         const int64_t e0 = s.col_ptr[static_cast<size_t>(v)], e1 = s.col_ptr[static_cast<size_t>(v) + 1];
@@ -280,24 +277,15 @@ BackendResult histograms_by_column(const HostTable& t, const ColumnSlots& s,
           }
         }
         for (size_t j = 0; j < K; ++j) {
-          // The values up to the largest with weight (a deep column's
-          // list may run past the indexed range on rows j does not weigh).
+          // The values up to the largest j weighs (none: no histogram).
           size_t upto = nd;
           while (upto > 0 && acc[(upto - 1) * K + j] == 0.0) --upto;
           if (upto == 0) continue;
           mine[j].hist.emplace_back();
           mine[j].column.push_back(v);
-          Histogram* h = &mine[j].hist.back();
-          if (static_cast<double>(value[upto - 1]) > kHistIndexMax) {
-            // A builder past its indexed range: pairs.
-            h->dense = false;
-            for (size_t i = 0; i < upto; ++i)
-              if (acc[i * K + j] != 0.0) histogram_append_pair(static_cast<double>(value[i]), acc[i * K + j], h);
-            continue;
-          }
-          for (size_t i = 0; i < upto; ++i) by_value[value[i]] = acc[i * K + j];
-          histogram_from_listed(by_value.data(), value, upto, h);
-          for (size_t i = 0; i < upto; ++i) by_value[value[i]] = 0.0;
+          wj.resize(upto);
+          for (size_t i = 0; i < upto; ++i) wj[i] = acc[i * K + j];
+          histogram_from_sorted(value, wj.data(), upto, kHistIndexMax, &scratch, &mine[j].hist.back());
         }
       }
     } catch (...) {  // nothing may leave a worker thread

@@ -7,12 +7,18 @@
 
 
 namespace dirmn {
-void histogram_append_pair(double v, double w, Histogram* h) {
+namespace {
+
+// One (value, weight) pair appended to a pairs-form histogram, by
+// increasing value.
+void append_pair(double v, double w, Histogram* h) {
   h->value.push_back(v);
   h->weight.push_back(w);
   h->first_moment += w * v;
   h->second_factorial += w * v * (v - 1.0);
 }
+
+}  // namespace
 
 const Histogram& ColumnHistograms::empty() {
   static const Histogram none;
@@ -91,7 +97,7 @@ Histogram HistogramBuilder::finish() {
       else
         pairs_[m++] = pairs_[i];
     }
-    for (size_t i = 0; i < m; ++i) histogram_append_pair(pairs_[i].first, pairs_[i].second, &h);
+    for (size_t i = 0; i < m; ++i) append_pair(pairs_[i].first, pairs_[i].second, &h);
   }
   indexed_.clear();
   pairs_.clear();
@@ -126,7 +132,7 @@ void histogram_in_form(const double* by_value, size_t low, size_t top, size_t di
   } else {
     *h = Histogram();
     h->dense = false;
-    each_pair([&](double v, double w) { histogram_append_pair(v, w, h); });
+    each_pair([&](double v, double w) { append_pair(v, w, h); });
   }
 }
 
@@ -145,33 +151,21 @@ void histogram_from_indexed(const double* by_value, size_t top, Histogram* h) {
   });
 }
 
-void histogram_from_listed(const double* by_value, const uint32_t* values, size_t nd, Histogram* h) {
-  size_t low = 0, top = 0, distinct = 0;
-  for (size_t i = 0; i < nd; ++i) {
-    if (by_value[values[i]] == 0.0) continue;
-    if (distinct++ == 0) low = values[i];
-    top = values[i];
-  }
-  histogram_in_form(by_value, low, top, distinct, h, [&](const auto& append) {
-    for (size_t i = 0; i < nd; ++i)
-      if (by_value[values[i]] != 0.0) append(static_cast<double>(values[i]), by_value[values[i]]);
-  });
-}
-
 void histogram_from_sorted(const uint32_t* values, const double* weights, size_t n,
-                           std::vector<double>* scratch, Histogram* h) {
+                           double index_max, std::vector<double>* scratch, Histogram* h) {
   size_t low = 0, top = 0, distinct = 0;
   for (size_t i = 0; i < n; ++i) {
     if (weights[i] == 0.0) continue;
     if (distinct++ == 0) low = values[i];
     top = values[i];
   }
-  const Form form = form_of(low, top, distinct);
+  // Past its indexed range a builder keeps pairs, whatever their spread.
+  const Form form = static_cast<double>(top) > index_max ? Form::kPairs : form_of(low, top, distinct);
   if (form == Form::kPairs) {
     *h = Histogram();
     h->dense = false;
     for (size_t i = 0; i < n; ++i)
-      if (weights[i] != 0.0) histogram_append_pair(static_cast<double>(values[i]), weights[i], h);
+      if (weights[i] != 0.0) append_pair(static_cast<double>(values[i]), weights[i], h);
     return;
   }
   // The indexed forms read weights by value, from `low` (band) or 0 (dense).

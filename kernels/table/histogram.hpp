@@ -197,23 +197,15 @@ class HistogramBuilder {
 // themselves.
 void histogram_from_indexed(const double* by_value, size_t top, Histogram* h);
 
-// The same histogram where the values that may have weight are listed
-// (values: nd of them, ascending; by_value 0 at every other value): its cost
-// follows the list, not the largest value (a deep column's few counts near
-// kHistIndexMax were a scan of 4096 entries per weighting and pass).
-void histogram_from_listed(const double* by_value, const uint32_t* values, size_t nd, Histogram* h);
-
-// The same histogram from whole values listed ascending (n of them, each
-// > 0) with their weights (0: none), as a builder given those weights by
-// value would make it; scratch holds the dense and band forms' weights by
-// value while they are formed. Its cost follows the list (and a dense or
-// band form's span), not the largest value.
+// The histogram of whole values listed ascending (n of them, each > 0)
+// with their weights (0: none), as a HistogramBuilder(index_max) given those
+// weights by value would make it; scratch holds the dense and band forms'
+// weights by value while they are formed. Its cost follows the list (and a
+// dense or band form's span), not the largest value (a deep column's few
+// counts near kHistIndexMax were a scan of 4096 entries per weighting and
+// pass).
 void histogram_from_sorted(const uint32_t* values, const double* weights, size_t n,
-                           std::vector<double>* scratch, Histogram* h);
-
-// Appends (v, w) to a pairs-form histogram (h->dense false) whose values
-// are all below v, with its moments.
-void histogram_append_pair(double v, double w, Histogram* h);
+                           double index_max, std::vector<double>* scratch, Histogram* h);
 
 // The dense-form histogram of weights by value, written over *h (whose
 // storage it reuses): by_value[n] is the weight of count n, for n < bins
