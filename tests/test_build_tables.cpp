@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../kernels/cpu/cpu_rows.hpp"
+#include "../kernels/math/special.hpp"
 #include "../kernels/table/build.hpp"
 #include "../kernels/table/histogram.hpp"
 #include "../kernels/table/histogram_sums.hpp"
@@ -594,6 +595,63 @@ TEST_CASE("histogram sums over a fit's active columns are the sums over every co
           direct -= wb * (std::lgamma(A + total[static_cast<size_t>(b)]) - std::lgamma(A));
       }
       CHECK(std::fabs(f_sub - direct) <= 1e-9 * std::fabs(direct));
+    }
+  }
+}
+
+TEST_CASE("split histograms (a dense head, the values past it) sum as the per-value special functions",
+          "[counts][build]") {
+  // A component's share of a sparse column: one or two values far apart
+  // (dense up to 256, pairs past it) is evaluated split (histogram_sums.hpp).
+  // Each column alone, against per-value sums in long double: lgammal for
+  // the value, sum_k<n 1/(a+k) and -sum_k<n 1/(a+k)^2 for the derivatives.
+  struct Case {
+    std::vector<std::pair<double, double>> values;  // (value, weight)
+    unsigned char form;
+  };
+  using F = dirmn::FlatHistograms;
+  const std::vector<Case> cases = {
+      {{{42.0, 2.5}}, F::kSplit},                                          // one far value
+      {{{3.0, 1.0}, {200.0, 0.25}}, F::kSplit},                            // one in the head, one far
+      {{{11.0, 1.5}, {40.0, 3.0}}, F::kSplit},                             // just past the head
+      {{{1.0, 4.0}, {7.0, 2.0}, {10.0, 0.5}, {5000.0, 1.0}, {70000.0, 0.5}}, F::kSplit},  // pairs
+      {{{2.5, 1.0}, {300.0, 1.0}}, F::kPairs},                             // a fraction in the head
+  };
+  std::vector<std::pair<double, double>> many;
+  for (int n = 1; n <= 30; ++n) many.push_back({static_cast<double>(n), 1.0});
+  std::vector<Case> all = cases;
+  all.push_back({many, F::kPlain});  // dense enough to stay dense
+  for (const double a : {1e-12, 1e-3, 0.7, 9.5, 250.0, 1e6}) {
+    for (size_t ci = 0; ci < all.size(); ++ci) {
+      INFO("alpha " << a << " case " << ci);
+      dirmn::HistogramBuilder builder;
+      for (const auto& [n, w] : all[ci].values) builder.add(n, w);
+      dirmn::Histograms h;
+      h.cols = 1;
+      h.column.assign_all(1);
+      h.column.stored(0) = builder.finish();
+      const dirmn::FlatHistograms flat(h);
+      REQUIRE(flat.form[0] == all[ci].form);
+      double f = 0.0, g = 0.0, d = 0.0, c = 0.0;
+      dirmn::histogram_sums(flat, &a, &f, &g, &d, &c);
+      long double f_ref = 0.0L, g_ref = 0.0L, d_ref = 0.0L;
+      for (const auto& [n, w] : all[ci].values) {
+        const long double al = a;
+        f_ref += w * (lgammal(al + n) - lgammal(al));
+        if (n != std::floor(n)) {
+          g_ref += w * dirmn::math::dpoch(a, n);
+          d_ref += w * dirmn::math::tpoch(a, n);
+          continue;
+        }
+        for (int k = 0; k < static_cast<int>(n); ++k) {
+          const long double r = 1.0L / (al + k);
+          g_ref += w * r;
+          d_ref -= w * r * r;
+        }
+      }
+      CHECK(std::fabs(f - static_cast<double>(f_ref)) <= 1e-13 * std::fabs(static_cast<double>(f_ref)));
+      CHECK(std::fabs(g - static_cast<double>(g_ref)) <= 1e-13 * std::fabs(static_cast<double>(g_ref)));
+      CHECK(std::fabs(d - static_cast<double>(d_ref)) <= 1e-13 * std::fabs(static_cast<double>(d_ref)));
     }
   }
 }

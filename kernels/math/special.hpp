@@ -47,8 +47,9 @@ constexpr double kDirectMaxA = 1e15;
 //   lgamma(x) = (x - 1/2) log x - x + log(2 pi)/2 + stirling_tail(x),
 //   stirling_tail(x) = sum_k B_2k / (2k (2k - 1) x^(2k-1)), k = 1..8.
 // B_2k are the Bernoulli numbers (DLMF 5.11.1).
-DIRMN_HD double stirling_tail(double x) {
-  const double r = 1.0 / x;
+// stirling_tail_r takes r = 1/x (a caller that has it from a batch of
+// reciprocals).
+DIRMN_HD double stirling_tail_r(double r) {
   const double r2 = r * r;
   double s = -3617.0 / 122400.0;
   s = s * r2 + 1.0 / 156.0;
@@ -60,12 +61,13 @@ DIRMN_HD double stirling_tail(double x) {
   s = s * r2 + 1.0 / 12.0;
   return s * r;
 }
+DIRMN_HD double stirling_tail(double x) { return stirling_tail_r(1.0 / x); }
 
 // Asymptotic remainder of digamma (DLMF 5.11.2):
 //   digamma(x) = log x - 1/(2x) - digamma_tail(x),
 //   digamma_tail(x) = sum_k B_2k / (2k x^(2k)), k = 1..7.
-DIRMN_HD double digamma_tail(double x) {
-  const double r2 = 1.0 / (x * x);
+// digamma_tail_r2 takes r2 = 1/x^2.
+DIRMN_HD double digamma_tail_r2(double r2) {
   double s = 1.0 / 12.0;
   s = s * r2 - 691.0 / 32760.0;
   s = s * r2 + 1.0 / 132.0;
@@ -75,6 +77,7 @@ DIRMN_HD double digamma_tail(double x) {
   s = s * r2 + 1.0 / 12.0;
   return s * r2;
 }
+DIRMN_HD double digamma_tail(double x) { return digamma_tail_r2(1.0 / (x * x)); }
 
 // sum_k B_2k r2^(k - first) for k = first..10 (first 1 or 2), by Horner's
 // rule from the highest term: the series of trigamma's asymptotic
@@ -100,11 +103,11 @@ DIRMN_HD double trigamma_series(double r2, bool with_first) {
 // derivative of this tail, and with k up to 7 the first omitted term
 // (k = 8 at x = 10) left 1e-14 relative error in tpoch(10, 1e-3); with k up
 // to 10 its successor is below 1e-15.
-DIRMN_HD double trigamma_tail(double x) {
-  const double r = 1.0 / x;
+DIRMN_HD double trigamma_tail_r(double r) {
   const double r2 = r * r;
   return trigamma_series(r2, true) * r2 * r;
 }
+DIRMN_HD double trigamma_tail(double x) { return trigamma_tail_r(1.0 / x); }
 
 // sum_k B_2k r^(2k+1), k = 2..10: trigamma_tail(1/r) without its first term.
 DIRMN_HD double trigamma_tail_rest(double r) {

@@ -57,12 +57,59 @@ class Batch {
         s->t -= c[k] * r_[i] * r_[i];
       }
   }
-  void clear() { n_ = 0; }
+  void clear() { n_ = 0; t_ = 0; }
+
+  // The tail part: the arguments of a split column's asymptotic terms
+  // (histogram_sums.hpp), a + kSplitHead first and then a + n for each tail
+  // value n, their logs and reciprocals taken in the same vectorised calls.
+  size_t tail_size() const { return t_; }
+  void add_tail(double a, const double* value, size_t n) {
+    tx_[t_++] = a + static_cast<double>(kSplitHead);
+    for (size_t i = 0; i < n; ++i) tx_[t_++] = a + value[i];
+  }
+  void transform_tail(bool want_log, bool want_r) {
+    if (t_ == 0) return;
+    if (want_log) log_many(tx_, tlx_, static_cast<int64_t>(t_));
+    if (want_r) reciprocal_many(tx_, tr_, static_cast<int64_t>(t_));
+  }
+  const double* tail_log() const { return tlx_; }
+  const double* tail_reciprocal() const { return tr_; }
 
  private:
-  size_t n_ = 0;
+  size_t n_ = 0, t_ = 0;
   double x_[kBatchEntries], lx_[kBatchEntries], r_[kBatchEntries];
+  double tx_[kBatchEntries], tlx_[kBatchEntries], tr_[kBatchEntries];
 };
+
+// A split column's tail: sum_i w_i f(b, n_i - kSplitHead) for f = lpoch,
+// dpoch, tpoch at b = a + kSplitHead >= kAsymptoticMin, the factors of
+// its values past the head (histogram_sums.hpp). lx and r hold the logs and
+// reciprocals of b and then of a + n_i (Batch::add_tail). Where n_i -
+// kSplitHead >= b, each term is a difference of the asymptotic forms at a
+// + n_i and at b, as pair_terms takes it at a; below, lpoch's own forms.
+Sums tail_terms(double a, const double* value, const double* weight, size_t n, const double* lx,
+                const double* r, bool want_l, bool want_d, bool want_t) {
+  Sums s;
+  const double b = a + static_cast<double>(kSplitHead);
+  const double rb = r[0], lb = lx[0];
+  const double gb = want_l ? (b - 0.5) * lb - b + math::kHalfLog2Pi + math::stirling_tail_r(rb) : 0.0;
+  const double db = want_d ? lb - 0.5 * rb - math::digamma_tail_r2(rb * rb) : 0.0;
+  const double tb = want_t ? rb + 0.5 * rb * rb + math::trigamma_tail_r(rb) : 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double w = weight[i], m = value[i] - static_cast<double>(kSplitHead);
+    if (m >= b) {
+      const double x = a + value[i], lxi = lx[i + 1], ri = r[i + 1];
+      if (want_l) s.l += w * (((x - 0.5) * lxi - x + math::kHalfLog2Pi + math::stirling_tail_r(ri)) - gb);
+      if (want_d) s.d += w * ((lxi - 0.5 * ri - math::digamma_tail_r2(ri * ri)) - db);
+      if (want_t) s.t += w * ((ri + 0.5 * ri * ri + math::trigamma_tail_r(ri)) - tb);
+      continue;
+    }
+    if (want_l) s.l += w * math::lpoch(b, m);
+    if (want_d) s.d += w * math::dpoch(b, m);
+    if (want_t) s.t += w * math::tpoch(b, m);
+  }
+  return s;
+}
 
 // The base term of a dense histogram (all values at least base > 0):
 // base_weight f(a, base) for f = lpoch, dpoch, tpoch.
@@ -169,6 +216,61 @@ FlatHistograms::FlatHistograms(const Histograms& h, const std::vector<int64_t>& 
   build();
 }
 
+namespace {
+
+// The split form of a column (histogram_sums.hpp): its head's kSplitHead
+// entries appended to *head, its values past them to *value and *weight.
+// False, appending nothing, where the column keeps its form: a dense one
+// where splitting does not pay, pairs with a value in the head that is
+// not a whole number, and either with more values than a batch.
+bool split_column(const Histogram& c, std::vector<double>* head, std::vector<double>* value,
+                  std::vector<double>* weight) {
+  const size_t L = kSplitHead;
+  if (c.dense) {
+    // The weight of n is C[n - 1] - C[n] (C[size] = 0): C is summed from
+    // the top, C[n - 1] = C[n] + w_n, so the difference is w_n as the
+    // dense form's entries hold it.
+    const size_t n = c.cum.size();
+    if (c.base != 0.0 || n <= L) return false;
+    const double* cum = c.cum.data();
+    const auto w_of = [&](size_t v) { return cum[v - 1] - (v < n ? cum[v] : 0.0); };
+    size_t t = 0;
+    for (size_t v = L + 1; v <= n; ++v) t += w_of(v) != 0.0;
+    if (static_cast<int64_t>(L) + kSplitValueCost * static_cast<int64_t>(t + 1) >= static_cast<int64_t>(n) ||
+        t + 1 > kBatchEntries)
+      return false;
+    head->insert(head->end(), cum, cum + L);
+    for (size_t v = L + 1; v <= n; ++v)
+      if (const double w = w_of(v); w != 0.0) {
+        value->push_back(static_cast<double>(v));
+        weight->push_back(w);
+      }
+    return true;
+  }
+  const size_t m = c.value.size();
+  size_t first_tail = 0;  // values are ascending
+  while (first_tail < m && c.value[first_tail] <= static_cast<double>(L)) {
+    if (c.value[first_tail] != std::floor(c.value[first_tail])) return false;
+    ++first_tail;
+  }
+  if (first_tail == m || m - first_tail + 1 > kBatchEntries) return false;
+  double by_value[kSplitHead + 1] = {};
+  for (size_t i = 0; i < first_tail; ++i) by_value[static_cast<size_t>(c.value[i])] += c.weight[i];
+  double above = 0.0;
+  for (size_t i = first_tail; i < m; ++i) above += c.weight[i];
+  const size_t at = head->size();
+  head->resize(at + L);
+  for (size_t k = L; k-- > 0;) {
+    above += by_value[k + 1];
+    (*head)[at + k] = above;
+  }
+  value->insert(value->end(), c.value.begin() + static_cast<std::ptrdiff_t>(first_tail), c.value.end());
+  weight->insert(weight->end(), c.weight.begin() + static_cast<std::ptrdiff_t>(first_tail), c.weight.end());
+  return true;
+}
+
+}  // namespace
+
 void FlatHistograms::build() {
   const Histograms& h = *source;
   const size_t m = column.size();
@@ -179,10 +281,17 @@ void FlatHistograms::build() {
     block[static_cast<size_t>(q)] = std::min(block[static_cast<size_t>(q)], block[static_cast<size_t>(q) + 1]);
   form.resize(m);
   offset.resize(m + 1);
-  int64_t n = 0;
+  tail_offset.resize(m + 1);
   for (size_t i = 0; i < m; ++i) {
     const Histogram& c = h.column[static_cast<size_t>(column[i])];
-    offset[i] = n;
+    offset[i] = static_cast<int64_t>(cum.size());
+    tail_offset[i] = static_cast<int64_t>(tail_value.size());
+    if (split_column(c, &cum, &tail_value, &tail_weight)) {
+      form[i] = kSplit;
+      entries += static_cast<int64_t>(kSplitHead) +
+                 kSplitValueCost * static_cast<int64_t>(tail_value.size() - tail_offset[i] + 1);
+      continue;
+    }
     if (!c.dense) {
       form[i] = kPairs;
       entries += kPairEntryCost * static_cast<int64_t>(c.value.size());
@@ -194,15 +303,10 @@ void FlatHistograms::build() {
       continue;
     }
     form[i] = c.base > 0.0 ? kBased : kPlain;
-    n += static_cast<int64_t>(c.cum.size());
+    cum.insert(cum.end(), c.cum.data(), c.cum.data() + c.cum.size());
   }
-  offset[m] = n;
-  cum.resize(static_cast<size_t>(n));
-  for (size_t i = 0; i < m; ++i)
-    if (form[i] <= kBased) {
-      const Histogram& c = h.column[static_cast<size_t>(column[i])];
-      std::copy(c.cum.data(), c.cum.data() + c.cum.size(), cum.begin() + offset[i]);
-    }
+  offset[m] = static_cast<int64_t>(cum.size());
+  tail_offset[m] = static_cast<int64_t>(tail_value.size());
 }
 
 void histogram_sums(const Histograms& h, const double* alpha, double* value, double* gradient,
@@ -235,6 +339,9 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
   const unsigned char* form = f.form.data();
   const int64_t* off = f.offset.data();
   const double* cum = f.cum.data();
+  const int64_t* toff = f.tail_offset.data();
+  const double* tval = f.tail_value.data();
+  const double* twt = f.tail_weight.data();
   using F = FlatHistograms;
   // Columns in fixed blocks; within a block, runs of columns whose dense
   // entries fill one batch (a longer histogram is a run of its own, taken
@@ -255,11 +362,17 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
           if (fw == F::kPairs) continue;
           const size_t n = static_cast<size_t>(off[w + 1] - off[w]);
           if (batch.size() + n > kBatchEntries) break;
+          if (fw == F::kSplit) {
+            const size_t t = static_cast<size_t>(toff[w + 1] - toff[w]);
+            if (batch.tail_size() + t + 1 > kBatchEntries) break;
+            batch.add_tail(alpha[w], tval + toff[w], t);
+          }
           batch.add(alpha[w], fw == F::kBased ? h.column[static_cast<size_t>(col[w])].base : 0.0, n);
         }
         batch.transform(want_l, want_dt);
+        batch.transform_tail(true, true);
       }
-      size_t at = 0;
+      size_t at = 0, tail_at = 0;
       for (int64_t u = i; u < w; ++u) {
         Sums s;
         const unsigned char fu = form[u];
@@ -273,6 +386,16 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
           const size_t n = static_cast<size_t>(off[u + 1] - off[u]);
           batch.accumulate(cum + off[u], at, 0, n, want_l, want_dt, &s);
           at += n;
+          if (fu == F::kSplit) {
+            const size_t t = static_cast<size_t>(toff[u + 1] - toff[u]);
+            const Sums tail = tail_terms(alpha[u], tval + toff[u], twt + toff[u], t,
+                                         batch.tail_log() + tail_at, batch.tail_reciprocal() + tail_at,
+                                         want_l, want_d, want_t);
+            s.l += tail.l;
+            s.d += tail.d;
+            s.t += tail.t;
+            tail_at += t + 1;
+          }
         }
         l += s.l;
         if (gradient) gradient[u] = s.d - tot.d;

@@ -22,6 +22,20 @@ constexpr int64_t kSumBlockCols = 128;
 constexpr int64_t kParallelSumEntries = 32768;
 constexpr int64_t kPairEntryCost = 8;
 
+// A fit's evaluations take a histogram whose few values lie far apart (a
+// component's share of a sparse table's column: one or two values, up to
+// 256 in the dense form, or scattered deep ones as pairs) split: a dense
+// head of its first kSplitHead entries, where every value's first factors
+// fall (sum_k<kSplitHead C[k] log(a + k), as the dense form), and each value
+// n past it as lpoch(a + kSplitHead, n - kSplitHead), at an argument of at
+// least kAsymptoticMin: a log and a series from the same vectorised calls
+// as the head's, where the dense form paid a log per integer below n and
+// the pairs lgamma, digamma and trigamma of a small alpha per column.
+constexpr size_t kSplitHead = 10;
+// A tail value costs about this many dense entries (its log, reciprocal
+// and three series); a dense histogram is split where that is cheaper.
+constexpr int64_t kSplitValueCost = 4;
+
 // sum_b w_b f(a, n_b) over one histogram, for f = lpoch (l), dpoch (d) and
 // tpoch (t); the parts not wanted are 0.
 struct HistogramTerms {
@@ -43,15 +57,18 @@ HistogramTerms histogram_terms(const Histogram& h, double a, bool want_l, bool w
 struct FlatHistograms {
   // Plain: dense, base 0, at most a batch of entries, all in `cum`. Based:
   // the same with base > 0 (base and base_weight read from the column).
-  // Long (dense, more entries than a batch) and pairs are read from the
-  // column.
-  enum Form : unsigned char { kPlain = 0, kBased = 1, kLong = 2, kPairs = 3 };
+  // Split: kSplitHead entries in `cum`, and the values past them (with
+  // their weights) in `tail_value` and `tail_weight`. Long (dense, more
+  // entries than a batch) and pairs are read from the column.
+  enum Form : unsigned char { kPlain = 0, kBased = 1, kSplit = 2, kLong = 3, kPairs = 4 };
   const Histograms* source = nullptr;
   std::vector<int64_t> column;      // m: the columns, ascending
   std::vector<int64_t> block;       // blocks + 1: where each block of kSumBlockCols columns starts in `column`
   std::vector<unsigned char> form;  // m
-  std::vector<int64_t> offset;      // m + 1: a plain or based column's entries in cum
+  std::vector<int64_t> offset;      // m + 1: a plain, based or split column's entries in cum
   std::vector<double> cum;
+  std::vector<int64_t> tail_offset; // m + 1: a split column's values in tail_value, tail_weight
+  std::vector<double> tail_value, tail_weight;
   int64_t entries = 0;              // the cost measure of kParallelSumEntries
   // Every column of h; or the columns listed (ascending, each < h.cols).
   explicit FlatHistograms(const Histograms& h);  // throws std::bad_alloc
