@@ -655,3 +655,42 @@ TEST_CASE("split histograms (a dense head, the values past it) sum as the per-va
     }
   }
 }
+
+TEST_CASE("8-bit tables take the accumulators' histogram pass only where they are small beside the cells",
+          "[counts][build]") {
+  // The 8-bit pass zeroes, merges and reads cols x (largest count + 1)
+  // accumulators per weighting and thread on every pass: a tall table of
+  // small counts keeps it; a wide sparse one (soilrep's shape: 56 x 16825,
+  // counts to 96, 7 % nonzero) takes the builders (or the column slots),
+  // whose cost follows its nonzeros. Both give the same sums (checked on
+  // their values here, the moments against the cells).
+  struct Shape { int64_t rows, cols; double density; double top; bool builders; };
+  for (const Shape sh : {Shape{3000, 40, 0.5, 12.0, false}, Shape{56, 16825, 0.07, 96.0, true}}) {
+    INFO("rows " << sh.rows << " cols " << sh.cols);
+    const auto cells = random_cells(sh.rows, sh.cols, sh.density, 23, [&](std::mt19937_64& g) {
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      return 1.0 + std::floor(std::pow(u(g), 3.0) * sh.top);
+    });
+    Arrays a;
+    make_input(compress(cells, sh.rows, sh.cols, true), DIRMN_INDEX_INT32, DIRMN_FLOAT64, false,
+               DIRMN_STORAGE_AUTO, &a);
+    HostThreads one(1);
+    HostTable t;
+    CountsProblem problem;
+    REQUIRE(dirmn::build_sparse_table(a.in, one, Interrupt{}, &t, &problem) == DIRMN_SUCCESS);
+    REQUIRE(t.vtype == dirmn::ValueType::U8);
+    const int64_t k = 5;
+    CHECK(dirmn::cpu::histograms_use_builders(t, k) == sh.builders);
+    std::vector<double> w(static_cast<size_t>(sh.rows * k));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 7);
+    std::vector<dirmn::Histograms> h;
+    REQUIRE(dirmn::cpu::histograms(t, w.data(), k, &h, one, Interrupt{}).ok());
+    for (int64_t j = 0; j < k; ++j) {
+      std::vector<double> first(static_cast<size_t>(sh.cols), 0.0);
+      for (const Cell& c : cells) first[static_cast<size_t>(c.c)] += w[static_cast<size_t>(c.r * k + j)] * c.v;
+      for (int64_t v = 0; v < sh.cols; ++v)
+        CHECK(std::fabs(h[static_cast<size_t>(j)].column[static_cast<size_t>(v)].first_moment -
+                        first[static_cast<size_t>(v)]) <= 1e-12 * first[static_cast<size_t>(v)]);
+    }
+  }
+}

@@ -211,8 +211,18 @@ bool histograms_use_builders(const HostTable& t, int64_t k) {
   // Accumulators of this many entries per thread at most (8 bytes each)
   // take the 8-bit path; beyond, the builders' memory scales better.
   constexpr int64_t kU8HistogramMaxEntries = int64_t{1} << 23;
+  // And only where a weighting's accumulators (cols x bins, zeroed, merged
+  // and read whole on every pass) are at most this many times the cells
+  // the pass adds: on a wide sparse table they were the whole cost (soilrep,
+  // 16825 columns of counts to 96 and 63000 nonzeros: 130 MB zeroed per
+  // pass at k = 5, half a second an EM iteration).
+  constexpr double kU8EntriesPerCell = 1.0;
+  const double entries = static_cast<double>(t.cols) * (static_cast<double>(t.max_count) + 1.0);
+  const double cells = t.sparse ? static_cast<double>(t.nnz)
+                                : static_cast<double>(t.rows) * static_cast<double>(t.cols);
   return !(t.vtype == ValueType::U8 &&
-           k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries);
+           k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries &&
+           entries <= kU8EntriesPerCell * cells);
 }
 
 BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
