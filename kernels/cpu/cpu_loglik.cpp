@@ -102,28 +102,42 @@ struct LogFactors {
   }
 };
 
-// A column's logs log(alpha_v + n - 1), n < cut, are taken in one
-// vectorised call (vector_math.hpp): a scalar log per entry was most of a
-// small table's E step.
+// The logs log(alpha_v + n - 1), n < cut, of a run of columns are taken
+// in one vectorised call (vector_math.hpp) of up to kLogBatch entries: a
+// scalar log per entry was most of a small table's E step, and a call per
+// column cost more than it saved where cuts are a few entries.
+constexpr int64_t kLogBatch = 1024;
+static_assert(kLogBatch >= kTableMaxCount, "a column's entries fit one batch");
+
 template <bool Full>
 void fill_table(const TableLayout& L, const double* log_k, const double* alpha, int64_t v0,
                 int64_t v1, double log_a_sum, int64_t K, int64_t j, double* T) {
-  double x[kTableMaxCount + 1], lx[kTableMaxCount + 1];
-  for (int64_t v = v0; v < v1; ++v) {
-    const int64_t cut = L.cut[static_cast<size_t>(v)];
-    if (cut <= 1) continue;  // the shared entry 0, zeroed with the tables
-    double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
-    const double a = alpha[v];
-    for (int64_t n = 1; n < cut; ++n) x[n - 1] = a + static_cast<double>(n - 1);
-    log_many(x, lx, cut - 1);
-    double sum = 0.0, comp = 0.0;
-    tv[0] = 0.0;
-    for (int64_t n = 1; n < cut; ++n) {
-      const double y = (lx[n - 1] - (Full ? log_k[n - 1] : log_a_sum)) - comp;
-      const double s = sum + y;
-      comp = (s - sum) - y;
-      sum = s;
-      tv[n * K] = sum;
+  double x[kLogBatch], lx[kLogBatch];
+  for (int64_t v = v0; v < v1;) {
+    // A run of columns whose entries fill at most one batch.
+    int64_t w = v, m = 0;
+    for (; w < v1; ++w) {
+      const int64_t cut = L.cut[static_cast<size_t>(w)];
+      if (cut <= 1) continue;  // the shared entry 0, zeroed with the tables
+      if (m + cut - 1 > kLogBatch) break;
+      for (int64_t n = 1; n < cut; ++n) x[m++] = alpha[w] + static_cast<double>(n - 1);
+    }
+    log_many(x, lx, m);
+    const double* l = lx;
+    for (; v < w; ++v) {
+      const int64_t cut = L.cut[static_cast<size_t>(v)];
+      if (cut <= 1) continue;
+      double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
+      double sum = 0.0, comp = 0.0;
+      tv[0] = 0.0;
+      for (int64_t n = 1; n < cut; ++n) {
+        const double y = (l[n - 1] - (Full ? log_k[n - 1] : log_a_sum)) - comp;
+        const double s = sum + y;
+        comp = (s - sum) - y;
+        sum = s;
+        tv[n * K] = sum;
+      }
+      l += cut - 1;
     }
   }
 }
