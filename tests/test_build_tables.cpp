@@ -603,8 +603,8 @@ TEST_CASE("split histograms (a dense head, the values past it) sum as the per-va
           "[counts][build]") {
   // A component's share of a sparse column: one or two values far apart
   // (dense up to 256, pairs past it) is evaluated split (histogram_sums.hpp).
-  // Each column alone, against per-value sums in long double: lgammal for
-  // the value, sum_k<n 1/(a+k) and -sum_k<n 1/(a+k)^2 for the derivatives.
+  // Each column alone, against per-value sums in long double: sum_k<n
+  // log(a+k), 1/(a+k) and -1/(a+k)^2 (lgammal where n is not whole).
   struct Case {
     std::vector<std::pair<double, double>> values;  // (value, weight)
     unsigned char form;
@@ -637,14 +637,15 @@ TEST_CASE("split histograms (a dense head, the values past it) sum as the per-va
       long double f_ref = 0.0L, g_ref = 0.0L, d_ref = 0.0L;
       for (const auto& [n, w] : all[ci].values) {
         const long double al = a;
-        f_ref += w * (lgammal(al + n) - lgammal(al));
         if (n != std::floor(n)) {
+          f_ref += w * (lgammal(al + n) - lgammal(al));
           g_ref += w * dirmn::math::dpoch(a, n);
           d_ref += w * dirmn::math::tpoch(a, n);
           continue;
         }
         for (int k = 0; k < static_cast<int>(n); ++k) {
           const long double r = 1.0L / (al + k);
+          f_ref += w * logl(al + k);
           g_ref += w * r;
           d_ref -= w * r * r;
         }
@@ -680,6 +681,8 @@ TEST_CASE("8-bit tables take the accumulators' histogram pass only where they ar
     REQUIRE(dirmn::build_sparse_table(a.in, one, Interrupt{}, &t, &problem) == DIRMN_SUCCESS);
     REQUIRE(t.vtype == dirmn::ValueType::U8);
     const int64_t k = 5;
+    // Within the accumulators' memory limit, so that the cells decide.
+    REQUIRE(k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= (int64_t{1} << 23));
     CHECK(dirmn::cpu::histograms_use_builders(t, k) == sh.builders);
     std::vector<double> w(static_cast<size_t>(sh.rows * k));
     for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 7);
@@ -692,5 +695,102 @@ TEST_CASE("8-bit tables take the accumulators' histogram pass only where they ar
         CHECK(std::fabs(h[static_cast<size_t>(j)].column[static_cast<size_t>(v)].first_moment -
                         first[static_cast<size_t>(v)]) <= 1e-12 * first[static_cast<size_t>(v)]);
     }
+  }
+}
+
+TEST_CASE("split columns summed in runs: every column's terms where the batches fill and mix forms",
+          "[counts][build]") {
+  // 120 columns in one block of kSumBlockCols: pairs columns with a head
+  // value and 70 values past the head each (their tails fill a batch's
+  // tail part twice), dense columns that split, dense ones that stay,
+  // and pairs that cannot split (a fraction in the head), interleaved; every
+  // column's gradient and Hessian diagonal and the total against long
+  // double sums of each value's terms.
+  const int64_t cols = 120;
+  std::mt19937_64 g(41);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<std::vector<std::pair<double, double>>> values(static_cast<size_t>(cols));
+  for (int64_t v = 0; v < cols; ++v) {
+    auto& col = values[static_cast<size_t>(v)];
+    switch (v % 4) {
+      case 0:  // pairs: a head value and 70 deep ones
+        col.push_back({1.0 + std::floor(u(g) * 5.0), 0.5 + u(g)});
+        for (int i = 0; i < 70; ++i) col.push_back({300.0 + 97.0 * i + std::floor(u(g) * 90.0), 0.1 + u(g)});
+        break;
+      case 1:  // dense, split: two values far apart
+        col.push_back({2.0, u(g)});
+        col.push_back({60.0 + std::floor(u(g) * 190.0), 0.25 + u(g)});
+        break;
+      case 2:  // dense, kept: many values
+        for (int n = 1; n <= 20; ++n) col.push_back({static_cast<double>(n), 0.1 + u(g)});
+        break;
+      default:  // pairs that cannot split
+        col.push_back({1.5, 1.0});
+        col.push_back({5000.0 + std::floor(u(g) * 100.0), 2.0});
+    }
+  }
+  dirmn::Histograms h;
+  h.cols = cols;
+  h.column.assign_all(cols);
+  for (int64_t v = 0; v < cols; ++v) {
+    dirmn::HistogramBuilder builder;
+    for (const auto& [n, w] : values[static_cast<size_t>(v)]) builder.add(n, w);
+    h.column.stored(static_cast<size_t>(v)) = builder.finish();
+  }
+  const dirmn::FlatHistograms flat(h);
+  using F = dirmn::FlatHistograms;
+  int64_t tail = 0;
+  for (int64_t v = 0; v < cols; ++v) {
+    const unsigned char want[] = {F::kSplit, F::kSplit, F::kPlain, F::kPairs};
+    REQUIRE(flat.form[static_cast<size_t>(v)] == want[v % 4]);
+    if (flat.form[static_cast<size_t>(v)] == F::kSplit)
+      tail += flat.tail_offset[static_cast<size_t>(v) + 1] - flat.tail_offset[static_cast<size_t>(v)] + 1;
+  }
+  REQUIRE(tail > 2 * 1024);  // the tail part fills at least twice
+  for (const double scale : {1e-3, 0.8, 40.0}) {
+    INFO("alpha scale " << scale);
+    std::vector<double> alpha(static_cast<size_t>(cols));
+    for (double& a : alpha) a = scale * (0.5 + u(g));
+    double f = 0.0, c = 0.0;
+    std::vector<double> grad(static_cast<size_t>(cols)), hess(static_cast<size_t>(cols));
+    for (int threads : kThreadCounts) {
+      HostThreads pool(threads);
+      double f_t = 0.0;
+      std::vector<double> g_t(static_cast<size_t>(cols)), d_t(static_cast<size_t>(cols));
+      dirmn::histogram_sums(flat, alpha.data(), &f_t, g_t.data(), d_t.data(), &c, &pool);
+      if (threads == kThreadCounts[0]) {
+        f = f_t;
+        grad = g_t;
+        hess = d_t;
+      }
+      CHECK(f_t == f);
+      CHECK(g_t == grad);
+      CHECK(d_t == hess);
+    }
+    long double f_ref = 0.0L;
+    for (int64_t v = 0; v < cols; ++v) {
+      const long double al = alpha[static_cast<size_t>(v)];
+      long double g_ref = 0.0L, d_ref = 0.0L;
+      for (const auto& [n, w] : values[static_cast<size_t>(v)]) {
+        if (n != std::floor(n)) {
+          f_ref += w * (lgammal(al + n) - lgammal(al));
+          g_ref += w * dirmn::math::dpoch(alpha[static_cast<size_t>(v)], n);
+          d_ref += w * dirmn::math::tpoch(alpha[static_cast<size_t>(v)], n);
+          continue;
+        }
+        for (int k = 0; k < static_cast<int>(n); ++k) {
+          const long double r = 1.0L / (al + k);
+          f_ref += w * logl(al + k);
+          g_ref += w * r;
+          d_ref -= w * r * r;
+        }
+      }
+      INFO("column " << v);
+      CHECK(std::fabs(grad[static_cast<size_t>(v)] - static_cast<double>(g_ref)) <=
+            1e-13 * std::fabs(static_cast<double>(g_ref)));
+      CHECK(std::fabs(hess[static_cast<size_t>(v)] - static_cast<double>(d_ref)) <=
+            1e-13 * std::fabs(static_cast<double>(d_ref)));
+    }
+    CHECK(std::fabs(f - static_cast<double>(f_ref)) <= 1e-13 * std::fabs(static_cast<double>(f_ref)));
   }
 }

@@ -14,9 +14,10 @@ namespace {
 
 using Sums = HistogramTerms;
 
-// Dense entries whose log arguments, logs and reciprocals a batch holds
-// (on the stack: 24 KB, and at most two batches are live at once). Longer
-// histograms are taken in pieces this long.
+// Dense entries whose log arguments, logs and reciprocals a batch holds,
+// and as many split columns' tail arguments (on the stack: 48 KB, and at
+// most two batches are live at once). Longer histograms are taken in
+// pieces this long.
 constexpr size_t kBatchEntries = 1024;
 
 // The log arguments a + base + k, k in [k0, k1), of a dense histogram, and
