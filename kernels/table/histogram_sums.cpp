@@ -235,11 +235,15 @@ bool split_column(const Histogram& c, std::vector<double>* head, std::vector<dou
     if (c.base != 0.0 || n <= L) return false;
     const double* cum = c.cum.data();
     const auto w_of = [&](size_t v) { return cum[v - 1] - (v < n ? cum[v] : 0.0); };
+    // Values past the head, counted until splitting no longer pays (a
+    // column of many values stops early).
+    const auto pays = [&](size_t t) {
+      return static_cast<int64_t>(L) + kSplitValueCost * static_cast<int64_t>(t + 1) < static_cast<int64_t>(n);
+    };
     size_t t = 0;
-    for (size_t v = L + 1; v <= n; ++v) t += w_of(v) != 0.0;
-    if (static_cast<int64_t>(L) + kSplitValueCost * static_cast<int64_t>(t + 1) >= static_cast<int64_t>(n) ||
-        t + 1 > kBatchEntries)
-      return false;
+    for (size_t v = L + 1; v <= n; ++v)
+      if (w_of(v) != 0.0 && !pays(++t)) return false;
+    if (!pays(t) || t + 1 > kBatchEntries) return false;
     head->insert(head->end(), cum, cum + L);
     for (size_t v = L + 1; v <= n; ++v)
       if (const double w = w_of(v); w != 0.0) {
