@@ -599,6 +599,35 @@ TEST_CASE("histogram sums over a fit's active columns are the sums over every co
   }
 }
 
+// sum_i w_i f(a, n_i) for f = lpoch, dpoch, tpoch, in long double over each
+// value's factors: sum_k<n log(a+k), 1/(a+k) and -1/(a+k)^2 (lgammal, and
+// the library's dpoch and tpoch, where n is not whole): the references of
+// the split histograms' sums.
+namespace {
+struct PerValueSums {
+  long double l = 0.0L, d = 0.0L, t = 0.0L;
+};
+PerValueSums per_value_sums(double a, const std::vector<std::pair<double, double>>& values) {
+  PerValueSums s;
+  const long double al = a;
+  for (const auto& [n, w] : values) {
+    if (n != std::floor(n)) {
+      s.l += w * (lgammal(al + n) - lgammal(al));
+      s.d += w * dirmn::math::dpoch(a, n);
+      s.t += w * dirmn::math::tpoch(a, n);
+      continue;
+    }
+    for (int k = 0; k < static_cast<int>(n); ++k) {
+      const long double r = 1.0L / (al + k);
+      s.l += w * logl(al + k);
+      s.d += w * r;
+      s.t -= w * r * r;
+    }
+  }
+  return s;
+}
+}  // namespace
+
 TEST_CASE("split histograms (a dense head, the values past it) sum as the per-value special functions",
           "[counts][build]") {
   // A component's share of a sparse column: one or two values far apart
@@ -634,22 +663,8 @@ TEST_CASE("split histograms (a dense head, the values past it) sum as the per-va
       REQUIRE(flat.form[0] == all[ci].form);
       double f = 0.0, g = 0.0, d = 0.0, c = 0.0;
       dirmn::histogram_sums(flat, &a, &f, &g, &d, &c);
-      long double f_ref = 0.0L, g_ref = 0.0L, d_ref = 0.0L;
-      for (const auto& [n, w] : all[ci].values) {
-        const long double al = a;
-        if (n != std::floor(n)) {
-          f_ref += w * (lgammal(al + n) - lgammal(al));
-          g_ref += w * dirmn::math::dpoch(a, n);
-          d_ref += w * dirmn::math::tpoch(a, n);
-          continue;
-        }
-        for (int k = 0; k < static_cast<int>(n); ++k) {
-          const long double r = 1.0L / (al + k);
-          f_ref += w * logl(al + k);
-          g_ref += w * r;
-          d_ref -= w * r * r;
-        }
-      }
+      const PerValueSums ref = per_value_sums(a, all[ci].values);
+      const long double f_ref = ref.l, g_ref = ref.d, d_ref = ref.t;
       CHECK(std::fabs(f - static_cast<double>(f_ref)) <= 1e-13 * std::fabs(static_cast<double>(f_ref)));
       CHECK(std::fabs(g - static_cast<double>(g_ref)) <= 1e-13 * std::fabs(static_cast<double>(g_ref)));
       CHECK(std::fabs(d - static_cast<double>(d_ref)) <= 1e-13 * std::fabs(static_cast<double>(d_ref)));
@@ -769,22 +784,9 @@ TEST_CASE("split columns summed in runs: every column's terms where the batches 
     }
     long double f_ref = 0.0L;
     for (int64_t v = 0; v < cols; ++v) {
-      const long double al = alpha[static_cast<size_t>(v)];
-      long double g_ref = 0.0L, d_ref = 0.0L;
-      for (const auto& [n, w] : values[static_cast<size_t>(v)]) {
-        if (n != std::floor(n)) {
-          f_ref += w * (lgammal(al + n) - lgammal(al));
-          g_ref += w * dirmn::math::dpoch(alpha[static_cast<size_t>(v)], n);
-          d_ref += w * dirmn::math::tpoch(alpha[static_cast<size_t>(v)], n);
-          continue;
-        }
-        for (int k = 0; k < static_cast<int>(n); ++k) {
-          const long double r = 1.0L / (al + k);
-          f_ref += w * logl(al + k);
-          g_ref += w * r;
-          d_ref -= w * r * r;
-        }
-      }
+      const PerValueSums ref = per_value_sums(alpha[static_cast<size_t>(v)], values[static_cast<size_t>(v)]);
+      const long double g_ref = ref.d, d_ref = ref.t;
+      f_ref += ref.l;
       INFO("column " << v);
       CHECK(std::fabs(grad[static_cast<size_t>(v)] - static_cast<double>(g_ref)) <=
             1e-13 * std::fabs(static_cast<double>(g_ref)));

@@ -221,7 +221,7 @@ bool histograms_use_builders(const HostTable& t, int64_t k) {
   const double cells = t.sparse ? static_cast<double>(t.nnz)
                                 : static_cast<double>(t.rows) * static_cast<double>(t.cols);
   return !(t.vtype == ValueType::U8 &&
-           k * t.cols * (static_cast<int64_t>(t.max_count) + 1) <= kU8HistogramMaxEntries &&
+           static_cast<double>(k) * entries <= static_cast<double>(kU8HistogramMaxEntries) &&
            entries <= kU8EntriesPerCell * cells);
 }
 

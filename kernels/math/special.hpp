@@ -175,6 +175,18 @@ DIRMN_HD double lpoch(double a, double n) {
 // log(2 pi) / 2, the constant of Stirling's series.
 constexpr double kHalfLog2Pi = 0.91893853320467274178;
 
+// lgamma, digamma and trigamma at x >= kAsymptoticMin by their asymptotic
+// series, from lx = log x, r = 1/x and r2 = 1/x^2 that the caller has (a
+// batch of logs and reciprocals, or its own): the pairs' and the split
+// tails' terms of histogram_sums.cpp.
+DIRMN_HD double lgamma_asymptotic(double x, double lx, double r) {
+  return (x - 0.5) * lx - x + kHalfLog2Pi + stirling_tail_r(r);
+}
+DIRMN_HD double digamma_asymptotic(double lx, double r, double r2) {
+  return lx - 0.5 * r - digamma_tail_r2(r2);
+}
+DIRMN_HD double trigamma_asymptotic(double r) { return r + 0.5 * r * r + trigamma_tail_r(r); }
+
 // log B(a, b) = lgamma(a) + lgamma(b) - lgamma(a + b) for a, b > 0, without
 // subtracting large lgammas. With x = min(a, b), y = max(a, b): where y is
 // at least kAsymptoticMin, lgamma(y) and lgamma(x + y) are split into

@@ -68,10 +68,12 @@ class Batch {
     tx_[t_++] = a + static_cast<double>(kSplitHead);
     for (size_t i = 0; i < n; ++i) tx_[t_++] = a + value[i];
   }
-  void transform_tail(bool want_log, bool want_r) {
+  // Both, whatever the sums want: every asymptotic term reads 1/x, and the
+  // value and the gradient log x.
+  void transform_tail() {
     if (t_ == 0) return;
-    if (want_log) log_many(tx_, tlx_, static_cast<int64_t>(t_));
-    if (want_r) reciprocal_many(tx_, tr_, static_cast<int64_t>(t_));
+    log_many(tx_, tlx_, static_cast<int64_t>(t_));
+    reciprocal_many(tx_, tr_, static_cast<int64_t>(t_));
   }
   const double* tail_log() const { return tlx_; }
   const double* tail_reciprocal() const { return tr_; }
@@ -81,6 +83,23 @@ class Batch {
   double x_[kBatchEntries], lx_[kBatchEntries], r_[kBatchEntries];
   double tx_[kBatchEntries], tlx_[kBatchEntries], tr_[kBatchEntries];
 };
+
+// w f(a, n) added to *s for f = lpoch, dpoch, tpoch (the parts wanted).
+void add_poch_terms(double w, double a, double n, bool want_l, bool want_d, bool want_t, Sums* s) {
+  if (want_l) s->l += w * math::lpoch(a, n);
+  if (want_d) s->d += w * math::dpoch(a, n);
+  if (want_t) s->t += w * math::tpoch(a, n);
+}
+
+// w [f(x) - f(base)] added to *s for f = lgamma, digamma, trigamma, f(x)
+// by its asymptotic series from lx = log x, r = 1/x and r2 = 1/x^2, and
+// at_base holding f(base) (the parts wanted).
+void add_asymptotic_terms(double w, double x, double lx, double r, double r2, const Sums& at_base,
+                          bool want_l, bool want_d, bool want_t, Sums* s) {
+  if (want_l) s->l += w * (math::lgamma_asymptotic(x, lx, r) - at_base.l);
+  if (want_d) s->d += w * (math::digamma_asymptotic(lx, r, r2) - at_base.d);
+  if (want_t) s->t += w * (math::trigamma_asymptotic(r) - at_base.t);
+}
 
 // A split column's tail: sum_i w_i f(b, n_i - kSplitHead) for f = lpoch,
 // dpoch, tpoch at b = a + kSplitHead >= kAsymptoticMin, the factors of
@@ -93,21 +112,18 @@ Sums tail_terms(double a, const double* value, const double* weight, size_t n, c
   Sums s;
   const double b = a + static_cast<double>(kSplitHead);
   const double rb = r[0], lb = lx[0];
-  const double gb = want_l ? (b - 0.5) * lb - b + math::kHalfLog2Pi + math::stirling_tail_r(rb) : 0.0;
-  const double db = want_d ? lb - 0.5 * rb - math::digamma_tail_r2(rb * rb) : 0.0;
-  const double tb = want_t ? rb + 0.5 * rb * rb + math::trigamma_tail_r(rb) : 0.0;
+  Sums at_b;
+  if (want_l) at_b.l = math::lgamma_asymptotic(b, lb, rb);
+  if (want_d) at_b.d = math::digamma_asymptotic(lb, rb, rb * rb);
+  if (want_t) at_b.t = math::trigamma_asymptotic(rb);
   for (size_t i = 0; i < n; ++i) {
     const double w = weight[i], m = value[i] - static_cast<double>(kSplitHead);
     if (m >= b) {
-      const double x = a + value[i], lxi = lx[i + 1], ri = r[i + 1];
-      if (want_l) s.l += w * (((x - 0.5) * lxi - x + math::kHalfLog2Pi + math::stirling_tail_r(ri)) - gb);
-      if (want_d) s.d += w * ((lxi - 0.5 * ri - math::digamma_tail_r2(ri * ri)) - db);
-      if (want_t) s.t += w * ((ri + 0.5 * ri * ri + math::trigamma_tail_r(ri)) - tb);
-      continue;
+      const double ri = r[i + 1];
+      add_asymptotic_terms(w, a + value[i], lx[i + 1], ri, ri * ri, at_b, want_l, want_d, want_t, &s);
+    } else {
+      add_poch_terms(w, b, m, want_l, want_d, want_t, &s);
     }
-    if (want_l) s.l += w * math::lpoch(b, m);
-    if (want_d) s.d += w * math::dpoch(b, m);
-    if (want_t) s.t += w * math::tpoch(b, m);
   }
   return s;
 }
@@ -140,27 +156,22 @@ constexpr double kPairBaseMinAlpha = 1e-8;
 Sums pair_terms(const Histogram& h, double a, bool want_l, bool want_d, bool want_t) {
   Sums s;
   bool have_base = false;
-  double la = 0.0, da = 0.0, ta = 0.0;
+  Sums at_a;
   for (size_t i = 0; i < h.value.size(); ++i) {
     const double w = h.weight[i], n = h.value[i];
     const double x = a + n;
     if (n >= a && x >= math::kAsymptoticMin && a >= kPairBaseMinAlpha) {
       if (!have_base) {
         int sign = 0;  // lgamma_r: std::lgamma writes the process-wide signgam
-        la = want_l ? ::lgamma_r(a, &sign) : 0.0;
-        da = want_d ? math::digamma(a) : 0.0;
-        ta = want_t ? math::trigamma(a) : 0.0;
+        if (want_l) at_a.l = ::lgamma_r(a, &sign);
+        if (want_d) at_a.d = math::digamma(a);
+        if (want_t) at_a.t = math::trigamma(a);
         have_base = true;
       }
-      const double lx = std::log(x), r = 1.0 / x;
-      if (want_l) s.l += w * (((x - 0.5) * lx - x + math::kHalfLog2Pi + math::stirling_tail(x)) - la);
-      if (want_d) s.d += w * ((lx - 0.5 * r - math::digamma_tail(x)) - da);
-      if (want_t) s.t += w * ((r + 0.5 * r * r + math::trigamma_tail(x)) - ta);
+      add_asymptotic_terms(w, x, std::log(x), 1.0 / x, 1.0 / (x * x), at_a, want_l, want_d, want_t, &s);
       continue;
     }
-    if (want_l) s.l += w * math::lpoch(a, n);
-    if (want_d) s.d += w * math::dpoch(a, n);
-    if (want_t) s.t += w * math::tpoch(a, n);
+    add_poch_terms(w, a, n, want_l, want_d, want_t, &s);
   }
   return s;
 }
@@ -375,7 +386,7 @@ void histogram_sums(const FlatHistograms& f, const double* alpha, double* value,
           batch.add(alpha[w], fw == F::kBased ? h.column[static_cast<size_t>(col[w])].base : 0.0, n);
         }
         batch.transform(want_l, want_dt);
-        batch.transform_tail(true, true);
+        batch.transform_tail();
       }
       size_t at = 0, tail_at = 0;
       for (int64_t u = i; u < w; ++u) {
