@@ -329,9 +329,11 @@ typedef struct dirmn_counts dirmn_counts; /* opaque */
  * of the dense bytes). Per row: 16 bytes (the row's total and multinomial
  * coefficient), 8 more for a sparse table's row offsets, and 8 more where
  * counts can reach 2^16 (4- and 8-byte counts: where the row's largest count
- * is). Per column: 16 bytes. A 2e7 x 2 table of counts below 256 thus takes
- * 40 MB of counts and 320 MB of row data; building it takes no more than
- * that beside the caller's array, which it reads in place. A mixture fitted
+ * is). Per column: 16 bytes, and 8 more once a CPU context has taken a
+ * likelihood of shared alpha on it (where its per-call tables go). A 2e7 x 2
+ * table of counts below 256 thus takes 40 MB of counts and 320 MB of row
+ * data; building it takes no more than that beside the caller's array,
+ * which it reads in place. A mixture fitted
  * on the host to a table of counts of 2 bytes or more (or of 1 byte, where
  * k x cols x (largest count + 1) passes 2^23) adds its nonzeros by column,
  * 8 bytes per nonzero, kept until the object is destroyed: every M step's

@@ -57,8 +57,10 @@ class CpuBackend final : public Backend {
   BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
                        const Interrupt& interrupt) override {
     if (req.out_on_device) return {DIRMN_ERROR_NOT_SUPPORTED, "device output on the CPU", 0};
+    const CpuCounts& c = static_cast<const CpuCounts&>(counts);
     try {
-      return cpu::loglik(table_of(counts), req, *threads_, interrupt);
+      if (!req.rowwise && !c.loglik_layout) c.loglik_layout = cpu::plan_tables(c.table);
+      return cpu::loglik(c.table, c.loglik_layout.get(), req, *threads_, interrupt);
     } catch (const std::bad_alloc&) {
       return {DIRMN_ERROR_OUT_OF_MEMORY, "likelihood workspace", 0};
     }

@@ -21,71 +21,6 @@ namespace dirmn {
 namespace cpu {
 namespace {
 
-// Counts at or above this are never tabulated: a table entry per possible
-// value would cost more to build than it saves.
-constexpr int64_t kTableMaxCount = 255;
-// Bits of a packed layout word that hold a column's cut (at most
-// kTableMaxCount + 1).
-constexpr int kCutBits = 9;
-static_assert(kTableMaxCount + 1 < (int64_t{1} << kCutBits), "a cut fits its bits");
-// A column gets a table when it has at least this many nonzeros per table
-// entry; below that, evaluating its cells directly is cheaper.
-constexpr double kTableMinNnzPerEntry = 0.5;
-
-// Per-column table layout, shared by every parameter vector of a call.
-struct TableLayout {
-  std::vector<int64_t> offset;  // start of column v's entries
-  std::vector<int64_t> cut;     // entries for n < cut[v] exist
-  // Both in one word per column, offset << kCutBits | cut, as a cell reads
-  // them: one load from a cols-long array per cell, not two (a wide
-  // table's cells fall on columns at random).
-  std::vector<uint64_t> packed;
-  // Entry 0 is every untabulated column's (cut 1: only n = 0, whose term
-  // is 0): a wide sparse table's columns are mostly untabulated, and an
-  // entry each was K x cols doubles to allocate and fill per call (4 MB
-  // per E step at k = 20 on 27000 columns).
-  int64_t size = 1;
-  int64_t max_cut = 1;          // the largest cut
-  bool covers_all = true;       // every stored count has an entry
-  // Columns with a cell past the cut and past kDirectMax: their alphas'
-  // lgamma is taken once per call (math::lpoch_deep), costing no more than
-  // the one lgamma per deep cell and vector it replaces.
-  std::vector<int64_t> deep;
-  std::vector<uint32_t> deep_slot;  // cols (where deep is not empty): v's place in deep
-};
-
-TableLayout plan_tables(const HostTable& t) {
-  TableLayout L;
-  L.offset.resize(static_cast<size_t>(t.cols));
-  L.cut.resize(static_cast<size_t>(t.cols));
-  for (int64_t v = 0; v < t.cols; ++v) {
-    const double cmax = t.col_max[static_cast<size_t>(v)];
-    const int64_t want = static_cast<int64_t>(std::min<double>(cmax, kTableMaxCount)) + 1;
-    const bool worth = static_cast<double>(t.col_nnz[static_cast<size_t>(v)]) >=
-                       kTableMinNnzPerEntry * static_cast<double>(want);
-    // Real-valued counts are tabulated only at their integer values, so they
-    // always keep the direct path available (covers_all = false).
-    const int64_t cut = worth ? want : 1;
-    L.offset[static_cast<size_t>(v)] = cut > 1 ? L.size : 0;
-    L.cut[static_cast<size_t>(v)] = cut;
-    if (cut > 1) L.size += cut;
-    L.max_cut = std::max(L.max_cut, cut);
-    if (static_cast<double>(cut) <= cmax || t.real_valued) L.covers_all = false;
-    if ((static_cast<double>(cut) <= cmax || t.real_valued) && math::deep_count_applies(cmax))
-      L.deep.push_back(v);
-  }
-  L.packed.resize(static_cast<size_t>(t.cols));
-  for (int64_t v = 0; v < t.cols; ++v)
-    L.packed[static_cast<size_t>(v)] = static_cast<uint64_t>(L.offset[static_cast<size_t>(v)]) << kCutBits |
-                                       static_cast<uint64_t>(L.cut[static_cast<size_t>(v)]);
-  if (!L.deep.empty()) {
-    L.deep_slot.assign(static_cast<size_t>(t.cols), 0);
-    for (size_t i = 0; i < L.deep.size(); ++i)
-      L.deep_slot[static_cast<size_t>(L.deep[i])] = static_cast<uint32_t>(i);
-  }
-  return L;
-}
-
 // T_v[n] = sum_{j<n} log((alpha_v + j) / A) = lpoch(alpha_v, n) - n log A,
 // accumulated with Kahan compensation so entries near the cut-off keep full
 // precision; for the full form T_v[n] = sum_{j<n} log((alpha_v + j) / (j + 1))
@@ -117,7 +52,7 @@ void fill_table(const TableLayout& L, const double* log_k, const double* alpha, 
     // A run of columns whose entries fill at most one batch.
     int64_t w = v, m = 0;
     for (; w < v1; ++w) {
-      const int64_t cut = L.cut[static_cast<size_t>(w)];
+      const int64_t cut = L.cut(w);
       if (cut <= 1) continue;  // the shared entry 0, zeroed with the tables
       if (m + cut - 1 > kLogBatch) break;
       for (int64_t n = 1; n < cut; ++n) x[m++] = alpha[w] + static_cast<double>(n - 1);
@@ -125,9 +60,9 @@ void fill_table(const TableLayout& L, const double* log_k, const double* alpha, 
     log_many(x, lx, m);
     const double* l = lx;
     for (; v < w; ++v) {
-      const int64_t cut = L.cut[static_cast<size_t>(v)];
+      const int64_t cut = L.cut(v);
       if (cut <= 1) continue;
-      double* tv = T + L.offset[static_cast<size_t>(v)] * K + j;
+      double* tv = T + L.offset(v) * K + j;
       double sum = 0.0, comp = 0.0;
       tv[0] = 0.0;
       for (int64_t n = 1; n < cut; ++n) {
@@ -213,10 +148,10 @@ void dense_row_shared(const T* x, int64_t cols, int64_t skip, const Group& g, do
   double acc[4][kGroup] = {};
   if (!std::is_floating_point<T>::value && g.L->covers_all) {
     // Every count has its entry (zeros' is 0): no test per cell.
-    const int64_t* off = g.L->offset.data();
+    const uint64_t* packed = g.L->packed.data();
     for (int64_t v = 0; v < cols; ++v) {
       if (v == skip) continue;
-      const double* p = g.table + (off[v] + static_cast<int64_t>(x[v])) * g.K;
+      const double* p = g.table + (static_cast<int64_t>(packed[v] >> kCutBits) + static_cast<int64_t>(x[v])) * g.K;
       double* a = acc[v & 3];
       for (int64_t j = 0; j < group_size<KG>(g); ++j) a[j] += p[j];
     }
@@ -227,10 +162,51 @@ void dense_row_shared(const T* x, int64_t cols, int64_t skip, const Group& g, do
   for (int64_t j = 0; j < g.kg; ++j) rest[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
 }
 
-// The same over a sparse row (two accumulators, by position).
+// The same over a sparse row (two accumulators, by the cell's position's
+// parity). Where the group's size is known (KG > 0), the tabulated cells'
+// loop keeps its accumulators and the tables' addresses in registers (acc
+// through a pointer made the compiler reload them around every cell: a
+// quarter of a K = 1 likelihood of a text table); Stride is the tables'
+// stride K where it is 1.
+template <bool Full, class T, int KG, int Stride>
+void sparse_row_known(const T* x, const uint32_t* col, int64_t begin, int64_t end, int64_t skip,
+                      const Group& g, double* rest) {
+  const uint64_t* packed = g.L->packed.data();
+  const double* table = g.table;
+  const int64_t K = Stride > 0 ? Stride : g.K;
+  double a0[KG] = {}, a1[KG] = {};
+  const auto cell = [&](int64_t i, double* acc) {
+    const int64_t v = static_cast<int64_t>(col[i]);
+    if (v == skip) return;
+    const T n = x[i];
+    const uint64_t word = packed[v];
+    if (static_cast<int64_t>(n) < static_cast<int64_t>(word & ((uint64_t{1} << kCutBits) - 1))) {
+      const double* p = table + (static_cast<int64_t>(word >> kCutBits) + static_cast<int64_t>(n)) * K;
+      for (int j = 0; j < KG; ++j) acc[j] += p[j];
+    } else {
+      add_cell<Full, T, KG>(n, v, g, acc);
+    }
+  };
+  int64_t i = begin;
+  if (i < end && (i & 1) != 0) cell(i++, a1);
+  for (; i + 1 < end; i += 2) {
+    cell(i, a0);
+    cell(i + 1, a1);
+  }
+  if (i < end) cell(i, a0);
+  for (int j = 0; j < KG; ++j) rest[j] = a0[j] + a1[j];
+}
+
 template <bool Full, class T, int KG>
 void sparse_row_shared(const T* x, const uint32_t* col, int64_t begin, int64_t end, int64_t skip,
                        const Group& g, double* rest) {
+  if constexpr (KG > 0 && !std::is_floating_point<T>::value) {
+    if (g.K == 1)
+      sparse_row_known<Full, T, KG, 1>(x, col, begin, end, skip, g, rest);
+    else
+      sparse_row_known<Full, T, KG, 0>(x, col, begin, end, skip, g, rest);
+    return;
+  }
   double acc[2][kGroup] = {};
   for (int64_t i = begin; i < end; ++i) {
     const int64_t v = static_cast<int64_t>(col[i]);
@@ -273,9 +249,21 @@ void row_shared(const HostTable& t, const T* x, int64_t b, int64_t skip, const G
     dense_row_shared<Full, T, KG>(x + b * t.cols, t.cols, skip, g, rest);
 }
 
+// The term of a row of total n for a component of alpha sum a_sum, which
+// the row's cell sum less it is the row's value (unless regrouped:
+// finish_row). The full form's is in the cells' deep form where theirs may
+// be deep: one cell against its own total (V = 1) is then exactly 0.
+template <bool Full>
+double total_term(double a_sum, double log_a_sum, double lgamma_a_sum, bool any_deep_sum, double n) {
+  if (!Full) return centred_lpoch(a_sum, n, log_a_sum);
+  if (any_deep_sum && math::deep_count_applies(n) && math::deep_alpha_applies(a_sum))
+    return math::lpoch_lfact_deep(a_sum, lgamma_a_sum, math::deep_count(n));
+  return math::lpoch_lfact(a_sum, n);
+}
+
 template <bool Full, class T>
-BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
-                           const Interrupt& interrupt) {
+BackendResult loglik_typed(const HostTable& t, const TableLayout* plan, const LoglikRequest& req,
+                           HostThreads& threads, const Interrupt& interrupt) {
   const int64_t rows = t.rows, cols = t.cols, K = req.k;
   const T* x = as<T>(t.values);
   const double work_per_row =
@@ -290,8 +278,10 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
   };
 
   std::function<void(int64_t)> body;
-  TableLayout layout;
-  std::vector<double> tables, a_sums, log_a_sums, lgamma_a_sums, a_prefix, a_suffix, lgamma_alpha;
+  std::unique_ptr<double[]> tables;
+  std::vector<double> a_sums, log_a_sums, lgamma_a_sums, a_prefix, a_suffix, lgamma_alpha, total_terms;
+  DistinctTotals totals;
+  const uint32_t* total_slot = nullptr;  // totals.slot where there are totals
   bool any_deep_sum = false;  // a component whose row totals may take the deep form
   if (req.rowwise) {
     body = [&](int64_t c) {
@@ -327,10 +317,11 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       }
     };
   } else {
-    layout = plan_tables(t);
+    const TableLayout& layout = *plan;
     const LogFactors factors(layout);
-    tables.resize(static_cast<size_t>(layout.size * K));
-    std::fill(tables.begin(), tables.begin() + K, 0.0);  // entry 0, which fill_table leaves
+    // Every entry but entry 0 is written by fill_table: no zeroing pass.
+    tables.reset(new double[static_cast<size_t>(layout.size * K)]);
+    std::fill(tables.get(), tables.get() + K, 0.0);
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
     lgamma_a_sums.resize(static_cast<size_t>(K));
@@ -356,6 +347,21 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
       lgamma_a_sums[u] = lgamma_if_deep(a_sums[u]);
       any_deep_sum = any_deep_sum || math::deep_alpha_applies(a_sums[u]);
     }
+    totals = distinct_totals(t);
+    if (!totals.value.empty()) total_slot = totals.slot.data();
+    const int64_t n_totals = static_cast<int64_t>(totals.value.size());
+    total_terms.resize(static_cast<size_t>(n_totals * K));
+    if (n_totals > 0)
+      threads.parallel_for(
+          n_totals,
+          [&](int64_t d) {
+            for (int64_t j = 0; j < K; ++j)
+              total_terms[static_cast<size_t>(d * K + j)] =
+                  total_term<Full>(a_sums[static_cast<size_t>(j)], log_a_sums[static_cast<size_t>(j)],
+                                   lgamma_a_sums[static_cast<size_t>(j)], any_deep_sum,
+                                   totals.value[static_cast<size_t>(d)]);
+          },
+          static_cast<double>(K) * 64.0);
     const int64_t D = static_cast<int64_t>(layout.deep.size());
     lgamma_alpha.resize(static_cast<size_t>(K * D));
     const int64_t setup_tasks = (cols + kSetupCols - 1) / kSetupCols;
@@ -368,7 +374,7 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
           for (int64_t j = 0; j < K; ++j) {
             const double* a = req.alpha + j * cols;
             fill_table<Full>(layout, factors.log_k, a, v0, v1, log_a_sums[static_cast<size_t>(j)],
-                             K, j, tables.data());
+                             K, j, tables.get());
             for (auto d = d0; d != d1; ++d)
               lgamma_alpha[static_cast<size_t>(j * D + (d - layout.deep.begin()))] = lgamma_if_deep(a[*d]);
           }
@@ -388,13 +394,13 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
     // is left out of the sum and added back for the components that do not
     // regroup.
     // body runs after this block ends: it reads nothing declared in it
-    // (deep_n is D taken again).
+    // (deep_n is D taken again, the layout through plan, the totals' slots as total_slot).
     body = [&](int64_t c) {
-      const int64_t deep_n = static_cast<int64_t>(layout.deep.size());
+      const int64_t deep_n = static_cast<int64_t>(plan->deep.size());
       const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
       double rest[kGroup];
       for (int64_t j0 = 0; j0 < K; j0 += kGroup) {
-        const Group g{&layout, tables.data() + j0, K, std::min(kGroup, K - j0), cols,
+        const Group g{plan, tables.get() + j0, K, std::min(kGroup, K - j0), cols,
                       req.alpha + j0 * cols, log_a_sums.data() + j0,
                       deep_n == 0 ? nullptr : lgamma_alpha.data() + j0 * deep_n};
         const auto rest_sum = [&](int64_t j, int64_t skipped) {
@@ -421,23 +427,29 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
             case kGroup: row_shared<Full, T, kGroup>(t, x, b, star, g, rest); break;
             default: row_shared<Full, T, 0>(t, x, b, star, g, rest); break;
           }
-          // The row total's term in the cells' form where theirs may be
-          // deep: one cell against its own total (V = 1) is then exactly 0.
-          const bool deep_total = Full && any_deep_sum && math::deep_count_applies(n_total);
-          const math::DeepCount ct = math::deep_count(deep_total ? n_total : 1.0);
+          const double* memo =
+              total_slot == nullptr
+                  ? nullptr
+                  : total_terms.data() + total_slot[static_cast<size_t>(n_total)] * K + j0;
+          const auto row_term = [&](int64_t j) {
+            const size_t u = static_cast<size_t>(j0 + j);
+            return memo != nullptr ? memo[j]
+                                   : total_term<Full>(a_sums[u], log_a_sums[u], lgamma_a_sums[u],
+                                                      any_deep_sum, n_total);
+          };
           for (int64_t j = 0; j < g.kg; ++j) {
-            const double a_sum = a_sums[static_cast<size_t>(j0 + j)];
             if (Full) {
-              const double lga_sum = lgamma_a_sums[static_cast<size_t>(j0 + j)];
-              store(b, j0 + j,
-                    deep_total && math::deep_alpha_applies(a_sum)
-                        ? rest[j] - math::lpoch_lfact_deep(a_sum, lga_sum, ct)
-                        : full_row<Full>(rest[j], a_sum, n_total));
+              store(b, j0 + j, rest[j] - row_term(j));
               continue;
             }
+            const double a_sum = a_sums[static_cast<size_t>(j0 + j)];
             const double la = g.log_a_sum[j];
             const double a_rest = big ? rest_sum(j, star) : 0.0;
             const bool rg = big && regroup_helps(a_rest, peak.count);
+            if (!rg && !big) {
+              store(b, j0 + j, rest[j] - row_term(j));
+              continue;
+            }
             double r = rest[j];
             if (big && !rg) {
               double peak_term = 0.0;
@@ -465,11 +477,11 @@ BackendResult loglik_typed(const HostTable& t, const LoglikRequest& req, HostThr
 
 }  // namespace
 
-BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
-                     const Interrupt& interrupt) {
+BackendResult loglik(const HostTable& t, const TableLayout* plan, const LoglikRequest& req,
+                     HostThreads& threads, const Interrupt& interrupt) {
   return with_value_type(t.vtype, [&](auto tag) {
-    return req.full ? loglik_typed<true, decltype(tag)>(t, req, threads, interrupt)
-                    : loglik_typed<false, decltype(tag)>(t, req, threads, interrupt);
+    return req.full ? loglik_typed<true, decltype(tag)>(t, plan, req, threads, interrupt)
+                    : loglik_typed<false, decltype(tag)>(t, plan, req, threads, interrupt);
   });
 }
 

@@ -47,6 +47,63 @@ struct ColumnSlots {
   std::vector<uint32_t> total_rank;  // rows
 };
 
+// Counts at or above this are never tabulated: a table entry per possible
+// value would cost more to build than it saves.
+constexpr int64_t kTableMaxCount = 255;
+// Bits of a packed layout word that hold a column's cut (at most
+// kTableMaxCount + 1).
+constexpr int kCutBits = 9;
+static_assert(kTableMaxCount + 1 < (int64_t{1} << kCutBits), "a cut fits its bits");
+// A column gets a table when it has at least this many nonzeros per table
+// entry; below that, evaluating its cells directly is cheaper.
+constexpr double kTableMinNnzPerEntry = 0.5;
+
+// Per-column table layout of the likelihood of shared alpha: its parameter
+// vectors' tables T_v[n] (cpu_loglik.cpp) are filled per call at these
+// places. It depends on the table alone, so the first such call plans it
+// and the counts keep it (8 bytes per column; cpu_loglik_plan.cpp).
+struct TableLayout {
+  // Column v's entries n < cut(v) start at offset(v): one word per column,
+  // offset << kCutBits | cut, as a cell reads them (one load from a
+  // cols-long array per cell; a wide table's cells fall on columns at
+  // random).
+  std::vector<uint64_t> packed;
+  int64_t cut(int64_t v) const {
+    return static_cast<int64_t>(packed[static_cast<size_t>(v)] & ((uint64_t{1} << kCutBits) - 1));
+  }
+  int64_t offset(int64_t v) const { return static_cast<int64_t>(packed[static_cast<size_t>(v)] >> kCutBits); }
+  // Entry 0 is every untabulated column's (cut 1: only n = 0, whose term
+  // is 0): a wide sparse table's columns are mostly untabulated, and an
+  // entry each was K x cols doubles to allocate and fill per call (4 MB
+  // per E step at k = 20 on 27000 columns).
+  int64_t size = 1;
+  int64_t max_cut = 1;          // the largest cut
+  bool covers_all = true;       // every stored count has an entry
+  // Columns with a cell past the cut and past kDirectMax: their alphas'
+  // lgamma is taken once per call (math::lpoch_deep), costing no more than
+  // the one lgamma per deep cell and vector it replaces.
+  std::vector<int64_t> deep;
+  std::vector<uint32_t> deep_slot;  // cols (where deep is not empty): v's place in deep
+};
+// Throws std::bad_alloc.
+std::unique_ptr<TableLayout> plan_tables(const HostTable& t);
+
+// The rows' distinct totals, where they are integers of at most
+// kTotalSlotsPerRow per row and take at most one value per
+// kRowsPerDistinctTotal rows (else empty), found per call (a pass over the
+// row totals): a row total's term (a log-beta, several logs) is then taken
+// once per distinct total and component, not per row, which was a quarter
+// of a K = 1 likelihood of short rows (text: 20000 documents, 516 distinct
+// lengths).
+constexpr int64_t kTotalSlotsPerRow = 8;
+constexpr int64_t kRowsPerDistinctTotal = 2;
+struct DistinctTotals {
+  std::vector<double> value;   // ascending
+  std::vector<uint32_t> slot;  // largest total + 1: total N is value[slot[N]]
+};
+// Throws std::bad_alloc.
+DistinctTotals distinct_totals(const HostTable& t);
+
 class CpuCounts final : public BackendCounts {
  public:
   explicit CpuCounts(HostTable&& t) : table(std::move(t)) {}
@@ -56,6 +113,9 @@ class CpuCounts final : public BackendCounts {
   // then, and where the table has no such form or there was no room.
   mutable std::unique_ptr<ColumnSlots> slots;
   mutable bool slots_tried = false;
+  // Planned by the first likelihood of shared alpha (the same rule: one
+  // call at a time).
+  mutable std::unique_ptr<TableLayout> loglik_layout;
 };
 
 template <class T>
@@ -160,8 +220,10 @@ inline double finish_row(double rest, double a_sum, double log_a_sum, double n_t
 
 // The backend's passes (cpu_loglik.cpp, cpu_histograms.cpp,
 // cpu_derivatives.cpp), on the host threads.
-BackendResult loglik(const HostTable& t, const LoglikRequest& req, HostThreads& threads,
-                     const Interrupt& interrupt);
+// `layout` is the table's (plan_tables); only a request of shared alpha
+// reads it (it may be null for per-row alpha).
+BackendResult loglik(const HostTable& t, const TableLayout* layout, const LoglikRequest& req,
+                     HostThreads& threads, const Interrupt& interrupt);
 BackendResult histograms(const HostTable& t, const double* weights, int64_t k,
                          std::vector<Histograms>* out, HostThreads& threads,
                          const Interrupt& interrupt);
