@@ -86,6 +86,9 @@ constexpr int64_t kSetupCols = 2048;
 // registers and the first level of cache.
 constexpr int64_t kGroup = 16;
 
+// Doubles per cache line.
+constexpr int64_t kLineDoubles = 8;
+
 // What the row passes of one group of components read: the interleaved
 // tables at the group's first component, and the group's alphas and log A.
 struct Group {
@@ -279,6 +282,7 @@ BackendResult loglik_typed(const HostTable& t, const TableLayout* plan, const Lo
 
   std::function<void(int64_t)> body;
   std::unique_ptr<double[]> tables;
+  double* table0 = nullptr;  // tables' first entry
   std::vector<double> a_sums, log_a_sums, lgamma_a_sums, a_prefix, a_suffix, lgamma_alpha, total_terms;
   DistinctTotals totals;
   const uint32_t* total_slot = nullptr;  // totals.slot where there are totals
@@ -320,8 +324,11 @@ BackendResult loglik_typed(const HostTable& t, const TableLayout* plan, const Lo
     const TableLayout& layout = *plan;
     const LogFactors factors(layout);
     // Every entry but entry 0 is written by fill_table: no zeroing pass.
-    tables.reset(new double[static_cast<size_t>(layout.size * K)]);
-    std::fill(tables.get(), tables.get() + K, 0.0);
+    // On a cache line's start: a cell's K = 8 terms are then one line, not
+    // two (the base was 16-byte aligned).
+    tables.reset(new double[static_cast<size_t>(layout.size * K + kLineDoubles)]);
+    table0 = tables.get() + (kLineDoubles - (reinterpret_cast<uintptr_t>(tables.get()) / sizeof(double)) % kLineDoubles) % kLineDoubles;
+    std::fill(table0, table0 + K, 0.0);
     a_sums.resize(static_cast<size_t>(K));
     log_a_sums.resize(static_cast<size_t>(K));
     lgamma_a_sums.resize(static_cast<size_t>(K));
@@ -374,7 +381,7 @@ BackendResult loglik_typed(const HostTable& t, const TableLayout* plan, const Lo
           for (int64_t j = 0; j < K; ++j) {
             const double* a = req.alpha + j * cols;
             fill_table<Full>(layout, factors.log_k, a, v0, v1, log_a_sums[static_cast<size_t>(j)],
-                             K, j, tables.get());
+                             K, j, table0);
             for (auto d = d0; d != d1; ++d)
               lgamma_alpha[static_cast<size_t>(j * D + (d - layout.deep.begin()))] = lgamma_if_deep(a[*d]);
           }
@@ -400,7 +407,7 @@ BackendResult loglik_typed(const HostTable& t, const TableLayout* plan, const Lo
       const int64_t r0 = c * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
       double rest[kGroup];
       for (int64_t j0 = 0; j0 < K; j0 += kGroup) {
-        const Group g{plan, tables.get() + j0, K, std::min(kGroup, K - j0), cols,
+        const Group g{plan, table0 + j0, K, std::min(kGroup, K - j0), cols,
                       req.alpha + j0 * cols, log_a_sums.data() + j0,
                       deep_n == 0 ? nullptr : lgamma_alpha.data() + j0 * deep_n};
         const auto rest_sum = [&](int64_t j, int64_t skipped) {
