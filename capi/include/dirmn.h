@@ -968,6 +968,140 @@ DIRMN_API dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_count
                                                  const dirmn_fit_options* options,
                                                  dirmn_overdispersion_result* result);
 
+/* ------------------------------------------------------------------------ */
+/* Regression: covariates -> composition                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Dirichlet-multinomial regression, log-linear (MGLM's parametrisation):
+ * row b with covariates x_b (p values) has alpha_bv = exp(x_b . beta_v),
+ * beta a p x V matrix of coefficients, one column per category, all
+ * identified (alpha is not normalised). Maximum likelihood by Newton's
+ * method in vec(beta), from the per-row derivatives (the
+ * DIRMN_STEP_DERIVATIVES_ROWWISE step: on a CUDA context the device's where
+ * it has them): the Hessian is one p x p block per category plus a term of
+ * rank at most the number of rows; each step is safeguarded (Levenberg
+ * damping where the Hessian is not negative definite, step halving until
+ * the log-likelihood rises). It starts from the shared-alpha fit
+ * (dirmn_fit), regressed on the design by least squares. */
+typedef struct dirmn_reg dirmn_reg; /* opaque: one fitted regression */
+
+typedef struct dirmn_reg_options {
+  size_t size;               /* sizeof(dirmn_reg_options) */
+  double tolerance;          /* stop when the predicted gain of a Newton step (half the
+                                Newton decrement squared) is below tolerance x |loglik|;
+                                default 1e-10 */
+  int max_iterations;        /* Newton steps; default 200 */
+  const double* weights;     /* row weights (finite, >= 0; frequencies: a weight of 2 is
+                                the row twice), NULL for all 1 */
+  dirmn_progress_fn progress; /* after each Newton step: iteration, log pmf, max-norm of the
+                                gradient in beta; non-zero cancels */
+  void* progress_data;
+} dirmn_reg_options;
+
+/* Fills the first `size` bytes of *options with defaults and sets
+ * options->size to the bytes filled, as dirmn_fit_options_init_sized.
+ * Never fails. */
+DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t size);
+#define dirmn_reg_options_init(options) \
+  dirmn_reg_options_init_sized((options), sizeof(dirmn_reg_options))
+
+/* Most coefficients (p x V) a regression takes: its covariance is formed
+ * and factored whole ((p V)^2 doubles, 72 MB at this size). */
+#define DIRMN_REG_MAX_COEFFICIENTS 3000
+
+/* Fits the regression of the table's rows on the design matrix x: rows x p
+ * covariates, entry (b, i) at x[b * x_stride_row + i * x_stride_col] (host
+ * memory, read during the call only; an intercept is a column of ones, as
+ * R's model.matrix makes it). The caller owns *reg (free with
+ * dirmn_reg_destroy); it does not reference `counts` or x after return.
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (p < 1, bad strides,
+ * options; a design that is not of full column rank under the weights,
+ * naming the first covariate that is a combination of those before it; a
+ * category without counts under the weights, naming it: its coefficients
+ * have no finite MLE; more rows with counts are needed than p; p x V above
+ * DIRMN_REG_MAX_COEFFICIENTS); INVALID_PARAMETER (a non-finite x, naming
+ * row and column, or weight, naming the row); DIMENSION_MISMATCH (rows is
+ * not the table's); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
+ * NOT_SUPPORTED (counts wrapped from device memory); OVERFLOW (an alpha
+ * beyond the largest double at the start). A fit that stops at
+ * max_iterations is returned with converged = 0. */
+DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
+                                     int64_t rows, int64_t p, int64_t x_stride_row,
+                                     int64_t x_stride_col, const dirmn_reg_options* options,
+                                     dirmn_reg** reg);
+
+/* Frees a regression. NULL is a no-op. */
+DIRMN_API void dirmn_reg_destroy(dirmn_reg* reg);
+
+typedef struct dirmn_reg_info {
+  size_t size;            /* sizeof(dirmn_reg_info), set by the caller */
+  int64_t rows;           /* rows of the fitted table */
+  int64_t covariates;     /* p */
+  int64_t categories;     /* V */
+  int64_t parameters;     /* p x V */
+  double loglik;          /* the log pmf at the fit (with multinomial coefficients) */
+  double aic;             /* -2 loglik + 2 parameters */
+  double bic;             /* -2 loglik + parameters log(observations) */
+  double observations;    /* n: the rows with counts and a positive weight (with row
+                             weights, the sum of their weights), as dirmn_fit counts it */
+  double gradient_norm;   /* max-norm of the gradient in beta at the fit */
+  int iterations;         /* Newton steps taken */
+  int converged;          /* 1 when the tolerance was met */
+  int hessian_definite;   /* 1 when the Hessian is negative definite at the fit (a strict
+                             local maximum): the covariance and standard errors are its
+                             negative inverse; 0: they are not given (dirmn_reg_get_vcov
+                             and _get_std_errors answer NOT_SUPPORTED) */
+} dirmn_reg_info;
+
+/* Describes a fitted regression; info->size must be set (fields beyond it
+ * are not written). Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT
+ * (size). Failure messages go to dirmn_last_error(NULL). */
+DIRMN_API dirmn_status dirmn_reg_get_info(const dirmn_reg* reg, dirmn_reg_info* info);
+
+/* Copies the coefficients: beta of covariate i, category v, to
+ * coef[i * stride_covariate + v * stride_category] (p x V). Statuses:
+ * SUCCESS; NULL_POINTER; INVALID_ARGUMENT (overlapping strides); OVERFLOW
+ * (extent). */
+DIRMN_API dirmn_status dirmn_reg_get_coef(const dirmn_reg* reg, double* coef,
+                                          int64_t stride_covariate, int64_t stride_category);
+
+/* Copies the standard errors of the coefficients (the square roots of the
+ * covariance's diagonal), laid out as dirmn_reg_get_coef. Statuses: those of
+ * dirmn_reg_get_coef; NOT_SUPPORTED where the fit has no covariance
+ * (hessian_definite = 0). */
+DIRMN_API dirmn_status dirmn_reg_get_std_errors(const dirmn_reg* reg, double* se,
+                                                int64_t stride_covariate,
+                                                int64_t stride_category);
+
+/* Copies the covariance of the coefficients, the negative inverse Hessian of
+ * the log-likelihood at the fit, (p V) x (p V) in the order of vec(beta)
+ * (covariate fastest: coefficient (i, v) is index v p + i, as R's
+ * as.vector(coef) orders a p x V matrix), entry (r, c) to
+ * out[r * ld + c]; ld >= p V. Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (ld); OVERFLOW (extent); NOT_SUPPORTED where the fit has
+ * no covariance (hessian_definite = 0). */
+DIRMN_API dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int64_t ld);
+
+/* The Wald test that covariate i has no effect on any category (beta_iv = 0
+ * for every v): statistic = b' S^-1 b with b the covariate's V coefficients
+ * and S their covariance, against chi-square with V degrees of freedom.
+ * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (covariate outside
+ * 0 .. p - 1); NOT_SUPPORTED where the fit has no covariance. */
+DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate,
+                                           double* statistic, double* df, double* p_value);
+
+/* The fitted model's alpha for new rows: covariates x (rows x p, strides as
+ * dirmn_reg_fit's) give alpha_bv = exp(x_b . beta_v) at
+ * alpha[b * stride_row + v * stride_category]. Statuses: SUCCESS;
+ * NULL_POINTER; INVALID_ARGUMENT (rows < 0, p other than the fit's, bad or
+ * overlapping strides); INVALID_PARAMETER (non-finite x, naming row and
+ * column); OVERFLOW (an alpha beyond the largest double, or 0, naming row
+ * and category; extents). */
+DIRMN_API dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t rows,
+                                         int64_t p, int64_t x_stride_row, int64_t x_stride_col,
+                                         double* alpha, int64_t stride_row,
+                                         int64_t stride_category);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

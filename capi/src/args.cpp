@@ -237,6 +237,14 @@ size_t whole_fields(const dirmn_mixture_options*, size_t size) {
                   size);
 }
 
+size_t whole_fields(const dirmn_reg_options*, size_t size) {
+  using T = dirmn_reg_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, tolerance),
+                   DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, weights),
+                   DIRMN_FIELD_END(T, progress), DIRMN_FIELD_END(T, progress_data)},
+                  size);
+}
+
 #undef DIRMN_FIELD_END
 
 dirmn_status likelihood_flags(dirmn_context* ctx, const char* fn, const char* what, uint32_t flags,

@@ -93,6 +93,14 @@ struct dirmn_counts : dirmn::capi::Deferrable {
   }
 };
 
+struct dirmn_reg : dirmn::capi::Deferrable {
+  std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
+  int64_t p = 0, cols = 0;
+  std::vector<double> beta;  // p x cols, row-major
+  std::vector<double> vcov;  // (p cols)^2, coefficient (i, v) at v p + i; empty without
+  dirmn_reg_info info{};
+};
+
 struct dirmn_mixture : dirmn::capi::Deferrable {
   std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
   int k = 0;

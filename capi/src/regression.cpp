@@ -1,0 +1,314 @@
+// regression.cpp: the header's Regression section.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "../../kernels/math/dense.hpp"
+#include "../../kernels/math/distributions.hpp"
+#include "../../kernels/models/regression.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+using namespace dirmn::capi;
+using dirmn::BackendResult;
+
+namespace dirmn {
+namespace capi {
+namespace {
+
+// The caller's design (rows x p, strided) checked and copied row-major:
+// every entry finite, else INVALID_PARAMETER naming row and column.
+dirmn_status take_design(dirmn_context* ctx, const char* fn, const double* x, int64_t rows,
+                         int64_t p, int64_t s_row, int64_t s_col, std::vector<double>* out) {
+  if (x == nullptr && rows > 0) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "x is NULL");
+  if (dirmn_status s = check_extent(ctx, fn, "x", Strided{x, rows, p, s_row, s_col, sizeof(double)}, false))
+    return s;
+  out->resize(static_cast<size_t>(rows * p));
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t i = 0; i < p; ++i) {
+      const double v = x[b * s_row + i * s_col];
+      if (!std::isfinite(v)) {
+        char buf[kValueChars];
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::cell("x", b, i).with_value(v),
+                       "covariate %s is not finite", value_text(v, buf));
+      }
+      (*out)[static_cast<size_t>(b * p + i)] = v;
+    }
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status check_reg_options(dirmn_context* ctx, const char* fn, const dirmn_reg_options& o) {
+  if (o.max_iterations < 0 || !(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "max_iterations (%d) must be >= 0 and tolerance (%.17g) positive", o.max_iterations,
+                o.tolerance);
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status reg_strides(const char* fn, const char* what, const double* out, int64_t n1, int64_t n2,
+                         int64_t s1, int64_t s2) {
+  return check_extent(nullptr, fn, what, Strided{out, n1, n2, s1, s2, sizeof(double)}, true);
+}
+
+dirmn_status no_vcov(const char* fn) {
+  return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
+              "the fit has no covariance: its Hessian is not negative definite (see "
+              "dirmn_reg_info.hessian_definite)");
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace dirmn
+
+extern "C" {
+
+void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t size) {
+  dirmn_reg_options d;
+  std::memset(&d, 0, sizeof d);
+  d.tolerance = 1e-10;
+  d.max_iterations = 200;
+  fill_defaults(options, size, d);
+}
+
+dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x, int64_t rows,
+                           int64_t p, int64_t x_stride_row, int64_t x_stride_col,
+                           const dirmn_reg_options* options, dirmn_reg** reg) {
+  static const char* fn = "dirmn_reg_fit";
+  return with_context(ctx, fn, [&] {
+    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (reg == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "reg is NULL");
+    dirmn_reg_options o;
+    dirmn_reg_options_init_sized(&o, sizeof o);
+    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_reg_options_init", &o)) return s;
+    if (dirmn_status s = check_reg_options(ctx, fn, o)) return s;
+    const int64_t V = counts->info.cols;
+    if (rows != counts->info.rows)
+      return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
+                  "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
+    if (p < 1) return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "p (%" PRId64 ") must be >= 1", p);
+    if (p > dirmn::kRegMaxCoefficients / std::max<int64_t>(1, V) || p * V > dirmn::kRegMaxCoefficients)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%" PRId64 " covariates x %" PRId64 " categories is more than the %" PRId64
+                  " coefficients a regression takes (DIRMN_REG_MAX_COEFFICIENTS)",
+                  p, V, dirmn::kRegMaxCoefficients);
+    if (dirmn_status s = check_weights(ctx, fn, o.weights, rows)) return s;
+    std::unique_ptr<dirmn_reg> m;
+    dirmn::RegressionOutcome out;
+    BackendResult r;
+    std::vector<double> design;
+    try {
+      if (dirmn_status s = take_design(ctx, fn, x, rows, p, x_stride_row, x_stride_col, &design))
+        return s;
+      m = std::make_unique<dirmn_reg>();
+      dirmn::RegressionSettings s;
+      s.x = design.data();
+      s.p = p;
+      s.weights = o.weights;
+      s.tolerance = o.tolerance;
+      s.max_iterations = o.max_iterations;
+      s.progress = o.progress;
+      s.progress_data = o.progress_data;
+      s.interrupt = ctx->interrupt;
+      r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the regression (%" PRId64 " rows, %" PRId64
+                  " coefficients: per-row derivatives and the %" PRId64 " x %" PRId64 " Hessian)",
+                  rows, p * V, p * V, p * V);
+    }
+    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
+      if (out.bad_covariate >= 0)
+        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
+                       "the design is not of full column rank: this covariate is a linear "
+                       "combination of the ones before it (over the rows with counts)");
+      if (out.bad_category >= 0)
+        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("column", out.bad_category),
+                       "the category has no counts (under the weights): its coefficients have no "
+                       "finite maximum-likelihood estimate");
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%" PRId64 " covariates need at least as many rows with counts (and a positive "
+                  "weight); the table has fewer",
+                  p);
+    }
+    if (r.status == DIRMN_ERROR_OVERFLOW && out.bad_category >= 0)
+      return fail_at(ctx, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", out.bad_covariate, out.bad_category),
+                     "the starting coefficients give an alpha beyond the double range (rescale the "
+                     "covariates)");
+    if (r.status == DIRMN_ERROR_OVERFLOW) return fail_weighted_overflow(ctx, fn, "log-likelihood");
+    if (r.status == DIRMN_ERROR_CANCELLED && out.cancelled)
+      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d Newton steps", out.iterations);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    m->use = ctx->use;
+    m->p = p;
+    m->cols = V;
+    m->beta = std::move(out.beta);
+    m->vcov = std::move(out.vcov);
+    dirmn_reg_info& in = m->info;
+    in.size = sizeof in;
+    in.rows = rows;
+    in.covariates = p;
+    in.categories = V;
+    in.parameters = p * V;
+    in.loglik = out.loglik;
+    in.aic = -2.0 * out.loglik + 2.0 * static_cast<double>(p * V);
+    in.bic = -2.0 * out.loglik + static_cast<double>(p * V) * std::log(out.observations);
+    in.observations = out.observations;
+    in.gradient_norm = out.gradient_norm;
+    in.iterations = out.iterations;
+    in.converged = out.converged ? 1 : 0;
+    in.hessian_definite = out.hessian_definite ? 1 : 0;
+    *reg = m.release();
+    return DIRMN_SUCCESS;
+  });
+}
+
+void dirmn_reg_destroy(dirmn_reg* reg) {
+  if (reg == nullptr) return;
+  const std::shared_ptr<UseFlag> use = reg->use;  // outlives reg
+  if (take_for_destroy(*use) == dirmn::capi::Take::kReentered) {
+    reg->deferred_free = [](dirmn::capi::Deferrable* d) { delete static_cast<dirmn_reg*>(d); };
+    dirmn::capi::defer_free(*use, reg);
+    return;
+  }
+  delete reg;
+  release(*use);
+}
+
+dirmn_status dirmn_reg_get_info(const dirmn_reg* reg, dirmn_reg_info* info) {
+  static const char* fn = "dirmn_reg_get_info";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || info == nullptr)
+      return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or info is NULL");
+    if (info->size < offsetof(dirmn_reg_info, rows) + sizeof(int64_t))
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "info->size (%zu) is too small; set it to sizeof(dirmn_reg_info)", info->size);
+    dirmn_reg_info full = reg->info;
+    full.size = info->size;
+    std::memcpy(info, &full, std::min(info->size, sizeof(dirmn_reg_info)));
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_get_coef(const dirmn_reg* reg, double* coef, int64_t stride_covariate,
+                                int64_t stride_category) {
+  static const char* fn = "dirmn_reg_get_coef";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || coef == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or coef is NULL");
+    if (dirmn_status s = reg_strides(fn, "coef", coef, reg->p, reg->cols, stride_covariate, stride_category))
+      return s;
+    for (int64_t i = 0; i < reg->p; ++i)
+      for (int64_t v = 0; v < reg->cols; ++v)
+        coef[i * stride_covariate + v * stride_category] = reg->beta[static_cast<size_t>(i * reg->cols + v)];
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_get_std_errors(const dirmn_reg* reg, double* se, int64_t stride_covariate,
+                                      int64_t stride_category) {
+  static const char* fn = "dirmn_reg_get_std_errors";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || se == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or se is NULL");
+    if (dirmn_status s = reg_strides(fn, "se", se, reg->p, reg->cols, stride_covariate, stride_category))
+      return s;
+    if (reg->vcov.empty()) return no_vcov(fn);
+    const int64_t P = reg->p * reg->cols;
+    for (int64_t i = 0; i < reg->p; ++i)
+      for (int64_t v = 0; v < reg->cols; ++v) {
+        const int64_t k = v * reg->p + i;
+        se[i * stride_covariate + v * stride_category] = std::sqrt(reg->vcov[static_cast<size_t>(k * P + k)]);
+      }
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int64_t ld) {
+  static const char* fn = "dirmn_reg_get_vcov";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || out == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or out is NULL");
+    const int64_t P = reg->p * reg->cols;
+    if (ld < P)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "ld (%" PRId64 ") is below p x V (%" PRId64 ")",
+                  ld, P);
+    if (dirmn_status s = reg_strides(fn, "out", out, P, P, ld, 1)) return s;
+    if (reg->vcov.empty()) return no_vcov(fn);
+    for (int64_t r = 0; r < P; ++r)
+      std::copy(reg->vcov.begin() + r * P, reg->vcov.begin() + (r + 1) * P, out + r * ld);
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate, double* statistic,
+                                 double* df, double* p_value) {
+  static const char* fn = "dirmn_reg_wald_test";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || statistic == nullptr || df == nullptr || p_value == nullptr)
+      return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg, statistic, df or p_value is NULL");
+    if (covariate < 0 || covariate >= reg->p)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "covariate %" PRId64 " is outside 0 .. %" PRId64, covariate, reg->p - 1);
+    if (reg->vcov.empty()) return no_vcov(fn);
+    const int64_t V = reg->cols, P = reg->p * V;
+    try {
+      // S: the covariate's V x V block of the covariance; b' S^-1 b.
+      std::vector<double> s(static_cast<size_t>(V * V)), b(static_cast<size_t>(V));
+      for (int64_t v = 0; v < V; ++v) {
+        b[static_cast<size_t>(v)] = reg->beta[static_cast<size_t>(covariate * V + v)];
+        for (int64_t u = 0; u < V; ++u)
+          s[static_cast<size_t>(v * V + u)] =
+              reg->vcov[static_cast<size_t>((v * reg->p + covariate) * P + u * reg->p + covariate)];
+      }
+      std::vector<double> y = b;
+      if (dirmn::math::cholesky(s.data(), V) >= 0)
+        return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                    "the covariance block of covariate %" PRId64 " is not positive definite", covariate);
+      dirmn::math::cholesky_solve(s.data(), V, y.data());
+      double w = 0.0;
+      for (int64_t v = 0; v < V; ++v) w += b[static_cast<size_t>(v)] * y[static_cast<size_t>(v)];
+      *statistic = w;
+      *df = static_cast<double>(V);
+      *p_value = dirmn::math::chisq_upper(w, static_cast<double>(V));
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for a %" PRId64 " x %" PRId64
+                  " block", V, V);
+    }
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t rows, int64_t p,
+                               int64_t x_stride_row, int64_t x_stride_col, double* alpha,
+                               int64_t stride_row, int64_t stride_category) {
+  static const char* fn = "dirmn_reg_predict";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || (rows > 0 && alpha == nullptr))
+      return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or alpha is NULL");
+    if (rows < 0) return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "rows (%" PRId64 ") is negative", rows);
+    if (p != reg->p)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "x has %" PRId64 " covariates; the fit has %" PRId64, p, reg->p);
+    if (dirmn_status s = reg_strides(fn, "alpha", alpha, rows, reg->cols, stride_row, stride_category))
+      return s;
+    try {
+      std::vector<double> design, out(static_cast<size_t>(rows * reg->cols));
+      if (dirmn_status s = take_design(nullptr, fn, x, rows, p, x_stride_row, x_stride_col, &design))
+        return s;
+      int64_t bad_row = -1, bad_cat = -1;
+      if (!dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, out.data(),
+                                   &bad_row, &bad_cat))
+        return fail_at(nullptr, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", bad_row, bad_cat),
+                       "exp(x . beta) is not a positive finite double");
+      for (int64_t b = 0; b < rows; ++b)
+        for (int64_t v = 0; v < reg->cols; ++v)
+          alpha[b * stride_row + v * stride_category] = out[static_cast<size_t>(b * reg->cols + v)];
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " rows", rows);
+    }
+    return DIRMN_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,370 @@
+// regression.cpp: Dirichlet-multinomial regression by Newton's method.
+//
+// With eta_bv = x_b . beta_v and alpha_bv = exp(eta_bv), row b's log pmf l_b
+// has, in alpha, gradient g_bv = dpoch(alpha_bv, n_bv) - dpoch(A_b, N_b)
+// and Hessian diag(h_b) + c_b 11^T with h_bv = tpoch(alpha_bv, n_bv) and
+// c_b = -tpoch(A_b, N_b) >= 0 (the per-row derivatives step gives all
+// three). In eta the gradient is q_bv = alpha_bv g_bv and the Hessian
+// diag(alpha_bv^2 h_bv + q_bv) + c_b alpha_b alpha_b^T, so in vec(beta)
+// (coefficient (i, v) at index v p + i):
+//   gradient  G_(v,i) = sum_b w_b q_bv x_bi
+//   Hessian   H = blockdiag_v( sum_b w_b (alpha^2 h + q)_bv x_b x_b^T )
+//                 + sum_b w_b c_b u_b u_b^T,   u_b = alpha_b (x) x_b,
+// one p x p block per category plus a term of rank at most the rows. Both
+// are formed whole (at most kRegMaxCoefficients coefficients); Newton's
+// step solves -H d = G by Cholesky, with Levenberg damping where -H is not
+// positive definite, and is halved until the log-likelihood does not
+// fall. Every sum over rows runs in a fixed order (chunks of
+// kRowsPerChunk rows, then the chunks in order), so the results do not
+// depend on the thread count.
+#include "regression.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "../math/dense.hpp"
+#include "../math/sums.hpp"
+#include "fit.hpp"
+#include "weights.hpp"
+
+namespace dirmn {
+namespace {
+
+constexpr int64_t kRowsPerChunk = 256;
+// Rows of -H formed together: each row of u_b read serves all of them.
+constexpr int64_t kHessianRowBlock = 8;
+// Halvings of a Newton step before the fit gives up rising.
+constexpr int kMaxHalvings = 60;
+// Levenberg damping: first mu (relative to -H's largest diagonal entry),
+// its growth, and the most tries.
+constexpr double kFirstDamping = 1e-12;
+constexpr double kDampingGrowth = 10.0;
+constexpr int kMaxDampings = 40;
+// A covariate whose part of X' W X its predecessors explain to within this
+// (relative to its diagonal) is taken as a combination of them.
+constexpr double kRankTolerance = 1e-10;
+
+// The model at one beta: alpha and the per-row derivatives.
+struct Point {
+  std::vector<double> beta;  // P, index v p + i
+  std::vector<double> alpha, gradient, hessian_diag;  // rows x V
+  std::vector<double> loglik, scalar;                 // rows
+  double value = -std::numeric_limits<double>::infinity();  // weighted, scaled weights
+  bool valid = false;
+};
+
+class RegressionFit {
+ public:
+  RegressionFit(const StoredTable& t, const RegressionSettings& s, const double* w)
+      : t_(t), s_(s), w_(w), rows_(t.info->rows), V_(t.info->cols), p_(s.p), P_(s.p * t.info->cols) {}
+
+  // alpha, then the step's log pmf and (with derivs) derivatives, at beta.
+  BackendResult evaluate(const std::vector<double>& beta, bool derivs, Point* pt) const {
+    pt->beta = beta;
+    pt->alpha.resize(static_cast<size_t>(rows_ * V_));
+    pt->loglik.resize(static_cast<size_t>(rows_));
+    pt->scalar.resize(static_cast<size_t>(rows_));
+    if (derivs) {
+      pt->gradient.resize(static_cast<size_t>(rows_ * V_));
+      pt->hessian_diag.resize(static_cast<size_t>(rows_ * V_));
+    }
+    std::vector<double> beta_pv(static_cast<size_t>(P_));  // p x V for regression_alpha
+    for (int64_t v = 0; v < V_; ++v)
+      for (int64_t i = 0; i < p_; ++i) beta_pv[static_cast<size_t>(i * V_ + v)] = beta[static_cast<size_t>(v * p_ + i)];
+    int64_t bad_row = -1, bad_cat = -1;
+    pt->valid = regression_alpha(s_.x, rows_, p_, beta_pv.data(), V_, pt->alpha.data(), &bad_row, &bad_cat);
+    last_bad_row_ = bad_row;
+    last_bad_category_ = bad_cat;
+    if (!pt->valid) return {};
+    RowwiseDerivRequest req;
+    req.alpha = pt->alpha.data();
+    req.full = true;
+    req.loglik = pt->loglik.data();
+    req.gradient = derivs ? pt->gradient.data() : nullptr;
+    req.hessian_diag = derivs ? pt->hessian_diag.data() : nullptr;
+    req.hessian_scalar = derivs ? pt->scalar.data() : nullptr;
+    const BackendResult r = t_.run(Step::kDerivativesRowwise, [&](Backend& be, const BackendCounts& d) {
+      return be.rowwise_derivatives(d, req, s_.interrupt);
+    });
+    if (!r.ok()) return r;
+    math::NeumaierSum sum;
+    for (int64_t b = 0; b < rows_; ++b) sum.add(weight(b) * pt->loglik[static_cast<size_t>(b)]);
+    pt->value = sum.value();
+    pt->valid = std::isfinite(pt->value);
+    return {};
+  }
+
+  // The gradient G and the lower triangle of -H at pt (derivatives).
+  void derivatives(const Point& pt, std::vector<double>* grad, std::vector<double>* neg_h) const {
+    const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
+    // q = alpha g and dd = alpha^2 h + q per cell, and u_b = alpha_b (x) x_b.
+    std::vector<double> q(static_cast<size_t>(rows_ * V_)), dd(static_cast<size_t>(rows_ * V_));
+    std::vector<double> u(static_cast<size_t>(rows_ * P_));
+    t_.threads->parallel_for(
+        chunks,
+        [&](int64_t c) {
+          const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
+          for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
+            const double* xb = s_.x + b * p_;
+            for (int64_t v = 0; v < V_; ++v) {
+              const size_t k = static_cast<size_t>(b * V_ + v);
+              const double a = pt.alpha[k];
+              q[k] = a * pt.gradient[k];
+              dd[k] = a * a * pt.hessian_diag[k] + q[k];
+              double* ub = u.data() + b * P_ + v * p_;
+              for (int64_t i = 0; i < p_; ++i) ub[i] = a * xb[i];
+            }
+          }
+        },
+        static_cast<double>(rows_ * P_));
+    // The gradient: per chunk, then the chunks in order.
+    std::vector<double> partial(static_cast<size_t>(chunks * P_), 0.0);
+    t_.threads->parallel_for(
+        chunks,
+        [&](int64_t c) {
+          double* g = partial.data() + c * P_;
+          const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
+          for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
+            const double wb = weight(b);
+            if (wb == 0.0) continue;
+            const double* xb = s_.x + b * p_;
+            for (int64_t v = 0; v < V_; ++v) {
+              const double f = wb * q[static_cast<size_t>(b * V_ + v)];
+              for (int64_t i = 0; i < p_; ++i) g[v * p_ + i] += f * xb[i];
+            }
+          }
+        },
+        static_cast<double>(rows_ * P_));
+    grad->assign(static_cast<size_t>(P_), 0.0);
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t r = 0; r < P_; ++r) (*grad)[static_cast<size_t>(r)] += partial[static_cast<size_t>(c * P_ + r)];
+    // -H's lower triangle, kHessianRowBlock rows at a time, each sum over
+    // the rows in order.
+    neg_h->assign(static_cast<size_t>(P_ * P_), 0.0);
+    const int64_t blocks = (P_ + kHessianRowBlock - 1) / kHessianRowBlock;
+    t_.threads->parallel_for(
+        blocks,
+        [&](int64_t blk) {
+          const int64_t r0 = blk * kHessianRowBlock, r1 = std::min(P_, r0 + kHessianRowBlock);
+          double* h = neg_h->data();
+          for (int64_t b = 0; b < rows_; ++b) {
+            const double wb = weight(b);
+            const double cb = wb * pt.scalar[static_cast<size_t>(b)];
+            if (wb == 0.0) continue;
+            const double* ub = u.data() + b * P_;
+            const double* xb = s_.x + b * p_;
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t v = r / p_, i = r % p_;
+              double* hr = h + r * P_;
+              const double f = cb * ub[r];
+              for (int64_t c = 0; c <= r; ++c) hr[c] -= f * ub[c];
+              // The category's own block: its diagonal term.
+              const double e = wb * dd[static_cast<size_t>(b * V_ + v)] * xb[i];
+              double* hv = hr + v * p_;
+              for (int64_t j = 0; j <= i; ++j) hv[j] -= e * xb[j];
+            }
+          }
+        },
+        static_cast<double>(rows_) * static_cast<double>(P_) * static_cast<double>(P_) / 2.0);
+  }
+
+  // The rows' weight (0 for rows without counts).
+  double weight(int64_t b) const { return w_[static_cast<size_t>(b)]; }
+
+  int64_t last_bad_row() const { return last_bad_row_; }
+  int64_t last_bad_category() const { return last_bad_category_; }
+
+ private:
+  const StoredTable& t_;
+  const RegressionSettings& s_;
+  const double* w_;
+  int64_t rows_, V_, p_, P_;
+  mutable int64_t last_bad_row_ = -1, last_bad_category_ = -1;
+};
+
+// Factors a copy of -H (lower triangle in neg_h) into *l, damped by
+// mu I where it is not positive definite; *damped says whether it was.
+bool factor_damped(const std::vector<double>& neg_h, int64_t P, std::vector<double>* l, bool* damped) {
+  double top = 0.0;
+  for (int64_t r = 0; r < P; ++r) top = std::max(top, std::fabs(neg_h[static_cast<size_t>(r * P + r)]));
+  if (!(top > 0.0)) top = 1.0;
+  double mu = 0.0;
+  for (int attempt = 0; attempt <= kMaxDampings; ++attempt) {
+    *l = neg_h;
+    for (int64_t r = 0; r < P; ++r) (*l)[static_cast<size_t>(r * P + r)] += mu;
+    if (math::cholesky(l->data(), P) < 0) {
+      *damped = mu > 0.0;
+      return true;
+    }
+    mu = mu == 0.0 ? kFirstDamping * top : mu * kDampingGrowth;
+  }
+  return false;
+}
+
+double max_abs(const std::vector<double>& v, double scale) {
+  double m = 0.0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m * scale;
+}
+
+}  // namespace
+
+bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* beta, int64_t V,
+                      double* alpha, int64_t* bad_row, int64_t* bad_category) {
+  for (int64_t b = 0; b < rows; ++b) {
+    double* a = alpha + b * V;
+    std::fill(a, a + V, 0.0);
+    for (int64_t i = 0; i < p; ++i) {
+      const double xi = x[b * p + i];
+      const double* bi = beta + i * V;
+      for (int64_t v = 0; v < V; ++v) a[v] += xi * bi[v];
+    }
+    for (int64_t v = 0; v < V; ++v) {
+      a[v] = std::exp(a[v]);
+      if (!(a[v] > 0.0) || !std::isfinite(a[v])) {
+        *bad_row = b;
+        *bad_category = v;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
+                             const RegressionSettings& s, RegressionOutcome* out) {
+  const int64_t rows = table.info->rows, V = table.info->cols, p = s.p, P = p * V;
+  // Row totals: rows without counts take no part (their weight is 0).
+  std::vector<double> totals(static_cast<size_t>(rows));
+  BackendResult r = table.backend->row_totals(*table.data, totals.data());
+  if (!r.ok()) return r;
+  const ScaledWeights sw(s.weights, rows);
+  std::vector<double> w(static_cast<size_t>(rows));
+  math::NeumaierSum n_obs;
+  int64_t rows_with_counts = 0;
+  for (int64_t b = 0; b < rows; ++b) {
+    const double wb = sw.data() ? sw.data()[b] : 1.0;
+    const bool counted = totals[static_cast<size_t>(b)] > 0.0 && wb > 0.0;
+    w[static_cast<size_t>(b)] = counted ? wb : 0.0;
+    if (counted) {
+      ++rows_with_counts;
+      n_obs.add(s.weights ? s.weights[b] : 1.0);
+    }
+  }
+  out->observations = n_obs.value();
+  if (rows_with_counts < p) {
+    out->too_few_rows = true;
+    return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+  }
+
+  // Full column rank of the design over the rows that count: X' W X.
+  std::vector<double> xtwx(static_cast<size_t>(p * p), 0.0), xtw1(static_cast<size_t>(p), 0.0);
+  for (int64_t b = 0; b < rows; ++b) {
+    const double wb = w[static_cast<size_t>(b)];
+    if (wb == 0.0) continue;
+    const double* xb = s.x + b * p;
+    for (int64_t i = 0; i < p; ++i) {
+      xtw1[static_cast<size_t>(i)] += wb * xb[i];
+      for (int64_t j = 0; j <= i; ++j) xtwx[static_cast<size_t>(i * p + j)] += wb * xb[i] * xb[j];
+    }
+  }
+  const int64_t dependent = math::cholesky(xtwx.data(), p, kRankTolerance);
+  if (dependent >= 0) {
+    out->bad_covariate = dependent;
+    return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+  }
+
+  // Start: the shared-alpha fit, regressed on the design (exactly the
+  // intercept where the design has one).
+  FitSettings fs;
+  fs.interrupt = s.interrupt;
+  FitOutcome shared;
+  r = fit_table(table, cache, s.weights, fs, &shared);
+  if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
+    out->too_few_rows = true;
+    return r;
+  }
+  if (!r.ok()) return r;
+  for (int64_t v = 0; v < V; ++v)
+    if (!(shared.alpha[static_cast<size_t>(v)] > 0.0)) {
+      out->bad_category = v;
+      return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+    }
+  std::vector<double> z = xtw1;
+  math::cholesky_solve(xtwx.data(), p, z.data());
+  std::vector<double> beta(static_cast<size_t>(P));
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t i = 0; i < p; ++i)
+      beta[static_cast<size_t>(v * p + i)] = z[static_cast<size_t>(i)] * std::log(shared.alpha[static_cast<size_t>(v)]);
+
+  RegressionFit fit(table, s, w.data());
+  Point cur, trial;
+  if (!(r = fit.evaluate(beta, true, &cur)).ok()) return r;
+  if (!cur.valid) {
+    out->bad_covariate = fit.last_bad_row();  // the row, for the message
+    out->bad_category = fit.last_bad_category();
+    return {DIRMN_ERROR_OVERFLOW, "", 0};
+  }
+  std::vector<double> grad, neg_h, l, step(static_cast<size_t>(P));
+  fit.derivatives(cur, &grad, &neg_h);
+  int iterations = 0;
+  bool converged = false;
+  while (true) {
+    bool damped = false;
+    if (!factor_damped(neg_h, P, &l, &damped)) break;
+    step = grad;
+    math::cholesky_solve(l.data(), P, step.data());
+    double gain = 0.0;
+    for (int64_t k = 0; k < P; ++k) gain += 0.5 * grad[static_cast<size_t>(k)] * step[static_cast<size_t>(k)];
+    if (!damped && gain <= s.tolerance * std::fabs(cur.value)) {
+      converged = true;
+      break;
+    }
+    if (iterations >= s.max_iterations) break;
+    if (s.interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+    bool accepted = false;
+    double t = 1.0;
+    std::vector<double> next(static_cast<size_t>(P));
+    for (int h = 0; h <= kMaxHalvings && !accepted; ++h, t *= 0.5) {
+      for (int64_t k = 0; k < P; ++k)
+        next[static_cast<size_t>(k)] = cur.beta[static_cast<size_t>(k)] + t * step[static_cast<size_t>(k)];
+      if (!(r = fit.evaluate(next, true, &trial)).ok()) return r;
+      accepted = trial.valid && trial.value >= cur.value;
+    }
+    if (!accepted) break;
+    std::swap(cur, trial);
+    ++iterations;
+    fit.derivatives(cur, &grad, &neg_h);
+    if (s.progress != nullptr &&
+        s.progress(iterations, sw.unscale(cur.value), max_abs(grad, std::ldexp(1.0, sw.exponent())),
+                   s.progress_data) != 0) {
+      out->cancelled = true;
+      out->iterations = iterations;
+      return {DIRMN_ERROR_CANCELLED, "", 0};
+    }
+  }
+
+  out->beta.assign(static_cast<size_t>(P), 0.0);
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t i = 0; i < p; ++i)
+      out->beta[static_cast<size_t>(i * V + v)] = cur.beta[static_cast<size_t>(v * p + i)];
+  out->loglik = sw.unscale(cur.value);
+  out->gradient_norm = max_abs(grad, std::ldexp(1.0, sw.exponent()));
+  out->iterations = iterations;
+  out->converged = converged;
+  // The covariance: (-H)^-1 on the caller's weights, where -H is positive
+  // definite at the fit.
+  l = neg_h;
+  out->hessian_definite = math::cholesky(l.data(), P) < 0;
+  if (out->hessian_definite) {
+    out->vcov.resize(static_cast<size_t>(P * P));
+    math::cholesky_inverse(l.data(), P, out->vcov.data());
+    const double unscale = std::ldexp(1.0, -sw.exponent());
+    for (double& c : out->vcov) c *= unscale;
+  }
+  if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
+  return {};
+}
+
+}  // namespace dirmn
