@@ -155,9 +155,9 @@ typedef struct dirmn_context dirmn_context; /* opaque */
  * queries may be made on the same context: dirmn_last_error,
  * dirmn_last_error_location, dirmn_context_backend,
  * dirmn_context_get_threads, dirmn_context_get_stream, dirmn_counts_get_info
- * and the dirmn_mixture_get_* functions are served; any other call fails
+ * and the dirmn_mixture_get_* and dirmn_reg_get_* functions are served; any other call fails
  * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)).
- * dirmn_counts_destroy and dirmn_mixture_destroy called there free the
+ * dirmn_counts_destroy, dirmn_mixture_destroy and dirmn_reg_destroy called there free the
  * handle when the call returns (the call may be using it; do not use the
  * handle again); dirmn_context_destroy called there keeps the context
  * (destroy it after the call returns) and says so in
@@ -206,6 +206,13 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  *                           detail without a colon ("ptr[3] = 5 is below ptr[2] = 7 ...")
  *   index ("indices"), with row (CSR) or column (CSC)
  *                           an entry of the index array: "entry i (row r)"
+ *   row, column ("x")       a covariate of dirmn_reg_fit or dirmn_reg_predict: "row r,
+ *                           column c (0-based)"
+ *   index ("x column")      a covariate (column of x) that is a combination of those before
+ *                           it: "x column index i (0-based)"
+ *   index ("column")        a category of the table: "column index v (0-based)"
+ *   row, column ("alpha")   an alpha of dirmn_reg_fit or dirmn_reg_predict beyond the double
+ *                           range: its row and category
  * Every position is 0-based, in the message as in the fields. Non-finite
  * values are written Inf, -Inf and NaN, others in the fewest digits that
  * read back as the same double (-0.1); integer values as the caller's

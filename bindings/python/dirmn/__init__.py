@@ -1,4 +1,4 @@
-"""dirmn: Dirichlet-multinomial likelihoods, fits and mixtures.
+"""dirmn: Dirichlet-multinomial likelihoods, fits, mixtures and regression.
 
 Python bindings of libdirmn (a C library for CPUs and NVIDIA GPUs), over its
 C ABI with :mod:`ctypes`. Rows of a count table are observations, columns
@@ -9,6 +9,7 @@ categories; positions in errors are 0-based.
 >>> dirmn.loglik(X, [1.0, 2.0, 0.5])          # the log pmf of each row
 >>> f = dirmn.fit(X); f.alpha, f.loglik, f.bic
 >>> m = dirmn.mixture(X, 2); m.mixture_weights, m.responsibilities
+>>> r = dirmn.regression(X, design); r.params, r.bse, r.wald_test(1)
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
@@ -27,6 +28,7 @@ from .errors import (BackendError, BackendUnavailableError, CancelledError, Clos
 from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
 from .loglik import LoglikSum, loglik, loglik_sum, logpmf
 from .mixture import Mixture, MixtureSelection, mixture
+from .regression import RegressionResult, WaldTest, regression
 
 __version__ = "0.3.0"
 
@@ -52,12 +54,12 @@ def library_path():
 
 
 def aic(result):
-    """The AIC of a fit or mixture (``result.aic``; smaller is better)."""
+    """The AIC of a fit, mixture or regression (``result.aic``; smaller is better)."""
     return result.aic
 
 
 def bic(result):
-    """The BIC of a fit or mixture (``result.bic``; smaller is better)."""
+    """The BIC of a fit, mixture or regression (``result.bic``; smaller is better)."""
     return result.bic
 
 
@@ -72,8 +74,8 @@ __all__ = [
     "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound", "FitResult",
     "InternalError", "InvalidArgumentError", "InvalidCountsError", "InvalidParameterError",
     "LoglikSum", "Mixture", "MixtureSelection", "NotSupportedError", "NumericOverflowError",
-    "OutOfMemoryError", "OverdispersionTestResult", "WrongContextError", "aic",
-    "backend_compiled", "bic", "cuda_device_count", "default_context", "fit", "laplace",
-    "library_path", "library_version", "loglik", "loglik_sum", "logpmf", "mixture",
-    "overdispersion_test",
+    "OutOfMemoryError", "OverdispersionTestResult", "RegressionResult", "WaldTest",
+    "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
+    "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
+    "loglik_sum", "logpmf", "mixture", "overdispersion_test", "regression",
 ]

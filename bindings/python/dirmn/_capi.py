@@ -36,6 +36,7 @@ DIRMN_ASYNC = 0x4
 DIRMN_KERNEL = 0x8
 DIRMN_PARAMS_DEVICE = 0x10
 DIRMN_WEIGHTS_DEVICE = 0x20
+DIRMN_REG_MAX_COEFFICIENTS = 3000
 
 # --- enums (all int-sized: the header fixes their underlying type to int) ------
 
@@ -136,9 +137,22 @@ class dirmn_overdispersion_result(Structure):
                 ("observations", c_double), ("converged", c_int)]
 
 
+class dirmn_reg_options(Structure):
+    _fields_ = [("size", c_size_t), ("tolerance", c_double), ("max_iterations", c_int),
+                ("weights", _pd), ("progress", dirmn_progress_fn), ("progress_data", c_void_p)]
+
+
+class dirmn_reg_info(Structure):
+    _fields_ = [("size", c_size_t), ("rows", c_int64), ("covariates", c_int64),
+                ("categories", c_int64), ("parameters", c_int64), ("loglik", c_double),
+                ("aic", c_double), ("bic", c_double), ("observations", c_double),
+                ("gradient_norm", c_double), ("iterations", c_int), ("converged", c_int),
+                ("hessian_definite", c_int)]
+
+
 STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
            dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
-           dirmn_overdispersion_result)
+           dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info)
 
 
 def new(struct):
@@ -160,7 +174,7 @@ def new(struct):
 
 # --- the function table --------------------------------------------------------
 
-_handle = c_void_p           # dirmn_context*, dirmn_counts*, dirmn_mixture* (opaque)
+_handle = c_void_p           # dirmn_context*, dirmn_counts*, dirmn_mixture*, dirmn_reg* (opaque)
 _phandle = POINTER(c_void_p)  # dirmn_context** ...
 _i64 = c_int64
 
@@ -227,6 +241,17 @@ FUNCTIONS = (
     ("dirmn_mixture_assign", dirmn_status, (_handle, _handle, _handle, _pd, _i64, _i64)),
     ("dirmn_overdispersion_test", dirmn_status,
      (_handle, _handle, POINTER(dirmn_fit_options), POINTER(dirmn_overdispersion_result))),
+    ("dirmn_reg_options_init_sized", None, (POINTER(dirmn_reg_options), c_size_t)),
+    ("dirmn_reg_fit", dirmn_status,
+     (_handle, _handle, _pd, _i64, _i64, _i64, _i64, POINTER(dirmn_reg_options), _phandle)),
+    ("dirmn_reg_destroy", None, (_handle,)),
+    ("dirmn_reg_get_info", dirmn_status, (_handle, POINTER(dirmn_reg_info))),
+    ("dirmn_reg_get_coef", dirmn_status, (_handle, _pd, _i64, _i64)),
+    ("dirmn_reg_get_std_errors", dirmn_status, (_handle, _pd, _i64, _i64)),
+    ("dirmn_reg_get_vcov", dirmn_status, (_handle, _pd, _i64)),
+    ("dirmn_reg_wald_test", dirmn_status, (_handle, _i64, _pd, _pd, _pd)),
+    ("dirmn_reg_predict", dirmn_status,
+     (_handle, _pd, _i64, _i64, _i64, _i64, _pd, _i64, _i64)),
 )
 
 

@@ -1,4 +1,5 @@
-"""Ownership of the library's handles, shared by Context, Counts and Mixture.
+"""Ownership of the library's handles, shared by Context, Counts, Mixture and
+RegressionResult.
 
 A handle is freed exactly once: by ``close()`` or, failing that, by its
 ``weakref.finalize`` (which itself runs at most once). Calls register as

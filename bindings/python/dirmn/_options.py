@@ -51,3 +51,24 @@ def fit_options(tolerance=None, max_iterations=None, weights=None, start=None,
         if arr is not None:
             setattr(o, name, arr.ctypes.data_as(C._pd))
     return o
+
+
+def reg_options(tolerance=None, max_iterations=None, weights=None):
+    """A ``dirmn_reg_options`` with the library's defaults and the given fields.
+
+    ``weights`` must be contiguous float64 and kept alive by the caller for
+    the call; the progress callback is set by the caller.
+
+    Returns
+    -------
+    dirmn_reg_options
+    """
+    o = C.new(C.dirmn_reg_options)
+    C.dirmn_reg_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    if tolerance is not None:
+        o.tolerance = float_arg(tolerance, "tolerance")
+    if max_iterations is not None:
+        o.max_iterations = c_int_arg(max_iterations, "max_iterations")
+    if weights is not None:
+        o.weights = weights.ctypes.data_as(C._pd)
+    return o

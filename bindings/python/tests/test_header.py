@@ -209,3 +209,7 @@ def test_library_fills_its_own_size():
         s = S()
         init(ctypes.byref(s), ctypes.sizeof(S))
         assert s.size == ctypes.sizeof(S) and s.max_iterations == 1000
+    r = C.dirmn_reg_options()
+    C.dirmn_reg_options_init_sized(ctypes.byref(r), ctypes.sizeof(r))
+    assert r.size == ctypes.sizeof(C.dirmn_reg_options)
+    assert (r.tolerance, r.max_iterations) == (1e-10, 200) and not r.weights

@@ -34,6 +34,8 @@ def read_names():
 FIT = dirmn.fit(X)
 MIX = dirmn.mixture(X, 1)
 TEST = dirmn.overdispersion_test(X)
+DESIGN = np.column_stack([np.ones(4), [0.5, -1.0, 0.25, 1.5]])
+REG = dirmn.regression(X, DESIGN)
 
 
 def kw(f, name):
@@ -54,6 +56,14 @@ def odtfield(name):
 
 def mixfield(name):
     return name in vars(MIX) and not name.startswith("_")
+
+
+def regfield(name):
+    return name in vars(REG) and not name.startswith("_")
+
+
+def regmethod(name):
+    return callable(getattr(REG, name, None)) and not name.startswith("_")
 
 
 def accepts(f):
@@ -89,12 +99,15 @@ CHECKS = {
     "parameters": lambda n: fitfield(n) and mixfield(n),
     "observations": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
     "tolerance": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
-                                                  dirmn.overdispersion_test)),
+                                                  dirmn.overdispersion_test,
+                                                  dirmn.regression)),
     "max_iterations": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
-                                                       dirmn.overdispersion_test)),
+                                                       dirmn.overdispersion_test,
+                                                       dirmn.regression)),
     "m_step_iterations": lambda n: kw(dirmn.mixture, n),
     "weights": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
-                                                dirmn.overdispersion_test, dirmn.loglik_sum)),
+                                                dirmn.overdispersion_test, dirmn.loglik_sum,
+                                                dirmn.regression)),
     "start": lambda n: kw(dirmn.fit, n),
     "mixture_objective": lambda n: kw(dirmn.mixture, n) and mixfield(n),
     "objective_kind": mixfield,
@@ -123,7 +136,16 @@ CHECKS = {
     "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
     "test_statistic": odtfield,
     "test_p_value": odtfield,
-    "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n),
+    "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n)
+    and kw(dirmn.regression, n),
+    # Regression (issue #29).
+    "regression": lambda n: exported(n) and isinstance(REG, dirmn.RegressionResult),
+    "reg_covariance": lambda n: regmethod(n) and getattr(REG, n)().shape == (10, 10),
+    "reg_std_errors": lambda n: regfield(n) and getattr(REG, n).shape == (2, 5),
+    "reg_wald_test": lambda n: regmethod(n)
+    and isinstance(getattr(REG, n)(1), dirmn.WaldTest),
+    "reg_predict": lambda n: regmethod(n) and getattr(REG, n)(DESIGN).shape == (4, 5),
+    "reg_hessian_definite": lambda n: regfield(n) and isinstance(getattr(REG, n), bool),
 }
 
 ROWS = read_names()
@@ -145,3 +167,5 @@ def test_unlisted_ideas_have_no_stray_names():
     # language's name (that would be a second name for one idea).
     assert not hasattr(dirmn, "fit_dirmn") and not hasattr(dirmn, "fit_mixture")
     assert not fitfield("observations") and not mixfield("weights") and not mixfield("nparams")
+    assert not regfield("observations") and not regfield("maxiter")
+    assert not kw(dirmn.regression, "maxiter")

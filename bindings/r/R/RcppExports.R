@@ -93,3 +93,15 @@ cpp_overdispersion_test <- function(xp, weights, tolerance, max_iterations) {
     .Call(`_dirmn_cpp_overdispersion_test`, xp, weights, tolerance, max_iterations)
 }
 
+cpp_reg_fit <- function(xp, x, weights, tolerance, max_iterations, progress) {
+    .Call(`_dirmn_cpp_reg_fit`, xp, x, weights, tolerance, max_iterations, progress)
+}
+
+cpp_reg_predict <- function(reg_xp, x) {
+    .Call(`_dirmn_cpp_reg_predict`, reg_xp, x)
+}
+
+cpp_live_regressions <- function() {
+    .Call(`_dirmn_cpp_live_regressions`)
+}
+

@@ -10,6 +10,9 @@
 #' * [dirmn_fit()]: the maximum-likelihood alpha of a table.
 #' * [dirmn_mixture()]: DM mixtures (clustering of the rows), with the number
 #'   of components chosen by BIC, AIC or a Laplace approximation.
+#' * [dirmn_reg()]: DM regression of the rows' composition on covariates
+#'   (alpha = exp(X beta)), with standard errors, Wald and likelihood-ratio
+#'   tests and predictions.
 #' * [dirmn_counts()]: validate and upload a table once, for many calls.
 #' * [dirmn_backends()]: the backends and devices available.
 #' * [dirmn_error]: the conditions raised on failure.
@@ -35,6 +38,6 @@
 #' @useDynLib dirmn, .registration = TRUE
 #' @importFrom Rcpp evalCpp
 #' @importFrom methods is as
-#' @importFrom stats AIC BIC coef confint fitted logLik nobs predict residuals vcov
+#' @importFrom stats AIC BIC anova coef confint fitted logLik nobs predict residuals vcov
 #' @importClassesFrom Matrix dgCMatrix dgRMatrix
 "_PACKAGE"

@@ -274,6 +274,41 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_reg_fit
+SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations, SEXP progress);
+RcppExport SEXP _dirmn_cpp_reg_fit(SEXP xpSEXP, SEXP xSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_fit(xp, x, weights, tolerance, max_iterations, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_reg_predict
+SEXP cpp_reg_predict(SEXP reg_xp, SEXP x);
+RcppExport SEXP _dirmn_cpp_reg_predict(SEXP reg_xpSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type reg_xp(reg_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_predict(reg_xp, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_live_regressions
+SEXP cpp_live_regressions();
+RcppExport SEXP _dirmn_cpp_live_regressions() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_live_regressions());
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -299,6 +334,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_mixture_defaults", (DL_FUNC) &_dirmn_cpp_mixture_defaults, 0},
     {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},
     {"_dirmn_cpp_overdispersion_test", (DL_FUNC) &_dirmn_cpp_overdispersion_test, 4},
+    {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 6},
+    {"_dirmn_cpp_reg_predict", (DL_FUNC) &_dirmn_cpp_reg_predict, 2},
+    {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
     {NULL, NULL, 0}
 };
 

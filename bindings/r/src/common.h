@@ -70,6 +70,7 @@ SEXP sym_context();
 SEXP sym_counts();
 SEXP sym_closed();  // tag of a counts pointer after close()
 SEXP sym_mixture();
+SEXP sym_regression();
 
 bool is_xptr(SEXP x, SEXP tag);
 // The context behind a context pointer, or NULL.
@@ -218,10 +219,11 @@ extern int g_force_cancel_mode;
 // set by the interrupt callback, read once by library_error.
 extern std::string g_cancel_cause;
 
-// Number of counts and mixture handles owned by live external pointers;
+// Number of counts, mixture and regression handles owned by live external pointers;
 // tests read them to see that finalizers and close() really free handles.
 extern long g_live_counts;
 extern long g_live_mixtures;
+extern long g_live_regressions;
 
 }  // namespace dirmn_r
 

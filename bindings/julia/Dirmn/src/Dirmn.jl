@@ -47,6 +47,8 @@ export posterior, assignments, aic, bic, laplace, dof, nobs, ncategories
 export ncomponents, components, probs, informationmatrix, vcov
 export coef, stderror, confint
 export overdispersion_test, OverdispersionTest, pvalue
+export fit_dirmn_reg, DirmnRegression, predict, wald_test, WaldTest
+export converged, iterations, hessian_definite, gradient_norm
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn
@@ -63,6 +65,7 @@ include("fit_stats.jl")
 include("mixture.jl")
 include("mixture_accessors.jl")
 include("overdispersion.jl")
+include("regression.jl")
 
 function __init__()
     # Contexts cached by a previous session (or precompilation) hold dead

@@ -107,6 +107,19 @@ const FUNCTIONS = (
     (:dirmn_overdispersion_test, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{dirmn_fit_options},
       Ptr{dirmn_overdispersion_result})),
+    (:dirmn_reg_options_init_sized, Cvoid, (Ptr{dirmn_reg_options}, Csize_t)),
+    (:dirmn_reg_fit, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Cdouble}, Int64, Int64, Int64, Int64,
+      Ptr{dirmn_reg_options}, Ptr{Ptr{dirmn_reg}})),
+    (:dirmn_reg_destroy, Cvoid, (Ptr{dirmn_reg},)),
+    (:dirmn_reg_get_info, dirmn_status, (Ptr{dirmn_reg}, Ptr{dirmn_reg_info})),
+    (:dirmn_reg_get_coef, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64, Int64)),
+    (:dirmn_reg_get_std_errors, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64, Int64)),
+    (:dirmn_reg_get_vcov, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64)),
+    (:dirmn_reg_wald_test, dirmn_status,
+     (Ptr{dirmn_reg}, Int64, Ptr{Cdouble}, Ptr{Cdouble}, Ptr{Cdouble})),
+    (:dirmn_reg_predict, dirmn_status,
+     (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64, Int64, Int64, Int64, Ptr{Cdouble}, Int64, Int64)),
 )
 
 # ---------------------------------------------------------------------------
@@ -225,6 +238,16 @@ function load_library(path::AbstractString = find_library())
     _path[] = String(path)
     return _path[]
 end
+
+"""
+    dirmn_reg_options_init(options::Ref{dirmn_reg_options})
+
+The header's macro `dirmn_reg_options_init(options)`, which is no exported
+function of the library: [`dirmn_reg_options_init_sized`](@ref) with
+`sizeof(dirmn_reg_options)`.
+"""
+dirmn_reg_options_init(options::Ref{dirmn_reg_options}) =
+    dirmn_reg_options_init_sized(options, Csize_t(sizeof(dirmn_reg_options)))
 
 """
     symbol_pointer(name::Symbol) -> Ptr{Cvoid}

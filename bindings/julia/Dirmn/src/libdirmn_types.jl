@@ -92,10 +92,14 @@ const DIRMN_STEP_MIXTURE_EM = UInt32(0x10)
 const DIRMN_STEP_MIXTURE_FITS = UInt32(0x20)
 const DIRMN_STEPS_ALL = UInt32(0x3f)
 
+# The most coefficients (p x V) a regression takes (dirmn_reg_fit).
+const DIRMN_REG_MAX_COEFFICIENTS = 3000
+
 # Opaque handles are only ever seen through pointers.
 const dirmn_context = Cvoid
 const dirmn_counts = Cvoid
 const dirmn_mixture = Cvoid
+const dirmn_reg = Cvoid
 # C function pointers (make them with @cfunction).
 const dirmn_interrupt_fn = Ptr{Cvoid}
 const dirmn_progress_fn = Ptr{Cvoid}
@@ -354,6 +358,52 @@ struct dirmn_overdispersion_result
 end
 
 """
+    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data)
+
+Mirror of the C struct `dirmn_reg_options`. Fill one with
+[`dirmn_reg_options_init_sized`](@ref) (with its size) through a `Ref` (see
+[`empty_reg_options`](@ref)), then build a modified copy. The pointers it
+holds (`weights`, rows doubles or `C_NULL`, and `progress_data`) must stay
+valid, e.g. under `GC.@preserve`, for the whole [`dirmn_reg_fit`](@ref)
+call. `progress` is a `dirmn_progress_fn` made with `@cfunction`; it
+receives (Newton step, log pmf, max-norm of the gradient in beta,
+`progress_data`) and cancels the fit by returning a non-zero `Cint`.
+"""
+struct dirmn_reg_options
+    size::Csize_t
+    tolerance::Cdouble
+    max_iterations::Cint
+    weights::Ptr{Cdouble}
+    progress::dirmn_progress_fn
+    progress_data::Ptr{Cvoid}
+end
+
+"""
+    dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic,
+                   bic, observations, gradient_norm, iterations, converged,
+                   hessian_definite)
+
+Mirror of the C struct `dirmn_reg_info`. Pass it to
+[`dirmn_reg_get_info`](@ref) through a `Ref` whose `size` field is
+`sizeof(dirmn_reg_info)` (see [`empty_reg_info`](@ref)).
+"""
+struct dirmn_reg_info
+    size::Csize_t
+    rows::Int64
+    covariates::Int64
+    categories::Int64
+    parameters::Int64
+    loglik::Cdouble
+    aic::Cdouble
+    bic::Cdouble
+    observations::Cdouble
+    gradient_norm::Cdouble
+    iterations::Cint
+    converged::Cint
+    hessian_definite::Cint
+end
+
+"""
     empty_counts_options() -> dirmn_counts_options
 
 A zeroed options struct with only `size` set, ready for
@@ -413,3 +463,22 @@ empty_overdispersion_result() =
     dirmn_overdispersion_result(Csize_t(sizeof(dirmn_overdispersion_result)), 0.0, 0.0, 0.0,
                                 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, Int64(0), 0.0, Cint(0))
 
+
+"""
+    empty_reg_options() -> dirmn_reg_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_reg_options_init_sized`](@ref).
+"""
+empty_reg_options() =
+    dirmn_reg_options(Csize_t(sizeof(dirmn_reg_options)), 0.0, Cint(0), C_NULL, C_NULL, C_NULL)
+
+"""
+    empty_reg_info() -> dirmn_reg_info
+
+A zeroed info struct with `size` set, as [`dirmn_reg_get_info`](@ref)
+requires.
+"""
+empty_reg_info() =
+    dirmn_reg_info(Csize_t(sizeof(dirmn_reg_info)), Int64(0), Int64(0), Int64(0), Int64(0), 0.0,
+                   0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0))

@@ -27,6 +27,10 @@ kwnames(f) = Set(Symbol.(vcat([Base.kwarg_decl(m) for m in methods(f)]...)))
 const NM_X = [3 0 4 1; 2 5 1 0; 0 1 2 6; 1 1 1 1; 4 2 0 3]   # categories × observations
 const NM_FIT = fit_dirmn(NM_X)
 const NM_TEST = overdispersion_test(NM_X)
+# A small regression: 12 rows × 3 categories on an intercept and a trend.
+const NM_RY = [3 5 1; 4 2 2; 6 1 3; 2 6 0; 5 3 4; 1 7 1; 7 2 5; 3 3 3; 8 1 6; 2 5 2; 4 4 1; 6 2 7]
+const NM_RX = hcat(ones(12), range(-1, 1; length = 12))
+const NM_REG = fit_dirmn_reg(NM_RY, NM_RX)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
@@ -35,6 +39,10 @@ testfield(name) = Symbol(name) in fieldnames(OverdispersionTest)
 fitkw(name) = Symbol(name) in kwnames(fit_dirmn)
 mixkw(name) = Symbol(name) in kwnames(fit_mixture)
 testkw(name) = Symbol(name) in kwnames(overdispersion_test)
+regfield(name) = Symbol(name) in fieldnames(DirmnRegression)
+regkw(name) = Symbol(name) in kwnames(fit_dirmn_reg)
+# The exported function `name` applied to `args`.
+call(name, args...; kw...) = getfield(Dirmn, Symbol(name))(args...; kw...)
 # A value accepted for a keyword: the call raises no ArgumentError.
 accepts(f) = !(caught(f) isa ArgumentError)
 
@@ -55,15 +63,20 @@ const NAME_CHECKS = Dict{String,Function}(
     "precision" => n -> fitfield(n) && testfield(n),
     "zero_columns" => n -> fitfield(n),
     "multinomial_limit" => n -> fitfield(n),
-    "gradient_norm" => n -> fitfield(n),
-    "iterations" => n -> fitfield(n) && mixfield(n),
-    "converged" => n -> fitfield(n) && mixfield(n) && testfield(n),
-    "parameters" => n -> fitfield(n) && mixfield(n),
-    "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n),
-    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n),
-    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n),
+    "gradient_norm" => n -> fitfield(n) && regfield(n) && isexported(n) &&
+        call(n, NM_REG) == NM_REG.gradient_norm && call(n, NM_FIT) == NM_FIT.gradient_norm,
+    "iterations" => n -> fitfield(n) && mixfield(n) && regfield(n) && isexported(n) &&
+        call(n, NM_REG) == NM_REG.iterations && call(n, NM_FIT) == NM_FIT.iterations,
+    "converged" => n -> fitfield(n) && mixfield(n) && testfield(n) && regfield(n) &&
+        isexported(n) && call(n, NM_REG) === NM_REG.converged === true,
+    "parameters" => n -> fitfield(n) && mixfield(n) && regfield(n),
+    "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n) &&
+        regfield(n) && call(n, NM_REG) == NM_REG.nobs == 12,
+    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n),
+    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n),
     "m_step_iterations" => n -> mixkw(n),
-    "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && n in string.(kwnames(loglik_sum)),
+    "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) &&
+        n in string.(kwnames(loglik_sum)),
     "start" => n -> fitkw(n),
     "mixture_objective" => n -> mixkw(n) && mixfield(n),
     "objective_kind" => n -> mixfield(n),
@@ -87,21 +100,37 @@ const NAME_CHECKS = Dict{String,Function}(
     "test_lrt" => n -> accepts(() -> overdispersion_test(NM_X; method = Symbol(n))),
     "test_score" => n -> accepts(() -> overdispersion_test(NM_X; method = Symbol(n))),
     # Julia additions (the block of that name at the end of names.tsv).
-    "coefficients" => n -> isexported(n) && getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.alpha,
+    "coefficients" => n -> isexported(n) && getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.alpha &&
+        call(n, NM_REG) == NM_REG.coefficients,
     "std_errors" => n -> isexported(n) && isequal(getfield(Dirmn, Symbol(n))(NM_FIT),
                                                    NM_FIT.std_error_alpha),
     "confidence_intervals" => n -> isexported(n) && size(getfield(Dirmn, Symbol(n))(NM_FIT)) == (5, 2),
     "covariance" => n -> isexported(n) && size(getfield(Dirmn, Symbol(n))(NM_FIT)) == (5, 5),
     "log_likelihood" => n -> isexported(n) &&
-        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.loglik,
+        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.loglik && call(n, NM_REG) == NM_REG.loglik,
     "degrees_of_freedom" => n -> isexported(n) &&
-        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.parameters && testfield(n),
+        getfield(Dirmn, Symbol(n))(NM_FIT) == NM_FIT.parameters && testfield(n) &&
+        call(n, NM_REG) == NM_REG.parameters == 6,
     "grow_from" => n -> mixkw(n),
-    "progress_callback" => n -> fitkw(n) && mixkw(n),
+    "progress_callback" => n -> fitkw(n) && mixkw(n) && regkw(n),
     "test_method" => n -> testkw(n) && testfield(n),
     "test_statistic" => n -> testfield(n),
     "test_p_value" => n -> isexported(n) && testfield(n) &&
-        getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue,
+        getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue &&
+        call(n, wald_test(NM_REG, 2)) == wald_test(NM_REG, 2).pvalue,
+    # Regression (issue #29).
+    "regression" => n -> isexported(n) && call(n, NM_RY, NM_RX) isa DirmnRegression,
+    "reg_covariance" => n -> isexported(n) && call(n, NM_REG) == NM_REG.covariance &&
+        size(call(n, NM_REG)) == (6, 6),
+    "reg_std_errors" => n -> isexported(n) && call(n, NM_REG) == NM_REG.std_errors &&
+        size(call(n, NM_REG)) == (2, 3),
+    "reg_wald_test" => n -> isexported(n) && call(n, NM_REG, 2) isa WaldTest &&
+        call(n, NM_REG, 2).dof == 3,
+    "reg_predict" => n -> isexported(n) && size(call(n, NM_REG, NM_RX)) == (12, 3) &&
+        isapprox(call(n, NM_REG, NM_RX; type = :proportion), call(n, NM_REG, NM_RX) ./
+                 sum(call(n, NM_REG, NM_RX); dims = 2); rtol = 1e-14),
+    "reg_hessian_definite" => n -> isexported(n) && regfield(n) &&
+        call(n, NM_REG) === NM_REG.hessian_definite === true,
 )
 
 @testset "names.tsv's julia column" begin

@@ -46,6 +46,7 @@ result = try
         include("mixture_select.jl")
         include("stats.jl")
         include("overdispersion.jl")
+        include("regression.jl")
         include("names.jl")
         include("lifecycle.jl")
         include("threads.jl")

@@ -15,6 +15,7 @@ using SparseArrays
 X = [1 0 3 2 0 7; 2 3 0 1 4 0; 0 4 1 5 2 1]
 a = [0.5, 1.0, 2.0]
 Xn = [1 0; 2 -1; 0 4]
+Xd = hcat(ones(6), [0.1, 0.5, 0.2, 0.9, 0.4, 0.7])   # a design for the 6 observations of X
 
 for round in 1:3
     ctx = DirmnContext(:cpu)
@@ -32,11 +33,22 @@ for round in 1:3
     posterior(m, X); posterior(m, s); assignments(m, X[:, 1])
     sel = fit_mixture(s, 1:2; starts = 1, max_iterations = 3)
     close(sel)
+    # Regressions: fit and copy out, predict, Wald test; one closed from a
+    # progress callback of a call on its context (the library frees it when
+    # the call returns); one left to the finalizer.
+    rg = fit_dirmn_reg(t, Xd; progress = (i, ll, g) -> nothing)
+    predict(rg, Xd); predict(rg, Xd; type = :proportion); wald_test(rg)
+    rg2 = fit_dirmn_reg(c, Xd)
+    rg3 = fit_dirmn_reg(s, Xd; weights = [1, 2, 1, 0, 1, 1], progress = (i, ll, g) -> (close(rg2); nothing))
+    fit_dirmn_reg(c, Xd)
+    close(rg3)
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
                 () -> loglik(Any[1, missing], [1.0, 1.0]; context = ctx),
                 () -> fit_dirmn(c; weights = fill(-1.0, 6)),
                 () -> fit_mixture(c, 2; progress = (i, ll, ch) -> true),
+                () -> fit_dirmn_reg(c, hcat(Xd, Xd[:, 2])), () -> predict(rg, [1.0 NaN]),
+                () -> fit_dirmn_reg(c, Xd; progress = (i, ll, g) -> true),
                 () -> DirmnCounts(SparseMatrixCSC{Int,Int}(3, 2, [1, 3, 4], [1, 8, 2], [1, 2, 3]);
                                   context = ctx))
         try
@@ -59,7 +71,7 @@ for round in 1:3
     c4 = DirmnCounts(X; context = ctx4)
     c5 = DirmnCounts(X; context = ctx4)
     fit_dirmn(c4; progress = (i, ll, g) -> (Dirmn._finalize_counts(c5); nothing))
-    close(c); close(s); close(t); close(v); close(m); close(m3); close(c4); close(ctx4)
+    close(c); close(s); close(t); close(v); close(m); close(m3); close(c4); close(ctx4); close(rg)
     # Contexts closed before their counts; counts left to the finalizers.
     ctx5 = DirmnContext(:cpu)
     c6 = DirmnCounts(X; context = ctx5)

@@ -35,10 +35,29 @@ package_vocabulary <- function() {
   fit <- dirmn_fit(mite)
   mix <- dirmn_mixture(mite, k = 1:2, starts = 1L)
   test <- dirmn_overdispersion_test(mite)
+  reg <- names_regression()
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
-                     names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite))))))
+                     names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
+                     names(reg), names(summary(reg))))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
-       fields = fields)
+       fields = fields, generics = s3_generics())
+}
+
+# The generics the package registers S3 methods for (vcov, predict, ...):
+# an idea reached through one of them (names.tsv's r column names the
+# generic) is a method of the package's class; by class, the generics with
+# a method for it.
+s3_generics <- function(class = NULL) {
+  s3 <- getNamespaceInfo(asNamespace("dirmn"), "S3methods")
+  unique(s3[is.null(class) | s3[, 2L] %in% class, 1L])
+}
+
+# A small regression (dirmn_reg) for its fields.
+names_regression <- function() {
+  set.seed(3)
+  d <- data.frame(x = rnorm(30))
+  y <- matrix(rpois(90, 5), 30, 3)
+  dirmn_reg(y ~ x, data = d)
 }
 
 test_that("names.tsv is shipped with its header and an r column", {
@@ -81,6 +100,15 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
                  "objective_ml", "objective_dmn", "test_lrt", "test_score")) {
     expect_true(idea(name) %in% voc$choices, info = name)
   }
+  # regression (issue #29): the fitting function, its object's field, and
+  # the generics with a dirmn_reg method (wald_test one of the package's own)
+  expect_true(idea("regression") %in% voc$exports)
+  expect_true(idea("reg_hessian_definite") %in% names(names_regression()))
+  for (name in c("reg_covariance", "reg_predict", "reg_wald_test")) {
+    expect_true(idea(name) %in% s3_generics("dirmn_reg"), info = name)
+  }
+  expect_true(idea("reg_wald_test") %in% voc$exports)
+  expect_identical(idea("reg_std_errors"), "-")
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {
