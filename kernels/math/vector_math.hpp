@@ -24,4 +24,15 @@ void exp_many(const double* x, double* y, int64_t n);
 // y[i] = 1 / x[i] for i < n (correctly rounded, as a scalar division).
 void reciprocal_many(const double* x, double* y, int64_t n);
 
+// Block (r0, c0) of U' diag(s) U over the rows b0 .. b1 - 1 of U (ldu
+// doubles a row, row-major): block[r * kGramCols + c] =
+// sum_b s[b] u[b ldu + r0 + r] u[b ldu + c0 + c] for r < kGramRows,
+// c < kGramCols, summed over b in order (every entry alone: the same bits
+// whatever the block's neighbours). The regression's Hessian (rows x
+// (p V)^2 / 2 multiply-adds) in whole vectors.
+constexpr int kGramRows = 4;
+constexpr int kGramCols = 16;
+void gram_block(const double* u, int64_t ldu, const double* s, int64_t b0, int64_t b1, int64_t r0,
+                int64_t c0, double* block);
+
 }  // namespace dirmn

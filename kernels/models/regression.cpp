@@ -25,6 +25,7 @@
 
 #include "../math/dense.hpp"
 #include "../math/sums.hpp"
+#include "../math/vector_math.hpp"
 #include "fit.hpp"
 #include "weights.hpp"
 
@@ -32,8 +33,9 @@ namespace dirmn {
 namespace {
 
 constexpr int64_t kRowsPerChunk = 256;
-// Rows of -H formed together: each row of u_b read serves all of them.
-constexpr int64_t kHessianRowBlock = 8;
+// Rows of u_b per pass of the Hessian's Gram blocks: their u (p V doubles
+// each) stays in the cache while every block reads it.
+constexpr int64_t kGramRowsPerPass = 64;
 // Halvings of a Newton step before the fit gives up rising.
 constexpr int kMaxHalvings = 60;
 // Levenberg damping: first mu (relative to -H's largest diagonal entry),
@@ -98,28 +100,42 @@ class RegressionFit {
   // The gradient G and the lower triangle of -H at pt (derivatives).
   void derivatives(const Point& pt, std::vector<double>* grad, std::vector<double>* neg_h) const {
     const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
-    // q = alpha g and dd = alpha^2 h + q per cell, and u_b = alpha_b (x) x_b.
-    std::vector<double> q(static_cast<size_t>(rows_ * V_)), dd(static_cast<size_t>(rows_ * V_));
-    std::vector<double> u(static_cast<size_t>(rows_ * P_));
+    // q = alpha g and dd = alpha^2 h + q per cell, u_b = alpha_b (x) x_b
+    // (each row padded with zeros to whole Gram blocks) and s_b = w_b c_b.
+    // The work arrays are kept from one step to the next: allocating and
+    // zeroing u (rows x p V) per step was a quarter of a fit's time.
+    const int64_t ldu = (P_ + kGramCols - 1) / kGramCols * kGramCols;
+    std::vector<double>& q = q_;
+    std::vector<double>& dd = dd_;
+    std::vector<double>& u = u_;
+    std::vector<double>& sc = sc_;
+    if (u.empty()) {
+      q.resize(static_cast<size_t>(rows_ * V_));
+      dd.resize(static_cast<size_t>(rows_ * V_));
+      u.assign(static_cast<size_t>(rows_ * ldu), 0.0);  // the padding stays 0
+      sc.resize(static_cast<size_t>(rows_));
+    }
     t_.threads->parallel_for(
         chunks,
         [&](int64_t c) {
           const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
           for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
             const double* xb = s_.x + b * p_;
+            sc[static_cast<size_t>(b)] = weight(b) * pt.scalar[static_cast<size_t>(b)];
             for (int64_t v = 0; v < V_; ++v) {
               const size_t k = static_cast<size_t>(b * V_ + v);
               const double a = pt.alpha[k];
               q[k] = a * pt.gradient[k];
               dd[k] = a * a * pt.hessian_diag[k] + q[k];
-              double* ub = u.data() + b * P_ + v * p_;
+              double* ub = u.data() + b * ldu + v * p_;
               for (int64_t i = 0; i < p_; ++i) ub[i] = a * xb[i];
             }
           }
         },
         static_cast<double>(rows_ * P_));
     // The gradient: per chunk, then the chunks in order.
-    std::vector<double> partial(static_cast<size_t>(chunks * P_), 0.0);
+    std::vector<double>& partial = partial_;
+    partial.assign(static_cast<size_t>(chunks * P_), 0.0);
     t_.threads->parallel_for(
         chunks,
         [&](int64_t c) {
@@ -139,34 +155,44 @@ class RegressionFit {
     grad->assign(static_cast<size_t>(P_), 0.0);
     for (int64_t c = 0; c < chunks; ++c)
       for (int64_t r = 0; r < P_; ++r) (*grad)[static_cast<size_t>(r)] += partial[static_cast<size_t>(c * P_ + r)];
-    // -H's lower triangle, kHessianRowBlock rows at a time, each sum over
-    // the rows in order.
+    // -H's lower triangle: the low-rank term by Gram blocks of
+    // kGramRows rows of -H, then each category's own block.
     neg_h->assign(static_cast<size_t>(P_ * P_), 0.0);
-    const int64_t blocks = (P_ + kHessianRowBlock - 1) / kHessianRowBlock;
+    double* h = neg_h->data();
+    const int64_t row_blocks = (P_ + kGramRows - 1) / kGramRows;
+    // By chunks of rows of u (which the cache holds while every block
+    // reads them), the chunks in order: the same sums for any threads.
+    for (int64_t b0 = 0; b0 < rows_; b0 += kGramRowsPerPass) {
+      const int64_t b1 = std::min(rows_, b0 + kGramRowsPerPass);
+      t_.threads->parallel_for(
+          row_blocks,
+          [&](int64_t rb) {
+            const int64_t r0 = rb * kGramRows;
+            double block[kGramRows * kGramCols];
+            for (int64_t c0 = 0; c0 < r0 + kGramRows; c0 += kGramCols) {
+              gram_block(u.data(), ldu, sc.data(), b0, b1, r0, c0, block);
+              for (int64_t r = r0; r < std::min(P_, r0 + kGramRows); ++r)
+                for (int64_t c = c0; c < std::min(r + 1, c0 + kGramCols); ++c)
+                  h[r * P_ + c] -= block[(r - r0) * kGramCols + (c - c0)];
+            }
+          },
+          static_cast<double>(b1 - b0) * static_cast<double>(P_) * static_cast<double>(P_) / 2.0);
+    }
     t_.threads->parallel_for(
-        blocks,
-        [&](int64_t blk) {
-          const int64_t r0 = blk * kHessianRowBlock, r1 = std::min(P_, r0 + kHessianRowBlock);
-          double* h = neg_h->data();
+        V_,
+        [&](int64_t v) {
           for (int64_t b = 0; b < rows_; ++b) {
             const double wb = weight(b);
-            const double cb = wb * pt.scalar[static_cast<size_t>(b)];
             if (wb == 0.0) continue;
-            const double* ub = u.data() + b * P_;
             const double* xb = s_.x + b * p_;
-            for (int64_t r = r0; r < r1; ++r) {
-              const int64_t v = r / p_, i = r % p_;
-              double* hr = h + r * P_;
-              const double f = cb * ub[r];
-              for (int64_t c = 0; c <= r; ++c) hr[c] -= f * ub[c];
-              // The category's own block: its diagonal term.
-              const double e = wb * dd[static_cast<size_t>(b * V_ + v)] * xb[i];
-              double* hv = hr + v * p_;
-              for (int64_t j = 0; j <= i; ++j) hv[j] -= e * xb[j];
+            const double e = wb * dd[static_cast<size_t>(b * V_ + v)];
+            for (int64_t i = 0; i < p_; ++i) {
+              double* hr = h + (v * p_ + i) * P_ + v * p_;
+              for (int64_t j = 0; j <= i; ++j) hr[j] -= e * xb[i] * xb[j];
             }
           }
         },
-        static_cast<double>(rows_) * static_cast<double>(P_) * static_cast<double>(P_) / 2.0);
+        static_cast<double>(rows_ * V_ * p_ * p_));
   }
 
   // The rows' weight (0 for rows without counts).
@@ -181,6 +207,7 @@ class RegressionFit {
   const double* w_;
   int64_t rows_, V_, p_, P_;
   mutable int64_t last_bad_row_ = -1, last_bad_category_ = -1;
+  mutable std::vector<double> q_, dd_, u_, sc_, partial_;  // derivatives()'s work arrays
 };
 
 // Factors a copy of -H (lower triangle in neg_h) into *l, damped by

@@ -20,6 +20,8 @@ maximum-likelihood α, with [`coef`](@ref), [`stderror`](@ref),
 [`confint`](@ref), [`vcov`](@ref) and [`informationmatrix`](@ref);
 [`overdispersion_test`](@ref) for the test of the Dirichlet-multinomial
 against the multinomial;
+[`fit_dirmn_reg`](@ref) for Dirichlet-multinomial regression on covariates,
+with [`predict`](@ref) and [`wald_test`](@ref);
 [`fit_mixture`](@ref) for Dirichlet-multinomial
 mixtures (EM clustering), with [`posterior`](@ref) and
 [`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
