@@ -346,6 +346,19 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     for (int64_t k = 0; k < P; ++k) gain += 0.5 * grad[static_cast<size_t>(k)] * step[static_cast<size_t>(k)];
     if (!damped && gain <= s.tolerance * std::fabs(cur.value)) {
       converged = true;
+      // The last step too, where it does not lower the log-likelihood:
+      // within the tolerance the value is found, but the coefficients
+      // are only as close as the square root of the gain, and Newton's
+      // last step takes them to the optimum's rounding.
+      std::vector<double> last(static_cast<size_t>(P));
+      for (int64_t k = 0; k < P; ++k)
+        last[static_cast<size_t>(k)] = cur.beta[static_cast<size_t>(k)] + step[static_cast<size_t>(k)];
+      if (!(r = fit.evaluate(last, true, &trial)).ok()) return r;
+      if (trial.valid && trial.value >= cur.value) {
+        std::swap(cur, trial);
+        ++iterations;
+        fit.derivatives(cur, &grad, &neg_h);
+      }
       break;
     }
     if (iterations >= s.max_iterations) break;
