@@ -1,0 +1,467 @@
+"""Dirichlet-multinomial regression: covariates -> composition (``dirmn_reg_*``).
+
+Row b of the table, with covariates x_b (a row of the design matrix, p
+values), is DM with
+
+    alpha_bv = exp(x_b . beta_v),    v = 0 .. V - 1,
+
+``beta`` a p × V matrix: every category has its own p coefficients (MGLM's
+parametrisation; alpha is not normalised, so all p V coefficients are
+identified). The library maximises the likelihood by safeguarded Newton
+steps in vec(beta), from the shared-alpha fit regressed on the design.
+"""
+
+import ctypes
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _capi as C
+from ._arrays import float64_matrix, float64_vector
+from ._callbacks import Pending, progress_function
+from ._handles import Closable, Handle, calling
+from ._options import reg_options
+from .counts import _is_frame, _is_sparse, counts_for
+from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgumentError,
+                     NotSupportedError, check, invalid)
+
+_KINDS = ("alpha", "proportion")
+
+
+class WaldTest(NamedTuple):
+    """A Wald test that one covariate has no effect on any category.
+
+    Unpacks as ``statistic, df, pvalue``.
+
+    Attributes
+    ----------
+    statistic : float
+        ``b' S^-1 b``: b the covariate's V coefficients, S their covariance.
+    df : float
+        V, the degrees of freedom of its chi-square.
+    pvalue : float
+        ``P(chi2_V >= statistic)``.
+    """
+
+    statistic: float
+    df: float
+    pvalue: float
+
+
+def _design(design, what="design"):
+    """A design matrix as ``(float64 array, row stride, col stride, names)``.
+
+    ``names`` are the columns of a DataFrame-like design, else None. Arrays
+    of float64 are read in place (any order, any positive strides).
+    """
+    names = None
+    if _is_frame(design):
+        names = [str(n) for n in design.columns]
+        design = design.to_numpy()
+    elif _is_sparse(design):
+        design = design.toarray()
+    x, rs, cs = float64_matrix(design, what)
+    return x, rs, cs, names
+
+
+def _names(given, n, prefix, what):
+    if given is None:
+        return ["%s%d" % (prefix, i) for i in range(n)]
+    names = [str(s) for s in given]
+    if len(names) != n:
+        raise invalid(DimensionMismatchError, "dirmn: %s has %d entries for %d" % (
+            what, len(names), n), argument=what)
+    return names
+
+
+def _pd(a):
+    return a.ctypes.data_as(C._pd)
+
+
+def _read(ptr):
+    """Every value of a fitted regression, copied out (under its context's lock)."""
+    i = C.new(C.dirmn_reg_info)
+    check(C.dirmn_reg_get_info(ptr, ctypes.byref(i)), None)
+    p, V = int(i.covariates), int(i.categories)
+    P = p * V
+    params = np.empty((p, V))
+    check(C.dirmn_reg_get_coef(ptr, _pd(params), V, 1), None)
+    bse = np.full((p, V), np.nan)
+    cov = np.full((P, P), np.nan)
+    wald = np.full((p, 3), np.nan)
+    if i.hessian_definite:
+        check(C.dirmn_reg_get_std_errors(ptr, _pd(bse), V, 1), None)
+        check(C.dirmn_reg_get_vcov(ptr, _pd(cov), P), None)
+        s, df, pv = ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+        for k in range(p):
+            try:
+                check(C.dirmn_reg_wald_test(ptr, k, ctypes.byref(s), ctypes.byref(df),
+                                            ctypes.byref(pv)), None)
+            except NotSupportedError:   # this covariate's block is not positive definite
+                continue
+            wald[k] = (s.value, df.value, pv.value)
+    return dict(params=params, bse=bse, _cov=cov, _wald=wald, llf=i.loglik, loglik=i.loglik,
+                aic=i.aic, bic=i.bic, nobs=i.observations, df_model=P, parameters=int(P),
+                rows=int(i.rows), gradient_norm=i.gradient_norm,
+                iterations=int(i.iterations), converged=bool(i.converged),
+                hessian_definite=bool(i.hessian_definite))
+
+
+def _fmt(v, width):
+    """A number right-aligned in ``width`` characters, at least one space before it."""
+    if not math.isfinite(v):
+        text = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    elif v == 0 or 1e-3 <= abs(v) < 1e4:
+        text = "%.4f" % v
+    else:
+        text = "%.4g" % v
+    return " %*s" % (width - 1, text)
+
+
+def _pvalue_text(p, width):
+    if not math.isfinite(p):
+        return " %*s" % (width - 1, "nan")
+    return " %*s" % (width - 1, "<1e-16" if p < 1e-16 else ("%.3g" % p if p < 1e-3
+                                                             else "%.4f" % p))
+
+
+class RegressionResult(Closable):
+    """A fitted Dirichlet-multinomial regression (see :func:`regression`).
+
+    Names follow statsmodels' results (``params``, ``bse``, ``llf``,
+    ``cov_params()``, ``summary()`` ...), with the package's own ``loglik``
+    beside ``llf``.
+
+    Attributes
+    ----------
+    params : numpy.ndarray
+        p × V: the coefficient of covariate i for category v in ``[i, v]``;
+        ``alpha_bv = exp(design[b] @ params[:, v])``.
+    bse : numpy.ndarray
+        p × V standard errors (square roots of :meth:`cov_params`'s
+        diagonal); NaN where ``hessian_definite`` is False.
+    llf, loglik : float
+        The maximised log pmf (multinomial coefficients included), weighted
+        by the row weights.
+    aic, bic : float
+        ``-2 loglik + 2 pV`` and ``-2 loglik + pV log(nobs)``.
+    nobs : float
+        Rows with counts and a positive weight (with weights, their sum).
+    df_model, parameters : int
+        pV, the coefficients fitted.
+    rows : int
+        Rows of the fitted table.
+    gradient_norm : float
+        Max-norm of the log-likelihood's gradient in beta at the result.
+    iterations : int
+        Newton steps taken.
+    converged : bool
+    hessian_definite : bool
+        Whether the Hessian is negative definite at the result (a strict
+        local maximum); without it there is no covariance: ``bse``,
+        :meth:`cov_params` and the Wald tests are NaN.
+    covariate_names : list of str
+        The p covariates: a DataFrame design's columns, ``covariate_names``
+        given to :func:`regression`, else "x0", "x1" ...
+    category_names : list of str
+        The V categories: the column names the counts carry (DataFrame,
+        AnnData, :class:`~dirmn.Counts`), else "v0", "v1" ...
+
+    Notes
+    -----
+    Every value is copied out when the fit returns; the library's object is
+    kept only for :meth:`predict`. ``close()`` (or a ``with`` block) frees
+    it, as does garbage collection; the other values stay.
+    """
+
+    def __init__(self, ptr, context, fields):
+        self._context = context
+        self._handle = Handle(self, ptr, C.dirmn_reg_destroy, "regression", context._lock)
+        self.__dict__.update(fields)
+
+    @property
+    def context(self):
+        """Context: the context that fitted the regression."""
+        return self._context
+
+    @property
+    def zvalues(self):
+        """numpy.ndarray: p × V Wald z statistics, ``params / bse``."""
+        return self.params / self.bse
+
+    tvalues = zvalues
+
+    @property
+    def pvalues(self):
+        """numpy.ndarray: p × V two-sided normal p-values of :attr:`zvalues`."""
+        z = np.abs(self.zvalues) / math.sqrt(2.0)
+        return np.vectorize(math.erfc, otypes=[float])(z)
+
+    def cov_params(self):
+        """The covariance of the coefficients: the negative inverse Hessian.
+
+        Returns
+        -------
+        numpy.ndarray
+            pV × pV in the order of vec(params): coefficient (i, v) at index
+            ``v * p + i``, i.e. ``params.ravel(order="F")``. NaN where
+            ``hessian_definite`` is False.
+        """
+        return self._cov.copy()
+
+    def _covariate_index(self, covariate):
+        p = self.params.shape[0]
+        if isinstance(covariate, str):
+            try:
+                return self.covariate_names.index(covariate)
+            except ValueError:
+                raise invalid(InvalidArgumentError, "dirmn: no covariate named %r (the "
+                              "covariates are %s)" % (covariate, ", ".join(
+                                  self.covariate_names)), argument="covariate") from None
+        if isinstance(covariate, (bool, np.bool_)) or \
+                not isinstance(covariate, (int, np.integer)) or not 0 <= covariate < p:
+            raise invalid(InvalidArgumentError, "dirmn: covariate must be a name or an index "
+                          "in 0 .. %d (0-based), not %r" % (p - 1, covariate),
+                          argument="covariate")
+        return int(covariate)
+
+    def wald_test(self, covariate):
+        """The Wald test that a covariate has no effect on any category.
+
+        ``H0: params[i, v] = 0`` for every v (``dirmn_reg_wald_test``).
+
+        Parameters
+        ----------
+        covariate : int or str
+            Its 0-based index, or its name (:attr:`covariate_names`).
+
+        Returns
+        -------
+        WaldTest
+            ``(statistic, df, pvalue)``; NaN without a covariance.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An unknown name or an index outside 0 .. p - 1.
+        """
+        return WaldTest(*(float(v) for v in self._wald[self._covariate_index(covariate)]))
+
+    def predict(self, design, kind="alpha"):
+        """The fitted model's alpha (or proportions) for new rows (``dirmn_reg_predict``).
+
+        Parameters
+        ----------
+        design : array_like or DataFrame-like
+            rows × p covariates, in the fit's order. A DataFrame-like design
+            is matched to the fit's covariates by column name when the fit
+            had named covariates (a DataFrame design or ``covariate_names``).
+        kind : {"alpha", "proportion"}
+            ``alpha = exp(design @ params)``, or the expected composition
+            ``alpha / alpha.sum(axis=1)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            rows × V.
+
+        Raises
+        ------
+        InvalidArgumentError
+            Unknown ``kind``; another number of covariates; a missing named
+            covariate.
+        InvalidParameterError
+            A covariate that is not finite (``row``, ``column``).
+        NumericOverflowError
+            An alpha beyond the double range, or 0 (``row``, ``column``).
+        ClosedHandleError
+            After :meth:`close`.
+        """
+        if kind not in _KINDS:
+            raise invalid(InvalidArgumentError, "dirmn: kind must be 'alpha' or 'proportion', "
+                          "not %r" % (kind,), argument="kind")
+        if _is_frame(design) and self._named:
+            cols = [str(n) for n in design.columns]
+            missing = [n for n in self.covariate_names if n not in cols]
+            if missing:
+                raise invalid(InvalidArgumentError, "dirmn: design lacks the covariate(s) %s"
+                              % ", ".join(map(repr, missing)), argument="design")
+            design = np.asarray(design.to_numpy())[:, [cols.index(n)
+                                                        for n in self.covariate_names]]
+        x, rs, cs, _ = _design(design)
+        rows, V = x.shape[0], self.params.shape[1]
+        out = np.empty((rows, V))
+        with calling((self._context,), (self._handle,)) as (r,):
+            check(C.dirmn_reg_predict(r, _pd(x), rows, x.shape[1], rs, cs, _pd(out), V, 1),
+                  None)
+        if kind == "proportion":
+            out /= out.sum(axis=1, keepdims=True)
+        return out
+
+    def params_frame(self):
+        """:attr:`params` as a ``pandas.DataFrame`` (covariates × categories).
+
+        Raises
+        ------
+        ImportError
+            Without pandas.
+        """
+        import pandas as pd
+        return pd.DataFrame(self.params, index=list(self.covariate_names),
+                            columns=list(self.category_names))
+
+    def summary(self):
+        """A text table of the fit: per category, each covariate's coefficient,
+        standard error, z and P>|z|; then the per-covariate Wald tests.
+
+        Returns
+        -------
+        str
+        """
+        w = max([12] + [len(n) for n in self.covariate_names]) + 2
+        line = "=" * (w + 44)
+        rule = "-" * (w + 44)
+        head = [
+            "Dirichlet-multinomial regression (dirmn)",
+            line,
+            "%-24s%12d    %-14s%14s" % ("Rows:", self.rows, "Log-likelihood:",
+                                         "%.6g" % self.llf),
+            "%-24s%12s    %-14s%14s" % ("Observations:", "%g" % self.nobs, "AIC:",
+                                         "%.6g" % self.aic),
+            "%-24s%12d    %-14s%14s" % ("Covariates:", self.params.shape[0], "BIC:",
+                                         "%.6g" % self.bic),
+            "%-24s%12d    %-14s%14s" % ("Categories:", self.params.shape[1], "Converged:",
+                                         "%s" % self.converged),
+            "%-24s%12d    %-14s%14s" % ("Parameters:", self.df_model, "Iterations:",
+                                         "%d" % self.iterations),
+            "%-24s%12s    %-14s%14s" % ("Hessian definite:", "%s" % self.hessian_definite,
+                                         "Grad. norm:", "%.3g" % self.gradient_norm),
+        ]
+        out = head
+        z, pv = self.zvalues, self.pvalues
+        for v, cat in enumerate(self.category_names):
+            out += [rule, "%-*s%11s%11s%11s%11s" % (w, "category " + cat, "coef", "std err",
+                                                    "z", "P>|z|")]
+            for i, name in enumerate(self.covariate_names):
+                out.append("%-*s%s%s%s%s" % (
+                    w, "  " + name, _fmt(float(self.params[i, v]), 11),
+                    _fmt(float(self.bse[i, v]), 11), _fmt(float(z[i, v]), 11),
+                    _pvalue_text(float(pv[i, v]), 11)))
+        out += [rule, "%-*s%11s%11s%11s" % (w, "Wald test", "chi2", "df", "P>chi2")]
+        for i, name in enumerate(self.covariate_names):
+            s, df, p = (float(t) for t in self._wald[i])
+            out.append("%-*s%s%11s%s" % (w, "  " + name, _fmt(s, 11),
+                                         "nan" if math.isnan(df) else "%d" % df,
+                                         _pvalue_text(p, 11)))
+        out.append(line)
+        if not self.hessian_definite:
+            out.append("The Hessian is not negative definite at the fit: no standard errors.")
+        if not self.converged:
+            out.append("The fit did not converge in %d iterations." % self.iterations)
+        return "\n".join(out)
+
+    def __repr__(self):
+        return "<dirmn.RegressionResult covariates=%d categories=%d loglik=%.6g converged=%s%s>" \
+            % (self.params.shape[0], self.params.shape[1], self.llf, self.converged,
+               " (closed)" if self.closed else "")
+
+
+def regression(counts, design, weights=None, *, tolerance=None, max_iterations=None,
+               covariate_names=None, context=None, real_valued=False, progress=None):
+    """Dirichlet-multinomial regression of a count table on covariates.
+
+    Maximum likelihood of ``alpha_bv = exp(design[b] @ beta[:, v])``
+    (``dirmn_reg_fit``): each category v has its own p coefficients.
+
+    Parameters
+    ----------
+    counts : Counts or array_like or sparse matrix or AnnData-like or DataFrame-like
+        Rows are observations (anything :class:`~dirmn.Counts` accepts);
+        its column names, where it carries them, name the categories.
+    design : array_like or DataFrame-like
+        rows × p covariates (any dtype, order and strides; float64 is read
+        in place). An intercept is a column of ones. A DataFrame-like
+        design (``to_numpy``, ``index``, ``columns``; pandas) names the
+        covariates by its columns.
+    weights : array_like, optional
+        One finite frequency weight >= 0 per row (a weight of 2 is the row
+        twice).
+    tolerance : float, optional
+        Stop when a Newton step's predicted gain is below ``tolerance x
+        |loglik|`` (library default 1e-10).
+    max_iterations : int, optional
+        Newton steps (library default 200). Stopping there gives
+        ``converged=False`` and a :class:`~dirmn.errors.ConvergenceWarning`.
+    covariate_names : sequence of str, optional
+        Names of the p covariates (override a DataFrame's columns).
+    context : Context, optional
+    real_valued : bool
+        Accept non-integral counts (for an array ``counts``).
+    progress : callable, optional
+        ``progress(iteration, loglik, change)`` after each Newton step, on
+        the calling thread: ``loglik`` the log pmf after it, ``change`` the
+        max-norm of the gradient in beta. A true return value stops the fit
+        (:class:`~dirmn.errors.CancelledError`); an exception it raises
+        stops it too and is re-raised, unchanged.
+
+    Returns
+    -------
+    RegressionResult
+
+    Raises
+    ------
+    InvalidArgumentError
+        A design not of full column rank under the weights (``index``: the
+        first covariate that is a combination of those before it, argument
+        "x column"); a category without counts (``index``, argument
+        "column"); too few rows with counts; more than
+        ``DIRMN_REG_MAX_COEFFICIENTS`` (3000) coefficients; bad options.
+    InvalidParameterError
+        A design entry that is not finite (``row``, ``column``, argument
+        "x"), or a bad weight (``row``).
+    DimensionMismatchError
+        ``design`` or ``weights`` with another number of rows than the
+        table, or ``covariate_names`` of the wrong length.
+    NumericOverflowError
+        An alpha beyond the double range at the start.
+    CancelledError
+        ``progress`` returned a true value, or the context's interrupt did.
+    KeyboardInterrupt
+        Ctrl-C during the fit (see :class:`~dirmn.Context`).
+    """
+    x, rs, cs, frame_names = _design(design)
+    rows_x, p = x.shape
+    named = covariate_names is not None or frame_names is not None
+    cov_names = _names(covariate_names if covariate_names is not None else frame_names, p,
+                       "x", "covariate_names")
+    with counts_for(counts, context, real_valued) as (c, ctx):
+        w = None if weights is None else float64_vector(weights, "weights", c.rows)
+        opts = reg_options(tolerance, max_iterations, w)
+        pending = Pending()
+        trampoline = progress_function(progress, pending)   # alive for the call
+        opts.progress = trampoline
+        out = ctypes.c_void_p()
+        with c._call(ctx, pending) as (ptr, h):
+            check(C.dirmn_reg_fit(ptr, h, _pd(x), rows_x, p, rs, cs, ctypes.byref(opts),
+                                  ctypes.byref(out)), ptr)
+            try:
+                fields = _read(out.value)
+            except BaseException:
+                C.dirmn_reg_destroy(out.value)
+                raise
+            fields.update(covariate_names=cov_names, _named=named,
+                          category_names=_names(c.column_names, c.cols, "v", "column_names"))
+            result = RegressionResult(out.value, ctx, fields)
+        del trampoline
+    if not result.converged:
+        warnings.warn("dirmn.regression: no convergence in %d Newton steps (gradient norm "
+                      "%.3g); the result is the last iterate: increase max_iterations"
+                      % (result.iterations, result.gradient_norm), ConvergenceWarning,
+                      stacklevel=2)
+    if not result.hessian_definite:
+        warnings.warn("dirmn.regression: the Hessian is not negative definite at the result, "
+                      "so there are no standard errors, covariance or Wald tests (NaN)",
+                      RuntimeWarning, stacklevel=2)
+    return result

@@ -1,0 +1,419 @@
+"""dirmn.regression (dirmn_reg_*): numbers against independent references --
+the DM log-likelihood in scipy.special.gammaln (tests/refs.py, itself checked
+against mpmath), its central differences and scipy.optimize -- never against
+dirmn itself; weights, layouts and sparse input; errors with 0-based
+positions; the handle's lifecycle.
+
+MGLM's rnaseq data (the C tests' reference) is not available to Python: the
+comparison with MGLM's printed digits lives in the C suite only."""
+
+import gc
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+from scipy.special import digamma
+
+import dirmn
+from dirmn import _capi
+from refs import loglik_rows, loglik_rows_np
+
+P, V, ROWS = 3, 4, 60
+
+
+def simulate(rows=ROWS, seed=20260429):
+    """An intercept and two normal covariates; counts from a DM (Dirichlet,
+    then multinomial) with alpha_bv = exp(x_b . beta_v)."""
+    g = np.random.default_rng(seed)
+    X = np.column_stack([np.ones(rows), g.normal(size=rows), g.normal(size=rows)])
+    B = np.array([[1.0, 0.5, 0.2, 1.5], [0.3, -0.4, 0.0, 0.2], [-0.2, 0.1, 0.5, 0.0]])
+    A = np.exp(X @ B)
+    N = g.integers(20, 60, size=rows)
+    Y = np.array([g.multinomial(N[b], g.dirichlet(A[b])) for b in range(rows)])
+    return Y, X
+
+
+Y, X = simulate()
+
+
+def ref_loglik(beta_vec, Y=Y, X=X, w=None):
+    """The weighted reference log pmf as a function of vec(beta) (F order)."""
+    p = X.shape[1]
+    B = np.asarray(beta_vec).reshape(p, -1, order="F")
+    rows = loglik_rows_np(Y, np.exp(X @ B))
+    return float(rows.sum() if w is None else (w * rows).sum())
+
+
+def ref_gradient(beta_vec, Y=Y, X=X):
+    """The analytic gradient of ref_loglik in vec(beta) (digamma)."""
+    p = X.shape[1]
+    B = np.asarray(beta_vec).reshape(p, -1, order="F")
+    A = np.exp(X @ B)
+    N, S = Y.sum(axis=1), A.sum(axis=1)
+    d = (digamma(S) - digamma(N + S))[:, None] + digamma(Y + A) - digamma(A)
+    return (X.T @ (d * A)).ravel(order="F")
+
+
+def fd_gradient(f, b, h=1e-5):
+    g = np.empty_like(b)
+    for k in range(b.size):
+        e = np.zeros_like(b)
+        e[k] = h
+        g[k] = (f(b + e) - f(b - e)) / (2 * h)
+    return g
+
+
+def fd_hessian(f, b, h=1e-4):
+    n = b.size
+    H = np.empty((n, n))
+    E = np.eye(n) * h
+    for i in range(n):
+        for j in range(i, n):
+            H[i, j] = H[j, i] = (f(b + E[i] + E[j]) - f(b + E[i] - E[j])
+                                 - f(b - E[i] + E[j]) + f(b - E[i] - E[j])) / (4 * h * h)
+    return H
+
+
+def rel(got, want):
+    """Largest |got - want| relative to the largest |want|."""
+    got, want = np.asarray(got, float), np.asarray(want, float)
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    with dirmn.Context("cpu") as ctx:
+        r = dirmn.regression(Y, X, tolerance=1e-14, context=ctx)
+        yield r
+        r.close()
+
+
+# --- 1. the fit against the reference likelihood ------------------------------
+
+def test_reference_is_the_dm_log_pmf():
+    A = np.exp(X[:5] @ np.full((P, V), 0.3))
+    assert np.allclose(loglik_rows_np(Y[:5], A), [loglik_rows([y], a)[0] for y, a in zip(Y[:5], A)],
+                       rtol=1e-13, atol=0)
+    Z = np.zeros((1, V))
+    assert loglik_rows_np(Z, np.ones(V))[0] == 0.0
+
+
+def test_shapes_and_counts(fitted):
+    r = fitted
+    assert r.params.shape == r.bse.shape == (P, V)
+    assert r.cov_params().shape == (P * V, P * V)
+    assert r.df_model == r.parameters == P * V and r.nobs == ROWS and r.rows == ROWS
+    assert r.converged and r.hessian_definite and r.iterations >= 1
+    assert r.covariate_names == ["x0", "x1", "x2"] and r.category_names == ["v0", "v1", "v2",
+                                                                             "v3"]
+
+
+def test_llf_is_the_reference_at_params(fitted):
+    r = fitted
+    want = ref_loglik(r.params.ravel(order="F"))
+    assert r.llf == r.loglik
+    assert abs(r.llf - want) <= 1e-10 * abs(want)
+    k, n = P * V, ROWS
+    assert abs(r.aic - (-2 * want + 2 * k)) <= 1e-10 * abs(r.aic)
+    assert abs(r.bic - (-2 * want + k * math.log(n))) <= 1e-10 * abs(r.bic)
+
+
+def test_gradient_vanishes_at_params(fitted):
+    b = fitted.params.ravel(order="F")
+    g = fd_gradient(ref_loglik, b)
+    assert np.max(np.abs(g)) < 1e-5
+    assert np.max(np.abs(ref_gradient(b))) < 1e-6
+    # The check has teeth: a step of 1e-3 away gives a gradient of order 1e-2.
+    assert np.max(np.abs(fd_gradient(ref_loglik, b + 1e-3))) > 1e-3
+    assert fitted.gradient_norm < 1e-6
+
+
+def test_std_errors_from_finite_difference_hessian(fitted):
+    r = fitted
+    H = fd_hessian(ref_loglik, r.params.ravel(order="F"))
+    cov = np.linalg.inv(-H)
+    se = np.sqrt(np.diag(cov)).reshape(V, P).T          # vec order back to p x V
+    assert np.max(np.abs(r.bse / se - 1)) < 1e-4
+    assert rel(r.cov_params(), cov) < 1e-4
+    # cov_params is in vec(params) order: its diagonal is bse, column-major.
+    assert np.allclose(np.sqrt(np.diag(r.cov_params())), r.bse.ravel(order="F"), rtol=1e-14)
+    assert np.allclose(r.zvalues, r.params / se, rtol=1e-4)
+    assert r.tvalues is not None and np.array_equal(r.tvalues, r.zvalues)
+    assert np.allclose(r.pvalues, 2 * stats.norm.sf(np.abs(r.params / se)), rtol=1e-3)
+
+
+@pytest.mark.parametrize("start", ["zeros", "perturbed"])
+def test_independent_optimiser_reaches_the_same_maximum(fitted, start):
+    b = fitted.params.ravel(order="F")
+    x0 = np.zeros(P * V) if start == "zeros" else b + 0.2 * np.random.default_rng(3).normal(
+        size=P * V)
+    res = optimize.minimize(lambda t: -ref_loglik(t), x0, jac=lambda t: -ref_gradient(t),
+                            method="BFGS", options={"gtol": 1e-7, "maxiter": 2000})
+    theirs = -res.fun
+    # dirmn's maximum is as high as scipy's (to 1e-8 relative), or higher.
+    assert fitted.llf >= theirs - 1e-8 * abs(theirs)
+    assert abs(fitted.llf - theirs) <= 1e-8 * abs(theirs)
+    assert np.allclose(res.x, b, atol=1e-3)
+
+
+def test_default_tolerance_is_close_to_the_maximum(fitted):
+    r = dirmn.regression(Y, X)
+    assert r.converged and abs(r.llf - fitted.llf) <= 1e-10 * abs(fitted.llf)
+    assert np.allclose(r.params, fitted.params, atol=1e-3)
+    r.close()
+
+
+# --- 3. weights, sparse input, layouts ----------------------------------------
+
+def test_integer_weights_equal_replicated_rows(fitted):
+    w = np.random.default_rng(11).integers(0, 4, size=ROWS)
+    rw = dirmn.regression(Y, X, weights=w, tolerance=1e-14)
+    rr = dirmn.regression(np.repeat(Y, w, axis=0), np.repeat(X, w, axis=0), tolerance=1e-14)
+    assert rw.nobs == rr.nobs == w.sum() and rw.rows == ROWS
+    assert rel(rw.params, rr.params) < 1e-8
+    assert abs(rw.llf - rr.llf) <= 1e-8 * abs(rr.llf)
+    assert rel(rw.bse, rr.bse) < 1e-8
+    # and both are the weighted reference's
+    want = ref_loglik(rw.params.ravel(order="F"), w=w)
+    assert abs(rw.llf - want) <= 1e-10 * abs(want)
+    assert rel(rw.params, fitted.params) > 1e-3        # the weights did change the fit
+
+
+def test_sparse_csr_counts_equal_dense(fitted):
+    sp = pytest.importorskip("scipy.sparse")
+    r = dirmn.regression(sp.csr_matrix(Y), X, tolerance=1e-14)
+    assert rel(r.params, fitted.params) < 1e-10 and rel(r.bse, fitted.bse) < 1e-10
+    assert abs(r.llf - fitted.llf) <= 1e-12 * abs(fitted.llf)
+    r = dirmn.regression(sp.csc_matrix(Y.astype(np.float32)), X, tolerance=1e-14)
+    assert rel(r.params, fitted.params) < 1e-10
+
+
+@pytest.mark.parametrize("layout", ["fortran", "strided", "int", "counts_f"])
+def test_layouts(fitted, layout):
+    Yl, Xl = Y, X
+    if layout == "fortran":
+        Xl = np.asfortranarray(X)
+    elif layout == "strided":
+        big = np.zeros((2 * ROWS, 2 * P))
+        big[::2, ::2] = X
+        Xl = big[::2, ::2]
+        assert not Xl.flags.c_contiguous and not Xl.flags.f_contiguous
+    elif layout == "int":
+        Yl = Y.astype(np.uint16)
+        Xl = np.round(X * 100).astype(np.int64) / 100.0   # rounded design, own fit below
+    else:
+        Yl = np.asfortranarray(Y.astype(np.int32))[:, :]
+    r = dirmn.regression(Yl, Xl, tolerance=1e-14)
+    want = ref_loglik(r.params.ravel(order="F"), Y=np.asarray(Yl), X=np.asarray(Xl))
+    assert abs(r.llf - want) <= 1e-10 * abs(want)
+    if layout != "int":
+        assert rel(r.params, fitted.params) < 1e-10
+
+
+def test_counts_object_and_names():
+    names = ["a", "b", "c", "d"]
+    with dirmn.Counts(Y, column_names=names) as c:
+        r = dirmn.regression(c, X, covariate_names=["const", "u", "w"])
+    assert r.category_names == names and r.covariate_names == ["const", "u", "w"]
+    assert r.wald_test("u") == r.wald_test(1)
+    s = r.summary()
+    assert "category c" in s and "  u " in s and "Wald test" in s
+    with pytest.raises(dirmn.DimensionMismatchError):
+        dirmn.regression(Y, X, covariate_names=["only", "two"])
+
+
+class _Frame:
+    """The DataFrame-like protocol the package reads (pandas is optional)."""
+
+    def __init__(self, values, columns, index=None):
+        self._v = np.asarray(values)
+        self.columns = list(columns)
+        self.index = list(range(len(self._v))) if index is None else list(index)
+
+    def to_numpy(self):
+        return self._v
+
+
+class _AnnData:
+    def __init__(self, X, obs_names, var_names):
+        self.X, self.obs_names, self.var_names = X, obs_names, var_names
+
+
+def test_frame_design_and_anndata_counts(fitted):
+    sp = pytest.importorskip("scipy.sparse")
+    ad = _AnnData(sp.csr_matrix(Y), ["s%d" % i for i in range(ROWS)], ["A", "B", "C", "D"])
+    r = dirmn.regression(ad, _Frame(X, ["Intercept", "age", "dose"]), tolerance=1e-14)
+    assert r.covariate_names == ["Intercept", "age", "dose"]
+    assert r.category_names == ["A", "B", "C", "D"]
+    assert rel(r.params, fitted.params) < 1e-10
+    # predict matches a frame's columns by name, whatever their order
+    shuffled = _Frame(X[:5, ::-1], ["dose", "age", "Intercept"])
+    assert np.allclose(r.predict(shuffled), np.exp(X[:5] @ r.params), rtol=1e-12)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        r.predict(_Frame(X[:5, :2], ["Intercept", "age"]))
+
+
+def test_pandas_frames(fitted):
+    pd = pytest.importorskip("pandas")
+    r = dirmn.regression(pd.DataFrame(Y, columns=list("ABCD")),
+                         pd.DataFrame(X, columns=["c", "x", "z"]), tolerance=1e-14)
+    assert rel(r.params, fitted.params) < 1e-10
+    df = r.params_frame()
+    assert list(df.index) == ["c", "x", "z"] and list(df.columns) == list("ABCD")
+    assert np.array_equal(df.to_numpy(), r.params)
+
+
+# --- 4. predict and the Wald test ----------------------------------------------
+
+def test_predict(fitted):
+    r = fitted
+    alpha = r.predict(X)
+    assert np.allclose(alpha, np.exp(X @ r.params), rtol=1e-13, atol=0)
+    prop = r.predict(X, kind="proportion")
+    assert np.allclose(prop.sum(axis=1), 1.0, rtol=0, atol=1e-14)
+    assert np.allclose(prop, alpha / alpha.sum(axis=1, keepdims=True), rtol=1e-14)
+    new = np.array([[1.0, 2.0, -1.0], [1.0, 0.0, 0.0]])
+    assert np.allclose(r.predict(np.asfortranarray(new)), np.exp(new @ r.params), rtol=1e-13)
+    assert r.predict(np.empty((0, P))).shape == (0, V)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        r.predict(X, kind="mean")
+    with pytest.raises(dirmn.InvalidArgumentError):
+        r.predict(X[:, :2])
+    bad = X[:4].copy()
+    bad[2, 1] = np.inf
+    with pytest.raises(dirmn.InvalidParameterError) as e:
+        r.predict(bad)
+    assert (e.value.row, e.value.column) == (2, 1)
+
+
+def test_wald_test_against_cov_params(fitted):
+    r = fitted
+    cov = r.cov_params()
+    for i in range(P):
+        idx = [v * P + i for v in range(V)]
+        b = r.params[i]
+        stat = float(b @ np.linalg.solve(cov[np.ix_(idx, idx)], b))
+        t = r.wald_test(i)
+        assert abs(t.statistic - stat) <= 1e-10 * stat and t.df == V
+        assert math.isclose(t.pvalue, stats.chi2.sf(stat, V), rel_tol=1e-8, abs_tol=1e-300)
+        s, df, p = r.wald_test(r.covariate_names[i])        # unpacks
+        assert (s, df, p) == tuple(t)
+    for bad in (-1, P, 1.0, True, "nope"):
+        with pytest.raises(dirmn.InvalidArgumentError):
+            r.wald_test(bad)
+
+
+def test_summary_and_repr(fitted):
+    s = fitted.summary()
+    assert isinstance(s, str) and s.count("category v") == V
+    for v in range(V):
+        assert "category v%d" % v in s
+    assert "P>|z|" in s and "Wald test" in s and ("%.6g" % fitted.llf) in s
+    assert "%.4f" % fitted.params[1, 2] in s
+    assert "RegressionResult" in repr(fitted) and "covariates=3" in repr(fitted)
+
+
+# --- 5. errors ------------------------------------------------------------------
+
+def test_rank_deficient_design_names_the_covariate():
+    Xd = np.column_stack([X, X[:, 1]])                   # covariate 3 repeats covariate 1
+    with pytest.raises(dirmn.InvalidArgumentError) as e:
+        dirmn.regression(Y, Xd)
+    assert type(e.value) is dirmn.InvalidArgumentError
+    assert e.value.status == "DIRMN_ERROR_INVALID_ARGUMENT"
+    assert (e.value.argument, e.value.index, e.value.row) == ("x column", 3, None)
+    assert "index 3 (0-based)" in e.value.message
+
+
+def test_nan_in_design_names_row_and_column():
+    Xn = X.copy()
+    Xn[7, 2] = np.nan
+    with pytest.raises(dirmn.InvalidParameterError) as e:
+        dirmn.regression(Y, np.asfortranarray(Xn))
+    assert e.value.status == "DIRMN_ERROR_INVALID_PARAMETER"
+    assert (e.value.row, e.value.column, e.value.argument) == (7, 2, "x")
+
+
+def test_row_mismatch():
+    with pytest.raises(dirmn.DimensionMismatchError) as e:
+        dirmn.regression(Y, X[:-1])
+    assert e.value.status == "DIRMN_ERROR_DIMENSION_MISMATCH"
+    with pytest.raises(dirmn.DimensionMismatchError):
+        dirmn.regression(Y, X, weights=np.ones(ROWS + 1))
+
+
+def test_other_bad_input():
+    Yz = Y.copy()
+    Yz[:, 2] = 0                                         # a category without counts
+    with pytest.raises(dirmn.InvalidArgumentError) as e:
+        dirmn.regression(Yz, X)
+    assert (e.value.argument, e.value.index) == ("column", 2)
+    w = np.ones(ROWS)
+    w[4] = -1.0
+    with pytest.raises(dirmn.InvalidParameterError) as e:
+        dirmn.regression(Y, X, weights=w)
+    assert e.value.row == 4
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.regression(Y, X[:, 0])                     # not 2-D
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.regression(Y, X, tolerance=-1.0)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.regression(Y, X, max_iterations=1.5)
+
+
+# --- convergence, progress, lifecycle ------------------------------------------
+
+def test_no_convergence_warns():
+    with pytest.warns(dirmn.ConvergenceWarning):
+        r = dirmn.regression(Y, X, max_iterations=1)
+    assert not r.converged and r.iterations == 1
+
+
+def test_progress_and_cancel():
+    seen = []
+    r = dirmn.regression(Y, X, progress=lambda i, ll, g: seen.append((i, ll, g)))
+    assert [s[0] for s in seen] == list(range(1, r.iterations + 1))
+    assert seen[-1][1] == pytest.approx(r.llf, rel=1e-12)
+    assert all(b[1] >= a[1] for a, b in zip(seen, seen[1:]))   # safeguarded: never falls
+    with pytest.raises(dirmn.CancelledError):
+        dirmn.regression(Y, X, progress=lambda i, ll, g: True)
+
+    class Boom(Exception):
+        pass
+
+    def fail(i, ll, g):
+        raise Boom()
+
+    with pytest.raises(Boom):
+        dirmn.regression(Y, X, progress=fail)
+
+
+def test_handle_freed_once(monkeypatch):
+    freed = []
+    real = _capi.dirmn_reg_destroy
+    monkeypatch.setattr(_capi, "dirmn_reg_destroy", lambda p: freed.append(p) or real(p))
+    with dirmn.regression(Y, X) as r:
+        params = r.params.copy()
+    r.close()
+    assert r.closed and len(freed) == 1 and "(closed)" in repr(r)
+    assert np.array_equal(r.params, params) and r.wald_test(0).df == V   # values stay
+    with pytest.raises(dirmn.ClosedHandleError):
+        r.predict(X)
+    r = dirmn.regression(Y, X)                           # freed by collection
+    del r
+    gc.collect()
+    assert len(freed) == 2
+    ctx = dirmn.Context("cpu")
+    r = dirmn.regression(Y, X, context=ctx)
+    ctx.close()
+    assert np.allclose(r.predict(X[:2]), np.exp(X[:2] @ r.params), rtol=1e-13)
+    r.close()
+    assert len(freed) == 3
+
+
+def test_no_warning_on_a_good_fit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dirmn.regression(Y, X).close()
