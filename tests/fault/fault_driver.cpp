@@ -257,6 +257,26 @@ bool workload(Results* results) {
                         [&] { return dirmn_counts_row_totals(ctx, c, out1.data()); }, {&out1});
     run.keep(out1);
   }
+  dirmn_reg* reg = nullptr;
+  if (ok) {
+    // A regression of the small table on an intercept and one covariate,
+    // and its standard errors.
+    std::vector<double> design(static_cast<size_t>(kRows * 2)), reg_se(static_cast<size_t>(2 * kCols));
+    for (int64_t b = 0; b < kRows; ++b) {
+      design[static_cast<size_t>(2 * b)] = 1.0;
+      design[static_cast<size_t>(2 * b + 1)] = 0.25 * static_cast<double>(b % 5) - 0.5;
+    }
+    dirmn_reg* const sentinel_reg = reinterpret_cast<dirmn_reg*>(0x5);
+    reg = sentinel_reg;
+    ok = run.call("dirmn_reg_fit", ctx,
+                  [&] { return dirmn_reg_fit(ctx, c, design.data(), kRows, 2, 2, 1, nullptr, &reg); });
+    if (reg == sentinel_reg) reg = nullptr;
+    ok = ok && reg != nullptr;
+    ok = ok && run.call("dirmn_reg_get_std_errors", nullptr, [&] {
+      return dirmn_reg_get_std_errors(reg, reg_se.data(), kCols, 1);
+    }, {&reg_se});
+    run.keep(reg_se);
+  }
   // The failure queries work after whatever happened, and report a
   // failure of their own without allocating.
   if (ok) {
@@ -277,6 +297,7 @@ bool workload(Results* results) {
     dirmn_mixture_destroy(range[0]);
     dirmn_mixture_destroy(range[1]);
     dirmn_mixture_destroy(m);
+    dirmn_reg_destroy(reg);
     dirmn_counts_destroy(cs);
     dirmn_counts_destroy(cb);
     dirmn_context_destroy(ctx);
