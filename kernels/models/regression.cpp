@@ -337,6 +337,16 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   fit.derivatives(cur, &grad, &neg_h);
   int iterations = 0;
   bool converged = false;
+  // The progress callback after each step; false where it cancels.
+  const auto report = [&](int iteration) {
+    if (s.progress == nullptr ||
+        s.progress(iteration, sw.unscale(cur.value), max_abs(grad, std::ldexp(1.0, sw.exponent())),
+                   s.progress_data) == 0)
+      return true;
+    out->cancelled = true;
+    out->iterations = iteration;
+    return false;
+  };
   while (true) {
     bool damped = false;
     if (!factor_damped(neg_h, P, &l, &damped)) break;
@@ -358,6 +368,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
         std::swap(cur, trial);
         ++iterations;
         fit.derivatives(cur, &grad, &neg_h);
+        if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
       }
       break;
     }
@@ -376,13 +387,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     std::swap(cur, trial);
     ++iterations;
     fit.derivatives(cur, &grad, &neg_h);
-    if (s.progress != nullptr &&
-        s.progress(iterations, sw.unscale(cur.value), max_abs(grad, std::ldexp(1.0, sw.exponent())),
-                   s.progress_data) != 0) {
-      out->cancelled = true;
-      out->iterations = iterations;
-      return {DIRMN_ERROR_CANCELLED, "", 0};
-    }
+    if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
   }
 
   out->beta.assign(static_cast<size_t>(P), 0.0);

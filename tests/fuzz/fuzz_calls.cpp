@@ -4,7 +4,8 @@
 // the interrupt callback -- of every function that takes them:
 // dirmn_loglik_sum, dirmn_loglik_rowwise_derivatives, dirmn_fit,
 // dirmn_mixture_fit, dirmn_mixture_get_params, _get_responsibilities,
-// _get_info, dirmn_mixture_assign, dirmn_counts_create_dense's strides and
+// _get_info, dirmn_mixture_assign, dirmn_reg_fit, _get_coef,
+// _get_std_errors, dirmn_counts_create_dense's strides and
 // dirmn_last_error_location. (fuzz_counts.cpp fuzzes table contents and the
 // likelihoods.)
 //
@@ -337,6 +338,73 @@ void run_mixture(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other
   dirmn_mixture_destroy(m);
 }
 
+// dirmn_reg_fit through fuzzed design strides, options sizes and weights,
+// then its coefficients and standard errors through fuzzed output strides.
+void run_regression(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) {
+  Expect e;
+  const int64_t pcov = p.ConsumeIntegralInRange<int64_t>(-1, 3);
+  if (pcov < 1) e.fail("p < 1");
+  const int64_t pd = std::max<int64_t>(pcov, 1);
+  int64_t s1 = 0, s2 = 0;
+  const size_t n = fuzz_strides(p, kRows, pd, &s1, &s2, false, &e);
+  std::vector<double> x(n);
+  for (double& v : x) v = p.ConsumeFloatingPointInRange<double>(-3.0, 3.0);
+  for (int64_t b = 0; b < kRows && s1 >= 1 && static_cast<size_t>(b * s1) < n; ++b) x[static_cast<size_t>(b * s1)] = 1.0;
+  if (p.ConsumeIntegralInRange<int>(0, 7) == 0) {
+    x[p.ConsumeIntegralInRange<size_t>(0, n - 1)] = p.ConsumeBool() ? NAN : -INFINITY;
+    e.either("a covariate may be non-finite");
+  }
+  dirmn_reg_options o;
+  dirmn_reg_options_init(&o);
+  if (p.ConsumeBool()) {
+    static const double kTol[] = {1e-10, 1e-3, 0.0, -1.0, NAN, INFINITY, 1e-300};
+    o.tolerance = kTol[p.ConsumeIntegralInRange<size_t>(0, std::size(kTol) - 1)];
+  }
+  o.max_iterations = p.ConsumeBool() ? p.ConsumeIntegralInRange<int>(-2, 50) : 200;
+  bool null_w = false;
+  Expect ew;
+  std::vector<double> w = fuzz_weights(p, &ew, &null_w);
+  o.weights = null_w ? nullptr : w.data();
+  Sized<dirmn_reg_options> so;
+  so.make(p, o);
+  const auto has = [&](size_t off, size_t bytes) { return so.covers(off, bytes); };
+  if (so.size < sizeof(size_t)) e.fail("options->size too small");
+  if (has(offsetof(dirmn_reg_options, tolerance), sizeof(double)) &&
+      (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance)))
+    e.fail("tolerance not positive");
+  if (has(offsetof(dirmn_reg_options, max_iterations), sizeof(int)) && o.max_iterations < 0)
+    e.fail("max_iterations < 0");
+  if (has(offsetof(dirmn_reg_options, weights), sizeof(void*)) && !null_w) merge(&e, ew);
+  // A fuzzed table may have categories without counts, a design may be
+  // rank deficient over the rows with counts, and a fit may overflow.
+  e.either("categories without counts, a rank-deficient design, or alpha beyond a double");
+  dirmn_reg* const kSentinel = reinterpret_cast<dirmn_reg*>(uintptr_t{0x7c7c});
+  dirmn_reg* r = kSentinel;
+  const dirmn_status st = dirmn_reg_fit(ctx, c, x.data(), kRows, pcov, s1, s2, so.get(), &r);
+  check_status(st, e, ctx, "dirmn_reg_fit");
+  if (st != DIRMN_SUCCESS) {
+    if (r != kSentinel) violated("dirmn_reg_fit", "failed but wrote *reg");
+    return;
+  }
+  dirmn_reg_info info;
+  info.size = sizeof info;
+  if (dirmn_reg_get_info(r, &info) != DIRMN_SUCCESS) violated("dirmn_reg_get_info", "failed");
+  if (!std::isfinite(info.loglik) || !std::isfinite(info.gradient_norm))
+    violated("dirmn_reg_get_info", "non-finite loglik or gradient");
+  for (int which = 0; which < 2; ++which) {
+    Expect eo;
+    int64_t t1 = 0, t2 = 0;
+    const size_t m = fuzz_strides(p, pcov, kCols, &t1, &t2, true, &eo);
+    if (which == 1 && !info.hessian_definite) eo.fail("no covariance");
+    Out a(m);
+    const dirmn_status so2 = which == 0 ? dirmn_reg_get_coef(r, a.v.data(), t1, t2)
+                                        : dirmn_reg_get_std_errors(r, a.v.data(), t1, t2);
+    check_status(so2, eo, nullptr, which == 0 ? "dirmn_reg_get_coef" : "dirmn_reg_get_std_errors");
+    if (so2 != DIRMN_SUCCESS && !a.unchanged()) violated("dirmn_reg_get_*", "failed but wrote its output");
+  }
+  dirmn_reg_destroy(r);
+}
+
 void run_dense_strides(FuzzedDataProvider& p, dirmn_context* ctx) {
   Expect e;
   int64_t s1 = 0, s2 = 0;
@@ -386,7 +454,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     violated("dirmn_counts_create_dense", "refused a valid table", dirmn_last_error(ctx));
   const int calls = p.ConsumeIntegralInRange<int>(1, 4);
   for (int i = 0; i < calls; ++i) {
-    switch (p.ConsumeIntegralInRange<int>(0, 5)) {
+    switch (p.ConsumeIntegralInRange<int>(0, 6)) {
+      case 5: run_regression(p, ctx, c); break;
       case 0: run_loglik_sum(p, ctx, c); break;
       case 1: run_rowwise_derivatives(p, ctx, c); break;
       case 2: run_fit(p, ctx, c); break;

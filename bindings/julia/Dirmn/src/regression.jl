@@ -1,0 +1,619 @@
+# Dirichlet-multinomial regression (covariates -> composition) over
+# dirmn_reg_*: the result type, fit_dirmn_reg, its accessors, prediction,
+# Wald tests and display.
+
+"""
+    DirmnRegression
+
+A fitted Dirichlet-multinomial regression, as returned by
+[`fit_dirmn_reg`](@ref): row `b` with covariates `x_b` (a row of the design
+matrix) has the parameter vector `α_bv = exp(x_b ⋅ β_v)`, one column of
+coefficients `β_v` per category (every category has its own: MGLM's
+parametrisation, α not normalised). Its fields:
+
+- `coefficients::Matrix{Float64}`: β, p × V (covariates × categories), the
+  maximum-likelihood estimate (what [`coef`](@ref) returns);
+- `std_errors::Matrix{Float64}`: their standard errors, p × V, the square
+  roots of the covariance's diagonal ([`stderror`](@ref)); all `NaN` when
+  `hessian_definite` is false;
+- `covariance::Matrix{Float64}`: the covariance of the coefficients, the
+  negative inverse Hessian of the log-likelihood at the fit, pV × pV in the
+  order of `vec(coefficients)` (covariate fastest: coefficient `(i, v)` is
+  row and column `(v - 1) p + i`) ([`vcov`](@ref)); all `NaN` when
+  `hessian_definite` is false;
+- `loglik::Float64`: the maximised log-likelihood, the log pmf of the data
+  with the multinomial coefficients (weighted by the row weights, if any)
+  ([`loglikelihood`](@ref));
+- `aic`, `bic` (`Float64`): `-2 loglik + 2 parameters` and
+  `-2 loglik + parameters log(nobs)`, as the library reports them;
+- `nobs::Float64`: the rows that entered the fit, those with counts and a
+  positive weight: their number, or the sum of their weights when weights
+  were given (BIC's n, as for [`fit_dirmn`](@ref)) ([`nobs`](@ref));
+- `rows::Int` (rows of the fitted table, rows of zeros included),
+  `covariates::Int` (p), `ncategories::Int` (V), `parameters::Int` (p V,
+  [`dof`](@ref));
+- `gradient_norm::Float64`: the max-norm of the gradient in β at the fit;
+- `iterations::Int`, `converged::Bool`: Newton steps taken and whether the
+  tolerance was met;
+- `hessian_definite::Bool`: whether the Hessian is negative definite at the
+  fit (a strict local maximum); without it there is no covariance, no
+  standard error and no Wald test;
+- `context::DirmnContext`: the context the fit ran on.
+
+Everything is copied out of the library when the fit returns; the library's
+regression object is kept only for [`predict`](@ref) and
+[`wald_test`](@ref). It is freed by the finalizer or, sooner, by
+`close(f)` (idempotent); the fields stay readable after that.
+
+Accessors (StatsBase's names, this package's own functions): [`coef`](@ref),
+[`stderror`](@ref), [`vcov`](@ref), [`confint`](@ref),
+[`loglikelihood`](@ref), [`aic`](@ref), [`bic`](@ref), [`nobs`](@ref),
+[`dof`](@ref), [`predict`](@ref), and [`wald_test`](@ref),
+[`converged`](@ref), [`iterations`](@ref), [`hessian_definite`](@ref),
+[`gradient_norm`](@ref), [`ncategories`](@ref).
+"""
+mutable struct DirmnRegression
+    ptr::Ptr{Cvoid}
+    context::DirmnContext
+    coefficients::Matrix{Float64}
+    std_errors::Matrix{Float64}
+    covariance::Matrix{Float64}
+    loglik::Float64
+    aic::Float64
+    bic::Float64
+    nobs::Float64
+    rows::Int
+    covariates::Int
+    ncategories::Int
+    parameters::Int
+    gradient_norm::Float64
+    iterations::Int
+    converged::Bool
+    hessian_definite::Bool
+    closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
+end
+
+# Frees the handle; the caller holds the lock of the regression's context,
+# which every call using the handle holds too (see _with).
+function _free_reg(f::DirmnRegression)
+    p = f.ptr
+    f.ptr = C_NULL
+    p == C_NULL || LibDirmn.dirmn_reg_destroy(p)
+    return nothing
+end
+
+_finalize_reg(f::DirmnRegression) =
+    f.ptr == C_NULL ? nothing :
+    _finalize_under(_free_reg, f, f.context.lock, _finalize_reg, true)
+
+"""
+    close(f::DirmnRegression)
+
+Frees the library's regression object now instead of at garbage
+collection. Idempotent. Safe while another task or thread predicts with
+`f`: `close` waits for that call to end (it takes the lock of the
+regression's context). From a progress callback of a call on the
+regression's context the library frees it when that call returns. The
+fitted values (all fields, and the accessors that read them) stay
+available; [`predict`](@ref) and [`wald_test`](@ref) then raise a
+[`DirmnError`](@ref) (`DIRMN_ERROR_NULL_POINTER`).
+"""
+function Base.close(f::DirmnRegression)
+    f.closing[] = true   # as close(::DirmnCounts)
+    lock(f.context.lock) do
+        _free_reg(f)
+    end
+    return nothing
+end
+
+"""
+    isopen(f::DirmnRegression) -> Bool
+
+Whether `f` still holds the library's regression object (it has not been
+closed), which [`predict`](@ref) and [`wald_test`](@ref) need.
+"""
+Base.isopen(f::DirmnRegression) = f.ptr != C_NULL && !f.closing[]
+
+# --- error hints ---------------------------------------------------------------
+
+# The library locates a bad design entry by its 0-based (row, column), a
+# covariate that is a combination of the ones before it by its 0-based
+# column of x ("x column"), a category without counts by its column of the
+# table ("column"), an alpha out of range by (row, category); word them as
+# the Julia arrays the caller passed (`xname`: "X" or "Xnew"; `obsdim`: the
+# orientation of the counts, nothing for none).
+function _reg_hint(xname::AbstractString, obsdim)
+    return function (loc)
+        loc === nothing && return nothing
+        arg = _argument(loc)
+        if arg == "x" && loc.row >= 0 && loc.column >= 0
+            b, i = Int(loc.row) + 1, Int(loc.column) + 1
+            v = _value_text(loc)
+            eq = v === nothing ? "" : " = $v"
+            return " [$xname[$b, $i]$eq in Julia: row $b, covariate $i]"
+        elseif arg == "x column" && loc.index >= 0
+            i = Int(loc.index) + 1
+            return " [$xname[:, $i] in Julia: covariate $i]"
+        elseif arg == "column" && loc.index >= 0 && obsdim !== nothing
+            v = Int(loc.index) + 1
+            return obsdim == 1 ? " [Y[:, $v] in Julia: category $v]" :
+                                 " [Y[$v, :] in Julia: category $v]"
+        elseif arg == "alpha" && loc.row >= 0 && loc.column >= 0
+            return " [row $(loc.row + 1), category $(loc.column + 1) in Julia]"
+        end
+        return nothing
+    end
+end
+
+_reg_closed_hint(f::DirmnRegression) =
+    isopen(f) ? nothing : " [this DirmnRegression was closed]"
+
+# --- fitting -------------------------------------------------------------------
+
+# Copies everything out of a freshly fitted handle into a DirmnRegression
+# that owns it; the handle is destroyed if copying fails. The getters take no
+# context: their failures go to the thread's slot.
+function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
+    local f
+    try
+        r = Ref(LibDirmn.empty_reg_info())
+        _check(LibDirmn.dirmn_reg_get_info(h, r), C_NULL)
+        i = r[]
+        p, V = Int(i.covariates), Int(i.categories)
+        P = p * V
+        # Covariate i, category v to B[i, v]: stride_covariate 1, stride_category p.
+        B = Matrix{Float64}(undef, p, V)
+        _check(LibDirmn.dirmn_reg_get_coef(h, B, Int64(1), Int64(max(p, 1))), C_NULL)
+        definite = i.hessian_definite != 0
+        if definite
+            SE = Matrix{Float64}(undef, p, V)
+            _check(LibDirmn.dirmn_reg_get_std_errors(h, SE, Int64(1), Int64(max(p, 1))), C_NULL)
+            # Row-major out[r ld + c] read column-major is the transpose.
+            Ct = Matrix{Float64}(undef, P, P)
+            _check(LibDirmn.dirmn_reg_get_vcov(h, Ct, Int64(max(P, 1))), C_NULL)
+            C = permutedims(Ct)
+        else
+            SE = fill(NaN, p, V)
+            C = fill(NaN, P, P)
+        end
+        f = DirmnRegression(h, ctx, B, SE, C, i.loglik, i.aic, i.bic, i.observations,
+                            Int(i.rows), p, V, Int(i.parameters), i.gradient_norm,
+                            Int(i.iterations), i.converged != 0, definite,
+                            Threads.Atomic{Bool}(false))
+    catch
+        LibDirmn.dirmn_reg_destroy(h)
+        rethrow()
+    end
+    finalizer(_finalize_reg, f)
+    return f
+end
+
+"""
+    fit_dirmn_reg(Y, X; obsdim = 1, weights = nothing, tolerance = 1e-10,
+                  max_iterations = 200, progress = nothing, backend = :auto,
+                  device = 0, context = nothing, real_valued = false)
+        -> DirmnRegression
+
+Dirichlet-multinomial regression of the counts `Y` on the design matrix `X`
+by maximum likelihood: row `b` of the table, with covariates `X[b, :]`, has
+the parameter vector
+
+    α_bv = exp(X[b, :] ⋅ β[:, v])    (v = 1 .. V)
+
+with β a p × V matrix of coefficients, one column per category, all
+identified (α is not normalised: the parametrisation of R's MGLM,
+`MGLMreg(..., dist = "DM")`). Returns a [`DirmnRegression`](@ref) with the
+coefficients, their standard errors and covariance, the log-likelihood and
+the criteria.
+
+- `Y`: the counts, **one observation per row** (rows × categories, as `X`;
+  `obsdim = 2` for a categories × rows table): a dense matrix of any integer
+  or real element type, a `SparseMatrixCSC`, anything [`DirmnCounts`](@ref)
+  accepts, or a prepared `DirmnCounts` (whose own orientation counts);
+- `X`: the design, rows × p, any real element type (converted to
+  `Float64`; a strided `Float64` matrix is read in place). Add a column of
+  ones for an intercept, as R's `model.matrix` does: nothing is added. It
+  must be of full column rank over the rows with counts (and a positive
+  weight).
+
+The fit is Newton's method in `vec(β)` from the shared-α fit
+([`fit_dirmn`](@ref)) regressed on the design, each step safeguarded
+(Levenberg damping where the Hessian is not negative definite, step halving
+until the log-likelihood rises). At most `DIRMN_REG_MAX_COEFFICIENTS`
+(3000) coefficients p V: the covariance is formed whole.
+
+Keywords (the defaults shown are the library's, which `nothing` also
+selects):
+- `weights`: one finite weight ≥ 0 per row, frequencies (a weight of 2 is
+  the row twice);
+- `tolerance`: the fit stops when the predicted gain of a Newton step is
+  below `tolerance × |loglik|`;
+- `max_iterations`: the most Newton steps; stopping there is not an error:
+  it gives `converged = false` and a warning (`@warn`);
+- `progress`: `nothing`, or a function `(iteration, loglik, gradient_norm)`
+  called after every Newton step (`iteration` from 1; `loglik` the log pmf;
+  `gradient_norm` the max-norm of the gradient in β); returning `true`
+  cancels the fit with a [`DirmnError`](@ref) `DIRMN_ERROR_CANCELLED`, an
+  exception it throws cancels it and is rethrown. It runs inside the
+  library's call: it must not compute with the same context (that raises
+  `DIRMN_ERROR_CONTEXT_IN_USE`), but may `close` the counts, mixtures,
+  regressions or the context, which read as closed at once and are freed
+  when the fit returns (the fit itself finishes);
+- `backend`, `device`, `context`, `real_valued`: as for [`fit_dirmn`](@ref).
+
+A fit whose Hessian is not negative definite at the end (no strict local
+maximum) warns and has `hessian_definite = false`: its standard errors and
+covariance are `NaN` and [`wald_test`](@ref) raises
+`DIRMN_ERROR_NOT_SUPPORTED`.
+
+Invalid input raises a [`DirmnError`](@ref) with the library's status, its
+positions also worded in Julia's 1-based terms: a design that is not of
+full column rank (`DIRMN_ERROR_INVALID_ARGUMENT`, naming the first
+covariate that is a combination of those before it, e.g.
+`[X[:, 3] in Julia: covariate 3]`), a category without counts
+(`DIRMN_ERROR_INVALID_ARGUMENT`, naming it), fewer rows with counts than
+covariates, more than 3000 coefficients (`DIRMN_ERROR_INVALID_ARGUMENT`); a
+non-finite entry of `X` (`DIRMN_ERROR_INVALID_PARAMETER`, naming its row and
+column, `[X[5, 2] = NaN in Julia: row 5, covariate 2]`) or weight; `X` with
+another number of rows than `Y`, or weights of the wrong length
+(`DIRMN_ERROR_DIMENSION_MISMATCH`).
+
+```julia
+n = 100
+X = [ones(n) randn(n)]                   # intercept and one covariate
+f = fit_dirmn_reg(Y, X)                  # Y: n × V counts
+coef(f), stderror(f)                     # p × V
+wald_test(f, 2)                          # does the covariate matter at all?
+predict(f, [1.0 0.5]; type = :proportion)
+```
+"""
+function fit_dirmn_reg(Y, X::AbstractMatrix; obsdim::Integer = 1, weights = nothing,
+                       tolerance::Union{Nothing,Real} = nothing,
+                       max_iterations::Union{Nothing,Integer} = nothing, progress = nothing,
+                       backend::Symbol = :auto, device::Integer = 0,
+                       context::Union{Nothing,DirmnContext} = nothing,
+                       real_valued::Bool = false)
+    max_iterations === nothing || (max_iterations = _cint(max_iterations, "max_iterations"))
+    f, maxit = _with_counts(Y, obsdim, real_valued, backend, device, context) do c, ctx
+        _fit_reg(c, ctx, X, weights, tolerance, max_iterations, progress)
+    end
+    f.converged ||
+        @warn "fit_dirmn_reg: stopped without convergence after $(f.iterations) Newton steps " *
+              "(max_iterations = $maxit, gradient norm $(f.gradient_norm)); the result is the " *
+              "last iterate (converged = false)"
+    f.hessian_definite ||
+        @warn "fit_dirmn_reg: the Hessian is not negative definite at the fit (no strict " *
+              "local maximum): no covariance, standard errors or Wald tests " *
+              "(hessian_definite = false)"
+    return f
+end
+
+function _fit_reg(c::DirmnCounts, ctx::DirmnContext, X::AbstractMatrix, weights, tolerance,
+                  max_iterations, progress)
+    A, s1, s2 = _native_matrix(_check_real(X, "X"), Float64)
+    rows, p = size(X)
+    return _fit_reg(c, ctx, A, s1, s2, rows, p, _weights(c, weights), tolerance, max_iterations,
+                    progress)
+end
+
+# The design in native memory (A, element (b, i) at (b - 1) s1 + (i - 1) s2):
+# a function barrier, so that what is preserved and pointed to has a
+# concrete type (Julia 1.5's code generation asserts on a Union there).
+function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tolerance,
+                  max_iterations, progress)
+    prog = progress === nothing ? nothing : _Progress(progress, nothing)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    hint = _call_hint(c, ctx, _reg_hint("X", c.vector ? nothing : c.obsdim))
+    GC.@preserve A w prog begin
+        oref = Ref(LibDirmn.empty_reg_options())
+        LibDirmn.dirmn_reg_options_init_sized(oref, sizeof(LibDirmn.dirmn_reg_options))
+        o = oref[]
+        maxit = Int(_or(max_iterations, o.max_iterations))
+        oref[] = LibDirmn.dirmn_reg_options(
+            o.size, Float64(_or(tolerance, o.tolerance)), Cint(maxit), _wptr(w),
+            prog === nothing ? C_NULL : _progress_pointer(),
+            prog === nothing ? C_NULL : pointer_from_objref(prog))
+        # The copies out of the new handle are calls on the context too:
+        # under its lock (see _fit_mixture).
+        f = _with(ctx, c.context) do ptr
+            st = LibDirmn.dirmn_reg_fit(ptr, _handle(c), Ptr{Cdouble}(pointer(A)), Int64(rows),
+                                        Int64(p), Int64(s1), Int64(s2), oref, out)
+            if st != 0 && prog !== nothing && prog.err !== nothing
+                throw(prog.err)
+            end
+            _check(st, ptr, hint)
+            _reg_from_handle(out[], ctx)
+        end
+        return f, maxit
+    end
+end
+
+# --- accessors -----------------------------------------------------------------
+
+"""
+    coef(f::DirmnRegression) -> Matrix{Float64}
+
+The fitted coefficients β, p × V (covariates × categories; a copy of
+`f.coefficients`): `α_bv = exp(x_b ⋅ coef(f)[:, v])`. StatsBase's name,
+this package's own function.
+"""
+coef(f::DirmnRegression) = copy(f.coefficients)
+
+"""
+    stderror(f::DirmnRegression) -> Matrix{Float64}
+
+The standard errors of the coefficients, p × V as [`coef`](@ref) (a copy of
+`f.std_errors`): the square roots of the diagonal of [`vcov`](@ref). All
+`NaN` where the fit has no covariance (`hessian_definite` false).
+"""
+stderror(f::DirmnRegression) = copy(f.std_errors)
+
+"""
+    vcov(f::DirmnRegression) -> Matrix{Float64}
+
+The asymptotic covariance of the coefficients, the negative inverse of the
+Hessian of the log-likelihood at the fit: a pV × pV matrix in the order of
+`vec(coef(f))` (covariate fastest: coefficient `(i, v)` is index
+`(v - 1) p + i`). A copy of `f.covariance`; all `NaN` where the fit has no
+covariance (`hessian_definite` false).
+"""
+vcov(f::DirmnRegression) = copy(f.covariance)
+
+"""
+    confint(f::DirmnRegression; level = 0.95) -> Matrix{Float64}
+
+Wald confidence intervals for the coefficients, `coef ± z se` with `z` the
+standard normal quantile at `(1 + level) / 2`: a pV × 2 matrix, one row per
+coefficient in the order of `vec(coef(f))` (the order of [`vcov`](@ref);
+`reshape(ci[:, 1], p, V)` gives the lower bounds as a p × V matrix),
+columns lower and upper bound (`NaN` without standard errors).
+"""
+function confint(f::DirmnRegression; level::Real = 0.95)
+    0 < level < 1 || throw(ArgumentError("level must be in (0, 1), not $level"))
+    z = _normal_upper_quantile((1 - level) / 2)
+    b, s = vec(f.coefficients), vec(f.std_errors)
+    return hcat(b .- z .* s, b .+ z .* s)
+end
+
+"""
+    loglikelihood(f::DirmnRegression) -> Float64
+
+The maximised log-likelihood (`f.loglik`): the log pmf of the data with the
+multinomial coefficients, weighted by the row weights if any.
+"""
+loglikelihood(f::DirmnRegression) = f.loglik
+
+"""
+    aic(f::DirmnRegression) -> Float64
+
+Akaike's criterion `-2 loglik + 2 dof(f)`, as the library reports it.
+"""
+aic(f::DirmnRegression) = f.aic
+
+"""
+    bic(f::DirmnRegression) -> Float64
+
+The Bayesian information criterion `-2 loglik + dof(f) log(nobs(f))`, as
+the library reports it.
+"""
+bic(f::DirmnRegression) = f.bic
+
+"""
+    nobs(f::DirmnRegression) -> Float64
+
+The rows that entered the fit (`f.nobs`): those with counts and a positive
+weight, their number, or the sum of their weights when weights were given.
+"""
+nobs(f::DirmnRegression) = f.nobs
+
+"""
+    dof(f::DirmnRegression) -> Int
+
+The number of coefficients, p V (`f.parameters`).
+"""
+dof(f::DirmnRegression) = f.parameters
+
+"""
+    ncategories(f::DirmnRegression) -> Int
+
+The number of categories V.
+"""
+ncategories(f::DirmnRegression) = f.ncategories
+
+"""
+    converged(f) -> Bool
+
+Whether the fit met its tolerance (`f.converged`), for a
+[`DirmnRegression`](@ref), [`DirMultFit`](@ref) or
+[`DirMultMixture`](@ref).
+"""
+converged(f::Union{DirmnRegression,DirMultFit,DirMultMixture}) = f.converged
+
+"""
+    iterations(f) -> Int
+
+The iterations the fit took (`f.iterations`): Newton steps of a
+[`DirmnRegression`](@ref) or [`DirMultFit`](@ref), EM iterations of a
+[`DirMultMixture`](@ref)'s best start.
+"""
+iterations(f::Union{DirmnRegression,DirMultFit,DirMultMixture}) = f.iterations
+
+"""
+    gradient_norm(f) -> Float64
+
+The max-norm of the gradient at the fit (`f.gradient_norm`): in β for a
+[`DirmnRegression`](@ref), in log α for a [`DirMultFit`](@ref).
+"""
+gradient_norm(f::Union{DirmnRegression,DirMultFit}) = f.gradient_norm
+
+"""
+    hessian_definite(f::DirmnRegression) -> Bool
+
+Whether the Hessian of the log-likelihood is negative definite at the fit
+(`f.hessian_definite`): a strict local maximum, with a covariance, standard
+errors and Wald tests.
+"""
+hessian_definite(f::DirmnRegression) = f.hessian_definite
+
+# --- prediction ------------------------------------------------------------------
+
+"""
+    predict(f::DirmnRegression, Xnew::AbstractMatrix; type = :alpha)
+        -> Matrix{Float64}
+
+The fitted model at new covariates: `Xnew` is rows × p (the design's
+columns, the intercept column included); the result is rows × V.
+`type = :alpha` gives `α_bv = exp(Xnew[b, :] ⋅ β[:, v])`, `type = :proportion`
+the expected composition `α_bv / Σ_v α_bv` (each row sums to 1). Computed by
+the library (`dirmn_reg_predict`): a non-finite entry of `Xnew` raises a
+[`DirmnError`](@ref) `DIRMN_ERROR_INVALID_PARAMETER` naming its row and
+column, another number of columns than the fit's `DIRMN_ERROR_INVALID_ARGUMENT`,
+an α beyond the double range (or 0) `DIRMN_ERROR_OVERFLOW`; a closed `f`
+`DIRMN_ERROR_NULL_POINTER`. StatsBase's name, this package's own function.
+"""
+function predict(f::DirmnRegression, Xnew::AbstractMatrix; type::Symbol = :alpha)
+    type === :alpha || type === :proportion ||
+        throw(ArgumentError("type must be :alpha or :proportion, not :$type"))
+    A, s1, s2 = _native_matrix(_check_real(Xnew, "Xnew"), Float64)
+    n, p = size(Xnew)
+    out = _predict(f, A, s1, s2, n, p)
+    if type === :proportion
+        for b in 1:n
+            s = sum(view(out, b, :))
+            for v in 1:f.ncategories
+                out[b, v] /= s
+            end
+        end
+    end
+    return out
+end
+
+# The new design in native memory, behind a function barrier (see _fit_reg).
+function _predict(f::DirmnRegression, A, s1, s2, n, p)
+    V = f.ncategories
+    out = Matrix{Float64}(undef, n, V)
+    hint = _reg_hint("Xnew", nothing)
+    GC.@preserve A out begin
+        # Row b, category v to out[b, v]: stride_row 1, stride_category n.
+        _with(f.context) do _
+            st = LibDirmn.dirmn_reg_predict(_handle(f), Ptr{Cdouble}(pointer(A)), Int64(n),
+                                            Int64(p), Int64(s1), Int64(s2), pointer(out),
+                                            Int64(1), Int64(max(n, 1)))
+            _check(st, C_NULL, loc -> _join_hints(_reg_closed_hint(f), hint(loc)))
+        end
+    end
+    return out
+end
+
+_join_hints(a, b) = a === nothing ? b : b === nothing ? a : string(a, b)
+
+# --- Wald tests ------------------------------------------------------------------
+
+"""
+    WaldTest
+
+The Wald test that one covariate has no effect on any category, from
+[`wald_test`](@ref): `covariate` (1-based), `statistic` (`b' S⁻¹ b`, with `b`
+the covariate's V coefficients and `S` their covariance), `dof` (V, the
+degrees of freedom of its χ² reference distribution) and `pvalue`
+(`P(χ²_dof ≥ statistic)`). [`pvalue`](@ref) and [`dof`](@ref) read them.
+"""
+struct WaldTest
+    covariate::Int
+    statistic::Float64
+    dof::Float64
+    pvalue::Float64
+end
+
+pvalue(t::WaldTest) = t.pvalue
+dof(t::WaldTest) = t.dof
+
+"""
+    wald_test(f::DirmnRegression, covariate::Integer) -> WaldTest
+    wald_test(f::DirmnRegression) -> Vector{WaldTest}
+
+The Wald test that covariate `covariate` (1-based, a column of the design)
+has no effect on any category, `β[covariate, v] = 0` for every `v`:
+statistic `b' S⁻¹ b` with `b = coef(f)[covariate, :]` and `S` its V × V
+block of [`vcov`](@ref), against χ² with V degrees of freedom (computed by
+the library, `dirmn_reg_wald_test`). Without a covariate, the test of each
+covariate in turn. Raises a [`DirmnError`](@ref):
+`DIRMN_ERROR_INVALID_ARGUMENT` for a covariate outside `1:p`,
+`DIRMN_ERROR_NOT_SUPPORTED` where the fit has no covariance
+(`hessian_definite` false), `DIRMN_ERROR_NULL_POINTER` once `f` is closed.
+"""
+function wald_test(f::DirmnRegression, covariate::Integer)
+    p = f.covariates
+    inside = 1 <= covariate <= p
+    stat, df, pv = Ref(0.0), Ref(0.0), Ref(0.0)
+    hint = function (loc)
+        inside || return _Reworded("wald_test: covariate $covariate is outside 1:$p (the " *
+                                   "design's columns)")
+        return _reg_closed_hint(f)
+    end
+    _with(f.context) do _
+        st = LibDirmn.dirmn_reg_wald_test(_handle(f), inside ? Int64(covariate - 1) : Int64(-1),
+                                          stat, df, pv)
+        _check(st, C_NULL, hint)
+    end
+    return WaldTest(Int(covariate), stat[], df[], pv[])
+end
+
+wald_test(f::DirmnRegression) = [wald_test(f, i) for i in 1:f.covariates]
+
+# --- display -----------------------------------------------------------------------
+
+function Base.show(io::IO, t::WaldTest)
+    print(io, "WaldTest(covariate=", t.covariate, ", statistic=", t.statistic, ", dof=",
+          _count_text(t.dof), ", pvalue=", t.pvalue, ")")
+end
+
+function Base.show(io::IO, ::MIME"text/plain", t::WaldTest)
+    println(io, "Wald test: covariate ", t.covariate, " has no effect on any category")
+    println(io, "  statistic  ", t.statistic, "   (χ² with ", _count_text(t.dof), " dof)")
+    print(io, "  p-value    ", t.pvalue)
+end
+
+function Base.show(io::IO, f::DirmnRegression)
+    print(io, "DirmnRegression(p=", f.covariates, ", V=", f.ncategories, ", nobs=",
+          _count_text(f.nobs), ", loglik=", f.loglik,
+          f.converged ? ", converged" : ", not converged",
+          f.hessian_definite ? "" : ", no covariance", isopen(f) ? "" : ", closed", ")")
+end
+
+# The two-sided normal p-value 2 Q(|z|) (fit_stats.jl's normal tail).
+function _normal_two_sided(z::Float64)
+    isfinite(z) || return isnan(z) ? NaN : 0.0
+    a = abs(z)
+    return a < 1 ? 1 - 2 * _normal_central(a) : 2 * _normal_tail_cf(a)
+end
+
+# The coefficient table (estimate, standard error, z, two-sided p) prints at
+# most this many rows.
+const _REG_SHOW_ROWS = 40
+
+function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
+    p, V = f.covariates, f.ncategories
+    println(io, "DirmnRegression: Dirichlet-multinomial regression, alpha_bv = exp(x_b ⋅ beta_v)")
+    println(io, "  data        ", f.rows, " rows × ", V, V == 1 ? " category" : " categories",
+            " (", _count_text(f.nobs), " fitted), ", p, p == 1 ? " covariate" : " covariates")
+    println(io, "  loglik      ", f.loglik, " (log pmf)")
+    println(io, "  criteria    aic ", f.aic, "   bic ", f.bic, "   (dof ", f.parameters, ")")
+    println(io, "  Newton      ", f.iterations, " iterations, ",
+            f.converged ? "converged" : "NOT converged", " (gradient norm ", f.gradient_norm,
+            ")", f.hessian_definite ? "" : "; Hessian not negative definite: no covariance")
+    rows = [["category", "covariate", "estimate", "std. error", "z", "Pr(>|z|)"]]
+    shown = 0
+    for v in 1:V, i in 1:p
+        shown += 1
+        shown > _REG_SHOW_ROWS && break
+        b, s = f.coefficients[i, v], f.std_errors[i, v]
+        z = b / s
+        push!(rows, [string(v), string(i), string(b), string(s), string(z),
+                     string(_normal_two_sided(z))])
+    end
+    _print_table(io, rows)
+    p * V > _REG_SHOW_ROWS &&
+        print(io, "\n  … ", p * V - _REG_SHOW_ROWS, " more coefficients (coef(f), stderror(f))")
+    isopen(f) || print(io, "\n  (closed: predict and wald_test are no longer available)")
+end
