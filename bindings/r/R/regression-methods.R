@@ -1,0 +1,401 @@
+# Methods for dirmn_reg objects.
+
+#' Methods for Dirichlet-multinomial regressions
+#'
+#' Methods for objects returned by [dirmn_reg()]. Below, \eqn{\alpha_b}{alpha_b}
+#' is row b's fitted alpha, \eqn{A_b = \sum_v \alpha_{bv}}{A_b = sum(alpha_b)},
+#' \eqn{p_b = \alpha_b / A_b}{p_b = alpha_b / A_b} its expected proportions and
+#' \eqn{N_b} its total count.
+#'
+#' * `coef()` returns beta, the p x V matrix of coefficients (covariates x
+#'   categories).
+#' * `vcov()` returns their (p V) x (p V) covariance, the negative inverse
+#'   Hessian of the log-likelihood at the fit, in the order of
+#'   `as.vector(coef(object))` (covariates fastest), rows and columns named
+#'   `"<category>:<covariate>"`; all `NA` where the Hessian is not negative
+#'   definite (`hessian_definite = FALSE`). The standard errors are the
+#'   square roots of its diagonal (`summary()` shows them).
+#' * `wald_test()` returns the Wald test of each covariate, that all its V
+#'   coefficients are 0: a data frame with one row per covariate and
+#'   columns `statistic` (\eqn{b^T S^{-1} b}{b' S^-1 b}, b the covariate's
+#'   coefficients and S their covariance), `df` (V) and `p_value` (from the
+#'   chi-square distribution with V degrees of freedom); as \pkg{MGLM}'s
+#'   "Hypothesis test".
+#' * `summary()` gives, per coefficient, the estimate, its standard error,
+#'   the z value and its two-sided p-value (a Wald test), one table per
+#'   category when printed, and the Wald tests of the covariates.
+#' * `logLik()` returns the maximised log-likelihood (with the multinomial
+#'   coefficients) as a `"logLik"` object with `df` = p V and `nobs` = the
+#'   observations (rows with counts and positive weight; the sum of their
+#'   weights when weights are given), so [AIC()] and [BIC()] work.
+#' * `anova(fit0, fit1, ...)` compares nested fits to the same counts (the
+#'   same response rows and weights) by likelihood-ratio tests: the fits
+#'   are taken by increasing number of parameters, and each is tested
+#'   against the one before it: `Chisq` = 2 (difference of the
+#'   log-likelihoods) on `Df` = the difference of the numbers of
+#'   parameters, `Pr(>Chisq)` from the chi-square distribution. Fits to
+#'   other counts, or with the same number of parameters, are an error
+#'   (class `dirmn_error_invalid_argument`); a design whose columns are not
+#'   combinations of the next larger design's (so the fits are not nested)
+#'   gives a warning of class `dirmn_argument_warning`.
+#' * `predict()` returns, for the rows of `newdata` (a data frame with the
+#'   covariates of the formula; factors are coded with the fit's levels and
+#'   contrasts), alpha (`type = "alpha"`, through libdirmn's
+#'   `dirmn_reg_predict()`: \eqn{\exp(x_b^T \beta)}{exp(x_b' beta)}) or the
+#'   expected proportions (`type = "proportion"`: alpha over its row sum);
+#'   a rows x V matrix. Rows with `NA` covariates give `NA` rows. Without
+#'   `newdata`, the fitted rows. A fit restored with [readRDS()] predicts
+#'   too (from its coefficients).
+#' * `fitted()` returns the same for the fitted rows, by default the
+#'   expected proportions \eqn{p_b}{p_b}.
+#' * `residuals()`, for the rows of the fit:
+#'   - `type = "pearson"` (the default): \eqn{(n_{bv} - N_b p_{bv}) /
+#'     \sqrt{N_b p_{bv} (1 - p_{bv}) (N_b + A_b) / (1 + A_b)}}{(n_bv - N_b p_bv) /
+#'     sqrt(N_b p_bv (1 - p_bv) (N_b + A_b) / (1 + A_b))}, the count less
+#'     its expectation over its Dirichlet-multinomial standard deviation; 0
+#'     where the variance is 0 (rows of zeros). A rows x V matrix.
+#'   - `type = "response"`: the observed proportions less the fitted ones,
+#'     \eqn{n_{bv} / N_b - p_{bv}}{n_bv / N_b - p_bv} (`NA` for rows of
+#'     zeros, which have no proportions). A rows x V matrix.
+#'   - `type = "deviance"`: one value per row,
+#'     \eqn{\sqrt{2 (\ell^{sat}_b - \ell_b)}}{sqrt(2 (lsat_b - l_b))}, with
+#'     \eqn{\ell_b}{l_b} the row's log pmf under its fitted alpha and
+#'     \eqn{\ell^{sat}_b}{lsat_b} the multinomial log pmf at the row's own
+#'     proportions (see [dirmn_confint] for why it is non-negative).
+#'
+#'   Residuals are not weighted by the row weights. With `na.action =
+#'   na.exclude` in the fit, `fitted()`, `residuals()` and `predict()`
+#'   without `newdata` have `NA` rows where rows were left out.
+#' * `confint()` gives Wald intervals of the coefficients, estimate
+#'   \eqn{\pm}{+/-} `qnorm((1 + level) / 2)` standard errors, one row per
+#'   coefficient named as `vcov()`'s.
+#' * `nobs()` returns the number of observations (see `logLik()`).
+#'
+#' @param object,x A `dirmn_reg` object (or its summary, for `print()`).
+#' @param newdata A data frame with the covariates of the formula; `NULL`
+#'   for the rows of the fit.
+#' @param type For `predict()` and `fitted()`: `"alpha"` or `"proportion"`
+#'   (see Details). For `residuals()`: `"pearson"`, `"response"` or
+#'   `"deviance"`.
+#' @param na.action For `predict()`: what to do with rows of `newdata`
+#'   holding `NA` (by default they give `NA` rows).
+#' @param parm For `confint()`: the coefficients, by name (as `vcov()`
+#'   names them) or position; all when missing.
+#' @param level For `confint()`: the confidence level.
+#' @param digits Significant digits to print.
+#' @param n For `print()`: the largest number of categories to print.
+#' @param ... For `anova()`: further `dirmn_reg` fits. Else unused.
+#' @return See Details.
+#' @name dirmn_reg-methods
+#' @examples
+#' set.seed(2)
+#' d <- data.frame(x = rnorm(40), z = rnorm(40))
+#' alpha <- exp(cbind(1 + d$x, 1 - d$x, 0.5 + 0 * d$x))
+#' Y <- t(sapply(1:40, function(b) {
+#'   g <- rgamma(3, alpha[b, ])
+#'   rmultinom(1, 30, g / sum(g))
+#' }))
+#' fit <- dirmn_reg(Y ~ x + z, data = d)
+#' coef(fit)
+#' sqrt(diag(vcov(fit)))
+#' wald_test(fit)
+#' logLik(fit)
+#' BIC(fit)
+#' anova(dirmn_reg(Y ~ x, data = d), fit)
+#' head(fitted(fit))
+#' head(residuals(fit))
+#' predict(fit, newdata = data.frame(x = 0, z = 0))
+NULL
+
+#' @rdname dirmn_reg-methods
+#' @export
+print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 10L, ...) {
+  cat("Dirichlet-multinomial regression, alpha = exp(X beta)\n")
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  beta <- x$coefficients
+  cat(sprintf("%s rows (%s observations: rows with counts and positive weight%s), %s covariates, %s categories\n",
+              .num(nrow(x$x)), .num(x$nobs), if (is.null(x$weights)) "" else ", by weight",
+              .num(nrow(beta)), .num(ncol(beta))))
+  if (ncol(beta) > n) {
+    cat(sprintf("\nCoefficients (covariates x categories; the first %d of %d categories):\n", n,
+                ncol(beta)))
+    beta <- beta[, seq_len(n), drop = FALSE]
+  } else {
+    cat("\nCoefficients (covariates x categories):\n")
+  }
+  print(beta, digits = digits)
+  cat("\n")
+  .reg_fit_lines(x, digits)
+  invisible(x)
+}
+
+.reg_fit_lines <- function(x, digits) {
+  cat("Log-likelihood: ", format(x$loglik, digits = max(digits, 8L)), " on ", x$parameters,
+      " df; AIC ", format(x$aic, digits = max(digits, 8L)), ", BIC ",
+      format(x$bic, digits = max(digits, 8L)), "\n", sep = "")
+  cat(sprintf("%s after %d iteration%s (largest gradient component %s)\n",
+              if (x$converged) "Converged" else "NOT converged", x$iterations,
+              if (x$iterations == 1) "" else "s", format(x$gradient_norm, digits = 3L)))
+  if (!x$hessian_definite) {
+    cat("Note: the Hessian at the fit is not negative definite (not a strict local maximum):",
+        "no covariance, standard errors or Wald tests.\n")
+  }
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+summary.dirmn_reg <- function(object, ...) {
+  beta <- object$coefficients
+  est <- as.vector(beta)
+  se <- sqrt(diag(vcov(object)))
+  z <- est / se
+  coefs <- cbind(est, se, z, 2 * stats::pnorm(-abs(z)))
+  dimnames(coefs) <- list(.reg_parameter_names(rownames(beta), colnames(beta)),
+                          c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+  structure(
+    list(call = object$call, coefficients = coefs, covariates = rownames(beta),
+         categories = colnames(beta), wald_test = object$wald_test, loglik = object$loglik,
+         parameters = object$parameters, aic = object$aic, bic = object$bic,
+         nobs = object$nobs, rows = nrow(object$x), iterations = object$iterations,
+         converged = object$converged, gradient_norm = object$gradient_norm,
+         hessian_definite = object$hessian_definite),
+    class = "summary.dirmn_reg"
+  )
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+print.summary.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 10L,
+                                    ...) {
+  cat("Dirichlet-multinomial regression, alpha = exp(X beta)\n")
+  if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  p <- length(x$covariates)
+  V <- length(x$categories)
+  cat(sprintf("%s rows (%s observations), %s covariates, %s categories\n", .num(x$rows),
+              .num(x$nobs), .num(p), .num(V)))
+  shown <- seq_len(min(V, n))
+  if (V > n) cat(sprintf("(coefficients of the first %d of %d categories)\n", n, V))
+  for (v in shown) {
+    cat(sprintf("\nCategory %s:\n", x$categories[[v]]))
+    block <- x$coefficients[(v - 1L) * p + seq_len(p), , drop = FALSE]
+    rownames(block) <- x$covariates
+    stats::printCoefmat(block, digits = digits, na.print = "NA",
+                        signif.legend = v == shown[[length(shown)]])
+  }
+  cat("\nWald tests of the covariates (all the covariate's coefficients 0):\n")
+  w <- x$wald_test
+  tab <- cbind(`Wald statistic` = format(w$statistic, digits = digits),
+               Df = format(w$df), `Pr(>Chisq)` = format.pval(w$p_value, digits = digits))
+  rownames(tab) <- rownames(w)
+  print(tab, quote = FALSE, right = TRUE)
+  cat("\n")
+  .reg_fit_lines(x, digits)
+  invisible(x)
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+coef.dirmn_reg <- function(object, ...) object$coefficients
+
+#' @rdname dirmn_reg-methods
+#' @export
+vcov.dirmn_reg <- function(object, ...) {
+  if (!is.null(object$vcov)) return(object$vcov)
+  beta <- object$coefficients
+  nm <- .reg_parameter_names(rownames(beta), colnames(beta))
+  matrix(NA_real_, length(nm), length(nm), dimnames = list(nm, nm))
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+wald_test <- function(object, ...) UseMethod("wald_test")
+
+#' @rdname dirmn_reg-methods
+#' @export
+wald_test.dirmn_reg <- function(object, ...) object$wald_test
+
+#' @rdname dirmn_reg-methods
+#' @export
+logLik.dirmn_reg <- function(object, ...) {
+  structure(object$loglik, df = object$parameters, nobs = object$nobs, class = "logLik")
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+nobs.dirmn_reg <- function(object, ...) object$nobs
+
+#' @rdname dirmn_reg-methods
+#' @export
+anova.dirmn_reg <- function(object, ...) {
+  call <- sys.call()
+  models <- c(list(object), list(...))
+  if (length(models) < 2L) {
+    .stop("invalid_argument",
+          "anova() of dirmn_reg fits compares two or more nested fits: anova(fit0, fit1)", call)
+  }
+  is_reg <- vapply(models, inherits, TRUE, "dirmn_reg")
+  if (!all(is_reg)) {
+    .stop("invalid_argument", sprintf(
+      "every model must be a dirmn_reg fit; model %d is not", which(!is_reg)[1L]), call)
+  }
+  for (i in seq_along(models)[-1L]) {
+    if (!.same_counts(models[[1L]], models[[i]])) {
+      .stop("invalid_argument", sprintf(paste(
+        "model %d was fitted to other counts than model 1 (another response, other rows or",
+        "other weights): likelihood-ratio tests compare fits to the same counts"), i), call)
+    }
+  }
+  df <- vapply(models, function(m) m$parameters, 0)
+  if (anyDuplicated(df)) {
+    .stop("invalid_argument", paste(
+      "two fits have the same number of parameters, so neither is nested in the other:",
+      "likelihood-ratio tests compare a fit with one that has more covariates"), call)
+  }
+  ord <- order(df)
+  models <- models[ord]
+  df <- df[ord]
+  for (i in seq_along(models)[-1L]) {
+    if (!.nested_design(models[[i - 1L]]$x, models[[i]]$x)) {
+      warning(structure(class = c("dirmn_argument_warning", "warning", "condition"), list(
+        message = sprintf(paste(
+          "the design of the fit with %s parameters is not within the design of the fit with",
+          "%s (its columns are not combinations of the other's): the fits are not nested and",
+          "the likelihood-ratio test does not apply"), .num(df[[i - 1L]]), .num(df[[i]])),
+        call = call)))
+    }
+  }
+  ll <- vapply(models, function(m) m$loglik, 0)
+  chisq <- c(NA, 2 * diff(ll))
+  ddf <- c(NA, diff(df))
+  tab <- data.frame(Parameters = df, logLik = ll,
+                    AIC = vapply(models, function(m) m$aic, 0),
+                    BIC = vapply(models, function(m) m$bic, 0),
+                    Df = ddf, Chisq = chisq,
+                    `Pr(>Chisq)` = stats::pchisq(chisq, ddf, lower.tail = FALSE),
+                    check.names = FALSE, row.names = paste("Model", seq_along(models)))
+  formulas <- vapply(models, function(m) {
+    paste(deparse(m$formula, width.cutoff = 500L), collapse = " ")
+  }, "")
+  structure(tab, heading = c(
+    "Likelihood-ratio tests of Dirichlet-multinomial regressions\n",
+    paste0(paste0("Model ", seq_along(models), ": ", formulas), collapse = "\n")),
+    class = c("anova", "data.frame"))
+}
+
+# Two fits to the same counts: the same response rows (values, as doubles)
+# and the same weights.
+.same_counts <- function(a, b) {
+  if (!identical(dim(a$y), dim(b$y))) return(FALSE)
+  ya <- as.matrix(a$y)
+  yb <- as.matrix(b$y)
+  storage.mode(ya) <- "double"
+  storage.mode(yb) <- "double"
+  isTRUE(all(ya == yb)) && identical(a$weights, b$weights)
+}
+
+# The columns of `small` lie in the column space of `big` (to rounding).
+.nested_design <- function(small, big) {
+  r <- qr.resid(qr(big), small)
+  max(abs(r)) <= 1e-8 * max(1, max(abs(small)))
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+predict.dirmn_reg <- function(object, newdata = NULL, type = c("alpha", "proportion"),
+                              na.action = stats::na.pass, ...) {
+  call <- sys.call()
+  type <- .match_choice(type, c("alpha", "proportion"), "type", call)
+  if (is.null(newdata)) {
+    alpha <- stats::napredict(object$na.action, .reg_alpha(object, object$x, call))
+  } else {
+    tt <- stats::delete.response(object$terms)
+    mf <- stats::model.frame(tt, newdata, na.action = na.action, xlev = object$xlevels)
+    classes <- attr(tt, "dataClasses")
+    if (!is.null(classes)) stats::.checkMFClasses(classes, mf)
+    x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+    storage.mode(x) <- "double"
+    alpha <- .reg_alpha(object, x, call)
+  }
+  if (type == "alpha") alpha else alpha / rowSums(alpha)
+}
+
+# alpha = exp(x beta) of the rows of design x through dirmn_reg_predict,
+# rows with NA (or NaN) covariates NA; from the coefficients in R where the
+# library's handle is gone (a fit restored from disk).
+.reg_alpha <- function(object, x, call) {
+  beta <- object$coefficients
+  out <- matrix(NA_real_, nrow(x), ncol(beta), dimnames = list(rownames(x), colnames(beta)))
+  ok <- which(stats::complete.cases(x))
+  if (length(ok) == 0L) return(out)
+  xo <- x[ok, , drop = FALSE]
+  res <- cpp_reg_predict(object$ptr, xo)
+  if (.failed(res) && res$status == .status_code("null_pointer")) {
+    res <- exp(xo %*% beta)
+  } else if (.failed(res)) {
+    # positions among the rows of x, not of the complete ones
+    if (!is.na(res$row)) res$row <- ok[[res$row + 1]] - 1
+    .raise_reg(res, call, rownames(beta), colnames(beta), rownames(x))
+  }
+  out[ok, ] <- res
+  out
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+fitted.dirmn_reg <- function(object, type = c("proportion", "alpha"), ...) {
+  type <- .match_choice(type, c("proportion", "alpha"), "type", sys.call())
+  alpha <- .reg_alpha(object, object$x, sys.call())
+  stats::napredict(object$na.action, if (type == "alpha") alpha else alpha / rowSums(alpha))
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+residuals.dirmn_reg <- function(object, type = c("pearson", "response", "deviance"), ...) {
+  call <- sys.call()
+  type <- .match_choice(type, c("pearson", "response", "deviance"), "type", call)
+  y <- .dense_counts(object$y, call)
+  alpha <- .reg_alpha(object, object$x, call)
+  n <- rowSums(y)
+  A <- rowSums(alpha)
+  p <- alpha / A
+  out <- if (type == "response") {
+    r <- y / n - p
+    r[n == 0, ] <- NA_real_
+    r
+  } else if (type == "pearson") {
+    v <- n * p * (1 - p) * (n + A) / (1 + A)
+    ifelse(v > 0, (y - n * p) / sqrt(v), 0)
+  } else {
+    ll <- ddirmn(unname(y), unname(alpha), log = TRUE, rowwise = TRUE)
+    .deviance_residuals(.saturated_loglik(y), ll, rownames(y))
+  }
+  if (is.matrix(out)) dimnames(out) <- dimnames(alpha)
+  stats::naresid(object$na.action, out)
+}
+
+#' @rdname dirmn_reg-methods
+#' @export
+confint.dirmn_reg <- function(object, parm, level = 0.95, ...) {
+  call <- sys.call()
+  .check_level(level, call)
+  est <- as.vector(object$coefficients)
+  se <- sqrt(diag(vcov(object)))
+  q <- stats::qnorm(0.5 + level / 2)
+  out <- cbind(est - q * se, est + q * se)
+  pct <- paste(format(100 * c((1 - level) / 2, 1 - (1 - level) / 2), trim = TRUE,
+                      scientific = FALSE, digits = 3L), "%")
+  dimnames(out) <- list(names(se), pct)
+  if (missing(parm)) return(out)
+  if (is.character(parm)) {
+    bad <- setdiff(parm, rownames(out))
+    if (length(bad) > 0L) {
+      .stop("invalid_argument", sprintf("parm names no coefficient of the model: %s",
+                                        .quote_names(bad)), call)
+    }
+  } else if (!is.numeric(parm) || anyNA(parm) || any(parm < 1 | parm > nrow(out) |
+                                                      parm != trunc(parm))) {
+    .stop("invalid_argument", sprintf(
+      "parm must be names of coefficients or positions from 1 to %d", nrow(out)), call)
+  }
+  out[parm, , drop = FALSE]
+}

@@ -1,0 +1,309 @@
+#' Dirichlet-multinomial regression
+#'
+#' Regresses the composition of count rows on covariates: row \eqn{b}, with
+#' covariates \eqn{x_b} (a row of the design matrix that [model.matrix()]
+#' makes from `formula`), has Dirichlet-multinomial parameters
+#' \deqn{\alpha_{bv} = \exp(x_b^T \beta_v),}{alpha_bv = exp(x_b' beta_v),}
+#' with \eqn{\beta} a p x V matrix of coefficients, one column per category.
+#' Every category has its own coefficients (there is no reference
+#' category: \eqn{\alpha} is not normalised, its sum carries the
+#' overdispersion), the parametrisation of \pkg{MGLM}'s
+#' `MGLMreg(dist = "DM")`. A covariate shifts the proportions
+#' \eqn{\alpha_{bv} / \sum_u \alpha_{bu}}{alpha_bv / sum_u alpha_bu} through
+#' the differences of its coefficients between categories, and the precision
+#' \eqn{\sum_u \alpha_{bu}}{sum_u alpha_bu} through their common level.
+#'
+#' The maximum-likelihood fit is libdirmn's `dirmn_reg_fit()`: Newton's
+#' method in vec(beta) from the per-row derivatives of the log-likelihood,
+#' safeguarded by Levenberg damping and step halving, from the shared-alpha
+#' fit ([dirmn_fit()]) regressed on the design. It stops when the predicted
+#' gain of a Newton step (half the squared Newton decrement) is below
+#' `tolerance` times the absolute log-likelihood. The covariance of the
+#' coefficients ([vcov()]) is the negative inverse Hessian at the fit, and
+#' the Wald test of each covariate ([wald_test()]) tests that all its V
+#' coefficients are 0 (chi-square with V degrees of freedom). The fit
+#' takes at most 3000 coefficients (p V), whose covariance is formed whole.
+#'
+#' The response is a matrix of counts, one row per observation and one
+#' column per category: `cbind(a, b, c) ~ x1 + x2` with columns of `data`,
+#' or `Y ~ x1 + x2` with `Y` a matrix (a column of `data`, or a variable of
+#' the formula's environment), dense or a sparse matrix of the \pkg{Matrix}
+#' package (passed without being made dense). The right-hand side is any
+#' formula [model.matrix()] takes (factors, interactions, transformations
+#' such as `log(x)`, `- 1` or `0 +` for no intercept); offsets are not
+#' supported. Rows with missing values are handled by `na.action` as
+#' [lm()] handles them (by default `na.omit`, from `options("na.action")`);
+#' a covariate that is still not finite (`Inf`, or `NA` kept by
+#' `na.pass`) is an error naming its row and column.
+#'
+#' Rows of zeros, and rows of weight 0, contribute nothing and do not count
+#' in `nobs`. Errors (conditions of class [dirmn_error]) name what is wrong:
+#' a design that is not of full column rank (over the rows with counts)
+#' names the first covariate that is a combination of those before it
+#' (class `dirmn_error_invalid_argument`), a category without counts names
+#' the category (its coefficients would have no finite estimate), and a
+#' fit with more covariates than rows with counts says so.
+#'
+#' A fit that stops at `max_iterations` without meeting the tolerance warns
+#' (class `dirmn_convergence_warning`) and returns its last iterate with
+#' `converged = FALSE`. Where the Hessian at the fit is not negative
+#' definite (`hessian_definite = FALSE`: the fit is not a strict local
+#' maximum), there are no covariance, standard errors or Wald tests: they
+#' are `NA`.
+#'
+#' @param formula A two-sided formula: a count matrix on the left (see
+#'   Details), covariates on the right.
+#' @param data A data frame (or list, or environment) holding the variables
+#'   of `formula`; by default they are taken from the formula's environment.
+#' @param weights `NULL` or frequency weights, one finite, non-negative
+#'   value per row of `data` (evaluated in `data` as [lm()]'s): a weight of
+#'   2 counts the row twice, so integer weights give the fit of the repeated
+#'   rows.
+#' @param subset An optional expression selecting the rows to fit (as
+#'   [lm()]'s).
+#' @param na.action What to do with rows holding `NA` (as [lm()]'s).
+#' @param contrasts `NULL` or a list of contrasts for the factors of the
+#'   formula (the `contrasts.arg` of [model.matrix()]).
+#' @param tolerance Relative convergence tolerance (see Details).
+#' @param max_iterations Maximum number of Newton steps.
+#' @param verbose If `TRUE`, report every Newton step (its number, the
+#'   log-likelihood and the largest gradient component) through
+#'   [message()].
+#' @param backend Where to evaluate the counts: `"auto"`, `"cpu"` or
+#'   `"cuda"` (see [dirmn_counts()]).
+#' @param ... Unused; an argument that `dirmn_reg()` does not take is an
+#'   error of class `dirmn_error_invalid_argument`.
+#'
+#' @return An object of class `dirmn_reg`, a list with elements
+#'   \describe{
+#'     \item{`coefficients`}{beta, the p x V matrix of coefficients: rows
+#'       named by the columns of the design matrix (`"(Intercept)"`,
+#'       `"x1"`, ...), columns by the categories (the response's column
+#'       names, or `"V1"`, `"V2"`, ...).}
+#'     \item{`vcov`}{their (p V) x (p V) covariance in the order of
+#'       `as.vector(coefficients)` (covariates fastest), named
+#'       `"<category>:<covariate>"`; `NULL` where `hessian_definite` is
+#'       `FALSE`.}
+#'     \item{`wald_test`}{a data frame with one row per covariate (named by
+#'       it): `statistic`, `df` (V) and `p_value` of the Wald test that all
+#'       the covariate's coefficients are 0.}
+#'     \item{`loglik`}{the maximised log-likelihood, with the multinomial
+#'       coefficients (the log pmf of the counts).}
+#'     \item{`aic`, `bic`}{-2 loglik + 2 P and -2 loglik + P log(nobs), as
+#'       [AIC()] and [BIC()] give them.}
+#'     \item{`parameters`}{P = p V, the number of coefficients.}
+#'     \item{`nobs`}{the observations: the rows with counts and positive
+#'       weight (the sum of their weights when weights are given).}
+#'     \item{`gradient_norm`, `iterations`, `converged`}{the largest absolute
+#'       gradient component at the fit, the Newton steps taken, and whether
+#'       the tolerance was met.}
+#'     \item{`hessian_definite`}{`TRUE` when the Hessian at the fit is
+#'       negative definite (a strict local maximum), so that `vcov`,
+#'       standard errors and Wald tests exist.}
+#'     \item{`x`, `y`, `weights`}{the design matrix, the response (counts
+#'       as given, rows as fitted) and the weights (`NULL` for none).}
+#'     \item{`call`, `formula`, `terms`, `contrasts`, `xlevels`, `na.action`}{as
+#'       [lm()] keeps them, for [predict()] on new data.}
+#'   }
+#'   Methods: [print()], [summary()], [coef()], [vcov()], [wald_test()],
+#'   [logLik()] (so [AIC()] and [BIC()] work), [nobs()], [anova()]
+#'   (likelihood-ratio tests between nested fits), [predict()],
+#'   [fitted()], [residuals()] and [confint()]; see
+#'   [dirmn_reg-methods].
+#' @seealso [dirmn_reg-methods]; [dirmn_fit()] for one alpha shared by all
+#'   rows (the regression with an intercept only).
+#' @references Zhang Y, Zhou H, Zhou J, Sun W (2017). Regression models for
+#'   multivariate count data. Journal of Computational and Graphical
+#'   Statistics 26:1-13.
+#' @export
+#' @examples
+#' # simulated compositions that shift with a covariate
+#' set.seed(1)
+#' n <- 60
+#' d <- data.frame(x = runif(n), group = factor(sample(c("a", "b"), n, TRUE)))
+#' X <- model.matrix(~ x + group, d)
+#' beta <- cbind(A = c(1, 1, 0), B = c(0.5, -1, 0.5), C = c(0, 0, 0))
+#' alpha <- exp(X %*% beta)
+#' Y <- t(sapply(seq_len(n), function(b) {
+#'   g <- rgamma(3, alpha[b, ])
+#'   rmultinom(1, 50, g / sum(g))
+#' }))
+#' colnames(Y) <- colnames(beta)
+#' fit <- dirmn_reg(Y ~ x + group, data = d)
+#' fit
+#' summary(fit)
+#' wald_test(fit)
+#' head(predict(fit, newdata = data.frame(x = c(0, 1), group = "b"),
+#'              type = "proportion"))
+#'
+#' # columns of the data as the response, and a likelihood-ratio test
+#' d[colnames(Y)] <- as.data.frame(Y)
+#' fit0 <- dirmn_reg(cbind(A, B, C) ~ x, data = d)
+#' anova(fit0, fit)
+dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrasts = NULL,
+                      tolerance = 1e-10, max_iterations = 200L, verbose = FALSE,
+                      backend = getOption("dirmn.backend", "auto"), ...) {
+  call <- match.call()
+  ecall <- sys.call()
+  .renamed_args(list(...), character(), ecall)
+  .check_flag(verbose, "verbose", ecall)
+  tolerance <- .check_positive(tolerance, "tolerance", ecall)
+  max_iterations <- .check_count(max_iterations, "max_iterations", ecall, min = 0L)
+  if (missing(formula) || !inherits(formula, "formula") || length(formula) != 3L) {
+    .stop("invalid_argument",
+          "formula must be a two-sided formula, counts ~ covariates (cbind(a, b, c) ~ x)", ecall)
+  }
+  env <- environment(formula)
+  if (is.null(env)) env <- parent.frame()
+
+  # The model frame, as lm() makes it (weights, subset and na.action
+  # evaluated in data). A sparse Matrix response cannot sit in a model
+  # frame: the frame holds its row numbers instead, and the rows kept are
+  # taken from it.
+  mf <- match.call(expand.dots = FALSE)
+  mf <- mf[c(1L, match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L))]
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  response <- eval(formula[[2L]], if (missing(data)) env else data, env)
+  sparse_response <- methods::is(response, "Matrix")
+  if (sparse_response) {
+    if (length(dim(response)) != 2L) .bad_response(ecall)
+    row_env <- new.env(parent = env)
+    row_env$.dirmn_response_row <- seq_len(nrow(response))
+    f <- formula
+    f[[2L]] <- as.name(".dirmn_response_row")
+    environment(f) <- row_env
+    mf$formula <- f
+  }
+  mf <- eval(mf, parent.frame())
+  mt <- attr(mf, "terms")
+  if (!is.null(stats::model.offset(mf))) {
+    .stop("invalid_argument", "offsets are not supported by dirmn_reg()", ecall)
+  }
+  y <- stats::model.response(mf)
+  if (sparse_response) {
+    y <- response[y, , drop = FALSE]
+    rownames(y) <- rownames(mf)
+  } else {
+    if (is.data.frame(y)) y <- as.matrix(y)
+    if (!is.matrix(y) || !(is.numeric(y) || is.logical(y))) .bad_response(ecall)
+  }
+  x <- stats::model.matrix(mt, mf, contrasts)
+  if (ncol(x) == 0L) {
+    .stop("invalid_argument", "the design has no covariates (the formula's right-hand side is empty)",
+          ecall)
+  }
+  storage.mode(x) <- "double"
+  weights <- stats::model.weights(mf)
+  if (!is.null(weights)) weights <- .as_weights(as.vector(weights), nrow(x), ecall)
+
+  categories <- colnames(y)
+  if (is.null(categories)) categories <- paste0("V", seq_len(ncol(y)))
+  covariates <- colnames(x)
+
+  prepared <- .prepare(y, backend, ecall, arg = "response", backend_option = missing(backend))
+  on.exit(.release(prepared))
+  progress <- NULL
+  if (verbose) {
+    progress <- .progress_reporter(function(iteration, value, change) {
+      sprintf("dirmn_reg: iteration %d, log-likelihood %.12g, gradient norm %.3g",
+              iteration, value, change)
+    })
+  }
+  res <- cpp_reg_fit(prepared$counts$ptr, x, weights, tolerance, max_iterations, progress)
+  if (.failed(res)) .raise_reg(res, ecall, covariates, categories, rownames(x))
+  if (!res$converged) {
+    .warn_convergence(sprintf(
+      "did not converge in %d iteration%s (largest gradient component %s, tolerance = %s); the result is the last iterate: increase max_iterations",
+      res$iterations, if (res$iterations == 1) "" else "s", format(res$gradient_norm, digits = 3L),
+      format(tolerance, digits = 3L)), ecall)
+  }
+
+  coefficients <- res$coefficients
+  dimnames(coefficients) <- list(covariates, categories)
+  vcov <- res$vcov
+  if (!is.null(vcov)) {
+    nm <- .reg_parameter_names(covariates, categories)
+    dimnames(vcov) <- list(nm, nm)
+  }
+  wald <- data.frame(statistic = res$wald_statistic, df = res$wald_df,
+                     p_value = res$wald_p_value, row.names = covariates)
+  structure(
+    list(
+      coefficients = coefficients,
+      vcov = vcov,
+      wald_test = wald,
+      loglik = res$loglik,
+      aic = res$aic,
+      bic = res$bic,
+      parameters = res$parameters,
+      nobs = res$observations,
+      gradient_norm = res$gradient_norm,
+      iterations = res$iterations,
+      converged = res$converged,
+      hessian_definite = res$hessian_definite,
+      x = x,
+      y = y,
+      weights = weights,
+      call = call,
+      formula = formula,
+      terms = mt,
+      contrasts = attr(x, "contrasts"),
+      xlevels = stats::.getXlevels(mt, mf),
+      na.action = attr(mf, "na.action"),
+      backend = prepared$counts$backend,
+      ptr = res$ptr
+    ),
+    class = "dirmn_reg"
+  )
+}
+
+.bad_response <- function(call) {
+  .stop("invalid_argument", paste(
+    "the response must be a matrix of counts with one column per category:",
+    "cbind(a, b, c) ~ x, or Y ~ x with Y a matrix (dense or a sparse Matrix)"), call)
+}
+
+# The names of the coefficients in vec(beta) order (covariates fastest):
+# "<category>:<covariate>".
+.reg_parameter_names <- function(covariates, categories) {
+  paste(rep(categories, each = length(covariates)), rep(covariates, length(categories)),
+        sep = ":")
+}
+
+# Raises the condition of a failed regression call, its position worded by
+# the design's and the response's names: the library names a covariate
+# ("x column", 0-based), a category ("column"), a cell of the design ("x":
+# row, column) or of alpha ("alpha": row, category), 0-based; R counts
+# from 1 and adds the names. Other failures are worded as everywhere.
+.raise_reg <- function(failure, call, covariates, categories, row_names) {
+  at <- function(name) {
+    p <- failure[[name]]
+    if (is.null(p) || length(p) != 1L || is.na(p) || p < 0) NA_real_ else p + 1
+  }
+  named <- function(what, i, names) {
+    if (is.na(i)) return(NULL)
+    nm <- if (i <= length(names)) names[[i]] else NULL
+    if (is.null(nm) || is.na(nm) || nm == "") sprintf("%s %d", what, i)
+    else sprintf("%s %d (%s)", what, i, nm)
+  }
+  row_text <- function(b) {
+    if (is.na(b)) return(NULL)
+    nm <- if (!is.null(row_names) && b <= length(row_names)) row_names[[b]] else NULL
+    if (is.null(nm) || identical(nm, as.character(b))) sprintf("row %d", b)
+    else sprintf("row %d (\"%s\")", b, nm)
+  }
+  argument <- failure$argument
+  if (is.null(argument) || is.na(argument)) argument <- ""
+  detail <- .drop_c_hints(failure$detail)
+  where <- switch(argument,
+    "x column" = named("covariate", at("index"), covariates),
+    "column" = if (is.na(at("row"))) named("category", at("index"), categories),
+    "x" = paste(c(row_text(at("row")), named("covariate", at("column"), covariates)),
+                collapse = ", "),
+    "alpha" = paste(c(row_text(at("row")), named("category", at("column"), categories)),
+                    collapse = ", "),
+    NULL)
+  if (is.null(where) || !nzchar(where)) .raise(failure, call)
+  stop(dirmn_condition(failure$status, paste0(where, ": ", detail), call, failure$name))
+}

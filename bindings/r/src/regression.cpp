@@ -1,0 +1,202 @@
+// regression.cpp: Dirichlet-multinomial regression (dirmn_reg_fit), its
+// covariance, Wald tests and predictions.
+#include "common.h"
+
+#include <cstring>
+#include <utility>
+
+using namespace dirmn_r;
+
+namespace dirmn_r {
+
+long g_live_regressions = 0;
+
+SEXP sym_regression() {
+  static SEXP s = Rf_install("dirmn_reg");
+  return s;
+}
+
+}  // namespace dirmn_r
+
+namespace {
+
+// Run by R's garbage collector, possibly inside a callback of a call on the
+// regression's context: the library then frees the handle when that call
+// returns.
+void regression_finalizer(SEXP xp) {
+  auto* reg = static_cast<dirmn_reg*>(R_ExternalPtrAddr(xp));
+  if (reg != nullptr) {
+    R_ClearExternalPtr(xp);
+    dirmn_reg_destroy(reg);
+    --g_live_regressions;
+  }
+}
+
+// Owns a regression handle until an external pointer takes it.
+struct RegressionGuard {
+  dirmn_reg* reg = nullptr;
+  RegressionGuard() = default;
+  RegressionGuard(const RegressionGuard&) = delete;
+  RegressionGuard& operator=(const RegressionGuard&) = delete;
+  ~RegressionGuard() { dirmn_reg_destroy(reg); }
+};
+
+// The rows and columns of a design matrix (a double matrix), or a failure.
+SEXP check_design(SEXP x, int64_t* rows, int64_t* p) {
+  SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+  if (TYPEOF(x) != REALSXP || TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2)
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, "the design must be a double matrix");
+  *rows = INTEGER(dim)[0];
+  *p = INTEGER(dim)[1];
+  return R_NilValue;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+// dirmn_reg_fit of the prepared table `xp` on the design `x` (a rows x p
+// double matrix, read through strides: R stores (b, i) at b + i * rows), as
+// a plain list (R/regression.R makes the dirmn_reg object):
+// `coefficients` (p x V), `vcov` ((p V) x (p V), vec(beta) order) and the
+// Wald tests of every covariate (`wald_statistic`, `wald_df`,
+// `wald_p_value`; NULL and NA where the fit has no covariance), the fields
+// of dirmn_reg_info, and `ptr`, an external pointer that owns the handle
+// (for dirmn_reg_predict). `progress` is NULL or an R
+// function(iteration, loglik, gradient_norm); TRUE from it cancels.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations,
+                 SEXP progress) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  int64_t rows = 0, np = 0;
+  SEXP bad = check_design(x, &rows, &np);
+  if (bad != R_NilValue) return bad;
+  bad = check_weights(weights, p.info.rows);
+  if (bad != R_NilValue) return bad;
+  Rcpp::Shield<SEXP> token(R_MakeUnwindCont());
+  ProgressBridge bridge;
+  bridge.fn = progress;
+  bridge.token = token;
+  // The regression's pointer protects its context's pointer, as a
+  // mixture's does.
+  Rcpp::Shield<SEXP> reg_xp(
+      R_MakeExternalPtr(nullptr, sym_regression(), R_ExternalPtrProtected(xp)));
+  R_RegisterCFinalizerEx(reg_xp, regression_finalizer, TRUE);
+
+  dirmn_reg_options options;
+  dirmn_reg_options_init(&options);
+  options.tolerance = tolerance;
+  options.max_iterations = max_iterations;
+  options.weights = weights_ptr(weights);
+  if (progress != R_NilValue) {
+    options.progress = progress_callback;
+    options.progress_data = &bridge;
+  }
+  dirmn_reg_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  Failure failed;
+  {
+    RegressionGuard guard;
+    dirmn_status status;
+    {
+      const bool reports = progress != R_NilValue;
+      BusyScope busy(reports ? p.ctx : g_busy_context, reports ? p.counts : g_busy_counts);
+      status = dirmn_reg_fit(p.ctx, p.counts, rows > 0 ? REAL(x) : nullptr, rows, np, 1, rows,
+                             &options, &guard.reg);
+    }
+    if (bridge.jumped) resume_jump(token);
+    if (status != DIRMN_SUCCESS) {
+      failed = library_error(p.ctx, status);
+    } else {
+      status = dirmn_reg_get_info(guard.reg, &info);
+      if (status != DIRMN_SUCCESS) {
+        failed = library_error(nullptr, status);
+      } else {
+        R_SetExternalPtrAddr(reg_xp, guard.reg);
+        guard.reg = nullptr;
+        ++g_live_regressions;
+      }
+    }
+  }
+  if (failed.status != DIRMN_SUCCESS) return failure(failed);
+  const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
+  const R_xlen_t P = static_cast<R_xlen_t>(info.covariates);
+  const R_xlen_t V = static_cast<R_xlen_t>(info.categories);
+  const R_xlen_t PV = P * V;
+  // R matrices are column-major: (i, v) of the p x V coefficients sits at
+  // i + v * p.
+  Rcpp::NumericMatrix coef(P, V);
+  dirmn_status status = dirmn_reg_get_coef(reg, coef.begin(), 1, P);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  Rcpp::RObject vcov;  // NULL without a covariance
+  Rcpp::NumericVector wald_statistic(P, NA_REAL), wald_df(P, NA_REAL), wald_p(P, NA_REAL);
+  if (info.hessian_definite) {
+    Rcpp::NumericMatrix cov(PV, PV);
+    // The library writes (r, c) at r * ld + c, R reads (r, c) at r + c * ld:
+    // transpose in place (the covariance is symmetric up to rounding).
+    status = dirmn_reg_get_vcov(reg, cov.begin(), PV);
+    if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+    double* a = cov.begin();
+    for (R_xlen_t r = 0; r < PV; ++r)
+      for (R_xlen_t c = r + 1; c < PV; ++c) std::swap(a[r * PV + c], a[c * PV + r]);
+    vcov = cov;
+    for (R_xlen_t i = 0; i < P; ++i) {
+      double stat = 0.0, df = 0.0, pv = 0.0;
+      // NOT_SUPPORTED where a covariate's block is not positive definite
+      // (rounding): that test stays NA.
+      status = dirmn_reg_wald_test(reg, i, &stat, &df, &pv);
+      if (status == DIRMN_SUCCESS) {
+        wald_statistic[i] = stat;
+        wald_df[i] = df;
+        wald_p[i] = pv;
+      } else if (status != DIRMN_ERROR_NOT_SUPPORTED) {
+        return library_failure(nullptr, status);
+      }
+    }
+  }
+  return Rcpp::List::create(
+      Rcpp::Named("coefficients") = coef, Rcpp::Named("vcov") = vcov,
+      Rcpp::Named("wald_statistic") = wald_statistic, Rcpp::Named("wald_df") = wald_df,
+      Rcpp::Named("wald_p_value") = wald_p, Rcpp::Named("loglik") = info.loglik,
+      Rcpp::Named("aic") = info.aic, Rcpp::Named("bic") = info.bic,
+      Rcpp::Named("parameters") = static_cast<double>(info.parameters),
+      Rcpp::Named("observations") = info.observations,
+      Rcpp::Named("gradient_norm") = info.gradient_norm,
+      Rcpp::Named("iterations") = info.iterations,
+      Rcpp::Named("converged") = info.converged != 0,
+      Rcpp::Named("hessian_definite") = info.hessian_definite != 0,
+      Rcpp::Named("ptr") = static_cast<SEXP>(reg_xp));
+}
+
+// dirmn_reg_predict: alpha (rows x V) of the fitted regression `reg_xp` for
+// the design `x` (rows x p, a double matrix).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
+  if (!is_xptr(reg_xp, sym_regression()) || R_ExternalPtrAddr(reg_xp) == nullptr)
+    return failure(DIRMN_ERROR_NULL_POINTER, "the regression handle is not available");
+  // The library refuses a call while the regression's context serves a fit
+  // whose progress callback is in R (a message handler calling predict()).
+  SEXP bad = unusable_context(context_of(R_ExternalPtrProtected(reg_xp)));
+  if (bad != R_NilValue) return bad;
+  const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
+  int64_t rows = 0, np = 0;
+  bad = check_design(x, &rows, &np);
+  if (bad != R_NilValue) return bad;
+  dirmn_reg_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  dirmn_status status = dirmn_reg_get_info(reg, &info);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  Rcpp::NumericMatrix alpha(static_cast<R_xlen_t>(rows), static_cast<R_xlen_t>(info.categories));
+  if (rows == 0) return alpha;
+  status = dirmn_reg_predict(reg, REAL(x), rows, np, 1, rows, alpha.begin(),
+                             1, rows);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  return alpha;
+}
+
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_live_regressions() { return Rf_ScalarReal(static_cast<double>(g_live_regressions)); }
