@@ -155,7 +155,8 @@ typedef struct dirmn_context dirmn_context; /* opaque */
  * queries may be made on the same context: dirmn_last_error,
  * dirmn_last_error_location, dirmn_context_backend,
  * dirmn_context_get_threads, dirmn_context_get_stream, dirmn_counts_get_info
- * and the dirmn_mixture_get_* and dirmn_reg_get_* functions are served; any other call fails
+ * the dirmn_mixture_get_* and dirmn_reg_get_* functions, dirmn_reg_wald_test and
+ * dirmn_reg_predict are served; any other call fails
  * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)).
  * dirmn_counts_destroy, dirmn_mixture_destroy and dirmn_reg_destroy called there free the
  * handle when the call returns (the call may be using it; do not use the
@@ -1022,7 +1023,8 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * R's model.matrix makes it). The caller owns *reg (free with
  * dirmn_reg_destroy); it does not reference `counts` or x after return.
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (p < 1, bad strides,
- * options; a design that is not of full column rank under the weights,
+ * options; a table of fewer than two categories; a design that is not of
+ * full column rank under the weights,
  * naming the first covariate that is a combination of those before it; a
  * category without counts under the weights, naming it: its coefficients
  * have no finite MLE; more rows with counts are needed than p; p x V above
@@ -1031,7 +1033,10 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * not the table's); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
  * NOT_SUPPORTED (counts wrapped from device memory); OVERFLOW (an alpha
  * beyond the largest double at the start). A fit that stops at
- * max_iterations is returned with converged = 0. */
+ * max_iterations is returned with converged = 0, as is one whose steps no
+ * longer raise the log-likelihood (where the MLE does not exist, as for a
+ * table without overdispersion, whose alpha grows without bound). Working
+ * memory: about rows x (4 + 2 V + p V) doubles and 2 (p V)^2. */
 DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
                                      int64_t rows, int64_t p, int64_t x_stride_row,
                                      int64_t x_stride_col, const dirmn_reg_options* options,
@@ -1093,7 +1098,8 @@ DIRMN_API dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int
  * for every v): statistic = b' S^-1 b with b the covariate's V coefficients
  * and S their covariance, against chi-square with V degrees of freedom.
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (covariate outside
- * 0 .. p - 1); NOT_SUPPORTED where the fit has no covariance. */
+ * 0 .. p - 1); NOT_SUPPORTED where the fit has no covariance. Failure
+ * messages go to dirmn_last_error(NULL). */
 DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate,
                                            double* statistic, double* df, double* p_value);
 
@@ -1103,7 +1109,7 @@ DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covaria
  * NULL_POINTER; INVALID_ARGUMENT (rows < 0, p other than the fit's, bad or
  * overlapping strides); INVALID_PARAMETER (non-finite x, naming row and
  * column); OVERFLOW (an alpha beyond the largest double, or 0, naming row
- * and category; extents). */
+ * and category; extents). Failure messages go to dirmn_last_error(NULL). */
 DIRMN_API dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t rows,
                                          int64_t p, int64_t x_stride_row, int64_t x_stride_col,
                                          double* alpha, int64_t stride_row,

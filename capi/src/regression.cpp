@@ -90,6 +90,9 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
                   "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
     if (p < 1) return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "p (%" PRId64 ") must be >= 1", p);
+    if (V < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "a regression needs two categories or more; the table has %" PRId64, V);
     if (p > dirmn::kRegMaxCoefficients / std::max<int64_t>(1, V) || p * V > dirmn::kRegMaxCoefficients)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "%" PRId64 " covariates x %" PRId64 " categories is more than the %" PRId64
@@ -287,6 +290,11 @@ dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t ro
     if (reg == nullptr || (rows > 0 && alpha == nullptr))
       return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or alpha is NULL");
     if (rows < 0) return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "rows (%" PRId64 ") is negative", rows);
+    int64_t cells = 0;
+    if (__builtin_mul_overflow(rows, std::max(p, reg->cols), &cells) || cells > (int64_t{1} << 56))
+      return fail(nullptr, DIRMN_ERROR_OVERFLOW, fn,
+                  "%" PRId64 " rows of %" PRId64 " covariates and %" PRId64 " categories are beyond "
+                  "what a host array holds", rows, p, reg->cols);
     if (p != reg->p)
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "x has %" PRId64 " covariates; the fit has %" PRId64, p, reg->p);
@@ -297,8 +305,8 @@ dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t ro
       if (dirmn_status s = take_design(nullptr, fn, x, rows, p, x_stride_row, x_stride_col, &design))
         return s;
       int64_t bad_row = -1, bad_cat = -1;
-      if (!dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, out.data(),
-                                   &bad_row, &bad_cat))
+      if (!dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, nullptr,
+                                   out.data(), &bad_row, &bad_cat))
         return fail_at(nullptr, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", bad_row, bad_cat),
                        "exp(x . beta) is not a positive finite double");
       for (int64_t b = 0; b < rows; ++b)

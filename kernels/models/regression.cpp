@@ -36,6 +36,7 @@ constexpr int64_t kRowsPerChunk = 256;
 // Rows of u_b per pass of the Hessian's Gram blocks: their u (p V doubles
 // each) stays in the cache while every block reads it.
 constexpr int64_t kGramRowsPerPass = 64;
+static_assert(kGramCols % kGramRows == 0, "the rows of a Gram block lie within u's padding");
 // Halvings of a Newton step before the fit gives up rising.
 constexpr int kMaxHalvings = 60;
 // Levenberg damping: first mu (relative to -H's largest diagonal entry),
@@ -75,7 +76,7 @@ class RegressionFit {
     for (int64_t v = 0; v < V_; ++v)
       for (int64_t i = 0; i < p_; ++i) beta_pv[static_cast<size_t>(i * V_ + v)] = beta[static_cast<size_t>(v * p_ + i)];
     int64_t bad_row = -1, bad_cat = -1;
-    pt->valid = regression_alpha(s_.x, rows_, p_, beta_pv.data(), V_, pt->alpha.data(), &bad_row, &bad_cat);
+    pt->valid = regression_alpha(s_.x, rows_, p_, beta_pv.data(), V_, w_, pt->alpha.data(), &bad_row, &bad_cat);
     last_bad_row_ = bad_row;
     last_bad_category_ = bad_cat;
     if (!pt->valid) return {};
@@ -126,9 +127,10 @@ class RegressionFit {
               const size_t k = static_cast<size_t>(b * V_ + v);
               const double a = pt.alpha[k];
               q[k] = a * pt.gradient[k];
-              dd[k] = a * a * pt.hessian_diag[k] + q[k];
+              dd[k] = a * (a * pt.hessian_diag[k]) + q[k];
               double* ub = u.data() + b * ldu + v * p_;
-              for (int64_t i = 0; i < p_; ++i) ub[i] = a * xb[i];
+              const double a_u = weight(b) == 0.0 ? 0.0 : a;  // a row that takes no part: 0
+              for (int64_t i = 0; i < p_; ++i) ub[i] = a_u * xb[i];
             }
           }
         },
@@ -229,18 +231,25 @@ bool factor_damped(const std::vector<double>& neg_h, int64_t P, std::vector<doub
   return false;
 }
 
+// The largest |v|, NaN where any is.
 double max_abs(const std::vector<double>& v, double scale) {
   double m = 0.0;
-  for (double x : v) m = std::max(m, std::fabs(x));
+  for (double x : v)
+    if (!(std::fabs(x) <= m)) m = std::fabs(x);
   return m * scale;
 }
 
 }  // namespace
 
 bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* beta, int64_t V,
-                      double* alpha, int64_t* bad_row, int64_t* bad_category) {
+                      const double* row_weight, double* alpha, int64_t* bad_row,
+                      int64_t* bad_category) {
   for (int64_t b = 0; b < rows; ++b) {
     double* a = alpha + b * V;
+    if (row_weight != nullptr && row_weight[b] == 0.0) {
+      std::fill(a, a + V, 1.0);  // takes no part: any alpha will do
+      continue;
+    }
     std::fill(a, a + V, 0.0);
     for (int64_t i = 0; i < p; ++i) {
       const double xi = x[b * p + i];
@@ -356,6 +365,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     for (int64_t k = 0; k < P; ++k) gain += 0.5 * grad[static_cast<size_t>(k)] * step[static_cast<size_t>(k)];
     if (!damped && gain <= s.tolerance * std::fabs(cur.value)) {
       converged = true;
+      if (iterations >= s.max_iterations) break;
       // The last step too, where it does not lower the log-likelihood:
       // within the tolerance the value is found, but the coefficients
       // are only as close as the square root of the gain, and Newton's
@@ -380,8 +390,11 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     for (int h = 0; h <= kMaxHalvings && !accepted; ++h, t *= 0.5) {
       for (int64_t k = 0; k < P; ++k)
         next[static_cast<size_t>(k)] = cur.beta[static_cast<size_t>(k)] + t * step[static_cast<size_t>(k)];
+      if (next == cur.beta) break;  // the step no longer moves beta
       if (!(r = fit.evaluate(next, true, &trial)).ok()) return r;
-      accepted = trial.valid && trial.value >= cur.value;
+      // A whole step may leave the value as it is (at the optimum's
+      // rounding); a halved one must raise it.
+      accepted = trial.valid && (trial.value > cur.value || (h == 0 && trial.value == cur.value));
     }
     if (!accepted) break;
     std::swap(cur, trial);

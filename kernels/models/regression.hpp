@@ -50,9 +50,11 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
                              const RegressionSettings& s, RegressionOutcome* out);
 
 // alpha_bv = exp(x_b . beta_v) for `rows` rows of covariates (row-major,
-// rows x p) into alpha (rows x V). False (with *bad_row, *bad_category)
-// where one is not a positive finite double.
+// rows x p) into alpha (rows x V); rows whose row_weight is 0 (row_weight
+// may be null) take no part and get alpha 1. False (with *bad_row,
+// *bad_category) where one is not a positive finite double.
 bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* beta, int64_t V,
-                      double* alpha, int64_t* bad_row, int64_t* bad_category);
+                      const double* row_weight, double* alpha, int64_t* bad_row,
+                      int64_t* bad_category);
 
 }  // namespace dirmn
