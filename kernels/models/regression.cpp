@@ -34,7 +34,8 @@ namespace {
 
 constexpr int64_t kRowsPerChunk = 256;
 // Rows of u_b per pass of the Hessian's Gram blocks: their u (p V doubles
-// each) stays in the cache while every block reads it.
+// each) stays in the cache while every block reads it, and is all of u
+// that is formed at a time.
 constexpr int64_t kGramRowsPerPass = 64;
 static_assert(kGramCols % kGramRows == 0, "the rows of a Gram block lie within u's padding");
 // Halvings of a Newton step before the fit gives up rising.
@@ -101,10 +102,12 @@ class RegressionFit {
   // The gradient G and the lower triangle of -H at pt (derivatives).
   void derivatives(const Point& pt, std::vector<double>* grad, std::vector<double>* neg_h) const {
     const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
-    // q = alpha g and dd = alpha^2 h + q per cell, u_b = alpha_b (x) x_b
-    // (each row padded with zeros to whole Gram blocks) and s_b = w_b c_b.
-    // The work arrays are kept from one step to the next: allocating and
-    // zeroing u (rows x p V) per step was a quarter of a fit's time.
+    // q = alpha g and dd = alpha^2 h + q per cell and s_b = w_b c_b; u_b =
+    // alpha_b (x) x_b is formed kGramRowsPerPass rows at a time (each row
+    // padded with zeros to whole Gram blocks), so that it takes that many
+    // rows of p V, not the table's. The work arrays are kept from one step
+    // to the next: allocating and zeroing them per step was a quarter of a
+    // fit's time.
     const int64_t ldu = (P_ + kGramCols - 1) / kGramCols * kGramCols;
     std::vector<double>& q = q_;
     std::vector<double>& dd = dd_;
@@ -113,7 +116,7 @@ class RegressionFit {
     if (u.empty()) {
       q.resize(static_cast<size_t>(rows_ * V_));
       dd.resize(static_cast<size_t>(rows_ * V_));
-      u.assign(static_cast<size_t>(rows_ * ldu), 0.0);  // the padding stays 0
+      u.assign(static_cast<size_t>(kGramRowsPerPass * ldu), 0.0);  // the padding stays 0
       sc.resize(static_cast<size_t>(rows_));
     }
     t_.threads->parallel_for(
@@ -121,16 +124,12 @@ class RegressionFit {
         [&](int64_t c) {
           const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
           for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
-            const double* xb = s_.x + b * p_;
             sc[static_cast<size_t>(b)] = weight(b) * pt.scalar[static_cast<size_t>(b)];
             for (int64_t v = 0; v < V_; ++v) {
               const size_t k = static_cast<size_t>(b * V_ + v);
               const double a = pt.alpha[k];
               q[k] = a * pt.gradient[k];
               dd[k] = a * (a * pt.hessian_diag[k]) + q[k];
-              double* ub = u.data() + b * ldu + v * p_;
-              const double a_u = weight(b) == 0.0 ? 0.0 : a;  // a row that takes no part: 0
-              for (int64_t i = 0; i < p_; ++i) ub[i] = a_u * xb[i];
             }
           }
         },
@@ -166,13 +165,22 @@ class RegressionFit {
     // reads them), the chunks in order: the same sums for any threads.
     for (int64_t b0 = 0; b0 < rows_; b0 += kGramRowsPerPass) {
       const int64_t b1 = std::min(rows_, b0 + kGramRowsPerPass);
+      for (int64_t b = b0; b < b1; ++b) {
+        const double* xb = s_.x + b * p_;
+        const bool part = weight(b) != 0.0;  // a row that takes no part: u_b = 0
+        for (int64_t v = 0; v < V_; ++v) {
+          const double a = part ? pt.alpha[static_cast<size_t>(b * V_ + v)] : 0.0;
+          double* ub = u.data() + (b - b0) * ldu + v * p_;
+          for (int64_t i = 0; i < p_; ++i) ub[i] = a * xb[i];
+        }
+      }
       t_.threads->parallel_for(
           row_blocks,
           [&](int64_t rb) {
             const int64_t r0 = rb * kGramRows;
             double block[kGramRows * kGramCols];
             for (int64_t c0 = 0; c0 < r0 + kGramRows; c0 += kGramCols) {
-              gram_block(u.data(), ldu, sc.data(), b0, b1, r0, c0, block);
+              gram_block(u.data(), ldu, sc.data() + b0, 0, b1 - b0, r0, c0, block);
               for (int64_t r = r0; r < std::min(P_, r0 + kGramRows); ++r)
                 for (int64_t c = c0; c < std::min(r + 1, c0 + kGramCols); ++c)
                   h[r * P_ + c] -= block[(r - r0) * kGramCols + (c - c0)];
