@@ -1036,7 +1036,7 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * max_iterations is returned with converged = 0, as is one whose steps no
  * longer raise the log-likelihood (where the MLE does not exist, as for a
  * table without overdispersion, whose alpha grows without bound). Working
- * memory: about rows x (4 + 6 V) doubles and 3 (p V)^2. */
+ * memory: about rows x (6 + 8 V) doubles and 3 (p V)^2. */
 DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
                                      int64_t rows, int64_t p, int64_t x_stride_row,
                                      int64_t x_stride_col, const dirmn_reg_options* options,
