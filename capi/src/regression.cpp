@@ -7,8 +7,6 @@
 #include <new>
 #include <vector>
 
-#include "../../kernels/math/dense.hpp"
-#include "../../kernels/math/distributions.hpp"
 #include "../../kernels/models/regression.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
@@ -254,30 +252,19 @@ dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate, double
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "covariate %" PRId64 " is outside 0 .. %" PRId64, covariate, reg->p - 1);
     if (reg->vcov.empty()) return no_vcov(fn);
-    const int64_t V = reg->cols, P = reg->p * V;
+    const int64_t V = reg->cols;
+    double w = 0.0, pv = 1.0;
     try {
-      // S: the covariate's V x V block of the covariance; b' S^-1 b.
-      std::vector<double> s(static_cast<size_t>(V * V)), b(static_cast<size_t>(V));
-      for (int64_t v = 0; v < V; ++v) {
-        b[static_cast<size_t>(v)] = reg->beta[static_cast<size_t>(covariate * V + v)];
-        for (int64_t u = 0; u < V; ++u)
-          s[static_cast<size_t>(v * V + u)] =
-              reg->vcov[static_cast<size_t>((v * reg->p + covariate) * P + u * reg->p + covariate)];
-      }
-      std::vector<double> y = b;
-      if (dirmn::math::cholesky(s.data(), V) >= 0)
+      if (!dirmn::regression_wald(reg->beta.data(), reg->vcov.data(), reg->p, V, covariate, &w, &pv))
         return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
                     "the covariance block of covariate %" PRId64 " is not positive definite", covariate);
-      dirmn::math::cholesky_solve(s.data(), V, y.data());
-      double w = 0.0;
-      for (int64_t v = 0; v < V; ++v) w += b[static_cast<size_t>(v)] * y[static_cast<size_t>(v)];
-      *statistic = w;
-      *df = static_cast<double>(V);
-      *p_value = dirmn::math::chisq_upper(w, static_cast<double>(V));
     } catch (const std::bad_alloc&) {
       return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for a %" PRId64 " x %" PRId64
                   " block", V, V);
     }
+    *statistic = w;
+    *df = static_cast<double>(V);
+    *p_value = pv;
     return DIRMN_SUCCESS;
   });
 }

@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "../math/dense.hpp"
+#include "../math/distributions.hpp"
 #include "../math/sums.hpp"
 #include "../math/vector_math.hpp"
 #include "fit.hpp"
@@ -431,6 +432,24 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   }
   if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
   return {};
+}
+
+bool regression_wald(const double* beta, const double* vcov, int64_t p, int64_t V, int64_t i,
+                     double* statistic, double* p_value) {
+  const int64_t P = p * V;
+  std::vector<double> s(static_cast<size_t>(V * V)), b(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) {
+    b[static_cast<size_t>(v)] = beta[i * V + v];
+    for (int64_t u = 0; u < V; ++u) s[static_cast<size_t>(v * V + u)] = vcov[(v * p + i) * P + u * p + i];
+  }
+  std::vector<double> y = b;
+  if (math::cholesky(s.data(), V) >= 0) return false;
+  math::cholesky_solve(s.data(), V, y.data());
+  double w = 0.0;
+  for (int64_t v = 0; v < V; ++v) w += b[static_cast<size_t>(v)] * y[static_cast<size_t>(v)];
+  *statistic = w;
+  *p_value = math::chisq_upper(w, static_cast<double>(V));
+  return true;
 }
 
 }  // namespace dirmn

@@ -57,4 +57,11 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
                       const double* row_weight, double* alpha, int64_t* bad_row,
                       int64_t* bad_category);
 
+// The Wald test of covariate i: the statistic b' S^-1 b, b its V
+// coefficients of beta (p x V, row-major) and S their block of vcov
+// ((p V)^2, coefficient (i, v) at v p + i), and its chi-square(V) tail.
+// False where S is not positive definite. Throws std::bad_alloc.
+bool regression_wald(const double* beta, const double* vcov, int64_t p, int64_t V, int64_t i,
+                     double* statistic, double* p_value);
+
 }  // namespace dirmn
