@@ -27,7 +27,7 @@ struct Problem {
   std::vector<int32_t> y;    // rows x V
 };
 
-Problem simulate(int64_t rows, int64_t V, int64_t p, uint64_t seed) {
+Problem simulate(int64_t rows, int64_t V, int64_t p, uint64_t seed, int64_t cycle = 0) {
   Problem pr;
   pr.rows = rows;
   pr.V = V;
@@ -36,7 +36,8 @@ Problem simulate(int64_t rows, int64_t V, int64_t p, uint64_t seed) {
   std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<double> beta(static_cast<size_t>(p * V));
   for (int64_t v = 0; v < V; ++v) {
-    beta[static_cast<size_t>(v)] = 0.5 + 0.3 * static_cast<double>(v);  // intercepts
+    // Intercepts rising with v (every `cycle` categories anew, where set).
+    beta[static_cast<size_t>(v)] = 0.5 + 0.3 * static_cast<double>(cycle > 0 ? v % cycle : v);
     for (int64_t i = 1; i < p; ++i) beta[static_cast<size_t>(i * V + v)] = 0.4 * normal(rng);
   }
   pr.x.resize(static_cast<size_t>(rows * p));
@@ -143,11 +144,10 @@ std::vector<double> invert(std::vector<double> a, int64_t n) {
   return inv;
 }
 
-}  // namespace
-
-TEST_CASE("regression: the optimum of the long-double log pmf, its standard errors from its Hessian",
-          "[regression]") {
-  const Problem pr = simulate(80, 3, 3, 2901);
+// The fit of pr is the reference's optimum, and its covariance, standard
+// errors and Wald statistics the inverse of the reference's
+// finite-difference Hessian.
+void check_against_reference(const Problem& pr) {
   const int64_t P = pr.p * pr.V;
   for (dirmn_backend backend : backends_under_test()) {
     SECTION(backend_name(backend)) {
@@ -197,13 +197,142 @@ TEST_CASE("regression: the optimum of the long-double log pmf, its standard erro
       REQUIRE(dirmn_reg_get_std_errors(r.get(), se.data(), 1, pr.p) == DIRMN_SUCCESS);
       for (int64_t k = 0; k < P; ++k) {
         CHECK(close_to(se[static_cast<size_t>(k)], std::sqrt(cov_fd[static_cast<size_t>(k * P + k)]), 1e-4));
-        CHECK(close_to(se[static_cast<size_t>(k)], std::sqrt(vcov[static_cast<size_t>(k * P + k)]), 1e-15));
+        CHECK(close_to(se[static_cast<size_t>(k)], std::sqrt(vcov[static_cast<size_t>(k * P + k)]), 1e-12));
         for (int64_t m = 0; m < P; ++m)
           CHECK(std::fabs(vcov[static_cast<size_t>(k * P + m)] - cov_fd[static_cast<size_t>(k * P + m)]) <
                 1e-4 * std::sqrt(cov_fd[static_cast<size_t>(k * P + k)] * cov_fd[static_cast<size_t>(m * P + m)]));
       }
+      // Wald: b' S^-1 b with S the covariate's block of the reference's covariance.
+      for (int64_t i = 0; i < pr.p; ++i) {
+        std::vector<double> s(static_cast<size_t>(pr.V * pr.V));
+        for (int64_t v = 0; v < pr.V; ++v)
+          for (int64_t u = 0; u < pr.V; ++u)
+            s[static_cast<size_t>(v * pr.V + u)] = cov_fd[static_cast<size_t>((v * pr.p + i) * P + u * pr.p + i)];
+        const std::vector<double> si = invert(s, pr.V);
+        double want = 0.0;
+        for (int64_t v = 0; v < pr.V; ++v)
+          for (int64_t u = 0; u < pr.V; ++u)
+            want += beta[static_cast<size_t>(v * pr.p + i)] * si[static_cast<size_t>(v * pr.V + u)] *
+                    beta[static_cast<size_t>(u * pr.p + i)];
+        double stat = 0, df = 0, pv = 0;
+        REQUIRE(dirmn_reg_wald_test(r.get(), i, &stat, &df, &pv) == DIRMN_SUCCESS);
+        CHECK(close_to(stat, want, 1e-4));
+        CHECK(df == static_cast<double>(pr.V));
+      }
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("regression: the optimum of the long-double log pmf, its standard errors from its Hessian",
+          "[regression]") {
+  // More rows than coefficients: the Newton system formed whole.
+  check_against_reference(simulate(80, 3, 3, 2901));
+}
+
+TEST_CASE("regression: wide tables (fewer rows than coefficients) are solved in the rows' dimension",
+          "[regression]") {
+  // 20 rows, 24 coefficients (Woodbury; each covariate's Wald block, 12 x 12,
+  // formed whole), and 12 rows, 28 coefficients (the Wald block through
+  // Woodbury again: 14 categories > 12 rows).
+  SECTION("20 x 12 x 2") { check_against_reference(simulate(20, 12, 2, 2911)); }
+  SECTION("12 x 14 x 2") { check_against_reference(simulate(12, 14, 2, 2913)); }
+}
+
+TEST_CASE("regression: the rows' dimension (Woodbury) and the whole system give one fit", "[regression]") {
+  // 10 rows of weight 3 (28 coefficients: solved in the rows' dimension)
+  // and the same rows three times over (30 rows: formed whole).
+  const Problem pr = simulate(10, 14, 2, 2912);
+  Problem thrice = pr;
+  for (int k = 0; k < 2; ++k) {
+    thrice.rows += pr.rows;
+    thrice.x.insert(thrice.x.end(), pr.x.begin(), pr.x.end());
+    thrice.y.insert(thrice.y.end(), pr.y.begin(), pr.y.end());
+  }
+  const std::vector<double> w(static_cast<size_t>(pr.rows), 3.0);
+  const int64_t P = pr.p * pr.V;
+  for (dirmn_backend backend : backends_under_test()) {
+    SECTION(backend_name(backend)) {
+      Context ctx = make_context(backend);
+      REQUIRE(ctx);
+      Counts c = counts_of(ctx.get(), pr), c3 = counts_of(ctx.get(), thrice);
+      Reg rw = fit(ctx.get(), c.get(), pr, w.data());
+      Reg rr = fit(ctx.get(), c3.get(), thrice);
+      const dirmn_reg_info iw = info_of(rw.get()), ir = info_of(rr.get());
+      REQUIRE(iw.hessian_definite == 1);
+      REQUIRE(ir.hessian_definite == 1);
+      CHECK(close_to(iw.loglik, ir.loglik, 1e-12));
+      std::vector<double> vw(static_cast<size_t>(P * P)), vr = vw;
+      REQUIRE(dirmn_reg_get_vcov(rw.get(), vw.data(), P) == DIRMN_SUCCESS);
+      REQUIRE(dirmn_reg_get_vcov(rr.get(), vr.data(), P) == DIRMN_SUCCESS);
+      const std::vector<double> bw = vec_coef(rw.get(), pr.p, pr.V), br = vec_coef(rr.get(), pr.p, pr.V);
+      for (int64_t k = 0; k < P; ++k) {
+        const double sk = std::sqrt(vr[static_cast<size_t>(k * P + k)]);
+        CHECK(std::fabs(bw[static_cast<size_t>(k)] - br[static_cast<size_t>(k)]) < 1e-7 * sk);
+        for (int64_t m = 0; m < P; ++m)
+          CHECK(std::fabs(vw[static_cast<size_t>(k * P + m)] - vr[static_cast<size_t>(k * P + m)]) <
+                1e-8 * sk * std::sqrt(vr[static_cast<size_t>(m * P + m)]));
+      }
+      for (int64_t i = 0; i < pr.p; ++i) {
+        double s1 = 0, s2 = 0, df = 0, pv = 0;
+        REQUIRE(dirmn_reg_wald_test(rw.get(), i, &s1, &df, &pv) == DIRMN_SUCCESS);
+        REQUIRE(dirmn_reg_wald_test(rr.get(), i, &s2, &df, &pv) == DIRMN_SUCCESS);
+        CHECK(close_to(s1, s2, 1e-8));
+      }
+    }
+  }
+}
+
+TEST_CASE("regression: a wide fit is the same bits for any thread count; too large a system is refused",
+          "[regression]") {
+  // 100 rows, 120 coefficients: passes of the rows' Gram blocks,
+  // panels of its factor and blocks of the covariance's columns.
+  const Problem pr = simulate(100, 60, 2, 2917, 10);
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), pr);
+  const int64_t P = pr.p * pr.V;
+  std::vector<double> b1, se1;
+  double ll1 = 0.0, wald1 = 0.0;
+  for (int threads : {1, 2, 7}) {
+    REQUIRE(dirmn_context_set_threads(ctx.get(), threads) == DIRMN_SUCCESS);
+    Reg r = fit(ctx.get(), c.get(), pr);
+    const dirmn_reg_info in = info_of(r.get());
+    REQUIRE(in.hessian_definite == 1);
+    std::vector<double> se(static_cast<size_t>(P));
+    REQUIRE(dirmn_reg_get_std_errors(r.get(), se.data(), 1, pr.p) == DIRMN_SUCCESS);
+    double wald = 0, df = 0, pv = 0;
+    REQUIRE(dirmn_reg_wald_test(r.get(), 1, &wald, &df, &pv) == DIRMN_SUCCESS);
+    if (threads == 1) {
+      b1 = vec_coef(r.get(), pr.p, pr.V);
+      se1 = se;
+      ll1 = in.loglik;
+      wald1 = wald;
+      CHECK(close_to(in.loglik, reference_total(pr, b1), 1e-12));
+    } else {
+      CHECK(in.loglik == ll1);
+      CHECK(vec_coef(r.get(), pr.p, pr.V) == b1);
+      CHECK(se == se1);
+      CHECK(wald == wald1);
+    }
+  }
+  // An intercept over DIRMN_REG_MAX_SYSTEM + 1 rows and as many categories
+  // (one count a row, CSR): both dimensions of the system above the limit.
+  const int64_t n = DIRMN_REG_MAX_SYSTEM + 1;
+  std::vector<int64_t> ptr(static_cast<size_t>(n + 1)), idx(static_cast<size_t>(n));
+  std::vector<int32_t> val(static_cast<size_t>(n), 1);
+  for (int64_t b = 0; b <= n; ++b) ptr[static_cast<size_t>(b)] = b;
+  for (int64_t b = 0; b < n; ++b) idx[static_cast<size_t>(b)] = b;
+  dirmn_counts* big = nullptr;
+  REQUIRE(dirmn_counts_create_sparse(ctx.get(), &big, DIRMN_CSR, n, n, n, DIRMN_INDEX_INT64, ptr.data(),
+                                     idx.data(), DIRMN_INT32, val.data(), nullptr) == DIRMN_SUCCESS);
+  Counts hold(big);
+  const std::vector<double> ones(static_cast<size_t>(n), 1.0);
+  dirmn_reg* r = nullptr;
+  CHECK(dirmn_reg_fit(ctx.get(), big, ones.data(), n, 1, 1, 1, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(r == nullptr);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("DIRMN_REG_MAX_SYSTEM") != std::string::npos);
 }
 
 TEST_CASE("regression: a row weight of 2 is the row twice, and the thread count changes nothing",

@@ -987,7 +987,8 @@ DIRMN_API dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_count
  * method in vec(beta), from the per-row derivatives (the
  * DIRMN_STEP_DERIVATIVES_ROWWISE step: on a CUDA context the device's where
  * it has them): the Hessian is one p x p block per category plus a term of
- * rank at most the number of rows; each step is safeguarded (Levenberg
+ * rank at most the number of rows, and each step is solved in the smaller
+ * of the two dimensions (see DIRMN_REG_MAX_SYSTEM); each step is safeguarded (Levenberg
  * damping where the Hessian is not negative definite, step halving until
  * the log-likelihood rises). It starts from the shared-alpha fit
  * (dirmn_fit), regressed on the design by least squares. */
@@ -1013,9 +1014,12 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
 #define dirmn_reg_options_init(options) \
   dirmn_reg_options_init_sized((options), sizeof(dirmn_reg_options))
 
-/* Most coefficients (p x V) a regression takes: its covariance is formed
- * and factored whole ((p V)^2 doubles, 72 MB at this size). */
-#define DIRMN_REG_MAX_COEFFICIENTS 3000
+/* Most unknowns of a regression's Newton system. It is solved in the
+ * smaller of the coefficients (p x V) and the rows with counts: formed
+ * whole where the rows are more (rows x (p V)^2 / 2 multiply-adds), else in
+ * the rows' dimension (Woodbury on the low-rank part: rows^2 p V / 2), and
+ * that many unknowns squared are formed and factored (512 MB at this size). */
+#define DIRMN_REG_MAX_SYSTEM 8000
 
 /* Fits the regression of the table's rows on the design matrix x: rows x p
  * covariates, entry (b, i) at x[b * x_stride_row + i * x_stride_col] (host
@@ -1027,8 +1031,8 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * full column rank under the weights,
  * naming the first covariate that is a combination of those before it; a
  * category without counts under the weights, naming it: its coefficients
- * have no finite MLE; more rows with counts are needed than p; p x V above
- * DIRMN_REG_MAX_COEFFICIENTS); INVALID_PARAMETER (a non-finite x, naming
+ * have no finite MLE; more rows with counts are needed than p; both p x V
+ * and the rows with counts above DIRMN_REG_MAX_SYSTEM); INVALID_PARAMETER (a non-finite x, naming
  * row and column, or weight, naming the row); DIMENSION_MISMATCH (rows is
  * not the table's); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
  * NOT_SUPPORTED (counts wrapped from device memory); OVERFLOW (an alpha
@@ -1036,7 +1040,8 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * max_iterations is returned with converged = 0, as is one whose steps no
  * longer raise the log-likelihood (where the MLE does not exist, as for a
  * table without overdispersion, whose alpha grows without bound). Working
- * memory: about rows x (6 + 8 V) doubles and 3 (p V)^2. */
+ * memory: about rows x (7 + 9 V) doubles and 4 m^2, m = min(p V, rows with
+ * counts). */
 DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
                                      int64_t rows, int64_t p, int64_t x_stride_row,
                                      int64_t x_stride_col, const dirmn_reg_options* options,

@@ -17,6 +17,7 @@
 #include "use.hpp"
 
 namespace dirmn {
+class RegressionCovariance;  // kernels/models/regression_system.hpp
 namespace capi {
 
 // A context's scratch above this many bytes is given back when the call
@@ -97,7 +98,9 @@ struct dirmn_reg : dirmn::capi::Deferrable {
   std::shared_ptr<dirmn::capi::UseFlag> use;  // the fitting context's
   int64_t p = 0, cols = 0;
   std::vector<double> beta;  // p x cols, row-major
-  std::vector<double> vcov;  // (p cols)^2, coefficient (i, v) at v p + i; empty without
+  // The covariance, whole or as factors (regression_system.hpp); null
+  // without one.
+  std::shared_ptr<const dirmn::RegressionCovariance> covariance;
   dirmn_reg_info info{};
 };
 

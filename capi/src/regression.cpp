@@ -91,11 +91,9 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     if (V < 2)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "a regression needs two categories or more; the table has %" PRId64, V);
-    if (p > dirmn::kRegMaxCoefficients / std::max<int64_t>(1, V) || p * V > dirmn::kRegMaxCoefficients)
+    if (p > (int64_t{1} << 40) / std::max<int64_t>(1, V))
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "%" PRId64 " covariates x %" PRId64 " categories is more than the %" PRId64
-                  " coefficients a regression takes (DIRMN_REG_MAX_COEFFICIENTS)",
-                  p, V, dirmn::kRegMaxCoefficients);
+                  "%" PRId64 " covariates x %" PRId64 " categories: too many coefficients", p, V);
     if (dirmn_status s = check_weights(ctx, fn, o.weights, rows)) return s;
     std::unique_ptr<dirmn_reg> m;
     dirmn::RegressionOutcome out;
@@ -116,12 +114,19 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.interrupt = ctx->interrupt;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
     } catch (const std::bad_alloc&) {
+      const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows, p, V);
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the regression (%" PRId64 " rows, %" PRId64
-                  " coefficients: per-row derivatives and the %" PRId64 " x %" PRId64 " Hessian)",
-                  rows, p * V, p * V, p * V);
+                  " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",
+                  rows, p * V, n, n);
     }
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
+      if (out.system_too_large)
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                    "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
+                    " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
+                    " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",
+                    p, V, p * V, out.rows_taking_part, dirmn::kRegMaxSystem);
       if (out.bad_covariate >= 0)
         return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
                        "the design is not of full column rank: this covariate is a linear "
@@ -147,7 +152,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     m->p = p;
     m->cols = V;
     m->beta = std::move(out.beta);
-    m->vcov = std::move(out.vcov);
+    m->covariance = std::move(out.covariance);
     dirmn_reg_info& in = m->info;
     in.size = sizeof in;
     in.rows = rows;
@@ -215,13 +220,11 @@ dirmn_status dirmn_reg_get_std_errors(const dirmn_reg* reg, double* se, int64_t 
     if (reg == nullptr || se == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or se is NULL");
     if (dirmn_status s = reg_strides(fn, "se", se, reg->p, reg->cols, stride_covariate, stride_category))
       return s;
-    if (reg->vcov.empty()) return no_vcov(fn);
-    const int64_t P = reg->p * reg->cols;
+    if (!reg->covariance) return no_vcov(fn);
+    const std::vector<double>& var = reg->covariance->variances();
     for (int64_t i = 0; i < reg->p; ++i)
-      for (int64_t v = 0; v < reg->cols; ++v) {
-        const int64_t k = v * reg->p + i;
-        se[i * stride_covariate + v * stride_category] = std::sqrt(reg->vcov[static_cast<size_t>(k * P + k)]);
-      }
+      for (int64_t v = 0; v < reg->cols; ++v)
+        se[i * stride_covariate + v * stride_category] = std::sqrt(var[static_cast<size_t>(v * reg->p + i)]);
     return DIRMN_SUCCESS;
   });
 }
@@ -235,9 +238,13 @@ dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int64_t ld) {
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "ld (%" PRId64 ") is below p x V (%" PRId64 ")",
                   ld, P);
     if (dirmn_status s = reg_strides(fn, "out", out, P, P, ld, 1)) return s;
-    if (reg->vcov.empty()) return no_vcov(fn);
-    for (int64_t r = 0; r < P; ++r)
-      std::copy(reg->vcov.begin() + r * P, reg->vcov.begin() + (r + 1) * P, out + r * ld);
+    if (!reg->covariance) return no_vcov(fn);
+    try {
+      reg->covariance->fill(out, ld);
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the covariance's factors (%" PRId64 " coefficients)", P);
+    }
     return DIRMN_SUCCESS;
   });
 }
@@ -251,11 +258,11 @@ dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate, double
     if (covariate < 0 || covariate >= reg->p)
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "covariate %" PRId64 " is outside 0 .. %" PRId64, covariate, reg->p - 1);
-    if (reg->vcov.empty()) return no_vcov(fn);
+    if (!reg->covariance) return no_vcov(fn);
     const int64_t V = reg->cols;
     double w = 0.0, pv = 1.0;
     try {
-      if (!dirmn::regression_wald(reg->beta.data(), reg->vcov.data(), reg->p, V, covariate, &w, &pv))
+      if (!dirmn::regression_wald(*reg->covariance, reg->beta.data(), V, covariate, &w, &pv))
         return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
                     "the covariance block of covariate %" PRId64 " is not positive definite", covariate);
     } catch (const std::bad_alloc&) {

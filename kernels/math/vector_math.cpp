@@ -105,47 +105,58 @@ void reciprocal_many(const double* x, double* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = 1.0 / x[i];
 }
 
-// ---- Gram blocks ------------------------------------------------------------
+// ---- Gram and product blocks ---------------------------------------------------
 
 namespace {
 
-// One kGramRows x kGramCols block of U' diag(s) U, summed over the rows b
-// in order; the fixed-size inner loops become whole-vector multiply-adds
-// where the instruction set has them (each entry its own lane: the sum
-// over b is never reordered).
-#define DIRMN_GRAM(name, attr)                                                                   \
-  attr void name(const double* u, int64_t ldu, const double* s, int64_t b0, int64_t b1,        \
-                 int64_t r0, int64_t c0, double* block) {                                       \
-    double acc[kGramRows][kGramCols] = {};                                                      \
-    for (int64_t b = b0; b < b1; ++b) {                                                         \
-      const double* ub = u + b * ldu;                                                           \
-      const double sb = s[b];                                                                   \
-      for (int r = 0; r < kGramRows; ++r) {                                                     \
-        const double f = sb * ub[r0 + r];                                                       \
-        for (int c = 0; c < kGramCols; ++c) acc[r][c] += f * ub[c0 + c];                        \
-      }                                                                                         \
-    }                                                                                           \
-    for (int r = 0; r < kGramRows; ++r)                                                         \
-      for (int c = 0; c < kGramCols; ++c) block[r * kGramCols + c] = acc[r][c];                 \
+// One kGramRows x kGramCols block of sum_k s_k a_k b_k' (a_k: kGramRows
+// entries of A's k-th "row" at strides a_sk, a_sr; b_k: kGramCols
+// contiguous entries), summed over k in order; the fixed-size inner loops
+// become whole-vector multiply-adds where the instruction set has them
+// (each entry its own lane: the sum over k is never reordered, and the
+// weighted and unweighted forms round alike where s_k = 1).
+template <bool kWeighted>
+void product_block_plain(const double* a, int64_t a_sk, int64_t a_sr, const double* b, int64_t ldb,
+                         const double* s, int64_t k0, int64_t k1, int64_t r0, int64_t c0,
+                         double* block) {
+  double acc[kGramRows][kGramCols] = {};
+  for (int64_t k = k0; k < k1; ++k) {
+    const double* ak = a + k * a_sk + r0 * a_sr;
+    const double* bk = b + k * ldb + c0;
+    for (int r = 0; r < kGramRows; ++r) {
+      const double f = kWeighted ? s[k] * ak[r * a_sr] : ak[r * a_sr];
+      for (int c = 0; c < kGramCols; ++c) acc[r][c] += f * bk[c];
+    }
   }
+  for (int r = 0; r < kGramRows; ++r)
+    for (int c = 0; c < kGramCols; ++c) block[r * kGramCols + c] = acc[r][c];
+}
 
-DIRMN_GRAM(gram_block_plain, )
-#undef DIRMN_GRAM
 #if defined(__x86_64__) && defined(__GNUC__)
 // The same with the accumulators in registers: kGramRows x kGramCols
 // doubles are 8 AVX-512 or 16 AVX2 registers.
 static_assert(kGramRows == 4 && kGramCols == 16, "the vector forms below are written for 4 x 16");
-__attribute__((target("avx512f"))) void gram_block_avx512(const double* u, int64_t ldu, const double* s,
-                                                          int64_t b0, int64_t b1, int64_t r0, int64_t c0,
-                                                          double* block) {
+template <bool kWeighted>
+__attribute__((target("avx512f"))) void product_block_avx512(const double* a, int64_t a_sk, int64_t a_sr,
+                                                             const double* b, int64_t ldb, const double* s,
+                                                             int64_t k0, int64_t k1, int64_t r0,
+                                                             int64_t c0, double* block) {
   __m512d a00 = _mm512_setzero_pd(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
           a30 = a00, a31 = a00;
-  for (int64_t b = b0; b < b1; ++b) {
-    const double* ub = u + b * ldu;
-    const __m512d x0 = _mm512_loadu_pd(ub + c0), x1 = _mm512_loadu_pd(ub + c0 + 8);
-    const double sb = s[b];
-    const __m512d f0 = _mm512_set1_pd(sb * ub[r0]), f1 = _mm512_set1_pd(sb * ub[r0 + 1]);
-    const __m512d f2 = _mm512_set1_pd(sb * ub[r0 + 2]), f3 = _mm512_set1_pd(sb * ub[r0 + 3]);
+  for (int64_t k = k0; k < k1; ++k) {
+    const double* ak = a + k * a_sk + r0 * a_sr;
+    const double* bk = b + k * ldb + c0;
+    const __m512d x0 = _mm512_loadu_pd(bk), x1 = _mm512_loadu_pd(bk + 8);
+    double g0 = ak[0], g1 = ak[a_sr], g2 = ak[2 * a_sr], g3 = ak[3 * a_sr];
+    if (kWeighted) {
+      const double sk = s[k];
+      g0 *= sk;
+      g1 *= sk;
+      g2 *= sk;
+      g3 *= sk;
+    }
+    const __m512d f0 = _mm512_set1_pd(g0), f1 = _mm512_set1_pd(g1);
+    const __m512d f2 = _mm512_set1_pd(g2), f3 = _mm512_set1_pd(g3);
     a00 = _mm512_fmadd_pd(f0, x0, a00);
     a01 = _mm512_fmadd_pd(f0, x1, a01);
     a10 = _mm512_fmadd_pd(f1, x0, a10);
@@ -165,47 +176,58 @@ __attribute__((target("avx512f"))) void gram_block_avx512(const double* u, int64
   _mm512_storeu_pd(block + 56, a31);
 }
 
-__attribute__((target("avx2,fma"))) void gram_block_avx2(const double* u, int64_t ldu, const double* s,
-                                                         int64_t b0, int64_t b1, int64_t r0, int64_t c0,
-                                                         double* block) {
-  __m256d a[4][4];
-  for (auto& row : a)
+template <bool kWeighted>
+__attribute__((target("avx2,fma"))) void product_block_avx2(const double* a, int64_t a_sk, int64_t a_sr,
+                                                            const double* b, int64_t ldb, const double* s,
+                                                            int64_t k0, int64_t k1, int64_t r0, int64_t c0,
+                                                            double* block) {
+  __m256d acc[4][4];
+  for (auto& row : acc)
     for (auto& v : row) v = _mm256_setzero_pd();
-  for (int64_t b = b0; b < b1; ++b) {
-    const double* ub = u + b * ldu;
-    const __m256d x0 = _mm256_loadu_pd(ub + c0), x1 = _mm256_loadu_pd(ub + c0 + 4);
-    const __m256d x2 = _mm256_loadu_pd(ub + c0 + 8), x3 = _mm256_loadu_pd(ub + c0 + 12);
-    const double sb = s[b];
+  for (int64_t k = k0; k < k1; ++k) {
+    const double* ak = a + k * a_sk + r0 * a_sr;
+    const double* bk = b + k * ldb + c0;
+    const __m256d x0 = _mm256_loadu_pd(bk), x1 = _mm256_loadu_pd(bk + 4);
+    const __m256d x2 = _mm256_loadu_pd(bk + 8), x3 = _mm256_loadu_pd(bk + 12);
     for (int r = 0; r < 4; ++r) {
-      const __m256d f = _mm256_set1_pd(sb * ub[r0 + r]);
-      a[r][0] = _mm256_fmadd_pd(f, x0, a[r][0]);
-      a[r][1] = _mm256_fmadd_pd(f, x1, a[r][1]);
-      a[r][2] = _mm256_fmadd_pd(f, x2, a[r][2]);
-      a[r][3] = _mm256_fmadd_pd(f, x3, a[r][3]);
+      const __m256d f = _mm256_set1_pd(kWeighted ? s[k] * ak[r * a_sr] : ak[r * a_sr]);
+      acc[r][0] = _mm256_fmadd_pd(f, x0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_pd(f, x1, acc[r][1]);
+      acc[r][2] = _mm256_fmadd_pd(f, x2, acc[r][2]);
+      acc[r][3] = _mm256_fmadd_pd(f, x3, acc[r][3]);
     }
   }
   for (int r = 0; r < 4; ++r)
-    for (int k = 0; k < 4; ++k) _mm256_storeu_pd(block + r * 16 + 4 * k, a[r][k]);
+    for (int c = 0; c < 4; ++c) _mm256_storeu_pd(block + r * 16 + 4 * c, acc[r][c]);
 }
-
-using GramFn = void (*)(const double*, int64_t, const double*, int64_t, int64_t, int64_t, int64_t,
-                        double*);
-GramFn pick_gram() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return gram_block_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gram_block_avx2;
-  return gram_block_plain;
-}
-const GramFn kGram = pick_gram();
-#else
-const auto kGram = gram_block_plain;
 #endif
+
+using ProductFn = void (*)(const double*, int64_t, int64_t, const double*, int64_t, const double*,
+                           int64_t, int64_t, int64_t, int64_t, double*);
+struct ProductFns {
+  ProductFn weighted, plain;
+};
+ProductFns pick_product() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return {product_block_avx512<true>, product_block_avx512<false>};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {product_block_avx2<true>, product_block_avx2<false>};
+#endif
+  return {product_block_plain<true>, product_block_plain<false>};
+}
+const ProductFns kProduct = pick_product();
 
 }  // namespace
 
 void gram_block(const double* u, int64_t ldu, const double* s, int64_t b0, int64_t b1, int64_t r0,
                 int64_t c0, double* block) {
-  kGram(u, ldu, s, b0, b1, r0, c0, block);
+  kProduct.weighted(u, ldu, 1, u, ldu, s, b0, b1, r0, c0, block);
+}
+
+void product_block(const double* a, int64_t a_sk, int64_t a_sr, const double* b, int64_t ldb,
+                   int64_t k0, int64_t k1, int64_t r0, int64_t c0, double* block) {
+  kProduct.plain(a, a_sk, a_sr, b, ldb, nullptr, k0, k1, r0, c0, block);
 }
 
 }  // namespace dirmn

@@ -35,4 +35,14 @@ constexpr int kGramCols = 16;
 void gram_block(const double* u, int64_t ldu, const double* s, int64_t b0, int64_t b1, int64_t r0,
                 int64_t c0, double* block);
 
+// Block (r0, c0) of the product A' B over k = k0 .. k1 - 1, with A's entry
+// (k, r) at a[k a_sk + r a_sr] and B's entry (k, c) at b[k ldb + c]:
+// block[r * kGramCols + c] = sum_k a(k, r0 + r) b(k, c0 + c), r <
+// kGramRows, c < kGramCols, summed over k in order. The blocked
+// Cholesky factor and triangular solves (dense_blocked.hpp) are made of
+// these. Every entry of the kGramRows x kGramCols block is read: the
+// caller pads A and B so that they exist.
+void product_block(const double* a, int64_t a_sk, int64_t a_sr, const double* b, int64_t ldb,
+                   int64_t k0, int64_t k1, int64_t r0, int64_t c0, double* block);
+
 }  // namespace dirmn

@@ -10,11 +10,11 @@
 //   gradient  G_(v,i) = sum_b w_b q_bv x_bi
 //   Hessian   H = blockdiag_v( sum_b w_b (alpha^2 h + q)_bv x_b x_b^T )
 //                 + sum_b w_b c_b u_b u_b^T,   u_b = alpha_b (x) x_b,
-// one p x p block per category plus a term of rank at most the rows. Both
-// are formed whole (at most kRegMaxCoefficients coefficients); Newton's
-// step solves -H d = G by Cholesky, with Levenberg damping where -H is not
-// positive definite, and is halved until the log-likelihood does not
-// fall. Every sum over rows runs in a fixed order (chunks of
+// one p x p block per category plus a term of rank at most the rows,
+// which regression_system.* solves in whichever of the two dimensions is
+// smaller. Newton's step solves -H d = G, with Levenberg damping where -H
+// is not positive definite, and is halved until the log-likelihood does
+// not fall. Every sum over rows runs in a fixed order (chunks of
 // kRowsPerChunk rows, then the chunks in order), so the results do not
 // depend on the thread count.
 #include "regression.hpp"
@@ -27,18 +27,15 @@
 #include "../math/distributions.hpp"
 #include "../math/sums.hpp"
 #include "../math/vector_math.hpp"
+#include "../table/table.hpp"
 #include "fit.hpp"
+#include "regression_system.hpp"
 #include "weights.hpp"
 
 namespace dirmn {
 namespace {
 
 constexpr int64_t kRowsPerChunk = 256;
-// Rows of u_b per pass of the Hessian's Gram blocks: their u (p V doubles
-// each) stays in the cache while every block reads it, and is all of u
-// that is formed at a time.
-constexpr int64_t kGramRowsPerPass = 64;
-static_assert(kGramCols % kGramRows == 0, "the rows of a Gram block lie within u's padding");
 // Halvings of a Newton step before the fit gives up rising.
 constexpr int kMaxHalvings = 60;
 // Levenberg damping: first mu (relative to -H's largest diagonal entry),
@@ -51,9 +48,11 @@ constexpr int kMaxDampings = 40;
 constexpr double kRankTolerance = 1e-10;
 
 // The model at one beta: alpha and the per-row derivatives.
+// Its rows x V arrays are written whole by each evaluation (their first
+// zeroing was a tenth of a wide fit).
 struct Point {
   std::vector<double> beta;  // P, index v p + i
-  std::vector<double> alpha, gradient, hessian_diag;  // rows x V
+  TableArray<double> alpha, gradient, hessian_diag;  // rows x V
   std::vector<double> loglik, scalar;                 // rows
   double value = -std::numeric_limits<double>::infinity();  // weighted, scaled weights
   bool valid = false;
@@ -77,10 +76,30 @@ class RegressionFit {
     std::vector<double> beta_pv(static_cast<size_t>(P_));  // p x V for regression_alpha
     for (int64_t v = 0; v < V_; ++v)
       for (int64_t i = 0; i < p_; ++i) beta_pv[static_cast<size_t>(i * V_ + v)] = beta[static_cast<size_t>(v * p_ + i)];
-    int64_t bad_row = -1, bad_cat = -1;
-    pt->valid = regression_alpha(s_.x, rows_, p_, beta_pv.data(), V_, w_, pt->alpha.data(), &bad_row, &bad_cat);
-    last_bad_row_ = bad_row;
-    last_bad_category_ = bad_cat;
+    // By chunks of rows on the threads; the first bad row of the first
+    // chunk that has one is reported.
+    const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
+    std::vector<int64_t> bad(static_cast<size_t>(2 * chunks), -1);
+    t_.threads->parallel_for(
+        chunks,
+        [&](int64_t ch) {
+          const int64_t b0 = ch * kRowsPerChunk, n = std::min(rows_, b0 + kRowsPerChunk) - b0;
+          int64_t br = -1, bc = -1;
+          if (!regression_alpha(s_.x + b0 * p_, n, p_, beta_pv.data(), V_, w_ + b0, pt->alpha.data() + b0 * V_,
+                                &br, &bc)) {
+            bad[static_cast<size_t>(2 * ch)] = b0 + br;
+            bad[static_cast<size_t>(2 * ch + 1)] = bc;
+          }
+        },
+        static_cast<double>(rows_ * P_));
+    pt->valid = true;
+    last_bad_row_ = last_bad_category_ = -1;
+    for (int64_t ch = 0; ch < chunks && pt->valid; ++ch)
+      if (bad[static_cast<size_t>(2 * ch)] >= 0) {
+        pt->valid = false;
+        last_bad_row_ = bad[static_cast<size_t>(2 * ch)];
+        last_bad_category_ = bad[static_cast<size_t>(2 * ch + 1)];
+      }
     if (!pt->valid) return {};
     RowwiseDerivRequest req;
     req.alpha = pt->alpha.data();
@@ -100,37 +119,26 @@ class RegressionFit {
     return {};
   }
 
-  // The gradient G and the lower triangle of -H at pt (derivatives).
-  void derivatives(const Point& pt, std::vector<double>* grad, std::vector<double>* neg_h) const {
+  // At pt (derivatives): the gradient G, -H's blocks B_v (V x p x p,
+  // symmetric) and its low-rank weights w_b c_b (rows). pt's gradient and
+  // Hessian diagonal become q = alpha g and dd = alpha^2 h + q.
+  void derivatives(Point* pt, std::vector<double>* grad, std::vector<double>* blocks,
+                   std::vector<double>* c) const {
     const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
-    // q = alpha g and dd = alpha^2 h + q per cell and s_b = w_b c_b; u_b =
-    // alpha_b (x) x_b is formed kGramRowsPerPass rows at a time (each row
-    // padded with zeros to whole Gram blocks), so that it takes that many
-    // rows of p V, not the table's. The work arrays are kept from one step
-    // to the next: allocating and zeroing them per step was a quarter of a
-    // fit's time.
-    const int64_t ldu = (P_ + kGramCols - 1) / kGramCols * kGramCols;
-    std::vector<double>& q = q_;
-    std::vector<double>& dd = dd_;
-    std::vector<double>& u = u_;
-    std::vector<double>& sc = sc_;
-    if (u.empty()) {
-      q.resize(static_cast<size_t>(rows_ * V_));
-      dd.resize(static_cast<size_t>(rows_ * V_));
-      u.assign(static_cast<size_t>(kGramRowsPerPass * ldu), 0.0);  // the padding stays 0
-      sc.resize(static_cast<size_t>(rows_));
-    }
+    double* q = pt->gradient.data();
+    double* dd = pt->hessian_diag.data();
+    c->resize(static_cast<size_t>(rows_));
     t_.threads->parallel_for(
         chunks,
-        [&](int64_t c) {
-          const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
-          for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
-            sc[static_cast<size_t>(b)] = weight(b) * pt.scalar[static_cast<size_t>(b)];
+        [&](int64_t ch) {
+          const int64_t b1 = std::min(rows_, (ch + 1) * kRowsPerChunk);
+          for (int64_t b = ch * kRowsPerChunk; b < b1; ++b) {
+            (*c)[static_cast<size_t>(b)] = weight(b) * pt->scalar[static_cast<size_t>(b)];
             for (int64_t v = 0; v < V_; ++v) {
               const size_t k = static_cast<size_t>(b * V_ + v);
-              const double a = pt.alpha[k];
-              q[k] = a * pt.gradient[k];
-              dd[k] = a * (a * pt.hessian_diag[k]) + q[k];
+              const double a = pt->alpha[k];
+              q[k] = a * q[k];
+              dd[k] = a * (a * dd[k]) + q[k];
             }
           }
         },
@@ -140,10 +148,10 @@ class RegressionFit {
     partial.assign(static_cast<size_t>(chunks * P_), 0.0);
     t_.threads->parallel_for(
         chunks,
-        [&](int64_t c) {
-          double* g = partial.data() + c * P_;
-          const int64_t b1 = std::min(rows_, (c + 1) * kRowsPerChunk);
-          for (int64_t b = c * kRowsPerChunk; b < b1; ++b) {
+        [&](int64_t ch) {
+          double* g = partial.data() + ch * P_;
+          const int64_t b1 = std::min(rows_, (ch + 1) * kRowsPerChunk);
+          for (int64_t b = ch * kRowsPerChunk; b < b1; ++b) {
             const double wb = weight(b);
             if (wb == 0.0) continue;
             const double* xb = s_.x + b * p_;
@@ -155,52 +163,31 @@ class RegressionFit {
         },
         static_cast<double>(rows_ * P_));
     grad->assign(static_cast<size_t>(P_), 0.0);
-    for (int64_t c = 0; c < chunks; ++c)
-      for (int64_t r = 0; r < P_; ++r) (*grad)[static_cast<size_t>(r)] += partial[static_cast<size_t>(c * P_ + r)];
-    // -H's lower triangle: the low-rank term by Gram blocks of
-    // kGramRows rows of -H, then each category's own block.
-    neg_h->assign(static_cast<size_t>(P_ * P_), 0.0);
-    double* h = neg_h->data();
-    const int64_t row_blocks = (P_ + kGramRows - 1) / kGramRows;
-    // By chunks of rows of u (which the cache holds while every block
-    // reads them), the chunks in order: the same sums for any threads.
-    for (int64_t b0 = 0; b0 < rows_; b0 += kGramRowsPerPass) {
-      const int64_t b1 = std::min(rows_, b0 + kGramRowsPerPass);
-      for (int64_t b = b0; b < b1; ++b) {
-        const double* xb = s_.x + b * p_;
-        const bool part = weight(b) != 0.0;  // a row that takes no part: u_b = 0
-        for (int64_t v = 0; v < V_; ++v) {
-          const double a = part ? pt.alpha[static_cast<size_t>(b * V_ + v)] : 0.0;
-          double* ub = u.data() + (b - b0) * ldu + v * p_;
-          for (int64_t i = 0; i < p_; ++i) ub[i] = a * xb[i];
-        }
-      }
-      t_.threads->parallel_for(
-          row_blocks,
-          [&](int64_t rb) {
-            const int64_t r0 = rb * kGramRows;
-            double block[kGramRows * kGramCols];
-            for (int64_t c0 = 0; c0 < r0 + kGramRows; c0 += kGramCols) {
-              gram_block(u.data(), ldu, sc.data() + b0, 0, b1 - b0, r0, c0, block);
-              for (int64_t r = r0; r < std::min(P_, r0 + kGramRows); ++r)
-                for (int64_t c = c0; c < std::min(r + 1, c0 + kGramCols); ++c)
-                  h[r * P_ + c] -= block[(r - r0) * kGramCols + (c - c0)];
-            }
-          },
-          static_cast<double>(b1 - b0) * static_cast<double>(P_) * static_cast<double>(P_) / 2.0);
-    }
+    for (int64_t ch = 0; ch < chunks; ++ch)
+      for (int64_t r = 0; r < P_; ++r) (*grad)[static_cast<size_t>(r)] += partial[static_cast<size_t>(ch * P_ + r)];
+    // B_v = -sum_b w_b dd_bv x_b x_b', the rows in order; by blocks of
+    // categories, so that each row's dd is read in runs.
+    blocks->assign(static_cast<size_t>(V_ * p_ * p_), 0.0);
+    const int64_t per = std::max<int64_t>(1, kRowsPerChunk / p_);
     t_.threads->parallel_for(
-        V_,
-        [&](int64_t v) {
+        (V_ + per - 1) / per,
+        [&](int64_t ch) {
+          const int64_t v0 = ch * per, v1 = std::min(V_, v0 + per);
           for (int64_t b = 0; b < rows_; ++b) {
             const double wb = weight(b);
             if (wb == 0.0) continue;
             const double* xb = s_.x + b * p_;
-            const double e = wb * dd[static_cast<size_t>(b * V_ + v)];
-            for (int64_t i = 0; i < p_; ++i) {
-              double* hr = h + (v * p_ + i) * P_ + v * p_;
-              for (int64_t j = 0; j <= i; ++j) hr[j] -= e * xb[i] * xb[j];
+            for (int64_t v = v0; v < v1; ++v) {
+              double* bv = blocks->data() + v * p_ * p_;
+              const double e = wb * dd[b * V_ + v];
+              for (int64_t i = 0; i < p_; ++i)
+                for (int64_t j = 0; j <= i; ++j) bv[i * p_ + j] -= e * xb[i] * xb[j];
             }
+          }
+          for (int64_t v = v0; v < v1; ++v) {
+            double* bv = blocks->data() + v * p_ * p_;
+            for (int64_t i = 0; i < p_; ++i)
+              for (int64_t j = 0; j < i; ++j) bv[j * p_ + i] = bv[i * p_ + j];
           }
         },
         static_cast<double>(rows_ * V_ * p_ * p_));
@@ -218,20 +205,17 @@ class RegressionFit {
   const double* w_;
   int64_t rows_, V_, p_, P_;
   mutable int64_t last_bad_row_ = -1, last_bad_category_ = -1;
-  mutable std::vector<double> q_, dd_, u_, sc_, partial_;  // derivatives()'s work arrays
+  mutable std::vector<double> partial_;  // derivatives()'s work array
 };
 
-// Factors a copy of -H (lower triangle in neg_h) into *l, damped by
-// mu I where it is not positive definite; *damped says whether it was.
-bool factor_damped(const std::vector<double>& neg_h, int64_t P, std::vector<double>* l, bool* damped) {
-  double top = 0.0;
-  for (int64_t r = 0; r < P; ++r) top = std::max(top, std::fabs(neg_h[static_cast<size_t>(r * P + r)]));
+// Factors -H, damped by mu I where it is not positive definite; *damped
+// says whether it was.
+bool factor_damped(RegressionSystem& sys, bool* damped) {
+  double top = sys.largest_diagonal();
   if (!(top > 0.0)) top = 1.0;
   double mu = 0.0;
   for (int attempt = 0; attempt <= kMaxDampings; ++attempt) {
-    *l = neg_h;
-    for (int64_t r = 0; r < P; ++r) (*l)[static_cast<size_t>(r * P + r)] += mu;
-    if (math::cholesky(l->data(), P) < 0) {
+    if (sys.factor(mu)) {
       *damped = mu > 0.0;
       return true;
     }
@@ -265,8 +249,8 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
       const double* bi = beta + i * V;
       for (int64_t v = 0; v < V; ++v) a[v] += xi * bi[v];
     }
+    exp_many(a, a, V);
     for (int64_t v = 0; v < V; ++v) {
-      a[v] = std::exp(a[v]);
       if (!(a[v] > 0.0) || !std::isfinite(a[v])) {
         *bad_row = b;
         *bad_category = v;
@@ -300,6 +284,11 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   out->observations = n_obs.value();
   if (rows_with_counts < p) {
     out->too_few_rows = true;
+    return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+  }
+  out->rows_taking_part = rows_with_counts;
+  if (RegressionSystem::size(rows_with_counts, p, V) > kRegMaxSystem) {
+    out->system_too_large = true;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
 
@@ -351,8 +340,26 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     out->bad_category = fit.last_bad_category();
     return {DIRMN_ERROR_OVERFLOW, "", 0};
   }
-  std::vector<double> grad, neg_h, l, step(static_cast<size_t>(P));
-  fit.derivatives(cur, &grad, &neg_h);
+  RegressionSystem sys(rows_with_counts, p, V,
+                       [&table](int64_t n, const std::function<void(int64_t)>& body, double work) {
+                         table.threads->parallel_for(n, body, work);
+                       });
+  std::vector<double> grad, blocks, c, step(static_cast<size_t>(P));
+  // The derivatives at cur, and -H's parts handed to the system.
+  const auto update = [&] {
+    fit.derivatives(&cur, &grad, &blocks, &c);
+    HessianParts h;
+    h.rows = rows;
+    h.p = p;
+    h.V = V;
+    h.x = s.x;
+    h.alpha = cur.alpha.data();
+    h.weight = w.data();
+    h.blocks = blocks.data();
+    h.c = c.data();
+    sys.prepare(h);
+  };
+  update();
   int iterations = 0;
   bool converged = false;
   // The progress callback after each step; false where it cancels.
@@ -367,9 +374,9 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   };
   while (true) {
     bool damped = false;
-    if (!factor_damped(neg_h, P, &l, &damped)) break;
+    if (!factor_damped(sys, &damped)) break;
     step = grad;
-    math::cholesky_solve(l.data(), P, step.data());
+    sys.solve(step.data());
     double gain = 0.0;
     for (int64_t k = 0; k < P; ++k) gain += 0.5 * grad[static_cast<size_t>(k)] * step[static_cast<size_t>(k)];
     if (!damped && gain <= s.tolerance * std::fabs(cur.value)) {
@@ -386,7 +393,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       if (trial.valid && trial.value >= cur.value) {
         std::swap(cur, trial);
         ++iterations;
-        fit.derivatives(cur, &grad, &neg_h);
+        update();
         if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
       }
       break;
@@ -408,7 +415,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     if (!accepted) break;
     std::swap(cur, trial);
     ++iterations;
-    fit.derivatives(cur, &grad, &neg_h);
+    update();
     if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
   }
 
@@ -422,31 +429,16 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   out->converged = converged;
   // The covariance: (-H)^-1 on the caller's weights, where -H is positive
   // definite at the fit.
-  l = neg_h;
-  out->hessian_definite = math::cholesky(l.data(), P) < 0;
-  if (out->hessian_definite) {
-    out->vcov.resize(static_cast<size_t>(P * P));
-    math::cholesky_inverse(l.data(), P, out->vcov.data());
-    const double unscale = std::ldexp(1.0, -sw.exponent());
-    for (double& c : out->vcov) c *= unscale;
-  }
+  out->hessian_definite = sys.factor(0.0);
+  if (out->hessian_definite) out->covariance = sys.covariance(std::ldexp(1.0, -sw.exponent()));
   if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
   return {};
 }
 
-bool regression_wald(const double* beta, const double* vcov, int64_t p, int64_t V, int64_t i,
+bool regression_wald(const RegressionCovariance& cov, const double* beta, int64_t V, int64_t i,
                      double* statistic, double* p_value) {
-  const int64_t P = p * V;
-  std::vector<double> s(static_cast<size_t>(V * V)), b(static_cast<size_t>(V));
-  for (int64_t v = 0; v < V; ++v) {
-    b[static_cast<size_t>(v)] = beta[i * V + v];
-    for (int64_t u = 0; u < V; ++u) s[static_cast<size_t>(v * V + u)] = vcov[(v * p + i) * P + u * p + i];
-  }
-  std::vector<double> y = b;
-  if (math::cholesky(s.data(), V) >= 0) return false;
-  math::cholesky_solve(s.data(), V, y.data());
   double w = 0.0;
-  for (int64_t v = 0; v < V; ++v) w += b[static_cast<size_t>(v)] * y[static_cast<size_t>(v)];
+  if (!cov.wald(beta, i, &w)) return false;
   *statistic = w;
   *p_value = math::chisq_upper(w, static_cast<double>(V));
   return true;

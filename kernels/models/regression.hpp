@@ -4,18 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../backend.hpp"
 #include "../stored_table.hpp"
 #include "../table/cache.hpp"
 #include "../thread_pool.hpp"
+#include "regression_system.hpp"
 
 namespace dirmn {
-
-// Most coefficients a fit takes (the header's DIRMN_REG_MAX_COEFFICIENTS):
-// the negative Hessian is formed and factored whole.
-constexpr int64_t kRegMaxCoefficients = 3000;
 
 struct RegressionSettings {
   const double* x = nullptr;        // rows x p, row-major, finite (validated)
@@ -30,8 +28,7 @@ struct RegressionSettings {
 
 struct RegressionOutcome {
   std::vector<double> beta;  // p x V, row-major
-  std::vector<double> vcov;  // (p V)^2, coefficient (i, v) at index v p + i; empty
-                             // unless hessian_definite
+  std::unique_ptr<RegressionCovariance> covariance;  // null unless hessian_definite
   double loglik = 0.0, gradient_norm = 0.0, observations = 0.0;
   int iterations = 0;
   bool converged = false, hessian_definite = false, cancelled = false;
@@ -40,6 +37,11 @@ struct RegressionOutcome {
   // without counts, or (with `too_few_rows`) too few rows with counts.
   int64_t bad_covariate = -1, bad_category = -1;
   bool too_few_rows = false;
+  // The rows that take part (counts and a positive weight), and whether
+  // the Newton system in min(p V, those rows) unknowns exceeds
+  // kRegMaxSystem (an INVALID_ARGUMENT).
+  int64_t rows_taking_part = 0;
+  bool system_too_large = false;
 };
 
 // The fit of the table on the design. INVALID_ARGUMENT (out names why),
@@ -58,10 +60,10 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
                       int64_t* bad_category);
 
 // The Wald test of covariate i: the statistic b' S^-1 b, b its V
-// coefficients of beta (p x V, row-major) and S their block of vcov
-// ((p V)^2, coefficient (i, v) at v p + i), and its chi-square(V) tail.
-// False where S is not positive definite. Throws std::bad_alloc.
-bool regression_wald(const double* beta, const double* vcov, int64_t p, int64_t V, int64_t i,
+// coefficients of beta (p x V, row-major) and S their block of the
+// covariance, and its chi-square(V) tail. False where S is not positive
+// definite. Throws std::bad_alloc.
+bool regression_wald(const RegressionCovariance& cov, const double* beta, int64_t V, int64_t i,
                      double* statistic, double* p_value);
 
 }  // namespace dirmn
