@@ -36,7 +36,7 @@ DIRMN_ASYNC = 0x4
 DIRMN_KERNEL = 0x8
 DIRMN_PARAMS_DEVICE = 0x10
 DIRMN_WEIGHTS_DEVICE = 0x20
-DIRMN_REG_MAX_COEFFICIENTS = 3000
+DIRMN_REG_MAX_SYSTEM = 8000
 
 # --- enums (all int-sized: the header fixes their underlying type to int) ------
 

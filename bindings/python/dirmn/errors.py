@@ -231,7 +231,8 @@ def invalid(cls, message, **where):
               InvalidCountsError: "DIRMN_ERROR_INVALID_COUNTS",
               InvalidParameterError: "DIRMN_ERROR_INVALID_PARAMETER",
               NumericOverflowError: "DIRMN_ERROR_OVERFLOW",
-              WrongContextError: "DIRMN_ERROR_WRONG_CONTEXT"}[cls]
+              WrongContextError: "DIRMN_ERROR_WRONG_CONTEXT",
+              NotSupportedError: "DIRMN_ERROR_NOT_SUPPORTED"}[cls]
     return cls(message, status=status, **where)
 
 

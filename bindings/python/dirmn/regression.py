@@ -29,6 +29,14 @@ from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgument
 
 _KINDS = ("alpha", "proportion")
 
+#: The most coefficients (p V) whose covariance a :class:`RegressionResult`
+#: keeps (:meth:`RegressionResult.cov_params`): (p V)^2 doubles, 200 MB at
+#: 5000. Above it no matrix is copied out of the library; the standard
+#: errors (``bse``) and the Wald tests (:meth:`RegressionResult.wald_test`)
+#: are the library's (``dirmn_reg_get_std_errors``, ``dirmn_reg_wald_test``)
+#: for any size. The R and Julia packages keep it up to the same size.
+REG_VCOV_MAX_COEFFICIENTS = 5000
+
 
 class WaldTest(NamedTuple):
     """A Wald test that one covariate has no effect on any category.
@@ -81,7 +89,12 @@ def _pd(a):
 
 
 def _read(ptr):
-    """Every value of a fitted regression, copied out (under its context's lock)."""
+    """Every value of a fitted regression, copied out (under its context's lock).
+
+    The covariance only up to :data:`REG_VCOV_MAX_COEFFICIENTS` coefficients
+    (``_cov`` None above it); the standard errors and Wald tests from the
+    library's own getters, for any size.
+    """
     i = C.new(C.dirmn_reg_info)
     check(C.dirmn_reg_get_info(ptr, ctypes.byref(i)), None)
     p, V = int(i.covariates), int(i.categories)
@@ -89,11 +102,12 @@ def _read(ptr):
     params = np.empty((p, V))
     check(C.dirmn_reg_get_coef(ptr, _pd(params), V, 1), None)
     bse = np.full((p, V), np.nan)
-    cov = np.full((P, P), np.nan)
+    cov = np.full((P, P), np.nan) if P <= REG_VCOV_MAX_COEFFICIENTS else None
     wald = np.full((p, 3), np.nan)
     if i.hessian_definite:
         check(C.dirmn_reg_get_std_errors(ptr, _pd(bse), V, 1), None)
-        check(C.dirmn_reg_get_vcov(ptr, _pd(cov), P), None)
+        if cov is not None:
+            check(C.dirmn_reg_get_vcov(ptr, _pd(cov), P), None)
         s, df, pv = ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
         for k in range(p):
             try:
@@ -140,8 +154,9 @@ class RegressionResult(Closable):
         p × V: the coefficient of covariate i for category v in ``[i, v]``;
         ``alpha_bv = exp(design[b] @ params[:, v])``.
     bse : numpy.ndarray
-        p × V standard errors (square roots of :meth:`cov_params`'s
-        diagonal); NaN where ``hessian_definite`` is False.
+        p × V standard errors (square roots of the covariance's diagonal,
+        from the library, for any p V); NaN where ``hessian_definite`` is
+        False.
     llf, loglik : float
         The maximised log pmf (multinomial coefficients included), weighted
         by the row weights.
@@ -162,6 +177,12 @@ class RegressionResult(Closable):
         Whether the Hessian is negative definite at the result (a strict
         local maximum); without it there is no covariance: ``bse``,
         :meth:`cov_params` and the Wald tests are NaN.
+
+        The covariance matrix is kept only for p V up to
+        :data:`REG_VCOV_MAX_COEFFICIENTS` (5000) coefficients; above it
+        :meth:`cov_params` raises, and ``bse``, :attr:`zvalues`,
+        :attr:`pvalues`, :meth:`wald_test` and :meth:`summary` (which do not
+        need it) work for any size.
     covariate_names : list of str
         The p covariates: a DataFrame design's columns, ``covariate_names``
         given to :func:`regression`, else "x0", "x1" ...
@@ -208,7 +229,21 @@ class RegressionResult(Closable):
             pV × pV in the order of vec(params): coefficient (i, v) at index
             ``v * p + i``, i.e. ``params.ravel(order="F")``. NaN where
             ``hessian_definite`` is False.
+
+        Raises
+        ------
+        NotSupportedError
+            p V is above :data:`REG_VCOV_MAX_COEFFICIENTS` (5000): the
+            matrix, (p V)^2 doubles, is not kept (``bse`` and
+            :meth:`wald_test` are).
         """
+        if self._cov is None:
+            P = self.parameters
+            raise invalid(NotSupportedError, "dirmn: the covariance of the %d coefficients is "
+                          "not kept above %d coefficients (REG_VCOV_MAX_COEFFICIENTS: it would "
+                          "be %d x %d doubles, %.3g GB); the standard errors (bse) and Wald "
+                          "tests (wald_test) are available" % (
+                              P, REG_VCOV_MAX_COEFFICIENTS, P, P, 8e-9 * P * P))
         return self._cov.copy()
 
     def _covariate_index(self, covariate):
@@ -240,7 +275,8 @@ class RegressionResult(Closable):
         Returns
         -------
         WaldTest
-            ``(statistic, df, pvalue)``; NaN without a covariance.
+            ``(statistic, df, pvalue)``, computed by the library when the
+            fit returned (for any p V); NaN without a covariance.
 
         Raises
         ------
@@ -416,8 +452,10 @@ def regression(counts, design, weights=None, *, tolerance=None, max_iterations=N
         A design not of full column rank under the weights (``index``: the
         first covariate that is a combination of those before it, argument
         "x column"); a category without counts (``index``, argument
-        "column"); too few rows with counts; more than
-        ``DIRMN_REG_MAX_COEFFICIENTS`` (3000) coefficients; bad options.
+        "column"); too few rows with counts; a Newton system beyond
+        ``DIRMN_REG_MAX_SYSTEM`` (8000) unknowns (it is solved in the
+        smaller of p V and the rows with counts, so both are above 8000);
+        bad options.
     InvalidParameterError
         A design entry that is not finite (``row``, ``column``, argument
         "x"), or a bad weight (``row``).

@@ -363,6 +363,66 @@ def test_other_bad_input():
         dirmn.regression(Y, X, max_iterations=1.5)
 
 
+def test_newton_system_beyond_max_system_is_refused():
+    # One count per row on the diagonal, an intercept only: 8001 coefficients
+    # and 8001 rows with counts, so the system is beyond 8000 unknowns in
+    # either form. Refused before any work is done.
+    sp = pytest.importorskip("scipy.sparse")
+    n = _capi.DIRMN_REG_MAX_SYSTEM + 1
+    assert n == 8001
+    with pytest.raises(dirmn.InvalidArgumentError) as e:
+        dirmn.regression(sp.identity(n, dtype=np.int64, format="csr"), np.ones((n, 1)))
+    assert e.value.status == "DIRMN_ERROR_INVALID_ARGUMENT"
+    assert "DIRMN_REG_MAX_SYSTEM" in e.value.message and "8001 coefficients" in e.value.message
+    # Fewer rows than coefficients are solved in the rows' dimension: 751
+    # covariates on 60 rows is refused for too few rows, not for its size.
+    with pytest.raises(dirmn.InvalidArgumentError) as e:
+        dirmn.regression(Y, np.random.default_rng(1).normal(size=(ROWS, 751)))
+    assert "rows with counts" in e.value.message
+    assert "DIRMN_REG_MAX_SYSTEM" not in e.value.message
+
+
+def test_wide_fit_keeps_no_covariance():
+    # 40 rows x 2600 categories x 2 covariates = 5200 coefficients, above
+    # REG_VCOV_MAX_COEFFICIENTS: solved through Woodbury in the rows'
+    # dimension; the standard errors and Wald tests come from the library,
+    # the covariance matrix is not kept.
+    from dirmn.regression import REG_VCOV_MAX_COEFFICIENTS
+    assert REG_VCOV_MAX_COEFFICIENTS == 5000
+    g = np.random.default_rng(7)
+    n, nv = 40, 2600
+    Xw = np.column_stack([np.ones(n), g.normal(size=n)])
+    Bw = np.vstack([g.normal(0, 0.3, nv), g.normal(0, 0.3, nv)])
+    Aw = np.exp(Xw @ Bw)
+    Yw = np.array([g.multinomial(3 * nv, g.dirichlet(Aw[b])) for b in range(n)])
+    assert Yw.sum(axis=0).min() > 0
+    r = dirmn.regression(Yw, Xw)
+    assert r.converged and r.hessian_definite
+    assert r.params.shape == r.bse.shape == (2, nv) and r.parameters == 2 * nv
+    assert np.all(np.isfinite(r.bse)) and np.all(r.bse > 0)
+    assert np.all(np.isfinite(r.pvalues)) and r.zvalues.shape == (2, nv)
+    # The simulated coefficients are recovered to within a few standard errors.
+    assert np.mean(np.abs(r.params - Bw) / r.bse) < 2
+    for i in range(2):
+        t = r.wald_test(i)
+        assert t.df == nv and t.statistic > 0 and 0 <= t.pvalue <= 1
+    with pytest.raises(dirmn.NotSupportedError) as e:
+        r.cov_params()
+    assert e.value.status == "DIRMN_ERROR_NOT_SUPPORTED"
+    assert "covariance of the 5200 coefficients is not kept above 5000" in e.value.message
+    assert "standard errors" in e.value.message and "Wald" in e.value.message
+    assert "Wald test" in r.summary()
+    assert r.predict(Xw[:3]).shape == (3, nv)
+    r.close()
+    # At 5000 coefficients the matrix is kept, and bse is its diagonal.
+    r = dirmn.regression(Yw[:, :2500], Xw)
+    assert r.parameters == REG_VCOV_MAX_COEFFICIENTS
+    cov = r.cov_params()
+    assert cov.shape == (5000, 5000)
+    assert np.allclose(np.sqrt(np.diag(cov)), r.bse.ravel(order="F"), rtol=1e-12)
+    r.close()
+
+
 # --- convergence, progress, lifecycle ------------------------------------------
 
 def test_no_convergence_warns():

@@ -14,13 +14,17 @@
 #'   `as.vector(coef(object))` (covariates fastest), rows and columns named
 #'   `"<category>:<covariate>"`; all `NA` where the Hessian is not negative
 #'   definite (`hessian_definite = FALSE`). The standard errors are the
-#'   square roots of its diagonal (`summary()` shows them).
+#'   square roots of its diagonal (`summary()` shows them). Above 5000
+#'   coefficients the matrix is not kept (see [dirmn_reg()]) and `vcov()`
+#'   is an error of class `dirmn_error_not_supported`; the standard errors,
+#'   `summary()`, `confint()` and `wald_test()` do not need it.
 #' * `wald_test()` returns the Wald test of each covariate, that all its V
 #'   coefficients are 0: a data frame with one row per covariate and
 #'   columns `statistic` (\eqn{b^T S^{-1} b}{b' S^-1 b}, b the covariate's
 #'   coefficients and S their covariance), `df` (V) and `p_value` (from the
 #'   chi-square distribution with V degrees of freedom); as \pkg{MGLM}'s
-#'   "Hypothesis test".
+#'   "Hypothesis test". Computed by libdirmn at the fit
+#'   (`dirmn_reg_wald_test()`), for any number of coefficients.
 #' * `summary()` gives, per coefficient, the estimate, its standard error,
 #'   the z value and its two-sided p-value (a Wald test), one table per
 #'   category when printed, and the Wald tests of the covariates.
@@ -147,7 +151,7 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
 summary.dirmn_reg <- function(object, ...) {
   beta <- object$coefficients
   est <- as.vector(beta)
-  se <- sqrt(diag(vcov(object)))
+  se <- .reg_std_errors(object)
   z <- est / se
   coefs <- cbind(est, se, z, 2 * stats::pnorm(-abs(z)))
   dimnames(coefs) <- list(.reg_parameter_names(rownames(beta), colnames(beta)),
@@ -202,8 +206,26 @@ coef.dirmn_reg <- function(object, ...) object$coefficients
 vcov.dirmn_reg <- function(object, ...) {
   if (!is.null(object$vcov)) return(object$vcov)
   beta <- object$coefficients
+  P <- length(beta)
+  if (P > .reg_vcov_max_coefficients) {
+    .stop("not_supported", sprintf(paste(
+      "the covariance of the %.0f coefficients is not kept above %.0f coefficients (it would be",
+      "%.0f x %.0f numbers, %s GB); the standard errors (summary(), confint()) and the Wald",
+      "tests (wald_test()) are available"), P, .reg_vcov_max_coefficients, P, P,
+      format(8e-9 * P * P, digits = 3L)), sys.call())
+  }
   nm <- .reg_parameter_names(rownames(beta), colnames(beta))
   matrix(NA_real_, length(nm), length(nm), dimnames = list(nm, nm))
+}
+
+# The standard errors in vec(beta) order, named as vcov()'s rows: the
+# library's, kept at the fit (NA without a covariance); from vcov() for an
+# object without them.
+.reg_std_errors <- function(object) {
+  se <- attr(object, "std_errors", exact = TRUE)
+  if (is.null(se)) return(sqrt(diag(vcov(object))))
+  beta <- object$coefficients
+  stats::setNames(as.vector(se), .reg_parameter_names(rownames(beta), colnames(beta)))
 }
 
 #' @rdname dirmn_reg-methods
@@ -379,7 +401,7 @@ confint.dirmn_reg <- function(object, parm, level = 0.95, ...) {
   call <- sys.call()
   .check_level(level, call)
   est <- as.vector(object$coefficients)
-  se <- sqrt(diag(vcov(object)))
+  se <- .reg_std_errors(object)
   q <- stats::qnorm(0.5 + level / 2)
   out <- cbind(est - q * se, est + q * se)
   pct <- paste(format(100 * c((1 - level) / 2, 1 - (1 - level) / 2), trim = TRUE,

@@ -21,8 +21,19 @@
 #' `tolerance` times the absolute log-likelihood. The covariance of the
 #' coefficients ([vcov()]) is the negative inverse Hessian at the fit, and
 #' the Wald test of each covariate ([wald_test()]) tests that all its V
-#' coefficients are 0 (chi-square with V degrees of freedom). The fit
-#' takes at most 3000 coefficients (p V), whose covariance is formed whole.
+#' coefficients are 0 (chi-square with V degrees of freedom). Each Newton
+#' system is solved in the smaller of the number of coefficients (p V) and
+#' the number of rows with counts (through the Woodbury identity where the
+#' rows are fewer), so many categories over few rows fit too; a fit is
+#' refused only when both are above 8000 (libdirmn's
+#' `DIRMN_REG_MAX_SYSTEM`).
+#'
+#' The covariance matrix of the coefficients is kept in the object only up
+#' to 5000 coefficients (p V): above that it would be (p V)^2 numbers (51 GB
+#' at 80000), and [vcov()] is an error of class
+#' `dirmn_error_not_supported`. The standard errors ([summary()],
+#' [confint()]) and the Wald tests ([wald_test()]) are computed by libdirmn
+#' at the fit for any size and kept.
 #'
 #' The response is a matrix of counts, one row per observation and one
 #' column per category: `cbind(a, b, c) ~ x1 + x2` with columns of `data`,
@@ -49,7 +60,7 @@
 #' `converged = FALSE`. Where the Hessian at the fit is not negative
 #' definite (`hessian_definite = FALSE`: the fit is not a strict local
 #' maximum), there are no covariance, standard errors or Wald tests: they
-#' are `NA`.
+#' are `NA` (and `vcov` is `NULL`).
 #'
 #' @param formula A two-sided formula: a count matrix on the left (see
 #'   Details), covariates on the right.
@@ -83,10 +94,11 @@
 #'     \item{`vcov`}{their (p V) x (p V) covariance in the order of
 #'       `as.vector(coefficients)` (covariates fastest), named
 #'       `"<category>:<covariate>"`; `NULL` where `hessian_definite` is
-#'       `FALSE`.}
+#'       `FALSE`, and above 5000 coefficients (see Details).}
 #'     \item{`wald_test`}{a data frame with one row per covariate (named by
 #'       it): `statistic`, `df` (V) and `p_value` of the Wald test that all
-#'       the covariate's coefficients are 0.}
+#'       the covariate's coefficients are 0 (computed at the fit, for any
+#'       number of coefficients).}
 #'     \item{`loglik`}{the maximised log-likelihood, with the multinomial
 #'       coefficients (the log pmf of the counts).}
 #'     \item{`aic`, `bic`}{-2 loglik + 2 P and -2 loglik + P log(nobs), as
@@ -210,7 +222,8 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
               iteration, value, change)
     })
   }
-  res <- cpp_reg_fit(prepared$counts$ptr, x, weights, tolerance, max_iterations, progress)
+  res <- cpp_reg_fit(prepared$counts$ptr, x, weights, tolerance, max_iterations, progress,
+                     .reg_vcov_max_coefficients)
   if (.failed(res)) .raise_reg(res, ecall, covariates, categories, rownames(x))
   if (!res$converged) {
     .warn_convergence(sprintf(
@@ -221,6 +234,8 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
 
   coefficients <- res$coefficients
   dimnames(coefficients) <- list(covariates, categories)
+  std_errors <- res$std_errors
+  dimnames(std_errors) <- list(covariates, categories)
   vcov <- res$vcov
   if (!is.null(vcov)) {
     nm <- .reg_parameter_names(covariates, categories)
@@ -254,9 +269,19 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
       backend = prepared$counts$backend,
       ptr = res$ptr
     ),
+    # the standard errors (p x V, NA without a covariance), the library's:
+    # summary() and confint() read them (.reg_std_errors), for any size
+    std_errors = std_errors,
     class = "dirmn_reg"
   )
 }
+
+# The most coefficients (p V) whose covariance a dirmn_reg object keeps
+# (`vcov`): (p V)^2 doubles, 200 MB at 5000. Above it the object holds no
+# matrix and vcov() is an error; the standard errors and Wald tests are
+# libdirmn's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any size.
+# The Julia and Python packages keep it up to the same size.
+.reg_vcov_max_coefficients <- 5000
 
 .bad_response <- function(call) {
   .stop("invalid_argument", paste(

@@ -2,6 +2,7 @@
 // covariance, Wald tests and predictions.
 #include "common.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -59,15 +60,18 @@ SEXP check_design(SEXP x, int64_t* rows, int64_t* p) {
 // dirmn_reg_fit of the prepared table `xp` on the design `x` (a rows x p
 // double matrix, read through strides: R stores (b, i) at b + i * rows), as
 // a plain list (R/regression.R makes the dirmn_reg object):
-// `coefficients` (p x V), `vcov` ((p V) x (p V), vec(beta) order) and the
-// Wald tests of every covariate (`wald_statistic`, `wald_df`,
-// `wald_p_value`; NULL and NA where the fit has no covariance), the fields
-// of dirmn_reg_info, and `ptr`, an external pointer that owns the handle
-// (for dirmn_reg_predict). `progress` is NULL or an R
-// function(iteration, loglik, gradient_norm); TRUE from it cancels.
+// `coefficients` and `std_errors` (p x V), `vcov` ((p V) x (p V), vec(beta)
+// order; only where p V <= vcov_max, else NULL: it is (p V)^2 doubles) and
+// the Wald tests of every covariate (`wald_statistic`, `wald_df`,
+// `wald_p_value`); the standard errors and the Wald tests are the
+// library's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any p V;
+// NULL and NA where the fit has no covariance. Then the fields of
+// dirmn_reg_info, and `ptr`, an external pointer that owns the handle (for
+// dirmn_reg_predict). `progress` is NULL or an R function(iteration,
+// loglik, gradient_norm); TRUE from it cancels.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations,
-                 SEXP progress) {
+                 SEXP progress, double vcov_max) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   int64_t rows = 0, np = 0;
@@ -131,18 +135,24 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   Rcpp::NumericMatrix coef(P, V);
   dirmn_status status = dirmn_reg_get_coef(reg, coef.begin(), 1, P);
   if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
-  Rcpp::RObject vcov;  // NULL without a covariance
+  Rcpp::RObject vcov;  // NULL without a covariance, or above vcov_max coefficients
+  Rcpp::NumericMatrix se(P, V);
+  std::fill(se.begin(), se.end(), NA_REAL);
   Rcpp::NumericVector wald_statistic(P, NA_REAL), wald_df(P, NA_REAL), wald_p(P, NA_REAL);
   if (info.hessian_definite) {
-    Rcpp::NumericMatrix cov(PV, PV);
-    // The library writes (r, c) at r * ld + c, R reads (r, c) at r + c * ld:
-    // transpose in place (the covariance is symmetric up to rounding).
-    status = dirmn_reg_get_vcov(reg, cov.begin(), PV);
+    status = dirmn_reg_get_std_errors(reg, se.begin(), 1, P);
     if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
-    double* a = cov.begin();
-    for (R_xlen_t r = 0; r < PV; ++r)
-      for (R_xlen_t c = r + 1; c < PV; ++c) std::swap(a[r * PV + c], a[c * PV + r]);
-    vcov = cov;
+    if (static_cast<double>(PV) <= vcov_max) {
+      Rcpp::NumericMatrix cov(PV, PV);
+      // The library writes (r, c) at r * ld + c, R reads (r, c) at r + c * ld:
+      // transpose in place (the covariance is symmetric up to rounding).
+      status = dirmn_reg_get_vcov(reg, cov.begin(), PV);
+      if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+      double* a = cov.begin();
+      for (R_xlen_t r = 0; r < PV; ++r)
+        for (R_xlen_t c = r + 1; c < PV; ++c) std::swap(a[r * PV + c], a[c * PV + r]);
+      vcov = cov;
+    }
     for (R_xlen_t i = 0; i < P; ++i) {
       double stat = 0.0, df = 0.0, pv = 0.0;
       // NOT_SUPPORTED where a covariate's block is not positive definite
@@ -158,7 +168,8 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
     }
   }
   return Rcpp::List::create(
-      Rcpp::Named("coefficients") = coef, Rcpp::Named("vcov") = vcov,
+      Rcpp::Named("coefficients") = coef, Rcpp::Named("std_errors") = se,
+      Rcpp::Named("vcov") = vcov,
       Rcpp::Named("wald_statistic") = wald_statistic, Rcpp::Named("wald_df") = wald_df,
       Rcpp::Named("wald_p_value") = wald_p, Rcpp::Named("loglik") = info.loglik,
       Rcpp::Named("aic") = info.aic, Rcpp::Named("bic") = info.bic,

@@ -92,8 +92,9 @@ const DIRMN_STEP_MIXTURE_EM = UInt32(0x10)
 const DIRMN_STEP_MIXTURE_FITS = UInt32(0x20)
 const DIRMN_STEPS_ALL = UInt32(0x3f)
 
-# The most coefficients (p x V) a regression takes (dirmn_reg_fit).
-const DIRMN_REG_MAX_COEFFICIENTS = 3000
+# The most unknowns of a regression's Newton system (dirmn_reg_fit): it is
+# solved in the smaller of p x V and the rows with counts.
+const DIRMN_REG_MAX_SYSTEM = 8000
 
 # Opaque handles are only ever seen through pointers.
 const dirmn_context = Cvoid

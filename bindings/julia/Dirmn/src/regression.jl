@@ -3,6 +3,18 @@
 # Wald tests and display.
 
 """
+    Dirmn.REG_VCOV_MAX_COEFFICIENTS = 5000
+
+The most coefficients (p V) whose covariance a [`DirmnRegression`](@ref)
+keeps ([`vcov`](@ref)): `(p V)²` doubles, 200 MB at 5000. Above it no matrix
+is copied out of the library (`f.covariance` is `nothing` and `vcov(f)`
+raises); [`stderror`](@ref), [`confint`](@ref) and [`wald_test`](@ref) are
+the library's (`dirmn_reg_get_std_errors`, `dirmn_reg_wald_test`) for any
+size. The R and Python packages keep it up to the same size.
+"""
+const REG_VCOV_MAX_COEFFICIENTS = 5000
+
+"""
     DirmnRegression
 
 A fitted Dirichlet-multinomial regression, as returned by
@@ -14,13 +26,15 @@ parametrisation, α not normalised). Its fields:
 - `coefficients::Matrix{Float64}`: β, p × V (covariates × categories), the
   maximum-likelihood estimate (what [`coef`](@ref) returns);
 - `std_errors::Matrix{Float64}`: their standard errors, p × V, the square
-  roots of the covariance's diagonal ([`stderror`](@ref)); all `NaN` when
-  `hessian_definite` is false;
-- `covariance::Matrix{Float64}`: the covariance of the coefficients, the
-  negative inverse Hessian of the log-likelihood at the fit, pV × pV in the
-  order of `vec(coefficients)` (covariate fastest: coefficient `(i, v)` is
-  row and column `(v - 1) p + i`) ([`vcov`](@ref)); all `NaN` when
-  `hessian_definite` is false;
+  roots of the covariance's diagonal as the library gives them, for any
+  p V ([`stderror`](@ref)); all `NaN` when `hessian_definite` is false;
+- `covariance::Union{Matrix{Float64},Nothing}`: the covariance of the
+  coefficients, the negative inverse Hessian of the log-likelihood at the
+  fit, pV × pV in the order of `vec(coefficients)` (covariate fastest:
+  coefficient `(i, v)` is row and column `(v - 1) p + i`) ([`vcov`](@ref));
+  all `NaN` when `hessian_definite` is false; `nothing` above
+  [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref) (5000) coefficients, where it
+  is not kept;
 - `loglik::Float64`: the maximised log-likelihood, the log pmf of the data
   with the multinomial coefficients (weighted by the row weights, if any)
   ([`loglikelihood`](@ref));
@@ -57,7 +71,7 @@ mutable struct DirmnRegression
     context::DirmnContext
     coefficients::Matrix{Float64}
     std_errors::Matrix{Float64}
-    covariance::Matrix{Float64}
+    covariance::Union{Matrix{Float64},Nothing}
     loglik::Float64
     aic::Float64
     bic::Float64
@@ -152,7 +166,9 @@ _reg_closed_hint(f::DirmnRegression) =
 
 # Copies everything out of a freshly fitted handle into a DirmnRegression
 # that owns it; the handle is destroyed if copying fails. The getters take no
-# context: their failures go to the thread's slot.
+# context: their failures go to the thread's slot. The covariance only up to
+# REG_VCOV_MAX_COEFFICIENTS coefficients (nothing above); the standard
+# errors for any size.
 function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
     local f
     try
@@ -165,16 +181,21 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
         B = Matrix{Float64}(undef, p, V)
         _check(LibDirmn.dirmn_reg_get_coef(h, B, Int64(1), Int64(max(p, 1))), C_NULL)
         definite = i.hessian_definite != 0
+        keep = P <= REG_VCOV_MAX_COEFFICIENTS
         if definite
             SE = Matrix{Float64}(undef, p, V)
             _check(LibDirmn.dirmn_reg_get_std_errors(h, SE, Int64(1), Int64(max(p, 1))), C_NULL)
-            # Row-major out[r ld + c] read column-major is the transpose.
-            Ct = Matrix{Float64}(undef, P, P)
-            _check(LibDirmn.dirmn_reg_get_vcov(h, Ct, Int64(max(P, 1))), C_NULL)
-            C = permutedims(Ct)
+            if keep
+                # Row-major out[r ld + c] read column-major is the transpose.
+                Ct = Matrix{Float64}(undef, P, P)
+                _check(LibDirmn.dirmn_reg_get_vcov(h, Ct, Int64(max(P, 1))), C_NULL)
+                C = permutedims(Ct)
+            else
+                C = nothing
+            end
         else
             SE = fill(NaN, p, V)
-            C = fill(NaN, P, P)
+            C = keep ? fill(NaN, P, P) : nothing
         end
         f = DirmnRegression(h, ctx, B, SE, C, i.loglik, i.aic, i.bic, i.observations,
                             Int(i.rows), p, V, Int(i.parameters), i.gradient_norm,
@@ -203,8 +224,9 @@ the parameter vector
 with β a p × V matrix of coefficients, one column per category, all
 identified (α is not normalised: the parametrisation of R's MGLM,
 `MGLMreg(..., dist = "DM")`). Returns a [`DirmnRegression`](@ref) with the
-coefficients, their standard errors and covariance, the log-likelihood and
-the criteria.
+coefficients, their standard errors and covariance (kept up to
+[`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref), 5000 coefficients), the
+log-likelihood and the criteria.
 
 - `Y`: the counts, **one observation per row** (rows × categories, as `X`;
   `obsdim = 2` for a categories × rows table): a dense matrix of any integer
@@ -219,8 +241,13 @@ the criteria.
 The fit is Newton's method in `vec(β)` from the shared-α fit
 ([`fit_dirmn`](@ref)) regressed on the design, each step safeguarded
 (Levenberg damping where the Hessian is not negative definite, step halving
-until the log-likelihood rises). At most `DIRMN_REG_MAX_COEFFICIENTS`
-(3000) coefficients p V: the covariance is formed whole.
+until the log-likelihood rises). Each step is solved in the smaller of the
+number of coefficients p V and the rows with counts (Woodbury's identity
+on the Hessian's low-rank part where the rows are fewer), so many
+categories over few rows fit; a fit is refused only where both are above
+`LibDirmn.DIRMN_REG_MAX_SYSTEM` (8000). Above 5000 coefficients the
+covariance matrix is not kept ([`vcov`](@ref) raises); the standard errors
+and Wald tests are there for any size.
 
 Keywords (the defaults shown are the library's, which `nothing` also
 selects):
@@ -252,7 +279,8 @@ full column rank (`DIRMN_ERROR_INVALID_ARGUMENT`, naming the first
 covariate that is a combination of those before it, e.g.
 `[X[:, 3] in Julia: covariate 3]`), a category without counts
 (`DIRMN_ERROR_INVALID_ARGUMENT`, naming it), fewer rows with counts than
-covariates, more than 3000 coefficients (`DIRMN_ERROR_INVALID_ARGUMENT`); a
+covariates, both p V and the rows with counts above
+`DIRMN_REG_MAX_SYSTEM` (`DIRMN_ERROR_INVALID_ARGUMENT`); a
 non-finite entry of `X` (`DIRMN_ERROR_INVALID_PARAMETER`, naming its row and
 column, `[X[5, 2] = NaN in Julia: row 5, covariate 2]`) or weight; `X` with
 another number of rows than `Y`, or weights of the wrong length
@@ -343,8 +371,10 @@ coef(f::DirmnRegression) = copy(f.coefficients)
     stderror(f::DirmnRegression) -> Matrix{Float64}
 
 The standard errors of the coefficients, p × V as [`coef`](@ref) (a copy of
-`f.std_errors`): the square roots of the diagonal of [`vcov`](@ref). All
-`NaN` where the fit has no covariance (`hessian_definite` false).
+`f.std_errors`): the square roots of the covariance's diagonal, as the
+library gives them (`dirmn_reg_get_std_errors`) for any number of
+coefficients, also where [`vcov`](@ref) is not kept. All `NaN` where the
+fit has no covariance (`hessian_definite` false).
 """
 stderror(f::DirmnRegression) = copy(f.std_errors)
 
@@ -356,8 +386,25 @@ Hessian of the log-likelihood at the fit: a pV × pV matrix in the order of
 `vec(coef(f))` (covariate fastest: coefficient `(i, v)` is index
 `(v - 1) p + i`). A copy of `f.covariance`; all `NaN` where the fit has no
 covariance (`hessian_definite` false).
+
+The matrix is kept only up to [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref)
+(5000) coefficients p V; above that `vcov` raises a [`DirmnError`](@ref)
+`DIRMN_ERROR_NOT_SUPPORTED` ([`stderror`](@ref), [`confint`](@ref) and
+[`wald_test`](@ref) do not need it).
 """
-vcov(f::DirmnRegression) = copy(f.covariance)
+function vcov(f::DirmnRegression)
+    C = f.covariance
+    if C === nothing
+        P = f.parameters
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_NOT_SUPPORTED,
+                         "vcov: the covariance of the $P coefficients is not kept above " *
+                         "$REG_VCOV_MAX_COEFFICIENTS coefficients (Dirmn.REG_VCOV_MAX_COEFFICIENTS: " *
+                         "it would be $P × $P Float64, $(round(8e-9 * P^2; sigdigits = 3)) GB); " *
+                         "the standard errors (stderror, confint) and Wald tests (wald_test) " *
+                         "are available"))
+    end
+    return copy(C)
+end
 
 """
     confint(f::DirmnRegression; level = 0.95) -> Matrix{Float64}
@@ -536,8 +583,9 @@ The Wald test that covariate `covariate` (1-based, a column of the design)
 has no effect on any category, `β[covariate, v] = 0` for every `v`:
 statistic `b' S⁻¹ b` with `b = coef(f)[covariate, :]` and `S` its V × V
 block of [`vcov`](@ref), against χ² with V degrees of freedom (computed by
-the library, `dirmn_reg_wald_test`). Without a covariate, the test of each
-covariate in turn. Raises a [`DirmnError`](@ref):
+the library, `dirmn_reg_wald_test`, from its own form of the covariance:
+for any number of coefficients, also where `vcov` is not kept). Without a
+covariate, the test of each covariate in turn. Raises a [`DirmnError`](@ref):
 `DIRMN_ERROR_INVALID_ARGUMENT` for a covariate outside `1:p`,
 `DIRMN_ERROR_NOT_SUPPORTED` where the fit has no covariance
 (`hessian_definite` false), `DIRMN_ERROR_NULL_POINTER` once `f` is closed.

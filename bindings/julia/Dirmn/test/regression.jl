@@ -271,14 +271,67 @@ reg_rel(got, want) = size(got) == size(want) && all(isfinite, got) ?
         @test occursin("Y[:, 3] in Julia: category 3", msg(e))
         e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn_reg(permutedims(Yz), REG_X; obsdim = 2)
         @test occursin("Y[3, :] in Julia: category 3", msg(e))
-        # No covariate; more coefficients than the library takes.
+        # No covariate; more covariates than rows with counts (751 × 4
+        # coefficients on 60 rows: solved in the rows' dimension, so not too
+        # large, but without a maximum).
         @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn_reg(REG_Y, zeros(REG_N, 0))
-        @test Dirmn.LibDirmn.DIRMN_REG_MAX_COEFFICIENTS == 3000
         e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn_reg(REG_Y, randn(MersenneTwister(1), REG_N, 751))
-        @test occursin("DIRMN_REG_MAX_COEFFICIENTS", msg(e))
+        @test occursin("751 covariates need at least as many rows with counts", msg(e))
+        @test !occursin("DIRMN_REG_MAX_SYSTEM", msg(e))
+        # A Newton system beyond the library's DIRMN_REG_MAX_SYSTEM unknowns:
+        # 8001 coefficients (an intercept, 8001 categories) and 8001 rows
+        # with counts, one count per row on the diagonal; refused at once.
+        @test Dirmn.LibDirmn.DIRMN_REG_MAX_SYSTEM == 8000
+        nbig = Dirmn.LibDirmn.DIRMN_REG_MAX_SYSTEM + 1
+        Ybig = sparse(1:nbig, 1:nbig, ones(Int, nbig))
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT fit_dirmn_reg(Ybig, ones(nbig, 1))
+        @test occursin("8001 coefficients and 8001 rows with counts", msg(e))
+        @test occursin("DIRMN_REG_MAX_SYSTEM", msg(e))
         # predict with another number of covariates.
         e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT predict(f, REG_X[:, 1:2])
         @test caught(() -> fit_dirmn_reg(REG_Y, REG_X; obsdim = 3)) isa ArgumentError
+    end
+
+    @testset "a wide fit keeps no covariance" begin
+        # 40 rows × 2600 categories × 2 covariates = 5200 coefficients,
+        # above REG_VCOV_MAX_COEFFICIENTS: solved in the rows' dimension
+        # (Woodbury); standard errors and Wald tests from the library, no
+        # covariance matrix.
+        @test Dirmn.REG_VCOV_MAX_COEFFICIENTS == 5000
+        rng = MersenneTwister(7)
+        n, nv = 40, 2600
+        Xw = hcat(ones(n), randn(rng, n))
+        Bw = 0.3 .* randn(rng, 2, nv)
+        Yw = zeros(Int, n, nv)
+        for b in 1:n
+            Yw[b, :] = mix_rmultinomial(rng, 3 * nv, mix_rdirichlet(rng, exp.(vec(Xw[b:b, :] * Bw))))
+        end
+        @test minimum(sum(Yw; dims = 1)) > 0
+        w = fit_dirmn_reg(Yw, Xw)
+        @test converged(w) && hessian_definite(w)
+        @test size(coef(w)) == size(stderror(w)) == (2, nv) && dof(w) == 2 * nv
+        @test w.covariance === nothing
+        se = stderror(w)
+        @test all(isfinite, se) && all(se .> 0)
+        # The simulated coefficients, to within a few standard errors.
+        @test sum(abs.(coef(w) .- Bw) ./ se) / length(se) < 2
+        for t in wald_test(w)
+            @test t.dof == nv && t.statistic > 0 && 0 <= pvalue(t) <= 1
+        end
+        e = @dirmn_error :DIRMN_ERROR_NOT_SUPPORTED vcov(w)
+        @test occursin("the covariance of the 5200 coefficients is not kept above 5000 coefficients",
+                       msg(e))
+        @test occursin("standard errors", msg(e)) && occursin("wald_test", msg(e))
+        ci = confint(w)
+        @test size(ci) == (2 * nv, 2) && ci[:, 2] .- ci[:, 1] ≈ 2 * 1.959963984540054 .* vec(se)
+        @test length(split(sprint(show, MIME("text/plain"), w), '\n')) == 5 + 1 + 40 + 1
+        @test size(predict(w, Xw[1:3, :])) == (3, nv)
+        close(w)
+        # At 5000 coefficients the matrix is kept, its diagonal the standard errors.
+        w5 = fit_dirmn_reg(Yw[:, 1:2500], Xw)
+        @test dof(w5) == Dirmn.REG_VCOV_MAX_COEFFICIENTS && size(vcov(w5)) == (5000, 5000)
+        @test sqrt.(diag(vcov(w5))) ≈ vec(stderror(w5)) rtol = 1e-12
+        close(w5)
     end
 
     @testset "progress, max_iterations, display" begin

@@ -99,6 +99,66 @@ test_that("the fit is the maximum of the plain-R log-likelihood, with its Hessia
   expect_error(confint(fit, "nonesuch"), "nonesuch", class = "dirmn_error_invalid_argument")
 })
 
+test_that("the standard errors are the library's, and summary() reads them", {
+  pr <- reg_problem(n = 60L, seed = 4L)
+  fit <- dirmn_reg(y ~ x + f, data = pr$data)
+  se <- attr(fit, "std_errors")
+  expect_identical(dimnames(se), dimnames(coef(fit)))
+  expect_equal(as.vector(se), unname(sqrt(diag(vcov(fit)))), tolerance = 1e-12)
+  # an object without them (saved by an earlier version) takes them from vcov()
+  old <- fit
+  attr(old, "std_errors") <- NULL
+  expect_equal(summary(old)$coefficients, summary(fit)$coefficients, tolerance = 1e-12)
+  expect_equal(confint(old), confint(fit), tolerance = 1e-12)
+})
+
+test_that("a wide fit (p V above 5000) keeps no covariance; standard errors and Wald tests stay", {
+  # 40 rows x 2600 categories x 2 covariates = 5200 coefficients: solved in
+  # the rows' dimension (Woodbury); the covariance matrix is not kept
+  set.seed(7)
+  n <- 40L
+  nv <- 2600L
+  d <- data.frame(x = rnorm(n))
+  beta <- rbind(rnorm(nv, 0, 0.3), rnorm(nv, 0, 0.3))
+  alpha <- exp(cbind(1, d$x) %*% beta)
+  Y <- t(vapply(seq_len(n), function(b) {
+    g <- rgamma(nv, alpha[b, ])
+    stats::rmultinom(1L, 3L * nv, g / sum(g))[, 1L]
+  }, numeric(nv)))
+  expect_true(all(colSums(Y) > 0))
+  fit <- dirmn_reg(Y ~ x, data = d)
+  expect_true(fit$converged)
+  expect_true(fit$hessian_definite)
+  expect_identical(dim(coef(fit)), c(2L, nv))
+  expect_equal(fit$parameters, 2 * nv)
+  expect_null(fit$vcov)
+  e <- expect_error(vcov(fit), class = "dirmn_error_not_supported")
+  expect_match(conditionMessage(e),
+               "the covariance of the 5200 coefficients is not kept above 5000 coefficients")
+  expect_match(conditionMessage(e), "standard errors .* Wald tests")
+  s <- summary(fit)
+  se <- s$coefficients[, "Std. Error"]
+  expect_length(se, 2L * nv)
+  expect_true(all(is.finite(se) & se > 0))
+  expect_true(all(s$coefficients[, "Pr(>|z|)"] >= 0 & s$coefficients[, "Pr(>|z|)"] <= 1))
+  # the simulated coefficients, to within a few standard errors
+  expect_lt(mean(abs(as.vector(coef(fit)) - as.vector(beta)) / se), 2)
+  w <- wald_test(fit)
+  expect_identical(w$df, rep(nv + 0, 2L))
+  expect_true(all(w$statistic > 0 & w$p_value >= 0 & w$p_value <= 1))
+  ci <- confint(fit)
+  expect_identical(dim(ci), c(2L * nv, 2L))
+  expect_equal(unname(ci[, 2L] - ci[, 1L]), unname(2 * qnorm(0.975) * se))
+  expect_true(any(grepl("Wald tests of the covariates", capture.output(print(s)))))
+  expect_identical(dim(predict(fit, newdata = d[1:3, , drop = FALSE])), c(3L, nv))
+  # at 5000 coefficients the covariance is kept, its diagonal the standard errors
+  d$Y5 <- Y[, 1:2500]
+  f5 <- dirmn_reg(Y5 ~ x, data = d)
+  expect_identical(dim(vcov(f5)), c(5000L, 5000L))
+  expect_equal(unname(sqrt(diag(vcov(f5)))), unname(summary(f5)$coefficients[, "Std. Error"]),
+               tolerance = 1e-12)
+})
+
 test_that("an intercept-only regression is dirmn_fit's alpha", {
   mite <- mite_table()
   fit <- dirmn_fit(mite)
@@ -282,6 +342,13 @@ test_that("bad designs and responses are errors of dirmn's classes that name the
   # more covariates than rows with counts
   expect_error(dirmn_reg(y ~ x + z + f, data = d[1:3, ]), "rows with counts",
                class = "dirmn_error_invalid_argument")
+  # a Newton system beyond DIRMN_REG_MAX_SYSTEM (8000) unknowns: 8001
+  # coefficients (an intercept, 8001 categories) and 8001 rows with counts
+  n <- 8001L
+  big <- Matrix::sparseMatrix(i = seq_len(n), j = seq_len(n), x = 1)
+  e <- expect_error(dirmn_reg(big ~ 1), class = "dirmn_error_invalid_argument")
+  expect_match(conditionMessage(e), "8001 coefficients and 8001 rows with counts")
+  expect_match(conditionMessage(e), "DIRMN_REG_MAX_SYSTEM", fixed = TRUE)
   # counts that are not counts, named by row and column of the response
   yf <- d$y
   yf[2, 4] <- 1.5
