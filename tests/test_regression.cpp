@@ -223,6 +223,51 @@ void check_against_reference(const Problem& pr) {
   }
 }
 
+// The mean/precision model's total log pmf at its free coefficients
+// (vec(beta) without the reference column, then log phi), alpha in long
+// double.
+double reference_total_mp(const Problem& pr, const std::vector<double>& free, int64_t ref, bool sum_to_zero) {
+  const int64_t p = pr.p, V = pr.V;
+  std::vector<long double> beta(static_cast<size_t>(p * V), 0.0L);  // (v, i) at v p + i
+  for (int64_t k = 0; k < V - 1; ++k) {
+    const int64_t v = k < ref ? k : k + 1;
+    for (int64_t i = 0; i < p; ++i) {
+      beta[static_cast<size_t>(v * p + i)] = free[static_cast<size_t>(k * p + i)];
+      if (sum_to_zero) beta[static_cast<size_t>(ref * p + i)] -= free[static_cast<size_t>(k * p + i)];
+    }
+  }
+  const long double phi = std::exp(static_cast<long double>(free.back()));
+  long double total = 0;
+  std::vector<double> n(static_cast<size_t>(V)), a(static_cast<size_t>(V));
+  std::vector<long double> e(static_cast<size_t>(V));
+  for (int64_t b = 0; b < pr.rows; ++b) {
+    long double sum = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      long double eta = 0;
+      for (int64_t i = 0; i < p; ++i) eta += pr.x[static_cast<size_t>(b * p + i)] * beta[static_cast<size_t>(v * p + i)];
+      e[static_cast<size_t>(v)] = std::exp(eta);
+      sum += e[static_cast<size_t>(v)];
+      n[static_cast<size_t>(v)] = pr.y[static_cast<size_t>(b * V + v)];
+    }
+    for (int64_t v = 0; v < V; ++v) a[static_cast<size_t>(v)] = static_cast<double>(phi * e[static_cast<size_t>(v)] / sum);
+    total += reference_loglik(n.data(), a.data(), V, true);
+  }
+  return static_cast<double>(total);
+}
+
+Reg fit_mp(dirmn_context* ctx, dirmn_counts* c, const Problem& pr, dirmn_reg_contrast contrast, int64_t ref) {
+  dirmn_reg_options o;
+  dirmn_reg_options_init(&o);
+  o.model = DIRMN_REG_MEAN_PRECISION;
+  o.contrast = contrast;
+  o.reference = ref;
+  dirmn_reg* r = nullptr;
+  const dirmn_status s = dirmn_reg_fit(ctx, c, pr.x.data(), pr.rows, pr.p, pr.p, 1, &o, &r);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return Reg(r);
+}
+
 }  // namespace
 
 TEST_CASE("regression: the optimum of the long-double log pmf, its standard errors from its Hessian",
@@ -333,6 +378,191 @@ TEST_CASE("regression: a wide fit is the same bits for any thread count; too lar
   CHECK(dirmn_reg_fit(ctx.get(), big, ones.data(), n, 1, 1, 1, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(r == nullptr);
   CHECK(std::string(dirmn_last_error(ctx.get())).find("DIRMN_REG_MAX_SYSTEM") != std::string::npos);
+}
+
+TEST_CASE("regression: mean/precision, the long-double optimum, its covariance from the Hessian",
+          "[regression]") {
+  const Problem pr = simulate(90, 4, 3, 2921);
+  const int64_t p = pr.p, V = pr.V, P = p * (V - 1) + 1, ref = 2;
+  for (dirmn_backend backend : backends_under_test()) {
+    SECTION(backend_name(backend)) {
+      Context ctx = make_context(backend);
+      REQUIRE(ctx);
+      Counts c = counts_of(ctx.get(), pr);
+      Reg r = fit_mp(ctx.get(), c.get(), pr, DIRMN_REG_REFERENCE, ref);
+      const dirmn_reg_info in = info_of(r.get());
+      CHECK(in.converged == 1);
+      REQUIRE(in.hessian_definite == 1);
+      CHECK(in.model == DIRMN_REG_MEAN_PRECISION);
+      CHECK(in.parameters == P);
+      CHECK(in.precision_covariates == 1);
+      std::vector<double> coef(static_cast<size_t>(p * V)), se(static_cast<size_t>(p * V));
+      REQUIRE(dirmn_reg_get_coef(r.get(), coef.data(), V, 1) == DIRMN_SUCCESS);
+      REQUIRE(dirmn_reg_get_std_errors(r.get(), se.data(), V, 1) == DIRMN_SUCCESS);
+      double gamma = 0, gse = 0;
+      REQUIRE(dirmn_reg_get_precision(r.get(), &gamma, &gse) == DIRMN_SUCCESS);
+      std::vector<double> free;
+      for (int64_t v = 0; v < V; ++v) {
+        for (int64_t i = 0; i < p; ++i) {
+          if (v == ref) {
+            CHECK(coef[static_cast<size_t>(i * V + v)] == 0.0);
+            CHECK(se[static_cast<size_t>(i * V + v)] == 0.0);
+          } else {
+            free.push_back(coef[static_cast<size_t>(i * V + v)]);
+          }
+        }
+      }
+      free.push_back(gamma);
+      const double ll = reference_total_mp(pr, free, ref, false);
+      CHECK(close_to(in.loglik, ll, 1e-12));
+      CHECK(close_to(in.aic, -2 * ll + 2.0 * static_cast<double>(P), 1e-12));
+      // The reference's gradient vanishes; its Hessian's inverse is the covariance.
+      std::vector<double> neg_h(static_cast<size_t>(P * P));
+      for (int64_t k = 0; k < P; ++k) {
+        std::vector<double> bp = free, bm = free;
+        bp[static_cast<size_t>(k)] += 1e-4;
+        bm[static_cast<size_t>(k)] -= 1e-4;
+        const double g = (reference_total_mp(pr, bp, ref, false) - reference_total_mp(pr, bm, ref, false)) / 2e-4;
+        CHECK(std::fabs(g) < 1e-7 * std::fabs(ll));
+        for (int64_t m = 0; m <= k; ++m) {
+          auto at = [&](double dk, double dm) {
+            std::vector<double> t = free;
+            t[static_cast<size_t>(k)] += dk;
+            t[static_cast<size_t>(m)] += dm;
+            return reference_total_mp(pr, t, ref, false);
+          };
+          const double e = 1e-3;
+          neg_h[static_cast<size_t>(k * P + m)] = neg_h[static_cast<size_t>(m * P + k)] =
+              -(at(e, e) - at(e, -e) - at(-e, e) + at(-e, -e)) / (4 * e * e);
+        }
+      }
+      const std::vector<double> cov_fd = invert(neg_h, P);
+      std::vector<double> vcov(static_cast<size_t>(P * P));
+      REQUIRE(dirmn_reg_get_vcov(r.get(), vcov.data(), P) == DIRMN_SUCCESS);
+      for (int64_t k = 0; k < P; ++k)
+        for (int64_t m = 0; m < P; ++m)
+          CHECK(std::fabs(vcov[static_cast<size_t>(k * P + m)] - cov_fd[static_cast<size_t>(k * P + m)]) <
+                1e-4 * std::sqrt(cov_fd[static_cast<size_t>(k * P + k)] * cov_fd[static_cast<size_t>(m * P + m)]));
+      CHECK(close_to(gse, std::sqrt(cov_fd[static_cast<size_t>(P * P - 1)]), 1e-4));
+      int64_t k = 0;
+      for (int64_t v = 0; v < V; ++v)
+        if (v != ref) {
+          for (int64_t i = 0; i < p; ++i)
+            CHECK(close_to(se[static_cast<size_t>(i * V + v)], std::sqrt(cov_fd[static_cast<size_t>((k * p + i) * (P + 1))]), 1e-4));
+          ++k;
+        }
+      // Wald of covariate 1 over its V - 1 free betas.
+      std::vector<double> s(static_cast<size_t>((V - 1) * (V - 1))), b(static_cast<size_t>(V - 1));
+      for (int64_t u = 0; u < V - 1; ++u) {
+        b[static_cast<size_t>(u)] = free[static_cast<size_t>(u * p + 1)];
+        for (int64_t w = 0; w < V - 1; ++w)
+          s[static_cast<size_t>(u * (V - 1) + w)] = cov_fd[static_cast<size_t>((u * p + 1) * P + w * p + 1)];
+      }
+      const std::vector<double> si = invert(s, V - 1);
+      double want = 0;
+      for (int64_t u = 0; u < V - 1; ++u)
+        for (int64_t w = 0; w < V - 1; ++w)
+          want += b[static_cast<size_t>(u)] * si[static_cast<size_t>(u * (V - 1) + w)] * b[static_cast<size_t>(w)];
+      double stat = 0, df = 0, pv = 0;
+      REQUIRE(dirmn_reg_wald_test(r.get(), 1, &stat, &df, &pv) == DIRMN_SUCCESS);
+      CHECK(close_to(stat, want, 1e-4));
+      CHECK(df == static_cast<double>(V - 1));
+      // Prediction: phi softmax(x beta).
+      const std::vector<double> xn = {1.0, 0.3, -1.2};
+      std::vector<double> alpha(static_cast<size_t>(V));
+      REQUIRE(dirmn_reg_predict(r.get(), xn.data(), 1, p, p, 1, alpha.data(), V, 1) == DIRMN_SUCCESS);
+      double sum = 0;
+      std::vector<double> e(static_cast<size_t>(V));
+      for (int64_t v = 0; v < V; ++v) {
+        double eta = 0;
+        for (int64_t i = 0; i < p; ++i) eta += xn[static_cast<size_t>(i)] * coef[static_cast<size_t>(i * V + v)];
+        e[static_cast<size_t>(v)] = std::exp(eta);
+        sum += e[static_cast<size_t>(v)];
+      }
+      for (int64_t v = 0; v < V; ++v)
+        CHECK(close_to(alpha[static_cast<size_t>(v)], std::exp(gamma) * e[static_cast<size_t>(v)] / sum, 1e-13));
+    }
+  }
+}
+
+TEST_CASE("regression: mean/precision, sum to zero is the same fit; an intercept alone is dirmn_fit's",
+          "[regression]") {
+  const Problem pr = simulate(70, 5, 2, 2922);
+  const int64_t p = pr.p, V = pr.V;
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), pr);
+  Reg rr = fit_mp(ctx.get(), c.get(), pr, DIRMN_REG_REFERENCE, 0);
+  Reg rz = fit_mp(ctx.get(), c.get(), pr, DIRMN_REG_SUM_TO_ZERO, 3);
+  const dirmn_reg_info ir = info_of(rr.get()), iz = info_of(rz.get());
+  CHECK(close_to(ir.loglik, iz.loglik, 1e-12));
+  CHECK(iz.contrast == DIRMN_REG_SUM_TO_ZERO);
+  CHECK(iz.reference == 3);
+  std::vector<double> br(static_cast<size_t>(p * V)), bz = br, sz = br;
+  REQUIRE(dirmn_reg_get_coef(rr.get(), br.data(), V, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_reg_get_coef(rz.get(), bz.data(), V, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_reg_get_std_errors(rz.get(), sz.data(), V, 1) == DIRMN_SUCCESS);
+  for (int64_t i = 0; i < p; ++i) {
+    double mean = 0, sum = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      mean += br[static_cast<size_t>(i * V + v)] / static_cast<double>(V);
+      sum += bz[static_cast<size_t>(i * V + v)];
+    }
+    CHECK(std::fabs(sum) < 1e-12);
+    for (int64_t v = 0; v < V; ++v) {
+      CHECK(std::fabs(bz[static_cast<size_t>(i * V + v)] - (br[static_cast<size_t>(i * V + v)] - mean)) < 1e-7);
+      CHECK(sz[static_cast<size_t>(i * V + v)] > 0.0);
+    }
+    // The same hypothesis: the same Wald statistic.
+    double s1 = 0, s2 = 0, df = 0, pv = 0;
+    REQUIRE(dirmn_reg_wald_test(rr.get(), i, &s1, &df, &pv) == DIRMN_SUCCESS);
+    REQUIRE(dirmn_reg_wald_test(rz.get(), i, &s2, &df, &pv) == DIRMN_SUCCESS);
+    CHECK(close_to(s1, s2, 1e-7));
+  }
+  // The implied category's standard error: the sum of the free ones'
+  // covariance block.
+  const int64_t P = p * (V - 1) + 1;
+  std::vector<double> vz(static_cast<size_t>(P * P));
+  REQUIRE(dirmn_reg_get_vcov(rz.get(), vz.data(), P) == DIRMN_SUCCESS);
+  for (int64_t i = 0; i < p; ++i) {
+    double var = 0;
+    for (int64_t k = 0; k < V - 1; ++k)
+      for (int64_t l = 0; l < V - 1; ++l) var += vz[static_cast<size_t>((k * p + i) * P + l * p + i)];
+    CHECK(close_to(sz[static_cast<size_t>(i * V + 3)], std::sqrt(var), 1e-12));
+  }
+  // An intercept alone: the shared-alpha fit, alpha = phi pi.
+  Problem one = pr;
+  one.p = 1;
+  one.x.assign(static_cast<size_t>(pr.rows), 1.0);
+  Reg r1 = fit_mp(ctx.get(), c.get(), one, DIRMN_REG_REFERENCE, 1);
+  std::vector<double> a(static_cast<size_t>(V));
+  dirmn_fit_result fr;
+  std::memset(&fr, 0, sizeof fr);
+  fr.size = sizeof fr;
+  fr.alpha = a.data();
+  REQUIRE(dirmn_fit(ctx.get(), c.get(), nullptr, &fr) == DIRMN_SUCCESS);
+  CHECK(close_to(info_of(r1.get()).loglik, fr.loglik, 1e-12));
+  std::vector<double> pa(static_cast<size_t>(V));
+  const double x1 = 1.0;
+  REQUIRE(dirmn_reg_predict(r1.get(), &x1, 1, 1, 1, 1, pa.data(), V, 1) == DIRMN_SUCCESS);
+  for (int64_t v = 0; v < V; ++v) CHECK(close_to(pa[static_cast<size_t>(v)], a[static_cast<size_t>(v)], 1e-7));
+  // Options out of range, and the precision of a log-linear fit.
+  dirmn_reg_options o;
+  dirmn_reg_options_init(&o);
+  dirmn_reg* bad = nullptr;
+  o.model = static_cast<dirmn_reg_model>(7);
+  CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows, p, p, 1, &o, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.model = DIRMN_REG_MEAN_PRECISION;
+  o.contrast = static_cast<dirmn_reg_contrast>(-1);
+  CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows, p, p, 1, &o, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.contrast = DIRMN_REG_REFERENCE;
+  o.reference = V;
+  CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows, p, p, 1, &o, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("reference") != std::string::npos);
+  CHECK(bad == nullptr);
+  Reg ll = fit(ctx.get(), c.get(), pr);
+  double g = 0;
+  CHECK(dirmn_reg_get_precision(ll.get(), &g, nullptr) == DIRMN_ERROR_NOT_SUPPORTED);
 }
 
 TEST_CASE("regression: a row weight of 2 is the row twice, and the thread count changes nothing",

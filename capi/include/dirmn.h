@@ -980,19 +980,38 @@ DIRMN_API dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_count
 /* Regression: covariates -> composition                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Dirichlet-multinomial regression, log-linear (MGLM's parametrisation):
- * row b with covariates x_b (p values) has alpha_bv = exp(x_b . beta_v),
- * beta a p x V matrix of coefficients, one column per category, all
- * identified (alpha is not normalised). Maximum likelihood by Newton's
- * method in vec(beta), from the per-row derivatives (the
+/* Dirichlet-multinomial regression, in one of two parametrisations
+ * (dirmn_reg_model). Log-linear (MGLM's, the default): row b with
+ * covariates x_b (p values) has alpha_bv = exp(x_b . beta_v), beta a p x V
+ * matrix of coefficients, one column per category, all identified (alpha
+ * is not normalised). Mean/precision (DRIMSeq's, brms's): row b's
+ * proportions are softmax(x_b beta) and its precision (the sum of alpha)
+ * phi = exp(gamma), one for every row, so alpha_bv = phi softmax(x_b
+ * beta)_v; softmax leaves each covariate's row of beta free up to a
+ * constant, fixed by a reference category (its betas 0) or by summing to
+ * zero (dirmn_reg_contrast). Maximum likelihood by Newton's method in the
+ * free coefficients, from the per-row derivatives (the
  * DIRMN_STEP_DERIVATIVES_ROWWISE step: on a CUDA context the device's where
- * it has them): the Hessian is one p x p block per category plus a term of
- * rank at most the number of rows, and each step is solved in the smaller
- * of the two dimensions (see DIRMN_REG_MAX_SYSTEM); each step is safeguarded (Levenberg
- * damping where the Hessian is not negative definite, step halving until
- * the log-likelihood rises). It starts from the shared-alpha fit
- * (dirmn_fit), regressed on the design by least squares. */
+ * it has them): the Hessian is one p x p block per category plus terms of
+ * rank at most a few per row. The log-linear model's step is solved in the
+ * smaller of the coefficients and the rows (see DIRMN_REG_MAX_SYSTEM); the
+ * mean/precision model's in its free coefficients. Each step is
+ * safeguarded (Levenberg damping where the Hessian is not negative
+ * definite, step halving until the log-likelihood rises). It starts from
+ * the shared-alpha fit (dirmn_fit), regressed on the design by least
+ * squares. */
 typedef struct dirmn_reg dirmn_reg; /* opaque: one fitted regression */
+
+typedef enum dirmn_reg_model DIRMN_ENUM_INT {
+  DIRMN_REG_LOGLINEAR = 0,       /* alpha_bv = exp(x_b . beta_v) */
+  DIRMN_REG_MEAN_PRECISION = 1   /* alpha_bv = phi softmax(x_b beta)_v, log phi = gamma */
+} dirmn_reg_model;
+
+typedef enum dirmn_reg_contrast DIRMN_ENUM_INT {
+  DIRMN_REG_REFERENCE = 0,   /* the reference category's betas are 0 */
+  DIRMN_REG_SUM_TO_ZERO = 1  /* each covariate's betas sum to 0; the reference category's is
+                                minus the sum of the others' */
+} dirmn_reg_contrast;
 
 typedef struct dirmn_reg_options {
   size_t size;               /* sizeof(dirmn_reg_options) */
@@ -1005,6 +1024,10 @@ typedef struct dirmn_reg_options {
   dirmn_progress_fn progress; /* after each Newton step: iteration, log pmf, max-norm of the
                                 gradient in beta; non-zero cancels */
   void* progress_data;
+  dirmn_reg_model model;     /* default DIRMN_REG_LOGLINEAR */
+  dirmn_reg_contrast contrast; /* mean/precision: default DIRMN_REG_REFERENCE */
+  int64_t reference;         /* mean/precision: the reference (or, summing to zero, the
+                                implied) category, 0-based; default 0 */
 } dirmn_reg_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -1039,9 +1062,11 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * beyond the largest double at the start). A fit that stops at
  * max_iterations is returned with converged = 0, as is one whose steps no
  * longer raise the log-likelihood (where the MLE does not exist, as for a
- * table without overdispersion, whose alpha grows without bound). Working
- * memory: about rows x (7 + 9 V) doubles and 4 m^2, m = min(p V, rows with
- * counts). */
+ * table without overdispersion, whose alpha grows without bound). Options
+ * past the caller's size take their defaults; a model, contrast or
+ * reference out of range is an INVALID_ARGUMENT. Working memory: about
+ * rows x (7 + 9 V) doubles and 4 m^2, m = min(p V, rows with counts) for the
+ * log-linear model and p (V - 1) + 1 for mean/precision. */
 DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
                                      int64_t rows, int64_t p, int64_t x_stride_row,
                                      int64_t x_stride_col, const dirmn_reg_options* options,
@@ -1055,7 +1080,8 @@ typedef struct dirmn_reg_info {
   int64_t rows;           /* rows of the fitted table */
   int64_t covariates;     /* p */
   int64_t categories;     /* V */
-  int64_t parameters;     /* p x V */
+  int64_t parameters;     /* the free coefficients: p x V (log-linear), p (V - 1) + 1
+                             (mean/precision) */
   double loglik;          /* the log pmf at the fit (with multinomial coefficients) */
   double aic;             /* -2 loglik + 2 parameters */
   double bic;             /* -2 loglik + parameters log(observations) */
@@ -1068,6 +1094,10 @@ typedef struct dirmn_reg_info {
                              local maximum): the covariance and standard errors are its
                              negative inverse; 0: they are not given (dirmn_reg_get_vcov
                              and _get_std_errors answer NOT_SUPPORTED) */
+  dirmn_reg_model model;
+  dirmn_reg_contrast contrast; /* mean/precision */
+  int64_t reference;      /* mean/precision: the reference (implied) category */
+  int64_t precision_covariates; /* mean/precision: 1 (gamma); log-linear: 0 */
 } dirmn_reg_info;
 
 /* Describes a fitted regression; info->size must be set (fields beyond it
@@ -1076,40 +1106,56 @@ typedef struct dirmn_reg_info {
 DIRMN_API dirmn_status dirmn_reg_get_info(const dirmn_reg* reg, dirmn_reg_info* info);
 
 /* Copies the coefficients: beta of covariate i, category v, to
- * coef[i * stride_covariate + v * stride_category] (p x V). Statuses:
+ * coef[i * stride_covariate + v * stride_category] (p x V; mean/precision:
+ * the reference category's column 0, or minus the sum of the others').
+ * Statuses:
  * SUCCESS; NULL_POINTER; INVALID_ARGUMENT (overlapping strides); OVERFLOW
  * (extent). */
 DIRMN_API dirmn_status dirmn_reg_get_coef(const dirmn_reg* reg, double* coef,
                                           int64_t stride_covariate, int64_t stride_category);
 
 /* Copies the standard errors of the coefficients (the square roots of the
- * covariance's diagonal), laid out as dirmn_reg_get_coef. Statuses: those of
+ * covariance's diagonal), laid out as dirmn_reg_get_coef (mean/precision: 0
+ * for a reference category's betas, which are fixed; summing to zero, the
+ * implied betas' from the covariance of their sum). Statuses: those of
  * dirmn_reg_get_coef; NOT_SUPPORTED where the fit has no covariance
  * (hessian_definite = 0). */
 DIRMN_API dirmn_status dirmn_reg_get_std_errors(const dirmn_reg* reg, double* se,
                                                 int64_t stride_covariate,
                                                 int64_t stride_category);
 
-/* Copies the covariance of the coefficients, the negative inverse Hessian of
- * the log-likelihood at the fit, (p V) x (p V) in the order of vec(beta)
- * (covariate fastest: coefficient (i, v) is index v p + i, as R's
- * as.vector(coef) orders a p x V matrix), entry (r, c) to
- * out[r * ld + c]; ld >= p V. Statuses: SUCCESS; NULL_POINTER;
- * INVALID_ARGUMENT (ld); OVERFLOW (extent); NOT_SUPPORTED where the fit has
- * no covariance (hessian_definite = 0). */
+/* Copies the covariance of the free coefficients (info.parameters of them,
+ * P), the negative inverse Hessian of the log-likelihood at the fit, P x P
+ * in the order of vec(beta) (covariate fastest: coefficient (i, v) is index
+ * v p + i, as R's as.vector(coef) orders a p x V matrix); mean/precision:
+ * vec(beta) without the reference category's column, then gamma. Entry
+ * (r, c) goes to out[r * ld + c]; ld >= P. The log-linear model's
+ * covariance is kept as the factors it was solved with where the rows are
+ * fewer than the coefficients, and formed here (rows x P^2 / 2
+ * multiply-adds, on the calling thread). Statuses: SUCCESS; NULL_POINTER;
+ * INVALID_ARGUMENT (ld); OVERFLOW (extent); OUT_OF_MEMORY; NOT_SUPPORTED
+ * where the fit has no covariance (hessian_definite = 0). */
 DIRMN_API dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int64_t ld);
 
 /* The Wald test that covariate i has no effect on any category (beta_iv = 0
- * for every v): statistic = b' S^-1 b with b the covariate's V coefficients
- * and S their covariance, against chi-square with V degrees of freedom.
+ * for every v): statistic = b' S^-1 b with b the covariate's free
+ * coefficients (V; mean/precision: V - 1) and S their covariance, against
+ * chi-square with as many degrees of freedom.
  * Statuses: SUCCESS; NULL_POINTER; INVALID_ARGUMENT (covariate outside
  * 0 .. p - 1); NOT_SUPPORTED where the fit has no covariance. Failure
  * messages go to dirmn_last_error(NULL). */
 DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate,
                                            double* statistic, double* df, double* p_value);
 
+/* The precision's coefficient of a mean/precision fit, gamma = log phi, and
+ * its standard error (se may be NULL; NaN without a covariance): q =
+ * info.precision_covariates entries each. Statuses: SUCCESS; NULL_POINTER;
+ * NOT_SUPPORTED (a log-linear fit). */
+DIRMN_API dirmn_status dirmn_reg_get_precision(const dirmn_reg* reg, double* gamma, double* se);
+
 /* The fitted model's alpha for new rows: covariates x (rows x p, strides as
- * dirmn_reg_fit's) give alpha_bv = exp(x_b . beta_v) at
+ * dirmn_reg_fit's) give alpha_bv = exp(x_b . beta_v) (mean/precision:
+ * phi softmax(x_b beta)_v) at
  * alpha[b * stride_row + v * stride_category]. Statuses: SUCCESS;
  * NULL_POINTER; INVALID_ARGUMENT (rows < 0, p other than the fit's, bad or
  * overlapping strides); INVALID_PARAMETER (non-finite x, naming row and

@@ -241,7 +241,8 @@ size_t whole_fields(const dirmn_reg_options*, size_t size) {
   using T = dirmn_reg_options;
   return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, tolerance),
                    DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, weights),
-                   DIRMN_FIELD_END(T, progress), DIRMN_FIELD_END(T, progress_data)},
+                   DIRMN_FIELD_END(T, progress), DIRMN_FIELD_END(T, progress_data),
+                   DIRMN_FIELD_END(T, model), DIRMN_FIELD_END(T, contrast), DIRMN_FIELD_END(T, reference)},
                   size);
 }
 

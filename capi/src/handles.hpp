@@ -101,6 +101,9 @@ struct dirmn_reg : dirmn::capi::Deferrable {
   // The covariance, whole or as factors (regression_system.hpp); null
   // without one.
   std::shared_ptr<const dirmn::RegressionCovariance> covariance;
+  std::vector<double> gamma, std_errors, gamma_std_errors;  // see RegressionOutcome
+  std::vector<double> wald_beta;
+  int64_t wald_df = 0;
   dirmn_reg_info info{};
 };
 

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -39,11 +40,21 @@ dirmn_status take_design(dirmn_context* ctx, const char* fn, const double* x, in
   return DIRMN_SUCCESS;
 }
 
-dirmn_status check_reg_options(dirmn_context* ctx, const char* fn, const dirmn_reg_options& o) {
+dirmn_status check_reg_options(dirmn_context* ctx, const char* fn, const dirmn_reg_options& o, int64_t V) {
   if (o.max_iterations < 0 || !(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "max_iterations (%d) must be >= 0 and tolerance (%.17g) positive", o.max_iterations,
                 o.tolerance);
+  if (o.model != DIRMN_REG_LOGLINEAR && o.model != DIRMN_REG_MEAN_PRECISION)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "model (%d) is neither DIRMN_REG_LOGLINEAR nor DIRMN_REG_MEAN_PRECISION", static_cast<int>(o.model));
+  if (o.contrast != DIRMN_REG_REFERENCE && o.contrast != DIRMN_REG_SUM_TO_ZERO)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "contrast (%d) is neither DIRMN_REG_REFERENCE nor DIRMN_REG_SUM_TO_ZERO",
+                static_cast<int>(o.contrast));
+  if (o.reference < 0 || o.reference >= V)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "reference (%" PRId64 ") is not a category: the table has %" PRId64, o.reference, V);
   return DIRMN_SUCCESS;
 }
 
@@ -82,8 +93,8 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     dirmn_reg_options o;
     dirmn_reg_options_init_sized(&o, sizeof o);
     if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_reg_options_init", &o)) return s;
-    if (dirmn_status s = check_reg_options(ctx, fn, o)) return s;
     const int64_t V = counts->info.cols;
+    if (dirmn_status s = check_reg_options(ctx, fn, o, V)) return s;
     if (rows != counts->info.rows)
       return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
                   "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
@@ -112,9 +123,14 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.progress = o.progress;
       s.progress_data = o.progress_data;
       s.interrupt = ctx->interrupt;
+      s.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
+      s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
+      s.reference = o.reference;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
     } catch (const std::bad_alloc&) {
-      const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows, p, V);
+      const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
+      const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
+                                                      mp ? p * (V - 1) + 1 : p * V, !mp);
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the regression (%" PRId64 " rows, %" PRId64
                   " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",
@@ -123,10 +139,14 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
       if (out.system_too_large)
         return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                    "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
-                    " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
-                    " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",
-                    p, V, p * V, out.rows_taking_part, dirmn::kRegMaxSystem);
+                    o.model == DIRMN_REG_MEAN_PRECISION
+                        ? "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " free coefficients "
+                          "(and %" PRId64 " rows with counts): the mean/precision model's Newton system is beyond "
+                          "the %" PRId64 " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)"
+                        : "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
+                          " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
+                          " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",
+                    p, V, out.parameters, out.rows_taking_part, dirmn::kRegMaxSystem);
       if (out.bad_covariate >= 0)
         return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
                        "the design is not of full column rank: this covariate is a linear "
@@ -153,15 +173,24 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     m->cols = V;
     m->beta = std::move(out.beta);
     m->covariance = std::move(out.covariance);
+    m->gamma = std::move(out.gamma);
+    m->std_errors = std::move(out.std_errors);
+    m->gamma_std_errors = std::move(out.gamma_std_errors);
+    m->wald_beta = std::move(out.wald_beta);
+    m->wald_df = out.wald_df;
     dirmn_reg_info& in = m->info;
     in.size = sizeof in;
     in.rows = rows;
     in.covariates = p;
     in.categories = V;
-    in.parameters = p * V;
+    in.parameters = out.parameters;
     in.loglik = out.loglik;
-    in.aic = -2.0 * out.loglik + 2.0 * static_cast<double>(p * V);
-    in.bic = -2.0 * out.loglik + static_cast<double>(p * V) * std::log(out.observations);
+    in.aic = -2.0 * out.loglik + 2.0 * static_cast<double>(out.parameters);
+    in.bic = -2.0 * out.loglik + static_cast<double>(out.parameters) * std::log(out.observations);
+    in.model = o.model;
+    in.contrast = o.model == DIRMN_REG_MEAN_PRECISION ? o.contrast : DIRMN_REG_REFERENCE;
+    in.reference = o.model == DIRMN_REG_MEAN_PRECISION ? o.reference : 0;
+    in.precision_covariates = static_cast<int64_t>(m->gamma.size());
     in.observations = out.observations;
     in.gradient_norm = out.gradient_norm;
     in.iterations = out.iterations;
@@ -221,10 +250,9 @@ dirmn_status dirmn_reg_get_std_errors(const dirmn_reg* reg, double* se, int64_t 
     if (dirmn_status s = reg_strides(fn, "se", se, reg->p, reg->cols, stride_covariate, stride_category))
       return s;
     if (!reg->covariance) return no_vcov(fn);
-    const std::vector<double>& var = reg->covariance->variances();
     for (int64_t i = 0; i < reg->p; ++i)
       for (int64_t v = 0; v < reg->cols; ++v)
-        se[i * stride_covariate + v * stride_category] = std::sqrt(var[static_cast<size_t>(v * reg->p + i)]);
+        se[i * stride_covariate + v * stride_category] = reg->std_errors[static_cast<size_t>(i * reg->cols + v)];
     return DIRMN_SUCCESS;
   });
 }
@@ -233,10 +261,10 @@ dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int64_t ld) {
   static const char* fn = "dirmn_reg_get_vcov";
   return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
     if (reg == nullptr || out == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or out is NULL");
-    const int64_t P = reg->p * reg->cols;
+    const int64_t P = reg->info.parameters;
     if (ld < P)
-      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "ld (%" PRId64 ") is below p x V (%" PRId64 ")",
-                  ld, P);
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "ld (%" PRId64 ") is below the %" PRId64 " free coefficients", ld, P);
     if (dirmn_status s = reg_strides(fn, "out", out, P, P, ld, 1)) return s;
     if (!reg->covariance) return no_vcov(fn);
     try {
@@ -259,10 +287,10 @@ dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate, double
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "covariate %" PRId64 " is outside 0 .. %" PRId64, covariate, reg->p - 1);
     if (!reg->covariance) return no_vcov(fn);
-    const int64_t V = reg->cols;
+    const int64_t V = reg->wald_df;
     double w = 0.0, pv = 1.0;
     try {
-      if (!dirmn::regression_wald(*reg->covariance, reg->beta.data(), V, covariate, &w, &pv))
+      if (!dirmn::regression_wald(*reg->covariance, reg->wald_beta.data(), V, covariate, &w, &pv))
         return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
                     "the covariance block of covariate %" PRId64 " is not positive definite", covariate);
     } catch (const std::bad_alloc&) {
@@ -272,6 +300,22 @@ dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate, double
     *statistic = w;
     *df = static_cast<double>(V);
     *p_value = pv;
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_get_precision(const dirmn_reg* reg, double* gamma, double* se) {
+  static const char* fn = "dirmn_reg_get_precision";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg == nullptr || gamma == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or gamma is NULL");
+    if (reg->info.model != DIRMN_REG_MEAN_PRECISION)
+      return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                  "a log-linear fit has no precision coefficient (its alpha is not normalised)");
+    for (size_t j = 0; j < reg->gamma.size(); ++j) {
+      gamma[j] = reg->gamma[j];
+      if (se != nullptr)
+        se[j] = reg->covariance ? reg->gamma_std_errors[j] : std::numeric_limits<double>::quiet_NaN();
+    }
     return DIRMN_SUCCESS;
   });
 }
@@ -299,10 +343,14 @@ dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t ro
       if (dirmn_status s = take_design(nullptr, fn, x, rows, p, x_stride_row, x_stride_col, &design))
         return s;
       int64_t bad_row = -1, bad_cat = -1;
-      if (!dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, nullptr,
-                                   out.data(), &bad_row, &bad_cat))
+      const bool mp = reg->info.model == DIRMN_REG_MEAN_PRECISION;
+      if (!(mp ? dirmn::regression_alpha_mp(design.data(), rows, p, reg->beta.data(), reg->gamma.data(), reg->cols,
+                                            out.data(), &bad_row, &bad_cat)
+               : dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, nullptr, out.data(),
+                                         &bad_row, &bad_cat)))
         return fail_at(nullptr, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", bad_row, bad_cat),
-                       "exp(x . beta) is not a positive finite double");
+                       mp ? "phi softmax(x . beta) is not a positive finite double"
+                          : "exp(x . beta) is not a positive finite double");
       for (int64_t b = 0; b < rows; ++b)
         for (int64_t v = 0; v < reg->cols; ++v)
           alpha[b * stride_row + v * stride_category] = out[static_cast<size_t>(b * reg->cols + v)];

@@ -29,6 +29,7 @@
 #include "../math/vector_math.hpp"
 #include "../table/table.hpp"
 #include "fit.hpp"
+#include "regression_mp.hpp"
 #include "regression_system.hpp"
 #include "weights.hpp"
 
@@ -60,8 +61,18 @@ struct Point {
 
 class RegressionFit {
  public:
-  RegressionFit(const StoredTable& t, const RegressionSettings& s, const double* w)
-      : t_(t), s_(s), w_(w), rows_(t.info->rows), V_(t.info->cols), p_(s.p), P_(s.p * t.info->cols) {}
+  RegressionFit(const StoredTable& t, const RegressionSettings& s, const double* w, const MeanPrecisionLayout& mp)
+      : t_(t),
+        s_(s),
+        w_(w),
+        rows_(t.info->rows),
+        V_(t.info->cols),
+        p_(s.p),
+        P_(s.mean_precision ? mp.parameters() : s.p * t.info->cols),
+        mp_(mp),
+        ones_(s.mean_precision ? static_cast<size_t>(t.info->rows) : 0, 1.0) {}
+
+  int64_t parameters() const { return P_; }
 
   // alpha, then the step's log pmf and (with derivs) derivatives, at beta.
   BackendResult evaluate(const std::vector<double>& beta, bool derivs, Point* pt) const {
@@ -73,9 +84,14 @@ class RegressionFit {
       pt->gradient.resize(static_cast<size_t>(rows_ * V_));
       pt->hessian_diag.resize(static_cast<size_t>(rows_ * V_));
     }
-    std::vector<double> beta_pv(static_cast<size_t>(P_));  // p x V for regression_alpha
-    for (int64_t v = 0; v < V_; ++v)
-      for (int64_t i = 0; i < p_; ++i) beta_pv[static_cast<size_t>(i * V_ + v)] = beta[static_cast<size_t>(v * p_ + i)];
+    // beta p x V (and gamma) for the alpha functions.
+    std::vector<double> beta_pv(static_cast<size_t>(p_ * V_)), gamma(static_cast<size_t>(mp_.q));
+    if (s_.mean_precision) {
+      mp_expand(mp_, beta.data(), beta_pv.data(), gamma.data());
+    } else {
+      for (int64_t v = 0; v < V_; ++v)
+        for (int64_t i = 0; i < p_; ++i) beta_pv[static_cast<size_t>(i * V_ + v)] = beta[static_cast<size_t>(v * p_ + i)];
+    }
     // By chunks of rows on the threads; the first bad row of the first
     // chunk that has one is reported.
     const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk;
@@ -85,8 +101,12 @@ class RegressionFit {
         [&](int64_t ch) {
           const int64_t b0 = ch * kRowsPerChunk, n = std::min(rows_, b0 + kRowsPerChunk) - b0;
           int64_t br = -1, bc = -1;
-          if (!regression_alpha(s_.x + b0 * p_, n, p_, beta_pv.data(), V_, w_ + b0, pt->alpha.data() + b0 * V_,
-                                &br, &bc)) {
+          const bool ok = s_.mean_precision
+                              ? mp_alpha(mp_, s_.x + b0 * p_, ones_.data() + b0, n, beta_pv.data(), gamma.data(),
+                                         w_ + b0, pt->alpha.data() + b0 * V_, &br, &bc)
+                              : regression_alpha(s_.x + b0 * p_, n, p_, beta_pv.data(), V_, w_ + b0,
+                                                 pt->alpha.data() + b0 * V_, &br, &bc);
+          if (!ok) {
             bad[static_cast<size_t>(2 * ch)] = b0 + br;
             bad[static_cast<size_t>(2 * ch + 1)] = bc;
           }
@@ -143,6 +163,10 @@ class RegressionFit {
           }
         },
         static_cast<double>(rows_ * P_));
+    if (s_.mean_precision) {
+      derivatives_mp(*pt, grad, blocks);
+      return;
+    }
     // The gradient: per chunk, then the chunks in order.
     std::vector<double>& partial = partial_;
     partial.assign(static_cast<size_t>(chunks * P_), 0.0);
@@ -193,6 +217,49 @@ class RegressionFit {
         static_cast<double>(rows_ * V_ * p_ * p_));
   }
 
+  // The mean/precision model's gradient and blocks (regression_mp.hpp), per
+  // chunk of rows, then the chunks in order.
+  void derivatives_mp(const Point& pt, std::vector<double>* grad, std::vector<double>* blocks) const {
+    const int64_t chunks = (rows_ + kRowsPerChunk - 1) / kRowsPerChunk, F = V_ - 1;
+    const int64_t width = P_ + F * p_ * p_;
+    std::vector<double>& partial = partial_;
+    partial.assign(static_cast<size_t>(chunks * width), 0.0);
+    t_.threads->parallel_for(
+        chunks,
+        [&](int64_t ch) {
+          double* g = partial.data() + ch * width;
+          const int64_t b1 = std::min(rows_, (ch + 1) * kRowsPerChunk);
+          for (int64_t b = ch * kRowsPerChunk; b < b1; ++b) {
+            const double wb = weight(b);
+            if (wb == 0.0) continue;
+            const size_t k = static_cast<size_t>(b * V_);
+            mp_row(mp_, s_.x + b * p_, ones_.data() + b, pt.alpha.data() + k, pt.gradient.data() + k,
+                   pt.hessian_diag.data() + k, pt.scalar[static_cast<size_t>(b)], wb, g, g + P_, nullptr, 0,
+                   nullptr);
+          }
+        },
+        static_cast<double>(rows_ * (P_ + F * p_ * p_)));
+    grad->assign(static_cast<size_t>(P_), 0.0);
+    blocks->assign(static_cast<size_t>(F * p_ * p_), 0.0);
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const double* g = partial.data() + ch * width;
+      for (int64_t r = 0; r < P_; ++r) (*grad)[static_cast<size_t>(r)] += g[r];
+      for (int64_t r = 0; r < F * p_ * p_; ++r) (*blocks)[static_cast<size_t>(r)] += g[P_ + r];
+    }
+    for (int64_t k = 0; k < F; ++k) {
+      double* bk = blocks->data() + k * p_ * p_;
+      for (int64_t i = 0; i < p_; ++i)
+        for (int64_t j = 0; j < i; ++j) bk[j * p_ + i] = bk[i * p_ + j];
+    }
+  }
+
+  // Row b's rank-one terms of -H (mean/precision), at pt after derivatives.
+  void terms_mp(const Point& pt, int64_t b, double* u, int64_t ldu, double* s) const {
+    const size_t k = static_cast<size_t>(b * V_);
+    mp_row(mp_, s_.x + b * p_, ones_.data() + b, pt.alpha.data() + k, pt.gradient.data() + k,
+           pt.hessian_diag.data() + k, pt.scalar[static_cast<size_t>(b)], weight(b), nullptr, nullptr, u, ldu, s);
+  }
+
   // The rows' weight (0 for rows without counts).
   double weight(int64_t b) const { return w_[static_cast<size_t>(b)]; }
 
@@ -204,6 +271,8 @@ class RegressionFit {
   const RegressionSettings& s_;
   const double* w_;
   int64_t rows_, V_, p_, P_;
+  MeanPrecisionLayout mp_;
+  std::vector<double> ones_;  // the precision's design (an intercept)
   mutable int64_t last_bad_row_ = -1, last_bad_category_ = -1;
   mutable std::vector<double> partial_;  // derivatives()'s work array
 };
@@ -261,9 +330,28 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
   return true;
 }
 
+bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* beta, const double* gamma,
+                         int64_t V, double* alpha, int64_t* bad_row, int64_t* bad_category) {
+  MeanPrecisionLayout l;
+  l.p = p;
+  l.V = V;
+  l.q = 1;
+  const std::vector<double> ones(static_cast<size_t>(rows), 1.0);
+  return mp_alpha(l, x, ones.data(), rows, beta, gamma, nullptr, alpha, bad_row, bad_category);
+}
+
 BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
                              const RegressionSettings& s, RegressionOutcome* out) {
-  const int64_t rows = table.info->rows, V = table.info->cols, p = s.p, P = p * V;
+  const int64_t rows = table.info->rows, V = table.info->cols, p = s.p;
+  MeanPrecisionLayout mp;
+  mp.p = p;
+  mp.V = V;
+  mp.q = s.mean_precision ? 1 : 0;
+  mp.reference = s.reference;
+  mp.sum_to_zero = s.sum_to_zero;
+  const bool structured = !s.mean_precision;
+  const int64_t P = s.mean_precision ? mp.parameters() : p * V;
+  out->parameters = P;
   // Row totals: rows without counts take no part (their weight is 0).
   std::vector<double> totals(static_cast<size_t>(rows));
   BackendResult r = table.backend->row_totals(*table.data, totals.data());
@@ -287,7 +375,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
   out->rows_taking_part = rows_with_counts;
-  if (RegressionSystem::size(rows_with_counts, p, V) > kRegMaxSystem) {
+  if (RegressionSystem::size(rows_with_counts, P, structured) > kRegMaxSystem) {
     out->system_too_large = true;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
@@ -328,11 +416,27 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   std::vector<double> z = xtw1;
   math::cholesky_solve(xtwx.data(), p, z.data());
   std::vector<double> beta(static_cast<size_t>(P));
-  for (int64_t v = 0; v < V; ++v)
-    for (int64_t i = 0; i < p; ++i)
-      beta[static_cast<size_t>(v * p + i)] = z[static_cast<size_t>(i)] * std::log(shared.alpha[static_cast<size_t>(v)]);
+  if (s.mean_precision) {
+    // log pi_v less the reference's (or the mean's), and log A.
+    std::vector<double> la(static_cast<size_t>(V));
+    double mean = 0.0, total = 0.0;
+    for (int64_t v = 0; v < V; ++v) {
+      la[static_cast<size_t>(v)] = std::log(shared.alpha[static_cast<size_t>(v)]);
+      mean += la[static_cast<size_t>(v)] / static_cast<double>(V);
+      total += shared.alpha[static_cast<size_t>(v)];
+    }
+    const double base = s.sum_to_zero ? mean : la[static_cast<size_t>(s.reference)];
+    for (int64_t k = 0; k < V - 1; ++k)
+      for (int64_t i = 0; i < p; ++i)
+        beta[static_cast<size_t>(k * p + i)] = z[static_cast<size_t>(i)] * (la[static_cast<size_t>(mp.category(k))] - base);
+    beta[static_cast<size_t>(P - 1)] = std::log(total);
+  } else {
+    for (int64_t v = 0; v < V; ++v)
+      for (int64_t i = 0; i < p; ++i)
+        beta[static_cast<size_t>(v * p + i)] = z[static_cast<size_t>(i)] * std::log(shared.alpha[static_cast<size_t>(v)]);
+  }
 
-  RegressionFit fit(table, s, w.data());
+  RegressionFit fit(table, s, w.data(), mp);
   Point cur, trial;
   if (!(r = fit.evaluate(beta, true, &cur)).ok()) return r;
   if (!cur.valid) {
@@ -340,7 +444,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     out->bad_category = fit.last_bad_category();
     return {DIRMN_ERROR_OVERFLOW, "", 0};
   }
-  RegressionSystem sys(rows_with_counts, p, V,
+  RegressionSystem sys(rows_with_counts, p, s.mean_precision ? V - 1 : V, s.mean_precision ? mp.q : 0, structured,
                        [&table](int64_t n, const std::function<void(int64_t)>& body, double work) {
                          table.threads->parallel_for(n, body, work);
                        });
@@ -357,6 +461,10 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     h.weight = w.data();
     h.blocks = blocks.data();
     h.c = c.data();
+    if (s.mean_precision) {
+      h.terms = mp.terms();
+      h.fill = [&](int64_t b, double* u, int64_t ldu, double* sb) { fit.terms_mp(cur, b, u, ldu, sb); };
+    }
     sys.prepare(h);
   };
   update();
@@ -419,10 +527,21 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
   }
 
-  out->beta.assign(static_cast<size_t>(P), 0.0);
-  for (int64_t v = 0; v < V; ++v)
+  out->beta.assign(static_cast<size_t>(p * V), 0.0);
+  const int64_t blocks_n = s.mean_precision ? V - 1 : V;
+  if (s.mean_precision) {
+    out->gamma.resize(static_cast<size_t>(mp.q));
+    mp_expand(mp, cur.beta.data(), out->beta.data(), out->gamma.data());
+  } else {
+    for (int64_t v = 0; v < V; ++v)
+      for (int64_t i = 0; i < p; ++i)
+        out->beta[static_cast<size_t>(i * V + v)] = cur.beta[static_cast<size_t>(v * p + i)];
+  }
+  out->wald_df = blocks_n;
+  out->wald_beta.resize(static_cast<size_t>(p * blocks_n));
+  for (int64_t k = 0; k < blocks_n; ++k)
     for (int64_t i = 0; i < p; ++i)
-      out->beta[static_cast<size_t>(i * V + v)] = cur.beta[static_cast<size_t>(v * p + i)];
+      out->wald_beta[static_cast<size_t>(i * blocks_n + k)] = cur.beta[static_cast<size_t>(k * p + i)];
   out->loglik = sw.unscale(cur.value);
   out->gradient_norm = max_abs(grad, std::ldexp(1.0, sw.exponent()));
   out->iterations = iterations;
@@ -430,7 +549,24 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   // The covariance: (-H)^-1 on the caller's weights, where -H is positive
   // definite at the fit.
   out->hessian_definite = sys.factor(0.0);
-  if (out->hessian_definite) out->covariance = sys.covariance(std::ldexp(1.0, -sw.exponent()));
+  if (out->hessian_definite) {
+    out->covariance = sys.covariance(std::ldexp(1.0, -sw.exponent()));
+    const std::vector<double>& var = out->covariance->variances();
+    out->std_errors.assign(static_cast<size_t>(p * V), 0.0);
+    for (int64_t k = 0; k < blocks_n; ++k) {
+      const int64_t v = s.mean_precision ? mp.category(k) : k;
+      for (int64_t i = 0; i < p; ++i)
+        out->std_errors[static_cast<size_t>(i * V + v)] = std::sqrt(var[static_cast<size_t>(k * p + i)]);
+    }
+    if (s.mean_precision) {
+      if (s.sum_to_zero)  // beta_r = -sum of the free ones: the variance of their sum
+        for (int64_t i = 0; i < p; ++i)
+          out->std_errors[static_cast<size_t>(i * V + s.reference)] = std::sqrt(out->covariance->block_sum_variance(i));
+      out->gamma_std_errors.resize(static_cast<size_t>(mp.q));
+      for (int64_t j = 0; j < mp.q; ++j)
+        out->gamma_std_errors[static_cast<size_t>(j)] = std::sqrt(var[static_cast<size_t>(p * (V - 1) + j)]);
+    }
+  }
   if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
   return {};
 }

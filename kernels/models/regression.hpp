@@ -1,6 +1,7 @@
-// regression.hpp: Dirichlet-multinomial regression, log-linear -- row b's
-// alpha_bv = exp(x_b . beta_v), beta p x V -- by Newton's method in
-// vec(beta) over the table's per-row derivatives step.
+// regression.hpp: Dirichlet-multinomial regression -- log-linear, row b's
+// alpha_bv = exp(x_b . beta_v), beta p x V, or mean/precision
+// (regression_mp.hpp) -- by Newton's method in the free coefficients over
+// the table's per-row derivatives step.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +25,29 @@ struct RegressionSettings {
   dirmn_progress_fn progress = nullptr;
   void* progress_data = nullptr;
   Interrupt interrupt;
+  // The mean/precision model (one precision for every row), its
+  // identification and reference category; else log-linear.
+  bool mean_precision = false;
+  bool sum_to_zero = false;
+  int64_t reference = 0;
 };
 
 struct RegressionOutcome {
-  std::vector<double> beta;  // p x V, row-major
-  std::unique_ptr<RegressionCovariance> covariance;  // null unless hessian_definite
+  std::vector<double> beta;   // p x V, row-major (mean/precision: the implied column filled)
+  std::vector<double> gamma;  // mean/precision: the precision's coefficients (q = 1)
+  // The free coefficients: p x V (log-linear) or p (V - 1) + q, in the
+  // order of the covariance (vec(beta) without the reference category's,
+  // then gamma).
+  int64_t parameters = 0;
+  // The covariance of the free coefficients; null unless hessian_definite.
+  std::unique_ptr<RegressionCovariance> covariance;
+  // Standard errors: p x V, row-major (0 for a reference category's
+  // fixed betas), and gamma's (q); empty without a covariance.
+  std::vector<double> std_errors, gamma_std_errors;
+  // What the Wald tests take: the free betas, p x (their categories),
+  // row-major, and the degrees of freedom of a covariate's test.
+  std::vector<double> wald_beta;
+  int64_t wald_df = 0;
   double loglik = 0.0, gradient_norm = 0.0, observations = 0.0;
   int iterations = 0;
   bool converged = false, hessian_definite = false, cancelled = false;
@@ -38,7 +57,8 @@ struct RegressionOutcome {
   int64_t bad_covariate = -1, bad_category = -1;
   bool too_few_rows = false;
   // The rows that take part (counts and a positive weight), and whether
-  // the Newton system in min(p V, those rows) unknowns exceeds
+  // the Newton system (in min(p V, those rows) unknowns for the
+  // log-linear model, all the free ones for mean/precision) exceeds
   // kRegMaxSystem (an INVALID_ARGUMENT).
   int64_t rows_taking_part = 0;
   bool system_too_large = false;
@@ -59,9 +79,14 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
                       const double* row_weight, double* alpha, int64_t* bad_row,
                       int64_t* bad_category);
 
-// The Wald test of covariate i: the statistic b' S^-1 b, b its V
-// coefficients of beta (p x V, row-major) and S their block of the
-// covariance, and its chi-square(V) tail. False where S is not positive
+// The same for the mean/precision model at beta (p x V, row-major) and
+// gamma (one precision: q = 1).
+bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* beta, const double* gamma,
+                         int64_t V, double* alpha, int64_t* bad_row, int64_t* bad_category);
+
+// The Wald test of covariate i: the statistic b' S^-1 b, b its free
+// coefficients (wald_beta: p x blocks, row-major) and S their block of the
+// covariance, and its chi-square(blocks) tail. False where S is not positive
 // definite. Throws std::bad_alloc.
 bool regression_wald(const RegressionCovariance& cov, const double* beta, int64_t V, int64_t i,
                      double* statistic, double* p_value);

@@ -53,18 +53,20 @@ void block_solve(const double* f, int64_t p, double* y) { math::cholesky_solve(f
 // The covariance formed whole (dense form).
 class DenseCovariance final : public RegressionCovariance {
  public:
-  DenseCovariance(std::vector<double> vcov, int64_t p, int64_t V) : vcov_(std::move(vcov)), p_(p), V_(V) {
-    const int64_t P = p * V;
+  // vcov: P x P; the first p V unknowns are V blocks of p.
+  DenseCovariance(std::vector<double> vcov, int64_t P, int64_t p, int64_t V)
+      : vcov_(std::move(vcov)), P_(P), p_(p), V_(V) {
+    const int64_t P_all = P;
     variances_.resize(static_cast<size_t>(P));
-    for (int64_t k = 0; k < P; ++k) variances_[static_cast<size_t>(k)] = vcov_[static_cast<size_t>(k * P + k)];
+    for (int64_t k = 0; k < P_all; ++k) variances_[static_cast<size_t>(k)] = vcov_[static_cast<size_t>(k * P_all + k)];
   }
   void fill(double* out, int64_t ld) const override {
-    const int64_t P = p_ * V_;
+    const int64_t P = P_;
     for (int64_t r = 0; r < P; ++r)
       std::copy(vcov_.begin() + r * P, vcov_.begin() + (r + 1) * P, out + r * ld);
   }
   bool wald(const double* beta, int64_t i, double* statistic) const override {
-    const int64_t P = p_ * V_;
+    const int64_t P = P_;
     std::vector<double> s(static_cast<size_t>(V_ * V_)), y(static_cast<size_t>(V_));
     for (int64_t v = 0; v < V_; ++v) {
       y[static_cast<size_t>(v)] = beta[i * V_ + v];
@@ -78,10 +80,16 @@ class DenseCovariance final : public RegressionCovariance {
     *statistic = w;
     return true;
   }
+  double block_sum_variance(int64_t i) const override {
+    double sum = 0.0;
+    for (int64_t v = 0; v < V_; ++v)
+      for (int64_t u = 0; u < V_; ++u) sum += vcov_[static_cast<size_t>((v * p_ + i) * P_ + u * p_ + i)];
+    return sum;
+  }
 
  private:
   std::vector<double> vcov_;  // P x P
-  int64_t p_, V_;
+  int64_t P_, p_, V_;
 };
 
 // The covariance as Woodbury's factors: D^-1 + Y' Y, Y = L_K^-1 W and
@@ -195,6 +203,20 @@ class WoodburyCovariance final : public RegressionCovariance {
     *statistic = w / unscale_;
     return std::isfinite(*statistic);
   }
+  // sum_v (B_v^-1)_ii + |Y_i 1|^2.
+  double block_sum_variance(int64_t i) const override {
+    const int64_t ldv = padded(V_);
+    std::vector<double> y, e(static_cast<size_t>(p_));
+    columns(0, V_, i, &y, ldv, math::serial_tiles);
+    double sum = 0.0;
+    for (int64_t v = 0; v < V_; ++v) sum += block_inverse(v, i, i, e.data());
+    for (int64_t j = 0; j < n_; ++j) {
+      double r = 0.0;
+      for (int64_t v = 0; v < V_; ++v) r += y[static_cast<size_t>(j * ldv + v)];
+      sum += r * r;
+    }
+    return sum * unscale_;
+  }
 
  private:
   // (B_v^-1)_ij, e a p-entry work array.
@@ -236,11 +258,16 @@ class WoodburyCovariance final : public RegressionCovariance {
 
 }  // namespace
 
-RegressionSystem::RegressionSystem(int64_t rows_taking_part, int64_t p, int64_t V, math::TileLoop loop)
-    : p_(p), V_(V), P_(p * V), woodbury_(rows_taking_part < p * V), loop_(std::move(loop)) {}
+RegressionSystem::RegressionSystem(int64_t rows_taking_part, int64_t p, int64_t block_count, int64_t extra,
+                                   bool structured, math::TileLoop loop)
+    : p_(p),
+      V_(block_count),
+      P_(p * block_count + extra),
+      woodbury_(structured && extra == 0 && rows_taking_part < p * block_count),
+      loop_(std::move(loop)) {}
 
-int64_t RegressionSystem::size(int64_t rows_taking_part, int64_t p, int64_t V) {
-  return std::min(rows_taking_part, p * V);
+int64_t RegressionSystem::size(int64_t rows_taking_part, int64_t P, bool structured) {
+  return structured ? std::min(rows_taking_part, P) : P;
 }
 
 void RegressionSystem::prepare(const HessianParts& h) {
@@ -258,29 +285,42 @@ void RegressionSystem::prepare_dense() {
   const int64_t P = P_, p = p_, V = V_;
   ld_ = padded(P);
   neg_h_.assign(static_cast<size_t>(ld_ * ld_), 0.0);
-  std::vector<double> u(static_cast<size_t>(kRowsPerPass * ld_), 0.0);
+  const int64_t terms = h_.terms > 0 ? h_.terms : 1;
+  std::vector<double> u(static_cast<size_t>(kRowsPerPass * terms * ld_), 0.0), su;
+  if (h_.terms > 0) su.resize(static_cast<size_t>(kRowsPerPass * terms));
   for (int64_t b0 = 0; b0 < h_.rows; b0 += kRowsPerPass) {
     const int64_t b1 = std::min(h_.rows, b0 + kRowsPerPass);
     for (int64_t b = b0; b < b1; ++b) {
-      const double* xb = h_.x + b * p;
       const bool part = h_.weight[b] != 0.0;  // a row that takes no part: u_b = 0
+      double* ub = u.data() + (b - b0) * terms * ld_;
+      if (h_.terms > 0) {
+        double* sb = su.data() + (b - b0) * terms;
+        if (part) {
+          h_.fill(b, ub, ld_, sb);
+          for (int64_t t = 0; t < terms; ++t) sb[t] = -sb[t];  // terms of -H; subtract_gram takes H's
+        } else {
+          std::fill(sb, sb + terms, 0.0);
+        }
+        continue;
+      }
+      const double* xb = h_.x + b * p;
       for (int64_t v = 0; v < V; ++v) {
-        const double a = part ? h_.alpha[b * V + v] : 0.0;
-        double* ub = u.data() + (b - b0) * ld_ + v * p;
-        for (int64_t i = 0; i < p; ++i) ub[i] = a * xb[i];
+        const double a = part ? h_.alpha[b * h_.V + v] : 0.0;
+        for (int64_t i = 0; i < p; ++i) ub[v * p + i] = a * xb[i];
       }
     }
-    subtract_gram(u.data(), ld_, h_.c + b0, b1 - b0, P, neg_h_.data(), ld_, loop_);
+    subtract_gram(u.data(), ld_, h_.terms > 0 ? su.data() : h_.c + b0, (b1 - b0) * terms, P, neg_h_.data(), ld_,
+                  loop_);
   }
-  top_ = 0.0;
   for (int64_t v = 0; v < V; ++v) {
     const double* bv = h_.blocks + v * p * p;
     for (int64_t i = 0; i < p; ++i) {
       double* hr = neg_h_.data() + (v * p + i) * ld_ + v * p;
       for (int64_t j = 0; j <= i; ++j) hr[j] += bv[i * p + j];
-      top_ = std::max(top_, std::fabs(hr[i]));
     }
   }
+  top_ = 0.0;
+  for (int64_t k = 0; k < P; ++k) top_ = std::max(top_, std::fabs(neg_h_[static_cast<size_t>(k * ld_ + k)]));
 }
 
 // The rows taking part, S, and -H's diagonal: B_v,ii - sum_j c_j alpha_jv^2 x_ji^2.
@@ -438,7 +478,7 @@ std::unique_ptr<RegressionCovariance> RegressionSystem::covariance(double unscal
     for (int64_t r = 0; r < P_; ++r)
       for (int64_t c = 0; c < P_; ++c)
         vcov[static_cast<size_t>(r * P_ + c)] = inv[static_cast<size_t>(r * ld_ + c)] * unscale;
-    return std::make_unique<DenseCovariance>(std::move(vcov), p_, V_);
+    return std::make_unique<DenseCovariance>(std::move(vcov), P_, p_, V_);
   }
   const int64_t n = static_cast<int64_t>(rows_.size());
   std::vector<double> sa(static_cast<size_t>(n * V_)), xs(static_cast<size_t>(n * p_));

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -32,14 +33,21 @@ namespace dirmn {
 // formed and factored.
 constexpr int64_t kRegMaxSystem = 8000;
 
-// -H at one point, as regression.cpp forms it (row-major arrays).
+// -H at one point, as regression.cpp forms it (row-major arrays). The
+// log-linear model's low-rank part is given by alpha and c; another
+// model's (the mean/precision one's) as `terms` rank-one terms per row,
+// which `fill` writes (dense form only).
 struct HessianParts {
   int64_t rows = 0, p = 0, V = 0;
   const double* x = nullptr;       // rows x p
   const double* alpha = nullptr;   // rows x V
   const double* weight = nullptr;  // rows: 0 where the row takes no part
-  const double* blocks = nullptr;  // V x p x p: B_v, lower triangles read
+  const double* blocks = nullptr;  // block_count x p x p: B_v, lower triangles read
   const double* c = nullptr;       // rows: w_b c_b >= 0
+  int64_t terms = 0;
+  // Row b's rank-one terms of -H: u[t * ldu + j] (P entries each) and
+  // their weights s[t] (of either sign).
+  std::function<void(int64_t b, double* u, int64_t ldu, double* s)> fill;
 };
 
 // The covariance (-H)^-1 at a fit, scaled by `unscale` (the row weights'
@@ -56,6 +64,9 @@ class RegressionCovariance {
   // beta (p x V, row-major), S their V x V block. False where S is not
   // positive definite. Throws std::bad_alloc.
   virtual bool wald(const double* beta, int64_t i, double* statistic) const = 0;
+  // The variance of the sum of covariate i's coefficients over the blocks
+  // (a sum-to-zero contrast's implied coefficient). Throws std::bad_alloc.
+  virtual double block_sum_variance(int64_t i) const = 0;
 
  protected:
   std::vector<double> variances_;
@@ -63,12 +74,16 @@ class RegressionCovariance {
 
 class RegressionSystem {
  public:
-  // `rows_taking_part` decides the form (Woodbury where it is below p V);
-  // loop runs the tiles on the fit's threads.
-  RegressionSystem(int64_t rows_taking_part, int64_t p, int64_t V, math::TileLoop loop);
+  // The unknowns are block_count blocks of p, one per category with a
+  // block, then `extra` without one. `rows_taking_part` decides the form
+  // where `structured` (the log-linear model: Woodbury where the rows are
+  // fewer than the unknowns); loop runs the tiles on the fit's threads.
+  RegressionSystem(int64_t rows_taking_part, int64_t p, int64_t block_count, int64_t extra, bool structured,
+                   math::TileLoop loop);
 
-  // The unknowns the system is solved in: min(p V, rows taking part).
-  static int64_t size(int64_t rows_taking_part, int64_t p, int64_t V);
+  // The unknowns the system is solved in: min(P, rows taking part) where
+  // structured, else P.
+  static int64_t size(int64_t rows_taking_part, int64_t P, bool structured);
   bool woodbury() const { return woodbury_; }
 
   // Takes -H at the current point: the arrays are read until the next
@@ -91,7 +106,7 @@ class RegressionSystem {
   void prepare_woodbury();
   bool factor_woodbury(double mu);
 
-  int64_t p_, V_, P_;
+  int64_t p_, V_, P_;  // V_: the blocks
   bool woodbury_;
   math::TileLoop loop_;
   HessianParts h_;
