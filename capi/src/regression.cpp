@@ -127,6 +127,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
       s.reference = o.reference;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
+      m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
     } catch (const std::bad_alloc&) {
       const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
       const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
@@ -172,7 +173,6 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     m->p = p;
     m->cols = V;
     m->beta = std::move(out.beta);
-    m->covariance = std::move(out.covariance);
     m->gamma = std::move(out.gamma);
     m->std_errors = std::move(out.std_errors);
     m->gamma_std_errors = std::move(out.gamma_std_errors);

@@ -124,7 +124,7 @@ class WoodburyCovariance final : public RegressionCovariance {
 
   void fill(double* out, int64_t ld) const override {
     const int64_t P = p_ * V_, ldw = padded(P);
-    std::vector<double> y;
+    std::vector<double> y, e(static_cast<size_t>(p_));  // every allocation before out is written
     columns(0, V_, -1, &y, ldw, math::serial_tiles);
     for (int64_t r = 0; r < P; ++r) std::fill(out + r * ld, out + r * ld + P, 0.0);
     // Y' Y by kRowsPerPass rows of Y at a time, then D^-1's blocks.
@@ -140,7 +140,6 @@ class WoodburyCovariance final : public RegressionCovariance {
         }
       }
     }
-    std::vector<double> e(static_cast<size_t>(p_));
     for (int64_t v = 0; v < V_; ++v)
       for (int64_t i = 0; i < p_; ++i)
         for (int64_t j = 0; j <= i; ++j) out[(v * p_ + i) * ld + v * p_ + j] += block_inverse(v, i, j, e.data());

@@ -276,6 +276,44 @@ bool workload(Results* results) {
       return dirmn_reg_get_std_errors(reg, reg_se.data(), kCols, 1);
     }, {&reg_se});
     run.keep(reg_se);
+    // The same rows on nine covariates (45 coefficients: solved in the
+    // rows' dimension), its covariance and Wald test (formed from the
+    // factors when asked for), and the mean/precision model.
+    constexpr int64_t kWideP = 9;
+    std::vector<double> wide(static_cast<size_t>(kRows * kWideP));
+    for (int64_t b = 0; b < kRows; ++b)
+      for (int64_t i = 0; i < kWideP; ++i)
+        wide[static_cast<size_t>(b * kWideP + i)] =
+            i == 0 ? 1.0 : 0.3 * std::sin(static_cast<double>((i + 1) * (b + 1)) * 0.7);
+    for (int model = 0; model < 2 && ok; ++model) {
+      dirmn_reg_options ro;
+      dirmn_reg_options_init(&ro);
+      ro.model = model == 0 ? DIRMN_REG_LOGLINEAR : DIRMN_REG_MEAN_PRECISION;
+      ro.contrast = model == 0 ? DIRMN_REG_REFERENCE : DIRMN_REG_SUM_TO_ZERO;
+      const int64_t p = model == 0 ? kWideP : 2;
+      const double* xr = model == 0 ? wide.data() : design.data();
+      dirmn_reg* r2 = sentinel_reg;
+      ok = run.call("dirmn_reg_fit", ctx, [&] { return dirmn_reg_fit(ctx, c, xr, kRows, p, p, 1, &ro, &r2); });
+      if (r2 == sentinel_reg) r2 = nullptr;
+      ok = ok && r2 != nullptr;
+      dirmn_reg_info ri;
+      ri.size = sizeof ri;
+      ok = ok && dirmn_reg_get_info(r2, &ri) == DIRMN_SUCCESS;
+      if (ok && ri.hessian_definite) {
+        const int64_t P = ri.parameters;
+        std::vector<double> cov(static_cast<size_t>(P * P)), wald(3);
+        ok = run.call("dirmn_reg_get_vcov", nullptr, [&] { return dirmn_reg_get_vcov(r2, cov.data(), P); }, {&cov});
+        run.keep(cov);
+        ok = ok && run.call("dirmn_reg_wald_test", nullptr, [&] {
+          return dirmn_reg_wald_test(r2, 1, &wald[0], &wald[1], &wald[2]);
+        }, {&wald});
+        run.keep(wald);
+      }
+      {
+        fault::Counting counting;
+        dirmn_reg_destroy(r2);
+      }
+    }
   }
   // The failure queries work after whatever happened, and report a
   // failure of their own without allocating.
