@@ -61,6 +61,8 @@ ENUMS = {
     "dirmn_mixture_objective": {"DIRMN_MIXTURE_ML": 0, "DIRMN_MIXTURE_DMN": 1},
     "dirmn_mixture_init": {"DIRMN_INIT_KMEANS": 0, "DIRMN_INIT_KMEANSPP": 1,
                            "DIRMN_INIT_SOFT_KMEANS": 2, "DIRMN_INIT_MIXED": 3},
+    "dirmn_reg_model": {"DIRMN_REG_LOGLINEAR": 0, "DIRMN_REG_MEAN_PRECISION": 1},
+    "dirmn_reg_contrast": {"DIRMN_REG_REFERENCE": 0, "DIRMN_REG_SUM_TO_ZERO": 1},
 }
 for _members in ENUMS.values():
     globals().update(_members)
@@ -68,6 +70,7 @@ for _members in ENUMS.values():
 dirmn_status = dirmn_backend = dirmn_precision = dirmn_dtype = c_int
 dirmn_index_type = dirmn_sparse_format = dirmn_storage = dirmn_param = c_int
 dirmn_mixture_objective = dirmn_mixture_init = c_int
+dirmn_reg_model = dirmn_reg_contrast = c_int
 
 # --- function pointer types ----------------------------------------------------
 
@@ -139,7 +142,9 @@ class dirmn_overdispersion_result(Structure):
 
 class dirmn_reg_options(Structure):
     _fields_ = [("size", c_size_t), ("tolerance", c_double), ("max_iterations", c_int),
-                ("weights", _pd), ("progress", dirmn_progress_fn), ("progress_data", c_void_p)]
+                ("weights", _pd), ("progress", dirmn_progress_fn), ("progress_data", c_void_p),
+                ("model", dirmn_reg_model), ("contrast", dirmn_reg_contrast),
+                ("reference", c_int64)]
 
 
 class dirmn_reg_info(Structure):
@@ -147,7 +152,9 @@ class dirmn_reg_info(Structure):
                 ("categories", c_int64), ("parameters", c_int64), ("loglik", c_double),
                 ("aic", c_double), ("bic", c_double), ("observations", c_double),
                 ("gradient_norm", c_double), ("iterations", c_int), ("converged", c_int),
-                ("hessian_definite", c_int)]
+                ("hessian_definite", c_int), ("model", dirmn_reg_model),
+                ("contrast", dirmn_reg_contrast), ("reference", c_int64),
+                ("precision_covariates", c_int64)]
 
 
 STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
@@ -250,6 +257,7 @@ FUNCTIONS = (
     ("dirmn_reg_get_std_errors", dirmn_status, (_handle, _pd, _i64, _i64)),
     ("dirmn_reg_get_vcov", dirmn_status, (_handle, _pd, _i64)),
     ("dirmn_reg_wald_test", dirmn_status, (_handle, _i64, _pd, _pd, _pd)),
+    ("dirmn_reg_get_precision", dirmn_status, (_handle, _pd, _pd)),
     ("dirmn_reg_predict", dirmn_status,
      (_handle, _pd, _i64, _i64, _i64, _i64, _pd, _i64, _i64)),
 )

@@ -53,11 +53,14 @@ def fit_options(tolerance=None, max_iterations=None, weights=None, start=None,
     return o
 
 
-def reg_options(tolerance=None, max_iterations=None, weights=None):
+def reg_options(tolerance=None, max_iterations=None, weights=None, model=None, contrast=None,
+                reference=None):
     """A ``dirmn_reg_options`` with the library's defaults and the given fields.
 
     ``weights`` must be contiguous float64 and kept alive by the caller for
-    the call; the progress callback is set by the caller.
+    the call; the progress callback is set by the caller. ``model``,
+    ``contrast`` (the C enums' values) and ``reference`` (0-based) are
+    checked by the caller.
 
     Returns
     -------
@@ -71,4 +74,10 @@ def reg_options(tolerance=None, max_iterations=None, weights=None):
         o.max_iterations = c_int_arg(max_iterations, "max_iterations")
     if weights is not None:
         o.weights = weights.ctypes.data_as(C._pd)
+    if model is not None:
+        o.model = model
+    if contrast is not None:
+        o.contrast = contrast
+    if reference is not None:
+        o.reference = reference
     return o

@@ -1,14 +1,23 @@
 """Dirichlet-multinomial regression: covariates -> composition (``dirmn_reg_*``).
 
 Row b of the table, with covariates x_b (a row of the design matrix, p
-values), is DM with
+values), is DM with ``beta`` a p × V matrix of coefficients and, by the
+``parametrization``,
 
-    alpha_bv = exp(x_b . beta_v),    v = 0 .. V - 1,
+    "loglinear"       alpha_bv = exp(x_b . beta_v),    v = 0 .. V - 1,
 
-``beta`` a p × V matrix: every category has its own p coefficients (MGLM's
-parametrisation; alpha is not normalised, so all p V coefficients are
-identified). The library maximises the likelihood by safeguarded Newton
-steps in vec(beta), from the shared-alpha fit regressed on the design.
+every category with its own p coefficients (MGLM's parametrisation; alpha
+is not normalised, so all p V coefficients are identified), or
+
+    "meanprecision"   alpha_bv = phi softmax(x_b beta)_v,   phi = exp(gamma),
+
+the proportions a softmax of the linear predictors and one precision phi
+(the sum of alpha) for every row (DRIMSeq's and brms's parametrisation);
+each covariate's row of beta is identified by a reference category whose
+coefficients are 0 (``contrast="reference"``) or by summing to 0
+(``contrast="sum"``), p (V - 1) + 1 free coefficients. The library
+maximises the likelihood by safeguarded Newton steps in the free
+coefficients, from the shared-alpha fit regressed on the design.
 """
 
 import ctypes
@@ -23,18 +32,24 @@ from ._arrays import float64_matrix, float64_vector
 from ._callbacks import Pending, progress_function
 from ._handles import Closable, Handle, calling
 from ._options import reg_options
+from .context import _choice
 from .counts import _is_frame, _is_sparse, counts_for
 from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgumentError,
                      NotSupportedError, check, invalid)
 
 _KINDS = ("alpha", "proportion")
+_PARAMETRIZATIONS = {"loglinear": C.DIRMN_REG_LOGLINEAR,
+                     "meanprecision": C.DIRMN_REG_MEAN_PRECISION}
+_CONTRASTS = {"reference": C.DIRMN_REG_REFERENCE, "sum": C.DIRMN_REG_SUM_TO_ZERO}
 
-#: The most coefficients (p V) whose covariance a :class:`RegressionResult`
-#: keeps (:meth:`RegressionResult.cov_params`): (p V)^2 doubles, 200 MB at
-#: 5000. Above it no matrix is copied out of the library; the standard
-#: errors (``bse``) and the Wald tests (:meth:`RegressionResult.wald_test`)
-#: are the library's (``dirmn_reg_get_std_errors``, ``dirmn_reg_wald_test``)
-#: for any size. The R and Julia packages keep it up to the same size.
+#: The most free coefficients (``parameters``: p V, or p (V - 1) + 1 for
+#: the mean/precision model) whose covariance a :class:`RegressionResult`
+#: keeps (:meth:`RegressionResult.cov_params`): their number squared
+#: doubles, 200 MB at 5000. Above it no matrix is copied out of the
+#: library; the standard errors (``bse``) and the Wald tests
+#: (:meth:`RegressionResult.wald_test`) are the library's
+#: (``dirmn_reg_get_std_errors``, ``dirmn_reg_wald_test``) for any size. The
+#: R and Julia packages keep it up to the same size.
 REG_VCOV_MAX_COEFFICIENTS = 5000
 
 
@@ -46,11 +61,12 @@ class WaldTest(NamedTuple):
     Attributes
     ----------
     statistic : float
-        ``b' S^-1 b``: b the covariate's V coefficients, S their covariance.
+        ``b' S^-1 b``: b the covariate's free coefficients (V; V - 1 for
+        the mean/precision model), S their covariance.
     df : float
-        V, the degrees of freedom of its chi-square.
+        Their number, the degrees of freedom of its chi-square.
     pvalue : float
-        ``P(chi2_V >= statistic)``.
+        ``P(chi2_df >= statistic)``.
     """
 
     statistic: float
@@ -98,7 +114,8 @@ def _read(ptr):
     i = C.new(C.dirmn_reg_info)
     check(C.dirmn_reg_get_info(ptr, ctypes.byref(i)), None)
     p, V = int(i.covariates), int(i.categories)
-    P = p * V
+    P = int(i.parameters)
+    mp = i.model == C.DIRMN_REG_MEAN_PRECISION
     params = np.empty((p, V))
     check(C.dirmn_reg_get_coef(ptr, _pd(params), V, 1), None)
     bse = np.full((p, V), np.nan)
@@ -116,11 +133,23 @@ def _read(ptr):
             except NotSupportedError:   # this covariate's block is not positive definite
                 continue
             wald[k] = (s.value, df.value, pv.value)
+    # The model's own fields: None where they do not apply (log-linear).
+    model = {"parametrization": "loglinear", "contrast": None, "reference": None,
+             "precision": None, "log_precision": None, "std_error_log_precision": None}
+    if mp:
+        q = max(int(i.precision_covariates), 1)
+        g, gse = np.empty(q), np.empty(q)
+        check(C.dirmn_reg_get_precision(ptr, _pd(g), _pd(gse)), None)
+        model.update(parametrization="meanprecision",
+                     contrast="sum" if i.contrast == C.DIRMN_REG_SUM_TO_ZERO else "reference",
+                     reference=int(i.reference), precision=math.exp(float(g[0])),
+                     log_precision=float(g[0]),
+                     std_error_log_precision=float(gse[0]) if i.hessian_definite else math.nan)
     return dict(params=params, bse=bse, _cov=cov, _wald=wald, llf=i.loglik, loglik=i.loglik,
-                aic=i.aic, bic=i.bic, nobs=i.observations, df_model=P, parameters=int(P),
+                aic=i.aic, bic=i.bic, nobs=i.observations, df_model=P, parameters=P,
                 rows=int(i.rows), gradient_norm=i.gradient_norm,
                 iterations=int(i.iterations), converged=bool(i.converged),
-                hessian_definite=bool(i.hessian_definite))
+                hessian_definite=bool(i.hessian_definite), **model)
 
 
 def _fmt(v, width):
@@ -152,20 +181,39 @@ class RegressionResult(Closable):
     ----------
     params : numpy.ndarray
         p × V: the coefficient of covariate i for category v in ``[i, v]``;
-        ``alpha_bv = exp(design[b] @ params[:, v])``.
+        ``alpha_bv = exp(design[b] @ params[:, v])`` (log-linear), or
+        ``alpha_b = precision * softmax(design[b] @ params)``
+        (mean/precision: the reference category's column 0, or with
+        ``contrast="sum"`` minus the sum of the others').
     bse : numpy.ndarray
         p × V standard errors (square roots of the covariance's diagonal,
-        from the library, for any p V); NaN where ``hessian_definite`` is
+        from the library, for any size); 0 for a reference category's
+        coefficients, which are fixed; NaN where ``hessian_definite`` is
         False.
     llf, loglik : float
         The maximised log pmf (multinomial coefficients included), weighted
         by the row weights.
     aic, bic : float
-        ``-2 loglik + 2 pV`` and ``-2 loglik + pV log(nobs)``.
+        ``-2 loglik + 2 parameters`` and ``-2 loglik + parameters log(nobs)``.
     nobs : float
         Rows with counts and a positive weight (with weights, their sum).
     df_model, parameters : int
-        pV, the coefficients fitted.
+        The free coefficients fitted: p V (log-linear), p (V - 1) + 1
+        (mean/precision: the betas of V - 1 categories and the log
+        precision).
+    parametrization : str
+        ``"loglinear"`` or ``"meanprecision"``.
+    contrast : str or None
+        ``"reference"`` or ``"sum"`` (mean/precision); None (log-linear).
+    reference : int or None
+        The 0-based reference category (with ``contrast="sum"``, the
+        implied one) of a mean/precision fit; None (log-linear).
+    precision : float or None
+        phi, the sum of every row's alpha, ``exp(log_precision)``
+        (mean/precision); None (log-linear, whose rows' sums differ).
+    log_precision, std_error_log_precision : float or None
+        gamma = log phi and its standard error (``dirmn_reg_get_precision``;
+        NaN where ``hessian_definite`` is False); None (log-linear).
     rows : int
         Rows of the fitted table.
     gradient_norm : float
@@ -178,8 +226,8 @@ class RegressionResult(Closable):
         local maximum); without it there is no covariance: ``bse``,
         :meth:`cov_params` and the Wald tests are NaN.
 
-        The covariance matrix is kept only for p V up to
-        :data:`REG_VCOV_MAX_COEFFICIENTS` (5000) coefficients; above it
+        The covariance matrix is kept only up to
+        :data:`REG_VCOV_MAX_COEFFICIENTS` (5000) free coefficients; above it
         :meth:`cov_params` raises, and ``bse``, :attr:`zvalues`,
         :attr:`pvalues`, :meth:`wald_test` and :meth:`summary` (which do not
         need it) work for any size.
@@ -207,10 +255,21 @@ class RegressionResult(Closable):
         """Context: the context that fitted the regression."""
         return self._context
 
+    def _fixed(self):
+        """p × V: True for the coefficients fixed at 0 (a reference category's)."""
+        fixed = np.zeros(self.params.shape, dtype=bool)
+        if self.contrast == "reference":
+            fixed[:, self.reference] = True
+        return fixed
+
     @property
     def zvalues(self):
-        """numpy.ndarray: p × V Wald z statistics, ``params / bse``."""
-        return self.params / self.bse
+        """numpy.ndarray: p × V Wald z statistics, ``params / bse`` (NaN for a
+        reference category's coefficients, which are fixed)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = self.params / self.bse
+        z[self._fixed()] = np.nan
+        return z
 
     tvalues = zvalues
 
@@ -221,21 +280,25 @@ class RegressionResult(Closable):
         return np.vectorize(math.erfc, otypes=[float])(z)
 
     def cov_params(self):
-        """The covariance of the coefficients: the negative inverse Hessian.
+        """The covariance of the free coefficients: the negative inverse Hessian.
 
         Returns
         -------
         numpy.ndarray
-            pV × pV in the order of vec(params): coefficient (i, v) at index
-            ``v * p + i``, i.e. ``params.ravel(order="F")``. NaN where
+            ``parameters`` × ``parameters``. Log-linear: in the order of
+            vec(params), coefficient (i, v) at index ``v * p + i``, i.e.
+            ``params.ravel(order="F")``. Mean/precision: vec(params) without
+            the reference (or implied) category's column, then the log
+            precision last, i.e. ``np.append(np.delete(params, reference,
+            axis=1).ravel(order="F"), log_precision)``. NaN where
             ``hessian_definite`` is False.
 
         Raises
         ------
         NotSupportedError
-            p V is above :data:`REG_VCOV_MAX_COEFFICIENTS` (5000): the
-            matrix, (p V)^2 doubles, is not kept (``bse`` and
-            :meth:`wald_test` are).
+            ``parameters`` is above :data:`REG_VCOV_MAX_COEFFICIENTS`
+            (5000): the matrix is not kept (``bse`` and :meth:`wald_test`
+            are).
         """
         if self._cov is None:
             P = self.parameters
@@ -265,7 +328,9 @@ class RegressionResult(Closable):
     def wald_test(self, covariate):
         """The Wald test that a covariate has no effect on any category.
 
-        ``H0: params[i, v] = 0`` for every v (``dirmn_reg_wald_test``).
+        ``H0: params[i, v] = 0`` for every free v (``dirmn_reg_wald_test``):
+        V degrees of freedom (log-linear), V - 1 (mean/precision, where it
+        is the same test under either contrast).
 
         Parameters
         ----------
@@ -295,8 +360,9 @@ class RegressionResult(Closable):
             is matched to the fit's covariates by column name when the fit
             had named covariates (a DataFrame design or ``covariate_names``).
         kind : {"alpha", "proportion"}
-            ``alpha = exp(design @ params)``, or the expected composition
-            ``alpha / alpha.sum(axis=1)``.
+            alpha (log-linear: ``exp(design @ params)``; mean/precision:
+            ``precision * softmax(design @ params)``), or the expected
+            composition ``alpha / alpha.sum(axis=1)``.
 
         Returns
         -------
@@ -375,16 +441,34 @@ class RegressionResult(Closable):
             "%-24s%12s    %-14s%14s" % ("Hessian definite:", "%s" % self.hessian_definite,
                                          "Grad. norm:", "%.3g" % self.gradient_norm),
         ]
+        mp = self.parametrization == "meanprecision"
+        if mp:
+            head.append("%-20s%16s    %-14s%14s" % (
+                "Parametrization:", self.parametrization, "Contrast:", self.contrast))
+            head.append("%-20s%16s    %-14s%14s" % (
+                "Precision (phi):", "%.6g" % self.precision, "Reference:",
+                self.category_names[self.reference]))
+        else:
+            head.append("%-20s%16s" % ("Parametrization:", self.parametrization))
         out = head
         z, pv = self.zvalues, self.pvalues
         for v, cat in enumerate(self.category_names):
-            out += [rule, "%-*s%11s%11s%11s%11s" % (w, "category " + cat, "coef", "std err",
-                                                    "z", "P>|z|")]
+            if mp and v == self.reference and self.contrast == "reference":
+                out += [rule, "category %s: the reference (its coefficients are 0)" % cat]
+                continue
+            label = "category " + cat
+            if mp and v == self.reference:
+                label += " (implied)"
+            out += [rule, "%-*s%11s%11s%11s%11s" % (w, label, "coef", "std err", "z", "P>|z|")]
             for i, name in enumerate(self.covariate_names):
                 out.append("%-*s%s%s%s%s" % (
                     w, "  " + name, _fmt(float(self.params[i, v]), 11),
                     _fmt(float(self.bse[i, v]), 11), _fmt(float(z[i, v]), 11),
                     _pvalue_text(float(pv[i, v]), 11)))
+        if mp:
+            out += [rule, "%-*s%11s%11s" % (w, "precision", "coef", "std err"),
+                    "%-*s%s%s" % (w, "  log(phi)", _fmt(self.log_precision, 11),
+                                  _fmt(self.std_error_log_precision, 11))]
         out += [rule, "%-*s%11s%11s%11s" % (w, "Wald test", "chi2", "df", "P>chi2")]
         for i, name in enumerate(self.covariate_names):
             s, df, p = (float(t) for t in self._wald[i])
@@ -399,17 +483,43 @@ class RegressionResult(Closable):
         return "\n".join(out)
 
     def __repr__(self):
-        return "<dirmn.RegressionResult covariates=%d categories=%d loglik=%.6g converged=%s%s>" \
-            % (self.params.shape[0], self.params.shape[1], self.llf, self.converged,
-               " (closed)" if self.closed else "")
+        return "<dirmn.RegressionResult %s covariates=%d categories=%d loglik=%.6g " \
+            "converged=%s%s>" % (self.parametrization, self.params.shape[0],
+                                 self.params.shape[1], self.llf, self.converged,
+                                 " (closed)" if self.closed else "")
 
 
-def regression(counts, design, weights=None, *, tolerance=None, max_iterations=None,
+def _reference(reference, names):
+    """The 0-based index of the category ``reference`` (an index or a name)."""
+    V = len(names)
+    if isinstance(reference, str):
+        if reference not in names:
+            raise invalid(InvalidArgumentError, "dirmn: reference %r is not a category (the "
+                          "categories are %s)" % (reference, ", ".join(names)),
+                          argument="reference")
+        return names.index(reference)
+    if isinstance(reference, (bool, np.bool_)) or not isinstance(reference, (int, np.integer)):
+        raise invalid(InvalidArgumentError, "dirmn: reference must be a category's name or its "
+                      "index in 0 .. %d (0-based), not %r" % (V - 1, reference),
+                      argument="reference")
+    if not 0 <= reference < V:
+        raise invalid(InvalidArgumentError, "dirmn: reference = %d is not a category: the "
+                      "table has %d, 0 .. %d (0-based)" % (reference, V, V - 1),
+                      argument="reference")
+    return int(reference)
+
+
+def regression(counts, design, weights=None, *, parametrization="loglinear",
+               contrast="reference", reference=0, tolerance=None, max_iterations=None,
                covariate_names=None, context=None, real_valued=False, progress=None):
     """Dirichlet-multinomial regression of a count table on covariates.
 
-    Maximum likelihood of ``alpha_bv = exp(design[b] @ beta[:, v])``
-    (``dirmn_reg_fit``): each category v has its own p coefficients.
+    Maximum likelihood (``dirmn_reg_fit``) of ``alpha_bv = exp(design[b] @
+    beta[:, v])`` (``parametrization="loglinear"``: each category v has its
+    own p coefficients), or of ``alpha_b = phi softmax(design[b] @ beta)``
+    (``"meanprecision"``: the expected proportions a softmax of the linear
+    predictors, one precision phi = exp(gamma) for every row; beta's
+    columns identified by ``contrast`` and ``reference``).
 
     Parameters
     ----------
@@ -424,6 +534,19 @@ def regression(counts, design, weights=None, *, tolerance=None, max_iterations=N
     weights : array_like, optional
         One finite frequency weight >= 0 per row (a weight of 2 is the row
         twice).
+    parametrization : {"loglinear", "meanprecision"}
+        The model (see above). An intercept alone gives the shared-alpha
+        fit (:func:`~dirmn.fit`) in either.
+    contrast : {"reference", "sum"}
+        Mean/precision only (ignored by the log-linear model): the
+        reference category's coefficients are 0, or each covariate's
+        coefficients sum to 0 (the ``reference`` category's is then minus
+        the sum of the others'). The two give the same fit, likelihood and
+        Wald tests; the coefficients differ by each covariate's mean.
+    reference : int or str
+        Mean/precision: the reference (or, with ``contrast="sum"``, the
+        implied) category, its 0-based index or its name
+        (:attr:`RegressionResult.category_names`); default the first.
     tolerance : float, optional
         Stop when a Newton step's predicted gain is below ``tolerance x
         |loglik|`` (library default 1e-10).
@@ -449,7 +572,9 @@ def regression(counts, design, weights=None, *, tolerance=None, max_iterations=N
     Raises
     ------
     InvalidArgumentError
-        A design not of full column rank under the weights (``index``: the
+        An unknown ``parametrization`` or ``contrast``, a ``reference``
+        that is not a category (``argument`` names which); a design not of
+        full column rank under the weights (``index``: the
         first covariate that is a combination of those before it, argument
         "x column"); a category without counts (``index``, argument
         "column"); too few rows with counts; a Newton system beyond
@@ -469,14 +594,18 @@ def regression(counts, design, weights=None, *, tolerance=None, max_iterations=N
     KeyboardInterrupt
         Ctrl-C during the fit (see :class:`~dirmn.Context`).
     """
+    model = _choice(parametrization, _PARAMETRIZATIONS, "parametrization")
+    contrast_code = _choice(contrast, _CONTRASTS, "contrast")
     x, rs, cs, frame_names = _design(design)
     rows_x, p = x.shape
     named = covariate_names is not None or frame_names is not None
     cov_names = _names(covariate_names if covariate_names is not None else frame_names, p,
                        "x", "covariate_names")
     with counts_for(counts, context, real_valued) as (c, ctx):
+        category_names = _names(c.column_names, c.cols, "v", "column_names")
+        ref = _reference(reference, category_names)
         w = None if weights is None else float64_vector(weights, "weights", c.rows)
-        opts = reg_options(tolerance, max_iterations, w)
+        opts = reg_options(tolerance, max_iterations, w, model, contrast_code, ref)
         pending = Pending()
         trampoline = progress_function(progress, pending)   # alive for the call
         opts.progress = trampoline
@@ -490,7 +619,7 @@ def regression(counts, design, weights=None, *, tolerance=None, max_iterations=N
                 C.dirmn_reg_destroy(out.value)
                 raise
             fields.update(covariate_names=cov_names, _named=named,
-                          category_names=_names(c.column_names, c.cols, "v", "column_names"))
+                          category_names=category_names)
             result = RegressionResult(out.value, ctx, fields)
         del trampoline
     if not result.converged:

@@ -36,6 +36,7 @@ MIX = dirmn.mixture(X, 1)
 TEST = dirmn.overdispersion_test(X)
 DESIGN = np.column_stack([np.ones(4), [0.5, -1.0, 0.25, 1.5]])
 REG = dirmn.regression(X, DESIGN)
+REG_MP = dirmn.regression(X, DESIGN, parametrization="meanprecision")
 
 
 def kw(f, name):
@@ -90,7 +91,8 @@ CHECKS = {
     "kernel_flag": kernel_flag,
     "std_error_alpha": fitfield,
     "std_error_log_alpha": fitfield,
-    "precision": lambda n: fitfield(n) and odtfield(n),
+    "precision": lambda n: fitfield(n) and odtfield(n) and regfield(n)
+    and getattr(REG_MP, n) > 0 and getattr(REG, n) is None,
     "zero_columns": fitfield,
     "multinomial_limit": fitfield,
     "gradient_norm": fitfield,
@@ -146,6 +148,24 @@ CHECKS = {
     and isinstance(getattr(REG, n)(1), dirmn.WaldTest),
     "reg_predict": lambda n: regmethod(n) and getattr(REG, n)(DESIGN).shape == (4, 5),
     "reg_hessian_definite": lambda n: regfield(n) and isinstance(getattr(REG, n), bool),
+    # The regression's parametrisations (mean/precision).
+    "reg_parametrization": lambda n: kw(dirmn.regression, n) and regfield(n)
+    and getattr(REG_MP, n) == "meanprecision",
+    "reg_loglinear": lambda n: accepts(lambda: dirmn.regression(X, DESIGN, parametrization=n))
+    and REG.parametrization == n,
+    "reg_mean_precision": lambda n: REG_MP.parametrization == n
+    and accepts(lambda: dirmn.regression(X, DESIGN, parametrization=n)),
+    "reg_contrast": lambda n: kw(dirmn.regression, n) and regfield(n)
+    and getattr(REG, n) is None,
+    "reg_contrast_reference": lambda n: REG_MP.contrast == n and accepts(
+        lambda: dirmn.regression(X, DESIGN, parametrization="meanprecision", contrast=n)),
+    "reg_contrast_sum": lambda n: accepts(
+        lambda: dirmn.regression(X, DESIGN, parametrization="meanprecision", contrast=n)),
+    "reg_reference": lambda n: kw(dirmn.regression, n) and regfield(n)
+    and getattr(REG_MP, n) == 0,
+    "reg_log_precision": lambda n: regfield(n)
+    and bool(abs(getattr(REG_MP, n) - np.log(REG_MP.precision)) < 1e-12),
+    "reg_std_error_log_precision": lambda n: regfield(n) and getattr(REG_MP, n) > 0,
 }
 
 ROWS = read_names()

@@ -477,3 +477,219 @@ def test_no_warning_on_a_good_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dirmn.regression(Y, X).close()
+
+
+# --- 6. the mean/precision parametrisation ---------------------------------------
+#
+# alpha_b = phi softmax(x_b beta), one precision phi = exp(gamma) for every
+# row; the free coefficients are vec(beta) without the reference (or
+# implied) category's column, then gamma. The reference below is written
+# from the model in scipy.special.gammaln (refs.loglik_rows_np).
+
+MP_P, MP_V, MP_ROWS = 2, 4, 60
+
+
+def simulate_mp(rows=MP_ROWS, seed=20261207, phi=15.0):
+    """An intercept and a normal covariate; proportions softmax(x beta), precision phi."""
+    g = np.random.default_rng(seed)
+    Xm = np.column_stack([np.ones(rows), g.normal(size=rows)])
+    B = np.array([[0.0, 0.4, -0.3, 0.6], [0.0, -0.5, 0.3, 0.2]])
+    E = np.exp(Xm @ B)
+    A = phi * E / E.sum(axis=1, keepdims=True)
+    N = g.integers(20, 60, size=rows)
+    Ym = np.array([g.multinomial(N[b], g.dirichlet(A[b])) for b in range(rows)])
+    return Ym, Xm
+
+
+YM, XM = simulate_mp()
+
+
+def mp_beta(theta, p, V, ref=0, sum_to_zero=False):
+    """p × V beta from the free coefficients (gamma, last, left out)."""
+    free = np.asarray(theta[:-1]).reshape(p, V - 1, order="F")
+    B = np.insert(free, ref, 0.0, axis=1)
+    if sum_to_zero:
+        B[:, ref] = -free.sum(axis=1)
+    return B
+
+
+def mp_loglik(theta, Y=YM, X=XM, ref=0, sum_to_zero=False):
+    """The reference log pmf of the mean/precision model at its free coefficients."""
+    B = mp_beta(theta, X.shape[1], Y.shape[1], ref, sum_to_zero)
+    eta = X @ B
+    eta -= eta.max(axis=1, keepdims=True)
+    E = np.exp(eta)
+    A = np.exp(theta[-1]) * E / E.sum(axis=1, keepdims=True)
+    return float(loglik_rows_np(Y, A).sum())
+
+
+def mp_free(r):
+    """A fit's free coefficients in cov_params' order."""
+    return np.append(np.delete(r.params, r.reference, axis=1).ravel(order="F"),
+                     r.log_precision)
+
+
+@pytest.fixture(scope="module")
+def mp_fitted():
+    with dirmn.Context("cpu") as ctx:
+        r = dirmn.regression(YM, XM, parametrization="meanprecision", tolerance=1e-14,
+                             context=ctx)
+        yield r
+        r.close()
+
+
+def test_mp_fields(mp_fitted):
+    r = mp_fitted
+    assert r.parametrization == "meanprecision" and r.contrast == "reference"
+    assert r.reference == 0
+    assert r.converged and r.hessian_definite
+    assert r.parameters == r.df_model == MP_P * (MP_V - 1) + 1
+    assert r.params.shape == r.bse.shape == (MP_P, MP_V)
+    assert np.all(r.params[:, 0] == 0) and np.all(r.bse[:, 0] == 0)
+    assert np.all(r.bse[:, 1:] > 0)
+    assert r.precision == pytest.approx(math.exp(r.log_precision), rel=1e-15)
+    assert r.std_error_log_precision > 0
+    assert r.cov_params().shape == (r.parameters, r.parameters)
+    # The covariance's diagonal: bse of the free columns, then gamma's.
+    d = np.sqrt(np.diag(r.cov_params()))
+    assert np.allclose(d[:-1], r.bse[:, 1:].ravel(order="F"), rtol=1e-12)
+    assert d[-1] == pytest.approx(r.std_error_log_precision, rel=1e-12)
+    # The reference column's z and p are NaN (fixed), without a warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z, pv = r.zvalues, r.pvalues
+    assert np.all(np.isnan(z[:, 0])) and np.all(np.isfinite(z[:, 1:]))
+    assert np.all(np.isnan(pv[:, 0])) and np.all((pv[:, 1:] >= 0) & (pv[:, 1:] <= 1))
+    s = r.summary()
+    assert "meanprecision" in s and "log(phi)" in s and "the reference" in s
+    assert "%.4f" % r.log_precision in s
+    assert "meanprecision" in repr(r)
+    # A log-linear fit has none of it.
+    with dirmn.regression(YM, XM) as ll:
+        assert ll.parametrization == "loglinear"
+        assert ll.contrast is ll.reference is ll.precision is None
+        assert ll.log_precision is ll.std_error_log_precision is None
+        assert ll.parameters == MP_P * MP_V
+
+
+def test_mp_intercept_only_is_the_shared_alpha_fit():
+    f = dirmn.fit(YM, tolerance=1e-14)
+    with dirmn.regression(YM, np.ones((MP_ROWS, 1)), parametrization="meanprecision",
+                          tolerance=1e-14) as r:
+        assert abs(r.llf - f.loglik) <= 1e-10 * abs(f.loglik)
+        assert r.parameters == MP_V and r.nobs == f.nobs
+        alpha = r.predict(np.ones((3, 1)))
+        assert np.allclose(alpha, f.alpha[None, :], rtol=1e-6, atol=0)
+        assert r.precision == pytest.approx(f.precision, rel=1e-6)
+        # the proportions are the softmax of the intercepts
+        e = np.exp(r.params[0])
+        assert np.allclose(alpha[0] / r.precision, e / e.sum(), rtol=1e-12)
+
+
+def test_mp_sum_to_zero_is_the_same_fit(mp_fitted):
+    r = mp_fitted
+    with dirmn.regression(YM, XM, parametrization="meanprecision", contrast="sum",
+                          reference=3, tolerance=1e-14) as z:
+        assert (z.contrast, z.reference) == ("sum", 3)
+        assert abs(z.llf - r.llf) <= 1e-10 * abs(r.llf)
+        assert z.parameters == r.parameters
+        assert np.allclose(z.params.sum(axis=1), 0, atol=1e-12)
+        # betas differing by the per-covariate mean
+        assert np.allclose(z.params, r.params - r.params.mean(axis=1, keepdims=True),
+                           atol=1e-7)
+        for i in range(MP_P):
+            a, b = r.wald_test(i), z.wald_test(i)
+            assert abs(a.statistic - b.statistic) <= 1e-7 * abs(a.statistic)
+            assert a.df == b.df == MP_V - 1
+        assert z.log_precision == pytest.approx(r.log_precision, rel=1e-9)
+        assert np.allclose(z.predict(XM[:5]), r.predict(XM[:5]), rtol=1e-8)
+        # The implied category's standard error: from the covariance of the sum.
+        cov = z.cov_params()
+        for i in range(MP_P):
+            idx = [k * MP_P + i for k in range(MP_V - 1)]
+            assert z.bse[i, 3] == pytest.approx(math.sqrt(cov[np.ix_(idx, idx)].sum()),
+                                                rel=1e-10)
+        assert "(implied)" in z.summary()
+    # A reference given by name
+    names = ["a", "b", "c", "d"]
+    with dirmn.regression(dirmn.Counts(YM, column_names=names), XM,
+                          parametrization="meanprecision", reference="c",
+                          tolerance=1e-14) as n:
+        assert n.reference == 2 and np.all(n.params[:, 2] == 0)
+        assert abs(n.llf - r.llf) <= 1e-10 * abs(r.llf)
+
+
+def test_mp_is_the_maximum_of_an_independent_optimiser(mp_fitted):
+    r = mp_fitted
+    theta = mp_free(r)
+    assert abs(r.llf - mp_loglik(theta)) <= 1e-10 * abs(r.llf)
+    assert abs(r.aic - (-2 * r.llf + 2 * r.parameters)) <= 1e-10 * abs(r.aic)
+    res = optimize.minimize(lambda t: -mp_loglik(t), np.zeros(theta.size), method="BFGS",
+                            options={"gtol": 1e-7, "maxiter": 2000})
+    theirs = -res.fun
+    assert r.llf >= theirs - 1e-6
+    assert np.allclose(res.x, theta, atol=1e-3)
+    # the covariance is the inverse of the reference's finite-difference Hessian
+    cov = np.linalg.inv(-fd_hessian(mp_loglik, theta))
+    assert np.max(np.abs(np.sqrt(np.diag(r.cov_params())) / np.sqrt(np.diag(cov)) - 1)) < 1e-3
+    # the Wald test of covariate 1, over its V - 1 free betas
+    idx = [k * MP_P + 1 for k in range(MP_V - 1)]
+    b = theta[idx]
+    stat = float(b @ np.linalg.solve(cov[np.ix_(idx, idx)], b))
+    t = r.wald_test(1)
+    assert t.df == MP_V - 1 and t.statistic == pytest.approx(stat, rel=1e-3)
+    assert t.pvalue == pytest.approx(stats.chi2.sf(t.statistic, MP_V - 1), rel=1e-8)
+
+
+def test_mp_predict(mp_fitted):
+    r = mp_fitted
+    eta = XM @ r.params
+    E = np.exp(eta)
+    want = r.precision * E / E.sum(axis=1, keepdims=True)
+    assert np.allclose(r.predict(XM), want, rtol=1e-12)
+    assert np.allclose(r.predict(XM).sum(axis=1), r.precision, rtol=1e-12)
+    assert np.allclose(r.predict(XM, kind="proportion"), want / r.precision, rtol=1e-12)
+
+
+def test_mp_likelihood_ratio_of_two_groups():
+    # An intercept alone against two groups: V - 1 more free coefficients.
+    group = (np.arange(MP_ROWS) % 2).astype(float)
+    X2 = np.column_stack([np.ones(MP_ROWS), group])
+    with dirmn.regression(YM, X2[:, :1], parametrization="meanprecision") as r0, \
+            dirmn.regression(YM, X2, parametrization="meanprecision") as r1:
+        df = r1.parameters - r0.parameters
+        assert df == MP_V - 1
+        lr = 2 * (r1.llf - r0.llf)
+        assert lr >= -1e-8
+        assert 0 <= stats.chi2.sf(lr, df) <= 1
+        assert r1.wald_test(1).df == df
+
+
+def test_mp_bad_options():
+    for kw, arg in ((dict(parametrization="mean_precision"), "parametrization"),
+                    (dict(parametrization=None), "parametrization"),
+                    (dict(parametrization="meanprecision", contrast="helmert"), "contrast"),
+                    (dict(parametrization="meanprecision", reference=MP_V), "reference"),
+                    (dict(parametrization="meanprecision", reference=-1), "reference"),
+                    (dict(parametrization="meanprecision", reference="nope"), "reference"),
+                    (dict(parametrization="meanprecision", reference=1.0), "reference")):
+        with pytest.raises(dirmn.InvalidArgumentError) as e:
+            dirmn.regression(YM, XM, **kw)
+        assert e.value.argument == arg
+        assert repr(list(kw.values())[-1]) in e.value.message or "= %s" % list(
+            kw.values())[-1] in e.value.message
+
+
+def test_mp_covariance_limit_counts_the_free_coefficients(monkeypatch):
+    # The kept covariance's limit is on the free coefficients (7 for the
+    # mean/precision model here, 8 for the log-linear one), read at each fit.
+    import sys
+    monkeypatch.setattr(sys.modules["dirmn.regression"], "REG_VCOV_MAX_COEFFICIENTS",
+                        MP_P * (MP_V - 1) + 1)
+    with dirmn.regression(YM, XM, parametrization="meanprecision") as m, \
+            dirmn.regression(YM, XM) as ll:
+        assert m.cov_params().shape == (7, 7)
+        with pytest.raises(dirmn.NotSupportedError) as e:
+            ll.cov_params()
+        assert "covariance of the 8 coefficients is not kept above 7" in e.value.message
+        assert np.all(np.isfinite(ll.bse)) and ll.wald_test(1).df == MP_V

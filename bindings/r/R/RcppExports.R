@@ -93,8 +93,8 @@ cpp_overdispersion_test <- function(xp, weights, tolerance, max_iterations) {
     .Call(`_dirmn_cpp_overdispersion_test`, xp, weights, tolerance, max_iterations)
 }
 
-cpp_reg_fit <- function(xp, x, weights, tolerance, max_iterations, progress, vcov_max) {
-    .Call(`_dirmn_cpp_reg_fit`, xp, x, weights, tolerance, max_iterations, progress, vcov_max)
+cpp_reg_fit <- function(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference) {
+    .Call(`_dirmn_cpp_reg_fit`, xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference)
 }
 
 cpp_reg_predict <- function(reg_xp, x) {

@@ -5,31 +5,44 @@
 #' Methods for objects returned by [dirmn_reg()]. Below, \eqn{\alpha_b}{alpha_b}
 #' is row b's fitted alpha, \eqn{A_b = \sum_v \alpha_{bv}}{A_b = sum(alpha_b)},
 #' \eqn{p_b = \alpha_b / A_b}{p_b = alpha_b / A_b} its expected proportions and
-#' \eqn{N_b} its total count.
+#' \eqn{N_b} its total count. P is the number of free coefficients
+#' (`object$parameters`): p V for the log-linear model, p (V - 1) + 1 for
+#' the mean/precision model.
 #'
 #' * `coef()` returns beta, the p x V matrix of coefficients (covariates x
-#'   categories).
-#' * `vcov()` returns their (p V) x (p V) covariance, the negative inverse
-#'   Hessian of the log-likelihood at the fit, in the order of
-#'   `as.vector(coef(object))` (covariates fastest), rows and columns named
-#'   `"<category>:<covariate>"`; all `NA` where the Hessian is not negative
-#'   definite (`hessian_definite = FALSE`). The standard errors are the
-#'   square roots of its diagonal (`summary()` shows them). Above 5000
-#'   coefficients the matrix is not kept (see [dirmn_reg()]) and `vcov()`
-#'   is an error of class `dirmn_error_not_supported`; the standard errors,
-#'   `summary()`, `confint()` and `wald_test()` do not need it.
-#' * `wald_test()` returns the Wald test of each covariate, that all its V
-#'   coefficients are 0: a data frame with one row per covariate and
+#'   categories); for the mean/precision model the reference category's
+#'   column is 0 (with `contrast = "sum"`, minus the sum of the others').
+#'   The precision is `object$precision` (phi) and `object$log_precision`.
+#' * `vcov()` returns the P x P covariance of the free coefficients, the
+#'   negative inverse Hessian of the log-likelihood at the fit: log-linear,
+#'   in the order of `as.vector(coef(object))` (covariates fastest), rows
+#'   and columns named `"<category>:<covariate>"`; mean/precision, the same
+#'   without the reference category's column, then the log precision
+#'   (named `"(log precision)"`). All `NA` where the Hessian is not
+#'   negative definite (`hessian_definite = FALSE`). The standard errors
+#'   are the square roots of its diagonal (`summary()` shows them). Above
+#'   5000 free coefficients the matrix is not kept (see [dirmn_reg()]) and
+#'   `vcov()` is an error of class `dirmn_error_not_supported`; the
+#'   standard errors, `summary()`, `confint()` and `wald_test()` do not
+#'   need it.
+#' * `wald_test()` returns the Wald test of each covariate, that all its
+#'   free coefficients are 0: a data frame with one row per covariate and
 #'   columns `statistic` (\eqn{b^T S^{-1} b}{b' S^-1 b}, b the covariate's
-#'   coefficients and S their covariance), `df` (V) and `p_value` (from the
-#'   chi-square distribution with V degrees of freedom); as \pkg{MGLM}'s
-#'   "Hypothesis test". Computed by libdirmn at the fit
-#'   (`dirmn_reg_wald_test()`), for any number of coefficients.
+#'   free coefficients and S their covariance), `df` (V; V - 1 for the
+#'   mean/precision model, where the test is the same under either
+#'   contrast) and `p_value` (from the chi-square distribution with `df`
+#'   degrees of freedom); as \pkg{MGLM}'s "Hypothesis test". Computed by
+#'   libdirmn at the fit (`dirmn_reg_wald_test()`), for any number of
+#'   coefficients.
 #' * `summary()` gives, per coefficient, the estimate, its standard error,
 #'   the z value and its two-sided p-value (a Wald test), one table per
-#'   category when printed, and the Wald tests of the covariates.
+#'   category when printed (not for a reference category, whose
+#'   coefficients are fixed at 0; with `contrast = "sum"` the implied
+#'   category's from the covariance of the others'), the Wald tests of the
+#'   covariates, and for the mean/precision model the log precision with
+#'   its standard error (`precision`) and phi.
 #' * `logLik()` returns the maximised log-likelihood (with the multinomial
-#'   coefficients) as a `"logLik"` object with `df` = p V and `nobs` = the
+#'   coefficients) as a `"logLik"` object with `df` = P and `nobs` = the
 #'   observations (rows with counts and positive weight; the sum of their
 #'   weights when weights are given), so [AIC()] and [BIC()] work.
 #' * `anova(fit0, fit1, ...)` compares nested fits to the same counts (the
@@ -37,15 +50,20 @@
 #'   are taken by increasing number of parameters, and each is tested
 #'   against the one before it: `Chisq` = 2 (difference of the
 #'   log-likelihoods) on `Df` = the difference of the numbers of
-#'   parameters, `Pr(>Chisq)` from the chi-square distribution. Fits to
-#'   other counts, or with the same number of parameters, are an error
-#'   (class `dirmn_error_invalid_argument`); a design whose columns are not
-#'   combinations of the next larger design's (so the fits are not nested)
-#'   gives a warning of class `dirmn_argument_warning`.
+#'   parameters (the free coefficients P), `Pr(>Chisq)` from the
+#'   chi-square distribution. Fits to other counts, or with the same
+#'   number of parameters, are an error (class
+#'   `dirmn_error_invalid_argument`); a design whose columns are not
+#'   combinations of the next larger design's (so the fits are not nested),
+#'   or fits of the two parametrisations (nested only where the smaller is
+#'   an intercept alone, the shared-alpha model of both), give a warning of
+#'   class `dirmn_argument_warning`.
 #' * `predict()` returns, for the rows of `newdata` (a data frame with the
 #'   covariates of the formula; factors are coded with the fit's levels and
 #'   contrasts), alpha (`type = "alpha"`, through libdirmn's
-#'   `dirmn_reg_predict()`: \eqn{\exp(x_b^T \beta)}{exp(x_b' beta)}) or the
+#'   `dirmn_reg_predict()`: \eqn{\exp(x_b^T \beta)}{exp(x_b' beta)}, or
+#'   \eqn{\phi\,\mathrm{softmax}(x_b^T \beta)}{phi softmax(x_b' beta)} for
+#'   the mean/precision model) or the
 #'   expected proportions (`type = "proportion"`: alpha over its row sum);
 #'   a rows x V matrix. Rows with `NA` covariates give `NA` rows. Without
 #'   `newdata`, the fitted rows. A fit restored with [readRDS()] predicts
@@ -70,9 +88,9 @@
 #'   Residuals are not weighted by the row weights. With `na.action =
 #'   na.exclude` in the fit, `fitted()`, `residuals()` and `predict()`
 #'   without `newdata` have `NA` rows where rows were left out.
-#' * `confint()` gives Wald intervals of the coefficients, estimate
+#' * `confint()` gives Wald intervals of the free coefficients, estimate
 #'   \eqn{\pm}{+/-} `qnorm((1 + level) / 2)` standard errors, one row per
-#'   coefficient named as `vcov()`'s.
+#'   coefficient named as `vcov()`'s (the log precision's included).
 #' * `nobs()` returns the number of observations (see `logLik()`).
 #'
 #' @param object,x A `dirmn_reg` object (or its summary, for `print()`).
@@ -109,17 +127,23 @@
 #' head(fitted(fit))
 #' head(residuals(fit))
 #' predict(fit, newdata = data.frame(x = 0, z = 0))
+#' # the mean/precision parametrisation
+#' mp <- dirmn_reg(Y ~ x + z, data = d, parametrization = "meanprecision")
+#' coef(mp)
+#' vcov(mp)["(log precision)", "(log precision)"]
+#' anova(dirmn_reg(Y ~ 1, data = d, parametrization = "meanprecision"), mp)
 NULL
 
 #' @rdname dirmn_reg-methods
 #' @export
 print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 10L, ...) {
-  cat("Dirichlet-multinomial regression, alpha = exp(X beta)\n")
+  cat(.reg_title(x), "\n", sep = "")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   beta <- x$coefficients
   cat(sprintf("%s rows (%s observations: rows with counts and positive weight%s), %s covariates, %s categories\n",
               .num(nrow(x$x)), .num(x$nobs), if (is.null(x$weights)) "" else ", by weight",
               .num(nrow(beta)), .num(ncol(beta))))
+  if (.reg_mp(x)) cat(.reg_contrast_line(x$contrast, colnames(beta)[[x$reference]]), "\n", sep = "")
   if (ncol(beta) > n) {
     cat(sprintf("\nCoefficients (covariates x categories; the first %d of %d categories):\n", n,
                 ncol(beta)))
@@ -129,8 +153,38 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
   }
   print(beta, digits = digits)
   cat("\n")
+  if (.reg_mp(x)) {
+    cat(.reg_precision_line(x$precision, x$log_precision, x$std_error_log_precision, digits),
+        "\n", sep = "")
+  }
   .reg_fit_lines(x, digits)
   invisible(x)
+}
+
+# A mean/precision fit (an object saved before the parametrisations
+# existed is log-linear).
+.reg_mp <- function(x) identical(x$parametrization, "meanprecision")
+
+.reg_title <- function(x) {
+  if (.reg_mp(x)) {
+    "Dirichlet-multinomial regression (mean/precision), alpha = phi softmax(X beta)"
+  } else {
+    "Dirichlet-multinomial regression, alpha = exp(X beta)"
+  }
+}
+
+.reg_contrast_line <- function(contrast, category) {
+  if (identical(contrast, "sum")) {
+    sprintf("Contrast: each covariate's coefficients sum to 0 (category %s implied)", category)
+  } else {
+    sprintf("Reference category: %s (its coefficients are 0)", category)
+  }
+}
+
+.reg_precision_line <- function(precision, log_precision, se, digits) {
+  sprintf("Precision: phi = %s (log phi = %s, std. error %s)",
+          format(precision, digits = digits), format(log_precision, digits = digits),
+          format(se, digits = digits))
 }
 
 .reg_fit_lines <- function(x, digits) {
@@ -150,15 +204,30 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
 #' @export
 summary.dirmn_reg <- function(object, ...) {
   beta <- object$coefficients
-  est <- as.vector(beta)
-  se <- .reg_std_errors(object)
+  mp <- .reg_mp(object)
+  # the categories with a table: all but a reference category (its
+  # coefficients are fixed at 0)
+  blocks <- seq_len(ncol(beta))
+  if (mp && identical(object$contrast, "reference")) blocks <- blocks[-object$reference]
+  est <- as.vector(beta[, blocks, drop = FALSE])
+  se <- as.vector(.reg_std_error_matrix(object)[, blocks, drop = FALSE])
   z <- est / se
   coefs <- cbind(est, se, z, 2 * stats::pnorm(-abs(z)))
-  dimnames(coefs) <- list(.reg_parameter_names(rownames(beta), colnames(beta)),
+  dimnames(coefs) <- list(.reg_parameter_names(rownames(beta), colnames(beta)[blocks]),
                           c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
+  precision <- NULL
+  if (mp) {
+    precision <- matrix(c(object$log_precision, object$std_error_log_precision, object$precision),
+                        1L, 3L, dimnames = list("(log precision)",
+                                                c("Estimate", "Std. Error", "phi")))
+  }
   structure(
     list(call = object$call, coefficients = coefs, covariates = rownames(beta),
-         categories = colnames(beta), wald_test = object$wald_test, loglik = object$loglik,
+         categories = colnames(beta), blocks = colnames(beta)[blocks],
+         parametrization = if (mp) "meanprecision" else "loglinear",
+         contrast = object$contrast,
+         reference = if (mp) colnames(beta)[[object$reference]],
+         precision = precision, wald_test = object$wald_test, loglik = object$loglik,
          parameters = object$parameters, aic = object$aic, bic = object$bic,
          nobs = object$nobs, rows = nrow(object$x), iterations = object$iterations,
          converged = object$converged, gradient_norm = object$gradient_norm,
@@ -171,22 +240,34 @@ summary.dirmn_reg <- function(object, ...) {
 #' @export
 print.summary.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 10L,
                                     ...) {
-  cat("Dirichlet-multinomial regression, alpha = exp(X beta)\n")
+  mp <- identical(x$parametrization, "meanprecision")
+  cat(.reg_title(x), "\n", sep = "")
   if (!is.null(x$call)) cat("Call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   p <- length(x$covariates)
   V <- length(x$categories)
   cat(sprintf("%s rows (%s observations), %s covariates, %s categories\n", .num(x$rows),
               .num(x$nobs), .num(p), .num(V)))
-  shown <- seq_len(min(V, n))
-  if (V > n) cat(sprintf("(coefficients of the first %d of %d categories)\n", n, V))
-  for (v in shown) {
-    cat(sprintf("\nCategory %s:\n", x$categories[[v]]))
-    block <- x$coefficients[(v - 1L) * p + seq_len(p), , drop = FALSE]
+  if (mp) cat(.reg_contrast_line(x$contrast, x$reference), "\n", sep = "")
+  blocks <- x$blocks
+  if (is.null(blocks)) blocks <- x$categories   # a summary saved by an earlier version
+  B <- length(blocks)
+  shown <- seq_len(min(B, n))
+  if (B > n) cat(sprintf("(coefficients of the first %d of %d categories)\n", n, B))
+  for (k in shown) {
+    implied <- mp && identical(x$contrast, "sum") && identical(blocks[[k]], x$reference)
+    cat(sprintf("\nCategory %s%s:\n", blocks[[k]],
+                if (implied) " (implied: minus the sum of the others)" else ""))
+    block <- x$coefficients[(k - 1L) * p + seq_len(p), , drop = FALSE]
     rownames(block) <- x$covariates
     stats::printCoefmat(block, digits = digits, na.print = "NA",
-                        signif.legend = v == shown[[length(shown)]])
+                        signif.legend = k == shown[[length(shown)]])
   }
-  cat("\nWald tests of the covariates (all the covariate's coefficients 0):\n")
+  if (mp) {
+    cat("\nPrecision (one for every row):\n")
+    print(x$precision, digits = digits)
+  }
+  cat(sprintf("\nWald tests of the covariates (all the covariate's %scoefficients 0):\n",
+              if (mp) "free " else ""))
   w <- x$wald_test
   tab <- cbind(`Wald statistic` = format(w$statistic, digits = digits),
                Df = format(w$df), `Pr(>Chisq)` = format.pval(w$p_value, digits = digits))
@@ -206,7 +287,8 @@ coef.dirmn_reg <- function(object, ...) object$coefficients
 vcov.dirmn_reg <- function(object, ...) {
   if (!is.null(object$vcov)) return(object$vcov)
   beta <- object$coefficients
-  P <- length(beta)
+  P <- object$parameters
+  if (is.null(P)) P <- length(beta)
   if (P > .reg_vcov_max_coefficients) {
     .stop("not_supported", sprintf(paste(
       "the covariance of the %.0f coefficients is not kept above %.0f coefficients (it would be",
@@ -214,18 +296,39 @@ vcov.dirmn_reg <- function(object, ...) {
       "tests (wald_test()) are available"), P, .reg_vcov_max_coefficients, P, P,
       format(8e-9 * P * P, digits = 3L)), sys.call())
   }
-  nm <- .reg_parameter_names(rownames(beta), colnames(beta))
+  nm <- .reg_free_names(rownames(beta), colnames(beta),
+                        if (.reg_mp(object)) object$reference)
   matrix(NA_real_, length(nm), length(nm), dimnames = list(nm, nm))
 }
 
-# The standard errors in vec(beta) order, named as vcov()'s rows: the
-# library's, kept at the fit (NA without a covariance); from vcov() for an
-# object without them.
-.reg_std_errors <- function(object) {
+# The standard errors, p x V as the coefficients: the library's, kept at
+# the fit (NA without a covariance; 0 for a reference category's); from
+# vcov() for a log-linear object without them (saved by an earlier
+# version).
+.reg_std_error_matrix <- function(object) {
   se <- attr(object, "std_errors", exact = TRUE)
-  if (is.null(se)) return(sqrt(diag(vcov(object))))
+  if (!is.null(se)) return(se)
   beta <- object$coefficients
-  stats::setNames(as.vector(se), .reg_parameter_names(rownames(beta), colnames(beta)))
+  matrix(sqrt(diag(vcov(object))), nrow(beta), ncol(beta), dimnames = dimnames(beta))
+}
+
+# The free coefficients' estimates and standard errors, in vcov()'s order
+# and named as its rows: vec(beta) (log-linear), or vec(beta) without the
+# reference category's column, then the log precision (mean/precision).
+.reg_free <- function(object) {
+  beta <- object$coefficients
+  se <- .reg_std_error_matrix(object)
+  if (!.reg_mp(object)) {
+    nm <- .reg_parameter_names(rownames(beta), colnames(beta))
+    return(list(estimate = stats::setNames(as.vector(beta), nm),
+                se = stats::setNames(as.vector(se), nm)))
+  }
+  r <- object$reference
+  nm <- .reg_free_names(rownames(beta), colnames(beta), r)
+  list(estimate = stats::setNames(c(as.vector(beta[, -r, drop = FALSE]), object$log_precision),
+                                  nm),
+       se = stats::setNames(c(as.vector(se[, -r, drop = FALSE]), object$std_error_log_precision),
+                            nm))
 }
 
 #' @rdname dirmn_reg-methods
@@ -277,7 +380,16 @@ anova.dirmn_reg <- function(object, ...) {
   models <- models[ord]
   df <- df[ord]
   for (i in seq_along(models)[-1L]) {
-    if (!.nested_design(models[[i - 1L]]$x, models[[i]]$x)) {
+    small <- models[[i - 1L]]
+    if (.reg_mp(small) != .reg_mp(models[[i]]) && !.intercept_only(small$x)) {
+      warning(structure(class = c("dirmn_argument_warning", "warning", "condition"), list(
+        message = sprintf(paste(
+          "the fits with %s and %s parameters are of different parametrizations (log-linear",
+          "and mean/precision), which are nested only where the smaller has an intercept",
+          "alone: the likelihood-ratio test does not apply"), .num(df[[i - 1L]]),
+          .num(df[[i]])),
+        call = call)))
+    } else if (!.nested_design(small$x, models[[i]]$x)) {
       warning(structure(class = c("dirmn_argument_warning", "warning", "condition"), list(
         message = sprintf(paste(
           "the design of the fit with %s parameters is not within the design of the fit with",
@@ -315,6 +427,12 @@ anova.dirmn_reg <- function(object, ...) {
   isTRUE(all(ya == yb)) && identical(a$weights, b$weights)
 }
 
+# A design of one constant column: the shared-alpha model (of either
+# parametrisation).
+.intercept_only <- function(x) {
+  ncol(x) == 1L && nrow(x) > 0L && all(x[, 1L] == x[1L, 1L]) && x[1L, 1L] != 0
+}
+
 # The columns of `small` lie in the column space of `big` (to rounding).
 .nested_design <- function(small, big) {
   r <- qr.resid(qr(big), small)
@@ -341,7 +459,8 @@ predict.dirmn_reg <- function(object, newdata = NULL, type = c("alpha", "proport
   if (type == "alpha") alpha else alpha / rowSums(alpha)
 }
 
-# alpha = exp(x beta) of the rows of design x through dirmn_reg_predict,
+# alpha = exp(x beta) (mean/precision: phi softmax(x beta)) of the rows of
+# design x through dirmn_reg_predict,
 # rows with NA (or NaN) covariates NA; from the coefficients in R where the
 # library's handle is gone (a fit restored from disk).
 .reg_alpha <- function(object, x, call) {
@@ -352,7 +471,13 @@ predict.dirmn_reg <- function(object, newdata = NULL, type = c("alpha", "proport
   xo <- x[ok, , drop = FALSE]
   res <- cpp_reg_predict(object$ptr, xo)
   if (.failed(res) && res$status == .status_code("null_pointer")) {
-    res <- exp(xo %*% beta)
+    eta <- xo %*% beta
+    if (.reg_mp(object)) {
+      e <- exp(eta - apply(eta, 1L, max))
+      res <- object$precision * e / rowSums(e)
+    } else {
+      res <- exp(eta)
+    }
   } else if (.failed(res)) {
     # positions among the rows of x, not of the complete ones
     if (!is.na(res$row)) res$row <- ok[[res$row + 1]] - 1
@@ -400,8 +525,9 @@ residuals.dirmn_reg <- function(object, type = c("pearson", "response", "devianc
 confint.dirmn_reg <- function(object, parm, level = 0.95, ...) {
   call <- sys.call()
   .check_level(level, call)
-  est <- as.vector(object$coefficients)
-  se <- .reg_std_errors(object)
+  free <- .reg_free(object)
+  est <- free$estimate
+  se <- free$se
   q <- stats::qnorm(0.5 + level / 2)
   out <- cbind(est - q * se, est + q * se)
   pct <- paste(format(100 * c((1 - level) / 2, 1 - (1 - level) / 2), trim = TRUE,

@@ -4,24 +4,45 @@
 #' covariates \eqn{x_b} (a row of the design matrix that [model.matrix()]
 #' makes from `formula`), has Dirichlet-multinomial parameters
 #' \deqn{\alpha_{bv} = \exp(x_b^T \beta_v),}{alpha_bv = exp(x_b' beta_v),}
-#' with \eqn{\beta} a p x V matrix of coefficients, one column per category.
-#' Every category has its own coefficients (there is no reference
-#' category: \eqn{\alpha} is not normalised, its sum carries the
-#' overdispersion), the parametrisation of \pkg{MGLM}'s
-#' `MGLMreg(dist = "DM")`. A covariate shifts the proportions
+#' with \eqn{\beta} a p x V matrix of coefficients, one column per category
+#' (`parametrization = "loglinear"`, the default). Every category has its
+#' own coefficients (there is no reference category: \eqn{\alpha} is not
+#' normalised, its sum carries the overdispersion), the parametrisation of
+#' \pkg{MGLM}'s `MGLMreg(dist = "DM")`. A covariate shifts the proportions
 #' \eqn{\alpha_{bv} / \sum_u \alpha_{bu}}{alpha_bv / sum_u alpha_bu} through
 #' the differences of its coefficients between categories, and the precision
 #' \eqn{\sum_u \alpha_{bu}}{sum_u alpha_bu} through their common level.
 #'
+#' With `parametrization = "meanprecision"` (the parametrisation of
+#' \pkg{DRIMSeq} and \pkg{brms}) the covariates act on the proportions
+#' alone and every row has the same precision
+#' \eqn{\phi = \exp(\gamma)}{phi = exp(gamma)}:
+#' \deqn{\alpha_{bv} = \phi \frac{\exp(x_b^T \beta_v)}{\sum_u \exp(x_b^T
+#' \beta_u)}.}{alpha_bv = phi exp(x_b' beta_v) / sum_u exp(x_b' beta_u).}
+#' The proportions do not change when a constant is added to a covariate's
+#' coefficients across the categories, so they are identified by a
+#' `contrast`: `"reference"` (the default) fixes the coefficients of the
+#' `reference` category at 0 (the others are log-ratios of proportions to
+#' its); `"sum"` makes each covariate's coefficients sum to 0 over the
+#' categories (the `reference` category's are then minus the sum of the
+#' others'). Both give the same fit, log-likelihood and Wald tests; the
+#' coefficients differ by each covariate's mean over the categories. The
+#' model has p (V - 1) + 1 free coefficients (V - 1 categories' betas and
+#' the log precision \eqn{\gamma}{gamma}), which [logLik()], [AIC()],
+#' [BIC()] and [anova()] count; with an intercept alone it is the shared-alpha
+#' fit of [dirmn_fit()], as the log-linear model is. (`contrast` is not
+#' `contrasts`, the coding of factor covariates in the design matrix.)
+#'
 #' The maximum-likelihood fit is libdirmn's `dirmn_reg_fit()`: Newton's
-#' method in vec(beta) from the per-row derivatives of the log-likelihood,
+#' method in the free coefficients from the per-row derivatives of the log-likelihood,
 #' safeguarded by Levenberg damping and step halving, from the shared-alpha
 #' fit ([dirmn_fit()]) regressed on the design. It stops when the predicted
 #' gain of a Newton step (half the squared Newton decrement) is below
 #' `tolerance` times the absolute log-likelihood. The covariance of the
-#' coefficients ([vcov()]) is the negative inverse Hessian at the fit, and
-#' the Wald test of each covariate ([wald_test()]) tests that all its V
-#' coefficients are 0 (chi-square with V degrees of freedom). Each Newton
+#' free coefficients ([vcov()]) is the negative inverse Hessian at the fit,
+#' and the Wald test of each covariate ([wald_test()]) tests that all its
+#' free coefficients are 0 (chi-square with V degrees of freedom; V - 1 for
+#' the mean/precision model). The log-linear model's Newton
 #' system is solved in the smaller of the number of coefficients (p V) and
 #' the number of rows with counts (through the Woodbury identity where the
 #' rows are fewer), so many categories over few rows fit too; a fit is
@@ -29,8 +50,8 @@
 #' `DIRMN_REG_MAX_SYSTEM`).
 #'
 #' The covariance matrix of the coefficients is kept in the object only up
-#' to 5000 coefficients (p V): above that it would be (p V)^2 numbers (51 GB
-#' at 80000), and [vcov()] is an error of class
+#' to 5000 free coefficients (`parameters`): above that it would be
+#' `parameters`^2 numbers (51 GB at 80000), and [vcov()] is an error of class
 #' `dirmn_error_not_supported`. The standard errors ([summary()],
 #' [confint()]) and the Wald tests ([wald_test()]) are computed by libdirmn
 #' at the fit for any size and kept.
@@ -73,8 +94,20 @@
 #' @param subset An optional expression selecting the rows to fit (as
 #'   [lm()]'s).
 #' @param na.action What to do with rows holding `NA` (as [lm()]'s).
+#' @param parametrization `"loglinear"` (alpha = exp(X beta), MGLM's) or
+#'   `"meanprecision"` (alpha = phi softmax(X beta), one precision phi; see
+#'   Details).
+#' @param contrast For `"meanprecision"`: how each covariate's coefficients
+#'   are identified, `"reference"` (the `reference` category's are 0) or
+#'   `"sum"` (they sum to 0 over the categories). Not used by the
+#'   log-linear model.
+#' @param reference For `"meanprecision"`: the reference category (with
+#'   `contrast = "sum"`, the one whose coefficients are minus the sum of the
+#'   others'), its number (1 to V) or its name (a column name of the
+#'   response); the first by default. Not used by the log-linear model.
 #' @param contrasts `NULL` or a list of contrasts for the factors of the
-#'   formula (the `contrasts.arg` of [model.matrix()]).
+#'   formula (the `contrasts.arg` of [model.matrix()]; not to be confused
+#'   with `contrast`).
 #' @param tolerance Relative convergence tolerance (see Details).
 #' @param max_iterations Maximum number of Newton steps.
 #' @param verbose If `TRUE`, report every Newton step (its number, the
@@ -90,20 +123,36 @@
 #'     \item{`coefficients`}{beta, the p x V matrix of coefficients: rows
 #'       named by the columns of the design matrix (`"(Intercept)"`,
 #'       `"x1"`, ...), columns by the categories (the response's column
-#'       names, or `"V1"`, `"V2"`, ...).}
-#'     \item{`vcov`}{their (p V) x (p V) covariance in the order of
-#'       `as.vector(coefficients)` (covariates fastest), named
-#'       `"<category>:<covariate>"`; `NULL` where `hessian_definite` is
-#'       `FALSE`, and above 5000 coefficients (see Details).}
+#'       names, or `"V1"`, `"V2"`, ...). Mean/precision: the reference
+#'       category's column is 0 (`contrast = "reference"`) or minus the sum
+#'       of the others (`"sum"`).}
+#'     \item{`vcov`}{the P x P covariance of the free coefficients:
+#'       log-linear, in the order of `as.vector(coefficients)` (covariates
+#'       fastest), named `"<category>:<covariate>"`; mean/precision, the
+#'       same without the reference category's column, then the log
+#'       precision, named `"(log precision)"`. `NULL` where
+#'       `hessian_definite` is `FALSE`, and above 5000 free coefficients
+#'       (see Details).}
 #'     \item{`wald_test`}{a data frame with one row per covariate (named by
-#'       it): `statistic`, `df` (V) and `p_value` of the Wald test that all
-#'       the covariate's coefficients are 0 (computed at the fit, for any
-#'       number of coefficients).}
+#'       it): `statistic`, `df` (V; V - 1 for mean/precision) and `p_value`
+#'       of the Wald test that all the covariate's free coefficients are 0
+#'       (computed at the fit, for any number of coefficients).}
 #'     \item{`loglik`}{the maximised log-likelihood, with the multinomial
 #'       coefficients (the log pmf of the counts).}
 #'     \item{`aic`, `bic`}{-2 loglik + 2 P and -2 loglik + P log(nobs), as
 #'       [AIC()] and [BIC()] give them.}
-#'     \item{`parameters`}{P = p V, the number of coefficients.}
+#'     \item{`parameters`}{P, the number of free coefficients: p V
+#'       (log-linear) or p (V - 1) + 1 (mean/precision).}
+#'     \item{`parametrization`}{`"loglinear"` or `"meanprecision"`.}
+#'     \item{`contrast`, `reference`}{mean/precision: the contrast
+#'       (`"reference"` or `"sum"`) and the reference category's number (1
+#'       to V; its name is `colnames(coefficients)[reference]`); `NULL` for
+#'       a log-linear fit.}
+#'     \item{`precision`, `log_precision`, `std_error_log_precision`}{
+#'       mean/precision: phi, the sum of every row's alpha, its log
+#'       \eqn{\gamma}{gamma} and the standard error of the log (`NA`
+#'       where `hessian_definite` is `FALSE`); `NULL` for a log-linear fit
+#'       (whose rows' sums of alpha differ).}
 #'     \item{`nobs`}{the observations: the rows with counts and positive
 #'       weight (the sum of their weights when weights are given).}
 #'     \item{`gradient_norm`, `iterations`, `converged`}{the largest absolute
@@ -152,12 +201,24 @@
 #' d[colnames(Y)] <- as.data.frame(Y)
 #' fit0 <- dirmn_reg(cbind(A, B, C) ~ x, data = d)
 #' anova(fit0, fit)
-dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrasts = NULL,
-                      tolerance = 1e-10, max_iterations = 200L, verbose = FALSE,
-                      backend = getOption("dirmn.backend", "auto"), ...) {
+#'
+#' # the mean/precision parametrisation: proportions and one precision
+#' mp <- dirmn_reg(Y ~ x + group, data = d, parametrization = "meanprecision",
+#'                 reference = "C")
+#' summary(mp)
+#' mp$precision
+dirmn_reg <- function(formula, data, weights = NULL,
+                      parametrization = c("loglinear", "meanprecision"),
+                      contrast = c("reference", "sum"), reference = 1L, subset, na.action,
+                      contrasts = NULL, tolerance = 1e-10, max_iterations = 200L,
+                      verbose = FALSE, backend = getOption("dirmn.backend", "auto"), ...) {
   call <- match.call()
   ecall <- sys.call()
   .renamed_args(list(...), character(), ecall)
+  parametrization <- .reg_choice(parametrization, c("loglinear", "meanprecision"),
+                                 "parametrization", ecall)
+  contrast <- .reg_choice(contrast, c("reference", "sum"), "contrast", ecall)
+  mean_precision <- parametrization == "meanprecision"
   .check_flag(verbose, "verbose", ecall)
   tolerance <- .check_positive(tolerance, "tolerance", ecall)
   max_iterations <- .check_count(max_iterations, "max_iterations", ecall, min = 0L)
@@ -212,6 +273,7 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
   categories <- colnames(y)
   if (is.null(categories)) categories <- paste0("V", seq_len(ncol(y)))
   covariates <- colnames(x)
+  reference <- .reg_reference(reference, categories, ecall)
 
   prepared <- .prepare(y, backend, ecall, arg = "response", backend_option = missing(backend))
   on.exit(.release(prepared))
@@ -223,7 +285,8 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
     })
   }
   res <- cpp_reg_fit(prepared$counts$ptr, x, weights, tolerance, max_iterations, progress,
-                     .reg_vcov_max_coefficients)
+                     .reg_vcov_max_coefficients, as.integer(mean_precision),
+                     as.integer(contrast == "sum"), reference - 1)
   if (.failed(res)) .raise_reg(res, ecall, covariates, categories, rownames(x))
   if (!res$converged) {
     .warn_convergence(sprintf(
@@ -238,8 +301,19 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
   dimnames(std_errors) <- list(covariates, categories)
   vcov <- res$vcov
   if (!is.null(vcov)) {
-    nm <- .reg_parameter_names(covariates, categories)
+    nm <- .reg_free_names(covariates, categories, if (mean_precision) reference)
     dimnames(vcov) <- list(nm, nm)
+  }
+  model <- res$model
+  if (mean_precision) {
+    reference <- as.integer(model$reference) + 1L
+    precision <- list(contrast = if (model$contrast == 1L) "sum" else "reference",
+                      reference = reference, precision = exp(model$log_precision),
+                      log_precision = model$log_precision,
+                      std_error_log_precision = model$std_error_log_precision)
+  } else {
+    precision <- list(contrast = NULL, reference = NULL, precision = NULL,
+                      log_precision = NULL, std_error_log_precision = NULL)
   }
   wald <- data.frame(statistic = res$wald_statistic, df = res$wald_df,
                      p_value = res$wald_p_value, row.names = covariates)
@@ -252,6 +326,12 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
       aic = res$aic,
       bic = res$bic,
       parameters = res$parameters,
+      parametrization = parametrization,
+      contrast = precision$contrast,
+      reference = precision$reference,
+      precision = precision$precision,
+      log_precision = precision$log_precision,
+      std_error_log_precision = precision$std_error_log_precision,
       nobs = res$observations,
       gradient_norm = res$gradient_norm,
       iterations = res$iterations,
@@ -270,14 +350,15 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
       ptr = res$ptr
     ),
     # the standard errors (p x V, NA without a covariance), the library's:
-    # summary() and confint() read them (.reg_std_errors), for any size
+    # summary() and confint() read them (.reg_std_error_matrix), for any size
     std_errors = std_errors,
     class = "dirmn_reg"
   )
 }
 
-# The most coefficients (p V) whose covariance a dirmn_reg object keeps
-# (`vcov`): (p V)^2 doubles, 200 MB at 5000. Above it the object holds no
+# The most free coefficients (`parameters`: p V, or p (V - 1) + 1 for the
+# mean/precision model) whose covariance a dirmn_reg object keeps
+# (`vcov`): their number squared doubles, 200 MB at 5000. Above it the object holds no
 # matrix and vcov() is an error; the standard errors and Wald tests are
 # libdirmn's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any size.
 # The Julia and Python packages keep it up to the same size.
@@ -294,6 +375,51 @@ dirmn_reg <- function(formula, data, weights = NULL, subset, na.action, contrast
 .reg_parameter_names <- function(covariates, categories) {
   paste(rep(categories, each = length(covariates)), rep(covariates, length(categories)),
         sep = ":")
+}
+
+# The names of the free coefficients, in the library's order of the
+# covariance: vec(beta); for the mean/precision model (`reference`, the
+# reference or implied category's number, not NULL) without the reference
+# category's column, then the log precision.
+.reg_free_names <- function(covariates, categories, reference = NULL) {
+  if (is.null(reference)) return(.reg_parameter_names(covariates, categories))
+  c(.reg_parameter_names(covariates, categories[-reference]), "(log precision)")
+}
+
+# A choice among `choices` (the first when `value` is the default vector),
+# or an error naming the argument and the value.
+.reg_choice <- function(value, choices, name, call) {
+  if (identical(value, choices)) return(choices[1L])
+  if (!is.character(value) || length(value) != 1L || is.na(value) || !(value %in% choices)) {
+    given <- paste(deparse(value, width.cutoff = 60L), collapse = " ")
+    .stop("invalid_argument", sprintf("%s must be one of %s, not %s", name,
+                                      paste0("\"", choices, "\"", collapse = ", "), given), call)
+  }
+  value
+}
+
+# The reference category's number (1 to V): `reference` is a number or a
+# category's name (a column name of the response).
+.reg_reference <- function(reference, categories, call) {
+  V <- length(categories)
+  if (is.character(reference) && length(reference) == 1L && !is.na(reference)) {
+    i <- match(reference, categories)
+    if (is.na(i)) {
+      shown <- if (V <= 10L) categories else c(categories[1:10], "...")
+      .stop("invalid_argument", sprintf(
+        "reference \"%s\" is not a category: the categories are %s", reference,
+        paste0("\"", shown, "\"", collapse = ", ")), call)
+    }
+    return(i)
+  }
+  if (!is.numeric(reference) || length(reference) != 1L || is.na(reference) ||
+      reference != trunc(reference) || reference < 1 || reference > V) {
+    given <- paste(deparse(reference, width.cutoff = 60L), collapse = " ")
+    .stop("invalid_argument", sprintf(
+      "reference must be a category, a number from 1 to %d or a category's name, not %s", V,
+      given), call)
+  }
+  as.integer(reference)
 }
 
 # Raises the condition of a failed regression call, its position worded by

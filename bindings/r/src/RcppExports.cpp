@@ -275,8 +275,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_reg_fit
-SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations, SEXP progress, double vcov_max);
-RcppExport SEXP _dirmn_cpp_reg_fit(SEXP xpSEXP, SEXP xSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP, SEXP vcov_maxSEXP) {
+SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations, SEXP progress, double vcov_max, int model, int contrast, double reference);
+RcppExport SEXP _dirmn_cpp_reg_fit(SEXP xpSEXP, SEXP xSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP, SEXP vcov_maxSEXP, SEXP modelSEXP, SEXP contrastSEXP, SEXP referenceSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -286,7 +286,10 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type vcov_max(vcov_maxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_reg_fit(xp, x, weights, tolerance, max_iterations, progress, vcov_max));
+    Rcpp::traits::input_parameter< int >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< int >::type contrast(contrastSEXP);
+    Rcpp::traits::input_parameter< double >::type reference(referenceSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_fit(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -335,7 +338,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_mixture_defaults", (DL_FUNC) &_dirmn_cpp_mixture_defaults, 0},
     {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},
     {"_dirmn_cpp_overdispersion_test", (DL_FUNC) &_dirmn_cpp_overdispersion_test, 4},
-    {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 7},
+    {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 10},
     {"_dirmn_cpp_reg_predict", (DL_FUNC) &_dirmn_cpp_reg_predict, 2},
     {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
     {NULL, NULL, 0}

@@ -60,18 +60,25 @@ SEXP check_design(SEXP x, int64_t* rows, int64_t* p) {
 // dirmn_reg_fit of the prepared table `xp` on the design `x` (a rows x p
 // double matrix, read through strides: R stores (b, i) at b + i * rows), as
 // a plain list (R/regression.R makes the dirmn_reg object):
-// `coefficients` and `std_errors` (p x V), `vcov` ((p V) x (p V), vec(beta)
-// order; only where p V <= vcov_max, else NULL: it is (p V)^2 doubles) and
+// `coefficients` and `std_errors` (p x V), `vcov` (P x P over the P =
+// info.parameters free coefficients: vec(beta), without the reference
+// category's column and with the log precision last for the mean/precision
+// model; only where P <= vcov_max, else NULL: it is P^2 doubles) and
 // the Wald tests of every covariate (`wald_statistic`, `wald_df`,
 // `wald_p_value`); the standard errors and the Wald tests are the
-// library's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any p V;
-// NULL and NA where the fit has no covariance. Then the fields of
-// dirmn_reg_info, and `ptr`, an external pointer that owns the handle (for
-// dirmn_reg_predict). `progress` is NULL or an R function(iteration,
+// library's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any P;
+// NULL and NA where the fit has no covariance. `log_precision` and
+// `std_error_log_precision` (dirmn_reg_get_precision; NULL for a
+// log-linear fit), and dirmn_reg_info's `model`, `contrast` and `reference`
+// (its codes, the reference 0-based), all in the list `model`. Then the
+// other fields of dirmn_reg_info, and `ptr`, an
+// external pointer that owns the handle (for dirmn_reg_predict). `model`,
+// `contrast` and `reference` (0-based) go to the options as they are (the
+// library checks them). `progress` is NULL or an R function(iteration,
 // loglik, gradient_norm); TRUE from it cancels.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations,
-                 SEXP progress, double vcov_max) {
+                 SEXP progress, double vcov_max, int model, int contrast, double reference) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   int64_t rows = 0, np = 0;
@@ -94,6 +101,9 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   options.tolerance = tolerance;
   options.max_iterations = max_iterations;
   options.weights = weights_ptr(weights);
+  options.model = static_cast<dirmn_reg_model>(model);
+  options.contrast = static_cast<dirmn_reg_contrast>(contrast);
+  options.reference = static_cast<int64_t>(reference);
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
@@ -129,7 +139,8 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
   const R_xlen_t P = static_cast<R_xlen_t>(info.covariates);
   const R_xlen_t V = static_cast<R_xlen_t>(info.categories);
-  const R_xlen_t PV = P * V;
+  // The free coefficients: p V (log-linear), p (V - 1) + 1 (mean/precision).
+  const R_xlen_t PV = static_cast<R_xlen_t>(info.parameters);
   // R matrices are column-major: (i, v) of the p x V coefficients sits at
   // i + v * p.
   Rcpp::NumericMatrix coef(P, V);
@@ -167,7 +178,17 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
       }
     }
   }
-  return Rcpp::List::create(
+  Rcpp::RObject log_precision, std_error_log_precision;  // NULL for a log-linear fit
+  if (info.model == DIRMN_REG_MEAN_PRECISION) {
+    const R_xlen_t q = std::max<R_xlen_t>(static_cast<R_xlen_t>(info.precision_covariates), 1);
+    Rcpp::NumericVector gamma(q), gamma_se(q);
+    status = dirmn_reg_get_precision(reg, gamma.begin(), gamma_se.begin());
+    if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+    if (!info.hessian_definite) std::fill(gamma_se.begin(), gamma_se.end(), NA_REAL);
+    log_precision = gamma;
+    std_error_log_precision = gamma_se;
+  }
+  Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("coefficients") = coef, Rcpp::Named("std_errors") = se,
       Rcpp::Named("vcov") = vcov,
       Rcpp::Named("wald_statistic") = wald_statistic, Rcpp::Named("wald_df") = wald_df,
@@ -179,7 +200,15 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
       Rcpp::Named("iterations") = info.iterations,
       Rcpp::Named("converged") = info.converged != 0,
       Rcpp::Named("hessian_definite") = info.hessian_definite != 0,
-      Rcpp::Named("ptr") = static_cast<SEXP>(reg_xp));
+      Rcpp::Named("ptr") = static_cast<SEXP>(reg_xp),
+      // (Rcpp::List::create takes at most 20 elements: the model's in a list)
+      Rcpp::Named("model") = Rcpp::List::create(
+          Rcpp::Named("model") = static_cast<int>(info.model),
+          Rcpp::Named("contrast") = static_cast<int>(info.contrast),
+          Rcpp::Named("reference") = static_cast<double>(info.reference),
+          Rcpp::Named("log_precision") = log_precision,
+          Rcpp::Named("std_error_log_precision") = std_error_log_precision));
+  return out;
 }
 
 // dirmn_reg_predict: alpha (rows x V) of the fitted regression `reg_xp` for

@@ -118,6 +118,7 @@ const FUNCTIONS = (
     (:dirmn_reg_get_vcov, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64)),
     (:dirmn_reg_wald_test, dirmn_status,
      (Ptr{dirmn_reg}, Int64, Ptr{Cdouble}, Ptr{Cdouble}, Ptr{Cdouble})),
+    (:dirmn_reg_get_precision, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Ptr{Cdouble})),
     (:dirmn_reg_predict, dirmn_status,
      (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64, Int64, Int64, Int64, Ptr{Cdouble}, Int64, Int64)),
 )

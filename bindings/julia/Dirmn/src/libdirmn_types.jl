@@ -74,6 +74,14 @@ const DIRMN_INIT_KMEANSPP = dirmn_mixture_init(1)
 const DIRMN_INIT_SOFT_KMEANS = dirmn_mixture_init(2)
 const DIRMN_INIT_MIXED = dirmn_mixture_init(3)
 
+const dirmn_reg_model = Cint
+const DIRMN_REG_LOGLINEAR = dirmn_reg_model(0)
+const DIRMN_REG_MEAN_PRECISION = dirmn_reg_model(1)
+
+const dirmn_reg_contrast = Cint
+const DIRMN_REG_REFERENCE = dirmn_reg_contrast(0)
+const DIRMN_REG_SUM_TO_ZERO = dirmn_reg_contrast(1)
+
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
 const DIRMN_COUNTS_ONE_BASED = UInt32(0x2)
 const DIRMN_FULL = UInt32(0x1)
@@ -359,7 +367,8 @@ struct dirmn_overdispersion_result
 end
 
 """
-    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data)
+    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data,
+                      model, contrast, reference)
 
 Mirror of the C struct `dirmn_reg_options`. Fill one with
 [`dirmn_reg_options_init_sized`](@ref) (with its size) through a `Ref` (see
@@ -369,6 +378,15 @@ valid, e.g. under `GC.@preserve`, for the whole [`dirmn_reg_fit`](@ref)
 call. `progress` is a `dirmn_progress_fn` made with `@cfunction`; it
 receives (Newton step, log pmf, max-norm of the gradient in beta,
 `progress_data`) and cancels the fit by returning a non-zero `Cint`.
+`model` is a `dirmn_reg_model` (`DIRMN_REG_LOGLINEAR`, the default, or
+`DIRMN_REG_MEAN_PRECISION`), `contrast` a `dirmn_reg_contrast`
+(`DIRMN_REG_REFERENCE`, the default, or `DIRMN_REG_SUM_TO_ZERO`) and
+`reference` the 0-based reference (or implied) category of a mean/precision
+fit (default 0).
+
+The six-argument form (without `model`, `contrast` and `reference`, the
+fields appended later) sets those to their defaults: `DIRMN_REG_LOGLINEAR`,
+`DIRMN_REG_REFERENCE` and 0.
 """
 struct dirmn_reg_options
     size::Csize_t
@@ -377,16 +395,31 @@ struct dirmn_reg_options
     weights::Ptr{Cdouble}
     progress::dirmn_progress_fn
     progress_data::Ptr{Cvoid}
+    model::dirmn_reg_model
+    contrast::dirmn_reg_contrast
+    reference::Int64
 end
+
+dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data) =
+    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data,
+                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0))
 
 """
     dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic,
                    bic, observations, gradient_norm, iterations, converged,
-                   hessian_definite)
+                   hessian_definite, model, contrast, reference, precision_covariates)
 
 Mirror of the C struct `dirmn_reg_info`. Pass it to
 [`dirmn_reg_get_info`](@ref) through a `Ref` whose `size` field is
-`sizeof(dirmn_reg_info)` (see [`empty_reg_info`](@ref)).
+`sizeof(dirmn_reg_info)` (see [`empty_reg_info`](@ref)). `parameters` is the
+number of free coefficients: p V (log-linear) or p (V - 1) + 1
+(mean/precision). `model`, `contrast` and `reference` (0-based) are the
+fit's; `precision_covariates` is the number of the precision's coefficients
+([`dirmn_reg_get_precision`](@ref)): 1 for a mean/precision fit, 0 for a
+log-linear one.
+
+The thirteen-argument form (without the fields appended later) sets those
+to 0.
 """
 struct dirmn_reg_info
     size::Csize_t
@@ -402,7 +435,17 @@ struct dirmn_reg_info
     iterations::Cint
     converged::Cint
     hessian_definite::Cint
+    model::dirmn_reg_model
+    contrast::dirmn_reg_contrast
+    reference::Int64
+    precision_covariates::Int64
 end
+
+dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic, observations,
+               gradient_norm, iterations, converged, hessian_definite) =
+    dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic,
+                   observations, gradient_norm, iterations, converged, hessian_definite,
+                   DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), Int64(0))
 
 """
     empty_counts_options() -> dirmn_counts_options
@@ -472,7 +515,8 @@ A zeroed options struct with only `size` set, ready for
 [`dirmn_reg_options_init_sized`](@ref).
 """
 empty_reg_options() =
-    dirmn_reg_options(Csize_t(sizeof(dirmn_reg_options)), 0.0, Cint(0), C_NULL, C_NULL, C_NULL)
+    dirmn_reg_options(Csize_t(sizeof(dirmn_reg_options)), 0.0, Cint(0), C_NULL, C_NULL, C_NULL,
+                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0))
 
 """
     empty_reg_info() -> dirmn_reg_info
@@ -482,4 +526,5 @@ requires.
 """
 empty_reg_info() =
     dirmn_reg_info(Csize_t(sizeof(dirmn_reg_info)), Int64(0), Int64(0), Int64(0), Int64(0), 0.0,
-                   0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0))
+                   0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0), DIRMN_REG_LOGLINEAR,
+                   DIRMN_REG_REFERENCE, Int64(0), Int64(0))

@@ -5,8 +5,9 @@
 """
     Dirmn.REG_VCOV_MAX_COEFFICIENTS = 5000
 
-The most coefficients (p V) whose covariance a [`DirmnRegression`](@ref)
-keeps ([`vcov`](@ref)): `(p V)²` doubles, 200 MB at 5000. Above it no matrix
+The most free coefficients (`dof(f)`: p V, or p (V - 1) + 1 for the
+mean/precision model) whose covariance a [`DirmnRegression`](@ref) keeps
+([`vcov`](@ref)): their number squared doubles, 200 MB at 5000. Above it no matrix
 is copied out of the library (`f.covariance` is `nothing` and `vcov(f)`
 raises); [`stderror`](@ref), [`confint`](@ref) and [`wald_test`](@ref) are
 the library's (`dirmn_reg_get_std_errors`, `dirmn_reg_wald_test`) for any
@@ -20,21 +21,29 @@ const REG_VCOV_MAX_COEFFICIENTS = 5000
 A fitted Dirichlet-multinomial regression, as returned by
 [`fit_dirmn_reg`](@ref): row `b` with covariates `x_b` (a row of the design
 matrix) has the parameter vector `α_bv = exp(x_b ⋅ β_v)`, one column of
-coefficients `β_v` per category (every category has its own: MGLM's
-parametrisation, α not normalised). Its fields:
+coefficients `β_v` per category (`parametrization = :loglinear`: every
+category has its own, MGLM's parametrisation, α not normalised), or
+`α_b = φ softmax(x_b β)` (`:meanprecision`: the proportions a softmax of
+the linear predictors, one precision φ = exp(γ) for every row; DRIMSeq's
+and brms's parametrisation). Its fields:
 
 - `coefficients::Matrix{Float64}`: β, p × V (covariates × categories), the
-  maximum-likelihood estimate (what [`coef`](@ref) returns);
+  maximum-likelihood estimate (what [`coef`](@ref) returns); mean/precision:
+  the reference category's column 0, or with `contrast = :sum` minus the
+  sum of the others';
 - `std_errors::Matrix{Float64}`: their standard errors, p × V, the square
   roots of the covariance's diagonal as the library gives them, for any
-  p V ([`stderror`](@ref)); all `NaN` when `hessian_definite` is false;
-- `covariance::Union{Matrix{Float64},Nothing}`: the covariance of the
+  size ([`stderror`](@ref)); 0 for a reference category's coefficients,
+  which are fixed; all `NaN` when `hessian_definite` is false;
+- `covariance::Union{Matrix{Float64},Nothing}`: the covariance of the free
   coefficients, the negative inverse Hessian of the log-likelihood at the
-  fit, pV × pV in the order of `vec(coefficients)` (covariate fastest:
-  coefficient `(i, v)` is row and column `(v - 1) p + i`) ([`vcov`](@ref));
-  all `NaN` when `hessian_definite` is false; `nothing` above
-  [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref) (5000) coefficients, where it
-  is not kept;
+  fit, `dof(f)` × `dof(f)` ([`vcov`](@ref)): log-linear, in the order of
+  `vec(coefficients)` (covariate fastest: coefficient `(i, v)` is row and
+  column `(v - 1) p + i`); mean/precision, `vec` of the coefficients
+  without the reference (or implied) category's column, then the log
+  precision γ last. All `NaN` when `hessian_definite` is false; `nothing`
+  above [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref) (5000) free coefficients,
+  where it is not kept;
 - `loglik::Float64`: the maximised log-likelihood, the log pmf of the data
   with the multinomial coefficients (weighted by the row weights, if any)
   ([`loglikelihood`](@ref));
@@ -44,7 +53,8 @@ parametrisation, α not normalised). Its fields:
   positive weight: their number, or the sum of their weights when weights
   were given (BIC's n, as for [`fit_dirmn`](@ref)) ([`nobs`](@ref));
 - `rows::Int` (rows of the fitted table, rows of zeros included),
-  `covariates::Int` (p), `ncategories::Int` (V), `parameters::Int` (p V,
+  `covariates::Int` (p), `ncategories::Int` (V), `parameters::Int` (the
+  free coefficients: p V, or p (V - 1) + 1 for mean/precision;
   [`dof`](@ref));
 - `gradient_norm::Float64`: the max-norm of the gradient in β at the fit;
 - `iterations::Int`, `converged::Bool`: Newton steps taken and whether the
@@ -52,6 +62,17 @@ parametrisation, α not normalised). Its fields:
 - `hessian_definite::Bool`: whether the Hessian is negative definite at the
   fit (a strict local maximum); without it there is no covariance, no
   standard error and no Wald test;
+- `parametrization::Symbol`: `:loglinear` or `:meanprecision`;
+- `contrast::Union{Symbol,Nothing}`: `:reference` or `:sum`
+  (mean/precision), `nothing` (log-linear);
+- `reference::Union{Int,Nothing}`: the reference (with `contrast = :sum`,
+  the implied) category, 1-based (mean/precision), `nothing` (log-linear);
+- `precision::Union{Float64,Nothing}`: φ, the sum of every row's α,
+  `exp(log_precision)` (mean/precision); `nothing` (log-linear, whose rows'
+  sums differ);
+- `log_precision`, `std_error_log_precision`
+  (`Union{Float64,Nothing}`): γ = log φ and its standard error (`NaN`
+  when `hessian_definite` is false); `nothing` (log-linear);
 - `context::DirmnContext`: the context the fit ran on.
 
 Everything is copied out of the library when the fit returns; the library's
@@ -84,6 +105,12 @@ mutable struct DirmnRegression
     iterations::Int
     converged::Bool
     hessian_definite::Bool
+    parametrization::Symbol
+    contrast::Union{Symbol,Nothing}
+    reference::Union{Int,Nothing}
+    precision::Union{Float64,Nothing}
+    log_precision::Union{Float64,Nothing}
+    std_error_log_precision::Union{Float64,Nothing}
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
@@ -176,7 +203,7 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
         _check(LibDirmn.dirmn_reg_get_info(h, r), C_NULL)
         i = r[]
         p, V = Int(i.covariates), Int(i.categories)
-        P = p * V
+        P = Int(i.parameters)
         # Covariate i, category v to B[i, v]: stride_covariate 1, stride_category p.
         B = Matrix{Float64}(undef, p, V)
         _check(LibDirmn.dirmn_reg_get_coef(h, B, Int64(1), Int64(max(p, 1))), C_NULL)
@@ -197,10 +224,23 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
             SE = fill(NaN, p, V)
             C = keep ? fill(NaN, P, P) : nothing
         end
+        if i.model == LibDirmn.DIRMN_REG_MEAN_PRECISION
+            q = max(Int(i.precision_covariates), 1)
+            g, gse = Vector{Float64}(undef, q), Vector{Float64}(undef, q)
+            _check(LibDirmn.dirmn_reg_get_precision(h, g, gse), C_NULL)
+            model = :meanprecision
+            contrast = i.contrast == LibDirmn.DIRMN_REG_SUM_TO_ZERO ? :sum : :reference
+            reference = Int(i.reference) + 1
+            lp, slp = g[1], definite ? gse[1] : NaN
+            phi = exp(lp)
+        else
+            model = :loglinear
+            contrast = reference = phi = lp = slp = nothing
+        end
         f = DirmnRegression(h, ctx, B, SE, C, i.loglik, i.aic, i.bic, i.observations,
-                            Int(i.rows), p, V, Int(i.parameters), i.gradient_norm,
-                            Int(i.iterations), i.converged != 0, definite,
-                            Threads.Atomic{Bool}(false))
+                            Int(i.rows), p, V, P, i.gradient_norm,
+                            Int(i.iterations), i.converged != 0, definite, model, contrast,
+                            reference, phi, lp, slp, Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_reg_destroy(h)
         rethrow()
@@ -210,22 +250,41 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
 end
 
 """
-    fit_dirmn_reg(Y, X; obsdim = 1, weights = nothing, tolerance = 1e-10,
+    fit_dirmn_reg(Y, X; parametrization = :loglinear, contrast = :reference,
+                  reference = 1, obsdim = 1, weights = nothing, tolerance = 1e-10,
                   max_iterations = 200, progress = nothing, backend = :auto,
                   device = 0, context = nothing, real_valued = false)
         -> DirmnRegression
 
 Dirichlet-multinomial regression of the counts `Y` on the design matrix `X`
-by maximum likelihood: row `b` of the table, with covariates `X[b, :]`, has
-the parameter vector
+by maximum likelihood. With `parametrization = :loglinear` (the default),
+row `b` of the table, with covariates `X[b, :]`, has the parameter vector
 
     α_bv = exp(X[b, :] ⋅ β[:, v])    (v = 1 .. V)
 
 with β a p × V matrix of coefficients, one column per category, all
 identified (α is not normalised: the parametrisation of R's MGLM,
-`MGLMreg(..., dist = "DM")`). Returns a [`DirmnRegression`](@ref) with the
-coefficients, their standard errors and covariance (kept up to
-[`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref), 5000 coefficients), the
+`MGLMreg(..., dist = "DM")`). With `parametrization = :meanprecision` (that
+of DRIMSeq and brms) row `b`'s expected proportions are a softmax of the
+linear predictors and its precision (the sum of α) is one `φ = exp(γ)` for
+every row:
+
+    α_bv = φ exp(X[b, :] ⋅ β[:, v]) / Σ_u exp(X[b, :] ⋅ β[:, u])
+
+Each covariate's row of β is then free up to a constant, fixed by
+`contrast`: `:reference` (the default), the `reference` category's
+coefficients are 0; `:sum`, each covariate's coefficients sum to 0 (the
+`reference` category's are minus the sum of the others'). Both give the
+same fit, likelihood and Wald tests; the coefficients differ by each
+covariate's mean. `reference` is the category's 1-based index (default
+1); `contrast` and `reference` are not used by the log-linear model. The
+mean/precision model has p (V - 1) + 1 free coefficients, with an
+intercept alone it is the shared-α fit ([`fit_dirmn`](@ref)), as the
+log-linear model is.
+
+Returns a [`DirmnRegression`](@ref) with the coefficients, their standard
+errors and covariance (kept up to [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref),
+5000 free coefficients), the precision (mean/precision), the
 log-likelihood and the criteria.
 
 - `Y`: the counts, **one observation per row** (rows × categories, as `X`;
@@ -238,7 +297,7 @@ log-likelihood and the criteria.
   must be of full column rank over the rows with counts (and a positive
   weight).
 
-The fit is Newton's method in `vec(β)` from the shared-α fit
+The fit is Newton's method in the free coefficients from the shared-α fit
 ([`fit_dirmn`](@ref)) regressed on the design, each step safeguarded
 (Levenberg damping where the Hessian is not negative definite, step halving
 until the log-likelihood rises). Each step is solved in the smaller of the
@@ -273,7 +332,9 @@ maximum) warns and has `hessian_definite = false`: its standard errors and
 covariance are `NaN` and [`wald_test`](@ref) raises
 `DIRMN_ERROR_NOT_SUPPORTED`.
 
-Invalid input raises a [`DirmnError`](@ref) with the library's status, its
+An unknown `parametrization` or `contrast`, or a `reference` outside
+`1:V`, raises an `ArgumentError` naming it. Invalid input raises a
+[`DirmnError`](@ref) with the library's status, its
 positions also worded in Julia's 1-based terms: a design that is not of
 full column rank (`DIRMN_ERROR_INVALID_ARGUMENT`, naming the first
 covariate that is a combination of those before it, e.g.
@@ -293,17 +354,28 @@ f = fit_dirmn_reg(Y, X)                  # Y: n × V counts
 coef(f), stderror(f)                     # p × V
 wald_test(f, 2)                          # does the covariate matter at all?
 predict(f, [1.0 0.5]; type = :proportion)
+m = fit_dirmn_reg(Y, X; parametrization = :meanprecision)
+m.precision, m.log_precision, m.std_error_log_precision
 ```
 """
-function fit_dirmn_reg(Y, X::AbstractMatrix; obsdim::Integer = 1, weights = nothing,
+function fit_dirmn_reg(Y, X::AbstractMatrix; parametrization::Symbol = :loglinear,
+                       contrast::Symbol = :reference, reference::Integer = 1,
+                       obsdim::Integer = 1, weights = nothing,
                        tolerance::Union{Nothing,Real} = nothing,
                        max_iterations::Union{Nothing,Integer} = nothing, progress = nothing,
                        backend::Symbol = :auto, device::Integer = 0,
                        context::Union{Nothing,DirmnContext} = nothing,
                        real_valued::Bool = false)
     max_iterations === nothing || (max_iterations = _cint(max_iterations, "max_iterations"))
+    model = _reg_model_code(parametrization)
+    contrast_code = _reg_contrast_code(contrast)
     f, maxit = _with_counts(Y, obsdim, real_valued, backend, device, context) do c, ctx
-        _fit_reg(c, ctx, X, weights, tolerance, max_iterations, progress)
+        V = c.ncat
+        1 <= reference <= V ||
+            throw(ArgumentError("reference must be a category in 1:$V (the table has $V), " *
+                                "not $reference"))
+        settings = (model, contrast_code, Int64(reference - 1))
+        _fit_reg(c, ctx, X, weights, tolerance, max_iterations, progress, settings)
     end
     f.converged ||
         @warn "fit_dirmn_reg: stopped without convergence after $(f.iterations) Newton steps " *
@@ -316,19 +388,33 @@ function fit_dirmn_reg(Y, X::AbstractMatrix; obsdim::Integer = 1, weights = noth
     return f
 end
 
+function _reg_model_code(parametrization::Symbol)
+    parametrization === :loglinear && return LibDirmn.DIRMN_REG_LOGLINEAR
+    parametrization === :meanprecision && return LibDirmn.DIRMN_REG_MEAN_PRECISION
+    throw(ArgumentError("parametrization must be :loglinear or :meanprecision, " *
+                        "not :$parametrization"))
+end
+
+function _reg_contrast_code(contrast::Symbol)
+    contrast === :reference && return LibDirmn.DIRMN_REG_REFERENCE
+    contrast === :sum && return LibDirmn.DIRMN_REG_SUM_TO_ZERO
+    throw(ArgumentError("contrast must be :reference or :sum, not :$contrast"))
+end
+
+# `settings`: the model's and the contrast's C codes and the 0-based reference.
 function _fit_reg(c::DirmnCounts, ctx::DirmnContext, X::AbstractMatrix, weights, tolerance,
-                  max_iterations, progress)
+                  max_iterations, progress, settings)
     A, s1, s2 = _native_matrix(_check_real(X, "X"), Float64)
     rows, p = size(X)
     return _fit_reg(c, ctx, A, s1, s2, rows, p, _weights(c, weights), tolerance, max_iterations,
-                    progress)
+                    progress, settings)
 end
 
 # The design in native memory (A, element (b, i) at (b - 1) s1 + (i - 1) s2):
 # a function barrier, so that what is preserved and pointed to has a
 # concrete type (Julia 1.5's code generation asserts on a Union there).
 function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tolerance,
-                  max_iterations, progress)
+                  max_iterations, progress, settings)
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     hint = _call_hint(c, ctx, _reg_hint("X", c.vector ? nothing : c.obsdim))
@@ -340,7 +426,8 @@ function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tole
         oref[] = LibDirmn.dirmn_reg_options(
             o.size, Float64(_or(tolerance, o.tolerance)), Cint(maxit), _wptr(w),
             prog === nothing ? C_NULL : _progress_pointer(),
-            prog === nothing ? C_NULL : pointer_from_objref(prog))
+            prog === nothing ? C_NULL : pointer_from_objref(prog), settings[1], settings[2],
+            settings[3])
         # The copies out of the new handle are calls on the context too:
         # under its lock (see _fit_mixture).
         f = _with(ctx, c.context) do ptr
@@ -362,8 +449,10 @@ end
     coef(f::DirmnRegression) -> Matrix{Float64}
 
 The fitted coefficients β, p × V (covariates × categories; a copy of
-`f.coefficients`): `α_bv = exp(x_b ⋅ coef(f)[:, v])`. StatsBase's name,
-this package's own function.
+`f.coefficients`): `α_bv = exp(x_b ⋅ coef(f)[:, v])` (log-linear), or
+`α_b = f.precision * softmax(x_b ⋅ coef(f))` (mean/precision, the
+reference category's column 0). StatsBase's name, this package's own
+function.
 """
 coef(f::DirmnRegression) = copy(f.coefficients)
 
@@ -373,22 +462,28 @@ coef(f::DirmnRegression) = copy(f.coefficients)
 The standard errors of the coefficients, p × V as [`coef`](@ref) (a copy of
 `f.std_errors`): the square roots of the covariance's diagonal, as the
 library gives them (`dirmn_reg_get_std_errors`) for any number of
-coefficients, also where [`vcov`](@ref) is not kept. All `NaN` where the
-fit has no covariance (`hessian_definite` false).
+coefficients, also where [`vcov`](@ref) is not kept; 0 for a reference
+category's coefficients (mean/precision), which are fixed. All `NaN` where
+the fit has no covariance (`hessian_definite` false). The log precision's
+is `f.std_error_log_precision`.
 """
 stderror(f::DirmnRegression) = copy(f.std_errors)
 
 """
     vcov(f::DirmnRegression) -> Matrix{Float64}
 
-The asymptotic covariance of the coefficients, the negative inverse of the
-Hessian of the log-likelihood at the fit: a pV × pV matrix in the order of
-`vec(coef(f))` (covariate fastest: coefficient `(i, v)` is index
-`(v - 1) p + i`). A copy of `f.covariance`; all `NaN` where the fit has no
-covariance (`hessian_definite` false).
+The asymptotic covariance of the free coefficients, the negative inverse of
+the Hessian of the log-likelihood at the fit, `dof(f)` × `dof(f)`.
+Log-linear: in the order of `vec(coef(f))` (covariate fastest: coefficient
+`(i, v)` is index `(v - 1) p + i`). Mean/precision: `vec(coef(f))` without
+the reference (or, with `contrast = :sum`, the implied) category's column,
+then the log precision last:
+`[vec(coef(f)[:, setdiff(1:V, f.reference)]); f.log_precision]`. A copy of
+`f.covariance`; all `NaN` where the fit has no covariance
+(`hessian_definite` false).
 
 The matrix is kept only up to [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref)
-(5000) coefficients p V; above that `vcov` raises a [`DirmnError`](@ref)
+(5000) free coefficients; above that `vcov` raises a [`DirmnError`](@ref)
 `DIRMN_ERROR_NOT_SUPPORTED` ([`stderror`](@ref), [`confint`](@ref) and
 [`wald_test`](@ref) do not need it).
 """
@@ -413,7 +508,8 @@ Wald confidence intervals for the coefficients, `coef ± z se` with `z` the
 standard normal quantile at `(1 + level) / 2`: a pV × 2 matrix, one row per
 coefficient in the order of `vec(coef(f))` (the order of [`vcov`](@ref);
 `reshape(ci[:, 1], p, V)` gives the lower bounds as a p × V matrix),
-columns lower and upper bound (`NaN` without standard errors).
+columns lower and upper bound (`NaN` without standard errors; a
+reference category's fixed coefficients give `[0, 0]`).
 """
 function confint(f::DirmnRegression; level::Real = 0.95)
     0 < level < 1 || throw(ArgumentError("level must be in (0, 1), not $level"))
@@ -456,7 +552,9 @@ nobs(f::DirmnRegression) = f.nobs
 """
     dof(f::DirmnRegression) -> Int
 
-The number of coefficients, p V (`f.parameters`).
+The number of free coefficients (`f.parameters`): p V (log-linear), or
+p (V - 1) + 1 (mean/precision: the coefficients of V - 1 categories and
+the log precision). AIC, BIC and likelihood-ratio tests count these.
 """
 dof(f::DirmnRegression) = f.parameters
 
@@ -510,7 +608,8 @@ hessian_definite(f::DirmnRegression) = f.hessian_definite
 
 The fitted model at new covariates: `Xnew` is rows × p (the design's
 columns, the intercept column included); the result is rows × V.
-`type = :alpha` gives `α_bv = exp(Xnew[b, :] ⋅ β[:, v])`, `type = :proportion`
+`type = :alpha` gives α (`α_bv = exp(Xnew[b, :] ⋅ β[:, v])`, or
+`φ softmax(Xnew[b, :] ⋅ β)_v` for mean/precision), `type = :proportion`
 the expected composition `α_bv / Σ_v α_bv` (each row sums to 1). Computed by
 the library (`dirmn_reg_predict`): a non-finite entry of `Xnew` raises a
 [`DirmnError`](@ref) `DIRMN_ERROR_INVALID_PARAMETER` naming its row and
@@ -561,8 +660,9 @@ _join_hints(a, b) = a === nothing ? b : b === nothing ? a : string(a, b)
 
 The Wald test that one covariate has no effect on any category, from
 [`wald_test`](@ref): `covariate` (1-based), `statistic` (`b' S⁻¹ b`, with `b`
-the covariate's V coefficients and `S` their covariance), `dof` (V, the
-degrees of freedom of its χ² reference distribution) and `pvalue`
+the covariate's free coefficients and `S` their covariance), `dof` (their
+number, V, or V - 1 for mean/precision: the degrees of freedom of its χ²
+reference distribution) and `pvalue`
 (`P(χ²_dof ≥ statistic)`). [`pvalue`](@ref) and [`dof`](@ref) read them.
 """
 struct WaldTest
@@ -582,7 +682,9 @@ dof(t::WaldTest) = t.dof
 The Wald test that covariate `covariate` (1-based, a column of the design)
 has no effect on any category, `β[covariate, v] = 0` for every `v`:
 statistic `b' S⁻¹ b` with `b = coef(f)[covariate, :]` and `S` its V × V
-block of [`vcov`](@ref), against χ² with V degrees of freedom (computed by
+block of [`vcov`](@ref), against χ² with V degrees of freedom
+(mean/precision: `b` the covariate's V - 1 free coefficients, V - 1
+degrees of freedom, the same test under either contrast) (computed by
 the library, `dirmn_reg_wald_test`, from its own form of the covariance:
 for any number of coefficients, also where `vcov` is not kept). Without a
 covariate, the test of each covariate in turn. Raises a [`DirmnError`](@ref):
@@ -623,7 +725,8 @@ function Base.show(io::IO, ::MIME"text/plain", t::WaldTest)
 end
 
 function Base.show(io::IO, f::DirmnRegression)
-    print(io, "DirmnRegression(p=", f.covariates, ", V=", f.ncategories, ", nobs=",
+    print(io, "DirmnRegression(", f.parametrization === :loglinear ? "" : "meanprecision, ",
+          "p=", f.covariates, ", V=", f.ncategories, ", nobs=",
           _count_text(f.nobs), ", loglik=", f.loglik,
           f.converged ? ", converged" : ", not converged",
           f.hessian_definite ? "" : ", no covariance", isopen(f) ? "" : ", closed", ")")
@@ -642,7 +745,10 @@ const _REG_SHOW_ROWS = 40
 
 function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
     p, V = f.covariates, f.ncategories
-    println(io, "DirmnRegression: Dirichlet-multinomial regression, alpha_bv = exp(x_b ⋅ beta_v)")
+    mp = f.parametrization === :meanprecision
+    println(io, "DirmnRegression: Dirichlet-multinomial regression, ",
+            mp ? "alpha_b = phi softmax(x_b ⋅ beta) (mean/precision)" :
+                 "alpha_bv = exp(x_b ⋅ beta_v)")
     println(io, "  data        ", f.rows, " rows × ", V, V == 1 ? " category" : " categories",
             " (", _count_text(f.nobs), " fitted), ", p, p == 1 ? " covariate" : " covariates")
     println(io, "  loglik      ", f.loglik, " (log pmf)")
@@ -650,9 +756,18 @@ function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
     println(io, "  Newton      ", f.iterations, " iterations, ",
             f.converged ? "converged" : "NOT converged", " (gradient norm ", f.gradient_norm,
             ")", f.hessian_definite ? "" : "; Hessian not negative definite: no covariance")
+    fixed = mp && f.contrast === :reference ? f.reference : 0
+    if mp
+        println(io, "  precision   phi ", f.precision, "   log phi ", f.log_precision,
+                " (std. error ", f.std_error_log_precision, ")")
+        println(io, "  contrast    ", f.contrast === :sum ?
+                "sum to zero (category $(f.reference) implied)" :
+                "reference category $(f.reference) (its coefficients 0)")
+    end
     rows = [["category", "covariate", "estimate", "std. error", "z", "Pr(>|z|)"]]
     shown = 0
     for v in 1:V, i in 1:p
+        v == fixed && continue
         shown += 1
         shown > _REG_SHOW_ROWS && break
         b, s = f.coefficients[i, v], f.std_errors[i, v]
@@ -661,7 +776,8 @@ function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
                      string(_normal_two_sided(z))])
     end
     _print_table(io, rows)
-    p * V > _REG_SHOW_ROWS &&
-        print(io, "\n  … ", p * V - _REG_SHOW_ROWS, " more coefficients (coef(f), stderror(f))")
+    nrows = fixed == 0 ? p * V : p * (V - 1)
+    nrows > _REG_SHOW_ROWS &&
+        print(io, "\n  … ", nrows - _REG_SHOW_ROWS, " more coefficients (coef(f), stderror(f))")
     isopen(f) || print(io, "\n  (closed: predict and wald_test are no longer available)")
 end

@@ -31,6 +31,9 @@ const NM_TEST = overdispersion_test(NM_X)
 const NM_RY = [3 5 1; 4 2 2; 6 1 3; 2 6 0; 5 3 4; 1 7 1; 7 2 5; 3 3 3; 8 1 6; 2 5 2; 4 4 1; 6 2 7]
 const NM_RX = hcat(ones(12), range(-1, 1; length = 12))
 const NM_REG = fit_dirmn_reg(NM_RY, NM_RX)
+const NM_REG_MP = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision)
+# The mean/precision fit of NM_RY with `kw...` (an ArgumentError for a value not accepted).
+nm_mp(; kw...) = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision, kw...)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
@@ -60,7 +63,8 @@ const NAME_CHECKS = Dict{String,Function}(
     end,
     "std_error_alpha" => n -> fitfield(n),
     "std_error_log_alpha" => n -> fitfield(n),
-    "precision" => n -> fitfield(n) && testfield(n),
+    "precision" => n -> fitfield(n) && testfield(n) && regfield(n) &&
+        getfield(NM_REG, Symbol(n)) === nothing && getfield(NM_REG_MP, Symbol(n)) > 0,
     "zero_columns" => n -> fitfield(n),
     "multinomial_limit" => n -> fitfield(n),
     "gradient_norm" => n -> fitfield(n) && regfield(n) && isexported(n) &&
@@ -131,6 +135,23 @@ const NAME_CHECKS = Dict{String,Function}(
                  sum(call(n, NM_REG, NM_RX); dims = 2); rtol = 1e-14),
     "reg_hessian_definite" => n -> isexported(n) && regfield(n) &&
         call(n, NM_REG) === NM_REG.hessian_definite === true,
+    # The regression's parametrisations (mean/precision).
+    "reg_parametrization" => n -> regkw(n) && regfield(n) &&
+        getfield(NM_REG_MP, Symbol(n)) === :meanprecision,
+    "reg_loglinear" => n -> NM_REG.parametrization === Symbol(n) &&
+        accepts(() -> fit_dirmn_reg(NM_RY, NM_RX; parametrization = Symbol(n))),
+    "reg_mean_precision" => n -> NM_REG_MP.parametrization === Symbol(n) &&
+        accepts(() -> fit_dirmn_reg(NM_RY, NM_RX; parametrization = Symbol(n))),
+    "reg_contrast" => n -> regkw(n) && regfield(n) && getfield(NM_REG, Symbol(n)) === nothing,
+    "reg_contrast_reference" => n -> NM_REG_MP.contrast === Symbol(n) &&
+        accepts(() -> nm_mp(contrast = Symbol(n))),
+    "reg_contrast_sum" => n -> accepts(() -> nm_mp(contrast = Symbol(n))) &&
+        nm_mp(contrast = Symbol(n)).contrast === Symbol(n),
+    "reg_reference" => n -> regkw(n) && regfield(n) && getfield(NM_REG_MP, Symbol(n)) == 1 &&
+        nm_mp(; (Symbol(n) => 2,)...).reference == 2,
+    "reg_log_precision" => n -> regfield(n) &&
+        getfield(NM_REG_MP, Symbol(n)) ≈ log(NM_REG_MP.precision),
+    "reg_std_error_log_precision" => n -> regfield(n) && getfield(NM_REG_MP, Symbol(n)) > 0,
 )
 
 @testset "names.tsv's julia column" begin

@@ -417,3 +417,196 @@ reg_rel(got, want) = size(got) == size(want) && all(isfinite, got) ?
         close(r5)
     end
 end
+
+# The mean/precision parametrisation (parametrization = :meanprecision):
+# α_b = φ softmax(x_b β), one precision φ = exp(γ) for every row; the free
+# coefficients are vec(β) without the reference (or implied) category's
+# column, then γ. References written here from the model: the BigFloat log
+# pmf of reference.jl, its Float64 kernel for central differences.
+const MP_RNG = MersenneTwister(1207)
+const MP_N, MP_P, MP_V = 60, 2, 4
+const MP_BETA = [0.0 0.4 -0.3 0.6; 0.0 -0.5 0.3 0.2]
+const MP_PHI = 15.0
+const MP_X = hcat(ones(MP_N), randn(MP_RNG, MP_N))
+mp_softmax(η) = (e = exp.(η .- maximum(η)); e ./ sum(e))
+const MP_Y = let Y = zeros(Int, MP_N, MP_V)
+    for b in 1:MP_N
+        a = MP_PHI .* mp_softmax(vec(MP_X[b:b, :] * MP_BETA))
+        Y[b, :] = mix_rmultinomial(MP_RNG, rand(MP_RNG, 20:60), mix_rdirichlet(MP_RNG, a))
+    end
+    Y
+end
+
+# β (p × V) from the free coefficients θ (γ last, not used here).
+function mp_beta(θ, p, V; ref = 1, sum_to_zero = false)
+    free = reshape(θ[1:(end - 1)], p, V - 1)
+    B = zeros(eltype(θ), p, V)
+    B[:, setdiff(1:V, ref)] = free
+    sum_to_zero && (B[:, ref] = -vec(sum(free; dims = 2)))
+    return B
+end
+
+# The free coefficients of a fit, in vcov's order.
+mp_theta(f) = [vec(coef(f)[:, setdiff(1:ncategories(f), f.reference)]); f.log_precision]
+
+# The reference log pmf (BigFloat, reference.jl) of the rows of Y at β, γ.
+function mp_ref_loglik(Y, X, B, γ)
+    s = 0.0
+    for b in 1:size(Y, 1)
+        η = vec(X[b:b, :] * B)
+        m = maximum(η)
+        la = γ .+ η .- (m + log(sum(exp.(η .- m))))
+        s += ref_loglik(Y[b, :], la; logalpha = true)
+    end
+    return s
+end
+
+# The Float64 kernel (without the multinomial coefficients, a constant) as
+# a function of the free coefficients θ, for central differences.
+function mp_kernel(Y, X, θ; kw...)
+    n, V = size(Y)
+    B = mp_beta(θ, size(X, 2), V; kw...)
+    φ = exp(θ[end])
+    ll = 0.0
+    for b in 1:n
+        a = φ .* mp_softmax(vec(X[b:b, :] * B))
+        ll -= reg_lpoch(sum(a), sum(Y[b, :]))
+        for v in 1:V
+            ll += reg_lpoch(a[v], Y[b, v])
+        end
+    end
+    return ll
+end
+
+@testset "regression: mean/precision" begin
+    f = fit_dirmn_reg(MP_Y, MP_X; parametrization = :meanprecision, tolerance = 1e-14)
+    B = coef(f)
+    θ = mp_theta(f)
+    k = MP_P * (MP_V - 1) + 1
+
+    @testset "the fit, its fields and the reference log pmf" begin
+        @test converged(f) && hessian_definite(f)
+        @test f.parametrization === :meanprecision && f.contrast === :reference && f.reference == 1
+        @test dof(f) == f.parameters == k && length(θ) == k
+        @test size(B) == size(stderror(f)) == (MP_P, MP_V)
+        @test all(B[:, 1] .== 0) && all(stderror(f)[:, 1] .== 0) && all(stderror(f)[:, 2:end] .> 0)
+        @test f.precision == exp(f.log_precision) && f.std_error_log_precision > 0
+        ref = mp_ref_loglik(MP_Y, MP_X, B, f.log_precision)
+        @test abs(loglikelihood(f) - ref) <= 1e-10 * abs(ref)
+        @test abs(aic(f) - (-2ref + 2k)) <= 1e-10 * abs(ref)
+        @test abs(bic(f) - (-2ref + k * log(MP_N))) <= 1e-10 * abs(ref)
+        @test abs(mp_kernel(MP_Y, MP_X, θ) + reg_logcoef(MP_Y) - ref) <= 1e-10 * abs(ref)
+        # the simulation's values, roughly
+        @test abs(f.log_precision - log(MP_PHI)) < 4 * f.std_error_log_precision
+        @test maximum(abs.(B[:, 2:end] .- MP_BETA[:, 2:end]) ./ stderror(f)[:, 2:end]) < 4
+        # A log-linear fit has none of it.
+        l = fit_dirmn_reg(MP_Y, MP_X)
+        @test l.parametrization === :loglinear && dof(l) == MP_P * MP_V
+        @test l.contrast === l.reference === l.precision === nothing
+        @test l.log_precision === l.std_error_log_precision === nothing
+        close(l)
+    end
+
+    @testset "stationary, with the finite-difference Hessian's standard errors" begin
+        ll = t -> mp_kernel(MP_Y, MP_X, t)
+        H = reg_fd_hessian(ll, θ, 1e-4)
+        g = reg_fd_gradient(ll, θ, 1e-3)
+        # The gradient vanishes against the curvature's scale, and the
+        # Newton step left is a tiny fraction of a standard error.
+        @test maximum(abs.(g)) <= 1e-6 * maximum(sqrt.(-diag(H)))
+        @test isposdef(Symmetric(-H))
+        C = inv(-H)
+        se = [vec(stderror(f)[:, 2:end]); f.std_error_log_precision]
+        @test maximum(abs.((H \ g) ./ se)) <= 1e-3
+        @test maximum(abs.(sqrt.(diag(C)) ./ se .- 1)) <= 1e-3
+        @test size(vcov(f)) == (k, k) && reg_rel(vcov(f), C) <= 1e-3
+        @test sqrt.(diag(vcov(f))) ≈ se rtol = 1e-12
+        # ... and a maximum: moving any free coefficient by 0.1 SE lowers it.
+        for j in eachindex(θ), d in (-0.1, 0.1)
+            t = copy(θ); t[j] += d * se[j]
+            @test ll(t) < ll(θ)
+        end
+        # The Wald test of the covariate over its V - 1 free coefficients.
+        idx = [(v - 1) * MP_P + 2 for v in 1:(MP_V - 1)]
+        b = θ[idx]
+        t = wald_test(f, 2)
+        @test t.dof == MP_V - 1
+        @test abs(t.statistic - dot(b, C[idx, idx] \ b)) <= 1e-3 * t.statistic
+        @test abs(pvalue(t) - od_chisq_upper(MP_V - 1, t.statistic)) <= 1e-9 * pvalue(t) + 1e-300
+    end
+
+    @testset "an intercept alone is the shared-alpha fit" begin
+        d = fit_dirmn(MP_Y; obsdim = 1, tolerance = 1e-14)
+        f1 = fit_dirmn_reg(MP_Y, ones(MP_N, 1); parametrization = :meanprecision, tolerance = 1e-14)
+        @test abs(loglikelihood(f1) - loglikelihood(d)) <= 1e-10 * abs(loglikelihood(d))
+        @test dof(f1) == MP_V
+        A = predict(f1, ones(2, 1))
+        @test maximum(abs.(A[1, :] ./ coef(d) .- 1)) <= 1e-6
+        @test abs(f1.precision / d.precision - 1) <= 1e-6
+        close(f1)
+    end
+
+    @testset "summing to zero is the same fit" begin
+        z = fit_dirmn_reg(MP_Y, MP_X; parametrization = :meanprecision, contrast = :sum,
+                          reference = 4, tolerance = 1e-14)
+        @test z.contrast === :sum && z.reference == 4 && dof(z) == k
+        @test abs(loglikelihood(z) - loglikelihood(f)) <= 1e-10 * abs(loglikelihood(f))
+        @test maximum(abs.(sum(coef(z); dims = 2))) <= 1e-12
+        @test maximum(abs.(coef(z) .- (B .- sum(B; dims = 2) ./ MP_V))) <= 1e-7
+        for i in 1:MP_P
+            a, c = wald_test(f, i), wald_test(z, i)
+            @test abs(a.statistic - c.statistic) <= 1e-7 * a.statistic && a.dof == c.dof == MP_V - 1
+        end
+        @test abs(z.log_precision - f.log_precision) <= 1e-8
+        @test reg_rel(predict(z, MP_X), predict(f, MP_X)) <= 1e-8
+        # The implied category's standard error, from the covariance of the sum.
+        C = vcov(z)
+        for i in 1:MP_P
+            idx = [(v - 1) * MP_P + i for v in 1:(MP_V - 1)]
+            @test stderror(z)[i, 4] ≈ sqrt(sum(C[idx, idx])) rtol = 1e-10
+        end
+        @test occursin("sum to zero (category 4 implied)", sprint(show, MIME("text/plain"), z))
+        close(z)
+        # Another reference category: the same fit, its column 0.
+        r3 = fit_dirmn_reg(MP_Y, MP_X; parametrization = :meanprecision, reference = 3,
+                           tolerance = 1e-14)
+        @test all(coef(r3)[:, 3] .== 0) && reg_rel(coef(r3), B .- B[:, 3]) <= 1e-7
+        @test abs(loglikelihood(r3) - loglikelihood(f)) <= 1e-10 * abs(loglikelihood(f))
+        close(r3)
+    end
+
+    @testset "predict, the likelihood-ratio test, display" begin
+        A = predict(f, MP_X)
+        want = vcat([permutedims(f.precision .* mp_softmax(vec(MP_X[b:b, :] * B))) for b in 1:MP_N]...)
+        @test reg_rel(A, want) <= 1e-12
+        @test maximum(abs.(sum(A; dims = 2) .- f.precision)) <= 1e-12 * f.precision
+        @test reg_rel(predict(f, MP_X; type = :proportion), A ./ f.precision) <= 1e-12
+        # An intercept alone against two groups: V - 1 more free coefficients.
+        X2 = hcat(ones(MP_N), [iseven(b) ? 1.0 : 0.0 for b in 1:MP_N])
+        f0 = fit_dirmn_reg(MP_Y, X2[:, 1:1]; parametrization = :meanprecision)
+        f2 = fit_dirmn_reg(MP_Y, X2; parametrization = :meanprecision)
+        df = dof(f2) - dof(f0)
+        lr = 2 * (loglikelihood(f2) - loglikelihood(f0))
+        @test df == MP_V - 1 == wald_test(f2, 2).dof
+        @test lr >= -1e-8 && 0 <= od_chisq_upper(df, max(lr, 0.0)) <= 1
+        close(f0); close(f2)
+        t = sprint(show, MIME("text/plain"), f)
+        @test occursin("mean/precision", t) && occursin(string(f.precision), t)
+        @test occursin(string(f.std_error_log_precision), t)
+        @test occursin("reference category 1 (its coefficients 0)", t)
+        @test length(split(t, '\n')) == 5 + 2 + 1 + MP_P * (MP_V - 1)
+        @test occursin("meanprecision", sprint(show, f))
+    end
+
+    @testset "bad values name the keyword" begin
+        for (kw, what) in (((parametrization = :mean_precision,), "parametrization"),
+                           ((parametrization = :meanprecision, contrast = :helmert), "contrast"),
+                           ((parametrization = :meanprecision, reference = 5), "reference"),
+                           ((parametrization = :meanprecision, reference = 0), "reference"))
+            e = caught(() -> fit_dirmn_reg(MP_Y, MP_X; kw...))
+            @test e isa ArgumentError && startswith(e.msg, what)
+            @test occursin(string(last(kw)), e.msg)
+        end
+    end
+    close(f)
+end

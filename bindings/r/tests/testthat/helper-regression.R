@@ -124,3 +124,56 @@ mglm_library <- local({
     lib
   }
 })
+
+# The mean/precision model (dirmn_reg(parametrization = "meanprecision")):
+# alpha_b = phi softmax(x_b beta), written from the model. `theta` holds the
+# free coefficients in the library's order: vec(beta) without the
+# `reference` category's column, then gamma = log phi; with `sum_to_zero`
+# the reference category's coefficients are minus the sum of the others'.
+ref_mp_beta <- function(theta, p, V, reference = 1L, sum_to_zero = FALSE) {
+  free <- matrix(theta[-length(theta)], p, V - 1L)
+  beta <- matrix(0, p, V)
+  beta[, -reference] <- free
+  if (sum_to_zero) beta[, reference] <- -rowSums(free)
+  beta
+}
+
+ref_mp_alpha <- function(x, beta, phi) {
+  eta <- x %*% beta
+  e <- exp(eta - apply(eta, 1L, max))
+  phi * e / rowSums(e)
+}
+
+# Its log-likelihood (with the multinomial coefficients), through lgamma.
+ref_mp_loglik <- function(theta, x, y, reference = 1L, sum_to_zero = FALSE,
+                          w = rep(1, nrow(y))) {
+  beta <- ref_mp_beta(theta, ncol(x), ncol(y), reference, sum_to_zero)
+  alpha <- ref_mp_alpha(x, beta, exp(theta[length(theta)]))
+  n <- rowSums(y)
+  A <- rowSums(alpha)
+  ll <- lgamma(A) - lgamma(n + A) + rowSums(lgamma(y + alpha) - lgamma(alpha)) +
+    lgamma(n + 1) - rowSums(lgamma(y + 1))
+  sum(w * ll)
+}
+
+# DM counts of rows with alpha (rows x V), totals `size`.
+ref_dm_counts <- function(alpha, size) {
+  size <- rep_len(size, nrow(alpha))
+  t(vapply(seq_len(nrow(alpha)), function(b) {
+    g <- rgamma(ncol(alpha), shape = alpha[b, ])
+    stats::rmultinom(1L, size[b], g / sum(g))[, 1L]
+  }, numeric(ncol(alpha))))
+}
+
+# A mean/precision problem: 60 rows, an intercept and a normal covariate
+# and a two-level group, 4 categories, precision 15.
+mp_problem <- function(n = 60L, seed = 21L, phi = 15) {
+  set.seed(seed)
+  d <- data.frame(x = round(rnorm(n), 3), g = factor(rep(c("u", "w"), length.out = n)))
+  x <- model.matrix(~ x, d)
+  beta <- cbind(a = c(0, 0), b = c(0.4, -0.5), c = c(-0.3, 0.3), d = c(0.6, 0.2))
+  y <- ref_dm_counts(ref_mp_alpha(x, beta, phi), sample(20:60, n, TRUE))
+  colnames(y) <- colnames(beta)
+  d$y <- y
+  list(data = d, x = x, y = y, beta = beta, phi = phi)
+}

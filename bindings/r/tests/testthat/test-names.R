@@ -52,12 +52,12 @@ s3_generics <- function(class = NULL) {
   unique(s3[is.null(class) | s3[, 2L] %in% class, 1L])
 }
 
-# A small regression (dirmn_reg) for its fields.
-names_regression <- function() {
+# A small regression (dirmn_reg) for its fields; `...` for dirmn_reg.
+names_regression <- function(...) {
   set.seed(3)
   d <- data.frame(x = rnorm(30))
   y <- matrix(rpois(90, 5), 30, 3)
-  dirmn_reg(y ~ x, data = d)
+  dirmn_reg(y ~ x, data = d, ...)
 }
 
 test_that("names.tsv is shipped with its header and an r column", {
@@ -109,6 +109,29 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
   }
   expect_true(idea("reg_wald_test") %in% voc$exports)
   expect_identical(idea("reg_std_errors"), "-")
+  # the regression's parametrisations: arguments of dirmn_reg and fields of
+  # its object, their values choices of dirmn_reg's arguments
+  reg <- names_regression()
+  mp <- suppressWarnings(names_regression(parametrization = idea("reg_mean_precision"),
+                                          contrast = idea("reg_contrast_sum")))
+  for (name in c("reg_parametrization", "reg_contrast", "reg_reference")) {
+    expect_true(idea(name) %in% names(formals(dirmn_reg)), info = name)
+    expect_true(idea(name) %in% names(reg), info = name)
+  }
+  for (name in c("reg_loglinear", "reg_mean_precision", "reg_contrast_reference",
+                 "reg_contrast_sum")) {
+    expect_true(idea(name) %in% voc$choices, info = name)
+  }
+  expect_identical(reg[[idea("reg_parametrization")]], idea("reg_loglinear"))
+  expect_identical(mp[[idea("reg_parametrization")]], idea("reg_mean_precision"))
+  expect_identical(mp[[idea("reg_contrast")]], idea("reg_contrast_sum"))
+  expect_identical(mp[[idea("reg_reference")]], 1L)
+  for (name in c("precision", "reg_log_precision", "reg_std_error_log_precision")) {
+    expect_true(idea(name) %in% names(reg), info = name)
+    expect_null(reg[[idea(name)]])
+    expect_true(is.numeric(mp[[idea(name)]]) && length(mp[[idea(name)]]) == 1L, info = name)
+  }
+  expect_equal(mp[[idea("precision")]], exp(mp[[idea("reg_log_precision")]]))
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {
