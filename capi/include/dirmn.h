@@ -1166,6 +1166,57 @@ DIRMN_API dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, 
                                          double* alpha, int64_t stride_row,
                                          int64_t stride_category);
 
+/* Many small regressions in one call: differential usage, DRIMSeq's
+ * workflow. The table's columns are partitioned into groups (group[v] in 0
+ * .. groups - 1, or -1 to leave column v out: genes and their transcripts).
+ * Each group gets an independent regression (options->model; DRIMSeq's is
+ * DIRMN_REG_MEAN_PRECISION, one precision per group) of its columns on the
+ * full design x (rows x p, strides as dirmn_reg_fit's) and on the null
+ * design, x's first p_null covariates, and a likelihood-ratio test: 2
+ * (loglik_full - loglik_null) against chi-square with (p - p_null) times
+ * the group's free coefficients per covariate (V_g - 1 for mean/precision,
+ * V_g log-linear) degrees of freedom. A group's table holds its columns
+ * with counts (under options->weights); its rows without counts take no
+ * part. p-values are adjusted over the groups tested by Benjamini and
+ * Hochberg (R's p.adjust(method = "BH")). DRIMSeq estimates the precision
+ * once, on the full design, and holds it in the null fit; here each fit
+ * has its own maximum-likelihood precision.
+ *
+ * A group that cannot be tested (fewer than two columns with counts, fewer
+ * rows with counts than p, x not of full rank on its rows, an alpha beyond
+ * the double range) gets that status in result->status and NaN results,
+ * and the call still succeeds. Groups run on the context's threads, each
+ * on one thread; results do not depend on the thread count. The host copy
+ * of the table is used (the fits run on the CPU). */
+typedef struct dirmn_reg_groups_result {
+  size_t size;             /* sizeof(dirmn_reg_groups_result), set by the caller */
+  double* loglik_full;     /* each array: `groups` entries, caller-allocated, or NULL */
+  double* loglik_null;
+  double* statistic;       /* the likelihood-ratio statistic */
+  double* df;
+  double* p_value;
+  double* p_adjusted;      /* Benjamini-Hochberg over the groups tested */
+  int32_t* status;         /* per group: DIRMN_SUCCESS where tested, else why not */
+  int32_t* converged;      /* per group: 1 where both fits met the tolerance */
+  int64_t* categories;     /* per group: its columns with counts */
+  int64_t tested;          /* out: the groups tested */
+} dirmn_reg_groups_result;
+
+/* Tests every group (see above). The caller's arrays are written only on
+ * SUCCESS. Statuses: SUCCESS; NULL_POINTER (counts, group, x, result);
+ * INVALID_ARGUMENT (groups < 1, p < 2, p_null outside 1 .. p - 1, bad
+ * strides or options, result->size; a mean/precision reference other than
+ * 0: each group's first column with counts is its reference); INVALID_PARAMETER (a group entry
+ * outside -1 .. groups - 1, naming the column; a non-finite x or weight);
+ * DIMENSION_MISMATCH (rows); WRONG_CONTEXT; OUT_OF_MEMORY; CANCELLED;
+ * NOT_SUPPORTED (counts wrapped from device memory). Working memory: rows x
+ * (the columns in groups) doubles, and each running group's fits. */
+DIRMN_API dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, const int64_t* group,
+                                             int64_t groups, const double* x, int64_t rows, int64_t p,
+                                             int64_t x_stride_row, int64_t x_stride_col, int64_t p_null,
+                                             const dirmn_reg_options* options,
+                                             dirmn_reg_groups_result* result);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

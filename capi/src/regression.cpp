@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../kernels/models/regression.hpp"
+#include "../../kernels/models/regression_grouped.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 
@@ -357,6 +358,87 @@ dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t ro
     } catch (const std::bad_alloc&) {
       return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " rows", rows);
     }
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, const int64_t* group, int64_t groups,
+                                   const double* x, int64_t rows, int64_t p, int64_t x_stride_row,
+                                   int64_t x_stride_col, int64_t p_null, const dirmn_reg_options* options,
+                                   dirmn_reg_groups_result* result) {
+  static const char* fn = "dirmn_reg_test_groups";
+  return with_context(ctx, fn, [&] {
+    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (group == nullptr || result == nullptr)
+      return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "group or result is NULL");
+    if (result->size < sizeof(size_t) || result->size > sizeof(dirmn_reg_groups_result))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is not sizeof(dirmn_reg_groups_result) (%zu)", result->size,
+                  sizeof(dirmn_reg_groups_result));
+    dirmn_reg_groups_result res;
+    std::memset(&res, 0, sizeof res);
+    std::memcpy(&res, result, result->size);
+    dirmn_reg_options o;
+    dirmn_reg_options_init_sized(&o, sizeof o);
+    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_reg_options_init", &o)) return s;
+    const int64_t V = counts->info.cols;
+    if (dirmn_status s = check_reg_options(ctx, fn, o, std::numeric_limits<int64_t>::max())) return s;
+    if (rows != counts->info.rows)
+      return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
+                  "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
+    if (groups < 1) return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "groups (%" PRId64 ") must be >= 1", groups);
+    if (p < 2 || p_null < 1 || p_null >= p)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "p (%" PRId64 ") must be >= 2 and p_null (%" PRId64 ") 1 .. p - 1", p, p_null);
+    for (int64_t v = 0; v < V; ++v)
+      if (group[v] < -1 || group[v] >= groups)
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::bracket("group", v),
+                       "group %" PRId64 " is outside -1 .. %" PRId64, group[v], groups - 1);
+    if (o.model == DIRMN_REG_MEAN_PRECISION && o.reference != 0)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "reference (%" PRId64 ") must be 0 here: each group's first column with counts is its "
+                  "reference", o.reference);
+    if (dirmn_status s = check_weights(ctx, fn, o.weights, rows)) return s;
+    std::vector<dirmn::GroupOutcome> out;
+    BackendResult r;
+    try {
+      std::vector<double> design;
+      if (dirmn_status s = take_design(ctx, fn, x, rows, p, x_stride_row, x_stride_col, &design)) return s;
+      dirmn::GroupedSettings gs;
+      gs.group = group;
+      gs.groups = groups;
+      gs.p_null = p_null;
+      gs.fit.x = design.data();
+      gs.fit.p = p;
+      gs.fit.weights = o.weights;
+      gs.fit.tolerance = o.tolerance;
+      gs.fit.max_iterations = o.max_iterations;
+      gs.fit.interrupt = ctx->interrupt;
+      gs.fit.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
+      gs.fit.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
+      r = dirmn::test_groups(counts->stored(ctx), gs, &out);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for %" PRId64 " groups' tables and fits (%" PRId64 " rows)", groups, rows);
+    }
+    if (r.status == DIRMN_ERROR_CANCELLED) return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled");
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    int64_t tested = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const dirmn::GroupOutcome& go = out[static_cast<size_t>(g)];
+      tested += go.status == DIRMN_SUCCESS ? 1 : 0;
+      if (res.loglik_full) res.loglik_full[g] = go.loglik_full;
+      if (res.loglik_null) res.loglik_null[g] = go.loglik_null;
+      if (res.statistic) res.statistic[g] = go.statistic;
+      if (res.df) res.df[g] = go.df;
+      if (res.p_value) res.p_value[g] = go.p_value;
+      if (res.p_adjusted) res.p_adjusted[g] = go.p_adjusted;
+      if (res.status) res.status[g] = static_cast<int32_t>(go.status);
+      if (res.converged) res.converged[g] = go.converged ? 1 : 0;
+      if (res.categories) res.categories[g] = go.categories;
+    }
+    res.tested = tested;
+    std::memcpy(result, &res, result->size);
     return DIRMN_SUCCESS;
   });
 }
