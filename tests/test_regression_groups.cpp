@@ -246,3 +246,95 @@ TEST_CASE("grouped regression: bad input is named, and the caller's arrays stay 
         DIRMN_ERROR_INVALID_ARGUMENT);
   for (double v : pv) CHECK(v == -7.0);
 }
+
+TEST_CASE("grouped regression: a held precision -- a single fit at the MLE's, DRIMSeq's null fit",
+          "[regression][groups]") {
+  const Data d = make_data();
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  // Gene 5's columns as a table of their own (every transcript with counts
+  // in both conditions: its coefficients have a finite MLE).
+  std::vector<int64_t> cols;
+  for (int64_t v = 0; v < d.V; ++v)
+    if (d.group[static_cast<size_t>(v)] == 5) cols.push_back(v);
+  const int64_t n = static_cast<int64_t>(cols.size()), p = 2;
+  std::vector<int32_t> sub(static_cast<size_t>(d.rows * n));
+  for (int64_t b = 0; b < d.rows; ++b)
+    for (int64_t j = 0; j < n; ++j)
+      sub[static_cast<size_t>(b * n + j)] = d.y[static_cast<size_t>(b * d.V + cols[static_cast<size_t>(j)])];
+  dirmn_counts* cg = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &cg, d.rows, n, DIRMN_INT32, sub.data(), n, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts hg(cg);
+  const auto fit_at = [&](double log_phi, int64_t cov) {
+    dirmn_reg_options o;
+    dirmn_reg_options_init(&o);
+    o.model = DIRMN_REG_MEAN_PRECISION;
+    o.log_precision = log_phi;
+    dirmn_reg* r = nullptr;
+    REQUIRE(dirmn_reg_fit(ctx.get(), cg, d.x.data(), d.rows, cov, 2, 1, &o, &r) == DIRMN_SUCCESS);
+    return Reg(r);
+  };
+  const auto info = [](const Reg& r) {
+    dirmn_reg_info in;
+    in.size = sizeof in;
+    REQUIRE(dirmn_reg_get_info(r.get(), &in) == DIRMN_SUCCESS);
+    return in;
+  };
+  Reg free_fit = fit_at(std::nan(""), p);
+  double gamma = 0, gse = 0;
+  REQUIRE(dirmn_reg_get_precision(free_fit.get(), &gamma, &gse) == DIRMN_SUCCESS);
+  CHECK(gse > 0.0);
+  // Held at its own MLE: the same optimum, p (V - 1) free coefficients,
+  // standard errors no larger (the precision no longer uncertain).
+  Reg held = fit_at(gamma, p);
+  const dirmn_reg_info fi = info(free_fit), hi = info(held);
+  CHECK(close_to(hi.loglik, fi.loglik, 1e-12));
+  CHECK(hi.parameters == p * (n - 1));
+  CHECK(hi.precision_covariates == 0);
+  double g2 = 0, s2 = -1;
+  REQUIRE(dirmn_reg_get_precision(held.get(), &g2, &s2) == DIRMN_SUCCESS);
+  CHECK(g2 == gamma);
+  CHECK(s2 == 0.0);
+  std::vector<double> bf(static_cast<size_t>(p * n)), bh_(bf), sf(bf), sh(bf);
+  REQUIRE(dirmn_reg_get_coef(free_fit.get(), bf.data(), n, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_reg_get_coef(held.get(), bh_.data(), n, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_reg_get_std_errors(free_fit.get(), sf.data(), n, 1) == DIRMN_SUCCESS);
+  REQUIRE(dirmn_reg_get_std_errors(held.get(), sh.data(), n, 1) == DIRMN_SUCCESS);
+  for (size_t k = 0; k < bf.size(); ++k) {
+    CHECK(std::fabs(bf[k] - bh_[k]) < 1e-6 * (1.0 + sf[k]));
+    CHECK(sh[k] <= sf[k] * (1 + 1e-12));
+  }
+  // The grouped test holding the precision: the null fit at the full fit's.
+  dirmn_counts* c = nullptr;
+  REQUIRE(dirmn_counts_create_dense(ctx.get(), &c, d.rows, d.V, DIRMN_INT32, d.y.data(), d.V, 1, nullptr) ==
+          DIRMN_SUCCESS);
+  Counts hold(c);
+  const size_t G = static_cast<size_t>(d.genes);
+  std::vector<double> st_free(G), st_held(G), ln(G);
+  for (int h = 0; h < 2; ++h) {
+    dirmn_reg_options o;
+    dirmn_reg_options_init(&o);
+    o.model = DIRMN_REG_MEAN_PRECISION;
+    o.hold_precision = h;
+    dirmn_reg_groups_result res;
+    std::memset(&res, 0, sizeof res);
+    res.size = sizeof res;
+    res.statistic = h ? st_held.data() : st_free.data();
+    res.loglik_null = ln.data();
+    REQUIRE(dirmn_reg_test_groups(ctx.get(), c, d.group.data(), d.genes, d.x.data(), d.rows, 2, 2, 1, 1, &o, &res) ==
+            DIRMN_SUCCESS);
+  }
+  CHECK(close_to(ln[5], info(fit_at(gamma, 1)).loglik, 1e-12));
+  for (size_t g = 0; g < G; ++g)
+    if (!std::isnan(st_free[g])) CHECK(st_held[g] >= st_free[g] - 1e-9 * std::fabs(ln[g]));
+  dirmn_reg_options o;
+  dirmn_reg_options_init(&o);
+  o.model = DIRMN_REG_MEAN_PRECISION;
+  o.log_precision = INFINITY;
+  dirmn_reg* r = nullptr;
+  CHECK(dirmn_reg_fit(ctx.get(), cg, d.x.data(), d.rows, p, 2, 1, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.log_precision = std::nan("");
+  o.hold_precision = 2;
+  CHECK(dirmn_reg_fit(ctx.get(), cg, d.x.data(), d.rows, p, 2, 1, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+}

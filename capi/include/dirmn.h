@@ -1028,6 +1028,12 @@ typedef struct dirmn_reg_options {
   dirmn_reg_contrast contrast; /* mean/precision: default DIRMN_REG_REFERENCE */
   int64_t reference;         /* mean/precision: the reference (or, summing to zero, the
                                 implied) category, 0-based; default 0 */
+  double log_precision;      /* mean/precision: NaN (the default) fits log phi; a finite
+                                value holds it there (DRIMSeq's dmFit at a given precision):
+                                p (V - 1) free coefficients */
+  int hold_precision;        /* dirmn_reg_test_groups, mean/precision: 1 = each group's null
+                                fit holds its full fit's precision (DRIMSeq's dmTest); 0 (the
+                                default) = each fit has its own */
 } dirmn_reg_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -1097,7 +1103,8 @@ typedef struct dirmn_reg_info {
   dirmn_reg_model model;
   dirmn_reg_contrast contrast; /* mean/precision */
   int64_t reference;      /* mean/precision: the reference (implied) category */
-  int64_t precision_covariates; /* mean/precision: 1 (gamma); log-linear: 0 */
+  int64_t precision_covariates; /* mean/precision: 1 (gamma), 0 where it was held;
+                                   log-linear: 0 */
 } dirmn_reg_info;
 
 /* Describes a fitted regression; info->size must be set (fields beyond it
@@ -1147,10 +1154,10 @@ DIRMN_API dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int
 DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate,
                                            double* statistic, double* df, double* p_value);
 
-/* The precision's coefficient of a mean/precision fit, gamma = log phi, and
- * its standard error (se may be NULL; NaN without a covariance): q =
- * info.precision_covariates entries each. Statuses: SUCCESS; NULL_POINTER;
- * NOT_SUPPORTED (a log-linear fit). */
+/* The precision of a mean/precision fit, gamma = log phi, and its standard
+ * error (se may be NULL; NaN without a covariance, 0 where it was held):
+ * one entry each. Statuses: SUCCESS; NULL_POINTER; NOT_SUPPORTED (a
+ * log-linear fit). */
 DIRMN_API dirmn_status dirmn_reg_get_precision(const dirmn_reg* reg, double* gamma, double* se);
 
 /* The fitted model's alpha for new rows: covariates x (rows x p, strides as
@@ -1179,8 +1186,9 @@ DIRMN_API dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, 
  * with counts (under options->weights); its rows without counts take no
  * part. p-values are adjusted over the groups tested by Benjamini and
  * Hochberg (R's p.adjust(method = "BH")). DRIMSeq estimates the precision
- * once, on the full design, and holds it in the null fit; here each fit
- * has its own maximum-likelihood precision.
+ * once, on the full design, and holds it in the null fit: so does
+ * options->hold_precision; by default each fit has its own
+ * maximum-likelihood precision.
  *
  * A group that cannot be tested (fewer than two columns with counts, fewer
  * rows with counts than p, x not of full rank on its rows, an alpha beyond

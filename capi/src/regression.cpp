@@ -56,6 +56,11 @@ dirmn_status check_reg_options(dirmn_context* ctx, const char* fn, const dirmn_r
   if (o.reference < 0 || o.reference >= V)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "reference (%" PRId64 ") is not a category: the table has %" PRId64, o.reference, V);
+  if (std::isinf(o.log_precision))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "log_precision (%.17g) must be finite, or NaN to fit it",
+                o.log_precision);
+  if (o.hold_precision != 0 && o.hold_precision != 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "hold_precision (%d) must be 0 or 1", o.hold_precision);
   return DIRMN_SUCCESS;
 }
 
@@ -81,6 +86,7 @@ void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t size) {
   std::memset(&d, 0, sizeof d);
   d.tolerance = 1e-10;
   d.max_iterations = 200;
+  d.log_precision = std::numeric_limits<double>::quiet_NaN();
   fill_defaults(options, size, d);
 }
 
@@ -127,6 +133,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
       s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
       s.reference = o.reference;
+      s.log_precision = o.log_precision;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
       m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
     } catch (const std::bad_alloc&) {
@@ -191,7 +198,8 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     in.model = o.model;
     in.contrast = o.model == DIRMN_REG_MEAN_PRECISION ? o.contrast : DIRMN_REG_REFERENCE;
     in.reference = o.model == DIRMN_REG_MEAN_PRECISION ? o.reference : 0;
-    in.precision_covariates = static_cast<int64_t>(m->gamma.size());
+    in.precision_covariates =
+        o.model == DIRMN_REG_MEAN_PRECISION && !std::isfinite(o.log_precision) ? 1 : 0;
     in.observations = out.observations;
     in.gradient_norm = out.gradient_norm;
     in.iterations = out.iterations;
@@ -416,6 +424,8 @@ dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, con
       gs.fit.interrupt = ctx->interrupt;
       gs.fit.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
       gs.fit.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
+      gs.fit.log_precision = o.log_precision;
+      gs.hold_precision = o.hold_precision == 1 && gs.fit.mean_precision;
       r = dirmn::test_groups(counts->stored(ctx), gs, &out);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,

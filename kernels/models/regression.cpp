@@ -346,9 +346,11 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   MeanPrecisionLayout mp;
   mp.p = p;
   mp.V = V;
-  mp.q = s.mean_precision ? 1 : 0;
+  const bool held = s.mean_precision && std::isfinite(s.log_precision);
+  mp.q = s.mean_precision && !held ? 1 : 0;
   mp.reference = s.reference;
   mp.sum_to_zero = s.sum_to_zero;
+  mp.offset = held ? s.log_precision : 0.0;
   const bool structured = !s.mean_precision;
   const int64_t P = s.mean_precision ? mp.parameters() : p * V;
   out->parameters = P;
@@ -429,7 +431,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     for (int64_t k = 0; k < V - 1; ++k)
       for (int64_t i = 0; i < p; ++i)
         beta[static_cast<size_t>(k * p + i)] = z[static_cast<size_t>(i)] * (la[static_cast<size_t>(mp.category(k))] - base);
-    beta[static_cast<size_t>(P - 1)] = std::log(total);
+    if (!held) beta[static_cast<size_t>(P - 1)] = std::log(total);
   } else {
     for (int64_t v = 0; v < V; ++v)
       for (int64_t i = 0; i < p; ++i)
@@ -532,6 +534,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   if (s.mean_precision) {
     out->gamma.resize(static_cast<size_t>(mp.q));
     mp_expand(mp, cur.beta.data(), out->beta.data(), out->gamma.data());
+    if (held) out->gamma.assign(1, s.log_precision);
   } else {
     for (int64_t v = 0; v < V; ++v)
       for (int64_t i = 0; i < p; ++i)
@@ -562,7 +565,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       if (s.sum_to_zero)  // beta_r = -sum of the free ones: the variance of their sum
         for (int64_t i = 0; i < p; ++i)
           out->std_errors[static_cast<size_t>(i * V + s.reference)] = std::sqrt(out->covariance->block_sum_variance(i));
-      out->gamma_std_errors.resize(static_cast<size_t>(mp.q));
+      out->gamma_std_errors.assign(1, 0.0);  // held: fixed
       for (int64_t j = 0; j < mp.q; ++j)
         out->gamma_std_errors[static_cast<size_t>(j)] = std::sqrt(var[static_cast<size_t>(p * (V - 1) + j)]);
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -30,11 +31,13 @@ struct RegressionSettings {
   bool mean_precision = false;
   bool sum_to_zero = false;
   int64_t reference = 0;
+  // Mean/precision: a finite value holds log phi there (no gamma is fitted).
+  double log_precision = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RegressionOutcome {
   std::vector<double> beta;   // p x V, row-major (mean/precision: the implied column filled)
-  std::vector<double> gamma;  // mean/precision: the precision's coefficients (q = 1)
+  std::vector<double> gamma;  // mean/precision: log phi (fitted, or held)
   // The free coefficients: p x V (log-linear) or p (V - 1) + q, in the
   // order of the covariance (vec(beta) without the reference category's,
   // then gamma).

@@ -67,7 +67,7 @@ BackendResult test_one(Worker& w, const GroupedSettings& s, const std::vector<do
   t.data = data.get();
   t.threads = w.threads.get();
   t.info = &info;
-  double loglik[2] = {0.0, 0.0};
+  double loglik[2] = {0.0, 0.0}, held = 0.0;
   bool converged = true;
   for (int k = 0; k < 2; ++k) {
     RegressionSettings fs = s.fit;
@@ -76,6 +76,7 @@ BackendResult test_one(Worker& w, const GroupedSettings& s, const std::vector<do
     if (k == 1) {
       fs.x = x_null.data();
       fs.p = s.p_null;
+      if (s.hold_precision) fs.log_precision = held;
     }
     HistogramCache cache;
     RegressionOutcome out;
@@ -87,6 +88,7 @@ BackendResult test_one(Worker& w, const GroupedSettings& s, const std::vector<do
     }
     loglik[k] = out.loglik;
     converged = converged && out.converged;
+    if (k == 0 && s.fit.mean_precision) held = out.gamma[0];
   }
   const int64_t free_per_covariate = s.fit.mean_precision ? n_cols - 1 : n_cols;
   o->loglik_full = loglik[0];

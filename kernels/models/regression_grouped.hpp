@@ -25,6 +25,7 @@ struct GroupedSettings {
   const int64_t* group = nullptr;  // per column: its group, or -1 (left out); validated
   int64_t groups = 0;
   int64_t p_null = 1;              // the null design: the first p_null covariates
+  bool hold_precision = false;     // mean/precision: the null fit at the full fit's precision
   RegressionSettings fit;          // x, p, weights, model, contrast, tolerance, ...
 };
 

@@ -81,7 +81,7 @@ bool mp_alpha(const MeanPrecisionLayout& l, const double* x, const double* z, in
       const double* bi = beta + i * V;
       for (int64_t v = 0; v < V; ++v) a[v] += xi * bi[v];
     }
-    double zeta = 0.0;
+    double zeta = l.offset;
     for (int64_t j = 0; j < l.q; ++j) zeta += z[b * l.q + j] * gamma[j];
     // log alpha = eta - lse(eta) + zeta, lse from the largest eta.
     double top = a[0];

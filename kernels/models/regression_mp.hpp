@@ -30,6 +30,7 @@ struct MeanPrecisionLayout {
   int64_t p = 0, V = 0, q = 0;
   int64_t reference = 0;  // the reference (or implied) category
   bool sum_to_zero = false;
+  double offset = 0.0;    // added to every row's log precision (a held one, with q = 0)
 
   int64_t parameters() const { return p * (V - 1) + q; }
   // The category of free block k (k < V - 1).
