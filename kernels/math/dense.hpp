@@ -39,20 +39,24 @@ inline int64_t cholesky(double* a, int64_t n, double rel_tol = 0.0) {
   return -1;
 }
 
-// Solves L L^T x = b in place (b: n entries) with the factor from cholesky.
-inline void cholesky_solve(const double* l, int64_t n, double* b) {
+// Solves L L^T x = b in place (b: n entries) with a factor whose rows are
+// ld apart (one right-hand side: n^2 work).
+inline void cholesky_solve_ld(const double* l, int64_t n, int64_t ld, double* b) {
   for (int64_t i = 0; i < n; ++i) {
-    const double* ri = l + i * n;
+    const double* ri = l + i * ld;
     double s = b[i];
     for (int64_t k = 0; k < i; ++k) s -= ri[k] * b[k];
     b[i] = s / ri[i];
   }
   for (int64_t i = n - 1; i >= 0; --i) {
     double s = b[i];
-    for (int64_t k = i + 1; k < n; ++k) s -= l[k * n + i] * b[k];
-    b[i] = s / l[i * n + i];
+    for (int64_t k = i + 1; k < n; ++k) s -= l[k * ld + i] * b[k];
+    b[i] = s / l[i * ld + i];
   }
 }
+
+// The same with the factor from cholesky (rows n apart).
+inline void cholesky_solve(const double* l, int64_t n, double* b) { cholesky_solve_ld(l, n, n, b); }
 
 // The inverse (L L^T)^-1, whole and symmetric, into inv (n x n) from the
 // factor: U = L^-T (upper) by substitution, then U U^T; U is kept by rows

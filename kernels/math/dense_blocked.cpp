@@ -143,20 +143,6 @@ void forward_solve_blocked(const double* l, int64_t n, int64_t ld, double* b, in
   forward_solve(l, n, ld, b, m, ldb, loop, false);
 }
 
-void cholesky_solve_ld(const double* l, int64_t n, int64_t ld, double* b) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double* ri = l + i * ld;
-    double s = b[i];
-    for (int64_t k = 0; k < i; ++k) s -= ri[k] * b[k];
-    b[i] = s / ri[i];
-  }
-  for (int64_t i = n - 1; i >= 0; --i) {
-    double s = b[i];
-    for (int64_t k = i + 1; k < n; ++k) s -= l[k * ld + i] * b[k];
-    b[i] = s / l[i * ld + i];
-  }
-}
-
 void cholesky_inverse_blocked(const double* l, int64_t n, int64_t ld, double* inv, int64_t ldi,
                               const TileLoop& loop) {
   const int64_t ly = padded(n);

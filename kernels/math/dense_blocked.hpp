@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "dense.hpp"  // cholesky_solve_ld: one right-hand side
+
 namespace dirmn {
 namespace math {
 
@@ -45,9 +47,6 @@ int64_t cholesky_blocked(double* a, int64_t n, int64_t ld, const TileLoop& loop,
 // L (lower, from cholesky_blocked).
 void forward_solve_blocked(const double* l, int64_t n, int64_t ld, double* b, int64_t m, int64_t ldb,
                            const TileLoop& loop);
-
-// Solves L L' x = b in place (one right-hand side: n^2 work).
-void cholesky_solve_ld(const double* l, int64_t n, int64_t ld, double* b);
 
 // The inverse (L L')^-1, whole and symmetric, into inv (n x n, ldi >=
 // padded(n), padded(n) rows): Y = L^-1, then Y' Y. Throws std::bad_alloc.
