@@ -10,6 +10,7 @@ categories; positions in errors are 0-based.
 >>> f = dirmn.fit(X); f.alpha, f.loglik, f.bic
 >>> m = dirmn.mixture(X, 2); m.mixture_weights, m.responsibilities
 >>> r = dirmn.regression(X, design); r.params, r.bse, r.wald_test(1)
+>>> t = dirmn.regression_groups(Y, design, gene); t.pvalue, t.padjusted
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
@@ -29,6 +30,7 @@ from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
 from .loglik import LoglikSum, loglik, loglik_sum, logpmf
 from .mixture import Mixture, MixtureSelection, mixture
 from .regression import RegressionResult, WaldTest, regression
+from .regression_groups import GroupTestResult, regression_groups
 
 __version__ = "0.3.0"
 
@@ -72,10 +74,11 @@ __all__ = [
     "BackendError", "BackendUnavailableError", "CancelledError", "ClosedHandleError",
     "Context", "ContextInUseError", "ConvergenceWarning", "Counts", "DeviceError",
     "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound", "FitResult",
-    "InternalError", "InvalidArgumentError", "InvalidCountsError", "InvalidParameterError",
-    "LoglikSum", "Mixture", "MixtureSelection", "NotSupportedError", "NumericOverflowError",
-    "OutOfMemoryError", "OverdispersionTestResult", "RegressionResult", "WaldTest",
-    "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
+    "GroupTestResult", "InternalError", "InvalidArgumentError", "InvalidCountsError",
+    "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection", "NotSupportedError",
+    "NumericOverflowError", "OutOfMemoryError", "OverdispersionTestResult", "RegressionResult",
+    "WaldTest", "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
     "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
     "loglik_sum", "logpmf", "mixture", "overdispersion_test", "regression",
+    "regression_groups",
 ]

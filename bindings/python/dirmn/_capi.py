@@ -10,8 +10,8 @@ compares all of it with the header file itself.
 """
 
 import ctypes
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int64,
-                    c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int32,
+                    c_int64, c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
 
 from ._lib import DirmnLibraryNotFound, load_library
 
@@ -144,7 +144,8 @@ class dirmn_reg_options(Structure):
     _fields_ = [("size", c_size_t), ("tolerance", c_double), ("max_iterations", c_int),
                 ("weights", _pd), ("progress", dirmn_progress_fn), ("progress_data", c_void_p),
                 ("model", dirmn_reg_model), ("contrast", dirmn_reg_contrast),
-                ("reference", c_int64)]
+                ("reference", c_int64), ("log_precision", c_double),
+                ("hold_precision", c_int)]
 
 
 class dirmn_reg_info(Structure):
@@ -157,9 +158,17 @@ class dirmn_reg_info(Structure):
                 ("precision_covariates", c_int64)]
 
 
+class dirmn_reg_groups_result(Structure):
+    _fields_ = [("size", c_size_t), ("loglik_full", _pd), ("loglik_null", _pd),
+                ("statistic", _pd), ("df", _pd), ("p_value", _pd), ("p_adjusted", _pd),
+                ("status", POINTER(c_int32)), ("converged", POINTER(c_int32)),
+                ("categories", POINTER(c_int64)), ("tested", c_int64)]
+
+
 STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
            dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
-           dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info)
+           dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
+           dirmn_reg_groups_result)
 
 
 def new(struct):
@@ -260,6 +269,9 @@ FUNCTIONS = (
     ("dirmn_reg_get_precision", dirmn_status, (_handle, _pd, _pd)),
     ("dirmn_reg_predict", dirmn_status,
      (_handle, _pd, _i64, _i64, _i64, _i64, _pd, _i64, _i64)),
+    ("dirmn_reg_test_groups", dirmn_status,
+     (_handle, _handle, POINTER(c_int64), _i64, _pd, _i64, _i64, _i64, _i64, _i64,
+      POINTER(dirmn_reg_options), POINTER(dirmn_reg_groups_result))),
 )
 
 

@@ -54,13 +54,14 @@ def fit_options(tolerance=None, max_iterations=None, weights=None, start=None,
 
 
 def reg_options(tolerance=None, max_iterations=None, weights=None, model=None, contrast=None,
-                reference=None):
+                reference=None, hold_precision=None):
     """A ``dirmn_reg_options`` with the library's defaults and the given fields.
 
     ``weights`` must be contiguous float64 and kept alive by the caller for
     the call; the progress callback is set by the caller. ``model``,
     ``contrast`` (the C enums' values) and ``reference`` (0-based) are
-    checked by the caller.
+    checked by the caller; ``hold_precision`` (``dirmn_reg_test_groups``) is
+    a bool.
 
     Returns
     -------
@@ -80,4 +81,6 @@ def reg_options(tolerance=None, max_iterations=None, weights=None, model=None, c
         o.contrast = contrast
     if reference is not None:
         o.reference = reference
+    if hold_precision is not None:
+        o.hold_precision = 1 if hold_precision else 0
     return o

@@ -37,6 +37,12 @@ TEST = dirmn.overdispersion_test(X)
 DESIGN = np.column_stack([np.ones(4), [0.5, -1.0, 0.25, 1.5]])
 REG = dirmn.regression(X, DESIGN)
 REG_MP = dirmn.regression(X, DESIGN, parametrization="meanprecision")
+# Per-group tests: a 4 x 5 table has too few rows; 8 rows (X twice), the
+# first three columns group "a", the last two "b".
+GX = np.vstack([X, X[::-1]])
+GDESIGN = np.column_stack([np.ones(8), [0.5, -1.0, 0.25, 1.5, 0.0, 1.0, -0.5, 2.0]])
+GROUPS = ["a", "a", "a", "b", "b"]
+GT = dirmn.regression_groups(GX, GDESIGN, GROUPS)
 
 
 def kw(f, name):
@@ -65,6 +71,10 @@ def regfield(name):
 
 def regmethod(name):
     return callable(getattr(REG, name, None)) and not name.startswith("_")
+
+
+def groupsfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.GroupTestResult)}
 
 
 def accepts(f):
@@ -136,8 +146,8 @@ CHECKS = {
     "test_score": lambda n: accepts(lambda: dirmn.overdispersion_test(X, method=n)),
     "grow_from": lambda n: kw(dirmn.mixture, n),
     "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
-    "test_statistic": odtfield,
-    "test_p_value": odtfield,
+    "test_statistic": lambda n: odtfield(n) and groupsfield(n),
+    "test_p_value": lambda n: odtfield(n) and groupsfield(n) and n in dirmn.WaldTest._fields,
     "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n)
     and kw(dirmn.regression, n),
     # Regression (issue #29).
@@ -166,6 +176,25 @@ CHECKS = {
     "reg_log_precision": lambda n: regfield(n)
     and bool(abs(getattr(REG_MP, n) - np.log(REG_MP.precision)) < 1e-12),
     "reg_std_error_log_precision": lambda n: regfield(n) and getattr(REG_MP, n) > 0,
+    # Per-group likelihood-ratio tests (differential usage).
+    "reg_test_groups": lambda n: exported(n)
+    and isinstance(getattr(dirmn, n)(GX, GDESIGN, GROUPS), dirmn.GroupTestResult),
+    "reg_groups": lambda n: kw(dirmn.regression_groups, n),
+    "reg_group_label": lambda n: groupsfield(n) and getattr(GT, n) == ["a", "b"],
+    "reg_null": lambda n: kw(dirmn.regression_groups, n) and groupsfield(n)
+    and getattr(GT, n) == 1,
+    "reg_hold_precision": lambda n: kw(dirmn.regression_groups, n) and groupsfield(n)
+    and getattr(GT, n) is False,
+    "reg_loglik_full": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) < 0)),
+    "reg_loglik_null": lambda n: groupsfield(n)
+    and bool(np.all(getattr(GT, n) <= GT.loglik_full)),
+    "test_df": lambda n: groupsfield(n) and odtfield(n) and n in dirmn.WaldTest._fields
+    and list(getattr(GT, n)) == [2.0, 1.0],
+    "test_p_adjusted": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) >= GT.pvalue)),
+    "reg_group_status": lambda n: groupsfield(n) and list(getattr(GT, n)) == ["ok", "ok"],
+    "reg_groups_tested": lambda n: groupsfield(n) and getattr(GT, n) == 2,
+    "columns_with_counts": lambda n: groupsfield(n) and odtfield(n)
+    and list(getattr(GT, n)) == [3, 2],
 }
 
 ROWS = read_names()

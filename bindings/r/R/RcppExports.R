@@ -105,3 +105,7 @@ cpp_live_regressions <- function() {
     .Call(`_dirmn_cpp_live_regressions`)
 }
 
+cpp_reg_test_groups <- function(xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision) {
+    .Call(`_dirmn_cpp_reg_test_groups`, xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision)
+}
+

@@ -13,6 +13,8 @@
 #' * [dirmn_reg()]: DM regression of the rows' composition on covariates
 #'   (alpha = exp(X beta)), with standard errors, Wald and likelihood-ratio
 #'   tests and predictions.
+#' * [dirmn_reg_groups()]: per-group likelihood-ratio tests of regressions
+#'   (differential usage within groups of columns, DRIMSeq's workflow).
 #' * [dirmn_counts()]: validate and upload a table once, for many calls.
 #' * [dirmn_backends()]: the backends and devices available.
 #' * [dirmn_error]: the conditions raised on failure.

@@ -313,6 +313,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_reg_test_groups
+SEXP cpp_reg_test_groups(SEXP xp, SEXP group, double groups, SEXP x, double p_null, SEXP weights, double tolerance, int max_iterations, int model, int hold_precision);
+RcppExport SEXP _dirmn_cpp_reg_test_groups(SEXP xpSEXP, SEXP groupSEXP, SEXP groupsSEXP, SEXP xSEXP, SEXP p_nullSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP modelSEXP, SEXP hold_precisionSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< double >::type groups(groupsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< double >::type p_null(p_nullSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    Rcpp::traits::input_parameter< int >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< int >::type hold_precision(hold_precisionSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_test_groups(xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -341,6 +360,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 10},
     {"_dirmn_cpp_reg_predict", (DL_FUNC) &_dirmn_cpp_reg_predict, 2},
     {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
+    {"_dirmn_cpp_reg_test_groups", (DL_FUNC) &_dirmn_cpp_reg_test_groups, 10},
     {NULL, NULL, 0}
 };
 

@@ -1,10 +1,12 @@
 // regression.cpp: Dirichlet-multinomial regression (dirmn_reg_fit), its
-// covariance, Wald tests and predictions.
+// covariance, Wald tests and predictions; the per-group likelihood-ratio
+// tests (dirmn_reg_test_groups).
 #include "common.h"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 using namespace dirmn_r;
 
@@ -240,3 +242,76 @@ SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
 
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_live_regressions() { return Rf_ScalarReal(static_cast<double>(g_live_regressions)); }
+
+// dirmn_reg_test_groups of the prepared table `xp`: `group` (a double
+// vector, one 0-based group per column of the table, -1 to leave it out),
+// `groups` groups, the full design `x` (rows x p, a double matrix) whose
+// first `p_null` columns are the null design. Returns the per-group results
+// as a plain list of vectors (R/regression-groups.R makes the data frame):
+// `loglik_full`, `loglik_null`, `statistic`, `df`, `p_value`, `p_adjusted`,
+// `status` (the library's codes), `converged`, `categories`, and `tested`.
+// `model` and `hold_precision` go to the options as they are (the library
+// checks them).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_reg_test_groups(SEXP xp, SEXP group, double groups, SEXP x, double p_null,
+                         SEXP weights, double tolerance, int max_iterations, int model,
+                         int hold_precision) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  int64_t rows = 0, np = 0;
+  SEXP bad = check_design(x, &rows, &np);
+  if (bad != R_NilValue) return bad;
+  bad = check_weights(weights, p.info.rows);
+  if (bad != R_NilValue) return bad;
+  // The library reads one entry per column of the table.
+  if (TYPEOF(group) != REALSXP || XLENGTH(group) != p.info.cols)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                   "groups must have one entry per column of the response");
+  if (!(groups >= 1 && groups <= 9.0e15))
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, "there must be at least one group");
+  std::vector<int64_t> codes(static_cast<size_t>(p.info.cols));
+  const double* g = REAL(group);
+  for (size_t v = 0; v < codes.size(); ++v) codes[v] = static_cast<int64_t>(g[v]);
+  const R_xlen_t G = static_cast<R_xlen_t>(groups);
+  Rcpp::NumericVector loglik_full(G), loglik_null(G), statistic(G), df(G), p_value(G),
+      p_adjusted(G), categories(G);
+  Rcpp::IntegerVector status(G), converged(G);
+  std::vector<int64_t> cats(static_cast<size_t>(G));
+
+  dirmn_reg_options options;
+  dirmn_reg_options_init(&options);
+  options.tolerance = tolerance;
+  options.max_iterations = max_iterations;
+  options.weights = weights_ptr(weights);
+  options.model = static_cast<dirmn_reg_model>(model);
+  options.hold_precision = hold_precision;
+  dirmn_reg_groups_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  result.loglik_full = loglik_full.begin();
+  result.loglik_null = loglik_null.begin();
+  result.statistic = statistic.begin();
+  result.df = df.begin();
+  result.p_value = p_value.begin();
+  result.p_adjusted = p_adjusted.begin();
+  static_assert(sizeof(int) == sizeof(int32_t), "R's integers are the library's int32_t");
+  result.status = reinterpret_cast<int32_t*>(status.begin());
+  result.converged = reinterpret_cast<int32_t*>(converged.begin());
+  result.categories = cats.data();
+  const dirmn_status st =
+      dirmn_reg_test_groups(p.ctx, p.counts, codes.data(), static_cast<int64_t>(G),
+                            rows > 0 ? REAL(x) : nullptr, rows, np, 1, rows,
+                            static_cast<int64_t>(p_null), &options, &result);
+  if (st != DIRMN_SUCCESS) return library_failure(p.ctx, st);
+  for (R_xlen_t i = 0; i < G; ++i)
+    categories[i] = static_cast<double>(cats[static_cast<size_t>(i)]);
+  Rcpp::LogicalVector conv(G);
+  for (R_xlen_t i = 0; i < G; ++i) conv[i] = converged[i] != 0;
+  return Rcpp::List::create(
+      Rcpp::Named("loglik_full") = loglik_full, Rcpp::Named("loglik_null") = loglik_null,
+      Rcpp::Named("statistic") = statistic, Rcpp::Named("df") = df,
+      Rcpp::Named("p_value") = p_value, Rcpp::Named("p_adjusted") = p_adjusted,
+      Rcpp::Named("status") = status, Rcpp::Named("converged") = conv,
+      Rcpp::Named("categories") = categories,
+      Rcpp::Named("tested") = static_cast<double>(result.tested));
+}

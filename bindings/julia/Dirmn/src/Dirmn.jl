@@ -21,7 +21,9 @@ maximum-likelihood α, with [`coef`](@ref), [`stderror`](@ref),
 [`overdispersion_test`](@ref) for the test of the Dirichlet-multinomial
 against the multinomial;
 [`fit_dirmn_reg`](@ref) for Dirichlet-multinomial regression on covariates,
-with [`predict`](@ref) and [`wald_test`](@ref);
+with [`predict`](@ref) and [`wald_test`](@ref), and [`test_dirmn_groups`](@ref)
+for its per-group likelihood-ratio tests (differential usage within groups
+of categories, DRIMSeq's workflow);
 [`fit_mixture`](@ref) for Dirichlet-multinomial
 mixtures (EM clustering), with [`posterior`](@ref) and
 [`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
@@ -50,6 +52,7 @@ export ncomponents, components, probs, informationmatrix, vcov
 export coef, stderror, confint
 export overdispersion_test, OverdispersionTest, pvalue
 export fit_dirmn_reg, DirmnRegression, predict, wald_test, WaldTest
+export test_dirmn_groups, DirmnGroupTests
 export converged, iterations, hessian_definite, gradient_norm
 
 include("LibDirmn.jl")
@@ -68,6 +71,7 @@ include("mixture.jl")
 include("mixture_accessors.jl")
 include("overdispersion.jl")
 include("regression.jl")
+include("regression_groups.jl")
 
 function __init__()
     # Contexts cached by a previous session (or precompilation) hold dead

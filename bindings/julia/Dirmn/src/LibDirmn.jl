@@ -121,6 +121,9 @@ const FUNCTIONS = (
     (:dirmn_reg_get_precision, dirmn_status, (Ptr{dirmn_reg}, Ptr{Cdouble}, Ptr{Cdouble})),
     (:dirmn_reg_predict, dirmn_status,
      (Ptr{dirmn_reg}, Ptr{Cdouble}, Int64, Int64, Int64, Int64, Ptr{Cdouble}, Int64, Int64)),
+    (:dirmn_reg_test_groups, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Int64}, Int64, Ptr{Cdouble}, Int64, Int64,
+      Int64, Int64, Int64, Ptr{dirmn_reg_options}, Ptr{dirmn_reg_groups_result})),
 )
 
 # ---------------------------------------------------------------------------

@@ -368,7 +368,7 @@ end
 
 """
     dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data,
-                      model, contrast, reference)
+                      model, contrast, reference, log_precision, hold_precision)
 
 Mirror of the C struct `dirmn_reg_options`. Fill one with
 [`dirmn_reg_options_init_sized`](@ref) (with its size) through a `Ref` (see
@@ -382,11 +382,16 @@ receives (Newton step, log pmf, max-norm of the gradient in beta,
 `DIRMN_REG_MEAN_PRECISION`), `contrast` a `dirmn_reg_contrast`
 (`DIRMN_REG_REFERENCE`, the default, or `DIRMN_REG_SUM_TO_ZERO`) and
 `reference` the 0-based reference (or implied) category of a mean/precision
-fit (default 0).
+fit (default 0). `log_precision` (mean/precision) is `NaN` (the default) to
+fit log φ, or a finite value that holds it there (DRIMSeq's dmFit at a
+given precision: p (V - 1) free coefficients); `hold_precision`
+([`dirmn_reg_test_groups`](@ref), mean/precision) is 1 to fit each group's
+null model at its full fit's precision (DRIMSeq's dmTest), 0 (the default)
+to give each fit its own.
 
-The six-argument form (without `model`, `contrast` and `reference`, the
-fields appended later) sets those to their defaults: `DIRMN_REG_LOGLINEAR`,
-`DIRMN_REG_REFERENCE` and 0.
+The six- and nine-argument forms (without the fields appended later) set
+those to their defaults: `DIRMN_REG_LOGLINEAR`, `DIRMN_REG_REFERENCE`, 0,
+`NaN` and 0.
 """
 struct dirmn_reg_options
     size::Csize_t
@@ -398,11 +403,17 @@ struct dirmn_reg_options
     model::dirmn_reg_model
     contrast::dirmn_reg_contrast
     reference::Int64
+    log_precision::Cdouble
+    hold_precision::Cint
 end
 
 dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data) =
     dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data,
                       DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0))
+dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data, model,
+                  contrast, reference) =
+    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data, model,
+                      contrast, reference, NaN, Cint(0))
 
 """
     dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic,
@@ -415,8 +426,9 @@ Mirror of the C struct `dirmn_reg_info`. Pass it to
 number of free coefficients: p V (log-linear) or p (V - 1) + 1
 (mean/precision). `model`, `contrast` and `reference` (0-based) are the
 fit's; `precision_covariates` is the number of the precision's coefficients
-([`dirmn_reg_get_precision`](@ref)): 1 for a mean/precision fit, 0 for a
-log-linear one.
+([`dirmn_reg_get_precision`](@ref)): 1 for a mean/precision fit, 0 where its
+precision was held (`log_precision` of the options) and for a log-linear
+one.
 
 The thirteen-argument form (without the fields appended later) sets those
 to 0.
@@ -446,6 +458,36 @@ dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic,
     dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic,
                    observations, gradient_norm, iterations, converged, hessian_definite,
                    DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), Int64(0))
+
+"""
+    dirmn_reg_groups_result(size, loglik_full, loglik_null, statistic, df, p_value,
+                            p_adjusted, status, converged, categories, tested)
+
+Mirror of the C struct `dirmn_reg_groups_result`, written by
+[`dirmn_reg_test_groups`](@ref) (the caller sets `size`; see
+[`empty_reg_groups_result`](@ref)). Every pointer is an array of `groups`
+entries the caller allocates (and keeps alive, e.g. under `GC.@preserve`,
+for the call), or `C_NULL` for a result not wanted: per group the
+log-likelihoods of the full and the null regression, the likelihood-ratio
+statistic, its degrees of freedom, its p-value and the Benjamini-Hochberg
+adjusted p-value (`Cdouble`), the group's status (`Int32`: `DIRMN_SUCCESS`
+where tested, else why not), whether both fits converged (`Int32`) and the
+group's columns with counts (`Int64`). `tested` is written: the number of
+groups tested.
+"""
+struct dirmn_reg_groups_result
+    size::Csize_t
+    loglik_full::Ptr{Cdouble}
+    loglik_null::Ptr{Cdouble}
+    statistic::Ptr{Cdouble}
+    df::Ptr{Cdouble}
+    p_value::Ptr{Cdouble}
+    p_adjusted::Ptr{Cdouble}
+    status::Ptr{Int32}
+    converged::Ptr{Int32}
+    categories::Ptr{Int64}
+    tested::Int64
+end
 
 """
     empty_counts_options() -> dirmn_counts_options
@@ -516,7 +558,7 @@ A zeroed options struct with only `size` set, ready for
 """
 empty_reg_options() =
     dirmn_reg_options(Csize_t(sizeof(dirmn_reg_options)), 0.0, Cint(0), C_NULL, C_NULL, C_NULL,
-                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0))
+                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), 0.0, Cint(0))
 
 """
     empty_reg_info() -> dirmn_reg_info
@@ -528,3 +570,13 @@ empty_reg_info() =
     dirmn_reg_info(Csize_t(sizeof(dirmn_reg_info)), Int64(0), Int64(0), Int64(0), Int64(0), 0.0,
                    0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0), DIRMN_REG_LOGLINEAR,
                    DIRMN_REG_REFERENCE, Int64(0), Int64(0))
+
+"""
+    empty_reg_groups_result() -> dirmn_reg_groups_result
+
+A result struct with `size` set, every array `C_NULL` and `tested` 0, as
+[`dirmn_reg_test_groups`](@ref) requires (set the arrays wanted in a copy).
+"""
+empty_reg_groups_result() =
+    dirmn_reg_groups_result(Csize_t(sizeof(dirmn_reg_groups_result)), C_NULL, C_NULL, C_NULL,
+                            C_NULL, C_NULL, C_NULL, C_NULL, C_NULL, C_NULL, Int64(0))

@@ -34,6 +34,10 @@ const NM_REG = fit_dirmn_reg(NM_RY, NM_RX)
 const NM_REG_MP = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision)
 # The mean/precision fit of NM_RY with `kw...` (an ArgumentError for a value not accepted).
 nm_mp(; kw...) = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision, kw...)
+# Per-group tests: NM_RY's three columns as group "a", two more as group "b".
+const NM_GY = hcat(NM_RY, reverse(NM_RY; dims = 1)[:, 1:2])
+const NM_GG = ["a", "a", "a", "b", "b"]
+const NM_GT = test_dirmn_groups(NM_GY, NM_RX, NM_GG)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
@@ -44,6 +48,9 @@ mixkw(name) = Symbol(name) in kwnames(fit_mixture)
 testkw(name) = Symbol(name) in kwnames(overdispersion_test)
 regfield(name) = Symbol(name) in fieldnames(DirmnRegression)
 regkw(name) = Symbol(name) in kwnames(fit_dirmn_reg)
+groupsfield(name) = Symbol(name) in fieldnames(DirmnGroupTests)
+# The positional arguments any method of `f` declares.
+argnames(f) = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(f)]...))
 # The exported function `name` applied to `args`.
 call(name, args...; kw...) = getfield(Dirmn, Symbol(name))(args...; kw...)
 # A value accepted for a keyword: the call raises no ArgumentError.
@@ -118,8 +125,9 @@ const NAME_CHECKS = Dict{String,Function}(
     "grow_from" => n -> mixkw(n),
     "progress_callback" => n -> fitkw(n) && mixkw(n) && regkw(n),
     "test_method" => n -> testkw(n) && testfield(n),
-    "test_statistic" => n -> testfield(n),
-    "test_p_value" => n -> isexported(n) && testfield(n) &&
+    "test_statistic" => n -> testfield(n) && groupsfield(n),
+    "test_p_value" => n -> isexported(n) && testfield(n) && groupsfield(n) &&
+        call(n, NM_GT) === NM_GT.pvalue &&
         getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue &&
         call(n, wald_test(NM_REG, 2)) == wald_test(NM_REG, 2).pvalue,
     # Regression (issue #29).
@@ -152,6 +160,25 @@ const NAME_CHECKS = Dict{String,Function}(
     "reg_log_precision" => n -> regfield(n) &&
         getfield(NM_REG_MP, Symbol(n)) ≈ log(NM_REG_MP.precision),
     "reg_std_error_log_precision" => n -> regfield(n) && getfield(NM_REG_MP, Symbol(n)) > 0,
+    # Per-group likelihood-ratio tests (differential usage).
+    "reg_test_groups" => n -> isexported(n) && call(n, NM_GY, NM_RX, NM_GG) isa DirmnGroupTests,
+    "reg_groups" => n -> Symbol(n) in argnames(test_dirmn_groups),
+    "reg_group_label" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == ["a", "b"],
+    "reg_null" => n -> Symbol(n) in kwnames(test_dirmn_groups) && groupsfield(n) &&
+        getfield(NM_GT, Symbol(n)) == 1,
+    "reg_hold_precision" => n -> Symbol(n) in kwnames(test_dirmn_groups) && groupsfield(n) &&
+        getfield(NM_GT, Symbol(n)) === false,
+    "reg_loglik_full" => n -> groupsfield(n) && all(getfield(NM_GT, Symbol(n)) .< 0),
+    "reg_loglik_null" => n -> groupsfield(n) &&
+        all(getfield(NM_GT, Symbol(n)) .<= NM_GT.loglik_full),
+    "test_df" => n -> isexported(n) && groupsfield(n) && call(n, NM_GT) == [2.0, 1.0] &&
+        Symbol(n) in fieldnames(WaldTest) && testfield(n),
+    "test_p_adjusted" => n -> groupsfield(n) &&
+        all(getfield(NM_GT, Symbol(n)) .>= NM_GT.pvalue),
+    "reg_group_status" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == [:ok, :ok],
+    "reg_groups_tested" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == 2,
+    "columns_with_counts" => n -> groupsfield(n) && testfield(n) &&
+        getfield(NM_GT, Symbol(n)) == [3, 2],
 )
 
 @testset "names.tsv's julia column" begin

@@ -47,6 +47,7 @@ result = try
         include("stats.jl")
         include("overdispersion.jl")
         include("regression.jl")
+        include("regression_groups.jl")
         include("names.jl")
         include("lifecycle.jl")
         include("threads.jl")

@@ -42,6 +42,9 @@ for round in 1:3
     rg3 = fit_dirmn_reg(s, Xd; weights = [1, 2, 1, 0, 1, 1], progress = (i, ll, g) -> (close(rg2); nothing))
     fit_dirmn_reg(c, Xd)
     close(rg3)
+    # Per-group tests: the result's arrays written by the library (one group
+    # tested, one of a single column not).
+    test_dirmn_groups(t, Xd, [1, 1, 2]; weights = [1, 2, 1, 1, 1, 1])
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
                 () -> loglik(Any[1, missing], [1.0, 1.0]; context = ctx),
@@ -49,6 +52,7 @@ for round in 1:3
                 () -> fit_mixture(c, 2; progress = (i, ll, ch) -> true),
                 () -> fit_dirmn_reg(c, hcat(Xd, Xd[:, 2])), () -> predict(rg, [1.0 NaN]),
                 () -> fit_dirmn_reg(c, Xd; progress = (i, ll, g) -> true),
+                () -> test_dirmn_groups(c, Xd, [1, 1, 1]; p_null = 2),
                 () -> DirmnCounts(SparseMatrixCSC{Int,Int}(3, 2, [1, 3, 4], [1, 8, 2], [1, 2, 3]);
                                   context = ctx))
         try

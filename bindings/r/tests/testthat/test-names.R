@@ -36,9 +36,11 @@ package_vocabulary <- function() {
   mix <- dirmn_mixture(mite, k = 1:2, starts = 1L)
   test <- dirmn_overdispersion_test(mite)
   reg <- names_regression()
+  groups <- names_groups()
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
                      names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
-                     names(reg), names(summary(reg))))
+                     names(reg), names(summary(reg)), names(wald_test(reg)),
+                     names(groups), names(attributes(groups))))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
        fields = fields, generics = s3_generics())
 }
@@ -58,6 +60,14 @@ names_regression <- function(...) {
   d <- data.frame(x = rnorm(30))
   y <- matrix(rpois(90, 5), 30, 3)
   dirmn_reg(y ~ x, data = d, ...)
+}
+
+# A small per-group test (dirmn_reg_groups): two groups of 3 and 2 columns.
+names_groups <- function() {
+  set.seed(3)
+  d <- data.frame(x = rnorm(30))
+  y <- matrix(rpois(150, 5), 30, 5)
+  dirmn_reg_groups(y ~ x, data = d, groups = c("a", "a", "a", "b", "b"))
 }
 
 test_that("names.tsv is shipped with its header and an r column", {
@@ -132,6 +142,27 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
     expect_true(is.numeric(mp[[idea(name)]]) && length(mp[[idea(name)]]) == 1L, info = name)
   }
   expect_equal(mp[[idea("precision")]], exp(mp[[idea("reg_log_precision")]]))
+  # the per-group tests: the function, its arguments, its columns and the
+  # attribute `tested`; a test's statistic, df and p-value as wald_test's
+  # table names them
+  expect_true(idea("reg_test_groups") %in% voc$exports)
+  for (name in c("reg_groups", "reg_null", "reg_hold_precision", "weights",
+                 "reg_parametrization", "tolerance", "max_iterations")) {
+    expect_true(idea(name) %in% names(formals(dirmn_reg_groups)), info = name)
+  }
+  gr <- names_groups()
+  for (name in c("reg_group_label", "columns_with_counts", "reg_loglik_full",
+                 "reg_loglik_null", "test_statistic", "test_df", "test_p_value",
+                 "test_p_adjusted", "converged", "reg_group_status")) {
+    expect_true(idea(name) %in% names(gr), info = name)
+  }
+  for (name in c("test_statistic", "test_df", "test_p_value")) {
+    expect_true(idea(name) %in% names(wald_test(reg)), info = name)
+  }
+  expect_identical(attr(gr, idea("reg_groups_tested")), 2L)
+  expect_false(attr(gr, idea("reg_hold_precision")))
+  expect_identical(gr[[idea("reg_group_status")]], c("ok", "ok"))
+  expect_identical(gr[[idea("columns_with_counts")]], c(3L, 2L))
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {
