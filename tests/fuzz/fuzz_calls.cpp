@@ -365,6 +365,14 @@ void run_regression(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) 
   Expect ew;
   std::vector<double> w = fuzz_weights(p, &ew, &null_w);
   o.weights = null_w ? nullptr : w.data();
+  if (p.ConsumeBool()) {  // the model and its identification, in and out of range
+    o.model = static_cast<dirmn_reg_model>(p.ConsumeIntegralInRange<int>(-1, 2));
+    o.contrast = static_cast<dirmn_reg_contrast>(p.ConsumeIntegralInRange<int>(-1, 2));
+    o.reference = p.ConsumeIntegralInRange<int64_t>(-1, kCols);
+    static const double kLogPhi[] = {NAN, 2.0, -30.0, INFINITY, 700.0};
+    o.log_precision = kLogPhi[p.ConsumeIntegralInRange<size_t>(0, std::size(kLogPhi) - 1)];
+    o.hold_precision = p.ConsumeIntegralInRange<int>(-1, 2);
+  }
   Sized<dirmn_reg_options> so;
   so.make(p, o);
   const auto has = [&](size_t off, size_t bytes) { return so.covers(off, bytes); };
@@ -375,6 +383,19 @@ void run_regression(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) 
   if (has(offsetof(dirmn_reg_options, max_iterations), sizeof(int)) && o.max_iterations < 0)
     e.fail("max_iterations < 0");
   if (has(offsetof(dirmn_reg_options, weights), sizeof(void*)) && !null_w) merge(&e, ew);
+  if (has(offsetof(dirmn_reg_options, model), sizeof(o.model)) && o.model != DIRMN_REG_LOGLINEAR &&
+      o.model != DIRMN_REG_MEAN_PRECISION)
+    e.fail("model out of range");
+  if (has(offsetof(dirmn_reg_options, contrast), sizeof(o.contrast)) && o.contrast != DIRMN_REG_REFERENCE &&
+      o.contrast != DIRMN_REG_SUM_TO_ZERO)
+    e.fail("contrast out of range");
+  if (has(offsetof(dirmn_reg_options, reference), sizeof(int64_t)) && (o.reference < 0 || o.reference >= kCols))
+    e.fail("reference out of range");
+  if (has(offsetof(dirmn_reg_options, log_precision), sizeof(double)) && std::isinf(o.log_precision))
+    e.fail("log_precision infinite");
+  if (has(offsetof(dirmn_reg_options, hold_precision), sizeof(int)) && o.hold_precision != 0 &&
+      o.hold_precision != 1)
+    e.fail("hold_precision not 0 or 1");
   // A fuzzed table may have categories without counts, a design may be
   // rank deficient over the rows with counts, and a fit may overflow.
   e.either("categories without counts, a rank-deficient design, or alpha beyond a double");
