@@ -214,6 +214,13 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  *   index ("column")        a category of the table: "column index v (0-based)"
  *   row, column ("alpha")   an alpha of dirmn_reg_fit or dirmn_reg_predict beyond the double
  *                           range: its row and category
+ *   row ("sizes", "options->component", "group")
+ *                           a row's size or component of dirmn_sample, or its group of
+ *                           dirmn_test_groups: "row r (0-based)"
+ *   index ("options->mixture_weights")
+ *                           a mixture weight of dirmn_sample
+ *   row, column ("counts")  a cell dirmn_counts_copy_dense or _sparse cannot write in the
+ *                           type asked for
  * Every position is 0-based, in the message as in the fields. Non-finite
  * values are written Inf, -Inf and NaN, others in the fewest digits that
  * read back as the same double (-0.1); integer values as the caller's
@@ -522,6 +529,38 @@ DIRMN_API dirmn_status dirmn_counts_get_info(const dirmn_counts* counts, dirmn_c
  * Statuses: SUCCESS; NULL_POINTER; WRONG_CONTEXT; DEVICE. */
 DIRMN_API dirmn_status dirmn_counts_row_totals(dirmn_context* ctx, const dirmn_counts* counts,
                                                double* totals);
+
+/* Copies the table out as a dense host array: cell (i, j) goes to
+ * out[i * row_stride + j * col_stride] (strides in elements, >= 1; a stride
+ * is ignored when its dimension is 1), every cell written, zeros included.
+ * dtype INT32 or INT64 needs integer counts (not DIRMN_COUNTS_REAL_VALUED)
+ * within its range; FLOAT32 rounds each count to the nearest float;
+ * FLOAT64 is exact. The caller owns `out`. On a CUDA context the host copy
+ * the object keeps is read (counts wrapped from device memory have none:
+ * NOT_SUPPORTED). Nothing is written unless the call succeeds. Statuses:
+ * SUCCESS; NULL_POINTER; INVALID_ARGUMENT (dtype, strides, an integer dtype
+ * for real-valued counts); OVERFLOW (the strided extent in bytes; a count
+ * beyond INT32's range, naming its row, column and value); WRONG_CONTEXT;
+ * NOT_SUPPORTED. */
+DIRMN_API dirmn_status dirmn_counts_copy_dense(dirmn_context* ctx, const dirmn_counts* counts,
+                                               dirmn_dtype dtype, void* out, int64_t row_stride,
+                                               int64_t col_stride);
+
+/* Copies the table's nonzero cells out in compressed form (CSR or CSC, see
+ * dirmn_sparse_format): `ptr` (rows + 1 entries for CSR, cols + 1 for CSC)
+ * from 0 to nnz, `indices` and `values` nnz entries each (nnz as
+ * dirmn_counts_get_info gives it), indices ascending within each row
+ * (column), as dirmn_counts_create_sparse, R's dgCMatrix (CSC) and scipy
+ * take them. Index and value types and ownership as for
+ * dirmn_counts_copy_dense; INT32 indices need nnz and the table's extents
+ * below 2^31 (else OVERFLOW). `indices` and `values` may be NULL when nnz is
+ * 0. Statuses: as dirmn_counts_copy_dense, INVALID_ARGUMENT also for an
+ * unknown format or index type. */
+DIRMN_API dirmn_status dirmn_counts_copy_sparse(dirmn_context* ctx, const dirmn_counts* counts,
+                                                dirmn_sparse_format format,
+                                                dirmn_index_type index_type, void* ptr,
+                                                void* indices, dirmn_dtype value_dtype,
+                                                void* values);
 
 /* ------------------------------------------------------------------------ */
 /* Log-likelihood                                                            */
@@ -1224,6 +1263,161 @@ DIRMN_API dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* c
                                              int64_t x_stride_row, int64_t x_stride_col, int64_t p_null,
                                              const dirmn_reg_options* options,
                                              dirmn_reg_groups_result* result);
+
+/* ------------------------------------------------------------------------ */
+/* Sampling and moments                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Draws a table of counts from the Dirichlet-multinomial: row b holds
+ * sizes[b] counts over `cols` categories, drawn from DM(alpha, sizes[b]),
+ * where alpha is one vector for every row (k = 1), row b's mixture
+ * component's (k > 1: options->component, or drawn from
+ * options->mixture_weights), or row b's own (dirmn_sample_rowwise).
+ *
+ * Exact at every alpha in [1e-300, 1e300] and size below 2^31, mixed tiny
+ * and huge alphas in one vector included: never NaN, never a clamp. A row
+ * takes one of two methods, whichever costs less (the draw is the same
+ * distribution either way): gamma variates for the Dirichlet proportions,
+ * drawn as logarithms (Marsaglia & Tsang 2000 with the alpha < 1 boost,
+ * so that alpha = 1e-300 gives a finite log), then the multinomial by
+ * conditional binomials (inversion for small means, Hormann's 1993 BTRS
+ * otherwise), skipping the categories whose remaining probability is 0;
+ * or, where the size is small against the categories, the Polya urn (each
+ * ball from alpha by a cumulative table with probability A / (A + i), else
+ * a copy of one of the i balls drawn so far).
+ *
+ * The draws are a function of (options->seed, row index, alpha, size)
+ * alone: the same table for any thread count and (by the library's own
+ * log and exp in every accept/reject test) on every backend. Row b's stream
+ * is independent of the other rows', so a table of more rows drawn with the
+ * same seed starts with the same rows.
+ *
+ * The result is a new counts object on the context (the storage options ask
+ * for; AUTO picks sparse for mostly-zero tables), as dirmn_counts_create_*
+ * makes it; dirmn_counts_copy_dense and dirmn_counts_copy_sparse copy it
+ * out. The caller owns *counts. */
+
+typedef struct dirmn_sample_options {
+  size_t size;                    /* sizeof(dirmn_sample_options) */
+  uint64_t seed;                  /* default 0 */
+  const int64_t* component;       /* k > 1: rows entries, row b's component in 0 .. k - 1;
+                                     NULL (the default): drawn per row from mixture_weights */
+  const double* mixture_weights;  /* k > 1, component NULL: k weights (finite, >= 0, a
+                                     positive sum; normalised here), NULL for equal weights */
+  int64_t* component_out;         /* NULL, or rows entries: receives each row's component
+                                     (an output, written on success) */
+  dirmn_storage storage;          /* the counts object's storage request; AUTO by default */
+} dirmn_sample_options;
+
+/* Fills the first `size` bytes of *options with defaults (seed 0, no
+ * arrays, AUTO storage) and sets options->size to the bytes filled. NULL,
+ * or a size below sizeof(size_t), is a no-op. Never fails. */
+DIRMN_API void dirmn_sample_options_init_sized(dirmn_sample_options* options, size_t size);
+#define dirmn_sample_options_init(options) \
+  dirmn_sample_options_init_sized((options), sizeof(dirmn_sample_options))
+
+/* Draws rows x cols counts (see above) under k parameter vectors, vector j's
+ * entry v at params[j * params_stride_k + v * params_stride_v] (host memory,
+ * read before return; alpha or log alpha as `param` says, alpha within
+ * [1e-300, 1e300]). Row b's size is sizes[b * sizes_stride] (an integer in
+ * 0 .. 2^31 - 1; sizes_stride 0: one size for every row). `options` may be
+ * NULL for defaults. The caller owns every array and *counts. Statuses:
+ * SUCCESS; NULL_POINTER (counts, params, sizes); INVALID_ARGUMENT (rows,
+ * cols or k <= 0, strides, param, options, a component outside 0 .. k - 1
+ * or a mixture weight, naming its row or index); INVALID_PARAMETER (an
+ * alpha, naming vector and index); OVERFLOW (sizes, extents); OUT_OF_MEMORY;
+ * CANCELLED (the interrupt callback, polled every few thousand rows);
+ * DEVICE. A size outside its range is INVALID_ARGUMENT naming the row. */
+DIRMN_API dirmn_status dirmn_sample(dirmn_context* ctx, dirmn_counts** counts, int64_t rows,
+                                    int64_t cols, int64_t k, const double* params,
+                                    int64_t params_stride_k, int64_t params_stride_v,
+                                    dirmn_param param, const int64_t* sizes, int64_t sizes_stride,
+                                    const dirmn_sample_options* options);
+
+/* The same with one parameter vector per row (a fitted regression's
+ * alpha): row b's entry v at params[b * params_stride_row + v *
+ * params_stride_v]. options->component, mixture_weights and component_out
+ * must be NULL. INVALID_PARAMETER names row and column. Otherwise as
+ * dirmn_sample. */
+DIRMN_API dirmn_status dirmn_sample_rowwise(dirmn_context* ctx, dirmn_counts** counts,
+                                            int64_t rows, int64_t cols, const double* params,
+                                            int64_t params_stride_row, int64_t params_stride_v,
+                                            dirmn_param param, const int64_t* sizes,
+                                            int64_t sizes_stride,
+                                            const dirmn_sample_options* options);
+
+/* The moments of DM(alpha, size) over `cols` categories (A = sum alpha,
+ * p = alpha / A): mean[v] = size p_v; variance[v] = size p_v (1 - p_v)
+ * (size + A) / (1 + A); covariance[u * ld + v] = -size p_u p_v (size + A) /
+ * (1 + A) for u != v and variance[v] on the diagonal (a cols x cols
+ * row-major block, ld >= cols). Any output may be NULL. `size` is any
+ * finite value >= 0 (not only integers: the formulas are polynomial in
+ * it). Statuses: SUCCESS; NULL_POINTER (params); INVALID_ARGUMENT (cols
+ * <= 0, param, ld < cols with a covariance, size); INVALID_PARAMETER (an
+ * alpha, naming its index); OVERFLOW (cols x ld). */
+DIRMN_API dirmn_status dirmn_moments(dirmn_context* ctx, int64_t cols, const double* params,
+                                     int64_t params_stride, dirmn_param param, double size,
+                                     double* mean, double* variance, double* covariance,
+                                     int64_t ld);
+
+/* ------------------------------------------------------------------------ */
+/* Group tests                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Does one composition fit every group of rows? The likelihood-ratio test
+ * of one DM for all rows (a dirmn_fit of the whole table) against one DM
+ * per group (a fit of each group's rows), HMP's Xdc test on the full
+ * likelihood: statistic 2 (sum_g loglik_g - loglik_0), referred to
+ * chi-square with (G - 1) P degrees of freedom (P: the columns with
+ * counts), and, with bootstrap > 0, to its parametric bootstrap: that many
+ * tables drawn from the fitted null DM with each row's observed total,
+ * each refitted under both hypotheses (p-value (1 + #{T* >= T}) / (1 + B),
+ * Davison & Hinkley 1997, eq. 4.11). */
+
+typedef struct dirmn_group_test_options {
+  size_t size;           /* sizeof(dirmn_group_test_options) */
+  int64_t bootstrap;     /* B: bootstrap tables (0, the default: the chi-square p-value alone) */
+  uint64_t seed;         /* the bootstrap tables' seed (dirmn_sample's); default 0 */
+  double tolerance;      /* every fit's, as dirmn_fit_options; default 1e-10 */
+  int max_iterations;    /* every fit's; default 1000 */
+} dirmn_group_test_options;
+
+/* Fills the first `size` bytes of *options with defaults and sets
+ * options->size to the bytes filled. NULL, or a size below sizeof(size_t),
+ * is a no-op. Never fails. */
+DIRMN_API void dirmn_group_test_options_init_sized(dirmn_group_test_options* options, size_t size);
+#define dirmn_group_test_options_init(options) \
+  dirmn_group_test_options_init_sized((options), sizeof(dirmn_group_test_options))
+
+typedef struct dirmn_group_test_result {
+  size_t size;              /* sizeof(dirmn_group_test_result), set by the caller */
+  double statistic;         /* 2 (sum_g loglik_g - loglik_0), >= 0 */
+  double df;                /* (G - 1) P */
+  double p_value;           /* P(chi2_df >= statistic) */
+  double p_value_bootstrap; /* (1 + #{T* >= T}) / (1 + B); 1 with bootstrap 0 */
+  int64_t bootstrap;        /* B as run */
+  double loglik_null;       /* the log pmf at the one DM */
+  double loglik_groups;     /* the sum of the groups' log pmfs at their DMs */
+  int64_t groups;           /* G: the groups with counts */
+  int64_t categories;       /* P: the columns with counts */
+  int converged;            /* 1 when every fit of the observed table converged */
+} dirmn_group_test_result;
+
+/* Tests (see above) the rows of `counts` in `groups` groups, row b in group
+ * group[b] (0 .. groups - 1, or -1: left out). Groups without counts are
+ * left out of G. A group whose rows show no overdispersion is fitted at the
+ * multinomial limit. The bootstrap's tables and fits run on the context's
+ * host threads, each table on one; the result does not depend on their
+ * number. The table's host copy is read (a CUDA context's counts wrapped
+ * from device memory: NOT_SUPPORTED). Statuses: SUCCESS; NULL_POINTER
+ * (counts, group, result); INVALID_ARGUMENT (groups < 2, options, fewer
+ * than two groups with counts, result->size); INVALID_PARAMETER (a group
+ * entry outside -1 .. groups - 1, naming its row); WRONG_CONTEXT;
+ * OUT_OF_MEMORY; CANCELLED; NOT_SUPPORTED. */
+DIRMN_API dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts,
+                                         const int64_t* group, int64_t groups,
+                                         const dirmn_group_test_options* options,
+                                         dirmn_group_test_result* result);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -247,6 +247,21 @@ size_t whole_fields(const dirmn_reg_options*, size_t size) {
                   size);
 }
 
+size_t whole_fields(const dirmn_sample_options*, size_t size) {
+  using T = dirmn_sample_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, seed), DIRMN_FIELD_END(T, component),
+                   DIRMN_FIELD_END(T, mixture_weights), DIRMN_FIELD_END(T, component_out),
+                   DIRMN_FIELD_END(T, storage)},
+                  size);
+}
+
+size_t whole_fields(const dirmn_group_test_options*, size_t size) {
+  using T = dirmn_group_test_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, bootstrap), DIRMN_FIELD_END(T, seed),
+                   DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations)},
+                  size);
+}
+
 #undef DIRMN_FIELD_END
 
 dirmn_status likelihood_flags(dirmn_context* ctx, const char* fn, const char* what, uint32_t flags,

@@ -104,6 +104,8 @@ dirmn_status copy_options(dirmn_context* ctx, const char* fn, const T* options, 
 size_t whole_fields(const dirmn_fit_options*, size_t size);
 size_t whole_fields(const dirmn_mixture_options*, size_t size);
 size_t whole_fields(const dirmn_reg_options*, size_t size);
+size_t whole_fields(const dirmn_sample_options*, size_t size);
+size_t whole_fields(const dirmn_group_test_options*, size_t size);
 
 // The shared parameter vectors dirmn_loglik last validated and converted,
 // kept bit for bit with what they became: evaluating one alpha again (a

@@ -8,6 +8,7 @@
 #include "../../kernels/table/build.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -119,36 +120,6 @@ std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
   return c;
 }
 
-// Hands a validated host table to the context's backend and makes the
-// handle. On a device the device copies the table and the context's CPU
-// backend then takes it over.
-dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
-                         dirmn_counts** out) {
-  // Between the host's build and the copy to the device.
-  if (ctx->interrupt.poll()) return fail_cancelled(ctx, fn);
-  std::unique_ptr<dirmn_counts> c;
-  try {
-    c = new_counts(ctx, flags);
-  } catch (const std::bad_alloc&) {
-    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the counts handle");
-  }
-  if (ctx->host_backend) {
-    // The device copies the table, then the host backend takes it over:
-    // no second host copy of a table that may be gigabytes.
-    const BackendResult r = ctx->backend->adopt_copy(table, &c->data, &c->info);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-    TableInfo host_info;
-    const BackendResult rh = ctx->host_backend->adopt(std::move(table), &c->host_data, &host_info);
-    if (!rh.ok()) return fail_backend(ctx, fn, rh);
-    c->host_backend = ctx->host_backend;
-  } else {
-    const BackendResult r = ctx->backend->adopt(std::move(table), &c->data, &c->info);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-  }
-  *out = c.release();
-  return DIRMN_SUCCESS;
-}
-
 // The caller's table as table building and device ingestion take it
 // (strides of dimensions of 1 ignored).
 DenseInput dense_input(int64_t rows, int64_t cols, dirmn_dtype dtype, const void* data,
@@ -192,6 +163,34 @@ dirmn_status refuse_on_cpu(dirmn_context* ctx, const char* fn) {
 }
 
 }  // namespace
+
+dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
+                         dirmn_counts** out) {
+  // Between the host's build and the copy to the device.
+  if (ctx->interrupt.poll()) return fail_cancelled(ctx, fn);
+  std::unique_ptr<dirmn_counts> c;
+  try {
+    c = new_counts(ctx, flags);
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the counts handle");
+  }
+  if (ctx->host_backend) {
+    // The device copies the table, then the host backend takes it over:
+    // no second host copy of a table that may be gigabytes.
+    const BackendResult r = ctx->backend->adopt_copy(table, &c->data, &c->info);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    TableInfo host_info;
+    const BackendResult rh = ctx->host_backend->adopt(std::move(table), &c->host_data, &host_info);
+    if (!rh.ok()) return fail_backend(ctx, fn, rh);
+    c->host_backend = ctx->host_backend;
+  } else {
+    const BackendResult r = ctx->backend->adopt(std::move(table), &c->data, &c->info);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+  }
+  *out = c.release();
+  return DIRMN_SUCCESS;
+}
+
 }  // namespace capi
 }  // namespace dirmn
 

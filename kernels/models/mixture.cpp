@@ -52,8 +52,6 @@ constexpr double kLimitPrecision = 1e8;
 // Starts grown from a k - 1 fit: its components of the largest weights
 // split, this many of them.
 constexpr int kGrownStarts = 3;
-// The random stream of start s of a seed.
-constexpr uint64_t kSeedMultiplier = 0x2545F4914F6CDD1DULL;
 
 struct EmResult {
   std::vector<double> alpha, weights, resp;
@@ -83,7 +81,7 @@ void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t r
 // Start s of a seed: its random stream, and under DIRMN_INIT_MIXED the
 // initialisation whose turn it is.
 math::RandomStream start_stream(uint64_t seed, int s) {
-  return math::RandomStream{seed * kSeedMultiplier + static_cast<uint64_t>(s), 0};
+  return math::RandomStream{math::start_key(seed, static_cast<uint64_t>(s)), 0};
 }
 
 dirmn_mixture_init start_init(dirmn_mixture_init init, int s) {

@@ -1,0 +1,111 @@
+// group_test.cpp: the header's Group tests section.
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "../../kernels/models/group_test.hpp"
+#include "args.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+using namespace dirmn::capi;
+using dirmn::BackendResult;
+
+namespace {
+
+dirmn_group_test_options group_test_defaults() {
+  dirmn_group_test_options o;
+  std::memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.bootstrap = 0;
+  o.seed = 0;
+  o.tolerance = 1e-10;
+  o.max_iterations = 1000;
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+void dirmn_group_test_options_init_sized(dirmn_group_test_options* options, size_t size) {
+  fill_defaults(options, size, group_test_defaults());
+}
+
+dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const int64_t* group,
+                               int64_t groups, const dirmn_group_test_options* options,
+                               dirmn_group_test_result* result) {
+  static const char* fn = "dirmn_test_groups";
+  return with_context(ctx, fn, [&] {
+    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (group == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "group is NULL");
+    if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
+    if (result->size < offsetof(dirmn_group_test_result, statistic) + sizeof(double))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is too small; set it to sizeof(dirmn_group_test_result)",
+                  result->size);
+    if (groups < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "groups (%" PRId64 ") must be at least 2", groups);
+    dirmn_group_test_options o = group_test_defaults();
+    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_group_test_options_init", &o)) return s;
+    if (o.bootstrap < 0)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "options->bootstrap (%" PRId64 ") must be >= 0", o.bootstrap);
+    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
+    if (o.max_iterations < 1)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "options->max_iterations (%d) must be at least 1", o.max_iterations);
+    const int64_t rows = counts->info.rows;
+    if (dirmn_status s = check_extent(ctx, fn, "group", contiguous(group, rows, sizeof(int64_t)), false))
+      return s;
+    for (int64_t b = 0; b < rows; ++b)
+      if (group[b] < -1 || group[b] >= groups)
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::row_of("group", b).with_integer(group[b]),
+                       "group %" PRId64 " is outside -1 .. %" PRId64, group[b], groups - 1);
+    const dirmn::HostTable* t = counts->stored(ctx).host_rows();
+    if (t == nullptr)
+      return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                  "counts wrapped from device memory keep no host copy for the test's fits");
+    dirmn::GroupTestSettings s;
+    s.bootstrap = o.bootstrap;
+    s.seed = o.seed;
+    s.tolerance = o.tolerance;
+    s.max_iterations = o.max_iterations;
+    s.interrupt = ctx->interrupt;
+    dirmn::GroupTestOutcome g;
+    BackendResult r;
+    try {
+      r = dirmn::group_test(*t, group, groups, s, *ctx->threads, &g);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                  "out of host memory for the groups' histograms (%" PRId64 " columns)", t->cols);
+    }
+    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "fewer than two groups have rows with counts: nothing to compare");
+    if (r.status == DIRMN_ERROR_CANCELLED)
+      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback");
+    if (r.status == DIRMN_ERROR_OUT_OF_MEMORY)
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of %s", r.what);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    dirmn_group_test_result full;
+    std::memset(&full, 0, sizeof full);
+    full.size = result->size;
+    full.statistic = g.statistic;
+    full.df = g.df;
+    full.p_value = g.p_value;
+    full.p_value_bootstrap = g.p_value_bootstrap;
+    full.bootstrap = g.bootstrap;
+    full.loglik_null = g.loglik_null;
+    full.loglik_groups = g.loglik_groups;
+    full.groups = g.groups;
+    full.categories = g.categories;
+    full.converged = g.converged ? 1 : 0;
+    std::memcpy(result, &full, std::min(result->size, sizeof full));
+    return DIRMN_SUCCESS;
+  });
+}
+
+}  // extern "C"

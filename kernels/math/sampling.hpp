@@ -1,0 +1,270 @@
+// sampling.hpp: draws from the gamma, binomial and Dirichlet-multinomial
+// distributions, the same bits on the host and on the device.
+//
+// A seed must give the same table on every backend. Rejection samplers
+// compare a uniform with a function of other draws; one ulp of difference
+// between two platforms' log flips an accept now and then, and every later
+// draw of the row moves. So every value an accept/reject test or a
+// returned draw depends on is computed here from + - * / and sqrt alone
+// (correctly rounded by IEEE 754 on both), with the products kept apart
+// from the sums (the device's compiler would fuse a * b + c into one
+// rounding; `mul` and `add` forbid it there, and the host file that
+// includes this is built with -ffp-contract=off). portable_log and
+// portable_exp are accurate to a few ulp, which is all a sampler needs;
+// their worth is that they are the same function everywhere.
+//
+// Exactness at the extremes: a gamma variate is drawn as its logarithm
+// (alpha < 1 by Marsaglia & Tsang's boost G(a) = G(a + 1) U^(1/a), whose
+// log is finite even at a = 1e-300), so Dirichlet proportions of tiny and
+// huge alphas come out right up to the double range: a proportion below
+// e^-745 of the largest is 0, as it would round to 0 in any double sum.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "random.hpp"
+#include "special.hpp"  // DIRMN_HD
+
+namespace dirmn {
+namespace math {
+
+// Products and sums rounded one at a time on every platform.
+DIRMN_HD double mul(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+DIRMN_HD double add(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// ln 2 split so that k * kLn2Hi is exact for |k| < 2^11 (Cody & Waite).
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+// exp(x) is 0 below this and overflows above the other.
+constexpr double kExpUnderflow = -745.2;
+constexpr double kExpOverflow = 709.78;
+
+DIRMN_HD uint64_t double_bits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+DIRMN_HD double bits_double(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// log(x) for finite x > 0 (subnormals included): x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| <
+// 0.172, by its series to s^23 (the next term is below 2^-56 of the sum).
+DIRMN_HD double portable_log(double x) {
+  int64_t e = 0;
+  if (x < 0x1.0p-1022) {  // subnormal: scale into the normal range first
+    x = mul(x, 0x1.0p54);
+    e = -54;
+  }
+  const uint64_t u = double_bits(x);
+  e += static_cast<int64_t>((u >> 52) & 0x7ff) - 1023;
+  double m = bits_double((u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+  if (m > 1.4142135623730951) {
+    m = mul(m, 0.5);
+    e += 1;
+  }
+  const double f = m - 1.0;  // exact (Sterbenz)
+  const double s = f / add(2.0, f);
+  const double z = mul(s, s);
+  double p = 1.0 / 23.0;
+  p = add(mul(p, z), 1.0 / 21.0);
+  p = add(mul(p, z), 1.0 / 19.0);
+  p = add(mul(p, z), 1.0 / 17.0);
+  p = add(mul(p, z), 1.0 / 15.0);
+  p = add(mul(p, z), 1.0 / 13.0);
+  p = add(mul(p, z), 1.0 / 11.0);
+  p = add(mul(p, z), 1.0 / 9.0);
+  p = add(mul(p, z), 1.0 / 7.0);
+  p = add(mul(p, z), 1.0 / 5.0);
+  p = add(mul(p, z), 1.0 / 3.0);
+  // log m = 2 s + 2 s z p, f = 2 s + s f: log m = f - s (f - 2 z p) keeps
+  // the leading term exact.
+  const double log_m = add(f, -mul(s, add(f, -mul(2.0, mul(z, p)))));
+  const double de = static_cast<double>(e);
+  return add(mul(de, kLn2Hi), add(mul(de, kLn2Lo), log_m));
+}
+
+// log(1 + x) for x > -1, accurate for tiny x as well: with u = 1 + x
+// rounded, log1p(x) = log(u) x / (u - 1) (Goldberg 1991, theorem 4).
+DIRMN_HD double portable_log1p(double x) {
+  const double u = add(1.0, x);
+  if (u == 1.0) return x;
+  return mul(portable_log(u), x / add(u, -1.0));
+}
+
+// exp(x): 0 below kExpUnderflow, subnormal results included. x = k ln 2 +
+// r, |r| <= ln 2 / 2, exp(r) by its Taylor series to r^13 (the next term
+// is below 2^-60 of the sum), scaled by 2^k in two steps.
+DIRMN_HD double portable_exp(double x) {
+  if (x < kExpUnderflow) return 0.0;
+  if (x > kExpOverflow) return bits_double(0x7ff0000000000000ULL);
+  const double kd = static_cast<double>(static_cast<int64_t>(add(mul(x, 1.4426950408889634), x < 0 ? -0.5 : 0.5)));
+  const double r = add(add(x, -mul(kd, kLn2Hi)), -mul(kd, kLn2Lo));
+  double p = 1.0 / 6227020800.0;             // 1/13!
+  p = add(mul(p, r), 1.0 / 479001600.0);     // 1/12!
+  p = add(mul(p, r), 1.0 / 39916800.0);
+  p = add(mul(p, r), 1.0 / 3628800.0);
+  p = add(mul(p, r), 1.0 / 362880.0);
+  p = add(mul(p, r), 1.0 / 40320.0);
+  p = add(mul(p, r), 1.0 / 5040.0);
+  p = add(mul(p, r), 1.0 / 720.0);
+  p = add(mul(p, r), 1.0 / 120.0);
+  p = add(mul(p, r), 1.0 / 24.0);
+  p = add(mul(p, r), 1.0 / 6.0);
+  p = add(mul(p, r), 0.5);
+  p = add(mul(p, r), 1.0);
+  const double er = add(mul(p, r), 1.0);
+  int64_t k = static_cast<int64_t>(kd);
+  // 2^k as one or two factors, each a normal double.
+  int64_t k1 = k / 2, k2 = k - k / 2;
+  const double s1 = bits_double(static_cast<uint64_t>(k1 + 1023) << 52);
+  const double s2 = bits_double(static_cast<uint64_t>(k2 + 1023) << 52);
+  return mul(mul(er, s1), s2);
+}
+
+// A standard normal draw (Marsaglia's polar method; one of the pair).
+DIRMN_HD double draw_normal(RandomStream& rng) {
+  for (;;) {
+    const double u = add(mul(2.0, rng.uniform()), -1.0);
+    const double v = add(mul(2.0, rng.uniform()), -1.0);
+    const double s = add(mul(u, u), mul(v, v));
+    if (s > 0.0 && s < 1.0) return mul(u, sqrt(mul(-2.0, portable_log(s)) / s));
+  }
+}
+
+// What a gamma draw of one shape needs, computed once per shape.
+struct GammaShape {
+  double d = 0.0;      // a' - 1/3, a' = a (a >= 1) or a + 1
+  double c = 0.0;      // 1 / sqrt(9 d)
+  double log_d = 0.0;  // log d
+  double inv_a = 0.0;  // 1 / a where a < 1 (the boost), else 0
+};
+
+DIRMN_HD GammaShape gamma_shape(double a) {
+  GammaShape g;
+  const double a1 = a < 1.0 ? add(a, 1.0) : a;
+  g.d = add(a1, -1.0 / 3.0);
+  g.c = 1.0 / sqrt(mul(9.0, g.d));
+  g.log_d = portable_log(g.d);
+  g.inv_a = a < 1.0 ? 1.0 / a : 0.0;
+  return g;
+}
+
+// log of a Gamma(a, 1) draw (Marsaglia & Tsang 2000, "A simple method for
+// generating gamma variables", ACM TOMS 26(3), with their squeeze, and
+// for a < 1 the boost log G(a + 1) + log(U) / a). Finite for every a in
+// [1e-300, 1e300].
+DIRMN_HD double draw_log_gamma(const GammaShape& g, RandomStream& rng) {
+  double log_v = 0.0;
+  for (;;) {
+    const double x = draw_normal(rng);
+    double v = add(1.0, mul(g.c, x));
+    if (v <= 0.0) continue;
+    v = mul(mul(v, v), v);
+    const double u = rng.uniform_open();
+    const double x2 = mul(x, x);
+    if (u < add(1.0, -mul(0.0331, mul(x2, x2)))) {
+      log_v = portable_log(v);
+      break;
+    }
+    log_v = portable_log(v);
+    if (portable_log(u) < add(mul(0.5, x2), mul(g.d, add(add(1.0, -v), log_v)))) break;
+  }
+  double lg = add(g.log_d, log_v);
+  if (g.inv_a != 0.0) lg = add(lg, mul(portable_log(rng.uniform_open()), g.inv_a));
+  return lg;
+}
+
+// Stirling's tail of log k!: log k! - [(k + 1/2) log(k + 1) - (k + 1) +
+// log(2 pi) / 2] (the values for k < 10 from mpmath at 40 digits; beyond,
+// the series 1/12x - 1/360x^3 + 1/1260x^5, x = k + 1).
+DIRMN_HD double stirling_fc(double k) {
+  if (k < 10.0) {
+    constexpr double kFc[10] = {0.08106146679532726,  0.0413406959554093,   0.02767792568499834,
+                                0.020790672103765093, 0.016644691189821193, 0.013876128823070748,
+                                0.01189670994589177,  0.010411265261972096, 0.009255462182712733,
+                                0.00833056343336287};
+    return kFc[static_cast<int>(k)];
+  }
+  const double x = add(k, 1.0);
+  const double x2 = mul(x, x);
+  return add(1.0 / 12.0, -add(1.0 / 360.0, -(1.0 / 1260.0) / x2) / x2) / x;
+}
+
+// Below this mean (n min(p, 1 - p)) a binomial draw is by inversion.
+constexpr double kBinomialInversionMean = 10.0;
+
+// A Binomial(n, p) draw, n >= 0, p in [0, 1]: inversion from 0 where the
+// mean is small (Kachitvichyanukul & Schmeiser 1988's BINV), else
+// Hormann's BTRS ("The generation of binomial random variates", J. Statist.
+// Comput. Simul. 46, 1993: transformed rejection with squeeze, its
+// acceptance test in the log-ratio form that keeps every term small).
+DIRMN_HD int64_t draw_binomial(int64_t n, double p, RandomStream& rng) {
+  if (n <= 0 || p <= 0.0) return 0;
+  if (p >= 1.0) return n;
+  if (p > 0.5) return n - draw_binomial(n, add(1.0, -p), rng);  // 1 - p exact for p >= 1/2
+  const double dn = static_cast<double>(n);
+  const double q = add(1.0, -p);
+  if (mul(dn, p) < kBinomialInversionMean) {
+    const double s = p / q;
+    const double a = mul(add(dn, 1.0), s);
+    const double r0 = portable_exp(mul(dn, portable_log1p(-p)));
+    for (;;) {
+      double r = r0, u = rng.uniform();
+      for (int64_t x = 0; x <= n; ++x) {
+        if (u < r) return x;
+        u = add(u, -r);
+        r = mul(r, add(a / static_cast<double>(x + 1), -s));
+        if (r == 0.0) break;  // past the mean, the rest of the pmf underflows
+      }
+      // The rounding left u beyond the sum of the pmf: draw again.
+    }
+  }
+  const double spq = sqrt(mul(mul(dn, p), q));
+  const double b = add(1.15, mul(2.53, spq));
+  const double a = add(add(-0.0873, mul(0.0248, b)), mul(0.01, p));
+  const double c = add(mul(dn, p), 0.5);
+  const double v_r = add(0.92, -4.2 / b);
+  const double alpha = mul(add(2.83, 5.1 / b), spq);
+  const double r = p / q;
+  const double m = static_cast<double>(static_cast<int64_t>(mul(add(dn, 1.0), p)));
+  const double h = add(stirling_fc(m), stirling_fc(add(dn, -m)));
+  for (;;) {
+    const double u = add(rng.uniform(), -0.5);
+    double v = rng.uniform_open();
+    const double us = add(0.5, -(u < 0 ? -u : u));
+    const double kd = add(mul(add(mul(2.0, a) / us, b), u), c);
+    if (kd < 0.0 || kd >= add(dn, 1.0)) continue;
+    const double k = static_cast<double>(static_cast<int64_t>(kd));
+    if (us >= 0.07 && v <= v_r) return static_cast<int64_t>(k);
+    v = portable_log(mul(v, alpha / add(a / mul(us, us), b)));
+    // log [f(k) / f(m)] = log (m! (n - m)! / (k! (n - k)!)) + (k - m) log r,
+    // each factorial by Stirling, gathered into logs of ratios near 1.
+    const double nm1 = add(add(dn, -m), 1.0), nk1 = add(add(dn, -k), 1.0);
+    const double bound =
+        add(add(add(mul(add(m, 0.5), portable_log(add(m, 1.0) / mul(r, nm1))),
+                    mul(add(dn, 1.0), portable_log(nm1 / nk1))),
+                mul(add(k, 0.5), portable_log(mul(r, nk1) / add(k, 1.0)))),
+            add(h, -add(stirling_fc(k), stirling_fc(add(dn, -k)))));
+    if (v <= bound) return static_cast<int64_t>(k);
+  }
+}
+
+}  // namespace math
+}  // namespace dirmn

@@ -1,0 +1,212 @@
+// group_test.cpp: the groups' likelihood-ratio test and its bootstrap.
+//
+// The observed table and every bootstrap table take one path: the rows in
+// the test, by groups, into count histograms (one set per group and one
+// for all rows), then a fit of each from the histograms. The bootstrap's
+// tables are drawn over the columns with counts, from the null fit, with
+// each row's observed total, on the stream of replicate r of the seed
+// (math::derived_key(seed, kFamilyBootstrap, r)).
+#include "group_test.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <new>
+#include <vector>
+
+#include "../host_fit.hpp"
+#include "../math/distributions.hpp"
+#include "../math/random.hpp"
+#include "../table/histogram.hpp"
+#include "sample.hpp"
+
+namespace dirmn {
+namespace {
+
+// Under the multinomial limit the null fit reports proportions; its
+// bootstrap tables are drawn from the DM of this precision instead, which
+// no test of this size tells from the multinomial.
+constexpr double kLimitPrecision = 1e10;
+
+// The rows in the test, their groups and totals, and the columns with
+// counts (slot[v]: v's compact index, or -1).
+struct Layout {
+  std::vector<int64_t> row;    // the table's rows in the test
+  std::vector<int64_t> group;  // their groups, renumbered 0 .. groups - 1
+  std::vector<int64_t> size;   // their totals
+  std::vector<int64_t> slot;
+  int64_t groups = 0, cols = 0;
+};
+
+// Histograms per group and (index groups) for all the rows, over the
+// compact columns; each_row(i, f) calls f(column, count) for row i's
+// nonzero cells.
+template <class EachRow>
+void group_histograms(const Layout& l, EachRow each_row, std::vector<Histograms>* out) {
+  const int64_t g_all = l.groups, cols = l.cols;
+  std::vector<HistogramBuilder> col(static_cast<size_t>((g_all + 1) * cols));
+  std::vector<HistogramBuilder> tot(static_cast<size_t>(g_all + 1), HistogramBuilder(kHistTotalIndexMax));
+  std::vector<double> lcoef(static_cast<size_t>(g_all + 1), 0.0);
+  for (size_t i = 0; i < l.row.size(); ++i) {
+    const int64_t g = l.group[i];
+    double n_sum = 0.0, lc = 0.0;
+    each_row(i, [&](int64_t v, double n) {
+      col[static_cast<size_t>(g * cols + v)].add(n, 1.0);
+      col[static_cast<size_t>(g_all * cols + v)].add(n, 1.0);
+      n_sum += n;
+      lc -= std::lgamma(n + 1.0);
+    });
+    lc += std::lgamma(n_sum + 1.0);
+    for (int64_t h : {g, g_all}) {
+      tot[static_cast<size_t>(h)].add(n_sum, 1.0);
+      lcoef[static_cast<size_t>(h)] += lc;
+    }
+  }
+  out->resize(static_cast<size_t>(g_all + 1));
+  for (int64_t h = 0; h <= g_all; ++h) {
+    Histograms& hh = (*out)[static_cast<size_t>(h)];
+    hh.cols = cols;
+    hh.column.assign_all(cols);
+    for (int64_t v = 0; v < cols; ++v)
+      hh.column.stored(static_cast<size_t>(v)) = col[static_cast<size_t>(h * cols + v)].finish();
+    hh.total = tot[static_cast<size_t>(h)].finish();
+    hh.lcoef_sum = lcoef[static_cast<size_t>(h)];
+  }
+}
+
+struct Fitted {
+  double statistic = 0.0, loglik_null = 0.0, loglik_groups = 0.0;
+  bool converged = true;
+  FitOutcome null_fit;
+};
+
+// The fits of one set of histograms and their statistic.
+void fit_all(const std::vector<Histograms>& h, const GroupTestSettings& s, bool keep_null, Fitted* f) {
+  FitSettings fs;
+  fs.tolerance = s.tolerance;
+  fs.max_iterations = s.max_iterations;
+  fs.want_se = false;
+  const int64_t g_all = static_cast<int64_t>(h.size()) - 1;
+  f->loglik_groups = 0.0;
+  f->converged = true;
+  for (int64_t g = 0; g <= g_all; ++g) {
+    FitOutcome o;
+    fit_from_histograms(h[static_cast<size_t>(g)], fs, &o);
+    f->converged = f->converged && (o.converged || o.multinomial_limit);
+    if (g < g_all) {
+      f->loglik_groups += o.loglik;
+    } else {
+      f->loglik_null = o.loglik;
+      if (keep_null) f->null_fit = std::move(o);
+    }
+  }
+  f->statistic = std::max(0.0, 2.0 * (f->loglik_groups - f->loglik_null));
+}
+
+template <class T>
+double cell(const T* x, int64_t i) { return static_cast<double>(x[i]); }
+
+}  // namespace
+
+BackendResult group_test(const HostTable& t, const int64_t* group, int64_t groups,
+                         const GroupTestSettings& s, HostThreads& threads, GroupTestOutcome* out) {
+  // The rows in the test (a group, counts) and the groups and columns they hold.
+  Layout l;
+  std::vector<int64_t> renumber(static_cast<size_t>(groups), -1);
+  l.slot.assign(static_cast<size_t>(t.cols), -1);
+  with_value_type(t.vtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = reinterpret_cast<const T*>(t.values.data());
+    for (int64_t b = 0; b < t.rows; ++b) {
+      if (group[b] < 0 || t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+      int64_t& g = renumber[static_cast<size_t>(group[b])];
+      if (g < 0) g = l.groups++;
+      l.row.push_back(b);
+      l.group.push_back(g);
+      l.size.push_back(static_cast<int64_t>(t.row_total[static_cast<size_t>(b)]));
+      const int64_t lo = t.sparse ? t.row_ptr[static_cast<size_t>(b)] : b * t.cols;
+      const int64_t hi = t.sparse ? t.row_ptr[static_cast<size_t>(b) + 1] : lo + t.cols;
+      for (int64_t i = lo; i < hi; ++i)
+        if (x[i] != 0) l.slot[static_cast<size_t>(t.sparse ? t.col_idx[static_cast<size_t>(i)] : i - lo)] = 0;
+    }
+    return 0;
+  });
+  if (l.groups < 2) return {DIRMN_ERROR_INVALID_ARGUMENT, "fewer than two groups have counts", 0};
+  for (int64_t v = 0; v < t.cols; ++v)
+    if (l.slot[static_cast<size_t>(v)] == 0) l.slot[static_cast<size_t>(v)] = l.cols++;
+  // Group labels renumbered in order of first appearance do not change a
+  // group's rows, so neither the fits nor the statistic.
+  std::vector<Histograms> h;
+  group_histograms(l, [&](size_t i, auto&& f) {
+    const int64_t b = l.row[i];
+    with_value_type(t.vtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = reinterpret_cast<const T*>(t.values.data());
+      const int64_t lo = t.sparse ? t.row_ptr[static_cast<size_t>(b)] : b * t.cols;
+      const int64_t hi = t.sparse ? t.row_ptr[static_cast<size_t>(b) + 1] : lo + t.cols;
+      for (int64_t c = lo; c < hi; ++c)
+        if (x[c] != 0)
+          f(l.slot[static_cast<size_t>(t.sparse ? t.col_idx[static_cast<size_t>(c)] : c - lo)], cell(x, c));
+      return 0;
+    });
+  }, &h);
+  if (s.interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+  Fitted observed;
+  fit_all(h, s, true, &observed);
+  std::vector<Histograms>().swap(h);
+  out->statistic = observed.statistic;
+  out->loglik_null = observed.loglik_null;
+  out->loglik_groups = observed.loglik_groups;
+  out->groups = l.groups;
+  out->categories = l.cols;
+  out->df = static_cast<double>((l.groups - 1) * l.cols);
+  out->p_value = math::gamma_q(0.5 * out->df, 0.5 * out->statistic);
+  out->converged = observed.converged;
+  out->bootstrap = s.bootstrap;
+  out->p_value_bootstrap = 1.0;
+  if (s.bootstrap <= 0) return {};
+
+  // The null DM the tables are drawn from.
+  std::vector<double> alpha = observed.null_fit.alpha;
+  if (observed.null_fit.multinomial_limit)
+    for (double& a : alpha) a *= kLimitPrecision;
+  for (double& a : alpha) a = std::min(std::max(a, kSampleAlphaMin), kSampleAlphaMax);
+  std::vector<uint8_t> exceeds(static_cast<size_t>(s.bootstrap), 0);
+  std::atomic<bool> no_memory{false};
+  const auto body = [&](int64_t r) {
+    try {
+      SampleRequest req;
+      req.rows = static_cast<int64_t>(l.row.size());
+      req.cols = l.cols;
+      req.alpha = alpha.data();
+      req.sizes = l.size.data();
+      req.sizes_stride = 1;
+      req.seed = math::derived_key(s.seed, math::kFamilyBootstrap, static_cast<uint64_t>(r));
+      SampledRows drawn;
+      if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
+        no_memory = true;
+        return;
+      }
+      std::vector<Histograms> hr;
+      group_histograms(l, [&](size_t i, auto&& f) {
+        for (int64_t c = drawn.ptr[i]; c < drawn.ptr[i + 1]; ++c)
+          f(drawn.col[static_cast<size_t>(c)], static_cast<double>(drawn.count[static_cast<size_t>(c)]));
+      }, &hr);
+      Fitted f;
+      fit_all(hr, s, false, &f);
+      exceeds[static_cast<size_t>(r)] = f.statistic >= observed.statistic ? 1 : 0;
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+    }
+  };
+  const double cost = static_cast<double>(l.row.size()) * static_cast<double>(l.cols) * 100.0 *
+                      static_cast<double>(s.bootstrap);
+  if (!threads.run(s.bootstrap, body, [&] { return s.interrupt.poll(); }, cost))
+    return {DIRMN_ERROR_CANCELLED, "", 0};
+  if (no_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the bootstrap's tables", 0};
+  int64_t hits = 0;
+  for (uint8_t e : exceeds) hits += e;
+  out->p_value_bootstrap = static_cast<double>(1 + hits) / static_cast<double>(1 + s.bootstrap);
+  return {};
+}
+
+}  // namespace dirmn

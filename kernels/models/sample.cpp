@@ -1,0 +1,273 @@
+// sample.cpp: dirmn_sample's rows on the host threads.
+//
+// Streams: row b's key is derived_key(seed, kFamilySampleRows, b). From it,
+// counter 0 of the row's own stream picks a mixture component; category v's
+// gamma variate takes the stream derived_key(row, kGammaStreams, v); the
+// conditional binomials one stream, the urn another. A device kernel that
+// follows the same rule, with the same arithmetic (math/sampling.hpp),
+// draws the same table, and may draw a row's categories in parallel.
+#include "sample.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+
+#include "../math/sampling.hpp"
+
+namespace dirmn {
+namespace {
+
+// Sub-streams of a row's key.
+constexpr uint64_t kGammaStreams = 1;
+constexpr uint64_t kBinomialStream = 2;
+constexpr uint64_t kUrnStream = 3;
+
+// Rows per block of work (each block's rows are drawn in order by one
+// thread into the block's own arrays).
+constexpr int64_t kRowsPerBlock = 64;
+
+// What a vector of alpha costs to set up once, for every row that takes it.
+struct Vector {
+  const double* alpha = nullptr;
+  std::vector<math::GammaShape> shape;  // the gamma method's
+  std::vector<double> cum;              // the urn's: cum[v] = alpha_0 + ... + alpha_v
+};
+
+void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* out) {
+  out->alpha = alpha;
+  if (gamma) {
+    out->shape.resize(static_cast<size_t>(cols));
+    for (int64_t v = 0; v < cols; ++v) out->shape[static_cast<size_t>(v)] = math::gamma_shape(alpha[v]);
+  }
+  if (urn) {
+    out->cum.resize(static_cast<size_t>(cols));
+    double s = 0.0;
+    for (int64_t v = 0; v < cols; ++v) out->cum[static_cast<size_t>(v)] = s += alpha[v];
+  }
+}
+
+// A block's scratch and output.
+struct Work {
+  std::vector<double> log_g, w, suffix;  // the gamma method's, cols each
+  std::vector<int64_t> balls;            // the urn's
+  std::vector<double> cum;               // the urn's per-row cumulative alpha
+  std::vector<math::GammaShape> shape;   // per-row shapes (rowwise)
+  std::vector<int64_t> col;
+  std::vector<int32_t> count;
+};
+
+// Row b by gamma variates: Dirichlet proportions as logs, then the counts
+// by conditional binomials over the categories in order, each against the
+// suffix sum of the proportions (no cancellation), until the size is used.
+void row_by_gamma(int64_t cols, const math::GammaShape* shape, uint64_t row_key, int64_t n,
+                  Work& wk) {
+  double top = -1e308;
+  for (int64_t v = 0; v < cols; ++v) {
+    math::RandomStream g{math::derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
+    const double lg = math::draw_log_gamma(shape[v], g);
+    wk.log_g[static_cast<size_t>(v)] = lg;
+    top = std::max(top, lg);
+  }
+  double s = 0.0;
+  for (int64_t v = cols - 1; v >= 0; --v) {
+    const double w = math::portable_exp(wk.log_g[static_cast<size_t>(v)] - top);
+    wk.w[static_cast<size_t>(v)] = w;
+    s = math::add(s, w);
+    wk.suffix[static_cast<size_t>(v)] = s;
+  }
+  math::RandomStream rng{math::derived_key(row_key, kBinomialStream, 0), 0};
+  for (int64_t v = 0; v < cols && n > 0; ++v) {
+    const double sv = wk.suffix[static_cast<size_t>(v)];
+    const double p = sv > 0.0 ? wk.w[static_cast<size_t>(v)] / sv : 1.0;
+    const int64_t x = p >= 1.0 ? n : math::draw_binomial(n, p, rng);
+    if (x > 0) {
+      wk.col.push_back(v);
+      wk.count.push_back(static_cast<int32_t>(x));
+      n -= x;
+    }
+  }
+}
+
+// The first v with cum[v] > u (u < cum[cols - 1]), by bisection.
+int64_t find_category(const double* cum, int64_t cols, double u) {
+  int64_t lo = 0, hi = cols - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (cum[mid] > u) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Row b by the Polya urn: ball i is a new draw from alpha with probability
+// A / (A + i), else a copy of one of the i balls before it.
+void row_by_urn(int64_t cols, const double* cum, uint64_t row_key, int64_t n, Work& wk) {
+  const double a_sum = cum[cols - 1];
+  math::RandomStream rng{math::derived_key(row_key, kUrnStream, 0), 0};
+  wk.balls.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double u = rng.uniform();
+    int64_t v;
+    if (math::mul(u, math::add(a_sum, static_cast<double>(i))) < a_sum) {
+      v = find_category(cum, cols, math::mul(rng.uniform(), a_sum));
+    } else {
+      v = wk.balls[static_cast<size_t>(rng.below(i))];
+    }
+    wk.balls[static_cast<size_t>(i)] = v;
+  }
+  std::sort(wk.balls.begin(), wk.balls.end());
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i;
+    while (j < n && wk.balls[static_cast<size_t>(j)] == wk.balls[static_cast<size_t>(i)]) ++j;
+    wk.col.push_back(wk.balls[static_cast<size_t>(i)]);
+    wk.count.push_back(static_cast<int32_t>(j - i));
+    i = j;
+  }
+}
+
+}  // namespace
+
+bool sample_by_urn(int64_t size, int64_t cols) { return size * 4 < cols; }
+
+BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
+                          const Interrupt& interrupt, SampledRows* out) {
+  const int64_t rows = req.rows, cols = req.cols;
+  const bool mixture = !req.rowwise && req.k > 1;
+  bool any_gamma = false, any_urn = false;
+  for (int64_t b = 0; b < rows; ++b) {
+    (sample_by_urn(req.sizes[b * req.sizes_stride], cols) ? any_urn : any_gamma) = true;
+    if (any_urn && any_gamma) break;
+  }
+  // The shared vectors' set-up, once.
+  std::vector<Vector> vec;
+  if (!req.rowwise) {
+    vec.resize(static_cast<size_t>(req.k));
+    for (int64_t j = 0; j < req.k; ++j)
+      prepare(req.alpha + j * cols, cols, any_gamma, any_urn, &vec[static_cast<size_t>(j)]);
+  }
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<Work> work(static_cast<size_t>(blocks));
+  std::vector<int64_t> component(mixture ? static_cast<size_t>(rows) : 0);
+  std::vector<int64_t> row_nnz(static_cast<size_t>(rows));
+  std::atomic<bool> no_memory{false};
+  const auto body = [&](int64_t blk) {
+    Work& wk = work[static_cast<size_t>(blk)];
+    try {
+      if (any_gamma) {
+        wk.log_g.resize(static_cast<size_t>(cols));
+        wk.w.resize(static_cast<size_t>(cols));
+        wk.suffix.resize(static_cast<size_t>(cols));
+        if (req.rowwise) wk.shape.resize(static_cast<size_t>(cols));
+      }
+      if (any_urn && req.rowwise) wk.cum.resize(static_cast<size_t>(cols));
+      const int64_t end = std::min(rows, (blk + 1) * kRowsPerBlock);
+      for (int64_t b = blk * kRowsPerBlock; b < end; ++b) {
+        const uint64_t key = math::derived_key(req.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+        const int64_t n = req.sizes[b * req.sizes_stride];
+        const size_t before = wk.col.size();
+        int64_t j = 0;
+        if (mixture) {
+          if (req.component != nullptr) {
+            j = req.component[b];
+          } else {
+            const double u = math::random_uniform(key, 0);
+            if (req.cum_weights == nullptr) {
+              j = std::min<int64_t>(static_cast<int64_t>(u * static_cast<double>(req.k)), req.k - 1);
+            } else {
+              while (j < req.k - 1 && !(u < req.cum_weights[j])) ++j;
+            }
+          }
+          component[static_cast<size_t>(b)] = j;
+        }
+        if (n > 0) {
+          const bool urn = sample_by_urn(n, cols);
+          if (req.rowwise) {
+            const double* a = req.alpha + b * cols;
+            if (urn) {
+              double s = 0.0;
+              for (int64_t v = 0; v < cols; ++v) wk.cum[static_cast<size_t>(v)] = s += a[v];
+              row_by_urn(cols, wk.cum.data(), key, n, wk);
+            } else {
+              for (int64_t v = 0; v < cols; ++v) wk.shape[static_cast<size_t>(v)] = math::gamma_shape(a[v]);
+              row_by_gamma(cols, wk.shape.data(), key, n, wk);
+            }
+          } else {
+            const Vector& vj = vec[static_cast<size_t>(j)];
+            if (urn) row_by_urn(cols, vj.cum.data(), key, n, wk);
+            else row_by_gamma(cols, vj.shape.data(), key, n, wk);
+          }
+        }
+        row_nnz[static_cast<size_t>(b)] = static_cast<int64_t>(wk.col.size() - before);
+      }
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+    }
+    // The scratch goes; the block's output stays until it is gathered.
+    std::vector<double>().swap(wk.log_g);
+    std::vector<double>().swap(wk.w);
+    std::vector<double>().swap(wk.suffix);
+    std::vector<int64_t>().swap(wk.balls);
+    std::vector<double>().swap(wk.cum);
+    std::vector<math::GammaShape>().swap(wk.shape);
+  };
+  const double cost = static_cast<double>(rows) * static_cast<double>(std::min<int64_t>(cols, 1 << 20)) * 40.0;
+  if (threads != nullptr) {
+    if (!threads->run(blocks, body, [&] { return interrupt.poll(); }, cost))
+      return {DIRMN_ERROR_CANCELLED, "", 0};
+  } else {
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      if (interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+      body(blk);
+    }
+  }
+  if (no_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the sampled rows", 0};
+  out->ptr.assign(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t b = 0; b < rows; ++b)
+    out->ptr[static_cast<size_t>(b) + 1] = out->ptr[static_cast<size_t>(b)] + row_nnz[static_cast<size_t>(b)];
+  const size_t nnz = static_cast<size_t>(out->ptr.back());
+  out->col.resize(nnz);
+  out->count.resize(nnz);
+  size_t at = 0;
+  for (Work& wk : work) {
+    std::copy(wk.col.begin(), wk.col.end(), out->col.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy(wk.count.begin(), wk.count.end(), out->count.begin() + static_cast<std::ptrdiff_t>(at));
+    at += wk.col.size();
+    std::vector<int64_t>().swap(wk.col);
+    std::vector<int32_t>().swap(wk.count);
+  }
+  out->component = std::move(component);
+  return {};
+}
+
+void dm_moments(const double* alpha, int64_t cols, double size, double* mean, double* variance,
+                double* covariance, int64_t ld) {
+  // 1 - p_v as the other categories' share, summed without them (before
+  // and after v), so that it stays exact where p_v is near 1.
+  std::vector<double> others(static_cast<size_t>(cols));
+  double s = 0.0;
+  for (int64_t v = 0; v < cols; ++v) {
+    others[static_cast<size_t>(v)] = s;
+    s += alpha[v];
+  }
+  const double a_sum = s;
+  s = 0.0;
+  for (int64_t v = cols - 1; v >= 0; --v) {
+    others[static_cast<size_t>(v)] += s;
+    s += alpha[v];
+  }
+  const double inflate = (size + a_sum) / (1.0 + a_sum);
+  for (int64_t v = 0; v < cols; ++v) {
+    const double p = alpha[v] / a_sum, q = others[static_cast<size_t>(v)] / a_sum;
+    if (mean != nullptr) mean[v] = size * p;
+    if (variance != nullptr) variance[v] = size * p * q * inflate;
+  }
+  if (covariance == nullptr) return;
+  for (int64_t u = 0; u < cols; ++u) {
+    const double pu = alpha[u] / a_sum;
+    double* row = covariance + u * ld;
+    for (int64_t v = 0; v < cols; ++v)
+      row[v] = u == v ? size * pu * (others[static_cast<size_t>(u)] / a_sum) * inflate
+                      : -size * pu * (alpha[v] / a_sum) * inflate;
+  }
+}
+
+}  // namespace dirmn

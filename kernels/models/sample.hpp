@@ -1,0 +1,65 @@
+// sample.hpp: tables drawn from the Dirichlet-multinomial (dirmn_sample),
+// and its moments. The draws themselves (gamma, binomial, the library's own
+// log and exp) are math/sampling.hpp's; this file decides each row's
+// vector, size and method, and gathers the rows into a compressed table.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../backend.hpp"
+#include "../thread_pool.hpp"
+
+namespace dirmn {
+
+// The smallest and largest alpha the sampler takes: 1 / alpha and 9 alpha
+// must be finite (the gamma boost and Marsaglia-Tsang's constant).
+constexpr double kSampleAlphaMin = 1e-300;
+constexpr double kSampleAlphaMax = 1e300;
+// Sizes are below this (a row's counts are int32 in the table made).
+constexpr int64_t kSampleSizeLimit = int64_t{1} << 31;
+
+struct SampleRequest {
+  int64_t rows = 0, cols = 0;
+  // Validated alphas, each vector contiguous: k vectors (rowwise false) or
+  // one per row (rowwise true; k is then rows).
+  const double* alpha = nullptr;
+  int64_t k = 1;
+  bool rowwise = false;
+  // Row b's size: sizes[b * sizes_stride], validated.
+  const int64_t* sizes = nullptr;
+  int64_t sizes_stride = 0;
+  // k > 1: row b's vector (validated), or null to draw it from
+  // cum_weights (k ascending cumulative weights ending at 1; null: equal).
+  const int64_t* component = nullptr;
+  const double* cum_weights = nullptr;
+  uint64_t seed = 0;
+};
+
+// The drawn rows as CSR: column indices ascending within each row.
+struct SampledRows {
+  std::vector<int64_t> ptr;        // rows + 1
+  std::vector<int64_t> col;        // nnz
+  std::vector<int32_t> count;      // nnz
+  std::vector<int64_t> component;  // rows: each row's vector (k > 1, not rowwise)
+};
+
+// Which method a row of `size` counts over `cols` categories takes (the
+// same distribution either way): the Polya urn where the size is small
+// against the categories, else gamma variates and conditional binomials.
+bool sample_by_urn(int64_t size, int64_t cols);
+
+// Draws the table on the host threads, or with threads null on the calling
+// thread alone (rows in blocks; each row's draws depend only on the seed,
+// its index and its inputs). OUT_OF_MEMORY; CANCELLED (the interrupt,
+// polled between blocks). Throws std::bad_alloc (the vectors' set-up).
+BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
+                          const Interrupt& interrupt, SampledRows* out);
+
+// The moments of DM(alpha, size) (alpha: cols validated values); any
+// output may be null. covariance: cols x cols, row u at covariance + u * ld.
+// Throws std::bad_alloc (cols doubles of working memory).
+void dm_moments(const double* alpha, int64_t cols, double size, double* mean, double* variance,
+                double* covariance, int64_t ld);
+
+}  // namespace dirmn

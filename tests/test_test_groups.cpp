@@ -1,0 +1,196 @@
+// test_test_groups.cpp: dirmn_test_groups -- its statistic against the
+// pooled and per-group fits of dirmn_fit (row weights selecting a group: the
+// library's other path to the same likelihoods), its chi-square tail, rows
+// left out, relabelled groups, the parametric bootstrap (reproducible, the
+// same for any thread count), its size under the null and power under an
+// alternative by simulation, and its refusals.
+#include <cmath>
+#include <vector>
+
+#include "../kernels/math/distributions.hpp"
+#include "support.hpp"
+
+using namespace dirmn_test;
+
+namespace {
+
+dirmn_group_test_result run_groups(dirmn_context* ctx, dirmn_counts* c, const std::vector<int64_t>& g,
+                                   int64_t groups, int64_t bootstrap = 0, uint64_t seed = 0) {
+  dirmn_group_test_options o;
+  dirmn_group_test_options_init(&o);
+  o.bootstrap = bootstrap;
+  o.seed = seed;
+  dirmn_group_test_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  const dirmn_status s = dirmn_test_groups(ctx, c, g.data(), groups, &o, &r);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  return r;
+}
+
+double fit_loglik(dirmn_context* ctx, dirmn_counts* c, int64_t cols, const double* weights) {
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  o.weights = weights;
+  std::vector<double> alpha(static_cast<size_t>(cols));
+  dirmn_fit_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  r.alpha = alpha.data();
+  REQUIRE(dirmn_fit(ctx, c, &o, &r) == DIRMN_SUCCESS);
+  REQUIRE(r.converged == 1);
+  return r.loglik;
+}
+
+Counts sampled(dirmn_context* ctx, int64_t rows, const std::vector<double>& alpha, int64_t k,
+               const std::vector<int64_t>& component, int64_t size, uint64_t seed) {
+  dirmn_sample_options o;
+  dirmn_sample_options_init(&o);
+  o.seed = seed;
+  if (k > 1) o.component = component.data();
+  const int64_t cols = static_cast<int64_t>(alpha.size()) / k;
+  dirmn_counts* c = nullptr;
+  REQUIRE(dirmn_sample(ctx, &c, rows, cols, k, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, &size, 0, &o) ==
+          DIRMN_SUCCESS);
+  return Counts(c);
+}
+
+}  // namespace
+
+TEST_CASE("test_groups: the statistic is twice the gain of the groups' fits over the pooled fit", "[groups-test]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t rows = 90, cols = 9;
+  std::vector<double> x = random_table(rows, cols, 0.3, 30, 41);
+  for (int64_t b = 0; b < rows; ++b) x[static_cast<size_t>(b * cols + 8)] = 0.0;  // a column without counts
+  Counts c = make_dense(ctx.get(), x, rows, cols);
+  std::vector<int64_t> g(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) g[static_cast<size_t>(b)] = b % 3;
+  const dirmn_group_test_result r = run_groups(ctx.get(), c.get(), g, 3);
+  double groups_ll = 0.0;
+  for (int64_t j = 0; j < 3; ++j) {
+    std::vector<double> w(static_cast<size_t>(rows));
+    for (int64_t b = 0; b < rows; ++b) w[static_cast<size_t>(b)] = g[static_cast<size_t>(b)] == j ? 1.0 : 0.0;
+    groups_ll += fit_loglik(ctx.get(), c.get(), cols, w.data());
+  }
+  const double pooled = fit_loglik(ctx.get(), c.get(), cols, nullptr);
+  CHECK(close_to(r.loglik_null, pooled, 1e-10));
+  CHECK(close_to(r.loglik_groups, groups_ll, 1e-10));
+  CHECK(close_to(r.statistic, 2 * (groups_ll - pooled), 1e-7));
+  CHECK(r.categories == 8);
+  CHECK(r.groups == 3);
+  CHECK(r.df == 16.0);
+  CHECK(close_to(r.p_value, dirmn::math::gamma_q(8.0, r.statistic / 2), 1e-12));
+  CHECK(r.converged == 1);
+  CHECK(r.bootstrap == 0);
+  CHECK(r.p_value_bootstrap == 1.0);
+
+  SECTION("rows left out (-1) and relabelled groups change nothing but what they say") {
+    std::vector<int64_t> h(g);
+    for (int64_t b = 0; b < rows; ++b) h[static_cast<size_t>(b)] = g[static_cast<size_t>(b)] == 0 ? 5 : g[static_cast<size_t>(b)] == 1 ? 2 : 4;
+    const dirmn_group_test_result rl = run_groups(ctx.get(), c.get(), h, 6);
+    CHECK(rl.statistic == r.statistic);
+    CHECK(rl.groups == 3);
+    // Group 2's rows left out: the test of groups 0 and 1 on their rows alone.
+    std::vector<int64_t> two(g);
+    std::vector<double> sub;
+    std::vector<int64_t> sub_g;
+    for (int64_t b = 0; b < rows; ++b) {
+      if (g[static_cast<size_t>(b)] == 2) {
+        two[static_cast<size_t>(b)] = -1;
+        continue;
+      }
+      sub.insert(sub.end(), x.begin() + b * cols, x.begin() + (b + 1) * cols);
+      sub_g.push_back(g[static_cast<size_t>(b)]);
+    }
+    const dirmn_group_test_result r2 = run_groups(ctx.get(), c.get(), two, 3);
+    Counts cs = make_dense(ctx.get(), sub, static_cast<int64_t>(sub_g.size()), cols);
+    const dirmn_group_test_result rs = run_groups(ctx.get(), cs.get(), sub_g, 2);
+    CHECK(close_to(r2.statistic, rs.statistic, 1e-12));
+    CHECK(r2.groups == 2);
+  }
+}
+
+TEST_CASE("test_groups: the bootstrap is reproducible, the same for any thread count", "[groups-test]") {
+  std::vector<double> p_boot;
+  for (int threads : {1, 2, 5}) {
+    Context ctx = make_context(DIRMN_BACKEND_CPU);
+    REQUIRE(ctx);
+    REQUIRE(dirmn_context_set_threads(ctx.get(), threads) == DIRMN_SUCCESS);
+    const std::vector<double> x = random_table(40, 5, 0.2, 20, 43);
+    Counts c = make_dense(ctx.get(), x, 40, 5);
+    std::vector<int64_t> g(40);
+    for (int64_t b = 0; b < 40; ++b) g[static_cast<size_t>(b)] = b < 20 ? 0 : 1;
+    const dirmn_group_test_result r = run_groups(ctx.get(), c.get(), g, 2, 199, 7);
+    CHECK(r.bootstrap == 199);
+    CHECK(r.p_value_bootstrap >= 1.0 / 200);
+    CHECK(r.p_value_bootstrap <= 1.0);
+    // (1 + hits) / 200: a whole number of 200ths.
+    CHECK(std::fabs(r.p_value_bootstrap * 200 - std::round(r.p_value_bootstrap * 200)) < 1e-9);
+    p_boot.push_back(r.p_value_bootstrap);
+  }
+  CHECK(p_boot[0] == p_boot[1]);
+  CHECK(p_boot[0] == p_boot[2]);
+}
+
+TEST_CASE("test_groups: about 5 % of null tables rejected at 5 %; an alternative always", "[groups-test]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t rows = 80, tables = 300;
+  const std::vector<double> alpha{2.0, 1.0, 0.5, 3.0, 1.5};
+  std::vector<int64_t> g(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) g[static_cast<size_t>(b)] = b % 2;
+  int rejected = 0;
+  for (int64_t t = 0; t < tables; ++t) {
+    Counts c = sampled(ctx.get(), rows, alpha, 1, {}, 150, 1000 + static_cast<uint64_t>(t));
+    if (run_groups(ctx.get(), c.get(), g, 2).p_value < 0.05) ++rejected;
+  }
+  // 15 expected; sd 3.8.
+  CHECK(rejected >= 4);
+  CHECK(rejected <= 30);
+  // Two groups whose first two categories' shares differ: 0.25 and 0.125
+  // against 0.42 and 0.05.
+  std::vector<double> two(alpha);
+  two.insert(two.end(), {4.0, 0.5, 0.5, 3.0, 1.5});
+  int detected = 0;
+  for (int64_t t = 0; t < 20; ++t) {
+    Counts c = sampled(ctx.get(), rows, two, 2, g, 150, 5000 + static_cast<uint64_t>(t));
+    if (run_groups(ctx.get(), c.get(), g, 2).p_value < 1e-3) ++detected;
+  }
+  CHECK(detected >= 15);
+}
+
+TEST_CASE("test_groups: refusals name what is wrong", "[groups-test]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const std::vector<double> x = random_table(10, 4, 0.2, 9, 44);
+  Counts c = make_dense(ctx.get(), x, 10, 4);
+  std::vector<int64_t> g(10, 0);
+  g[3] = 1;
+  dirmn_group_test_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), g.data(), 1, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  g[5] = 2;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), g.data(), 2, nullptr, &r) == DIRMN_ERROR_INVALID_PARAMETER);
+  dirmn_error_location loc;
+  loc.size = sizeof loc;
+  REQUIRE(dirmn_last_error_location(ctx.get(), &loc) == DIRMN_SUCCESS);
+  CHECK(loc.row == 5);
+  CHECK(std::string(loc.argument) == "group");
+  std::vector<int64_t> one(10, 1);
+  one[0] = -1;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), one.data(), 2, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error(ctx).find("two groups") != std::string::npos);
+  g[5] = 0;
+  dirmn_group_test_options o;
+  dirmn_group_test_options_init(&o);
+  o.bootstrap = -1;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), g.data(), 2, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  r.size = 4;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), g.data(), 2, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  r.size = sizeof r;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), nullptr, 2, nullptr, &r) == DIRMN_ERROR_NULL_POINTER);
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), g.data(), 2, nullptr, nullptr) == DIRMN_ERROR_NULL_POINTER);
+}
