@@ -82,17 +82,14 @@ DIRMN_HD double portable_log(double x) {
   const double f = m - 1.0;  // exact (Sterbenz)
   const double s = f / add(2.0, f);
   const double z = mul(s, s);
-  double p = 1.0 / 23.0;
-  p = add(mul(p, z), 1.0 / 21.0);
-  p = add(mul(p, z), 1.0 / 19.0);
-  p = add(mul(p, z), 1.0 / 17.0);
-  p = add(mul(p, z), 1.0 / 15.0);
-  p = add(mul(p, z), 1.0 / 13.0);
-  p = add(mul(p, z), 1.0 / 11.0);
-  p = add(mul(p, z), 1.0 / 9.0);
-  p = add(mul(p, z), 1.0 / 7.0);
-  p = add(mul(p, z), 1.0 / 5.0);
-  p = add(mul(p, z), 1.0 / 3.0);
+  // p(z) = 1/3 + z/5 + ... + z^10/23 by Estrin's scheme: a few products
+  // deep instead of ten (the sampler's cost is these chains' latency).
+  const double z2 = mul(z, z), z4 = mul(z2, z2), z8 = mul(z4, z4);
+  const double q0 = add(1.0 / 3.0, mul(1.0 / 5.0, z)), q1 = add(1.0 / 7.0, mul(1.0 / 9.0, z));
+  const double q2 = add(1.0 / 11.0, mul(1.0 / 13.0, z)), q3 = add(1.0 / 15.0, mul(1.0 / 17.0, z));
+  const double q4 = add(1.0 / 19.0, mul(1.0 / 21.0, z));
+  const double t0 = add(add(q0, mul(q1, z2)), mul(add(q2, mul(q3, z2)), z4));
+  const double p = add(t0, mul(add(q4, mul(1.0 / 23.0, z2)), z8));
   // log m = 2 s + 2 s z p, f = 2 s + s f: log m = f - s (f - 2 z p) keeps
   // the leading term exact.
   const double log_m = add(f, -mul(s, add(f, -mul(2.0, mul(z, p)))));
@@ -116,20 +113,15 @@ DIRMN_HD double portable_exp(double x) {
   if (x > kExpOverflow) return bits_double(0x7ff0000000000000ULL);
   const double kd = static_cast<double>(static_cast<int64_t>(add(mul(x, 1.4426950408889634), x < 0 ? -0.5 : 0.5)));
   const double r = add(add(x, -mul(kd, kLn2Hi)), -mul(kd, kLn2Lo));
-  double p = 1.0 / 6227020800.0;             // 1/13!
-  p = add(mul(p, r), 1.0 / 479001600.0);     // 1/12!
-  p = add(mul(p, r), 1.0 / 39916800.0);
-  p = add(mul(p, r), 1.0 / 3628800.0);
-  p = add(mul(p, r), 1.0 / 362880.0);
-  p = add(mul(p, r), 1.0 / 40320.0);
-  p = add(mul(p, r), 1.0 / 5040.0);
-  p = add(mul(p, r), 1.0 / 720.0);
-  p = add(mul(p, r), 1.0 / 120.0);
-  p = add(mul(p, r), 1.0 / 24.0);
-  p = add(mul(p, r), 1.0 / 6.0);
-  p = add(mul(p, r), 0.5);
-  p = add(mul(p, r), 1.0);
-  const double er = add(mul(p, r), 1.0);
+  // The Taylor polynomial by Estrin's scheme (see portable_log).
+  const double r2 = mul(r, r), r4 = mul(r2, r2), r8 = mul(r4, r4);
+  const double e0 = add(1.0, r), e1 = add(1.0 / 2.0, mul(1.0 / 6.0, r));
+  const double e2 = add(1.0 / 24.0, mul(1.0 / 120.0, r)), e3 = add(1.0 / 720.0, mul(1.0 / 5040.0, r));
+  const double e4 = add(1.0 / 40320.0, mul(1.0 / 362880.0, r)), e5 = add(1.0 / 3628800.0, mul(1.0 / 39916800.0, r));
+  const double e6 = add(1.0 / 479001600.0, mul(1.0 / 6227020800.0, r));
+  const double lo = add(add(e0, mul(e1, r2)), mul(add(e2, mul(e3, r2)), r4));
+  const double hi = add(add(e4, mul(e5, r2)), mul(e6, r4));
+  const double er = add(lo, mul(hi, r8));
   int64_t k = static_cast<int64_t>(kd);
   // 2^k as one or two factors, each a normal double.
   int64_t k1 = k / 2, k2 = k - k / 2;
@@ -209,6 +201,18 @@ DIRMN_HD double stirling_fc(double k) {
 
 // Below this mean (n min(p, 1 - p)) a binomial draw is by inversion.
 constexpr double kBinomialInversionMean = 10.0;
+// 1 / (x + 1) for the inversion's first steps (a division costs several
+// products; each constant is the correctly rounded quotient on every
+// compiler).
+constexpr int kReciprocals = 32;
+#ifdef __CUDA_ARCH__
+__constant__
+#endif
+constexpr double kReciprocal[kReciprocals] = {
+    1.0,        1.0 / 2,  1.0 / 3,  1.0 / 4,  1.0 / 5,  1.0 / 6,  1.0 / 7,  1.0 / 8,
+    1.0 / 9,  1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16,
+    1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 / 20, 1.0 / 21, 1.0 / 22, 1.0 / 23, 1.0 / 24,
+    1.0 / 25, 1.0 / 26, 1.0 / 27, 1.0 / 28, 1.0 / 29, 1.0 / 30, 1.0 / 31, 1.0 / 32};
 
 // A Binomial(n, p) draw, n >= 0, p in [0, 1]: inversion from 0 where the
 // mean is small (Kachitvichyanukul & Schmeiser 1988's BINV), else
@@ -230,7 +234,9 @@ DIRMN_HD int64_t draw_binomial(int64_t n, double p, RandomStream& rng) {
       for (int64_t x = 0; x <= n; ++x) {
         if (u < r) return x;
         u = add(u, -r);
-        r = mul(r, add(a / static_cast<double>(x + 1), -s));
+        // a / (x + 1), by a product where the reciprocal is a constant.
+        const double ax = x < kReciprocals ? mul(a, kReciprocal[x]) : a / static_cast<double>(x + 1);
+        r = mul(r, add(ax, -s));
         if (r == 0.0) break;  // past the mean, the rest of the pmf underflows
       }
       // The rounding left u beyond the sum of the pmf: draw again.
