@@ -73,7 +73,9 @@ double log_beta_binomial(int64_t x, int64_t n, double a, double b) {
 TEST_CASE("sample: whole rows of a small DM follow its pmf (chi-square, 10^6 rows)", "[sample]") {
   Context ctx = make_context(DIRMN_BACKEND_CPU);
   REQUIRE(ctx);
-  const int64_t size = 6, rows = 1000000;
+  const int64_t rows = 1000000;
+  // A size of 2 over 3 categories takes the urn, 6 the gamma variates.
+  for (const int64_t size : {int64_t{2}, int64_t{6}})
   for (const std::vector<double>& alpha :
        {std::vector<double>{0.5, 1.0, 2.0}, std::vector<double>{0.05, 3.0, 40.0},
         std::vector<double>{1e-3, 1e3, 1.0}}) {
@@ -90,7 +92,7 @@ TEST_CASE("sample: whole rows of a small DM follow its pmf (chi-square, 10^6 row
         const double cell[3] = {static_cast<double>(n0), static_cast<double>(n1), static_cast<double>(size - n0 - n1)};
         expected[static_cast<size_t>(n0 * (size + 1) + n1)] = rows * std::exp(reference_loglik(cell, alpha.data(), 3, true));
       }
-    INFO("alpha " << alpha[0] << ", " << alpha[1] << ", " << alpha[2]);
+    INFO("size " << size << ", alpha " << alpha[0] << ", " << alpha[1] << ", " << alpha[2]);
     CHECK(chi_square_p(observed, expected) > 1e-4);
   }
 }
@@ -98,12 +100,12 @@ TEST_CASE("sample: whole rows of a small DM follow its pmf (chi-square, 10^6 row
 TEST_CASE("sample: both methods give each category's beta-binomial marginal", "[sample]") {
   Context ctx = make_context(DIRMN_BACKEND_CPU);
   REQUIRE(ctx);
-  // 40 categories: a size of 5 takes the urn, 60 the gamma variates.
+  // 40 categories: a size of 5 takes the urn, 200 the gamma variates.
   std::vector<double> alpha(40);
   for (size_t v = 0; v < alpha.size(); ++v) alpha[v] = 0.02 * static_cast<double>(v + 1);
   double a_sum = 0.0;
   for (double a : alpha) a_sum += a;
-  for (int64_t size : {int64_t{5}, int64_t{60}}) {
+  for (int64_t size : {int64_t{5}, int64_t{200}}) {
     const int64_t rows = 200000;
     Counts c = draw(ctx.get(), rows, alpha, 1, size, 5);
     const std::vector<int64_t> x = dense_of(ctx.get(), c.get());

@@ -49,7 +49,9 @@ void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* ou
 // A block's scratch and output.
 struct Work {
   std::vector<double> log_g, w, suffix;  // the gamma method's, cols each
-  std::vector<int64_t> balls;            // the urn's
+  std::vector<int64_t> balls;            // the urn's: each ball's category
+  std::vector<int32_t> tally;            // the urn's: balls per category (cols)
+  std::vector<int64_t> touched;          // the urn's: the categories with balls
   std::vector<double> cum;               // the urn's per-row cumulative alpha
   std::vector<math::GammaShape> shape;   // per-row shapes (rowwise)
   std::vector<int64_t> col;
@@ -88,45 +90,53 @@ void row_by_gamma(int64_t cols, const math::GammaShape* shape, uint64_t row_key,
   }
 }
 
-// The first v with cum[v] > u (u < cum[cols - 1]), by bisection.
+// The first v with cum[v] > u (u < cum[cols - 1]), by a bisection whose
+// steps are conditional moves, not branches (their outcomes are random).
 int64_t find_category(const double* cum, int64_t cols, double u) {
-  int64_t lo = 0, hi = cols - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (cum[mid] > u) hi = mid; else lo = mid + 1;
+  const double* base = cum;
+  int64_t len = cols;
+  while (len > 1) {
+    const int64_t half = len / 2;
+    base = base[half - 1] <= u ? base + half : base;
+    len -= half;
   }
-  return lo;
+  return (base - cum) + (*base <= u ? 1 : 0);
 }
 
 // Row b by the Polya urn: ball i is a new draw from alpha with probability
-// A / (A + i), else a copy of one of the i balls before it.
+// A / (A + i), else a copy of one of the i balls before it. The balls are
+// tallied in wk.tally (cols entries, zero between rows) and the categories
+// they touched listed, sorted and cleared.
 void row_by_urn(int64_t cols, const double* cum, uint64_t row_key, int64_t n, Work& wk) {
   const double a_sum = cum[cols - 1];
   math::RandomStream rng{math::derived_key(row_key, kUrnStream, 0), 0};
   wk.balls.resize(static_cast<size_t>(n));
+  wk.touched.clear();
   for (int64_t i = 0; i < n; ++i) {
     const double u = rng.uniform();
     int64_t v;
     if (math::mul(u, math::add(a_sum, static_cast<double>(i))) < a_sum) {
-      v = find_category(cum, cols, math::mul(rng.uniform(), a_sum));
+      v = std::min(find_category(cum, cols, math::mul(rng.uniform(), a_sum)), cols - 1);
     } else {
-      v = wk.balls[static_cast<size_t>(rng.below(i))];
+      // One of the i balls: floor(u i) < i (no modulo: a division costs more
+      // than the rest of the step).
+      const int64_t j = static_cast<int64_t>(math::mul(rng.uniform(), static_cast<double>(i)));
+      v = wk.balls[static_cast<size_t>(std::min(j, i - 1))];
     }
     wk.balls[static_cast<size_t>(i)] = v;
+    if (wk.tally[static_cast<size_t>(v)]++ == 0) wk.touched.push_back(v);
   }
-  std::sort(wk.balls.begin(), wk.balls.end());
-  for (int64_t i = 0; i < n;) {
-    int64_t j = i;
-    while (j < n && wk.balls[static_cast<size_t>(j)] == wk.balls[static_cast<size_t>(i)]) ++j;
-    wk.col.push_back(wk.balls[static_cast<size_t>(i)]);
-    wk.count.push_back(static_cast<int32_t>(j - i));
-    i = j;
+  std::sort(wk.touched.begin(), wk.touched.end());
+  for (int64_t v : wk.touched) {
+    wk.col.push_back(v);
+    wk.count.push_back(wk.tally[static_cast<size_t>(v)]);
+    wk.tally[static_cast<size_t>(v)] = 0;
   }
 }
 
 }  // namespace
 
-bool sample_by_urn(int64_t size, int64_t cols) { return size * 4 < cols; }
+bool sample_by_urn(int64_t size, int64_t cols) { return size < 2 * cols; }
 
 BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
                           const Interrupt& interrupt, SampledRows* out) {
@@ -158,6 +168,7 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
         wk.suffix.resize(static_cast<size_t>(cols));
         if (req.rowwise) wk.shape.resize(static_cast<size_t>(cols));
       }
+      if (any_urn) wk.tally.assign(static_cast<size_t>(cols), 0);
       if (any_urn && req.rowwise) wk.cum.resize(static_cast<size_t>(cols));
       const int64_t end = std::min(rows, (blk + 1) * kRowsPerBlock);
       for (int64_t b = blk * kRowsPerBlock; b < end; ++b) {
@@ -206,6 +217,8 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
     std::vector<double>().swap(wk.w);
     std::vector<double>().swap(wk.suffix);
     std::vector<int64_t>().swap(wk.balls);
+    std::vector<int32_t>().swap(wk.tally);
+    std::vector<int64_t>().swap(wk.touched);
     std::vector<double>().swap(wk.cum);
     std::vector<math::GammaShape>().swap(wk.shape);
   };

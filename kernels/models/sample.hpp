@@ -45,8 +45,9 @@ struct SampledRows {
 };
 
 // Which method a row of `size` counts over `cols` categories takes (the
-// same distribution either way): the Polya urn where the size is small
-// against the categories, else gamma variates and conditional binomials.
+// same distribution either way): the Polya urn where the size is below
+// twice the categories (a ball costs about a third of a category's gamma
+// variate and binomial), else gamma variates and conditional binomials.
 bool sample_by_urn(int64_t size, int64_t cols);
 
 // Draws the table on the host threads, or with threads null on the calling
