@@ -132,9 +132,13 @@ int main(int argc, char** argv) {
   const Table t = simulate(genes, samples, 2931);
   if (!dump_dir.empty()) dump(dump_dir, t);
   dirmn_context* ctx = nullptr;
-  if (dirmn_context_create(&ctx, backend == "cuda" ? DIRMN_BACKEND_CUDA : DIRMN_BACKEND_CPU, threads) !=
+  if (dirmn_context_create(&ctx, backend == "cuda" ? DIRMN_BACKEND_CUDA : DIRMN_BACKEND_CPU, 0) !=
       DIRMN_SUCCESS) {
     std::fprintf(stderr, "context: %s\n", dirmn_last_error(nullptr));
+    return 1;
+  }
+  if (threads > 0 && dirmn_context_set_threads(ctx, threads) != DIRMN_SUCCESS) {
+    std::fprintf(stderr, "threads: %s\n", dirmn_last_error(ctx));
     return 1;
   }
   dirmn_context_get_threads(ctx, &threads);

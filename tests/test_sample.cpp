@@ -172,6 +172,7 @@ TEST_CASE("moments: the closed forms in long double", "[sample]") {
       CHECK(close_to(cov[static_cast<size_t>(u * 5 + v)], want, 1e-12, 1e-300));
     }
     CHECK(cov[static_cast<size_t>(u * 5 + 4)] == -1.0);  // beyond cols: untouched
+    for (int v = 0; v < 4; ++v) CHECK(cov[static_cast<size_t>(u * 5 + v)] == cov[static_cast<size_t>(v * 5 + u)]);
   }
   // The dominant category's variance is size p q (size + A) / (1 + A) with
   // q = 2.8 / 1e12, not 0 (1 - p would cancel).

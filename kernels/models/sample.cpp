@@ -274,12 +274,15 @@ void dm_moments(const double* alpha, int64_t cols, double size, double* mean, do
     if (variance != nullptr) variance[v] = size * p * q * inflate;
   }
   if (covariance == nullptr) return;
+  // -(size inflate) (p_u p_v): the same rounding for (u, v) and (v, u), so
+  // that the matrix is exactly symmetric.
+  const double scale = size * inflate;
   for (int64_t u = 0; u < cols; ++u) {
     const double pu = alpha[u] / a_sum;
     double* row = covariance + u * ld;
     for (int64_t v = 0; v < cols; ++v)
       row[v] = u == v ? size * pu * (others[static_cast<size_t>(u)] / a_sum) * inflate
-                      : -size * pu * (alpha[v] / a_sum) * inflate;
+                      : -(scale * (pu * (alpha[v] / a_sum)));
   }
 }
 
