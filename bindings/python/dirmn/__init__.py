@@ -11,6 +11,10 @@ categories; positions in errors are 0-based.
 >>> m = dirmn.mixture(X, 2); m.mixture_weights, m.responsibilities
 >>> r = dirmn.regression(X, design); r.params, r.bse, r.wald_test(1)
 >>> t = dirmn.regression_groups(Y, design, gene); t.pvalue, t.padjusted
+>>> Y = dirmn.rvs([1.0, 2.0, 0.5], size=100, n=20, seed=1)   # a 20 x 3 table
+>>> dirmn.moments([1.0, 2.0, 0.5], 100).covariance
+>>> f.simulate(seed=2)                          # a new table like X
+>>> dirmn.test_groups(X, ["a", "a", "b"]).pvalue
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
@@ -27,10 +31,12 @@ from .errors import (BackendError, BackendUnavailableError, CancelledError, Clos
                      InvalidParameterError, NotSupportedError, NumericOverflowError,
                      OutOfMemoryError, WrongContextError)
 from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
+from .group_test import TestGroupsResult, test_groups
 from .loglik import LoglikSum, loglik, loglik_sum, logpmf
 from .mixture import Mixture, MixtureSelection, mixture
 from .regression import RegressionResult, WaldTest, regression
 from .regression_groups import GroupTestResult, regression_groups
+from .sample import Moments, moments, rvs
 
 __version__ = "0.3.0"
 
@@ -75,10 +81,10 @@ __all__ = [
     "Context", "ContextInUseError", "ConvergenceWarning", "Counts", "DeviceError",
     "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound", "FitResult",
     "GroupTestResult", "InternalError", "InvalidArgumentError", "InvalidCountsError",
-    "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection", "NotSupportedError",
-    "NumericOverflowError", "OutOfMemoryError", "OverdispersionTestResult", "RegressionResult",
-    "WaldTest", "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
-    "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
-    "loglik_sum", "logpmf", "mixture", "overdispersion_test", "regression",
-    "regression_groups",
+    "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection", "Moments",
+    "NotSupportedError", "NumericOverflowError", "OutOfMemoryError", "OverdispersionTestResult",
+    "RegressionResult", "TestGroupsResult", "WaldTest", "WrongContextError", "aic",
+    "backend_compiled", "bic", "cuda_device_count", "default_context", "fit", "laplace",
+    "library_path", "library_version", "loglik", "loglik_sum", "logpmf", "mixture", "moments",
+    "overdispersion_test", "regression", "regression_groups", "rvs", "test_groups",
 ]

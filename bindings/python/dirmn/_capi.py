@@ -165,10 +165,30 @@ class dirmn_reg_groups_result(Structure):
                 ("categories", POINTER(c_int64)), ("tested", c_int64)]
 
 
+class dirmn_sample_options(Structure):
+    _fields_ = [("size", c_size_t), ("seed", c_uint64), ("component", POINTER(c_int64)),
+                ("mixture_weights", _pd), ("component_out", POINTER(c_int64)),
+                ("storage", dirmn_storage)]
+
+
+class dirmn_group_test_options(Structure):
+    _fields_ = [("size", c_size_t), ("bootstrap", c_int64), ("seed", c_uint64),
+                ("tolerance", c_double), ("max_iterations", c_int)]
+
+
+class dirmn_group_test_result(Structure):
+    _fields_ = [("size", c_size_t), ("statistic", c_double), ("df", c_double),
+                ("p_value", c_double), ("p_value_bootstrap", c_double),
+                ("bootstrap", c_int64), ("loglik_null", c_double),
+                ("loglik_groups", c_double), ("groups", c_int64), ("categories", c_int64),
+                ("converged", c_int)]
+
+
 STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
            dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
            dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
-           dirmn_reg_groups_result)
+           dirmn_reg_groups_result, dirmn_sample_options, dirmn_group_test_options,
+           dirmn_group_test_result)
 
 
 def new(struct):
@@ -231,6 +251,11 @@ FUNCTIONS = (
     ("dirmn_counts_destroy", None, (_handle,)),
     ("dirmn_counts_get_info", dirmn_status, (_handle, POINTER(dirmn_counts_info))),
     ("dirmn_counts_row_totals", dirmn_status, (_handle, _handle, _pd)),
+    ("dirmn_counts_copy_dense", dirmn_status,
+     (_handle, _handle, dirmn_dtype, c_void_p, _i64, _i64)),
+    ("dirmn_counts_copy_sparse", dirmn_status,
+     (_handle, _handle, dirmn_sparse_format, dirmn_index_type, c_void_p, c_void_p, dirmn_dtype,
+      c_void_p)),
     ("dirmn_loglik", dirmn_status,
      (_handle, _handle, _i64, _pd, _i64, _i64, dirmn_param, c_uint32, _pd, _i64, _i64)),
     ("dirmn_loglik_rowwise", dirmn_status,
@@ -272,6 +297,20 @@ FUNCTIONS = (
     ("dirmn_reg_test_groups", dirmn_status,
      (_handle, _handle, POINTER(c_int64), _i64, _pd, _i64, _i64, _i64, _i64, _i64,
       POINTER(dirmn_reg_options), POINTER(dirmn_reg_groups_result))),
+    ("dirmn_sample_options_init_sized", None, (POINTER(dirmn_sample_options), c_size_t)),
+    ("dirmn_sample", dirmn_status,
+     (_handle, _phandle, _i64, _i64, _i64, _pd, _i64, _i64, dirmn_param, POINTER(c_int64),
+      _i64, POINTER(dirmn_sample_options))),
+    ("dirmn_sample_rowwise", dirmn_status,
+     (_handle, _phandle, _i64, _i64, _pd, _i64, _i64, dirmn_param, POINTER(c_int64), _i64,
+      POINTER(dirmn_sample_options))),
+    ("dirmn_moments", dirmn_status,
+     (_handle, _i64, _pd, _i64, dirmn_param, c_double, _pd, _pd, _pd, _i64)),
+    ("dirmn_group_test_options_init_sized", None,
+     (POINTER(dirmn_group_test_options), c_size_t)),
+    ("dirmn_test_groups", dirmn_status,
+     (_handle, _handle, POINTER(c_int64), _i64, POINTER(dirmn_group_test_options),
+      POINTER(dirmn_group_test_result))),
 )
 
 

@@ -14,6 +14,8 @@ from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
 _STORAGE = {"auto": C.DIRMN_STORAGE_AUTO, "dense": C.DIRMN_STORAGE_DENSE,
             "sparse": C.DIRMN_STORAGE_SPARSE}
 _STORAGE_NAMES = {v: k for k, v in _STORAGE.items()}
+_COPY_DTYPES = {np.dtype(np.int32): C.DIRMN_INT32, np.dtype(np.int64): C.DIRMN_INT64,
+                np.dtype(np.float32): C.DIRMN_FLOAT32, np.dtype(np.float64): C.DIRMN_FLOAT64}
 
 
 def _is_sparse(x):
@@ -222,6 +224,110 @@ class Counts(Closable):
         with self._call() as (p, h):
             check(C.dirmn_counts_row_totals(p, h, out.ctypes.data_as(C._pd)), p)
         return out
+
+    # --- copies out ------------------------------------------------------------
+
+    def _value_dtype(self, dtype):
+        """The NumPy dtype and the library's code for copied-out counts."""
+        if dtype is None:
+            real = bool(self.info()["real_valued"])
+            dtype = np.float64 if real else np.int64
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt not in _COPY_DTYPES:
+            raise invalid(InvalidArgumentError, "dirmn: dtype must be int32, int64, float32 or "
+                          "float64, not %r" % (dtype,), argument="dtype")
+        return dt, _COPY_DTYPES[dt]
+
+    def toarray(self, dtype=None):
+        """The table as a dense NumPy array (``dirmn_counts_copy_dense``).
+
+        Parameters
+        ----------
+        dtype : {None, int64, int32, float64, float32}
+            None: int64 for integer counts, float64 for real-valued ones.
+            Integer dtypes need integer counts within their range; float32
+            rounds each count to the nearest float.
+
+        Returns
+        -------
+        numpy.ndarray
+            rows × cols, C order, every cell written.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An unknown dtype, or an integer one for real-valued counts.
+        NumericOverflowError
+            A count beyond int32's range (``row``, ``column``, ``value``).
+        NotSupportedError
+            Counts wrapped from CUDA device memory (there is no host copy).
+        ClosedHandleError
+        """
+        dt, code = self._value_dtype(dtype)
+        out = np.empty(self.shape, dtype=dt)
+        with self._call() as (p, h):
+            check(C.dirmn_counts_copy_dense(p, h, code, out.ctypes.data, self.cols, 1), p)
+        return out
+
+    def _compressed(self, form, dtype):
+        import scipy.sparse as sp
+
+        dt, code = self._value_dtype(dtype)
+        nnz = int(self.info()["nnz"])
+        small = max(nnz, self.rows, self.cols) < 2**31
+        it = np.int32 if small else np.int64
+        major = self.rows if form == C.DIRMN_CSR else self.cols
+        ptr = np.empty(major + 1, dtype=it)
+        idx, vals = np.empty(nnz, dtype=it), np.empty(nnz, dtype=dt)
+        with self._call() as (p, h):
+            check(C.dirmn_counts_copy_sparse(
+                p, h, form, C.DIRMN_INDEX_INT32 if small else C.DIRMN_INDEX_INT64,
+                ptr.ctypes.data, idx.ctypes.data if nnz else None, code,
+                vals.ctypes.data if nnz else None), p)
+        make = sp.csr_matrix if form == C.DIRMN_CSR else sp.csc_matrix
+        return make((vals, idx, ptr), shape=self.shape)
+
+    def tocsr(self, dtype=None):
+        """The table's nonzero cells as a ``scipy.sparse.csr_matrix``
+        (``dirmn_counts_copy_sparse``; needs scipy).
+
+        Indices are int32 where the table and its nonzeros fit (else int64),
+        sorted within each row; ``dtype`` as :meth:`toarray`.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+
+        Raises
+        ------
+        DirmnError
+            As :meth:`toarray`.
+        """
+        return self._compressed(C.DIRMN_CSR, dtype)
+
+    def tocsc(self, dtype=None):
+        """The same as :meth:`tocsr` in compressed-column form
+        (``scipy.sparse.csc_matrix``, R's dgCMatrix layout).
+
+        Returns
+        -------
+        scipy.sparse.csc_matrix
+        """
+        return self._compressed(C.DIRMN_CSC, dtype)
+
+    @classmethod
+    def _adopt(cls, ptr, context, shape):
+        """A Counts owning ``ptr``, a table the library made on ``context``
+        (a sampled one), without names."""
+        self = cls.__new__(cls)
+        self._context = context
+        self._handle = Handle(self, ptr, C.dirmn_counts_destroy, "counts", context._lock)
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.row_names = self.column_names = None
+        return self
 
     def __repr__(self):
         state = " (closed)" if self.closed else ""

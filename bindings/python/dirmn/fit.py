@@ -3,7 +3,7 @@
 import ctypes
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional
 
 import numpy as np
@@ -14,6 +14,8 @@ from ._arrays import float64_vector
 from ._options import fit_options
 from .counts import counts_for
 from .errors import ConvergenceWarning, InvalidArgumentError, check, invalid
+from .sample import ALPHA_MAX, convert, draw, model_alpha, simulate_tables, sizes_array
+from .context import default_context
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class FitResult:
         multinomial limit or with a single column of counts).
     hessian_scalar : float
     column_names : list of str or None
+
+    Notes
+    -----
+    The fit also keeps the fitted table's row totals, for :meth:`simulate`.
     """
 
     alpha: np.ndarray
@@ -75,6 +81,60 @@ class FitResult:
     hessian_diag: Optional[np.ndarray]
     hessian_scalar: float
     column_names: Optional[List[str]]
+    _row_totals: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+
+    def simulate(self, n=1, seed=None, output="ndarray", context=None):
+        """New tables drawn from the fitted DM (``dirmn_sample``), R's ``simulate``.
+
+        Each table has the fitted table's rows, row b holding row b's
+        observed total, drawn from DM(alpha, total). Columns without counts
+        (fitted alpha 0) stay empty (alpha 1e-300 is drawn from: a count
+        there has a chance below 1e-290). Under ``multinomial_limit`` the
+        rows are multinomial with the fitted proportions (drawn as a DM
+        whose precision is 1e300).
+
+        Parameters
+        ----------
+        n : int
+            How many tables.
+        seed : None, int, numpy.random.Generator or numpy.random.RandomState
+            As :func:`~dirmn.rvs`: table t is drawn with the 64-bit seed
+            S + t, S the seed given (or drawn), so ``simulate(seed=s)``
+            is ``dirmn.rvs(alpha, totals, seed=s)`` (alpha as above: zeros
+            as 1e-300, the multinomial limit's scaled to sum 1e300).
+        output : {"ndarray", "csr", "counts"}
+            As :func:`~dirmn.rvs`.
+        context : Context, optional
+            Where to draw; by default :func:`~dirmn.default_context`.
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix or Counts
+            One table for ``n=1``; a list of ``n`` tables otherwise.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``n`` < 1, a bad ``seed`` or ``output``; a fit of real-valued
+            counts whose row totals are not integers (argument
+            "row_totals"), or a FitResult made without them.
+        """
+        if self._row_totals is None:
+            raise invalid(InvalidArgumentError, "dirmn: this FitResult holds no row totals (it "
+                          "was not made by dirmn.fit): nothing to simulate",
+                          argument="row_totals")
+        alpha = np.asarray(self.alpha, dtype=np.float64)
+        if self.multinomial_limit:
+            alpha = alpha / alpha.sum() * ALPHA_MAX
+        alpha = model_alpha(alpha).reshape(1, -1)
+        sizes = sizes_array(self._row_totals, "row_totals")
+        ctx = context if context is not None else default_context()
+
+        def one(s, out):
+            counts, _ = draw(ctx, alpha, sizes.shape[0], sizes, seed=s)
+            return convert(counts, out)
+
+        return simulate_tables(n, seed, output, one)
 
     def __repr__(self):
         return ("FitResult(loglik=%.6g, precision=%.6g, parameters=%d, nobs=%g, converged=%s)"
@@ -162,6 +222,7 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
             check(C.dirmn_fit(p, h, ctypes.byref(opts), ctypes.byref(r)), p)
         del trampoline
         names = c.column_names
+        totals = c.row_totals()
     limit = bool(r.multinomial_limit)
     # The library reports 0 where there is no standard error.
     no_se = (alpha == 0) | (sel == 0) | limit
@@ -175,7 +236,7 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
     return FitResult(alpha, se, sel, r.loglik, r.loglik_kernel, aic, bic, r.observations,
                      int(r.parameters), r.precision, r.gradient_norm, int(r.iterations),
                      bool(r.converged), limit, int(r.zero_columns),
-                     None if np.isnan(hd).all() else hd, r.hessian_scalar, names)
+                     None if np.isnan(hd).all() else hd, r.hessian_scalar, names, totals)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from ._handles import Closable, Handle, calling
 from ._options import c_int_arg, float_arg
 from .counts import counts_for
 from .errors import ConvergenceWarning, InvalidArgumentError, check, invalid
+from .sample import convert, draw, model_alpha, simulate_tables, sizes_array
 
 _OBJECTIVES = {"ml": C.DIRMN_MIXTURE_ML, "dmn": C.DIRMN_MIXTURE_DMN}
 _INITS = {"mixed": C.DIRMN_INIT_MIXED, "kmeans": C.DIRMN_INIT_KMEANS,
@@ -62,12 +63,71 @@ class Mixture(Closable):
     -----
     Every value is copied out when the fit returns; the library's mixture
     is kept only for :meth:`assign`. ``close()`` frees it (idempotent).
+    The fitted table's row totals are kept for :meth:`simulate`.
     """
 
     def __init__(self, ptr, context, fields):
         self._context = context
         self._handle = Handle(self, ptr, C.dirmn_mixture_destroy, "mixture", context._lock)
+        self._row_totals = None
         self.__dict__.update(fields)
+
+    def simulate(self, n=1, seed=None, output="ndarray", return_component=False, context=None):
+        """New tables drawn from the fitted mixture (``dirmn_sample``), R's ``simulate``.
+
+        Each table has the fitted table's rows: row b's component is drawn
+        from :attr:`mixture_weights`, then its counts from that component's
+        DM with row b's observed total. A component's alpha of 0 (a column
+        it never saw) is drawn from as 1e-300 (its column stays empty but
+        with a chance below 1e-290).
+
+        Parameters
+        ----------
+        n : int
+            How many tables.
+        seed : None, int, numpy.random.Generator or numpy.random.RandomState
+            As :func:`~dirmn.rvs`; table t is drawn with the 64-bit seed
+            S + t (S the seed given or drawn).
+        output : {"ndarray", "csr", "counts"}
+            As :func:`~dirmn.rvs`.
+        return_component : bool
+            Each table comes as ``(table, component)``, ``component`` the
+            rows' drawn components (int64, 0-based, in this mixture's
+            order).
+        context : Context, optional
+            Where to draw; by default the mixture's own context (the
+            mixture is not used: it may be closed).
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix or Counts or tuple
+            One table (or tuple) for ``n=1``; a list of ``n`` otherwise.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``n`` < 1, a bad ``seed`` or ``output``; real-valued counts
+            whose row totals are not integers (argument "row_totals").
+        """
+        if self._row_totals is None:
+            raise invalid(InvalidArgumentError, "dirmn: this Mixture holds no row totals: "
+                          "nothing to simulate", argument="row_totals")
+        alpha = model_alpha(self.alpha)
+        w = np.ascontiguousarray(self.mixture_weights, dtype=np.float64)
+        sizes = sizes_array(self._row_totals, "row_totals")
+        ctx = context if context is not None else self._context
+        rows = sizes.shape[0]
+
+        def one(s, out):
+            counts, z = draw(ctx, alpha, rows, sizes, seed=s,
+                             mixture_weights=w if self.k > 1 else None,
+                             want_component=return_component and self.k > 1)
+            table = convert(counts, out)
+            if not return_component:
+                return table
+            return table, (z if z is not None else np.zeros(rows, dtype=np.int64))
+
+        return simulate_tables(n, seed, output, one)
 
     @property
     def context(self):
@@ -351,8 +411,10 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         w = None if weights is None else float64_vector(weights, "weights", c.rows)
         o = _options(objective, init, starts, seed, tolerance, max_iterations,
                      m_step_iterations, w)
+        totals = c.row_totals()
         if not several:
             m = _fit_one(c, ctx, k, o, grow_from, objective, progress)
+            m._row_totals = totals
             _warn([m], o)
             return m
         if isinstance(k, range) and k.step == 1:
@@ -369,5 +431,7 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
                 for m in byk.values():
                     m.close()
                 raise
+    for m in fits:
+        m._row_totals = totals
     _warn(fits, o)
     return MixtureSelection(ks, fits, select)

@@ -36,6 +36,7 @@ from .context import _choice
 from .counts import _is_frame, _is_sparse, counts_for
 from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgumentError,
                      NotSupportedError, check, invalid)
+from .sample import convert, draw, model_alpha, simulate_tables, sizes_array
 
 _KINDS = ("alpha", "proportion")
 _PARAMETRIZATIONS = {"loglinear": C.DIRMN_REG_LOGLINEAR,
@@ -241,8 +242,10 @@ class RegressionResult(Closable):
     Notes
     -----
     Every value is copied out when the fit returns; the library's object is
-    kept only for :meth:`predict`. ``close()`` (or a ``with`` block) frees
-    it, as does garbage collection; the other values stay.
+    kept only for :meth:`predict` (and :meth:`simulate`, which predicts).
+    ``close()`` (or a ``with`` block) frees it, as does garbage collection;
+    the other values stay. The fitted design and row totals are kept for
+    :meth:`simulate`.
     """
 
     def __init__(self, ptr, context, fields):
@@ -401,6 +404,55 @@ class RegressionResult(Closable):
         if kind == "proportion":
             out /= out.sum(axis=1, keepdims=True)
         return out
+
+    def simulate(self, n=1, seed=None, output="ndarray", context=None):
+        """New tables drawn from the fitted regression (``dirmn_sample_rowwise``),
+        R's ``simulate``.
+
+        Each table has the fitted table's rows: row b holds row b's observed
+        total, drawn from DM(alpha_b, total), alpha_b the fitted model's
+        alpha predicted on row b's own covariates (``predict`` of the fitted
+        design).
+
+        Parameters
+        ----------
+        n : int
+            How many tables.
+        seed : None, int, numpy.random.Generator or numpy.random.RandomState
+            As :func:`~dirmn.rvs`; table t is drawn with the 64-bit seed
+            S + t (S the seed given or drawn), so ``simulate(seed=s)`` is
+            ``dirmn.rvs(predict(design), totals, per_row=True, seed=s)``.
+        output : {"ndarray", "csr", "counts"}
+            As :func:`~dirmn.rvs`.
+        context : Context, optional
+            Where to draw; by default the regression's own context.
+
+        Returns
+        -------
+        numpy.ndarray or scipy.sparse.csr_matrix or Counts
+            One table for ``n=1``; a list of ``n`` tables otherwise.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``n`` < 1, a bad ``seed`` or ``output``; real-valued counts
+            whose row totals are not integers (argument "row_totals").
+        ClosedHandleError
+            After :meth:`close` (the prediction needs the library's object).
+        """
+        if getattr(self, "_x", None) is None or getattr(self, "_row_totals", None) is None:
+            raise invalid(InvalidArgumentError, "dirmn: this RegressionResult holds no design "
+                          "or row totals: nothing to simulate", argument="row_totals")
+        sizes = sizes_array(self._row_totals, "row_totals")
+        alpha = np.ascontiguousarray(model_alpha(self.predict(self._x)))
+        ctx = context if context is not None else self._context
+        rows = sizes.shape[0]
+
+        def one(s, out):
+            counts, _ = draw(ctx, alpha, rows, sizes, rowwise=True, seed=s)
+            return convert(counts, out)
+
+        return simulate_tables(n, seed, output, one)
 
     def params_frame(self):
         """:attr:`params` as a ``pandas.DataFrame`` (covariates × categories).
@@ -609,6 +661,7 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         pending = Pending()
         trampoline = progress_function(progress, pending)   # alive for the call
         opts.progress = trampoline
+        totals = c.row_totals()
         out = ctypes.c_void_p()
         with c._call(ctx, pending) as (ptr, h):
             check(C.dirmn_reg_fit(ptr, h, _pd(x), rows_x, p, rs, cs, ctypes.byref(opts),
@@ -619,7 +672,8 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
                 C.dirmn_reg_destroy(out.value)
                 raise
             fields.update(covariate_names=cov_names, _named=named,
-                          category_names=category_names)
+                          category_names=category_names, _x=np.array(x, dtype=np.float64),
+                          _row_totals=totals)
             result = RegressionResult(out.value, ctx, fields)
         del trampoline
     if not result.converged:

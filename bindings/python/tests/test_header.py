@@ -213,3 +213,12 @@ def test_library_fills_its_own_size():
     C.dirmn_reg_options_init_sized(ctypes.byref(r), ctypes.sizeof(r))
     assert r.size == ctypes.sizeof(C.dirmn_reg_options)
     assert (r.tolerance, r.max_iterations) == (1e-10, 200) and not r.weights
+    so = C.dirmn_sample_options(0, 5)
+    C.dirmn_sample_options_init_sized(ctypes.byref(so), ctypes.sizeof(so))
+    assert so.size == ctypes.sizeof(C.dirmn_sample_options) and so.seed == 0
+    assert not so.component and not so.mixture_weights and not so.component_out
+    assert so.storage == C.DIRMN_STORAGE_AUTO
+    g = C.dirmn_group_test_options(0, 7, 9)
+    C.dirmn_group_test_options_init_sized(ctypes.byref(g), ctypes.sizeof(g))
+    assert g.size == ctypes.sizeof(C.dirmn_group_test_options)
+    assert (g.bootstrap, g.seed, g.tolerance, g.max_iterations) == (0, 0, 1e-10, 1000)

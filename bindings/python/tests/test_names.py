@@ -43,6 +43,9 @@ GX = np.vstack([X, X[::-1]])
 GDESIGN = np.column_stack([np.ones(8), [0.5, -1.0, 0.25, 1.5, 0.0, 1.0, -0.5, 2.0]])
 GROUPS = ["a", "a", "a", "b", "b"]
 GT = dirmn.regression_groups(GX, GDESIGN, GROUPS)
+# Sampling, moments and group tests (issue #30).
+MOM = dirmn.moments(np.ones(5), 10)
+TG = dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, bootstrap=9, seed=1)
 
 
 def kw(f, name):
@@ -77,6 +80,15 @@ def groupsfield(name):
     return name in {f.name for f in dataclasses.fields(dirmn.GroupTestResult)}
 
 
+def tgfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.TestGroupsResult)}
+
+
+def copied_out(name):
+    with dirmn.Counts(X) as c:
+        return getattr(c, name)()
+
+
 def accepts(f):
     try:
         r = f()
@@ -107,15 +119,15 @@ CHECKS = {
     "multinomial_limit": fitfield,
     "gradient_norm": fitfield,
     "iterations": lambda n: fitfield(n) and mixfield(n),
-    "converged": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
+    "converged": lambda n: fitfield(n) and mixfield(n) and odtfield(n) and tgfield(n),
     "parameters": lambda n: fitfield(n) and mixfield(n),
     "observations": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
     "tolerance": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                   dirmn.overdispersion_test,
-                                                  dirmn.regression)),
+                                                  dirmn.regression, dirmn.test_groups)),
     "max_iterations": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                        dirmn.overdispersion_test,
-                                                       dirmn.regression)),
+                                                       dirmn.regression, dirmn.test_groups)),
     "m_step_iterations": lambda n: kw(dirmn.mixture, n),
     "weights": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                 dirmn.overdispersion_test, dirmn.loglik_sum,
@@ -131,7 +143,8 @@ CHECKS = {
     "init_kmeanspp": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "init_soft_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "starts": lambda n: kw(dirmn.mixture, n),
-    "seed": lambda n: kw(dirmn.mixture, n),
+    "seed": lambda n: all(kw(f, n) for f in (dirmn.mixture, dirmn.rvs, dirmn.test_groups,
+                                             FIT.simulate, MIX.simulate, REG.simulate)),
     "mixing_weights": mixfield,
     "responsibilities": mixfield,
     "criterion_aic": lambda n: exported(n) and fitfield(n) and mixfield(n)
@@ -146,8 +159,9 @@ CHECKS = {
     "test_score": lambda n: accepts(lambda: dirmn.overdispersion_test(X, method=n)),
     "grow_from": lambda n: kw(dirmn.mixture, n),
     "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
-    "test_statistic": lambda n: odtfield(n) and groupsfield(n),
-    "test_p_value": lambda n: odtfield(n) and groupsfield(n) and n in dirmn.WaldTest._fields,
+    "test_statistic": lambda n: odtfield(n) and groupsfield(n) and tgfield(n),
+    "test_p_value": lambda n: odtfield(n) and groupsfield(n) and tgfield(n)
+    and n in dirmn.WaldTest._fields,
     "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n)
     and kw(dirmn.regression, n),
     # Regression (issue #29).
@@ -186,15 +200,38 @@ CHECKS = {
     "reg_hold_precision": lambda n: kw(dirmn.regression_groups, n) and groupsfield(n)
     and getattr(GT, n) is False,
     "reg_loglik_full": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) < 0)),
-    "reg_loglik_null": lambda n: groupsfield(n)
+    "reg_loglik_null": lambda n: groupsfield(n) and tgfield(n)
     and bool(np.all(getattr(GT, n) <= GT.loglik_full)),
-    "test_df": lambda n: groupsfield(n) and odtfield(n) and n in dirmn.WaldTest._fields
-    and list(getattr(GT, n)) == [2.0, 1.0],
+    "test_df": lambda n: groupsfield(n) and odtfield(n) and tgfield(n)
+    and n in dirmn.WaldTest._fields and list(getattr(GT, n)) == [2.0, 1.0],
     "test_p_adjusted": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) >= GT.pvalue)),
     "reg_group_status": lambda n: groupsfield(n) and list(getattr(GT, n)) == ["ok", "ok"],
     "reg_groups_tested": lambda n: groupsfield(n) and getattr(GT, n) == 2,
-    "columns_with_counts": lambda n: groupsfield(n) and odtfield(n)
-    and list(getattr(GT, n)) == [3, 2],
+    "columns_with_counts": lambda n: groupsfield(n) and odtfield(n) and tgfield(n)
+    and list(getattr(GT, n)) == [3, 2] and getattr(TG, n) == 5,
+    # Sampling, moments and group tests (issue #30).
+    "sample": lambda n: exported(n)
+    and getattr(dirmn, n)(np.ones(5), 7, 3, seed=1).sum(axis=1).tolist() == [7, 7, 7],
+    "sample_rowwise": lambda n: exported(n) and kw(getattr(dirmn, n), "per_row")
+    and getattr(dirmn, n)(np.ones((2, 5)), [3, 4], per_row=True, seed=1).sum(axis=1).tolist()
+    == [3, 4],
+    "sample_size": lambda n: kw(dirmn.rvs, n) and kw(dirmn.moments, n),
+    "sample_component": lambda n: kw(dirmn.rvs, n)
+    and dirmn.rvs(np.ones((2, 5)), 3, seed=1, return_component=True,
+                  **{n: [1, 0, 1]})[1].tolist() == [1, 0, 1],
+    "simulate": lambda n: all(callable(getattr(o, n, None)) for o in (FIT, MIX, REG))
+    and getattr(FIT, n)(seed=1).shape == X.shape,
+    "moments": lambda n: exported(n) and isinstance(MOM, dirmn.Moments),
+    "moment_mean": lambda n: n in dirmn.Moments._fields and getattr(MOM, n).shape == (5,),
+    "moment_variance": lambda n: n in dirmn.Moments._fields and getattr(MOM, n).shape == (5,),
+    "moment_covariance": lambda n: n in dirmn.Moments._fields
+    and getattr(MOM, n).shape == (5, 5),
+    "counts_to_dense": lambda n: np.array_equal(copied_out(n), X),
+    "counts_to_sparse": lambda n: np.array_equal(copied_out(n).toarray(), X),
+    "group_test": lambda n: exported(n) and isinstance(TG, dirmn.TestGroupsResult),
+    "bootstrap": lambda n: kw(dirmn.test_groups, n) and tgfield(n) and getattr(TG, n) == 9,
+    "p_value_bootstrap": lambda n: tgfield(n) and 0.1 <= getattr(TG, n) <= 1.0,
+    "loglik_groups": lambda n: tgfield(n) and getattr(TG, n) >= TG.loglik_null,
 }
 
 ROWS = read_names()

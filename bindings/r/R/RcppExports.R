@@ -37,6 +37,14 @@ cpp_row_totals <- function(xp) {
     .Call(`_dirmn_cpp_row_totals`, xp)
 }
 
+cpp_counts_dense <- function(xp) {
+    .Call(`_dirmn_cpp_counts_dense`, xp)
+}
+
+cpp_counts_csc <- function(xp) {
+    .Call(`_dirmn_cpp_counts_csc`, xp)
+}
+
 cpp_live_counts <- function() {
     .Call(`_dirmn_cpp_live_counts`)
 }
@@ -107,5 +115,17 @@ cpp_live_regressions <- function() {
 
 cpp_reg_test_groups <- function(xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision) {
     .Call(`_dirmn_cpp_reg_test_groups`, xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision)
+}
+
+cpp_sample <- function(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed) {
+    .Call(`_dirmn_cpp_sample`, ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed)
+}
+
+cpp_moments <- function(ctx_xp, alpha, log_param, size) {
+    .Call(`_dirmn_cpp_moments`, ctx_xp, alpha, log_param, size)
+}
+
+cpp_test_groups <- function(xp, group, groups, bootstrap, seed, tolerance, max_iterations) {
+    .Call(`_dirmn_cpp_test_groups`, xp, group, groups, bootstrap, seed, tolerance, max_iterations)
 }
 

@@ -40,6 +40,6 @@
 #' @useDynLib dirmn, .registration = TRUE
 #' @importFrom Rcpp evalCpp
 #' @importFrom methods is as
-#' @importFrom stats AIC BIC anova coef confint fitted logLik nobs predict residuals vcov
+#' @importFrom stats AIC BIC anova coef confint fitted logLik nobs predict residuals simulate vcov
 #' @importClassesFrom Matrix dgCMatrix dgRMatrix
 "_PACKAGE"

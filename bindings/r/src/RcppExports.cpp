@@ -101,6 +101,26 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_counts_dense
+SEXP cpp_counts_dense(SEXP xp);
+RcppExport SEXP _dirmn_cpp_counts_dense(SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_counts_dense(xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_counts_csc
+SEXP cpp_counts_csc(SEXP xp);
+RcppExport SEXP _dirmn_cpp_counts_csc(SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_counts_csc(xp));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_live_counts
 SEXP cpp_live_counts();
 RcppExport SEXP _dirmn_cpp_live_counts() {
@@ -332,6 +352,53 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sample
+SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes, SEXP component, SEXP mixture_weights, double seed);
+RcppExport SEXP _dirmn_cpp_sample(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP shapeSEXP, SEXP log_paramSEXP, SEXP rowsSEXP, SEXP sizesSEXP, SEXP componentSEXP, SEXP mixture_weightsSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< int >::type shape(shapeSEXP);
+    Rcpp::traits::input_parameter< bool >::type log_param(log_paramSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sizes(sizesSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type component(componentSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type mixture_weights(mixture_weightsSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sample(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_moments
+SEXP cpp_moments(SEXP ctx_xp, SEXP alpha, bool log_param, double size);
+RcppExport SEXP _dirmn_cpp_moments(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP sizeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< bool >::type log_param(log_paramSEXP);
+    Rcpp::traits::input_parameter< double >::type size(sizeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_moments(ctx_xp, alpha, log_param, size));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_test_groups
+SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed, double tolerance, int max_iterations);
+RcppExport SEXP _dirmn_cpp_test_groups(SEXP xpSEXP, SEXP groupSEXP, SEXP groupsSEXP, SEXP bootstrapSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< int >::type groups(groupsSEXP);
+    Rcpp::traits::input_parameter< double >::type bootstrap(bootstrapSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_groups(xp, group, groups, bootstrap, seed, tolerance, max_iterations));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -343,6 +410,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_counts_close", (DL_FUNC) &_dirmn_cpp_counts_close, 1},
     {"_dirmn_cpp_counts_info", (DL_FUNC) &_dirmn_cpp_counts_info, 1},
     {"_dirmn_cpp_row_totals", (DL_FUNC) &_dirmn_cpp_row_totals, 1},
+    {"_dirmn_cpp_counts_dense", (DL_FUNC) &_dirmn_cpp_counts_dense, 1},
+    {"_dirmn_cpp_counts_csc", (DL_FUNC) &_dirmn_cpp_counts_csc, 1},
     {"_dirmn_cpp_live_counts", (DL_FUNC) &_dirmn_cpp_live_counts, 0},
     {"_dirmn_cpp_status_string", (DL_FUNC) &_dirmn_cpp_status_string, 1},
     {"_dirmn_cpp_status_name", (DL_FUNC) &_dirmn_cpp_status_name, 1},
@@ -361,6 +430,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_reg_predict", (DL_FUNC) &_dirmn_cpp_reg_predict, 2},
     {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
     {"_dirmn_cpp_reg_test_groups", (DL_FUNC) &_dirmn_cpp_reg_test_groups, 10},
+    {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},
+    {"_dirmn_cpp_moments", (DL_FUNC) &_dirmn_cpp_moments, 4},
+    {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 7},
     {NULL, NULL, 0}
 };
 

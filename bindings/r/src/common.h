@@ -145,6 +145,13 @@ struct Table {
 // when x is not a table the bindings can pass.
 bool describe_table(SEXP x, int kind, Table* t, std::string* message);
 dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** out);
+// A counts external pointer without a handle yet, owning whatever handle
+// adopt_counts gives it (freed by its finalizer or close()); it protects
+// the context's pointer, so the context lives at least as long as any
+// table made with it. Made before the handle, so that an R allocation
+// failure cannot leak one.
+SEXP new_counts_xptr(SEXP ctx_xp);
+void adopt_counts(SEXP xp, dirmn_counts* counts);
 // The failure of create_counts: the library's, or R's "count is NA" where
 // the table holds R's NA.
 Failure counts_error(dirmn_context* ctx, dirmn_status status, const Table& t);

@@ -2,6 +2,7 @@
 // owned by external pointers).
 #include "common.h"
 
+#include <climits>
 #include <vector>
 
 using namespace dirmn_r;
@@ -190,6 +191,18 @@ dirmn_status create_counts(dirmn_context* ctx, const Table& t, dirmn_counts** ou
                                     t.nnz > 0 ? REAL(t.data) : nullptr, nullptr);
 }
 
+SEXP new_counts_xptr(SEXP ctx_xp) {
+  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_counts(), ctx_xp));
+  R_RegisterCFinalizerEx(xp, counts_finalizer, TRUE);
+  UNPROTECT(1);
+  return xp;
+}
+
+void adopt_counts(SEXP xp, dirmn_counts* counts) {
+  R_SetExternalPtrAddr(xp, counts);
+  ++g_live_counts;
+}
+
 Failure counts_error(dirmn_context* ctx, dirmn_status status, const Table& t) {
   Failure f;
   if (status == DIRMN_ERROR_INVALID_COUNTS && find_na_in_table(t, &f)) return f;
@@ -210,10 +223,7 @@ SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
   std::string message;
   if (!describe_table(x, kind, &t, &message)) return failure(DIRMN_ERROR_INVALID_ARGUMENT, message);
 
-  // The counts pointer protects its context's pointer, so the context lives
-  // at least as long as any table made with it.
-  SEXP xp = PROTECT(R_MakeExternalPtr(nullptr, sym_counts(), ctx_xp));
-  R_RegisterCFinalizerEx(xp, counts_finalizer, TRUE);
+  SEXP xp = PROTECT(new_counts_xptr(ctx_xp));
   dirmn_counts* counts = nullptr;
   const dirmn_status status = create_counts(ctx, t, &counts);
   if (status != DIRMN_SUCCESS) {
@@ -221,8 +231,7 @@ SEXP cpp_counts_create(SEXP ctx_xp, SEXP x, int kind) {
     UNPROTECT(1);
     return res;
   }
-  R_SetExternalPtrAddr(xp, counts);
-  ++g_live_counts;
+  adopt_counts(xp, counts);
   UNPROTECT(1);
   return xp;
 }
@@ -288,6 +297,56 @@ SEXP cpp_row_totals(SEXP xp) {
   const dirmn_status status = dirmn_counts_row_totals(p.ctx, p.counts, totals.begin());
   if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
   return totals;
+}
+
+// The table as a base R matrix (dirmn_counts_copy_dense, column-major):
+// integer where every count is a whole number within R's integer range,
+// else double (exact).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_dense(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  const int64_t rows = p.info.rows, cols = p.info.cols;
+  if (rows > INT_MAX || cols > INT_MAX)
+    return failure(DIRMN_ERROR_OVERFLOW, "the table has more rows or columns than an R matrix");
+  const bool as_integer = (p.info.flags & DIRMN_COUNTS_REAL_VALUED) == 0 &&
+                          p.info.max_count <= static_cast<double>(INT_MAX);
+  SEXP out = PROTECT(Rf_allocMatrix(as_integer ? INTSXP : REALSXP, static_cast<int>(rows),
+                                    static_cast<int>(cols)));
+  void* data = as_integer ? static_cast<void*>(INTEGER(out)) : static_cast<void*>(REAL(out));
+  // R's matrices are column-major: cell (i, j) at i + j * rows.
+  const dirmn_status status = dirmn_counts_copy_dense(
+      p.ctx, p.counts, as_integer ? DIRMN_INT32 : DIRMN_FLOAT64, data, 1, rows);
+  if (status != DIRMN_SUCCESS) {
+    SEXP res = library_failure(p.ctx, status);
+    UNPROTECT(1);
+    return res;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+// The table's nonzero cells in compressed sparse columns
+// (dirmn_counts_copy_sparse, CSC): the slots p, i (0-based, as a dgCMatrix
+// holds them) and x of a dgCMatrix, which R code builds.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_counts_csc(SEXP xp) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  const int64_t cols = p.info.cols, nnz = p.info.nnz;
+  if (p.info.rows > INT_MAX || cols > INT_MAX || nnz > INT_MAX)
+    return failure(DIRMN_ERROR_OVERFLOW,
+                   "the table has more rows, columns or nonzero cells than a dgCMatrix holds");
+  Rcpp::IntegerVector ptr(static_cast<R_xlen_t>(cols + 1));
+  Rcpp::IntegerVector index(static_cast<R_xlen_t>(nnz));
+  Rcpp::NumericVector values(static_cast<R_xlen_t>(nnz));
+  const dirmn_status status = dirmn_counts_copy_sparse(
+      p.ctx, p.counts, DIRMN_CSC, DIRMN_INDEX_INT32, ptr.begin(),
+      nnz > 0 ? static_cast<void*>(index.begin()) : nullptr, DIRMN_FLOAT64,
+      nnz > 0 ? static_cast<void*>(values.begin()) : nullptr);
+  if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
+  return Rcpp::List::create(Rcpp::Named("p") = ptr, Rcpp::Named("i") = index,
+                            Rcpp::Named("x") = values);
 }
 
 // [[Rcpp::export(rng = false)]]

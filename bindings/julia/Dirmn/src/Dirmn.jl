@@ -28,7 +28,14 @@ of categories, DRIMSeq's workflow);
 mixtures (EM clustering), with [`posterior`](@ref) and
 [`assignments`](@ref) for new data and [`aic`](@ref), [`bic`](@ref),
 [`laplace`](@ref) to choose the number of components;
-[`DirmnCounts`](@ref) to upload a table once and evaluate it many times;
+[`rand`](@ref) to draw tables from a `DirMult(α, size)` (its moments:
+[`mean`](@ref), [`var`](@ref), [`cov`](@ref)), a
+[`DirMultMixtureModel`](@ref) or a [`DirMultRowwise`](@ref), and
+[`simulate`](@ref) for new tables from a fitted model;
+[`test_groups`](@ref) for the test that one composition fits every group
+of observations (with a parametric bootstrap);
+[`DirmnCounts`](@ref) to upload a table once and evaluate it many times
+(`Matrix(c)` and `sparse(c)` copy it back);
 [`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
 
 The library is found through `ENV["DIRMN_LIBRARY_PATH"]` (the file or its
@@ -39,8 +46,11 @@ module Dirmn
 
 using Libdl
 using LinearAlgebra: Adjoint, Transpose
+using Random: AbstractRNG
 using SparseArrays
 using SparseArrays: nnz
+import Statistics
+using Statistics: mean, var, cov
 
 export DirmnError, DirmnContext, DirmnCounts, DirMult
 export logpdf, loglikelihood, loglik, loglik_rowwise
@@ -54,6 +64,8 @@ export overdispersion_test, OverdispersionTest, pvalue
 export fit_dirmn_reg, DirmnRegression, predict, wald_test, WaldTest
 export test_dirmn_groups, DirmnGroupTests
 export converged, iterations, hessian_definite, gradient_norm
+export DirMultMixtureModel, DirMultRowwise, simulate, mean, var, cov, sparse
+export test_groups, GroupTest
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn
@@ -72,6 +84,9 @@ include("mixture_accessors.jl")
 include("overdispersion.jl")
 include("regression.jl")
 include("regression_groups.jl")
+include("counts_copy.jl")
+include("sample.jl")
+include("group_test.jl")
 
 function __init__()
     # Contexts cached by a previous session (or precompilation) hold dead

@@ -72,6 +72,11 @@ const FUNCTIONS = (
     (:dirmn_counts_get_info, dirmn_status, (Ptr{dirmn_counts}, Ptr{dirmn_counts_info})),
     (:dirmn_counts_row_totals, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Cdouble})),
+    (:dirmn_counts_copy_dense, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, dirmn_dtype, Ptr{Cvoid}, Int64, Int64)),
+    (:dirmn_counts_copy_sparse, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, dirmn_sparse_format, dirmn_index_type, Ptr{Cvoid},
+      Ptr{Cvoid}, dirmn_dtype, Ptr{Cvoid})),
     (:dirmn_loglik, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Int64, Ptr{Cdouble}, Int64, Int64, dirmn_param,
       UInt32, Ptr{Cdouble}, Int64, Int64)),
@@ -124,6 +129,20 @@ const FUNCTIONS = (
     (:dirmn_reg_test_groups, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Int64}, Int64, Ptr{Cdouble}, Int64, Int64,
       Int64, Int64, Int64, Ptr{dirmn_reg_options}, Ptr{dirmn_reg_groups_result})),
+    (:dirmn_sample_options_init_sized, Cvoid, (Ptr{dirmn_sample_options}, Csize_t)),
+    (:dirmn_sample, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{Ptr{dirmn_counts}}, Int64, Int64, Int64, Ptr{Cdouble}, Int64,
+      Int64, dirmn_param, Ptr{Int64}, Int64, Ptr{dirmn_sample_options})),
+    (:dirmn_sample_rowwise, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{Ptr{dirmn_counts}}, Int64, Int64, Ptr{Cdouble}, Int64, Int64,
+      dirmn_param, Ptr{Int64}, Int64, Ptr{dirmn_sample_options})),
+    (:dirmn_moments, dirmn_status,
+     (Ptr{dirmn_context}, Int64, Ptr{Cdouble}, Int64, dirmn_param, Cdouble, Ptr{Cdouble},
+      Ptr{Cdouble}, Ptr{Cdouble}, Int64)),
+    (:dirmn_group_test_options_init_sized, Cvoid, (Ptr{dirmn_group_test_options}, Csize_t)),
+    (:dirmn_test_groups, dirmn_status,
+     (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Int64}, Int64, Ptr{dirmn_group_test_options},
+      Ptr{dirmn_group_test_result})),
 )
 
 # ---------------------------------------------------------------------------
@@ -252,6 +271,27 @@ function of the library: [`dirmn_reg_options_init_sized`](@ref) with
 """
 dirmn_reg_options_init(options::Ref{dirmn_reg_options}) =
     dirmn_reg_options_init_sized(options, Csize_t(sizeof(dirmn_reg_options)))
+
+"""
+    dirmn_sample_options_init(options::Ref{dirmn_sample_options})
+
+The header's macro `dirmn_sample_options_init(options)`, which is no
+exported function of the library: [`dirmn_sample_options_init_sized`](@ref)
+with `sizeof(dirmn_sample_options)`.
+"""
+dirmn_sample_options_init(options::Ref{dirmn_sample_options}) =
+    dirmn_sample_options_init_sized(options, Csize_t(sizeof(dirmn_sample_options)))
+
+"""
+    dirmn_group_test_options_init(options::Ref{dirmn_group_test_options})
+
+The header's macro `dirmn_group_test_options_init(options)`, which is no
+exported function of the library:
+[`dirmn_group_test_options_init_sized`](@ref) with
+`sizeof(dirmn_group_test_options)`.
+"""
+dirmn_group_test_options_init(options::Ref{dirmn_group_test_options}) =
+    dirmn_group_test_options_init_sized(options, Csize_t(sizeof(dirmn_group_test_options)))
 
 """
     symbol_pointer(name::Symbol) -> Ptr{Cvoid}

@@ -179,6 +179,12 @@ function totals(c::DirmnCounts)
     return out
 end
 
+# The row totals a fit keeps for simulate, read before the fit (whose
+# progress callback may close the counts or their context): empty where the
+# counts or their context are closed already, so that the fit itself reports
+# that, in its own words.
+_totals_before(c::DirmnCounts) = isopen(c) && isopen(c.context) ? totals(c) : Float64[]
+
 function Base.show(io::IO, c::DirmnCounts)
     dims = join(size(c), "×")
     if !isopen(c)

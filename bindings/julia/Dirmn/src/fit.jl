@@ -40,6 +40,10 @@ Hessian's diagonal (`dirmn_fit_options`' `hessian_diag`).
 - `nobs::Float64`: the observations that entered the fit, those with counts
   and a positive weight: their number, or the sum of their weights when
   weights were given, as the library counts them ([`nobs`](@ref), BIC's n).
+- `totals::Vector{Float64}`, `obsdim::Int`: the fitted table's row totals
+  (every observation's, in order, rows of zeros and of zero weight
+  included) and its orientation, which [`simulate`](@ref) draws new tables
+  with (outside the C result: the package's own).
 
 Accessors (StatsBase's names, this package's own functions):
 [`coef`](@ref), [`stderror`](@ref), [`confint`](@ref), [`vcov`](@ref),
@@ -63,6 +67,8 @@ struct DirMultFit
     hessian_scalar::Float64
     parameters::Int
     nobs::Float64
+    totals::Vector{Float64}
+    obsdim::Int
 end
 
 """
@@ -138,6 +144,7 @@ function _fit_dirmn(X, obsdim, weights, start, tolerance, max_iterations, progre
     return _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
         V = c.ncat
         w = _weights(c, weights)
+        tot = _totals_before(c)
         st0 = nothing
         if start !== nothing
             length(start) == V ||
@@ -189,7 +196,8 @@ function _fit_dirmn(X, obsdim, weights, start, tolerance, max_iterations, progre
         f = DirMultFit(alpha, se, selog, res.loglik_kernel, res.loglik, res.gradient_norm,
                        res.precision, Int(res.iterations), res.converged != 0,
                        res.multinomial_limit != 0, Int(res.zero_columns), hdiag,
-                       res.hessian_scalar, Int(res.parameters), res.observations)
+                       res.hessian_scalar, Int(res.parameters), res.observations, tot,
+                       c.obsdim)
         return f, maxit
     end
 end

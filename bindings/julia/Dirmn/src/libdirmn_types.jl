@@ -490,6 +490,76 @@ struct dirmn_reg_groups_result
 end
 
 """
+    dirmn_sample_options(size, seed, component, mixture_weights, component_out, storage)
+
+Mirror of the C struct `dirmn_sample_options`. Fill one with
+[`dirmn_sample_options_init_sized`](@ref) (with its size) through a `Ref`
+(see [`empty_sample_options`](@ref)), then build a modified copy. `seed`
+fixes the draws; with k > 1 parameter vectors `component` is `C_NULL` (each
+row's component drawn from `mixture_weights`: k doubles, or `C_NULL` for
+equal weights) or rows `Int64` entries in 0 .. k - 1, and `component_out`
+`C_NULL` or rows `Int64` entries that receive each row's component (0-based);
+`storage` is the new counts object's `dirmn_storage` request. The arrays
+must stay valid, e.g. under `GC.@preserve`, for the whole
+[`dirmn_sample`](@ref) call; for [`dirmn_sample_rowwise`](@ref) the three
+pointers must be `C_NULL`.
+"""
+struct dirmn_sample_options
+    size::Csize_t
+    seed::UInt64
+    component::Ptr{Int64}
+    mixture_weights::Ptr{Cdouble}
+    component_out::Ptr{Int64}
+    storage::dirmn_storage
+end
+
+"""
+    dirmn_group_test_options(size, bootstrap, seed, tolerance, max_iterations)
+
+Mirror of the C struct `dirmn_group_test_options` of
+[`dirmn_test_groups`](@ref). Fill one with
+[`dirmn_group_test_options_init_sized`](@ref) (with its size) through a
+`Ref` (see [`empty_group_test_options`](@ref)), then build a modified copy:
+`bootstrap` (`Int64`, the parametric bootstrap's tables B, 0 for none),
+`seed` (`UInt64`, the bootstrap tables' seed), and every fit's `tolerance`
+and `max_iterations` (as [`dirmn_fit_options`](@ref)'s).
+"""
+struct dirmn_group_test_options
+    size::Csize_t
+    bootstrap::Int64
+    seed::UInt64
+    tolerance::Cdouble
+    max_iterations::Cint
+end
+
+"""
+    dirmn_group_test_result(size, statistic, df, p_value, p_value_bootstrap, bootstrap,
+                            loglik_null, loglik_groups, groups, categories, converged)
+
+Mirror of the C struct `dirmn_group_test_result`, written by
+[`dirmn_test_groups`](@ref) (the caller sets `size`; see
+[`empty_group_test_result`](@ref)): the likelihood-ratio statistic
+2 (loglik_groups - loglik_null), its degrees of freedom (G - 1) P and
+chi-square p-value, the parametric bootstrap's p-value (1 without one) and
+its number of tables, both log-likelihoods (log pmf), G (the groups with
+counts), P (the columns with counts) and whether every fit of the observed
+table converged.
+"""
+struct dirmn_group_test_result
+    size::Csize_t
+    statistic::Cdouble
+    df::Cdouble
+    p_value::Cdouble
+    p_value_bootstrap::Cdouble
+    bootstrap::Int64
+    loglik_null::Cdouble
+    loglik_groups::Cdouble
+    groups::Int64
+    categories::Int64
+    converged::Cint
+end
+
+"""
     empty_counts_options() -> dirmn_counts_options
 
 A zeroed options struct with only `size` set, ready for
@@ -580,3 +650,33 @@ A result struct with `size` set, every array `C_NULL` and `tested` 0, as
 empty_reg_groups_result() =
     dirmn_reg_groups_result(Csize_t(sizeof(dirmn_reg_groups_result)), C_NULL, C_NULL, C_NULL,
                             C_NULL, C_NULL, C_NULL, C_NULL, C_NULL, C_NULL, Int64(0))
+
+"""
+    empty_sample_options() -> dirmn_sample_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_sample_options_init_sized`](@ref).
+"""
+empty_sample_options() =
+    dirmn_sample_options(Csize_t(sizeof(dirmn_sample_options)), UInt64(0), C_NULL, C_NULL,
+                         C_NULL, DIRMN_STORAGE_AUTO)
+
+"""
+    empty_group_test_options() -> dirmn_group_test_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_group_test_options_init_sized`](@ref).
+"""
+empty_group_test_options() =
+    dirmn_group_test_options(Csize_t(sizeof(dirmn_group_test_options)), Int64(0), UInt64(0),
+                             0.0, Cint(0))
+
+"""
+    empty_group_test_result() -> dirmn_group_test_result
+
+A zeroed result struct with `size` set, as [`dirmn_test_groups`](@ref)
+requires.
+"""
+empty_group_test_result() =
+    dirmn_group_test_result(Csize_t(sizeof(dirmn_group_test_result)), 0.0, 0.0, 0.0, 0.0,
+                            Int64(0), 0.0, 0.0, Int64(0), Int64(0), Cint(0))

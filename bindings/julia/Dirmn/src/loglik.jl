@@ -234,28 +234,39 @@ end
 
 """
     DirMult(α::AbstractVector)
+    DirMult(α::AbstractVector, size::Integer)
 
 The Dirichlet-multinomial distribution with parameter vector `α` (all
-positive) over count vectors of any total: the total N of an observation is
-taken from the observation, so one `DirMult` serves observations of
-different sizes (unlike Distributions.jl's `DirichletMultinomial(n, α)`,
-whose N is fixed). `α` is copied as `Float64` (an entry that is missing or
-not a real number raises a [`DirmnError`](@ref) naming it); its values are
-checked by the library when the distribution is evaluated.
+positive) over count vectors. Without `size`, over count vectors of any
+total: the total N of an observation is taken from the observation, so one
+`DirMult` serves observations of different sizes (unlike Distributions.jl's
+`DirichletMultinomial(n, α)`, whose N is fixed). With `size` (the number of
+trials N, an integer ≥ 0), `DirMult(α, size)` is DM(α, N) itself, which
+[`rand`](@ref) draws from and whose moments [`mean`](@ref), [`var`](@ref)
+and [`cov`](@ref) give. `α` is copied as `Float64` (an entry that is
+missing or not a real number raises a [`DirmnError`](@ref) naming it);
+its values, and `size`, are checked by the library when the distribution
+is used.
 
-Use with [`logpdf`](@ref) and [`loglikelihood`](@ref).
+Fields: `alpha::Vector{Float64}`, `size::Union{Nothing,Int}` (`nothing`
+without a size). Use with [`logpdf`](@ref), [`loglikelihood`](@ref),
+[`rand`](@ref), [`mean`](@ref), [`var`](@ref), [`cov`](@ref).
 """
 struct DirMult
     alpha::Vector{Float64}
-    DirMult(alpha::AbstractVector{<:Real}) = new(Vector{Float64}(alpha))
+    size::Union{Nothing,Int}
+    DirMult(alpha::AbstractVector{<:Real}, size::Union{Nothing,Integer} = nothing) =
+        new(Vector{Float64}(alpha), size === nothing ? nothing : Int(size))
 end
 
 # α of another element type (Any, Union{Missing,Float64}) when every entry
 # is a real number; else a DirmnError naming the first that is not.
-DirMult(alpha::AbstractVector) = DirMult(Vector{Float64}(_check_real(alpha, "α")))
+DirMult(alpha::AbstractVector, size::Union{Nothing,Integer} = nothing) =
+    DirMult(Vector{Float64}(_check_real(alpha, "α")), size)
 
 Base.length(d::DirMult) = length(d.alpha)
-Base.show(io::IO, d::DirMult) = print(io, "DirMult(alpha=", d.alpha, ")")
+Base.show(io::IO, d::DirMult) =
+    print(io, "DirMult(alpha=", d.alpha, d.size === nothing ? "" : ", size=$(d.size)", ")")
 
 """
     logpdf(d::DirMult, x::AbstractVector; full = true, kwargs...) -> Float64

@@ -43,6 +43,8 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
   halves: no start did better);
 - `obsdim::Int`: the orientation of the fitted data, the default for new
   data in [`posterior`](@ref) and [`assignments`](@ref);
+- `totals::Vector{Float64}`: the fitted table's row totals (every
+  observation's, in order), which [`simulate`](@ref) draws new tables with;
 - `context::DirmnContext`: where new data given as arrays are uploaded.
 
 Everything is copied out of the library when the fit returns; the library's
@@ -76,6 +78,7 @@ mutable struct DirMultMixture
     objective_kind::Symbol
     start::Int
     obsdim::Int
+    totals::Vector{Float64}
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
@@ -220,7 +223,7 @@ end
 # Copies everything out of a freshly fitted handle into a DirMultMixture that
 # owns it; the handle is destroyed if copying fails.
 function _mixture_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, objective::Symbol,
-                              obsdim::Int)
+                              obsdim::Int, tot::Vector{Float64})
     local m
     try
         i = _mixture_info(h)
@@ -235,7 +238,7 @@ function _mixture_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, objective::Symbo
         # Components in the library's order (decreasing weight).
         m = DirMultMixture(h, ctx, alpha, w, R, i.loglik, i.objective, i.aic, i.bic, i.laplace,
                            Int(i.iterations), i.converged != 0, k, n, i.observations, V,
-                           Int(i.parameters), objective, Int(i.start) + 1, obsdim,
+                           Int(i.parameters), objective, Int(i.start) + 1, obsdim, tot,
                            Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_mixture_destroy(h)
@@ -256,6 +259,7 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
                          "observations with counts ($(c.nobs) observations)"))
     kc = Cint(max(k, typemin(Cint)))
     w = _weights(c, weights)
+    tot = _totals_before(c)
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
     cb = progress === nothing ? C_NULL : _progress_pointer()
     out = Ref{Ptr{Cvoid}}(C_NULL)
@@ -285,7 +289,7 @@ function _fit_mixture(c::DirmnCounts, ctx::DirmnContext, k::Integer, s::_Mixture
                 throw(prog.err)
             end
             _check(st, p, _call_hint(c, ctx))
-            _mixture_from_handle(out[], ctx, s.objective, c.obsdim)
+            _mixture_from_handle(out[], ctx, s.objective, c.obsdim, tot)
         end
         return m, Int(maxit)
     end

@@ -74,6 +74,10 @@ and brms's parametrisation). Its fields:
   (`Union{Float64,Nothing}`): γ = log φ and its standard error (`NaN`
   when `hessian_definite` is false); `nothing` (log-linear);
 - `context::DirmnContext`: the context the fit ran on.
+- `design::Matrix{Float64}`, `totals::Vector{Float64}`, `obsdim::Int`:
+  a copy of the design `X`, the fitted table's row totals (every row's, in
+  order) and its orientation, which [`simulate`](@ref) draws new tables
+  with.
 
 Everything is copied out of the library when the fit returns; the library's
 regression object is kept only for [`predict`](@ref) and
@@ -111,6 +115,9 @@ mutable struct DirmnRegression
     precision::Union{Float64,Nothing}
     log_precision::Union{Float64,Nothing}
     std_error_log_precision::Union{Float64,Nothing}
+    design::Matrix{Float64}
+    totals::Vector{Float64}
+    obsdim::Int
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
 end
 
@@ -196,7 +203,8 @@ _reg_closed_hint(f::DirmnRegression) =
 # context: their failures go to the thread's slot. The covariance only up to
 # REG_VCOV_MAX_COEFFICIENTS coefficients (nothing above); the standard
 # errors for any size.
-function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
+function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, design::Matrix{Float64},
+                          tot::Vector{Float64}, obsdim::Int)
     local f
     try
         r = Ref(LibDirmn.empty_reg_info())
@@ -240,7 +248,8 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext)
         f = DirmnRegression(h, ctx, B, SE, C, i.loglik, i.aic, i.bic, i.observations,
                             Int(i.rows), p, V, P, i.gradient_norm,
                             Int(i.iterations), i.converged != 0, definite, model, contrast,
-                            reference, phi, lp, slp, Threads.Atomic{Bool}(false))
+                            reference, phi, lp, slp, design, tot, obsdim,
+                            Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_reg_destroy(h)
         rethrow()
@@ -404,10 +413,13 @@ end
 # `settings`: the model's and the contrast's C codes and the 0-based reference.
 function _fit_reg(c::DirmnCounts, ctx::DirmnContext, X::AbstractMatrix, weights, tolerance,
                   max_iterations, progress, settings)
-    A, s1, s2 = _native_matrix(_check_real(X, "X"), Float64)
+    # The fit keeps a copy of the design (for simulate), which is also what
+    # the library reads.
+    A = Matrix{Float64}(undef, size(X))
+    copyto!(A, _check_real(X, "X"))
     rows, p = size(X)
-    return _fit_reg(c, ctx, A, s1, s2, rows, p, _weights(c, weights), tolerance, max_iterations,
-                    progress, settings)
+    return _fit_reg(c, ctx, A, 1, max(rows, 1), rows, p, _weights(c, weights), tolerance,
+                    max_iterations, progress, settings)
 end
 
 # The design in native memory (A, element (b, i) at (b - 1) s1 + (i - 1) s2):
@@ -417,6 +429,7 @@ function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tole
                   max_iterations, progress, settings)
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
     out = Ref{Ptr{Cvoid}}(C_NULL)
+    tot = _totals_before(c)
     hint = _call_hint(c, ctx, _reg_hint("X", c.vector ? nothing : c.obsdim))
     GC.@preserve A w prog begin
         oref = Ref(LibDirmn.empty_reg_options())
@@ -437,7 +450,7 @@ function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tole
                 throw(prog.err)
             end
             _check(st, ptr, hint)
-            _reg_from_handle(out[], ctx)
+            _reg_from_handle(out[], ctx, A, tot, c.obsdim)
         end
         return f, maxit
     end

@@ -129,8 +129,12 @@ end
         # Julia name is `nobs` (bindings/names.tsv) ...
         cfields = [f === :observations ? :nobs : f
                    for f in fieldnames(L.dirmn_fit_result) if f !== :size]
-        # ... and the fit's one output outside it, options->hessian_diag.
-        @test filter(f -> f !== :hessian_diag, collect(fieldnames(DirMultFit))) == cfields
+        # ... and the fit's one output outside it, options->hessian_diag,
+        # and the package's own record of the data for simulate (the row
+        # totals and the orientation), after them.
+        own = (:hessian_diag, :totals, :obsdim)
+        @test filter(f -> !(f in own), collect(fieldnames(DirMultFit))) == cfields
+        @test collect(fieldnames(DirMultFit))[end-1:end] == [:totals, :obsdim]
         @test :hessian_diag in fieldnames(DirMultFit)
         Y = BCI[1:30, 1:40]
         r = fit_dirmn(Y; obsdim = 1)

@@ -39,6 +39,11 @@ const NM_GY = hcat(NM_RY, reverse(NM_RY; dims = 1)[:, 1:2])
 const NM_GG = ["a", "a", "a", "b", "b"]
 const NM_GT = test_dirmn_groups(NM_GY, NM_RX, NM_GG)
 
+# Sampling, moments and the group test (issue #30).
+const NM_D = DirMult([1.0, 2.0, 3.0, 0.5, 1.5], 8)
+const NM_MIX = DirMultMixtureModel([NM_D.alpha reverse(NM_D.alpha)], [0.4, 0.6], 8)
+const NM_GRP = test_groups(NM_X, [1, 1, 2, 2]; bootstrap = 9, seed = 1)
+
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
 mixfield(name) = Symbol(name) in fieldnames(DirMultMixture)
@@ -49,6 +54,9 @@ testkw(name) = Symbol(name) in kwnames(overdispersion_test)
 regfield(name) = Symbol(name) in fieldnames(DirmnRegression)
 regkw(name) = Symbol(name) in kwnames(fit_dirmn_reg)
 groupsfield(name) = Symbol(name) in fieldnames(DirmnGroupTests)
+gtfield(name) = Symbol(name) in fieldnames(GroupTest)
+gtkw(name) = Symbol(name) in kwnames(test_groups)
+randkw(name) = Symbol(name) in kwnames(rand)
 # The positional arguments any method of `f` declares.
 argnames(f) = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(f)]...))
 # The exported function `name` applied to `args`.
@@ -78,13 +86,13 @@ const NAME_CHECKS = Dict{String,Function}(
         call(n, NM_REG) == NM_REG.gradient_norm && call(n, NM_FIT) == NM_FIT.gradient_norm,
     "iterations" => n -> fitfield(n) && mixfield(n) && regfield(n) && isexported(n) &&
         call(n, NM_REG) == NM_REG.iterations && call(n, NM_FIT) == NM_FIT.iterations,
-    "converged" => n -> fitfield(n) && mixfield(n) && testfield(n) && regfield(n) &&
+    "converged" => n -> fitfield(n) && mixfield(n) && testfield(n) && regfield(n) && gtfield(n) &&
         isexported(n) && call(n, NM_REG) === NM_REG.converged === true,
     "parameters" => n -> fitfield(n) && mixfield(n) && regfield(n),
     "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n) &&
         regfield(n) && call(n, NM_REG) == NM_REG.nobs == 12,
-    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n),
-    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n),
+    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n),
+    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n),
     "m_step_iterations" => n -> mixkw(n),
     "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) &&
         n in string.(kwnames(loglik_sum)),
@@ -99,7 +107,8 @@ const NAME_CHECKS = Dict{String,Function}(
     "init_kmeanspp" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
     "init_soft_kmeans" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
     "starts" => n -> mixkw(n),
-    "seed" => n -> mixkw(n),
+    "seed" => n -> mixkw(n) && gtkw(n) && gtfield(n) && randkw(n) &&
+        Symbol(n) in kwnames(simulate),
     "mixing_weights" => n -> mixfield(n),
     "responsibilities" => n -> mixfield(n),
     "criterion_aic" => n -> isexported(n) && accepts(() -> fit_mixture(NM_X, 1:2; select = Symbol(n))),
@@ -125,8 +134,9 @@ const NAME_CHECKS = Dict{String,Function}(
     "grow_from" => n -> mixkw(n),
     "progress_callback" => n -> fitkw(n) && mixkw(n) && regkw(n),
     "test_method" => n -> testkw(n) && testfield(n),
-    "test_statistic" => n -> testfield(n) && groupsfield(n),
-    "test_p_value" => n -> isexported(n) && testfield(n) && groupsfield(n) &&
+    "test_statistic" => n -> testfield(n) && groupsfield(n) && gtfield(n),
+    "test_p_value" => n -> isexported(n) && testfield(n) && groupsfield(n) && gtfield(n) &&
+        call(n, NM_GRP) === NM_GRP.pvalue &&
         call(n, NM_GT) === NM_GT.pvalue &&
         getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue &&
         call(n, wald_test(NM_REG, 2)) == wald_test(NM_REG, 2).pvalue,
@@ -162,23 +172,52 @@ const NAME_CHECKS = Dict{String,Function}(
     "reg_std_error_log_precision" => n -> regfield(n) && getfield(NM_REG_MP, Symbol(n)) > 0,
     # Per-group likelihood-ratio tests (differential usage).
     "reg_test_groups" => n -> isexported(n) && call(n, NM_GY, NM_RX, NM_GG) isa DirmnGroupTests,
-    "reg_groups" => n -> Symbol(n) in argnames(test_dirmn_groups),
+    "reg_groups" => n -> Symbol(n) in argnames(test_dirmn_groups) &&
+        Symbol(n) in argnames(test_groups) && gtfield(n) && getfield(NM_GRP, Symbol(n)) == 2,
     "reg_group_label" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == ["a", "b"],
     "reg_null" => n -> Symbol(n) in kwnames(test_dirmn_groups) && groupsfield(n) &&
         getfield(NM_GT, Symbol(n)) == 1,
     "reg_hold_precision" => n -> Symbol(n) in kwnames(test_dirmn_groups) && groupsfield(n) &&
         getfield(NM_GT, Symbol(n)) === false,
     "reg_loglik_full" => n -> groupsfield(n) && all(getfield(NM_GT, Symbol(n)) .< 0),
-    "reg_loglik_null" => n -> groupsfield(n) &&
+    "reg_loglik_null" => n -> groupsfield(n) && gtfield(n) &&
         all(getfield(NM_GT, Symbol(n)) .<= NM_GT.loglik_full),
     "test_df" => n -> isexported(n) && groupsfield(n) && call(n, NM_GT) == [2.0, 1.0] &&
+        gtfield(n) && call(n, NM_GRP) == NM_GRP.dof == 5 &&
         Symbol(n) in fieldnames(WaldTest) && testfield(n),
     "test_p_adjusted" => n -> groupsfield(n) &&
         all(getfield(NM_GT, Symbol(n)) .>= NM_GT.pvalue),
     "reg_group_status" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == [:ok, :ok],
     "reg_groups_tested" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == 2,
-    "columns_with_counts" => n -> groupsfield(n) && testfield(n) &&
+    "columns_with_counts" => n -> groupsfield(n) && testfield(n) && gtfield(n) &&
+        getfield(NM_GRP, Symbol(n)) == 5 &&
         getfield(NM_GT, Symbol(n)) == [3, 2],
+    # Sampling, moments and the group test (issue #30). Base's and the
+    # standard library's generics, extended (rand, Matrix) or re-exported
+    # (mean, var, cov, sparse).
+    "sample" => n -> getfield(Dirmn, Symbol(n)) === Base.rand &&
+        size(call(n, NM_D, 3; seed = 1)) == (5, 3) &&
+        call(n, NM_MIX, 3; seed = 1).counts isa Matrix{Int},
+    "sample_rowwise" => n -> getfield(Dirmn, Symbol(n)) === Base.rand &&
+        call(n, DirMultRowwise(repeat(NM_D.alpha, 1, 4), 8); seed = 1) isa Matrix{Int},
+    "sample_size" => n -> Symbol(n) in fieldnames(DirMult) && getfield(NM_D, Symbol(n)) == 8 &&
+        Symbol(n) in fieldnames(DirMultMixtureModel) && Symbol(n) in fieldnames(DirMultRowwise) &&
+        randkw(n) && all(==(4), sum(rand(NM_D, 2; (Symbol(n) => 4,)...); dims = 1)),
+    "sample_component" => n -> randkw(n) &&
+        getfield(rand(NM_MIX, 3; seed = 1, (Symbol(n) => [2, 2, 1],)...), Symbol(n)) == [2, 2, 1],
+    "simulate" => n -> isexported(n) && size(call(n, NM_FIT; seed = 1)[1]) == size(NM_X) &&
+        size(call(n, NM_REG; seed = 1, nsim = 2)[2]) == (12, 3),
+    "moment_mean" => n -> isexported(n) && call(n, DirMult([1.0, 3.0], 8)) ≈ [2.0, 6.0],
+    "moment_variance" => n -> isexported(n) && length(call(n, NM_D)) == 5 &&
+        call(n, NM_D) ≈ [Statistics.cov(NM_D)[v, v] for v in 1:5],
+    "moment_covariance" => n -> isexported(n) && size(call(n, NM_D)) == (5, 5),
+    "counts_to_dense" => n -> getfield(Dirmn, Symbol(n)) === Base.Matrix &&
+        getfield(Dirmn, Symbol(n))(DirmnCounts(NM_X)) == NM_X,
+    "counts_to_sparse" => n -> isexported(n) && call(n, DirmnCounts(NM_X)) == sparse(NM_X),
+    "group_test" => n -> isexported(n) && call(n, NM_X, [1, 1, 2, 2]) isa GroupTest,
+    "bootstrap" => n -> gtkw(n) && gtfield(n) && getfield(NM_GRP, Symbol(n)) == 9,
+    "p_value_bootstrap" => n -> gtfield(n) && 0.1 <= getfield(NM_GRP, Symbol(n)) <= 1,
+    "loglik_groups" => n -> gtfield(n) && getfield(NM_GRP, Symbol(n)) >= NM_GRP.loglik_null,
 )
 
 @testset "names.tsv's julia column" begin

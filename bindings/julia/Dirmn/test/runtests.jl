@@ -15,6 +15,7 @@ using Random
 using SparseArrays
 using LinearAlgebra
 using Libdl
+import Statistics
 
 include("reference.jl")
 
@@ -48,6 +49,8 @@ result = try
         include("overdispersion.jl")
         include("regression.jl")
         include("regression_groups.jl")
+        include("sample.jl")
+        include("group_test.jl")
         include("names.jl")
         include("lifecycle.jl")
         include("threads.jl")

@@ -45,6 +45,19 @@ for round in 1:3
     # Per-group tests: the result's arrays written by the library (one group
     # tested, one of a single column not).
     test_dirmn_groups(t, Xd, [1, 1, 2]; weights = [1, 2, 1, 1, 1, 1])
+    # Sampling (issue #30): counts objects made by the library, copied out
+    # and freed (kept as :counts and closed, or closed at once), the
+    # moments, tables drawn from fits, the group test with its bootstrap.
+    d = DirMult(a, 7)
+    rc = rand(d, 5; seed = 1, output = :counts, context = ctx)
+    Matrix(rc); sparse(rc); Matrix{Float32}(rc); close(rc)
+    rand(d, 4; seed = 2, context = ctx); rand(d, 4; seed = 2, output = :sparse, context = ctx)
+    rand(DirMultMixtureModel([a reverse(a)], [0.3, 0.7], 6), 5; seed = 3, context = ctx)
+    rand(DirMultRowwise(repeat(a, 1, 3), [1, 5, 0]); seed = 4, context = ctx)
+    mean(d); var(d); cov(d)
+    Matrix(c); sparse(s); sparse(t)
+    simulate(f; nsim = 2, seed = 5, context = ctx); simulate(m; seed = 6); simulate(rg; seed = 7)
+    test_groups(c, [1, 1, 2, 2, 1, 2]; bootstrap = 3, seed = 8)
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
                 () -> loglik(Any[1, missing], [1.0, 1.0]; context = ctx),
@@ -53,6 +66,10 @@ for round in 1:3
                 () -> fit_dirmn_reg(c, hcat(Xd, Xd[:, 2])), () -> predict(rg, [1.0 NaN]),
                 () -> fit_dirmn_reg(c, Xd; progress = (i, ll, g) -> true),
                 () -> test_dirmn_groups(c, Xd, [1, 1, 1]; p_null = 2),
+                () -> rand(DirMult([1.0, -1.0], 3), 2; context = ctx),
+                () -> rand(DirMult(a, 3), 2; size = [1, -1], context = ctx),
+                () -> test_groups(c, [1, 1, 1, 1, 1, 1]), () -> Matrix{Int32}(DirmnCounts(
+                    [2^40 1; 0 1]; context = ctx)),
                 () -> DirmnCounts(SparseMatrixCSC{Int,Int}(3, 2, [1, 3, 4], [1, 8, 2], [1, 2, 3]);
                                   context = ctx))
         try

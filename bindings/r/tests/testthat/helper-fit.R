@@ -7,7 +7,7 @@ mite_table <- function() {
 
 # Draws `rows` Dirichlet-multinomial rows: proportions from Dirichlet(alpha)
 # through normalised gamma variates, then multinomial counts of the sizes.
-rdirmn <- function(rows, size, alpha) {
+ref_rdirmn <- function(rows, size, alpha) {
   size <- rep_len(size, rows)
   t(vapply(seq_len(rows), function(b) {
     g <- rgamma(length(alpha), shape = alpha)

@@ -1,6 +1,6 @@
 set.seed(601)
 alpha_true <- c(0.2, 0.5, 0.8, 1.5, 2.5, 4, 0.1, 0.35, 1.1, 3)
-sim <- rdirmn(300, rpois(300, 150) + 1, alpha_true)
+sim <- ref_rdirmn(300, rpois(300, 150) + 1, alpha_true)
 colnames(sim) <- paste0("taxon", seq_along(alpha_true))
 mite <- mite_table()
 bci <- bci_table()

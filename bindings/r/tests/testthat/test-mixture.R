@@ -5,7 +5,7 @@ set.seed(701)
 sep_alpha <- matrix(0.2, 3, 30)
 for (j in 1:3) sep_alpha[j, (j - 1) * 10 + 1:10] <- 5
 sep_labels <- sample(1:3, 240, replace = TRUE, prob = c(0.5, 0.3, 0.2))
-sep <- t(vapply(sep_labels, function(j) rdirmn(1, rpois(1, 200) + 20, sep_alpha[j, ])[1, ],
+sep <- t(vapply(sep_labels, function(j) ref_rdirmn(1, rpois(1, 200) + 20, sep_alpha[j, ])[1, ],
                 numeric(30)))
 dimnames(sep) <- list(paste0("s", 1:240), paste0("cat", 1:30))
 
@@ -120,7 +120,7 @@ test_that("predict assigns new rows; class is the most probable component", {
   model <- m$models[[1]]
   set.seed(702)
   new_labels <- rep(1:3, each = 5)
-  new <- t(vapply(new_labels, function(j) rdirmn(1, 150, sep_alpha[j, ])[1, ], numeric(30)))
+  new <- t(vapply(new_labels, function(j) ref_rdirmn(1, 150, sep_alpha[j, ])[1, ], numeric(30)))
   dimnames(new) <- list(paste0("new", 1:15), colnames(sep))
   p <- predict(m, new)
   expect_identical(dim(p), c(15L, 3L))
@@ -350,7 +350,7 @@ test_that("m_step_iterations: a generalized EM with the classical EM's optimum",
   alpha2[1, 1:6] <- 4
   alpha2[2, 7:12] <- 4
   labels2 <- rep(1:2, c(50, 30))
-  x2 <- t(vapply(labels2, function(j) rdirmn(1, 150, alpha2[j, ])[1, ], numeric(12)))
+  x2 <- t(vapply(labels2, function(j) ref_rdirmn(1, 150, alpha2[j, ])[1, ], numeric(12)))
   expect_identical(formals(dirmn_mixture)$m_step_iterations,
                    dirmn:::cpp_mixture_defaults()$m_step_iterations)
   for (objective in c("ml", "dmn")) {

@@ -37,10 +37,13 @@ package_vocabulary <- function() {
   test <- dirmn_overdispersion_test(mite)
   reg <- names_regression()
   groups <- names_groups()
+  moments <- dirmn_moments(c(1, 2, 3), size = 10)
+  group_test <- dirmn_test_groups(mite, rep(1:2, length.out = nrow(mite)))
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
                      names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
                      names(reg), names(summary(reg)), names(wald_test(reg)),
-                     names(groups), names(attributes(groups))))
+                     names(groups), names(attributes(groups)), names(moments),
+                     names(group_test)))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
        fields = fields, generics = s3_generics())
 }
@@ -163,6 +166,43 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
   expect_false(attr(gr, idea("reg_hold_precision")))
   expect_identical(gr[[idea("reg_group_status")]], c("ok", "ok"))
   expect_identical(gr[[idea("columns_with_counts")]], c(3L, 2L))
+})
+
+test_that("the sampling, moments and group-test names of names.tsv land where they belong", {
+  tab <- names_table()
+  idea <- function(name) tab$r[tab$idea == name]
+  exports <- getNamespaceExports("dirmn")
+  for (name in c("sample", "sample_rowwise", "moments", "counts_to_sparse", "group_test")) {
+    expect_true(idea(name) %in% exports, info = name)
+  }
+  # the per-row form is rdirmn's rowwise = TRUE
+  expect_identical(idea("sample"), idea("sample_rowwise"))
+  expect_true("rowwise" %in% names(formals(rdirmn)))
+  for (name in c("sample_size", "sample_component", "seed", "mixing_weights")) {
+    expect_true(idea(name) %in% names(formals(rdirmn)), info = name)
+  }
+  for (name in c("moment_mean", "moment_variance", "moment_covariance")) {
+    expect_true(idea(name) %in% names(dirmn_moments(c(1, 2), size = 3)), info = name)
+  }
+  expect_true(idea("sample_size") %in% names(formals(dirmn_moments)))
+  # simulate() of every fitted class; as.matrix() of a prepared table
+  for (cls in c("dirmn_fit", "dirmn_mixture", "dirmn_mixture_fit", "dirmn_reg")) {
+    expect_true(idea("simulate") %in% s3_generics(cls), info = cls)
+  }
+  expect_true(idea("counts_to_dense") %in% s3_generics("dirmn_counts"))
+  expect_true(idea("counts_to_sparse") %in% s3_generics("dirmn_counts"))
+  expect_true(idea("bootstrap") %in% names(formals(dirmn_test_groups)))
+  expect_true("bootstrap" %in% eval(formals(dirmn_test_groups)$method))
+  mite <- mite_table()
+  gt <- dirmn_test_groups(mite, rep(1:2, length.out = nrow(mite)), method = "bootstrap",
+                          B = 9, seed = 1)
+  for (name in c("p_value_bootstrap", "loglik_groups", "bootstrap")) {
+    expect_true(idea(name) %in% names(gt), info = name)
+  }
+  expect_identical(gt[[idea("bootstrap")]], 9L)
+  # the sample attribute of a mixture draw
+  x <- rdirmn(4, 5, rbind(c(1, 2), c(2, 1)), seed = 1)
+  expect_true(idea("sample_component") %in% names(attributes(x)))
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {

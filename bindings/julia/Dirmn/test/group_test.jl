@@ -1,0 +1,160 @@
+# The group test (issue #30: test_groups over dirmn_test_groups), against
+# references computed here with the package's own single-α fit:
+# - loglik_null = fit_dirmn of every observation with a group, loglik_groups
+#   = the sum of fit_dirmn of each group's observations, statistic twice
+#   their difference; dof = (G - 1) P with G the groups with counts and P
+#   the categories with counts;
+# - the p-value against the χ² tail, in closed form for even degrees of
+#   freedom, e^(-x/2) Σ_{j < df/2} (x/2)^j / j!;
+# - the bootstrap p-value: in [1/(B+1), 1] on the grid k/(B+1),
+#   reproducible, 1/(B+1) where the groups differ by far;
+# - left-out observations, groups without counts, bad input.
+
+# χ²'s upper tail for an even number of degrees of freedom.
+function gt_chisq_upper_even(df::Integer, x::Real)
+    @assert iseven(df)
+    h = x / 2
+    term = 1.0
+    s = 1.0
+    for j in 1:(df ÷ 2 - 1)
+        term *= h / j
+        s += term
+    end
+    return exp(-h) * s
+end
+
+# The statistic and its parts from fit_dirmn on the observations (columns)
+# of X in each group; `labels[b]` nothing leaves observation b out.
+function gt_reference(X::AbstractMatrix, labels::AbstractVector)
+    keep = findall(!isnothing, labels)
+    null = fit_dirmn(X[:, keep]).loglik
+    alt = 0.0
+    for g in unique(labels[keep])
+        cols = findall(==(g), labels)
+        sum(X[:, cols]) == 0 && continue
+        alt += fit_dirmn(X[:, cols]).loglik
+    end
+    return null, alt, 2 * (alt - null)
+end
+
+const GT_A = [4.0, 2.0, 1.0, 3.0]
+const GT_B = [1.0, 2.0, 4.0, 3.0]
+
+@testset "test_groups" begin
+    @testset "the χ² reference" begin
+        @test abs(gt_chisq_upper_even(2, 3.0) - exp(-1.5)) <= 1e-15
+        @test abs(gt_chisq_upper_even(8, 7.5) - od_chisq_upper(8, 7.5)) <= 1e-14
+    end
+
+    # Two groups of 25 from different DMs, a third of 20 like the first;
+    # an empty category (5) and a row of zeros (observation 3).
+    XA = rand(DirMult(vcat(GT_A, 1e-300), 40), 25; seed = 1)
+    XB = rand(DirMult(vcat(GT_B, 1e-300), 60), 25; seed = 2)
+    XC = rand(DirMult(vcat(GT_A, 1e-300), 30), 20; seed = 3)
+    X = hcat(XA, XB, XC)
+    X[:, 3] .= 0
+    labels = vcat(fill("a", 25), fill("b", 25), fill("c", 20))
+
+    @testset "statistic, logliks, dof, p-value against fit_dirmn" begin
+        t = test_groups(X, labels)
+        null, alt, stat = gt_reference(X, labels)
+        @test t isa GroupTest
+        @test isapprox(t.loglik_null, null; rtol = 1e-9)
+        @test isapprox(t.loglik_groups, alt; rtol = 1e-9)
+        @test isapprox(t.statistic, stat; rtol = 1e-6, atol = 1e-6)
+        @test t.statistic ≈ 2 * (t.loglik_groups - t.loglik_null)
+        @test t.groups == 3 && t.categories == 4          # category 5 has no counts
+        @test t.dof == (3 - 1) * 4 == dof(t)
+        @test abs(t.pvalue - gt_chisq_upper_even(8, t.statistic)) <=
+              1e-10 * t.pvalue + 1e-300
+        @test pvalue(t) === t.pvalue
+        @test t.pvalue < 1e-6                              # group b differs
+        @test t.converged === true
+        @test t.bootstrap == 0 && t.pvalue_bootstrap == 1.0
+        @test t.group == ["a", "b", "c"]
+        # Observations as rows, a DirmnCounts, a sparse table: the same test.
+        t1 = test_groups(permutedims(X), labels; obsdim = 1)
+        @test t1.statistic ≈ t.statistic && t1.dof == t.dof
+        c = DirmnCounts(sparse(X))
+        @test test_groups(c, labels).statistic ≈ t.statistic
+        close(c)
+        # Labels of any type; the same partition gives the same test.
+        @test test_groups(X, vcat(fill(:x, 25), fill(2, 25), fill(:x, 20))).statistic ≈
+              test_groups(X, vcat(fill("a", 25), fill("b", 25), fill("a", 20))).statistic
+    end
+
+    @testset "left out: missing labels, groups without counts" begin
+        # Groups a and c alone (b left out): same DMs, so a large p-value;
+        # the reference on the same observations.
+        lab = Union{Nothing,String}[l == "b" ? nothing : l for l in labels]
+        t = test_groups(X, [l === nothing ? missing : l for l in lab])
+        null, alt, stat = gt_reference(X, lab)
+        @test isapprox(t.statistic, stat; rtol = 1e-6, atol = 1e-6)
+        @test t.groups == 2 && t.dof == 4
+        @test t.group == ["a", "c"]
+        @test test_groups(X, lab).statistic ≈ t.statistic   # nothing as missing
+        # A group whose observations have no counts is not counted in G.
+        Z = hcat(X, zeros(Int, 5, 4))
+        tz = test_groups(Z, vcat(labels, fill("z", 4)))
+        @test tz.groups == 3 && tz.dof == 8 && tz.statistic ≈ test_groups(X, labels).statistic
+        @test tz.group == ["a", "b", "c", "z"]
+    end
+
+    @testset "parametric bootstrap" begin
+        B = 39
+        # Under the null (a against c): a p-value on the grid k/(B + 1).
+        ac = vcat(1:25, 51:70)
+        lab = labels[ac]
+        t = test_groups(X[:, ac], lab; bootstrap = B, seed = 17)
+        @test t.bootstrap == B
+        @test 1 / (B + 1) <= t.pvalue_bootstrap <= 1
+        k = t.pvalue_bootstrap * (B + 1)
+        @test abs(k - round(k)) <= 1e-9
+        @test test_groups(X[:, ac], lab; bootstrap = B, seed = 17).pvalue_bootstrap ==
+              t.pvalue_bootstrap                            # reproducible
+        # Other seeds give other bootstrap samples: not every p-value equal.
+        ps = [test_groups(X[:, ac], lab; bootstrap = B, seed = s).pvalue_bootstrap
+              for s in 1:6]
+        @test length(unique(ps)) > 1
+        # The observed statistic itself does not depend on the bootstrap.
+        @test t.statistic ≈ test_groups(X[:, ac], lab).statistic
+        @test t.pvalue ≈ test_groups(X[:, ac], lab).pvalue
+        # Far apart groups: no bootstrap table reaches the statistic.
+        tb = test_groups(X, labels; bootstrap = B, seed = 3)
+        @test tb.pvalue_bootstrap == 1 / (B + 1)
+        @test t.seed == 17 && tb.seed == 3
+    end
+
+    @testset "display" begin
+        t = test_groups(X, labels; bootstrap = 9, seed = 2)
+        s = sprint(show, t)
+        @test occursin("GroupTest(statistic=", s) && occursin("pvalue_bootstrap=", s)
+        m = sprint(show, MIME"text/plain"(), t)
+        @test occursin("3 groups with counts", m) && occursin("4 categories", m)
+        @test occursin("χ² with 8 dof", m) && occursin("from 9 tables (seed 2)", m)
+        @test !occursin("bootstrap", sprint(show, MIME"text/plain"(), test_groups(X, labels)))
+    end
+
+    @testset "bad input" begin
+        e = caught(() -> test_groups(X, labels[1:10]))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_DIMENSION_MISMATCH
+        @test occursin("groups", e.message)
+        e = caught(() -> test_groups(X, fill("a", 70)))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+        @test occursin("groups", e.message)
+        # Two labels, but one group without counts.
+        e = caught(() -> test_groups(hcat(X, zeros(Int, 5, 2)), vcat(fill("a", 70), ["b", "b"])))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+        @test occursin("groups", e.message)
+        e = caught(() -> test_groups(X, labels; bootstrap = -1))
+        @test e isa DirmnError && occursin("bootstrap", e.message)
+        e = caught(() -> test_groups(X, labels; tolerance = 0))
+        @test e isa DirmnError && occursin("tolerance", e.message)
+        e = caught(() -> test_groups(X, labels; max_iterations = 0))
+        @test e isa DirmnError && occursin("max_iterations", e.message)
+        @test caught(() -> test_groups(X, fill(missing, 70))) isa ArgumentError
+        @test caught(() -> test_groups(X, labels; seed = -1)) isa ArgumentError
+        e = caught(() -> test_groups([1 -1; 2 3], [1, 2]))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_COUNTS
+    end
+end

@@ -1,0 +1,229 @@
+"""Does one composition fit every group of rows? (``dirmn_test_groups``)
+
+The likelihood-ratio test of one Dirichlet-multinomial for all rows against
+one per group of rows (HMP's Xdc test, on the full likelihood), referred to
+chi-square and, optionally, to its parametric bootstrap.
+"""
+
+import ctypes
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import List
+
+import numpy as np
+
+from . import _capi as C
+from ._options import c_int_arg, float_arg
+from .counts import counts_for
+from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgumentError, check,
+                     invalid)
+from .regression_groups import _left_out
+from .sample import seed64
+
+
+@dataclass(frozen=True)
+class TestGroupsResult:
+    """The result of :func:`test_groups`, in the shape of scipy's tests.
+
+    Unpacks as ``statistic, pvalue`` (as ``scipy.stats`` results do).
+
+    Attributes
+    ----------
+    statistic : float
+        ``2 (loglik_groups - loglik_null)``, >= 0.
+    pvalue : float
+        ``P(chi2_df >= statistic)``.
+    df : float
+        ``(groups - 1) categories``.
+    pvalue_bootstrap : float
+        The parametric bootstrap's p-value ``(1 + #{T* >= T}) / (1 +
+        bootstrap)`` (Davison & Hinkley 1997, eq. 4.11), T* the statistic
+        of a table drawn from the fitted one-DM model with each row's
+        observed total; 1 when ``bootstrap`` is 0.
+    bootstrap : int
+        The bootstrap tables drawn (B).
+    loglik_null : float
+        The maximised log pmf under one DM for all the rows (multinomial
+        coefficients included).
+    loglik_groups : float
+        The sum of the groups' maximised log pmfs, each group at its own DM.
+    groups : int
+        G: the groups with counts (groups whose rows have no counts are
+        left out).
+    categories : int
+        P: the columns with counts (in the rows tested).
+    converged : bool
+        Every fit of the observed table converged.
+    group : list
+        The labels of the groups, in the order they first appear in the
+        ``groups`` argument (code 0, 1, ... as the library numbered them).
+    """
+
+    __test__ = False   # not a pytest test class, whatever its name
+
+    statistic: float
+    pvalue: float
+    df: float
+    pvalue_bootstrap: float
+    bootstrap: int
+    loglik_null: float
+    loglik_groups: float
+    groups: int
+    categories: int
+    converged: bool
+    group: List
+
+    def __iter__(self):
+        return iter((self.statistic, self.pvalue))
+
+    def __repr__(self):
+        text = "TestGroupsResult(statistic=%.6g, pvalue=%.6g, df=%g, groups=%d, categories=%d" % (
+            self.statistic, self.pvalue, self.df, self.groups, self.categories)
+        if self.bootstrap:
+            text += ", pvalue_bootstrap=%.6g, bootstrap=%d" % (self.pvalue_bootstrap,
+                                                               self.bootstrap)
+        return text + ", converged=%s)" % self.converged
+
+
+def _negative_number(g):
+    return isinstance(g, numbers.Real) and not isinstance(g, (bool, np.bool_)) and g < 0
+
+
+def _row_codes(groups, rows):
+    """The labels in order of first appearance, and each row's 0-based code
+    (-1: left out: None, NaN or a negative number)."""
+    if isinstance(groups, (str, bytes)):
+        raise invalid(InvalidArgumentError, "dirmn: groups must be a sequence of labels, one "
+                      "per row, not a string", argument="groups")
+    if isinstance(groups, np.ndarray) and groups.ndim == 1 and groups.dtype.kind in "iuf":
+        a = groups
+        out = (a < 0) | (np.isnan(a) if a.dtype.kind == "f" else False)
+        keep = ~np.asarray(out, dtype=bool)
+        vals, first, inv = np.unique(a[keep], return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(order.shape[0], dtype=np.int64)
+        rank[order] = np.arange(order.shape[0])
+        codes = np.full(a.shape[0], -1, dtype=np.int64)
+        codes[keep] = rank[inv.reshape(-1)]
+        labels = [v.item() for v in vals[order]]
+    else:
+        try:
+            entries = list(groups)
+        except TypeError:
+            raise invalid(InvalidArgumentError, "dirmn: groups must be a sequence of labels, "
+                          "one per row, not %r" % (groups,), argument="groups") from None
+        index, labels = {}, []
+        codes = np.empty(len(entries), dtype=np.int64)
+        for b, g in enumerate(entries):
+            if _left_out(g) or _negative_number(g):
+                codes[b] = -1
+                continue
+            try:
+                i = index.get(g)
+            except TypeError:
+                raise invalid(InvalidArgumentError, "dirmn: groups[%d] = %r is not hashable (a "
+                              "label must be)" % (b, g), argument="groups", row=b) from None
+            if i is None:
+                i = index[g] = len(labels)
+                labels.append(g)
+            codes[b] = i
+    if codes.shape[0] != rows:
+        raise invalid(DimensionMismatchError, "dirmn: groups has %d entries but the table has %d "
+                      "rows" % (codes.shape[0], rows), argument="groups")
+    if len(labels) < 2:
+        raise invalid(InvalidArgumentError, "dirmn: groups has %d group%s (after leaving out "
+                      "None, NaN and negative codes): the test needs at least 2"
+                      % (len(labels), "" if len(labels) == 1 else "s"), argument="groups")
+    return labels, codes
+
+
+def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterations=None,
+                context=None, real_valued=False):
+    """Tests whether the rows of every group share one DM (``dirmn_test_groups``).
+
+    The likelihood-ratio test of one Dirichlet-multinomial fitted to all the
+    rows (the null) against one fitted to each group's rows: ``statistic =
+    2 (sum_g loglik_g - loglik_0)``, referred to chi-square with ``(G - 1)
+    P`` degrees of freedom (G groups with counts, P columns with counts):
+    HMP's ``Xdc.sevsample`` on the full likelihood. With ``bootstrap`` > 0
+    also to its parametric bootstrap: that many tables drawn from the
+    fitted null DM with each row's observed total, each refitted under both
+    hypotheses (the chi-square reference is asymptotic; the bootstrap's
+    holds for few rows too).
+
+    Parameters
+    ----------
+    x : Counts or array_like or sparse matrix or AnnData-like or DataFrame-like
+        Rows are observations (anything :class:`~dirmn.Counts` accepts).
+    groups : array_like
+        One label per row (any hashable values: strings, integers,
+        categories). None, NaN (and pandas' NA) or a negative number leaves
+        the row out. Labels are numbered 0, 1, ... in order of first
+        appearance (:attr:`TestGroupsResult.group`).
+    bootstrap : int
+        B, the bootstrap tables (0: the chi-square p-value alone).
+    seed : None, int, numpy.random.Generator or numpy.random.RandomState
+        The bootstrap tables' 64-bit seed, as :func:`~dirmn.rvs` takes it
+        (an int: reproducible on every backend and for any thread count;
+        None: drawn from ``numpy.random.default_rng()``).
+    tolerance, max_iterations : optional
+        Every fit's, as :func:`~dirmn.fit` (library defaults 1e-10, 1000).
+    context : Context, optional
+    real_valued : bool
+        Accept non-integral counts (for an array ``x``; the bootstrap then
+        needs integral row totals).
+
+    Returns
+    -------
+    TestGroupsResult
+        ``statistic``, ``pvalue``, ``df``, ``pvalue_bootstrap``, ...;
+        unpacks as ``statistic, pvalue``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``groups`` not a sequence, or with fewer than two groups; fewer
+        than two groups with counts; ``bootstrap`` negative or not an
+        integer; a bad ``seed``, ``tolerance`` or ``max_iterations``.
+    DimensionMismatchError
+        ``groups`` without one entry per row.
+    InvalidCountsError
+        As :class:`~dirmn.Counts`.
+    NotSupportedError
+        Counts wrapped from CUDA device memory.
+
+    Examples
+    --------
+    >>> r = dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, bootstrap=999, seed=1)
+    >>> r.statistic, r.pvalue, r.pvalue_bootstrap
+    """
+    if isinstance(bootstrap, (bool, np.bool_)) or not isinstance(bootstrap, (int, np.integer)) \
+            or bootstrap < 0:
+        raise invalid(InvalidArgumentError, "dirmn: bootstrap must be an integer >= 0, not %r"
+                      % (bootstrap,), argument="bootstrap")
+    o = C.new(C.dirmn_group_test_options)
+    C.dirmn_group_test_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    o.bootstrap = int(bootstrap)
+    o.seed = seed64(seed)
+    if tolerance is not None:
+        o.tolerance = float_arg(tolerance, "tolerance")
+    if max_iterations is not None:
+        o.max_iterations = c_int_arg(max_iterations, "max_iterations")
+    with counts_for(x, context, real_valued) as (c, ctx):
+        labels, codes = _row_codes(groups, c.rows)
+        r = C.new(C.dirmn_group_test_result)
+        with c._call(ctx) as (p, h):
+            check(C.dirmn_test_groups(p, h, codes.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                                      len(labels), ctypes.byref(o), ctypes.byref(r)), p)
+    if not r.converged:
+        warnings.warn("dirmn.test_groups: a fit of the observed table did not converge in "
+                      "max_iterations = %d; the statistic is from its last iterate"
+                      % o.max_iterations, ConvergenceWarning, stacklevel=2)
+    return TestGroupsResult(float(r.statistic), float(r.p_value), float(r.df),
+                            float(r.p_value_bootstrap), int(r.bootstrap), float(r.loglik_null),
+                            float(r.loglik_groups), int(r.groups), int(r.categories),
+                            bool(r.converged), labels)
+
+
+test_groups.__test__ = False   # not a pytest test, whatever its name

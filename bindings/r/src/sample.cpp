@@ -1,0 +1,190 @@
+// sample.cpp: draws from the Dirichlet-multinomial (dirmn_sample,
+// dirmn_sample_rowwise), its moments (dirmn_moments) and the test of one DM
+// against one per group of rows (dirmn_test_groups).
+#include "common.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace dirmn_r;
+
+namespace {
+
+// Sizes as R code has checked them (whole numbers in 0 .. 2^31 - 1, as
+// doubles or integers) for the library's int64 array.
+bool read_sizes(SEXP sizes, std::vector<int64_t>* out) {
+  const R_xlen_t n = XLENGTH(sizes);
+  out->resize(static_cast<size_t>(n));
+  if (TYPEOF(sizes) == INTSXP) {
+    for (R_xlen_t i = 0; i < n; ++i) (*out)[i] = INTEGER(sizes)[i];
+    return true;
+  }
+  if (TYPEOF(sizes) != REALSXP) return false;
+  for (R_xlen_t i = 0; i < n; ++i) (*out)[i] = static_cast<int64_t>(REAL(sizes)[i]);
+  return true;
+}
+
+}  // namespace
+
+// Draws a rows x cols table. `shape` is how alpha is laid out (AlphaShape):
+// one vector (ALPHA_SHARED), a k x cols matrix of k mixture components
+// (ALPHA_VECTORS; `component` 0-based per row or NULL, `mixture_weights` k
+// values or NULL), or one row of alpha per row of the table (ALPHA_ROWWISE,
+// a rows x cols matrix). `sizes`: one size for every row, or one per row.
+// Returns a list of the new table's external pointer (`counts`) and, for
+// k > 1, each row's component (`component`, 1-based), or a failure.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes,
+                SEXP component, SEXP mixture_weights, double seed) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  SEXP bad = unusable_context(ctx);
+  if (bad != R_NilValue) return bad;
+  if (TYPEOF(alpha) != REALSXP)
+    return failure(DIRMN_ERROR_INVALID_PARAMETER, "alpha must be a double vector or matrix");
+  const int64_t n = static_cast<int64_t>(rows);
+  AlphaLayout layout;
+  int64_t cols = 0;
+  SEXP dim = Rf_getAttrib(alpha, R_DimSymbol);
+  const bool matrix = TYPEOF(dim) == INTSXP && XLENGTH(dim) == 2;
+  if (shape == ALPHA_SHARED) {
+    cols = XLENGTH(alpha);
+  } else if (!matrix) {
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "alpha must be a matrix");
+  } else {
+    cols = INTEGER(dim)[1];
+    layout.shape = static_cast<AlphaShape>(shape);
+    layout.k = shape == ALPHA_VECTORS ? INTEGER(dim)[0] : 1;
+    if (shape == ALPHA_ROWWISE && INTEGER(dim)[0] != n)
+      return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                     "alpha must have one row per row drawn");
+  }
+  std::vector<int64_t> size_values;
+  if (!read_sizes(sizes, &size_values) || (size_values.size() != 1 &&
+                                           static_cast<int64_t>(size_values.size()) != n))
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "size must hold one value or one per row");
+  std::vector<int64_t> components;
+  if (component != R_NilValue) {
+    if (TYPEOF(component) != INTSXP || XLENGTH(component) != n)
+      return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "component must hold one value per row");
+    components.assign(INTEGER(component), INTEGER(component) + n);
+  }
+  if (mixture_weights != R_NilValue &&
+      (TYPEOF(mixture_weights) != REALSXP || XLENGTH(mixture_weights) != layout.k))
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                   "mixture_weights must hold one value per row of alpha");
+  std::vector<int64_t> component_out;
+
+  dirmn_sample_options options;
+  dirmn_sample_options_init(&options);
+  options.seed = static_cast<uint64_t>(seed);
+  if (layout.shape == ALPHA_VECTORS && layout.k > 1) {
+    component_out.resize(static_cast<size_t>(n));
+    options.component = components.empty() ? nullptr : components.data();
+    options.mixture_weights =
+        mixture_weights == R_NilValue ? nullptr : REAL(mixture_weights);
+    options.component_out = component_out.data();
+  }
+  const dirmn_param param = log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA;
+  const int64_t sizes_stride = size_values.size() == 1 ? 0 : 1;
+
+  SEXP xp = PROTECT(new_counts_xptr(ctx_xp));
+  dirmn_counts* counts = nullptr;
+  dirmn_status status;
+  // R matrices are column-major: (j, v) of a k x cols alpha at j + v * k,
+  // (b, v) of a rows x cols one at b + v * rows.
+  switch (layout.shape) {
+    case ALPHA_ROWWISE:
+      status = dirmn_sample_rowwise(ctx, &counts, n, cols, REAL(alpha), 1, n, param,
+                                    size_values.data(), sizes_stride, &options);
+      break;
+    case ALPHA_VECTORS:
+      status = dirmn_sample(ctx, &counts, n, cols, layout.k, REAL(alpha), 1, layout.k, param,
+                            size_values.data(), sizes_stride, &options);
+      break;
+    default:
+      status = dirmn_sample(ctx, &counts, n, cols, 1, REAL(alpha), cols, 1, param,
+                            size_values.data(), sizes_stride, &options);
+  }
+  if (status != DIRMN_SUCCESS) {
+    SEXP res = failure(alpha_error(ctx, status, alpha, n, layout));
+    UNPROTECT(1);
+    return res;
+  }
+  adopt_counts(xp, counts);
+  SEXP drawn = R_NilValue;
+  if (!component_out.empty()) {
+    drawn = Rf_allocVector(INTSXP, static_cast<R_xlen_t>(n));
+    for (int64_t b = 0; b < n; ++b) INTEGER(drawn)[b] = static_cast<int>(component_out[b] + 1);
+  }
+  PROTECT(drawn);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, xp);
+  SET_VECTOR_ELT(out, 1, drawn);
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(names, 0, Rf_mkChar("counts"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("component"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(4);
+  return out;
+}
+
+// The mean, variance and covariance (a cols x cols matrix, symmetric, so
+// the library's row-major block reads the same column-major) of DM(alpha,
+// size), alpha one vector.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_moments(SEXP ctx_xp, SEXP alpha, bool log_param, double size) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  SEXP bad = unusable_context(ctx);
+  if (bad != R_NilValue) return bad;
+  if (TYPEOF(alpha) != REALSXP)
+    return failure(DIRMN_ERROR_INVALID_PARAMETER, "alpha must be a double vector");
+  const R_xlen_t cols = XLENGTH(alpha);
+  if (static_cast<double>(cols) * static_cast<double>(cols) > static_cast<double>(R_XLEN_T_MAX))
+    return failure(DIRMN_ERROR_OVERFLOW, "alpha is too long for a covariance matrix in R");
+  Rcpp::NumericVector mean(cols), variance(cols);
+  Rcpp::NumericMatrix covariance(static_cast<int>(cols), static_cast<int>(cols));
+  const dirmn_status status =
+      dirmn_moments(ctx, cols, REAL(alpha), 1, log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA,
+                    size, mean.begin(), variance.begin(), covariance.begin(), cols);
+  if (status != DIRMN_SUCCESS) {
+    AlphaLayout layout;
+    return failure(alpha_error(ctx, status, alpha, 1, layout));
+  }
+  return Rcpp::List::create(Rcpp::Named("mean") = mean, Rcpp::Named("variance") = variance,
+                            Rcpp::Named("covariance") = covariance);
+}
+
+// dirmn_test_groups as a plain list of its result's fields (R/test-groups.R
+// makes the htest). `group`: one integer per row, 0 .. groups - 1 or -1
+// (left out).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed,
+                     double tolerance, int max_iterations) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  if (TYPEOF(group) != INTSXP || XLENGTH(group) != p.info.rows)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "groups must hold one value per row");
+  std::vector<int64_t> group_of(INTEGER(group), INTEGER(group) + p.info.rows);
+  dirmn_group_test_options options;
+  dirmn_group_test_options_init(&options);
+  options.bootstrap = static_cast<int64_t>(bootstrap);
+  options.seed = static_cast<uint64_t>(seed);
+  options.tolerance = tolerance;
+  options.max_iterations = max_iterations;
+  dirmn_group_test_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  const dirmn_status status =
+      dirmn_test_groups(p.ctx, p.counts, group_of.data(), groups, &options, &result);
+  if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
+  return Rcpp::List::create(
+      Rcpp::Named("statistic") = result.statistic, Rcpp::Named("df") = result.df,
+      Rcpp::Named("p_value") = result.p_value,
+      Rcpp::Named("p_value_bootstrap") = result.p_value_bootstrap,
+      Rcpp::Named("bootstrap") = static_cast<double>(result.bootstrap),
+      Rcpp::Named("loglik_null") = result.loglik_null,
+      Rcpp::Named("loglik_groups") = result.loglik_groups,
+      Rcpp::Named("groups") = static_cast<double>(result.groups),
+      Rcpp::Named("categories") = static_cast<double>(result.categories),
+      Rcpp::Named("converged") = result.converged != 0);
+}

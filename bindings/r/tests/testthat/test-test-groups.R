@@ -1,0 +1,137 @@
+# The test of one Dirichlet-multinomial against one per group of rows
+# (dirmn_test_groups, issue #30), against the package's single-alpha fits
+# of the groups' rows (dirmn_fit: another path through libdirmn) and R's
+# chi-square tail.
+
+# 2 (sum of the groups' fitted log pmfs - the pooled fit's), rows with NA
+# groups left out.
+ref_group_lrt <- function(x, groups) {
+  keep <- !is.na(groups)
+  x <- x[keep, , drop = FALSE]
+  groups <- groups[keep]
+  pooled <- dirmn_fit(x)$loglik
+  per_group <- vapply(split(seq_len(nrow(x)), groups, drop = TRUE),
+                      function(rows) dirmn_fit(x[rows, , drop = FALSE])$loglik, 0)
+  2 * (sum(per_group) - pooled)
+}
+
+group_table <- function(alpha1, alpha2, n = 40, seed = 1) {
+  set.seed(seed)
+  x <- rbind(ref_rdirmn(n, 80 + rpois(n, 40), alpha1), ref_rdirmn(n, 80 + rpois(n, 40), alpha2))
+  colnames(x) <- paste0("c", seq_len(ncol(x)))
+  x
+}
+
+test_that("the statistic, df and p-value agree with fits of the groups' rows", {
+  mite <- mite_table()
+  g <- rep(c("a", "b", "c"), length.out = nrow(mite))
+  t3 <- dirmn_test_groups(mite, g)
+  expect_s3_class(t3, "htest")
+  ref <- ref_group_lrt(mite, g)
+  expect_equal(unname(t3$statistic), ref, tolerance = 1e-6)
+  expect_identical(names(t3$statistic), "LRT")
+  expect_identical(names(t3$parameter), "df")
+  expect_equal(unname(t3$parameter), 2 * 35)
+  expect_equal(t3$p.value, pchisq(ref, 2 * 35, lower.tail = FALSE), tolerance = 1e-6)
+  expect_identical(t3$p_value_chisq, t3$p.value)
+  expect_true(is.na(t3$p_value_bootstrap))
+  expect_identical(t3$B, 0L)
+  expect_identical(t3$groups, 3L)
+  expect_identical(t3$levels, c("a", "b", "c"))
+  expect_identical(t3$categories, 35L)
+  expect_true(t3$converged)
+  expect_equal(t3$loglik_null, dirmn_fit(mite)$loglik, tolerance = 1e-9)
+  expect_equal(t3$loglik_groups - t3$loglik_null, ref / 2, tolerance = 1e-6)
+  expect_identical(unname(t3$estimate), c(t3$loglik_null, t3$loglik_groups))
+  expect_identical(t3$data.name, "mite by g")
+
+  # NA rows are left out; a column without counts is not counted in P;
+  # a factor's unused levels are not groups
+  x <- cbind(mite, empty = 0)
+  f <- factor(rep(c("u", "v", NA), length.out = nrow(x)), levels = c("w", "u", "v"))
+  t2 <- dirmn_test_groups(x, f)
+  ref2 <- ref_group_lrt(x, f)
+  expect_equal(unname(t2$statistic), ref2, tolerance = 1e-6)
+  expect_identical(t2$categories, 35L)
+  expect_equal(unname(t2$parameter), 35)
+  expect_identical(t2$levels, c("u", "v"))
+  expect_equal(t2$p.value, pchisq(ref2, 35, lower.tail = FALSE), tolerance = 1e-6)
+  # a sparse table and a prepared one give the same test
+  expect_equal(dirmn_test_groups(Matrix::Matrix(x, sparse = TRUE), f)$statistic, t2$statistic,
+               tolerance = 1e-10)
+  ct <- dirmn_counts(x)
+  expect_equal(dirmn_test_groups(ct, f)$statistic, t2$statistic, tolerance = 1e-10)
+  close(ct)
+  # numeric groups
+  expect_equal(dirmn_test_groups(mite, rep(1:2, 35))$statistic,
+               dirmn_test_groups(mite, rep(c("p", "q"), 35))$statistic)
+})
+
+test_that("the test finds different compositions and not identical ones", {
+  different <- group_table(c(4, 2, 1, 1, 0.5), c(1, 1, 2, 4, 0.5), seed = 3)
+  g <- rep(1:2, each = 40)
+  td <- dirmn_test_groups(different, g)
+  expect_lt(td$p.value, 1e-8)
+  expect_equal(unname(td$statistic), ref_group_lrt(different, g), tolerance = 1e-6)
+  same <- group_table(c(4, 2, 1, 1, 0.5), c(4, 2, 1, 1, 0.5), seed = 4)
+  ts <- dirmn_test_groups(same, g)
+  expect_gt(ts$p.value, 0.01)
+  expect_equal(unname(ts$statistic), ref_group_lrt(same, g), tolerance = 1e-6)
+  tb <- dirmn_test_groups(different, g, method = "bootstrap", B = 49, seed = 2)
+  expect_equal(tb$p.value, 1 / 50)
+  tsb <- dirmn_test_groups(same, g, method = "bootstrap", B = 49, seed = 2)
+  expect_gt(tsb$p.value, 0.01)
+})
+
+test_that("the bootstrap p-value is (1 + #exceedances) / (B + 1), reproducible with a seed", {
+  mite <- mite_table()
+  g <- rep(c("a", "b"), 35)
+  B <- 39
+  tb <- dirmn_test_groups(mite, g, method = "bootstrap", B = B, seed = 17)
+  expect_s3_class(tb, "htest")
+  expect_identical(tb$B, as.integer(B))
+  expect_identical(tb$seed, 17)
+  expect_identical(tb$p.value, tb$p_value_bootstrap)
+  expect_gte(tb$p.value, 1 / (B + 1))
+  expect_lte(tb$p.value, 1)
+  hits <- tb$p.value * (B + 1) - 1
+  expect_equal(hits, round(hits), tolerance = 1e-9)
+  # the chi-square p-value is kept, and the statistic is the LRT's
+  tl <- dirmn_test_groups(mite, g)
+  expect_identical(tb$p_value_chisq, tl$p.value)
+  expect_identical(tb$statistic, tl$statistic)
+  expect_identical(dirmn_test_groups(mite, g, method = "bootstrap", B = B, seed = 17), tb)
+  set.seed(3)
+  a <- dirmn_test_groups(mite, g, method = "bootstrap", B = 19)
+  set.seed(3)
+  expect_identical(dirmn_test_groups(mite, g, method = "bootstrap", B = 19), a)
+  expect_true(is.numeric(a$seed) && length(a$seed) == 1L)
+})
+
+test_that("bad arguments of dirmn_test_groups are errors naming them", {
+  mite <- mite_table()
+  g <- rep(1:2, 35)
+  expect_error(dirmn_test_groups(mite, g[-1]), "groups has length 69",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(dirmn_test_groups(mite, rep("a", 70)), "groups must have at least two",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, c(1, rep(NA, 69))), "groups must have at least two",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, list(1, 2)), "groups",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, g, B = -1), "B must",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, g, method = "bootstrap", B = 0), "B must",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, g, method = "permutation"), "method",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, g, seed = -2, method = "bootstrap", B = 5), "seed",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite, g, tolerance = 0), "tolerance",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_groups(mite), "groups", class = "dirmn_error_invalid_argument")
+  # a group without counts leaves fewer than two groups: the library says so
+  z <- mite
+  z[g == 2, ] <- 0
+  expect_error(dirmn_test_groups(z, g), class = "dirmn_error_invalid_argument")
+})
