@@ -217,8 +217,8 @@ DIRMN_API const char* dirmn_last_error(const dirmn_context* ctx);
  *   row ("sizes", "options->component", "group")
  *                           a row's size or component of dirmn_sample, or its group of
  *                           dirmn_test_groups: "row r (0-based)"
- *   index ("options->mixture_weights")
- *                           a mixture weight of dirmn_sample
+ *   index ("options->mixture_weights", "rows_per_group")
+ *                           a mixture weight of dirmn_sample, a group of dirmn_power_groups
  *   row, column ("counts")  a cell dirmn_counts_copy_dense or _sparse cannot write in the
  *                           type asked for
  * Every position is 0-based, in the message as in the fields. Non-finite
@@ -1418,6 +1418,57 @@ DIRMN_API dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* count
                                          const int64_t* group, int64_t groups,
                                          const dirmn_group_test_options* options,
                                          dirmn_group_test_result* result);
+
+/* The power of dirmn_test_groups's chi-square test by simulation (HMP's
+ * MC.Xdc.statistics for the full-likelihood test): `tables` tables drawn
+ * from one DM per group -- group g's alpha at params[g * params_stride_k + v
+ * * params_stride_v], its rows_per_group[g] rows of the sizes listed in
+ * `sizes` (all groups' rows in group order, sum of rows_per_group entries)
+ * -- each tested at options->level; power = the share rejected, with its
+ * binomial standard error. Equal alphas give the test's size. Tables run on
+ * the context's host threads, each on one; table t is drawn from stream t
+ * of options->seed, so the result does not depend on the thread count. A
+ * table in which fewer than two groups have counts counts as not rejected. */
+
+typedef struct dirmn_power_options {
+  size_t size;         /* sizeof(dirmn_power_options) */
+  int64_t tables;      /* tables simulated; default 1000 */
+  double level;        /* the test's level, in (0, 1); default 0.05 */
+  uint64_t seed;       /* default 0 */
+  double tolerance;    /* every fit's, as dirmn_fit_options; default 1e-10 */
+  int max_iterations;  /* every fit's; default 1000 */
+} dirmn_power_options;
+
+/* Fills the first `size` bytes of *options with defaults and sets
+ * options->size to the bytes filled. NULL, or a size below sizeof(size_t),
+ * is a no-op. Never fails. */
+DIRMN_API void dirmn_power_options_init_sized(dirmn_power_options* options, size_t size);
+#define dirmn_power_options_init(options) \
+  dirmn_power_options_init_sized((options), sizeof(dirmn_power_options))
+
+typedef struct dirmn_power_result {
+  size_t size;           /* sizeof(dirmn_power_result), set by the caller */
+  double power;          /* rejected / tables */
+  double std_error;      /* sqrt(power (1 - power) / tables) */
+  int64_t tables;
+  int64_t rejected;
+  double mean_statistic; /* the likelihood-ratio statistic's mean over the tables */
+} dirmn_power_result;
+
+/* Simulates (see above) `groups` groups over `cols` categories. The caller
+ * owns every array. Statuses: SUCCESS; NULL_POINTER (params, rows_per_group,
+ * sizes, result); INVALID_ARGUMENT (groups < 2, cols < 1, strides, param,
+ * options -- tables < 1, level outside (0, 1) --, a negative rows_per_group
+ * entry or fewer than two groups with rows, naming the group, a size outside
+ * 0 .. 2^31 - 1, naming the row, result->size); INVALID_PARAMETER (an alpha,
+ * naming group and index; the sampler's range as dirmn_sample's); OVERFLOW;
+ * OUT_OF_MEMORY; CANCELLED. */
+DIRMN_API dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols,
+                                          const double* params, int64_t params_stride_k,
+                                          int64_t params_stride_v, dirmn_param param,
+                                          const int64_t* rows_per_group, const int64_t* sizes,
+                                          const dirmn_power_options* options,
+                                          dirmn_power_result* result);
 
 #ifdef __cplusplus
 } /* extern "C" */

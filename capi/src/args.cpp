@@ -262,6 +262,13 @@ size_t whole_fields(const dirmn_group_test_options*, size_t size) {
                   size);
 }
 
+size_t whole_fields(const dirmn_power_options*, size_t size) {
+  using T = dirmn_power_options;
+  return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, tables), DIRMN_FIELD_END(T, level),
+                   DIRMN_FIELD_END(T, seed), DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations)},
+                  size);
+}
+
 #undef DIRMN_FIELD_END
 
 dirmn_status likelihood_flags(dirmn_context* ctx, const char* fn, const char* what, uint32_t flags,

@@ -106,6 +106,7 @@ size_t whole_fields(const dirmn_mixture_options*, size_t size);
 size_t whole_fields(const dirmn_reg_options*, size_t size);
 size_t whole_fields(const dirmn_sample_options*, size_t size);
 size_t whole_fields(const dirmn_group_test_options*, size_t size);
+size_t whole_fields(const dirmn_power_options*, size_t size);
 
 // The shared parameter vectors dirmn_loglik last validated and converted,
 // kept bit for bit with what they became: evaluating one alpha again (a

@@ -5,9 +5,11 @@
 #include <new>
 
 #include "../../kernels/models/group_test.hpp"
+#include "../../kernels/models/sample.hpp"
 #include "args.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "sample_args.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -25,9 +27,121 @@ dirmn_group_test_options group_test_defaults() {
   return o;
 }
 
+dirmn_power_options power_defaults() {
+  dirmn_power_options o;
+  std::memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.tables = 1000;
+  o.level = 0.05;
+  o.seed = 0;
+  o.tolerance = 1e-10;
+  o.max_iterations = 1000;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
+
+void dirmn_power_options_init_sized(dirmn_power_options* options, size_t size) {
+  fill_defaults(options, size, power_defaults());
+}
+
+dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols, const double* params,
+                                int64_t params_stride_k, int64_t params_stride_v, dirmn_param param,
+                                const int64_t* rows_per_group, const int64_t* sizes,
+                                const dirmn_power_options* options, dirmn_power_result* result) {
+  static const char* fn = "dirmn_power_groups";
+  return with_context(ctx, fn, [&] {
+    if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
+    if (rows_per_group == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "rows_per_group is NULL");
+    if (sizes == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "sizes is NULL");
+    if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
+    if (result->size < offsetof(dirmn_power_result, power) + sizeof(double))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is too small; set it to sizeof(dirmn_power_result)", result->size);
+    if (groups < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "groups (%" PRId64 ") must be at least 2", groups);
+    if (cols < 1)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "cols (%" PRId64 ") must be positive", cols);
+    if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
+    dirmn_power_options o = power_defaults();
+    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_power_options_init", &o)) return s;
+    if (o.tables < 1)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tables (%" PRId64 ") must be positive", o.tables);
+    if (!(o.level > 0.0 && o.level < 1.0)) {
+      char text[kValueChars];
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->level %s must be in (0, 1)",
+                  value_text(o.level, text));
+    }
+    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
+    if (o.max_iterations < 1)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "options->max_iterations (%d) must be at least 1", o.max_iterations);
+    if (dirmn_status s = check_extent(ctx, fn, "params",
+                                      Strided{params, groups, cols, params_stride_k, params_stride_v, sizeof(double)},
+                                      false))
+      return s;
+    if (dirmn_status s = check_extent(ctx, fn, "rows_per_group", contiguous(rows_per_group, groups, sizeof(int64_t)), false))
+      return s;
+    int64_t rows = 0, with_rows = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t n = rows_per_group[g];
+      if (n < 0 || n > (int64_t{1} << 40))
+        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                       Where::named_index("rows_per_group", g).with_integer(n),
+                       "%" PRId64 " rows is outside 0 .. 2^40", n);
+      rows += n;
+      with_rows += n > 0 ? 1 : 0;
+    }
+    if (with_rows < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "fewer than two groups have rows: nothing to compare");
+    if (dirmn_status s = check_extent(ctx, fn, "sizes", contiguous(sizes, rows, sizeof(int64_t)), false)) return s;
+    if (dirmn_status s = check_sample_sizes(ctx, fn, sizes, rows, 1)) return s;
+    int64_t cells = 0;
+    if (__builtin_mul_overflow(groups, cols, &cells) || cells > (int64_t{1} << 50))
+      return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "%" PRId64 " x %" PRId64 " parameters overflow", groups, cols);
+    std::vector<double> alpha;
+    try {
+      alpha.resize(static_cast<size_t>(cells));
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " alphas", cells);
+    }
+    if (dirmn_status s = convert_params(ctx, fn, false, params, groups, cols, params_stride_k,
+                                        cols > 1 ? params_stride_v : 0, param, alpha.data()))
+      return s;
+    if (dirmn_status s = check_sample_range(ctx, fn, false, alpha, cols)) return s;
+    dirmn::PowerSettings ps;
+    ps.tables = o.tables;
+    ps.level = o.level;
+    ps.seed = o.seed;
+    ps.tolerance = o.tolerance;
+    ps.max_iterations = o.max_iterations;
+    ps.interrupt = ctx->interrupt;
+    dirmn::PowerOutcome out;
+    BackendResult r;
+    try {
+      r = dirmn::group_power(alpha.data(), groups, cols, rows_per_group, sizes, ps, *ctx->threads, &out);
+    } catch (const std::bad_alloc&) {
+      r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the simulation", 0};
+    }
+    if (r.status == DIRMN_ERROR_CANCELLED)
+      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback");
+    if (r.status == DIRMN_ERROR_OUT_OF_MEMORY) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of %s", r.what);
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    dirmn_power_result full;
+    std::memset(&full, 0, sizeof full);
+    full.size = result->size;
+    full.power = out.power;
+    full.std_error = out.std_error;
+    full.tables = out.tables;
+    full.rejected = out.rejected;
+    full.mean_statistic = out.mean_statistic;
+    std::memcpy(result, &full, std::min(result->size, sizeof full));
+    return DIRMN_SUCCESS;
+  });
+}
 
 void dirmn_group_test_options_init_sized(dirmn_group_test_options* options, size_t size) {
   fill_defaults(options, size, group_test_defaults());

@@ -10,6 +10,7 @@
 #include "args.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "sample_args.hpp"
 #include "tables.hpp"
 
 using namespace dirmn::capi;
@@ -25,21 +26,6 @@ dirmn_sample_options sample_defaults() {
   o.size = sizeof o;
   o.storage = DIRMN_STORAGE_AUTO;
   return o;
-}
-
-// The alphas (validated, converted) within the sampler's range.
-dirmn_status check_sample_range(dirmn_context* ctx, const char* fn, bool rowwise,
-                                const std::vector<double>& alpha, int64_t cols) {
-  char text[kValueChars];
-  for (size_t i = 0; i < alpha.size(); ++i) {
-    const double a = alpha[i];
-    if (a >= kSampleAlphaMin && a <= kSampleAlphaMax) continue;
-    const int64_t j = static_cast<int64_t>(i) / cols, v = static_cast<int64_t>(i) % cols;
-    return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
-                   (rowwise ? Where::row_param(j, v) : Where::param(j, v)).with_value(a),
-                   "alpha %s is outside the sampler's range [1e-300, 1e300]", value_text(a, text));
-  }
-  return DIRMN_SUCCESS;
 }
 
 // The shared part of dirmn_sample and dirmn_sample_rowwise.
@@ -81,13 +67,7 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
   if (__builtin_mul_overflow(n_vec, cols, &cells) || cells > (int64_t{1} << 50))
     return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "%" PRId64 " x %" PRId64 " parameters overflow",
                 n_vec, cols);
-  for (int64_t b = 0; b < rows; ++b) {
-    const int64_t n = sizes[b * sizes_stride];
-    if (n < 0 || n >= kSampleSizeLimit)
-      return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::row_of("sizes", b).with_integer(n),
-                     "size %" PRId64 " is outside 0 .. 2^31 - 1", n);
-    if (sizes_stride == 0) break;
-  }
+  if (dirmn_status s = check_sample_sizes(ctx, fn, sizes, rows, sizes_stride)) return s;
   std::vector<double> cum;
   if (!rowwise && k > 1) {
     if (o.component != nullptr) {
@@ -193,6 +173,33 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
 }
 
 }  // namespace
+
+dirmn_status check_sample_range(dirmn_context* ctx, const char* fn, bool rowwise,
+                                const std::vector<double>& alpha, int64_t cols) {
+  char text[kValueChars];
+  for (size_t i = 0; i < alpha.size(); ++i) {
+    const double a = alpha[i];
+    if (a >= kSampleAlphaMin && a <= kSampleAlphaMax) continue;
+    const int64_t j = static_cast<int64_t>(i) / cols, v = static_cast<int64_t>(i) % cols;
+    return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
+                   (rowwise ? Where::row_param(j, v) : Where::param(j, v)).with_value(a),
+                   "alpha %s is outside the sampler's range [1e-300, 1e300]", value_text(a, text));
+  }
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status check_sample_sizes(dirmn_context* ctx, const char* fn, const int64_t* sizes,
+                                int64_t rows, int64_t stride) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const int64_t n = sizes[b * stride];
+    if (n < 0 || n >= kSampleSizeLimit)
+      return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::row_of("sizes", b).with_integer(n),
+                     "size %" PRId64 " is outside 0 .. 2^31 - 1", n);
+    if (stride == 0) break;
+  }
+  return DIRMN_SUCCESS;
+}
+
 }  // namespace capi
 }  // namespace dirmn
 

@@ -51,6 +51,7 @@ DIRMN_HD uint64_t start_key(uint64_t seed, uint64_t start) { return seed * kSeed
 // The families of derived_key.
 constexpr uint64_t kFamilySampleRows = 1;  // dirmn_sample: one stream per row
 constexpr uint64_t kFamilyBootstrap = 2;   // a bootstrap: one seed per replicate
+constexpr uint64_t kFamilyPower = 3;       // a power simulation: one seed per table
 
 DIRMN_HD uint64_t derived_key(uint64_t seed, uint64_t family, uint64_t index) {
   return random_bits(random_bits(seed, family), index);

@@ -36,3 +36,32 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
                          const GroupTestSettings& s, HostThreads& threads, GroupTestOutcome* out);
 
 }  // namespace dirmn
+
+namespace dirmn {
+
+// The power of group_test's chi-square test at `level`, by simulation:
+// `tables` tables drawn from one DM per group (alpha: groups x cols,
+// validated; rows_of[g] rows of group g, their sizes in group order in
+// sizes), each tested; on the threads, each table on one, table t from the
+// seed's stream t (math::kFamilyPower). A table in which fewer than two
+// groups have counts counts as not rejected. OUT_OF_MEMORY; CANCELLED.
+struct PowerSettings {
+  int64_t tables = 1000;
+  double level = 0.05;
+  uint64_t seed = 0;
+  double tolerance = 1e-10;
+  int max_iterations = 1000;
+  Interrupt interrupt;
+};
+
+struct PowerOutcome {
+  int64_t tables = 0, rejected = 0;
+  double power = 0.0, std_error = 0.0;
+  double mean_statistic = 0.0;
+};
+
+BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, const int64_t* rows_of,
+                          const int64_t* sizes, const PowerSettings& s, HostThreads& threads,
+                          PowerOutcome* out);
+
+}  // namespace dirmn

@@ -1,0 +1,111 @@
+// group_power.cpp: the power of the groups' likelihood-ratio test by
+// simulation (HMP's MC.Xdc.statistics, for the full-likelihood test):
+// tables drawn from the groups' DMs, each tested as dirmn_test_groups
+// tests a table (group_test_parts.hpp).
+#include <atomic>
+#include <cmath>
+#include <new>
+#include <vector>
+
+#include "../math/distributions.hpp"
+#include "../math/random.hpp"
+#include "group_test.hpp"
+#include "group_test_parts.hpp"
+#include "sample.hpp"
+
+namespace dirmn {
+namespace {
+
+using namespace group_parts;
+
+// Table t's statistic and p-value; p 1 where fewer than two groups have counts.
+void test_drawn(const SampledRows& drawn, const std::vector<int64_t>& row_group, int64_t groups, int64_t cols,
+                const GroupTestSettings& gs, double* statistic, double* p_value) {
+  Layout l;
+  std::vector<int64_t> renumber(static_cast<size_t>(groups), -1);
+  l.slot.assign(static_cast<size_t>(cols), -1);
+  const int64_t rows = static_cast<int64_t>(row_group.size());
+  std::vector<int64_t> at;  // each row in the test's first entry in drawn
+  for (int64_t b = 0; b < rows; ++b) {
+    const int64_t lo = drawn.ptr[static_cast<size_t>(b)], hi = drawn.ptr[static_cast<size_t>(b) + 1];
+    if (lo == hi) continue;
+    int64_t& g = renumber[static_cast<size_t>(row_group[static_cast<size_t>(b)])];
+    if (g < 0) g = l.groups++;
+    l.row.push_back(b);
+    l.group.push_back(g);
+    for (int64_t i = lo; i < hi; ++i) l.slot[static_cast<size_t>(drawn.col[static_cast<size_t>(i)])] = 0;
+  }
+  *statistic = 0.0;
+  *p_value = 1.0;
+  if (l.groups < 2) return;
+  for (int64_t v = 0; v < cols; ++v)
+    if (l.slot[static_cast<size_t>(v)] == 0) l.slot[static_cast<size_t>(v)] = l.cols++;
+  std::vector<Histograms> h;
+  group_histograms(l, [&](size_t i, auto&& f) {
+    const int64_t b = l.row[i];
+    for (int64_t c = drawn.ptr[static_cast<size_t>(b)]; c < drawn.ptr[static_cast<size_t>(b) + 1]; ++c)
+      f(l.slot[static_cast<size_t>(drawn.col[static_cast<size_t>(c)])],
+        static_cast<double>(drawn.count[static_cast<size_t>(c)]));
+  }, &h);
+  Fitted f;
+  fit_all(h, gs, false, &f);
+  *statistic = f.statistic;
+  const double df = static_cast<double>((l.groups - 1) * l.cols);
+  *p_value = math::gamma_q(0.5 * df, 0.5 * f.statistic);
+}
+
+}  // namespace
+
+BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, const int64_t* rows_of,
+                          const int64_t* sizes, const PowerSettings& s, HostThreads& threads,
+                          PowerOutcome* out) {
+  std::vector<int64_t> row_group;
+  for (int64_t g = 0; g < groups; ++g) row_group.insert(row_group.end(), static_cast<size_t>(rows_of[g]), g);
+  GroupTestSettings gs;
+  gs.tolerance = s.tolerance;
+  gs.max_iterations = s.max_iterations;
+  std::vector<uint8_t> reject(static_cast<size_t>(s.tables), 0);
+  std::vector<double> stat(static_cast<size_t>(s.tables), 0.0);
+  std::atomic<bool> no_memory{false};
+  const auto body = [&](int64_t t) {
+    try {
+      SampleRequest req;
+      req.rows = static_cast<int64_t>(row_group.size());
+      req.cols = cols;
+      req.alpha = alpha;
+      req.k = groups;
+      req.sizes = sizes;
+      req.sizes_stride = 1;
+      req.component = row_group.data();
+      req.seed = math::derived_key(s.seed, math::kFamilyPower, static_cast<uint64_t>(t));
+      SampledRows drawn;
+      if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
+        no_memory = true;
+        return;
+      }
+      double p = 1.0;
+      test_drawn(drawn, row_group, groups, cols, gs, &stat[static_cast<size_t>(t)], &p);
+      reject[static_cast<size_t>(t)] = p < s.level ? 1 : 0;
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+    }
+  };
+  const double cost = static_cast<double>(row_group.size()) * static_cast<double>(cols) * 100.0 *
+                      static_cast<double>(s.tables);
+  if (!threads.run(s.tables, body, [&] { return s.interrupt.poll(); }, cost))
+    return {DIRMN_ERROR_CANCELLED, "", 0};
+  if (no_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the simulated tables", 0};
+  out->tables = s.tables;
+  out->rejected = 0;
+  double stat_sum = 0.0;
+  for (int64_t t = 0; t < s.tables; ++t) {
+    out->rejected += reject[static_cast<size_t>(t)];
+    stat_sum += stat[static_cast<size_t>(t)];
+  }
+  out->power = static_cast<double>(out->rejected) / static_cast<double>(s.tables);
+  out->std_error = std::sqrt(out->power * (1.0 - out->power) / static_cast<double>(s.tables));
+  out->mean_statistic = stat_sum / static_cast<double>(s.tables);
+  return {};
+}
+
+}  // namespace dirmn
