@@ -288,3 +288,34 @@ TEST_CASE("power_groups: each table is dirmn_test_groups of dirmn_sample's table
     CHECK(loc.index == 2);
   }
 }
+
+TEST_CASE("test_groups: HMP's Xdc on its saliva, throat and tonsils tables", "[groups-test]") {
+  // HMP 2.0.1's Xdc.sevsample(..., epsilon = 1e-12, est = "mle"): the same
+  // likelihood-ratio statistic from dirmult's fits (tests/data/README.md).
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  std::vector<double> x;
+  std::vector<int64_t> group;
+  int64_t cols = 0;
+  int g = 0;
+  for (const char* name : {"hmp_saliva.csv", "hmp_throat.csv", "hmp_tonsils.csv"}) {
+    int64_t r = 0, c = 0;
+    const std::vector<double> t = read_csv(test_data_path(name), &r, &c);
+    cols = c;
+    x.insert(x.end(), t.begin(), t.end());
+    group.insert(group.end(), static_cast<size_t>(r), g++);
+  }
+  REQUIRE(cols == 21);
+  const int64_t rows = static_cast<int64_t>(group.size());
+  Counts c = counts_of(ctx.get(), x, rows, cols);
+  const dirmn_group_test_result all = run_groups(ctx.get(), c.get(), group, 3);
+  CHECK(close_to(all.statistic, 529.509073461, 1e-9));
+  CHECK(all.df == 42.0);
+  // Saliva against throat, tonsils left out.
+  std::vector<int64_t> two(group);
+  for (int64_t& v : two)
+    if (v == 2) v = -1;
+  const dirmn_group_test_result st = run_groups(ctx.get(), c.get(), two, 3);
+  CHECK(close_to(st.statistic, 367.617064644, 1e-9));
+  CHECK(st.df == 21.0);
+}
