@@ -319,3 +319,53 @@ TEST_CASE("test_groups: HMP's Xdc on its saliva, throat and tonsils tables", "[g
   CHECK(close_to(st.statistic, 367.617064644, 1e-9));
   CHECK(st.df == 21.0);
 }
+
+TEST_CASE("test_groups: HMP's Xmcupo on its saliva, throat and tonsils tables", "[groups-test]") {
+  // HMP 2.0.1's Xmcupo.sevsample (deterministic: method-of-moments
+  // estimates; its row totals carry a +1e-6 that moves nothing at 1e-9).
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  std::vector<double> x;
+  std::vector<int64_t> group;
+  int g = 0;
+  for (const char* name : {"hmp_saliva.csv", "hmp_throat.csv", "hmp_tonsils.csv"}) {
+    int64_t r = 0, c = 0;
+    const std::vector<double> t = read_csv(test_data_path(name), &r, &c);
+    x.insert(x.end(), t.begin(), t.end());
+    group.insert(group.end(), static_cast<size_t>(r), g++);
+  }
+  const int64_t rows = static_cast<int64_t>(group.size());
+  Counts c = counts_of(ctx.get(), x, rows, 21);
+  dirmn_group_test_options o;
+  dirmn_group_test_options_init(&o);
+  o.statistic = DIRMN_GROUP_XMCUPO;
+  const auto run = [&](const std::vector<int64_t>& grp) {
+    dirmn_group_test_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    REQUIRE(dirmn_test_groups(ctx.get(), c.get(), grp.data(), 3, &o, &r) == DIRMN_SUCCESS);
+    return r;
+  };
+  const dirmn_group_test_result all = run(group);
+  CHECK(close_to(all.statistic, 150.443851750275, 1e-9));
+  CHECK(all.df == 40.0);
+  std::vector<int64_t> st(group), tt(group);
+  for (size_t b = 0; b < group.size(); ++b) {
+    if (st[b] == 2) st[b] = -1;
+    if (tt[b] == 0) tt[b] = -1;
+  }
+  CHECK(close_to(run(st).statistic, 98.3973853587345, 1e-9));
+  const dirmn_group_test_result r_tt = run(tt);
+  CHECK(close_to(r_tt.statistic, 3.24781427884673, 1e-9));
+  CHECK(close_to(r_tt.p_value, 0.99999189153229, 1e-9));
+  // Its bootstrap: a whole number of 100ths, reproducible.
+  o.bootstrap = 99;
+  o.seed = 3;
+  const dirmn_group_test_result b1 = run(tt), b2 = run(tt);
+  CHECK(b1.p_value_bootstrap == b2.p_value_bootstrap);
+  CHECK(b1.p_value_bootstrap > 0.5);  // throat and tonsils do not differ
+  o.statistic = static_cast<dirmn_group_statistic>(7);
+  dirmn_group_test_result r;
+  r.size = sizeof r;
+  CHECK(dirmn_test_groups(ctx.get(), c.get(), group.data(), 3, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+}

@@ -1374,12 +1374,26 @@ DIRMN_API dirmn_status dirmn_moments(dirmn_context* ctx, int64_t cols, const dou
  * each refitted under both hypotheses (p-value (1 + #{T* >= T}) / (1 + B),
  * Davison & Hinkley 1997, eq. 4.11). */
 
+/* The statistic the groups are compared by. */
+typedef enum dirmn_group_statistic DIRMN_ENUM_INT {
+  DIRMN_GROUP_LRT = 0,    /* the likelihood ratio above: chi-square on (G - 1) P df */
+  DIRMN_GROUP_XMCUPO = 1  /* HMP's Xmcupo (La Rosa et al. 2012): the groups' pooled
+                             proportions pi_g against their precision-weighted mean pi_0,
+                             sum_g sum_v (pi_gv - pi_0v)^2 / (pi_0v c_g), c_g = (theta_g
+                             (sum N^2 - sum N) + sum N) / (sum N)^2 from Weir's
+                             method-of-moments theta_g over group g's rows with counts (0 for
+                             one row); chi-square on (G - 1)(P - 1) df. No fit enters it, but
+                             the result's log-likelihoods are still the fits' */
+} dirmn_group_statistic;
+
 typedef struct dirmn_group_test_options {
   size_t size;           /* sizeof(dirmn_group_test_options) */
   int64_t bootstrap;     /* B: bootstrap tables (0, the default: the chi-square p-value alone) */
   uint64_t seed;         /* the bootstrap tables' seed (dirmn_sample's); default 0 */
   double tolerance;      /* every fit's, as dirmn_fit_options; default 1e-10 */
   int max_iterations;    /* every fit's; default 1000 */
+  dirmn_group_statistic statistic; /* default DIRMN_GROUP_LRT; the bootstrap's tables are
+                                      drawn from the one DM's fit and tested by it either way */
 } dirmn_group_test_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -1437,6 +1451,7 @@ typedef struct dirmn_power_options {
   uint64_t seed;       /* default 0 */
   double tolerance;    /* every fit's, as dirmn_fit_options; default 1e-10 */
   int max_iterations;  /* every fit's; default 1000 */
+  dirmn_group_statistic statistic; /* the test simulated; default DIRMN_GROUP_LRT */
 } dirmn_power_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets

@@ -258,14 +258,16 @@ size_t whole_fields(const dirmn_sample_options*, size_t size) {
 size_t whole_fields(const dirmn_group_test_options*, size_t size) {
   using T = dirmn_group_test_options;
   return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, bootstrap), DIRMN_FIELD_END(T, seed),
-                   DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations)},
+                   DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations),
+                   DIRMN_FIELD_END(T, statistic)},
                   size);
 }
 
 size_t whole_fields(const dirmn_power_options*, size_t size) {
   using T = dirmn_power_options;
   return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, tables), DIRMN_FIELD_END(T, level),
-                   DIRMN_FIELD_END(T, seed), DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations)},
+                   DIRMN_FIELD_END(T, seed), DIRMN_FIELD_END(T, tolerance), DIRMN_FIELD_END(T, max_iterations),
+                   DIRMN_FIELD_END(T, statistic)},
                   size);
 }
 

@@ -69,6 +69,9 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
     if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_power_options_init", &o)) return s;
     if (o.tables < 1)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tables (%" PRId64 ") must be positive", o.tables);
+    if (o.statistic != DIRMN_GROUP_LRT && o.statistic != DIRMN_GROUP_XMCUPO)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
+                  static_cast<int>(o.statistic));
     if (!(o.level > 0.0 && o.level < 1.0)) {
       char text[kValueChars];
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->level %s must be in (0, 1)",
@@ -113,6 +116,7 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
       return s;
     if (dirmn_status s = check_sample_range(ctx, fn, false, alpha, cols)) return s;
     dirmn::PowerSettings ps;
+    ps.statistic = o.statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
     ps.tables = o.tables;
     ps.level = o.level;
     ps.seed = o.seed;
@@ -166,6 +170,9 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
     if (o.bootstrap < 0)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "options->bootstrap (%" PRId64 ") must be >= 0", o.bootstrap);
+    if (o.statistic != DIRMN_GROUP_LRT && o.statistic != DIRMN_GROUP_XMCUPO)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
+                  static_cast<int>(o.statistic));
     if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
     if (o.max_iterations < 1)
@@ -183,6 +190,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
       return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
                   "counts wrapped from device memory keep no host copy for the test's fits");
     dirmn::GroupTestSettings s;
+    s.statistic = o.statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
     s.bootstrap = o.bootstrap;
     s.seed = o.seed;
     s.tolerance = o.tolerance;

@@ -40,18 +40,23 @@ void test_drawn(const SampledRows& drawn, const std::vector<int64_t>& row_group,
   if (l.groups < 2) return;
   for (int64_t v = 0; v < cols; ++v)
     if (l.slot[static_cast<size_t>(v)] == 0) l.slot[static_cast<size_t>(v)] = l.cols++;
-  std::vector<Histograms> h;
-  group_histograms(l, [&](size_t i, auto&& f) {
+  const auto each_row = [&](size_t i, auto&& f) {
     const int64_t b = l.row[i];
     for (int64_t c = drawn.ptr[static_cast<size_t>(b)]; c < drawn.ptr[static_cast<size_t>(b) + 1]; ++c)
       f(l.slot[static_cast<size_t>(drawn.col[static_cast<size_t>(c)])],
         static_cast<double>(drawn.count[static_cast<size_t>(c)]));
-  }, &h);
-  Fitted f;
-  fit_all(h, gs, false, &f);
-  *statistic = f.statistic;
-  const double df = static_cast<double>((l.groups - 1) * l.cols);
-  *p_value = math::gamma_q(0.5 * df, 0.5 * f.statistic);
+  };
+  if (gs.statistic == kStatisticXmcupo) {
+    *statistic = xmcupo(l, each_row);
+  } else {
+    std::vector<Histograms> h;
+    group_histograms(l, each_row, &h);
+    Fitted f;
+    fit_all(h, gs, false, &f);
+    *statistic = f.statistic;
+  }
+  const double df = statistic_df(gs.statistic, l.groups, l.cols);
+  *p_value = df > 0.0 ? math::gamma_q(0.5 * df, 0.5 * *statistic) : 1.0;
 }
 
 }  // namespace
@@ -62,6 +67,7 @@ BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, con
   std::vector<int64_t> row_group;
   for (int64_t g = 0; g < groups; ++g) row_group.insert(row_group.end(), static_cast<size_t>(rows_of[g]), g);
   GroupTestSettings gs;
+  gs.statistic = s.statistic;
   gs.tolerance = s.tolerance;
   gs.max_iterations = s.max_iterations;
   std::vector<uint8_t> reject(static_cast<size_t>(s.tables), 0);

@@ -8,6 +8,7 @@
 // (math::derived_key(seed, kFamilyBootstrap, r)).
 #include "group_test.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <new>
@@ -34,14 +35,23 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
                          const GroupTestSettings& s, HostThreads& threads, GroupTestOutcome* out) {
   // The rows in the test (a group, counts) and the groups and columns they hold.
   Layout l;
-  std::vector<int64_t> renumber(static_cast<size_t>(groups), -1);
+  // The labels the rows use, sorted: at most one per row, whatever
+  // `groups` is (a vector of `groups` entries would not fit for groups near
+  // 2^63); renumber[i] is labels[i]'s group in order of first appearance.
+  std::vector<int64_t> labels;
+  labels.reserve(static_cast<size_t>(std::min(groups, t.rows)));
+  for (int64_t b = 0; b < t.rows; ++b)
+    if (group[b] >= 0) labels.push_back(group[b]);
+  std::sort(labels.begin(), labels.end());
+  labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+  std::vector<int64_t> renumber(labels.size(), -1);
   l.slot.assign(static_cast<size_t>(t.cols), -1);
   with_value_type(t.vtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = reinterpret_cast<const T*>(t.values.data());
     for (int64_t b = 0; b < t.rows; ++b) {
       if (group[b] < 0 || t.row_total[static_cast<size_t>(b)] == 0.0) continue;
-      int64_t& g = renumber[static_cast<size_t>(group[b])];
+      int64_t& g = renumber[static_cast<size_t>(std::lower_bound(labels.begin(), labels.end(), group[b]) - labels.begin())];
       if (g < 0) g = l.groups++;
       l.row.push_back(b);
       l.group.push_back(g);
@@ -58,8 +68,7 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
     if (l.slot[static_cast<size_t>(v)] == 0) l.slot[static_cast<size_t>(v)] = l.cols++;
   // Group labels renumbered in order of first appearance do not change a
   // group's rows, so neither the fits nor the statistic.
-  std::vector<Histograms> h;
-  group_histograms(l, [&](size_t i, auto&& f) {
+  const auto observed_row = [&](size_t i, auto&& f) {
     const int64_t b = l.row[i];
     with_value_type(t.vtype, [&](auto tag) {
       using T = decltype(tag);
@@ -71,18 +80,22 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
           f(l.slot[static_cast<size_t>(t.sparse ? t.col_idx[static_cast<size_t>(c)] : c - lo)], cell(x, c));
       return 0;
     });
-  }, &h);
+  };
+  std::vector<Histograms> h;
+  group_histograms(l, observed_row, &h);
   if (s.interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
   Fitted observed;
   fit_all(h, s, true, &observed);
   std::vector<Histograms>().swap(h);
-  out->statistic = observed.statistic;
+  const bool by_xmcupo = s.statistic == kStatisticXmcupo;
+  const double statistic = by_xmcupo ? xmcupo(l, observed_row) : observed.statistic;
+  out->statistic = statistic;
   out->loglik_null = observed.loglik_null;
   out->loglik_groups = observed.loglik_groups;
   out->groups = l.groups;
   out->categories = l.cols;
-  out->df = static_cast<double>((l.groups - 1) * l.cols);
-  out->p_value = math::gamma_q(0.5 * out->df, 0.5 * out->statistic);
+  out->df = statistic_df(s.statistic, l.groups, l.cols);
+  out->p_value = out->df > 0.0 ? math::gamma_q(0.5 * out->df, 0.5 * out->statistic) : 1.0;
   out->converged = observed.converged;
   out->bootstrap = s.bootstrap;
   out->p_value_bootstrap = 1.0;
@@ -109,14 +122,21 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
         no_memory = true;
         return;
       }
-      std::vector<Histograms> hr;
-      group_histograms(l, [&](size_t i, auto&& f) {
+      const auto drawn_row = [&](size_t i, auto&& f) {
         for (int64_t c = drawn.ptr[i]; c < drawn.ptr[i + 1]; ++c)
           f(drawn.col[static_cast<size_t>(c)], static_cast<double>(drawn.count[static_cast<size_t>(c)]));
-      }, &hr);
-      Fitted f;
-      fit_all(hr, s, false, &f);
-      exceeds[static_cast<size_t>(r)] = f.statistic >= observed.statistic ? 1 : 0;
+      };
+      double replicate = 0.0;
+      if (by_xmcupo) {
+        replicate = xmcupo(l, drawn_row);
+      } else {
+        std::vector<Histograms> hr;
+        group_histograms(l, drawn_row, &hr);
+        Fitted f;
+        fit_all(hr, s, false, &f);
+        replicate = f.statistic;
+      }
+      exceeds[static_cast<size_t>(r)] = replicate >= statistic ? 1 : 0;
     } catch (const std::bad_alloc&) {
       no_memory = true;
     }

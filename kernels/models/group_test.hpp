@@ -12,7 +12,12 @@
 
 namespace dirmn {
 
+// The statistics the groups can be compared by (dirmn_group_statistic).
+constexpr int kStatisticLrt = 0;
+constexpr int kStatisticXmcupo = 1;
+
 struct GroupTestSettings {
+  int statistic = kStatisticLrt;
   int64_t bootstrap = 0;
   uint64_t seed = 0;
   double tolerance = 1e-10;
@@ -46,6 +51,7 @@ namespace dirmn {
 // seed's stream t (math::kFamilyPower). A table in which fewer than two
 // groups have counts counts as not rejected. OUT_OF_MEMORY; CANCELLED.
 struct PowerSettings {
+  int statistic = kStatisticLrt;
   int64_t tables = 1000;
   double level = 0.05;
   uint64_t seed = 0;

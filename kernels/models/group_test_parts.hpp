@@ -95,5 +95,85 @@ inline void fit_all(const std::vector<Histograms>& h, const GroupTestSettings& s
   f->statistic = std::max(0.0, 2.0 * (f->loglik_groups - f->loglik_null));
 }
 
+// HMP's Xmcupo (La Rosa et al. 2012, PLoS ONE 7:e52078; HMP's
+// Xmcupo.statistics): the groups' pooled proportions pi_g compared through
+// a chi-square of their spread about the precision-weighted mean pi_0,
+//   sum_g sum_v (pi_gv - pi_0v)^2 / pi_0v / c_g,
+//   c_g = (theta_g (sum N^2 - sum N) + sum N) / (sum N)^2,
+// with theta_g Weir's (1996) method-of-moments overdispersion of group g
+// (0 for a group of one row). Two passes over the rows (each_row as for
+// group_histograms): the proportions, then the squared deviations.
+template <class EachRow>
+double xmcupo(const Layout& l, EachRow each_row) {
+  const int64_t groups = l.groups, cols = l.cols;
+  std::vector<double> x(static_cast<size_t>(groups * cols), 0.0), total(static_cast<size_t>(groups), 0.0),
+      total2(static_cast<size_t>(groups), 0.0), rows(static_cast<size_t>(groups), 0.0),
+      within(static_cast<size_t>(groups), 0.0), between(static_cast<size_t>(groups), 0.0);
+  std::vector<double> row_total(l.row.size(), 0.0);
+  for (size_t i = 0; i < l.row.size(); ++i) {
+    const int64_t g = l.group[i];
+    each_row(i, [&](int64_t v, double n) {
+      x[static_cast<size_t>(g * cols + v)] += n;
+      row_total[i] += n;
+    });
+    total[static_cast<size_t>(g)] += row_total[i];
+    total2[static_cast<size_t>(g)] += row_total[i] * row_total[i];
+    rows[static_cast<size_t>(g)] += 1.0;
+  }
+  std::vector<double> pi_sq(static_cast<size_t>(groups), 0.0);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t v = 0; v < cols; ++v) {
+      double& p = x[static_cast<size_t>(g * cols + v)];
+      p /= total[static_cast<size_t>(g)];
+      pi_sq[static_cast<size_t>(g)] += p * p;
+    }
+  // Per row: sum_v (n/N - pi_v)^2 = sum over its nonzeros of (n/N)^2 - 2 (n/N) pi_v,
+  // plus sum_v pi_v^2; and sum_v (n/N)(1 - n/N) = 1 - sum (n/N)^2.
+  for (size_t i = 0; i < l.row.size(); ++i) {
+    const int64_t g = l.group[i];
+    const double n_row = row_total[i];
+    double sq = 0.0, cross = 0.0;
+    each_row(i, [&](int64_t v, double n) {
+      const double f = n / n_row;
+      sq += f * f;
+      cross += f * x[static_cast<size_t>(g * cols + v)];
+    });
+    between[static_cast<size_t>(g)] += n_row * (sq - 2.0 * cross + pi_sq[static_cast<size_t>(g)]);
+    within[static_cast<size_t>(g)] += n_row * (1.0 - sq);
+  }
+  std::vector<double> c(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) {
+    const double s = rows[static_cast<size_t>(g)], n_sum = total[static_cast<size_t>(g)];
+    double theta = 0.0;
+    if (s >= 2.0) {
+      const double msp = between[static_cast<size_t>(g)] / (s - 1.0);
+      const double msg = within[static_cast<size_t>(g)] / (n_sum - s);
+      const double nc = (n_sum - total2[static_cast<size_t>(g)] / n_sum) / (s - 1.0);
+      theta = (msp - msg) / (msp + (nc - 1.0) * msg);
+    }
+    c[static_cast<size_t>(g)] = (theta * (total2[static_cast<size_t>(g)] - n_sum) + n_sum) / (n_sum * n_sum);
+  }
+  double inv_sum = 0.0;
+  for (double cg : c) inv_sum += 1.0 / cg;
+  double stat = 0.0;
+  for (int64_t v = 0; v < cols; ++v) {
+    double pi0 = 0.0;
+    for (int64_t g = 0; g < groups; ++g) pi0 += x[static_cast<size_t>(g * cols + v)] / c[static_cast<size_t>(g)];
+    pi0 /= inv_sum;
+    for (int64_t g = 0; g < groups; ++g) {
+      const double d = x[static_cast<size_t>(g * cols + v)] - pi0;
+      stat += d * d / pi0 / c[static_cast<size_t>(g)];
+    }
+  }
+  return stat;
+}
+
+// The degrees of freedom of the test's statistic: the likelihood ratio's
+// (G - 1) P, Xmcupo's (G - 1)(P - 1).
+inline double statistic_df(int statistic, int64_t groups, int64_t cols) {
+  return statistic == kStatisticXmcupo ? static_cast<double>((groups - 1) * (cols - 1))
+                                       : static_cast<double>((groups - 1) * cols);
+}
+
 }  // namespace group_parts
 }  // namespace dirmn
