@@ -6,6 +6,7 @@
 //
 // Usage:
 //   dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--only NAME[,NAME]]
+//                      [--power FILE [--tables N]]
 //
 // The shapes (rows x categories, size per row), alpha_v = 0.5 + (v mod 7)
 // / 2 (1.8 on average: dense rows where the size passes the categories):
@@ -17,12 +18,18 @@
 //   draws over 2 s), cells/s (rows x categories / time), the table's
 //   nonzeros and whether any row's total differs from its size.
 // Then: dirmn_test_groups with a 1000-table parametric bootstrap on a 500 x
-// 50 table in two groups (the target).
+// 50 table in two groups (the target). With --power FILE (one
+// group's alpha per line, comma-separated; bench/power_hmp.R writes HMP's
+// example): dirmn_power_groups on HMP's MC.Xdc.statistics example design
+// -- 9, 11 and 12 subjects of 12000 reads -- with N tables (default 1000),
+// for the likelihood ratio and for Xmcupo.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -73,7 +80,8 @@ bool wanted(const std::string& only, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string backend = "cpu", only;
+  std::string backend = "cpu", only, power_file;
+  int64_t power_tables = 1000;
   int threads = 0;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
@@ -82,8 +90,11 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--quick") quick = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--power" && i + 1 < argc) power_file = argv[++i];
+    else if (a == "--tables" && i + 1 < argc) power_tables = std::atoll(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--only NAMES]\n");
+      std::fprintf(stderr, "usage: dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--only NAMES] "
+                           "[--power FILE [--tables N]]\n");
       return 2;
     }
   }
@@ -158,6 +169,55 @@ int main(int argc, char** argv) {
                 "(statistic %.3f on %.0f df, chi-square p %.4f, bootstrap p %.4f)\n",
                 t, r.statistic, r.df, r.p_value, r.p_value_bootstrap);
     dirmn_counts_destroy(c);
+  }
+  if (!power_file.empty()) {
+    std::ifstream in(power_file);
+    std::vector<double> alpha;
+    int64_t groups = 0, cols = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      std::stringstream ss(line);
+      int64_t n = 0;
+      for (std::string cell; std::getline(ss, cell, ',');) {
+        alpha.push_back(std::stod(cell));
+        ++n;
+      }
+      cols = n;
+      ++groups;
+    }
+    if (groups < 2 || static_cast<int64_t>(alpha.size()) != groups * cols) {
+      std::fprintf(stderr, "%s: want one group's alpha per line, the same length each\n", power_file.c_str());
+      return 1;
+    }
+    // HMP's MC.Xdc.statistics example: 9, 11 and 12 subjects of 12000 reads.
+    std::vector<int64_t> rows_per_group(static_cast<size_t>(groups), 10);
+    const int64_t example[3] = {9, 11, 12};
+    for (int64_t g = 0; g < groups && g < 3; ++g) rows_per_group[static_cast<size_t>(g)] = example[g];
+    int64_t rows = 0;
+    for (int64_t n : rows_per_group) rows += n;
+    const std::vector<int64_t> sizes(static_cast<size_t>(rows), 12000);
+    std::printf("\npower by simulation, %lld groups x %lld taxa (rows", static_cast<long long>(groups),
+                static_cast<long long>(cols));
+    for (int64_t n : rows_per_group) std::printf(" %lld", static_cast<long long>(n));
+    std::printf(", 12000 reads each), %lld tables at level 0.05\n", static_cast<long long>(power_tables));
+    for (dirmn_group_statistic stat : {DIRMN_GROUP_LRT, DIRMN_GROUP_XMCUPO}) {
+      dirmn_power_options o;
+      dirmn_power_options_init(&o);
+      o.tables = power_tables;
+      o.seed = 1;
+      o.statistic = stat;
+      dirmn_power_result r;
+      std::memset(&r, 0, sizeof r);
+      r.size = sizeof r;
+      const auto t0 = std::chrono::steady_clock::now();
+      require(dirmn_power_groups(ctx, groups, cols, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, rows_per_group.data(),
+                                 sizes.data(), &o, &r),
+              ctx, "dirmn_power_groups");
+      const double t = seconds_since(t0);
+      std::printf("  %-7s %8.3f s (%.2f ms a table): power %.4f (se %.4f), mean statistic %.2f\n",
+                  stat == DIRMN_GROUP_LRT ? "LRT" : "Xmcupo", t, 1e3 * t / static_cast<double>(power_tables), r.power,
+                  r.std_error, r.mean_statistic);
+    }
   }
   dirmn_context_destroy(ctx);
   return 0;
