@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <new>
 
 #include "../math/sampling.hpp"
@@ -267,7 +268,10 @@ void dm_moments(const double* alpha, int64_t cols, double size, double* mean, do
     others[static_cast<size_t>(v)] += s;
     s += alpha[v];
   }
-  const double inflate = (size + a_sum) / (1.0 + a_sum);
+  double inflate = (size + a_sum) / (1.0 + a_sum);
+  // size + A beyond the largest double (a size near it): the same ratio as
+  // two finite terms, so that no moment below is Inf times 0 (NaN).
+  if (!std::isfinite(inflate)) inflate = size / (1.0 + a_sum) + a_sum / (1.0 + a_sum);
   for (int64_t v = 0; v < cols; ++v) {
     const double p = alpha[v] / a_sum, q = others[static_cast<size_t>(v)] / a_sum;
     if (mean != nullptr) mean[v] = size * p;
@@ -275,14 +279,18 @@ void dm_moments(const double* alpha, int64_t cols, double size, double* mean, do
   }
   if (covariance == nullptr) return;
   // -(size inflate) (p_u p_v): the same rounding for (u, v) and (v, u), so
-  // that the matrix is exactly symmetric.
+  // that the matrix is exactly symmetric. Where size inflate is beyond the
+  // largest double, -size (inflate (p_u p_v)), as symmetric: Inf only where
+  // the covariance itself is, never Inf times a p_u p_v that underflowed.
   const double scale = size * inflate;
+  const bool scale_finite = std::isfinite(scale);
   for (int64_t u = 0; u < cols; ++u) {
     const double pu = alpha[u] / a_sum;
     double* row = covariance + u * ld;
     for (int64_t v = 0; v < cols; ++v)
       row[v] = u == v ? size * pu * (others[static_cast<size_t>(u)] / a_sum) * inflate
-                      : -(scale * (pu * (alpha[v] / a_sum)));
+                      : scale_finite ? -(scale * (pu * (alpha[v] / a_sum)))
+                                     : -(size * (inflate * (pu * (alpha[v] / a_sum))));
   }
 }
 

@@ -1,7 +1,9 @@
 // fault_driver.cpp: runs a representative C workload -- contexts, dense
 // and sparse counts (one of 2^20+ cells, whose validation starts threads),
 // likelihoods, row-wise derivatives, sums, fits, mixtures and their
-// assignment, the failure queries -- once to learn how many allocations and
+// assignment, regressions, sampled tables (k = 1, a k = 2 mixture, one
+// alpha per row) and their copies out, moments, the group test with a
+// bootstrap, the failure queries -- once to learn how many allocations and
 // thread creations it makes, then again for n = 1, 2, 3, ... with the n-th
 // allocation (then the n-th thread creation) failing. Every call an
 // injected failure reaches must answer DIRMN_ERROR_OUT_OF_MEMORY with a
@@ -115,6 +117,178 @@ std::vector<int32_t> small_table() {
       x[static_cast<size_t>(b * kCols + v)] = b == 7 ? 0 : n;
     }
   return x;
+}
+
+// Integer outputs live in sentinel-filled double buffers (as many bytes or
+// more), so that Run::call's check that a failed call left them alone
+// covers them too; their values are kept as doubles.
+template <class T>
+T* as(std::vector<double>& v) {
+  return reinterpret_cast<T*>(v.data());
+}
+template <class T>
+void keep_as(Run& run, std::vector<double>& v, size_t n) {
+  std::vector<double> d(n);
+  for (size_t i = 0; i < n; ++i) d[i] = static_cast<double>(as<T>(v)[i]);
+  run.keep(d);
+}
+
+// Sampling: a k = 1 table of 200 rows (its blocks on the pool; sizes
+// 0 .. 22 over 5 categories, so both the urn and the gamma variates draw),
+// a mixture of k = 2 with mixture_weights and component_out, one alpha per
+// row; each table's row totals and both copies out (CSC with int64
+// indices, CSR with int32 indices and float values); dirmn_moments with a
+// covariance; dirmn_test_groups with a bootstrap of 3 tables on the pool.
+bool sampling(Run& run, dirmn_context* ctx, dirmn_counts* c, const std::vector<double>& alpha,
+              const std::vector<double>& arow) {
+  constexpr int64_t kDrawRows = 200;
+  std::vector<int64_t> sizes(static_cast<size_t>(kDrawRows));
+  for (int64_t b = 0; b < kDrawRows; ++b) sizes[static_cast<size_t>(b)] = (b * 7) % 23;
+  dirmn_counts* const sentinel = reinterpret_cast<dirmn_counts*>(0x6);
+  dirmn_counts* drawn[3] = {nullptr, nullptr, nullptr};
+  const int64_t drawn_rows[3] = {kDrawRows, kRows, kRows};
+  std::vector<double> comp(static_cast<size_t>(kRows));
+  const double mixture_weights[2] = {0.25, 0.75};
+  // Draws table i with f(&made): a failed call must leave *counts alone.
+  const auto draw = [&](const char* name, int i, auto&& f, std::vector<std::vector<double>*> outs) {
+    dirmn_counts* made = sentinel;
+    const bool r = run.call(name, ctx, [&] {
+      dirmn_counts* const before = made;
+      const dirmn_status s = f(&made);
+      if (s != DIRMN_SUCCESS && made != before)
+        violation("*counts written by a failed call", name, dirmn_last_error(ctx));
+      return s;
+    }, outs);
+    drawn[i] = made == sentinel ? nullptr : made;
+    return r && drawn[i] != nullptr;
+  };
+  bool ok = draw("dirmn_sample (k = 1)", 0, [&](dirmn_counts** out) {
+    dirmn_sample_options o;
+    dirmn_sample_options_init(&o);
+    o.seed = 7;
+    o.storage = DIRMN_STORAGE_DENSE;
+    return dirmn_sample(ctx, out, kDrawRows, kCols, 1, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA,
+                        sizes.data(), 1, &o);
+  }, {});
+  ok = ok && draw("dirmn_sample (k = 2, mixture_weights)", 1, [&](dirmn_counts** out) {
+    dirmn_sample_options o;
+    dirmn_sample_options_init(&o);
+    o.seed = 8;
+    o.mixture_weights = mixture_weights;
+    o.component_out = as<int64_t>(comp);
+    o.storage = DIRMN_STORAGE_SPARSE;
+    // One size (12) for every row.
+    return dirmn_sample(ctx, out, kRows, kCols, 2, alpha.data(), kCols, 1, DIRMN_PARAM_ALPHA,
+                        sizes.data() + 5, 0, &o);
+  }, {&comp});
+  if (ok) {
+    keep_as<int64_t>(run, comp, static_cast<size_t>(kRows));
+    for (int64_t b = 0; b < kRows; ++b)
+      if (as<int64_t>(comp)[b] != 0 && as<int64_t>(comp)[b] != 1)
+        violation("a component outside 0 .. k - 1", "dirmn_sample", std::to_string(as<int64_t>(comp)[b]));
+  }
+  ok = ok && draw("dirmn_sample_rowwise", 2, [&](dirmn_counts** out) {
+    return dirmn_sample_rowwise(ctx, out, kRows, kCols, arow.data(), kCols, 1, DIRMN_PARAM_ALPHA,
+                                sizes.data(), 1, nullptr);
+  }, {});
+  for (int i = 0; i < 3 && ok; ++i) {
+    const int64_t rows = drawn_rows[i];
+    const auto size_of = [&](int64_t b) {
+      return static_cast<double>(i == 1 ? sizes[5] : sizes[static_cast<size_t>(b)]);
+    };
+    double total = 0.0;
+    for (int64_t b = 0; b < rows; ++b) total += size_of(b);
+    std::vector<double> totals(static_cast<size_t>(rows)), dense(static_cast<size_t>(rows * kCols));
+    ok = run.call("dirmn_counts_row_totals", ctx,
+                  [&] { return dirmn_counts_row_totals(ctx, drawn[i], totals.data()); }, {&totals});
+    for (int64_t b = 0; b < rows && ok; ++b)
+      if (totals[static_cast<size_t>(b)] != size_of(b))
+        violation("a sampled row's total is not its size", "dirmn_sample", std::to_string(b));
+    run.keep(totals);
+    // Column-major: cell (b, v) at b + v rows.
+    ok = ok && run.call("dirmn_counts_copy_dense", ctx, [&] {
+      return dirmn_counts_copy_dense(ctx, drawn[i], DIRMN_FLOAT64, dense.data(), 1, rows);
+    }, {&dense});
+    for (int64_t b = 0; b < rows && ok; ++b) {
+      double s = 0.0;
+      for (int64_t v = 0; v < kCols; ++v) s += dense[static_cast<size_t>(b + v * rows)];
+      if (s != size_of(b)) violation("a copied row does not sum to its size", "dirmn_counts_copy_dense", std::to_string(b));
+    }
+    run.keep(dense);
+    dirmn_counts_info info;
+    info.size = sizeof info;
+    ok = ok && run.call("dirmn_counts_get_info", nullptr, [&] { return dirmn_counts_get_info(drawn[i], &info); });
+    if (!ok) break;
+    const size_t nnz = static_cast<size_t>(info.nnz);
+    std::vector<double> ptr(kCols + 1), idx(std::max<size_t>(nnz, 1)), val(std::max<size_t>(nnz, 1));
+    ok = run.call("dirmn_counts_copy_sparse (CSC)", ctx, [&] {
+      return dirmn_counts_copy_sparse(ctx, drawn[i], DIRMN_CSC, DIRMN_INDEX_INT64, ptr.data(), idx.data(),
+                                      DIRMN_FLOAT64, val.data());
+    }, {&ptr, &idx, &val});
+    if (ok) {
+      double s = 0.0;
+      for (size_t e = 0; e < nnz; ++e) s += val[e];
+      if (as<int64_t>(ptr)[kCols] != info.nnz || s != total)
+        violation("a CSC copy does not hold the table", "dirmn_counts_copy_sparse", "");
+      keep_as<int64_t>(run, ptr, kCols + 1);
+      keep_as<int64_t>(run, idx, nnz);
+      run.keep(val.data(), nnz);
+    }
+    std::vector<double> ptr32(static_cast<size_t>(rows) + 1), idx32(std::max<size_t>(nnz, 1)),
+        val32(std::max<size_t>(nnz, 1));
+    ok = ok && run.call("dirmn_counts_copy_sparse (CSR)", ctx, [&] {
+      return dirmn_counts_copy_sparse(ctx, drawn[i], DIRMN_CSR, DIRMN_INDEX_INT32, ptr32.data(),
+                                      idx32.data(), DIRMN_FLOAT32, val32.data());
+    }, {&ptr32, &idx32, &val32});
+    if (ok) {
+      keep_as<int32_t>(run, ptr32, static_cast<size_t>(rows) + 1);
+      keep_as<int32_t>(run, idx32, nnz);
+      keep_as<float>(run, val32, nnz);
+    }
+  }
+  if (ok) {
+    std::vector<double> mean(kCols), variance(kCols), cov(kCols * kCols);
+    ok = run.call("dirmn_moments", ctx, [&] {
+      return dirmn_moments(ctx, kCols, alpha.data(), 1, DIRMN_PARAM_ALPHA, 17.5, mean.data(),
+                           variance.data(), cov.data(), kCols);
+    }, {&mean, &variance, &cov});
+    run.keep(mean);
+    run.keep(variance);
+    run.keep(cov);
+  }
+  if (ok) {
+    // Three groups of the small table's rows, one row left out; a bootstrap
+    // of 3 tables (40 x 5 cells x 3: on the pool).
+    std::vector<int64_t> group(static_cast<size_t>(kRows));
+    for (int64_t b = 0; b < kRows; ++b) group[static_cast<size_t>(b)] = b == 3 ? -1 : b % 3;
+    dirmn_group_test_options o;
+    dirmn_group_test_options_init(&o);
+    o.bootstrap = 3;
+    o.seed = 9;
+    dirmn_group_test_result r;
+    ok = run.call("dirmn_test_groups", ctx, [&] {
+      std::memset(&r, 0x5c, sizeof r);
+      r.size = sizeof r;
+      dirmn_group_test_result before;
+      std::memcpy(&before, &r, sizeof r);
+      const dirmn_status s = dirmn_test_groups(ctx, c, group.data(), 3, &o, &r);
+      if (s != DIRMN_SUCCESS && std::memcmp(&before, &r, sizeof r) != 0)
+        violation("output written by a failed call", "dirmn_test_groups", dirmn_last_error(ctx));
+      return s;
+    });
+    if (ok) {
+      const double kept[] = {r.statistic,  r.df, r.p_value, r.p_value_bootstrap, r.loglik_null,
+                             r.loglik_groups, static_cast<double>(r.bootstrap), static_cast<double>(r.groups)};
+      run.keep(kept, std::size(kept));
+      if (r.bootstrap != 3 || !std::isfinite(r.statistic) || !std::isfinite(r.p_value_bootstrap))
+        violation("an implausible group test", "dirmn_test_groups", "");
+    }
+  }
+  {
+    fault::Counting counting;  // destroying must not need memory
+    for (dirmn_counts* d : drawn) dirmn_counts_destroy(d);
+  }
+  return ok;
 }
 
 // The workload; false when it could not go on (a violation was reported).
@@ -315,6 +489,7 @@ bool workload(Results* results) {
       }
     }
   }
+  if (ok) ok = sampling(run, ctx, c, alpha, arow);
   // The failure queries work after whatever happened, and report a
   // failure of their own without allocating.
   if (ok) {
@@ -407,12 +582,12 @@ void check_scratch_message() {
 }  // namespace
 
 // Runs per kind unless the command line says: every event of the workload
-// (about 1800 allocations) in a plain build; under AddressSanitizer, which
-// is some ten times slower, every other one, to keep CI's time in bounds.
+// (about 5100 allocations) in a plain build; under AddressSanitizer, which
+// is some ten times slower, every few, to keep CI's time in bounds.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr int64_t kDefaultRuns = 900;
 #else
-constexpr int64_t kDefaultRuns = 4000;
+constexpr int64_t kDefaultRuns = 6000;
 #endif
 
 int main(int argc, char** argv) {
