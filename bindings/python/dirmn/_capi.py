@@ -63,6 +63,7 @@ ENUMS = {
                            "DIRMN_INIT_SOFT_KMEANS": 2, "DIRMN_INIT_MIXED": 3},
     "dirmn_reg_model": {"DIRMN_REG_LOGLINEAR": 0, "DIRMN_REG_MEAN_PRECISION": 1},
     "dirmn_reg_contrast": {"DIRMN_REG_REFERENCE": 0, "DIRMN_REG_SUM_TO_ZERO": 1},
+    "dirmn_group_statistic": {"DIRMN_GROUP_LRT": 0, "DIRMN_GROUP_XMCUPO": 1},
 }
 for _members in ENUMS.values():
     globals().update(_members)
@@ -70,7 +71,7 @@ for _members in ENUMS.values():
 dirmn_status = dirmn_backend = dirmn_precision = dirmn_dtype = c_int
 dirmn_index_type = dirmn_sparse_format = dirmn_storage = dirmn_param = c_int
 dirmn_mixture_objective = dirmn_mixture_init = c_int
-dirmn_reg_model = dirmn_reg_contrast = c_int
+dirmn_reg_model = dirmn_reg_contrast = dirmn_group_statistic = c_int
 
 # --- function pointer types ----------------------------------------------------
 
@@ -173,7 +174,8 @@ class dirmn_sample_options(Structure):
 
 class dirmn_group_test_options(Structure):
     _fields_ = [("size", c_size_t), ("bootstrap", c_int64), ("seed", c_uint64),
-                ("tolerance", c_double), ("max_iterations", c_int)]
+                ("tolerance", c_double), ("max_iterations", c_int),
+                ("statistic", dirmn_group_statistic)]
 
 
 class dirmn_group_test_result(Structure):
@@ -184,11 +186,22 @@ class dirmn_group_test_result(Structure):
                 ("converged", c_int)]
 
 
+class dirmn_power_options(Structure):
+    _fields_ = [("size", c_size_t), ("tables", c_int64), ("level", c_double),
+                ("seed", c_uint64), ("tolerance", c_double), ("max_iterations", c_int),
+                ("statistic", dirmn_group_statistic)]
+
+
+class dirmn_power_result(Structure):
+    _fields_ = [("size", c_size_t), ("power", c_double), ("std_error", c_double),
+                ("tables", c_int64), ("rejected", c_int64), ("mean_statistic", c_double)]
+
+
 STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
            dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
            dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
            dirmn_reg_groups_result, dirmn_sample_options, dirmn_group_test_options,
-           dirmn_group_test_result)
+           dirmn_group_test_result, dirmn_power_options, dirmn_power_result)
 
 
 def new(struct):
@@ -311,6 +324,10 @@ FUNCTIONS = (
     ("dirmn_test_groups", dirmn_status,
      (_handle, _handle, POINTER(c_int64), _i64, POINTER(dirmn_group_test_options),
       POINTER(dirmn_group_test_result))),
+    ("dirmn_power_options_init_sized", None, (POINTER(dirmn_power_options), c_size_t)),
+    ("dirmn_power_groups", dirmn_status,
+     (_handle, _i64, _i64, _pd, _i64, _i64, dirmn_param, POINTER(c_int64), POINTER(c_int64),
+      POINTER(dirmn_power_options), POINTER(dirmn_power_result))),
 )
 
 

@@ -2,7 +2,8 @@
 
 The likelihood-ratio test of one Dirichlet-multinomial for all rows against
 one per group of rows (HMP's Xdc test, on the full likelihood), referred to
-chi-square and, optionally, to its parametric bootstrap.
+chi-square and, optionally, to its parametric bootstrap; and its power by
+simulation (``dirmn_power_groups``).
 """
 
 import ctypes
@@ -18,8 +19,12 @@ from ._options import c_int_arg, float_arg
 from .counts import counts_for
 from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgumentError, check,
                      invalid)
+
+_pi64 = ctypes.POINTER(ctypes.c_int64)
+from ._arrays import float64_matrix
+from .loglik import _param_code
 from .regression_groups import _left_out
-from .sample import seed64
+from .sample import _context, _count_arg, seed64, sizes_array
 
 
 @dataclass(frozen=True)
@@ -227,3 +232,202 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
 
 
 test_groups.__test__ = False   # not a pytest test, whatever its name
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """The result of :func:`power_groups`.
+
+    Attributes
+    ----------
+    power : float
+        The share of the simulated tables whose test rejected at ``level``
+        (``rejected / tables``).
+    std_error : float
+        Its binomial standard error, ``sqrt(power (1 - power) / tables)``.
+    tables : int
+        The tables simulated.
+    rejected : int
+        The tables whose chi-square p-value was below ``level``.
+    mean_statistic : float
+        The likelihood-ratio statistic's mean over the tables.
+    level : float
+        The test's level.
+    """
+
+    power: float
+    std_error: float
+    tables: int
+    rejected: int
+    mean_statistic: float
+    level: float
+
+    def __repr__(self):
+        return ("PowerResult(power=%.6g, std_error=%.3g, tables=%d, rejected=%d, "
+                "mean_statistic=%.6g, level=%g)" % (self.power, self.std_error, self.tables,
+                                                   self.rejected, self.mean_statistic,
+                                                   self.level))
+
+
+def _rows_per_group(rows_per_group, k):
+    """``rows_per_group`` (one int for every group, or k ints) as k int64."""
+    a = np.asarray(rows_per_group)
+    if a.dtype == np.bool_ or a.dtype.kind not in "iu" or a.ndim > 1:
+        raise invalid(InvalidArgumentError, "dirmn: rows_per_group must be an integer or a 1-D "
+                      "array of integers (one per group), not %r" % (rows_per_group,),
+                      argument="rows_per_group")
+    if a.ndim == 0:
+        a = np.full(k, int(a), dtype=np.int64)
+    elif a.shape[0] != k:
+        raise invalid(DimensionMismatchError, "dirmn: rows_per_group has %d entries for %d groups "
+                      "(rows of alpha)" % (a.shape[0], k), argument="rows_per_group")
+    out = np.ascontiguousarray(a, dtype=np.int64)
+    for g in range(k):
+        if out[g] < 0:
+            raise invalid(InvalidArgumentError, "dirmn: rows_per_group[%d] = %d is negative"
+                          % (g, out[g]), argument="rows_per_group", index=g,
+                          value=int(out[g]))
+    if np.count_nonzero(out) < 2:
+        raise invalid(InvalidArgumentError, "dirmn: rows_per_group gives rows to %d group%s: "
+                      "the test needs at least 2" % (np.count_nonzero(out),
+                                                     "" if np.count_nonzero(out) == 1 else "s"),
+                      argument="rows_per_group")
+    return out
+
+
+def _row_sizes(sizes, rows):
+    """Every row's size in group order, from one size, one per group, or one
+    sequence of sizes per group (``rows``: the rows of each group)."""
+    k = rows.shape[0]
+    if isinstance(sizes, (str, bytes)):
+        raise invalid(InvalidArgumentError, "dirmn: sizes must be an integer, k integers or k "
+                      "sequences of integers, not a string", argument="sizes")
+    if not hasattr(sizes, "__iter__") or (isinstance(sizes, np.ndarray) and sizes.ndim == 0):
+        s = sizes_array(sizes, "sizes")
+        return np.full(int(rows.sum()), int(s), dtype=np.int64)
+    try:
+        entries = list(sizes)
+    except TypeError:
+        raise invalid(InvalidArgumentError, "dirmn: sizes must be an integer, k integers or k "
+                      "sequences of integers, not %r" % (sizes,), argument="sizes") from None
+    if len(entries) != k:
+        raise invalid(DimensionMismatchError, "dirmn: sizes has %d entries for %d groups (give "
+                      "one size per group, or one sequence of sizes per group)"
+                      % (len(entries), k), argument="sizes")
+    parts = []
+    for g, e in enumerate(entries):
+        try:
+            s = np.asarray(e)
+        except (TypeError, ValueError):
+            s = np.asarray(e, dtype=object)
+        if s.dtype == np.bool_ or s.dtype.kind not in "iuf":
+            raise invalid(InvalidArgumentError, "dirmn: sizes[%d] must be an integer or a 1-D "
+                          "array of integers, not %r" % (g, e), argument="sizes", index=g)
+        if s.ndim == 0:
+            s = np.repeat(s.reshape(1), int(rows[g]))
+        elif s.ndim != 1 or s.shape[0] != rows[g]:
+            raise invalid(DimensionMismatchError, "dirmn: sizes[%d] has shape %s for the group's "
+                          "%d rows" % (g, s.shape, rows[g]), argument="sizes", index=g)
+        parts.append(s)
+    # Checked as one array: a bad size names its row, all groups' rows in order.
+    return sizes_array(np.concatenate(parts) if parts else np.zeros(0, np.int64), "sizes")
+
+
+def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=None,
+                 param="alpha", tolerance=None, max_iterations=None, context=None):
+    """The power of :func:`test_groups` by simulation (``dirmn_power_groups``).
+
+    ``tables`` tables are drawn, each with ``rows_per_group[g]`` rows from
+    DM(``alpha[g]``) for every group g (HMP's ``MC.Xdc.statistics`` for the
+    full-likelihood test); each is tested as :func:`test_groups` tests it
+    (the chi-square p-value), and the power is the share of tables with
+    p-value below ``level``. Equal alphas give the test's size (its actual
+    level). A table in which fewer than two groups have counts counts as
+    not rejected.
+
+    Parameters
+    ----------
+    alpha : array_like
+        k × V: group g's alpha in row g (k >= 2 groups; as :func:`~dirmn.rvs`
+        takes k vectors), or log alpha with ``param="logalpha"``.
+    rows_per_group : int or array_like of int
+        The rows of each group: one number for every group, or k.
+    sizes : int or array_like
+        The rows' sizes (counts per row): one for every row; k, one per
+        group (every row of group g has ``sizes[g]``); or k sequences, group
+        g's rows' sizes (``rows_per_group[g]`` entries each). Integers in 0
+        .. 2^31 - 1.
+    tables : int
+        The tables simulated (>= 1).
+    level : float
+        The test's level, in (0, 1).
+    seed : None, int, numpy.random.Generator or numpy.random.RandomState
+        As :func:`~dirmn.rvs` takes it: an int is the library's 64-bit seed
+        (the same result on every backend and for any thread count; table t
+        is drawn by :func:`~dirmn.rvs` with its own seed derived from it).
+    param : {"alpha", "logalpha"}
+    tolerance, max_iterations : optional
+        Every fit's, as :func:`~dirmn.fit` (library defaults 1e-10, 1000).
+    context : Context, optional
+        Its host threads run the tables, each on one.
+
+    Returns
+    -------
+    PowerResult
+        ``power``, ``std_error``, ``tables``, ``rejected``,
+        ``mean_statistic``, ``level``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``alpha`` not k × V with k >= 2; ``rows_per_group`` not integers, a
+        negative entry (``index``) or fewer than two groups with rows;
+        ``sizes`` negative, non-integral or too large; ``tables`` < 1;
+        ``level`` outside (0, 1); a bad ``seed``, ``param``, ``tolerance``
+        or ``max_iterations``.
+    DimensionMismatchError
+        ``rows_per_group`` or ``sizes`` with neither one nor k entries, or a
+        group's sizes without one per row.
+    InvalidParameterError
+        An alpha outside [1e-300, 1e300] (``vector``: the group, ``index``).
+
+    Examples
+    --------
+    >>> r = dirmn.power_groups([[2, 3, 1, 4], [3, 2, 1, 4]], 30, 100, tables=200, seed=1)
+    >>> r.power, r.std_error
+    """
+    code = _param_code(param)
+    ctx = _context(context)
+    a = np.asarray(alpha) if not isinstance(alpha, np.ndarray) else alpha
+    if a.ndim != 2:
+        raise invalid(InvalidArgumentError, "dirmn: alpha must be 2-dimensional (k >= 2 groups' "
+                      "vectors in rows), not of shape %s" % (a.shape,), argument="alpha")
+    p, s_k, s_v = float64_matrix(a, "alpha")
+    k, V = p.shape
+    if k < 2 or V < 1:
+        raise invalid(InvalidArgumentError, "dirmn: alpha must hold at least 2 groups' vectors "
+                      "(rows) of at least one entry, not of shape %s" % (p.shape,),
+                      argument="alpha")
+    rows = _rows_per_group(rows_per_group, k)
+    row_sizes = _row_sizes(sizes, rows)
+    tables = _count_arg(tables, "tables", 1)
+    lv = float_arg(level, "level")
+    if not 0.0 < lv < 1.0:
+        raise invalid(InvalidArgumentError, "dirmn: level = %r must be in (0, 1)" % (level,),
+                      argument="level", value=lv)
+    o = C.new(C.dirmn_power_options)
+    C.dirmn_power_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    o.tables = tables
+    o.level = lv
+    o.seed = seed64(seed)
+    if tolerance is not None:
+        o.tolerance = float_arg(tolerance, "tolerance")
+    if max_iterations is not None:
+        o.max_iterations = c_int_arg(max_iterations, "max_iterations")
+    r = C.new(C.dirmn_power_result)
+    with ctx._call() as (h,):
+        check(C.dirmn_power_groups(h, k, V, p.ctypes.data_as(C._pd), s_k, s_v, code,
+                                   rows.ctypes.data_as(_pi64), row_sizes.ctypes.data_as(_pi64),
+                                   ctypes.byref(o), ctypes.byref(r)), h)
+    return PowerResult(float(r.power), float(r.std_error), int(r.tables), int(r.rejected),
+                       float(r.mean_statistic), lv)

@@ -46,6 +46,8 @@ GT = dirmn.regression_groups(GX, GDESIGN, GROUPS)
 # Sampling, moments and group tests (issue #30).
 MOM = dirmn.moments(np.ones(5), 10)
 TG = dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, bootstrap=9, seed=1)
+POW = dirmn.power_groups(np.array([np.ones(5), np.arange(1.0, 6.0)]), [4, 5], 30, tables=20,
+                         level=0.1, seed=1)
 
 
 def kw(f, name):
@@ -82,6 +84,10 @@ def groupsfield(name):
 
 def tgfield(name):
     return name in {f.name for f in dataclasses.fields(dirmn.TestGroupsResult)}
+
+
+def powfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.PowerResult)}
 
 
 def copied_out(name):
@@ -124,10 +130,12 @@ CHECKS = {
     "observations": lambda n: fitfield(n) and mixfield(n) and odtfield(n),
     "tolerance": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                   dirmn.overdispersion_test,
-                                                  dirmn.regression, dirmn.test_groups)),
+                                                  dirmn.regression, dirmn.test_groups,
+                                                  dirmn.power_groups)),
     "max_iterations": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                        dirmn.overdispersion_test,
-                                                       dirmn.regression, dirmn.test_groups)),
+                                                       dirmn.regression, dirmn.test_groups,
+                                                       dirmn.power_groups)),
     "m_step_iterations": lambda n: kw(dirmn.mixture, n),
     "weights": lambda n: all(kw(f, n) for f in (dirmn.fit, dirmn.mixture,
                                                 dirmn.overdispersion_test, dirmn.loglik_sum,
@@ -144,7 +152,8 @@ CHECKS = {
     "init_soft_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "starts": lambda n: kw(dirmn.mixture, n),
     "seed": lambda n: all(kw(f, n) for f in (dirmn.mixture, dirmn.rvs, dirmn.test_groups,
-                                             FIT.simulate, MIX.simulate, REG.simulate)),
+                                             dirmn.power_groups, FIT.simulate, MIX.simulate,
+                                             REG.simulate)),
     "mixing_weights": mixfield,
     "responsibilities": mixfield,
     "criterion_aic": lambda n: exported(n) and fitfield(n) and mixfield(n)
@@ -232,6 +241,15 @@ CHECKS = {
     "bootstrap": lambda n: kw(dirmn.test_groups, n) and tgfield(n) and getattr(TG, n) == 9,
     "p_value_bootstrap": lambda n: tgfield(n) and 0.1 <= getattr(TG, n) <= 1.0,
     "loglik_groups": lambda n: tgfield(n) and getattr(TG, n) >= TG.loglik_null,
+    # Power of the group test by simulation.
+    "power": lambda n: exported(n) and isinstance(POW, dirmn.PowerResult)
+    and kw(getattr(dirmn, n), "rows_per_group"),
+    "power_tables": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 20,
+    "power_level": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 0.1,
+    "power_rows_per_group": lambda n: kw(dirmn.power_groups, n)
+    and accepts(lambda: dirmn.power_groups(np.ones((2, 5)), tables=2, seed=1, sizes=10,
+                                           **{n: [3, 4]})),
+    "power_value": lambda n: powfield(n) and getattr(POW, n) == POW.rejected / POW.tables,
 }
 
 ROWS = read_names()

@@ -129,3 +129,7 @@ cpp_test_groups <- function(xp, group, groups, bootstrap, seed, tolerance, max_i
     .Call(`_dirmn_cpp_test_groups`, xp, group, groups, bootstrap, seed, tolerance, max_iterations)
 }
 
+cpp_power_groups <- function(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations) {
+    .Call(`_dirmn_cpp_power_groups`, ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations)
+}
+

@@ -399,6 +399,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_power_groups
+SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, double seed, double tolerance, int max_iterations);
+RcppExport SEXP _dirmn_cpp_power_groups(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rows_per_groupSEXP, SEXP sizesSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< bool >::type log_param(log_paramSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type rows_per_group(rows_per_groupSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sizes(sizesSEXP);
+    Rcpp::traits::input_parameter< double >::type tables(tablesSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_power_groups(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -433,6 +452,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},
     {"_dirmn_cpp_moments", (DL_FUNC) &_dirmn_cpp_moments, 4},
     {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 7},
+    {"_dirmn_cpp_power_groups", (DL_FUNC) &_dirmn_cpp_power_groups, 10},
     {NULL, NULL, 0}
 };
 

@@ -1,6 +1,7 @@
 // sample.cpp: draws from the Dirichlet-multinomial (dirmn_sample,
-// dirmn_sample_rowwise), its moments (dirmn_moments) and the test of one DM
-// against one per group of rows (dirmn_test_groups).
+// dirmn_sample_rowwise), its moments (dirmn_moments), the test of one DM
+// against one per group of rows (dirmn_test_groups) and its power by
+// simulation (dirmn_power_groups).
 #include "common.h"
 
 #include <cstring>
@@ -187,4 +188,54 @@ SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double s
       Rcpp::Named("groups") = static_cast<double>(result.groups),
       Rcpp::Named("categories") = static_cast<double>(result.categories),
       Rcpp::Named("converged") = result.converged != 0);
+}
+
+// dirmn_power_groups as a plain list of its result's fields (R/power.R makes
+// the power.htest). `alpha`: a k x cols double matrix, group g's alpha in
+// row g; `rows_per_group`: k whole numbers; `sizes`: every row's size, the
+// groups' rows in order (R code has checked them).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes,
+                      double tables, double level, double seed, double tolerance,
+                      int max_iterations) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  SEXP bad = unusable_context(ctx);
+  if (bad != R_NilValue) return bad;
+  SEXP dim = Rf_getAttrib(alpha, R_DimSymbol);
+  if (TYPEOF(alpha) != REALSXP || TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2)
+    return failure(DIRMN_ERROR_INVALID_PARAMETER, "alpha must be a double matrix");
+  AlphaLayout layout;
+  layout.shape = ALPHA_VECTORS;
+  layout.k = INTEGER(dim)[0];
+  const int64_t cols = INTEGER(dim)[1];
+  std::vector<int64_t> rows, size_values;
+  if (!read_sizes(rows_per_group, &rows) || static_cast<int64_t>(rows.size()) != layout.k)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "n must hold one value per group");
+  if (!read_sizes(sizes, &size_values))
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, "size must be numeric");
+  int64_t total = 0;
+  for (int64_t r : rows) total += r;
+  if (static_cast<int64_t>(size_values.size()) != total)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "size must hold one value per row");
+  dirmn_power_options options;
+  dirmn_power_options_init(&options);
+  options.tables = static_cast<int64_t>(tables);
+  options.level = level;
+  options.seed = static_cast<uint64_t>(seed);
+  options.tolerance = tolerance;
+  options.max_iterations = max_iterations;
+  dirmn_power_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  // R matrices are column-major: (g, v) of the k x cols alpha at g + v * k.
+  const dirmn_status status = dirmn_power_groups(
+      ctx, layout.k, cols, REAL(alpha), 1, layout.k,
+      log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA, rows.data(),
+      size_values.empty() ? rows.data() : size_values.data(), &options, &result);
+  if (status != DIRMN_SUCCESS) return failure(alpha_error(ctx, status, alpha, 1, layout));
+  return Rcpp::List::create(
+      Rcpp::Named("power") = result.power, Rcpp::Named("std_error") = result.std_error,
+      Rcpp::Named("tables") = static_cast<double>(result.tables),
+      Rcpp::Named("rejected") = static_cast<double>(result.rejected),
+      Rcpp::Named("mean_statistic") = result.mean_statistic);
 }

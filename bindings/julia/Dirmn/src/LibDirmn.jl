@@ -143,6 +143,10 @@ const FUNCTIONS = (
     (:dirmn_test_groups, dirmn_status,
      (Ptr{dirmn_context}, Ptr{dirmn_counts}, Ptr{Int64}, Int64, Ptr{dirmn_group_test_options},
       Ptr{dirmn_group_test_result})),
+    (:dirmn_power_options_init_sized, Cvoid, (Ptr{dirmn_power_options}, Csize_t)),
+    (:dirmn_power_groups, dirmn_status,
+     (Ptr{dirmn_context}, Int64, Int64, Ptr{Cdouble}, Int64, Int64, dirmn_param, Ptr{Int64},
+      Ptr{Int64}, Ptr{dirmn_power_options}, Ptr{dirmn_power_result})),
 )
 
 # ---------------------------------------------------------------------------
@@ -292,6 +296,16 @@ exported function of the library:
 """
 dirmn_group_test_options_init(options::Ref{dirmn_group_test_options}) =
     dirmn_group_test_options_init_sized(options, Csize_t(sizeof(dirmn_group_test_options)))
+
+"""
+    dirmn_power_options_init(options::Ref{dirmn_power_options})
+
+The header's macro `dirmn_power_options_init(options)`, which is no exported
+function of the library: [`dirmn_power_options_init_sized`](@ref) with
+`sizeof(dirmn_power_options)`.
+"""
+dirmn_power_options_init(options::Ref{dirmn_power_options}) =
+    dirmn_power_options_init_sized(options, Csize_t(sizeof(dirmn_power_options)))
 
 """
     symbol_pointer(name::Symbol) -> Ptr{Cvoid}

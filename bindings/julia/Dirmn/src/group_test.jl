@@ -137,7 +137,8 @@ function _test_groups_call(c::DirmnCounts, ctx::DirmnContext, codes::Vector{Int6
     o = oref[]
     oref[] = LibDirmn.dirmn_group_test_options(o.size, bootstrap, seed,
                                                Float64(_or(tolerance, o.tolerance)),
-                                               Cint(_or(max_iterations, o.max_iterations)))
+                                               Cint(_or(max_iterations, o.max_iterations)),
+                                               o.statistic)
     rref = Ref(LibDirmn.empty_group_test_result())
     more = function (loc)
         G < 2 && return " [groups has $G distinct label$(G == 1 ? "" : "s") in Julia: " *
@@ -173,4 +174,226 @@ function Base.show(io::IO, ::MIME"text/plain", t::GroupTest)
     t.bootstrap > 0 &&
         print(io, "\n  bootstrap   p-value ", t.pvalue_bootstrap, " from ", t.bootstrap,
               " tables (seed ", Int128(t.seed), ")")
+end
+
+# --- the test's power by simulation (dirmn_power_groups) ------------------------------
+
+"""
+    GroupPower
+
+The result of [`power_groups`](@ref): the power of [`test_groups`](@ref)'s
+χ² test by simulation. Fields:
+
+- `power::Float64`: the share of the simulated tables the test rejected at
+  `level` (`rejected / tables`);
+- `std_error::Float64`: its binomial standard error,
+  `sqrt(power (1 - power) / tables)` (also [`stderror`](@ref)`(p)`);
+- `tables::Int`: the tables simulated;
+- `rejected::Int`: the tables whose χ² p-value was below `level`;
+- `mean_statistic::Float64`: the likelihood-ratio statistic's mean over
+  the tables;
+- `level::Float64`: the test's level;
+- `seed::UInt64`: the simulation's seed.
+"""
+struct GroupPower
+    power::Float64
+    std_error::Float64
+    tables::Int
+    rejected::Int
+    mean_statistic::Float64
+    level::Float64
+    seed::UInt64
+end
+
+"""
+    stderror(p::GroupPower) -> Float64
+
+The binomial standard error of the simulated power (`p.std_error`).
+"""
+stderror(p::GroupPower) = p.std_error
+
+"""
+    power_groups(alpha, rows_per_group, sizes; tables = 1000, level = 0.05, seed = 0,
+                 param = :alpha, tolerance = nothing, max_iterations = nothing,
+                 backend = :auto, device = 0, context = nothing) -> GroupPower
+
+The power of [`test_groups`](@ref)'s χ² test by simulation (libdirmn's
+`dirmn_power_groups`; HMP's `MC.Xdc.statistics` for the full-likelihood
+test): `tables` tables are drawn, each with `rows_per_group[g]` observations
+from DM(`alpha[:, g]`) for every group g, each is tested as `test_groups`
+tests a table, and the power is the share with a p-value below `level`,
+with its binomial standard error. Equal columns of `alpha` give the test's
+size (its actual level). A table in which fewer than two groups have counts
+counts as not rejected. Returns a [`GroupPower`](@ref).
+
+- `alpha`: V × k, group g's parameter vector in column g (k ≥ 2; the
+  layout of a [`DirMultMixtureModel`](@ref)'s `alpha`), log α with
+  `param = :logalpha`;
+- `rows_per_group`: the observations of each group, an integer for every
+  group or a vector of k;
+- `sizes`: the number of trials of the observations: an integer for every
+  observation; a vector of k integers, one per group (every observation of
+  group g has `sizes[g]`); or a vector of k vectors, group g's
+  observations' sizes (`rows_per_group[g]` entries each; an integer entry
+  stands for all of its group's);
+- `tables`: the tables simulated (≥ 1); `level`: the test's level, in
+  (0, 1);
+- `seed`: an integer in 0 .. 2^64 - 1 ([`rand`](@ref)'s; table t is drawn
+  with a seed derived from it), or `nothing` for one from Julia's global
+  random number generator: the same seed gives the same result on every
+  backend and for any number of threads (the tables run on the context's
+  threads, each on one);
+- `tolerance`, `max_iterations`: every fit's, as for [`fit_dirmn`](@ref)
+  (the library's defaults, 1e-10 and 1000, where `nothing`);
+- `backend`, `device`, `context`: as for [`loglik`](@ref).
+
+Fewer than two columns of `alpha`, a negative entry of `rows_per_group` or
+fewer than two groups with observations, `tables` < 1, `level` outside
+(0, 1), a size outside 0 .. 2^31 - 1 raise a [`DirmnError`](@ref)
+`DIRMN_ERROR_INVALID_ARGUMENT` naming the argument (and entry), lengths
+that do not match the groups `DIRMN_ERROR_DIMENSION_MISMATCH`, an α out of
+the sampler's range [1e-300, 1e300] `DIRMN_ERROR_INVALID_PARAMETER` naming
+`alpha[v, g]`.
+
+```julia
+p = power_groups([2.0 3.0; 3.0 2.0; 1.0 1.0; 4.0 4.0], 30, 100; tables = 500, seed = 1)
+p.power, stderror(p)
+```
+"""
+function power_groups(alpha::AbstractMatrix, rows_per_group, sizes; tables::Integer = 1000,
+                      level::Real = 0.05, seed = 0, param::Symbol = :alpha,
+                      tolerance::Union{Nothing,Real} = nothing,
+                      max_iterations::Union{Nothing,Integer} = nothing,
+                      backend::Symbol = :auto, device::Integer = 0,
+                      context::Union{Nothing,DirmnContext} = nothing)
+    code = _param_code(param)
+    max_iterations === nothing || (max_iterations = _cint(max_iterations, "max_iterations"))
+    typemin(Int64) <= tables <= typemax(Int64) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "power_groups: tables = $tables does not fit 64 bits"))
+    seed0 = _sample_seed(seed)
+    P = Matrix{Float64}(_check_real(alpha, "alpha"))
+    V, k = Base.size(P)
+    (k >= 2 && V >= 1) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "power_groups: alpha is $V × $k: it needs one column per group, " *
+                         "at least 2 groups, and at least one category"))
+    rows = _power_rows(rows_per_group, k)
+    rowsizes = _power_sizes(sizes, rows)
+    ctx = _context(context, backend, device)
+    r = _power_call(ctx, P, code, rows, rowsizes, Int64(tables), Float64(level), seed0,
+                    tolerance, max_iterations)
+    return GroupPower(r.power, r.std_error, Int(r.tables), Int(r.rejected), r.mean_statistic,
+                      Float64(level), seed0)
+end
+
+# The observations of each group, k of them: checked here, as the library
+# checks them, to name them in Julia's terms.
+function _power_rows(rows_per_group, k::Int)
+    rows = if rows_per_group isa Integer
+        fill(rows_per_group, k)
+    elseif rows_per_group isa AbstractVector
+        length(rows_per_group) == k ||
+            _mismatch("power_groups: rows_per_group has length $(length(rows_per_group)) " *
+                      "but alpha has $k groups (columns)")
+        rows_per_group
+    else
+        throw(ArgumentError("rows_per_group must be an integer or a vector of $k integers, " *
+                            "not a $(typeof(rows_per_group))"))
+    end
+    out = Vector{Int64}(undef, k)
+    for (g, n) in enumerate(rows)
+        (n isa Real && isinteger(n) && 0 <= n <= 2.0^40) ||
+            throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                             "power_groups: rows_per_group[$g] = $n is not an integer in " *
+                             "0 .. 2^40 (a number of observations)"))
+        out[g] = Int64(n)
+    end
+    with = count(>(0), out)
+    with >= 2 ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "power_groups: rows_per_group gives observations to $with " *
+                         "group$(with == 1 ? "" : "s"): the test needs at least 2"))
+    return out
+end
+
+# Every observation's size, the groups' observations in order.
+function _power_sizes(sizes, rows::Vector{Int64})
+    k = length(rows)
+    sizes isa Real && return fill(Int64(_power_size(sizes, "sizes")), Int(sum(rows)))
+    sizes isa AbstractVector ||
+        throw(ArgumentError("sizes must be an integer, a vector of $k integers or of $k " *
+                            "vectors, not a $(typeof(sizes))"))
+    length(sizes) == k ||
+        _mismatch("power_groups: sizes has length $(length(sizes)) but alpha has $k groups " *
+                  "(columns): give one size per group, or one vector of sizes per group")
+    out = Int64[]
+    for (g, s) in enumerate(sizes)
+        if s isa Real
+            append!(out, fill(Int64(_power_size(s, "sizes[$g]")), rows[g]))
+        elseif s isa AbstractVector
+            length(s) == rows[g] ||
+                _mismatch("power_groups: sizes[$g] has length $(length(s)) but group $g has " *
+                          "$(rows[g]) observations")
+            for (i, v) in enumerate(s)
+                push!(out, _power_size(v, "sizes[$g][$i]"))
+            end
+        else
+            throw(ArgumentError("sizes[$g] must be an integer or a vector of $(rows[g]) " *
+                                "integers, not a $(typeof(s))"))
+        end
+    end
+    return out
+end
+
+function _power_size(v, name::AbstractString)
+    (v isa Real && isinteger(v) && 0 <= v <= typemax(Int32)) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "power_groups: $name = $v is not an integer in 0 .. 2^31 - 1 (a " *
+                         "number of trials)"))
+    return Int64(v)
+end
+
+function _power_call(ctx::DirmnContext, P::Matrix{Float64}, code, rows::Vector{Int64},
+                     sizes::Vector{Int64}, tables::Int64, level::Float64, seed::UInt64,
+                     tolerance, max_iterations)
+    V, k = Base.size(P)
+    oref = Ref(LibDirmn.empty_power_options())
+    LibDirmn.dirmn_power_options_init_sized(oref, sizeof(LibDirmn.dirmn_power_options))
+    o = oref[]
+    oref[] = LibDirmn.dirmn_power_options(o.size, tables, level, seed,
+                                          Float64(_or(tolerance, o.tolerance)),
+                                          Cint(_or(max_iterations, o.max_iterations)),
+                                          o.statistic)
+    rref = Ref(LibDirmn.empty_power_result())
+    # rows_per_group and sizes were checked in Julia; alpha is the library's to check.
+    hint = function (loc)
+        (loc !== nothing && _argument(loc) == "params" && loc.vector >= 0 &&
+         loc.index >= 0) || return nothing
+        g, v = loc.vector + 1, loc.index + 1
+        return " [alpha[$v, $g] in Julia: group $g, category $v]"
+    end
+    GC.@preserve P rows sizes begin
+        _with(ctx) do p
+            st = LibDirmn.dirmn_power_groups(p, Int64(k), Int64(V), pointer(P), Int64(V),
+                                             Int64(1), code, pointer(rows), pointer(sizes),
+                                             oref, rref)
+            _check(st, p, hint)
+        end
+    end
+    return rref[]
+end
+
+function Base.show(io::IO, p::GroupPower)
+    print(io, "GroupPower(power=", p.power, ", std_error=", p.std_error, ", tables=", p.tables,
+          ", level=", p.level, ")")
+end
+
+function Base.show(io::IO, ::MIME"text/plain", p::GroupPower)
+    println(io, "Power of the group test (one Dirichlet-multinomial against one per group) ",
+            "by simulation")
+    println(io, "  power       ", p.power, " ± ", p.std_error, " (standard error)")
+    println(io, "  rejected    ", p.rejected, " of ", _plural(p.tables, "table"), " at level ",
+            p.level, " (seed ", Int128(p.seed), ")")
+    print(io, "  statistic   mean ", p.mean_statistic)
 end

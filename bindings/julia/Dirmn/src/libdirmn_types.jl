@@ -82,6 +82,10 @@ const dirmn_reg_contrast = Cint
 const DIRMN_REG_REFERENCE = dirmn_reg_contrast(0)
 const DIRMN_REG_SUM_TO_ZERO = dirmn_reg_contrast(1)
 
+const dirmn_group_statistic = Cint
+const DIRMN_GROUP_LRT = dirmn_group_statistic(0)
+const DIRMN_GROUP_XMCUPO = dirmn_group_statistic(1)
+
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
 const DIRMN_COUNTS_ONE_BASED = UInt32(0x2)
 const DIRMN_FULL = UInt32(0x1)
@@ -514,7 +518,7 @@ struct dirmn_sample_options
 end
 
 """
-    dirmn_group_test_options(size, bootstrap, seed, tolerance, max_iterations)
+    dirmn_group_test_options(size, bootstrap, seed, tolerance, max_iterations, statistic)
 
 Mirror of the C struct `dirmn_group_test_options` of
 [`dirmn_test_groups`](@ref). Fill one with
@@ -522,7 +526,9 @@ Mirror of the C struct `dirmn_group_test_options` of
 `Ref` (see [`empty_group_test_options`](@ref)), then build a modified copy:
 `bootstrap` (`Int64`, the parametric bootstrap's tables B, 0 for none),
 `seed` (`UInt64`, the bootstrap tables' seed), and every fit's `tolerance`
-and `max_iterations` (as [`dirmn_fit_options`](@ref)'s).
+and `max_iterations` (as [`dirmn_fit_options`](@ref)'s), and the
+`statistic` the groups are compared by (a `dirmn_group_statistic`:
+`DIRMN_GROUP_LRT`, the default, or `DIRMN_GROUP_XMCUPO`).
 """
 struct dirmn_group_test_options
     size::Csize_t
@@ -530,6 +536,7 @@ struct dirmn_group_test_options
     seed::UInt64
     tolerance::Cdouble
     max_iterations::Cint
+    statistic::dirmn_group_statistic
 end
 
 """
@@ -557,6 +564,46 @@ struct dirmn_group_test_result
     groups::Int64
     categories::Int64
     converged::Cint
+end
+
+"""
+    dirmn_power_options(size, tables, level, seed, tolerance, max_iterations, statistic)
+
+Mirror of the C struct `dirmn_power_options` of [`dirmn_power_groups`](@ref).
+Fill one with [`dirmn_power_options_init_sized`](@ref) (with its size)
+through a `Ref` (see [`empty_power_options`](@ref)), then build a modified
+copy: `tables` (`Int64`, the tables simulated), `level` (the test's level,
+in (0, 1)), `seed` (`UInt64`; table t is drawn from stream t of it), and
+every fit's `tolerance` and `max_iterations` (as
+[`dirmn_fit_options`](@ref)'s), and the `statistic` of the test simulated
+(a `dirmn_group_statistic`; `DIRMN_GROUP_LRT` by default).
+"""
+struct dirmn_power_options
+    size::Csize_t
+    tables::Int64
+    level::Cdouble
+    seed::UInt64
+    tolerance::Cdouble
+    max_iterations::Cint
+    statistic::dirmn_group_statistic
+end
+
+"""
+    dirmn_power_result(size, power, std_error, tables, rejected, mean_statistic)
+
+Mirror of the C struct `dirmn_power_result`, written by
+[`dirmn_power_groups`](@ref) (the caller sets `size`; see
+[`empty_power_result`](@ref)): the share of the simulated tables rejected,
+its binomial standard error, the tables simulated and rejected, and the
+likelihood-ratio statistic's mean over the tables.
+"""
+struct dirmn_power_result
+    size::Csize_t
+    power::Cdouble
+    std_error::Cdouble
+    tables::Int64
+    rejected::Int64
+    mean_statistic::Cdouble
 end
 
 """
@@ -669,7 +716,7 @@ A zeroed options struct with only `size` set, ready for
 """
 empty_group_test_options() =
     dirmn_group_test_options(Csize_t(sizeof(dirmn_group_test_options)), Int64(0), UInt64(0),
-                             0.0, Cint(0))
+                             0.0, Cint(0), DIRMN_GROUP_LRT)
 
 """
     empty_group_test_result() -> dirmn_group_test_result
@@ -680,3 +727,22 @@ requires.
 empty_group_test_result() =
     dirmn_group_test_result(Csize_t(sizeof(dirmn_group_test_result)), 0.0, 0.0, 0.0, 0.0,
                             Int64(0), 0.0, 0.0, Int64(0), Int64(0), Cint(0))
+
+"""
+    empty_power_options() -> dirmn_power_options
+
+A zeroed options struct with only `size` set, ready for
+[`dirmn_power_options_init_sized`](@ref).
+"""
+empty_power_options() =
+    dirmn_power_options(Csize_t(sizeof(dirmn_power_options)), Int64(0), 0.0, UInt64(0), 0.0,
+                        Cint(0), DIRMN_GROUP_LRT)
+
+"""
+    empty_power_result() -> dirmn_power_result
+
+A zeroed result struct with `size` set, as [`dirmn_power_groups`](@ref)
+requires.
+"""
+empty_power_result() =
+    dirmn_power_result(Csize_t(sizeof(dirmn_power_result)), 0.0, 0.0, Int64(0), Int64(0), 0.0)

@@ -43,6 +43,8 @@ const NM_GT = test_dirmn_groups(NM_GY, NM_RX, NM_GG)
 const NM_D = DirMult([1.0, 2.0, 3.0, 0.5, 1.5], 8)
 const NM_MIX = DirMultMixtureModel([NM_D.alpha reverse(NM_D.alpha)], [0.4, 0.6], 8)
 const NM_GRP = test_groups(NM_X, [1, 1, 2, 2]; bootstrap = 9, seed = 1)
+const NM_POW = power_groups([NM_D.alpha reverse(NM_D.alpha)], [4, 5], 30; tables = 20,
+                            level = 0.1, seed = 1)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
@@ -57,6 +59,8 @@ groupsfield(name) = Symbol(name) in fieldnames(DirmnGroupTests)
 gtfield(name) = Symbol(name) in fieldnames(GroupTest)
 gtkw(name) = Symbol(name) in kwnames(test_groups)
 randkw(name) = Symbol(name) in kwnames(rand)
+powfield(name) = Symbol(name) in fieldnames(GroupPower)
+powkw(name) = Symbol(name) in kwnames(power_groups)
 # The positional arguments any method of `f` declares.
 argnames(f) = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(f)]...))
 # The exported function `name` applied to `args`.
@@ -91,8 +95,9 @@ const NAME_CHECKS = Dict{String,Function}(
     "parameters" => n -> fitfield(n) && mixfield(n) && regfield(n),
     "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n) &&
         regfield(n) && call(n, NM_REG) == NM_REG.nobs == 12,
-    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n),
-    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n),
+    "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n) && powkw(n),
+    "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n) &&
+        powkw(n),
     "m_step_iterations" => n -> mixkw(n),
     "weights" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) &&
         n in string.(kwnames(loglik_sum)),
@@ -107,7 +112,7 @@ const NAME_CHECKS = Dict{String,Function}(
     "init_kmeanspp" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
     "init_soft_kmeans" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
     "starts" => n -> mixkw(n),
-    "seed" => n -> mixkw(n) && gtkw(n) && gtfield(n) && randkw(n) &&
+    "seed" => n -> mixkw(n) && gtkw(n) && gtfield(n) && randkw(n) && powkw(n) && powfield(n) &&
         Symbol(n) in kwnames(simulate),
     "mixing_weights" => n -> mixfield(n),
     "responsibilities" => n -> mixfield(n),
@@ -218,6 +223,14 @@ const NAME_CHECKS = Dict{String,Function}(
     "bootstrap" => n -> gtkw(n) && gtfield(n) && getfield(NM_GRP, Symbol(n)) == 9,
     "p_value_bootstrap" => n -> gtfield(n) && 0.1 <= getfield(NM_GRP, Symbol(n)) <= 1,
     "loglik_groups" => n -> gtfield(n) && getfield(NM_GRP, Symbol(n)) >= NM_GRP.loglik_null,
+    # Power of the group test by simulation.
+    "power" => n -> isexported(n) && NM_POW isa GroupPower &&
+        call(n, [NM_D.alpha reverse(NM_D.alpha)], 3, 10; tables = 2) isa GroupPower,
+    "power_tables" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 20,
+    "power_level" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 0.1,
+    "power_rows_per_group" => n -> Symbol(n) in argnames(power_groups),
+    "power_value" => n -> powfield(n) &&
+        getfield(NM_POW, Symbol(n)) == NM_POW.rejected / NM_POW.tables,
 )
 
 @testset "names.tsv's julia column" begin

@@ -51,6 +51,7 @@ result = try
         include("regression_groups.jl")
         include("sample.jl")
         include("group_test.jl")
+        include("power_groups.jl")
         include("names.jl")
         include("lifecycle.jl")
         include("threads.jl")

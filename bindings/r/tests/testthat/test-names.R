@@ -39,11 +39,12 @@ package_vocabulary <- function() {
   groups <- names_groups()
   moments <- dirmn_moments(c(1, 2, 3), size = 10)
   group_test <- dirmn_test_groups(mite, rep(1:2, length.out = nrow(mite)))
+  power <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), 4, 20, tables = 5, seed = 1)
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
                      names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
                      names(reg), names(summary(reg)), names(wald_test(reg)),
                      names(groups), names(attributes(groups)), names(moments),
-                     names(group_test)))
+                     names(group_test), names(power)))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
        fields = fields, generics = s3_generics())
 }
@@ -203,6 +204,23 @@ test_that("the sampling, moments and group-test names of names.tsv land where th
   # the sample attribute of a mixture draw
   x <- rdirmn(4, 5, rbind(c(1, 2), c(2, 1)), seed = 1)
   expect_true(idea("sample_component") %in% names(attributes(x)))
+  # the group test's power: the function, its arguments (power.t.test's
+  # n and sig.level) and the fields of its power.htest
+  expect_true(idea("power") %in% exports)
+  for (name in c("power_tables", "power_level", "power_rows_per_group", "tolerance",
+                 "max_iterations", "seed", "sample_size")) {
+    expect_true(idea(name) %in% names(formals(dirmn_power)), info = name)
+  }
+  pw <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), c(4, 5), 20, tables = 20, sig.level = 0.1,
+                    seed = 1)
+  expect_s3_class(pw, "power.htest")
+  for (name in c("power_tables", "power_level", "power_rows_per_group", "power_value")) {
+    expect_true(idea(name) %in% names(pw), info = name)
+  }
+  expect_identical(pw[[idea("power_tables")]], 20L)
+  expect_identical(pw[[idea("power_level")]], 0.1)
+  expect_identical(pw[[idea("power_rows_per_group")]], c(4L, 5L))
+  expect_identical(pw[[idea("power_value")]], pw$rejected / 20)
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {

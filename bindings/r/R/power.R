@@ -1,0 +1,177 @@
+# The power of the group test by simulation (issue #30), over libdirmn's
+# dirmn_power_groups.
+
+#' Power of the group test by simulation
+#'
+#' The power of [dirmn_test_groups()]'s chi-square test, by simulation
+#' (\pkg{HMP}'s `MC.Xdc.statistics()` for the full-likelihood test): `tables`
+#' tables are drawn, each with `n[g]` rows from the Dirichlet-multinomial of
+#' group g (row g of `alpha`) for every group, each table is tested as
+#' [dirmn_test_groups()] tests it, and the power is the share of tables
+#' whose p-value is below `sig.level`, with its binomial standard error.
+#' Equal rows of `alpha` give the test's size (its actual level). A table
+#' in which fewer than two groups have counts counts as not rejected.
+#' Computed by libdirmn (`dirmn_power_groups()`); the tables run on the
+#' host's threads, and the result depends on `seed` alone, not on their
+#' number.
+#'
+#' @param alpha The groups' parameters (positive; alpha, or log alpha with
+#'   `param = "logalpha"`): a k x V matrix, group g's in row g (as
+#'   [rdirmn()] takes k vectors), or a list of k vectors of one length. At
+#'   least two groups.
+#' @param n The rows of each group: k whole numbers >= 0 (at least two of
+#'   them positive), or one for every group.
+#' @param size The rows' sizes (counts per row): one whole number for every
+#'   row; k of them, one per group (every row of group g has `size[g]`); or
+#'   a list of k vectors, group g's rows' sizes (`n[g]` of them, or one for
+#'   all). Each in 0 .. 2147483647.
+#' @param tables The number of tables simulated (a whole number >= 1).
+#' @param sig.level The test's level, in (0, 1).
+#' @param seed `NULL` (draw the library's seed from R's random number
+#'   generator, so [set.seed()] makes it reproducible) or the library's
+#'   seed, a whole number in 0 .. 2^53.
+#' @param param `"alpha"` (`alpha` holds alpha) or `"logalpha"` (it holds log
+#'   alpha).
+#' @param tolerance,max_iterations Every fit's, as for [dirmn_fit()].
+#' @param backend Whose context runs the simulation (`"auto"`, `"cpu"` or
+#'   `"cuda"`; the tables are drawn and tested on the host's threads
+#'   either way).
+#' @return An object of class `"power.htest"` (as [stats::power.t.test()]
+#'   returns): `n` (the rows of each group), `tables`, `sig.level`, `power`
+#'   (the share of tables rejected), `std_error` (its binomial standard
+#'   error, `sqrt(power (1 - power) / tables)`), `rejected` (the tables
+#'   rejected), `mean_statistic` (the likelihood-ratio statistic's mean
+#'   over the tables), `seed`, `note` and `method`.
+#' @references La Rosa PS, Brooks JP, Deych E, et al. (2012). Hypothesis
+#'   testing and power calculations for taxonomic-based human microbiome
+#'   data. PLoS ONE 7:e52078.
+#' @seealso [dirmn_test_groups()] for the test itself; [rdirmn()] for the
+#'   draws.
+#' @export
+#' @examples
+#' alpha <- rbind(c(2, 3, 1, 4), c(3, 2, 1, 4))
+#' dirmn_power(alpha, n = 30, size = 100, tables = 200, seed = 1)
+#' # the size of the test: equal alphas
+#' dirmn_power(rbind(alpha[1, ], alpha[1, ]), n = 30, size = 100, tables = 200,
+#'             seed = 1)$power
+dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = NULL,
+                        param = c("alpha", "logalpha"), tolerance = 1e-10,
+                        max_iterations = 1000L, backend = getOption("dirmn.backend", "auto")) {
+  call <- sys.call()
+  param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
+  if (missing(alpha)) .stop("invalid_parameter", "alpha is missing", call)
+  if (missing(n)) .stop("invalid_argument", "n is missing", call)
+  if (missing(size)) .stop("invalid_argument", "size is missing", call)
+  alpha <- .power_alpha(alpha, call)
+  k <- nrow(alpha)
+  n <- .power_rows(n, k, call)
+  sizes <- .power_sizes(size, n, call)
+  tables <- .check_count(tables, "tables", call, min = 1L)
+  if (!is.numeric(sig.level) || length(sig.level) != 1L || is.na(sig.level) ||
+      sig.level <= 0 || sig.level >= 1) {
+    .stop("invalid_argument", "sig.level must be a single number in (0, 1)", call)
+  }
+  tolerance <- .check_positive(tolerance, "tolerance", call)
+  max_iterations <- .check_count(max_iterations, "max_iterations", call, min = 1L)
+  seed <- if (is.null(seed)) .draw_seed() else .check_seed(seed, call)
+  ctx <- .context(backend, getOption("dirmn.device", 0L), call, backend_option = missing(backend),
+                  device_option = TRUE)
+  res <- cpp_power_groups(ctx$ptr, alpha, param == "logalpha", as.double(n), sizes, tables,
+                          as.double(sig.level), seed, tolerance, max_iterations)
+  if (.failed(res)) .raise(res, call, alpha = "matrix")
+  structure(list(
+    n = n, tables = as.integer(res$tables), sig.level = as.double(sig.level),
+    power = res$power, std_error = res$std_error, rejected = as.integer(res$rejected),
+    mean_statistic = res$mean_statistic, seed = seed,
+    note = "n is the number of rows in each group",
+    method = paste("Dirichlet-multinomial group test (likelihood ratio, chi-square) power",
+                   "calculation by simulation")),
+    class = "power.htest")
+}
+
+# alpha as a k x V double matrix (k >= 2), from a matrix or a list of k
+# vectors of one length.
+.power_alpha <- function(alpha, call) {
+  if (is.list(alpha) && !is.data.frame(alpha)) {
+    lens <- lengths(alpha)
+    if (length(alpha) < 2L || any(lens != lens[[1L]]) || lens[[1L]] < 1L) {
+      .stop("invalid_parameter", sprintf(
+        "alpha as a list must hold at least two vectors of one length (one per group), not %s",
+        if (length(alpha) < 2L) sprintf("%d", length(alpha))
+        else paste("vectors of lengths", paste(lens, collapse = ", "))), call)
+    }
+    alpha <- do.call(rbind, lapply(alpha, .as_alpha, call = call))
+  }
+  alpha <- .as_alpha(alpha, call)
+  if (!is.matrix(alpha) || nrow(alpha) < 2L || ncol(alpha) < 1L) {
+    .stop("invalid_parameter", sprintf(
+      "alpha must be a k x V matrix with one row per group (k >= 2), or a list of k vectors, not %s",
+      if (is.matrix(alpha)) sprintf("a %d x %d matrix", nrow(alpha), ncol(alpha))
+      else "a vector"), call)
+  }
+  storage.mode(alpha) <- "double"
+  alpha
+}
+
+# The rows of the k groups as whole numbers, at least two groups with rows.
+.power_rows <- function(n, k, call) {
+  .refuse_integer64(n, "n", call)
+  if (!is.numeric(n) || !(length(n) %in% c(1L, k))) {
+    .stop("invalid_argument", sprintf(
+      "n must be a number or a numeric vector of length %d (the groups: rows of alpha)", k),
+      call)
+  }
+  bad <- which(is.na(n) | !is.finite(n) | n < 0 | n != trunc(n) | n > 2^40)
+  if (length(bad) > 0L) {
+    .stop("invalid_argument", sprintf(
+      "n must hold whole numbers >= 0 (rows per group); n[%d] is %s", bad[[1L]],
+      format(n[[bad[[1L]]]], digits = 15L)), call)
+  }
+  n <- rep_len(as.double(n), k)
+  if (sum(n > 0) < 2L) {
+    .stop("invalid_argument", sprintf(
+      "n gives rows to %d group%s: the test needs at least two groups with rows",
+      sum(n > 0), if (sum(n > 0) == 1L) "" else "s"), call)
+  }
+  if (all(n <= .Machine$integer.max)) as.integer(n) else n
+}
+
+# Every row's size, the groups' rows in order, as doubles.
+.power_sizes <- function(size, n, call) {
+  k <- length(n)
+  .refuse_integer64(size, "size", call)
+  if (is.list(size)) {
+    if (length(size) != k) {
+      .stop("dimension_mismatch", sprintf(
+        "size as a list must hold one vector of sizes per group (%d), not %d", k,
+        length(size)), call)
+    }
+    parts <- lapply(seq_len(k), function(g) {
+      s <- size[[g]]
+      if (!is.numeric(s) || !(length(s) %in% c(1L, n[[g]]))) {
+        .stop("dimension_mismatch", sprintf(
+          "size[[%d]] must hold one size or one per row of group %d (%s), not %d values", g, g,
+          format(n[[g]]), length(s)), call)
+      }
+      .power_size_values(s, sprintf("size[[%d]]", g), call)
+      rep_len(as.double(s), n[[g]])
+    })
+    return(unlist(parts))
+  }
+  if (!is.numeric(size) || !(length(size) %in% c(1L, k))) {
+    .stop("invalid_argument", sprintf(paste(
+      "size must be a number, a numeric vector of length %d (one size per group) or a list",
+      "of %d vectors (the sizes of each group's rows)"), k, k), call)
+  }
+  .power_size_values(size, "size", call)
+  rep(rep_len(as.double(size), k), n)
+}
+
+.power_size_values <- function(s, what, call) {
+  bad <- which(is.na(s) | !is.finite(s) | s < 0 | s > .Machine$integer.max | s != trunc(s))
+  if (length(bad) > 0L) {
+    .stop("invalid_argument", sprintf(
+      "size must hold whole numbers from 0 to %d; %s[%d] is %s", .Machine$integer.max, what,
+      bad[[1L]], format(s[[bad[[1L]]]], digits = 15L)), call)
+  }
+}
