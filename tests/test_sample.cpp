@@ -471,3 +471,46 @@ TEST_CASE("counts copy: dense, CSR and CSC out equal the table put in", "[sample
                                    out.data(), out.data(), DIRMN_FLOAT64, out64.data()) == DIRMN_ERROR_INVALID_ARGUMENT);
   }
 }
+
+TEST_CASE("cuda: a table drawn on a CUDA context is the CPU's, and tests and copies alike", "[cuda][sample]") {
+  if (!cuda_device_present()) return;
+  Context cpu = make_context(DIRMN_BACKEND_CPU);
+  Context gpu = make_context(DIRMN_BACKEND_CUDA);
+  REQUIRE(cpu);
+  REQUIRE(gpu);
+  const std::vector<double> alpha = random_alpha(300, 1e-2, 5.0, 6);
+  std::vector<int64_t> sizes(500);
+  for (size_t b = 0; b < sizes.size(); ++b) sizes[b] = b % 2 == 0 ? 40 : 3000;  // urn and gamma rows
+  std::vector<std::vector<int64_t>> dense;
+  std::vector<dirmn_group_test_result> tests;
+  for (dirmn_context* ctx : {cpu.get(), gpu.get()}) {
+    dirmn_sample_options o;
+    dirmn_sample_options_init(&o);
+    o.seed = 44;
+    dirmn_counts* c = nullptr;
+    REQUIRE(dirmn_sample(ctx, &c, 500, 300, 1, alpha.data(), 300, 1, DIRMN_PARAM_ALPHA, sizes.data(), 1, &o) ==
+            DIRMN_SUCCESS);
+    Counts owned(c);
+    dirmn_counts_info info;
+    info.size = sizeof info;
+    REQUIRE(dirmn_counts_get_info(c, &info) == DIRMN_SUCCESS);
+    CHECK(info.backend == (ctx == gpu.get() ? DIRMN_BACKEND_CUDA : DIRMN_BACKEND_CPU));
+    dense.push_back(dense_of(ctx, c));
+    std::vector<int64_t> group(500);
+    for (size_t b = 0; b < group.size(); ++b) group[b] = static_cast<int64_t>(b % 3);
+    dirmn_group_test_options go;
+    dirmn_group_test_options_init(&go);
+    go.bootstrap = 20;
+    dirmn_group_test_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    REQUIRE(dirmn_test_groups(ctx, c, group.data(), 3, &go, &r) == DIRMN_SUCCESS);
+    tests.push_back(r);
+    // The device's likelihood of the drawn table agrees with the host's.
+    std::vector<double> ll = loglik(ctx, c, 500, alpha, 0);
+    CHECK(std::isfinite(ll[0]));
+  }
+  CHECK(dense[0] == dense[1]);
+  CHECK(tests[0].statistic == tests[1].statistic);
+  CHECK(tests[0].p_value_bootstrap == tests[1].p_value_bootstrap);
+}
