@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "../kernels/math/distributions.hpp"  // chi_square_p's tail
+
 namespace dirmn_test {
 
 inline bool cuda_device_present() {
@@ -439,6 +441,29 @@ inline Mixture fit(dirmn_context* ctx, dirmn_counts* c, int k, const dirmn_mixtu
   INFO(dirmn_last_error(ctx));
   REQUIRE(s == DIRMN_SUCCESS);
   return Mixture(m);
+}
+
+// --- goodness of fit (test_sample.cpp, test_sampling_math.cpp)
+
+// P(chi2_df >= stat) of observed against expected frequencies, the
+// expected ones below 5 pooled into one cell.
+inline double chi_square_p(const std::vector<double>& observed, const std::vector<double>& expected) {
+  double stat = 0.0, o_rest = 0.0, e_rest = 0.0;
+  int cells = 0;
+  for (size_t i = 0; i < observed.size(); ++i) {
+    if (expected[i] < 5.0) {
+      o_rest += observed[i];
+      e_rest += expected[i];
+      continue;
+    }
+    stat += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+    ++cells;
+  }
+  if (e_rest > 0.0) {
+    stat += (o_rest - e_rest) * (o_rest - e_rest) / e_rest;
+    ++cells;
+  }
+  return dirmn::math::gamma_q(0.5 * (cells - 1), 0.5 * stat);
 }
 
 }  // namespace dirmn_test

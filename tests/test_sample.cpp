@@ -38,27 +38,6 @@ std::vector<int64_t> dense_of(dirmn_context* ctx, const dirmn_counts* c) {
   return x;
 }
 
-// P(chi2_df >= stat) of observed against expected frequencies, the
-// expected ones below 5 pooled into one cell.
-double chi_square_p(const std::vector<double>& observed, const std::vector<double>& expected) {
-  double stat = 0.0, o_rest = 0.0, e_rest = 0.0;
-  int cells = 0;
-  for (size_t i = 0; i < observed.size(); ++i) {
-    if (expected[i] < 5.0) {
-      o_rest += observed[i];
-      e_rest += expected[i];
-      continue;
-    }
-    stat += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-    ++cells;
-  }
-  if (e_rest > 0.0) {
-    stat += (o_rest - e_rest) * (o_rest - e_rest) / e_rest;
-    ++cells;
-  }
-  return dirmn::math::gamma_q(0.5 * (cells - 1), 0.5 * stat);
-}
-
 // log of the beta-binomial pmf: the marginal of one category of DM(alpha,
 // n), alpha_v against the rest, in long double.
 double log_beta_binomial(int64_t x, int64_t n, double a, double b) {

@@ -103,21 +103,6 @@ TEST_CASE("sampling math: binomial draws follow the pmf, both methods", "[sample
     }
     INFO("n " << c.n << ", p " << c.p);
     CHECK(outside < 3.0);
-    double stat = 0.0, o_rest = 0.0, e_rest = 0.0;
-    int cells = 0;
-    for (size_t i = 0; i < observed.size(); ++i) {
-      if (expected[i] < 5.0) {
-        o_rest += observed[i];
-        e_rest += expected[i];
-        continue;
-      }
-      stat += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-      ++cells;
-    }
-    if (e_rest > 0.0) {
-      stat += (o_rest - e_rest) * (o_rest - e_rest) / e_rest;
-      ++cells;
-    }
-    CHECK(gamma_q(0.5 * (cells - 1), 0.5 * stat) > 1e-4);
+    CHECK(dirmn_test::chi_square_p(observed, expected) > 1e-4);
   }
 }
