@@ -1337,8 +1337,9 @@ DIRMN_API dirmn_status dirmn_sample(dirmn_context* ctx, dirmn_counts** counts, i
 /* The same with one parameter vector per row (a fitted regression's
  * alpha): row b's entry v at params[b * params_stride_row + v *
  * params_stride_v]. options->component, mixture_weights and component_out
- * must be NULL. INVALID_PARAMETER names row and column. Otherwise as
- * dirmn_sample. */
+ * must be NULL. INVALID_PARAMETER names row and column. Working memory:
+ * the validated alphas, rows x cols doubles (as much as `params` itself),
+ * beside the table drawn. Otherwise as dirmn_sample. */
 DIRMN_API dirmn_status dirmn_sample_rowwise(dirmn_context* ctx, dirmn_counts** counts,
                                             int64_t rows, int64_t cols, const double* params,
                                             int64_t params_stride_row, int64_t params_stride_v,
