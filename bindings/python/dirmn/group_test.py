@@ -1,9 +1,9 @@
 """Does one composition fit every group of rows? (``dirmn_test_groups``)
 
-The likelihood-ratio test of one Dirichlet-multinomial for all rows against
-one per group of rows (HMP's Xdc test, on the full likelihood), referred to
-chi-square and, optionally, to its parametric bootstrap; and its power by
-simulation (``dirmn_power_groups``).
+The test of one Dirichlet-multinomial for all rows against one per group of
+rows, by the likelihood ratio (HMP's Xdc test, on the full likelihood) or
+HMP's Xmcupo statistic, referred to chi-square and, optionally, to its
+parametric bootstrap; and its power by simulation (``dirmn_power_groups``).
 """
 
 import ctypes
@@ -26,6 +26,17 @@ from .loglik import _param_code
 from .regression_groups import _left_out
 from .sample import _context, _count_arg, seed64, sizes_array
 
+_STATISTICS = {"lrt": C.DIRMN_GROUP_LRT, "xmcupo": C.DIRMN_GROUP_XMCUPO}
+
+
+def _statistic_code(statistic):
+    """The library's ``dirmn_group_statistic`` for ``statistic``."""
+    try:
+        return _STATISTICS[statistic]
+    except (KeyError, TypeError):
+        raise invalid(InvalidArgumentError, "dirmn: statistic must be 'lrt' or 'xmcupo', not "
+                      "%r" % (statistic,), argument="statistic") from None
+
 
 @dataclass(frozen=True)
 class TestGroupsResult:
@@ -36,11 +47,13 @@ class TestGroupsResult:
     Attributes
     ----------
     statistic : float
-        ``2 (loglik_groups - loglik_null)``, >= 0.
+        The test statistic, >= 0: ``2 (loglik_groups - loglik_null)`` for
+        ``statistic_kind`` ``"lrt"``, HMP's Xmcupo for ``"xmcupo"``.
     pvalue : float
         ``P(chi2_df >= statistic)``.
     df : float
-        ``(groups - 1) categories``.
+        ``(groups - 1) categories`` for ``"lrt"``, ``(groups - 1)
+        (categories - 1)`` for ``"xmcupo"``.
     pvalue_bootstrap : float
         The parametric bootstrap's p-value ``(1 + #{T* >= T}) / (1 +
         bootstrap)`` (Davison & Hinkley 1997, eq. 4.11), T* the statistic
@@ -63,6 +76,8 @@ class TestGroupsResult:
     group : list
         The labels of the groups, in the order they first appear in the
         ``groups`` argument (code 0, 1, ... as the library numbered them).
+    statistic_kind : str
+        ``"lrt"`` or ``"xmcupo"``: the statistic asked for.
     """
 
     __test__ = False   # not a pytest test class, whatever its name
@@ -78,13 +93,15 @@ class TestGroupsResult:
     categories: int
     converged: bool
     group: List
+    statistic_kind: str = "lrt"
 
     def __iter__(self):
         return iter((self.statistic, self.pvalue))
 
     def __repr__(self):
-        text = "TestGroupsResult(statistic=%.6g, pvalue=%.6g, df=%g, groups=%d, categories=%d" % (
-            self.statistic, self.pvalue, self.df, self.groups, self.categories)
+        text = ("TestGroupsResult(statistic_kind=%r, statistic=%.6g, pvalue=%.6g, df=%g, "
+                "groups=%d, categories=%d" % (self.statistic_kind, self.statistic, self.pvalue,
+                                              self.df, self.groups, self.categories))
         if self.bootstrap:
             text += ", pvalue_bootstrap=%.6g, bootstrap=%d" % (self.pvalue_bootstrap,
                                                                self.bootstrap)
@@ -143,19 +160,32 @@ def _row_codes(groups, rows):
     return labels, codes
 
 
-def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterations=None,
-                context=None, real_valued=False):
+def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance=None,
+                max_iterations=None, context=None, real_valued=False):
     """Tests whether the rows of every group share one DM (``dirmn_test_groups``).
 
-    The likelihood-ratio test of one Dirichlet-multinomial fitted to all the
-    rows (the null) against one fitted to each group's rows: ``statistic =
-    2 (sum_g loglik_g - loglik_0)``, referred to chi-square with ``(G - 1)
-    P`` degrees of freedom (G groups with counts, P columns with counts):
-    HMP's ``Xdc.sevsample`` on the full likelihood. With ``bootstrap`` > 0
-    also to its parametric bootstrap: that many tables drawn from the
-    fitted null DM with each row's observed total, each refitted under both
-    hypotheses (the chi-square reference is asymptotic; the bootstrap's
-    holds for few rows too).
+    The test of one Dirichlet-multinomial for all the rows (the null)
+    against one for each group's rows, by ``statistic`` (G groups with
+    counts, P columns with counts):
+
+    * ``"lrt"`` (the default): the likelihood ratio of a DM fitted to all
+      the rows against one fitted to each group's rows, ``statistic = 2
+      (sum_g loglik_g - loglik_0)``, referred to chi-square with ``(G - 1)
+      P`` degrees of freedom: HMP's ``Xdc.sevsample`` on the full
+      likelihood.
+    * ``"xmcupo"``: HMP's ``Xmcupo.sevsample`` (La Rosa et al. 2012), the
+      groups' pooled proportions ``pi_g`` against their precision-weighted
+      mean ``pi_0``, ``sum_g sum_v (pi_gv - pi_0v)^2 / (pi_0v c_g)``, ``c_g
+      = (theta_g (sum N^2 - sum N) + sum N) / (sum N)^2`` over group g's row
+      totals N with ``theta_g`` Weir's method-of-moments overdispersion,
+      referred to chi-square with ``(G - 1) (P - 1)`` degrees of freedom.
+      No fit enters it (the result's log-likelihoods are still the fits').
+
+    With ``bootstrap`` > 0 the statistic is also referred to its parametric
+    bootstrap: that many tables drawn from the fitted null DM with each
+    row's observed total, each tested by the same statistic (refitted under
+    both hypotheses for ``"lrt"``; the chi-square reference is asymptotic,
+    the bootstrap's holds for few rows too).
 
     Parameters
     ----------
@@ -166,6 +196,8 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
         categories). None, NaN (and pandas' NA) or a negative number leaves
         the row out. Labels are numbered 0, 1, ... in order of first
         appearance (:attr:`TestGroupsResult.group`).
+    statistic : {"lrt", "xmcupo"}
+        The statistic (see above).
     bootstrap : int
         B, the bootstrap tables (0: the chi-square p-value alone).
     seed : None, int, numpy.random.Generator or numpy.random.RandomState
@@ -182,15 +214,16 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
     Returns
     -------
     TestGroupsResult
-        ``statistic``, ``pvalue``, ``df``, ``pvalue_bootstrap``, ...;
-        unpacks as ``statistic, pvalue``.
+        ``statistic``, ``pvalue``, ``df``, ``pvalue_bootstrap``, ...,
+        ``statistic_kind``; unpacks as ``statistic, pvalue``.
 
     Raises
     ------
     InvalidArgumentError
         ``groups`` not a sequence, or with fewer than two groups; fewer
-        than two groups with counts; ``bootstrap`` negative or not an
-        integer; a bad ``seed``, ``tolerance`` or ``max_iterations``.
+        than two groups with counts; ``statistic`` neither ``"lrt"`` nor
+        ``"xmcupo"``; ``bootstrap`` negative or not an integer; a bad
+        ``seed``, ``tolerance`` or ``max_iterations``.
     DimensionMismatchError
         ``groups`` without one entry per row.
     InvalidCountsError
@@ -202,7 +235,9 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
     --------
     >>> r = dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, bootstrap=999, seed=1)
     >>> r.statistic, r.pvalue, r.pvalue_bootstrap
+    >>> dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, statistic="xmcupo").df
     """
+    code = _statistic_code(statistic)
     if isinstance(bootstrap, (bool, np.bool_)) or not isinstance(bootstrap, (int, np.integer)) \
             or bootstrap < 0:
         raise invalid(InvalidArgumentError, "dirmn: bootstrap must be an integer >= 0, not %r"
@@ -211,6 +246,7 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
     C.dirmn_group_test_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     o.bootstrap = int(bootstrap)
     o.seed = seed64(seed)
+    o.statistic = code
     if tolerance is not None:
         o.tolerance = float_arg(tolerance, "tolerance")
     if max_iterations is not None:
@@ -223,12 +259,13 @@ def test_groups(x, groups, *, bootstrap=0, seed=None, tolerance=None, max_iterat
                                       len(labels), ctypes.byref(o), ctypes.byref(r)), p)
     if not r.converged:
         warnings.warn("dirmn.test_groups: a fit of the observed table did not converge in "
-                      "max_iterations = %d; the statistic is from its last iterate"
-                      % o.max_iterations, ConvergenceWarning, stacklevel=2)
+                      "max_iterations = %d; the %s from its last iterate"
+                      % (o.max_iterations, "statistic is" if statistic == "lrt"
+                         else "log-likelihoods are"), ConvergenceWarning, stacklevel=2)
     return TestGroupsResult(float(r.statistic), float(r.p_value), float(r.df),
                             float(r.p_value_bootstrap), int(r.bootstrap), float(r.loglik_null),
                             float(r.loglik_groups), int(r.groups), int(r.categories),
-                            bool(r.converged), labels)
+                            bool(r.converged), labels, str(statistic))
 
 
 test_groups.__test__ = False   # not a pytest test, whatever its name
@@ -250,9 +287,11 @@ class PowerResult:
     rejected : int
         The tables whose chi-square p-value was below ``level``.
     mean_statistic : float
-        The likelihood-ratio statistic's mean over the tables.
+        The test statistic's mean over the tables.
     level : float
         The test's level.
+    statistic_kind : str
+        The test's statistic, ``"lrt"`` or ``"xmcupo"``.
     """
 
     power: float
@@ -261,12 +300,13 @@ class PowerResult:
     rejected: int
     mean_statistic: float
     level: float
+    statistic_kind: str = "lrt"
 
     def __repr__(self):
         return ("PowerResult(power=%.6g, std_error=%.3g, tables=%d, rejected=%d, "
-                "mean_statistic=%.6g, level=%g)" % (self.power, self.std_error, self.tables,
-                                                   self.rejected, self.mean_statistic,
-                                                   self.level))
+                "mean_statistic=%.6g, level=%g, statistic_kind=%r)"
+                % (self.power, self.std_error, self.tables, self.rejected,
+                   self.mean_statistic, self.level, self.statistic_kind))
 
 
 def _rows_per_group(rows_per_group, k):
@@ -295,25 +335,26 @@ def _rows_per_group(rows_per_group, k):
     return out
 
 
-def _row_sizes(sizes, rows):
+def _row_sizes(size, rows):
     """Every row's size in group order, from one size, one per group, or one
-    sequence of sizes per group (``rows``: the rows of each group)."""
+    sequence of sizes per group (``size``: power_groups's argument; ``rows``:
+    the rows of each group)."""
     k = rows.shape[0]
-    if isinstance(sizes, (str, bytes)):
-        raise invalid(InvalidArgumentError, "dirmn: sizes must be an integer, k integers or k "
-                      "sequences of integers, not a string", argument="sizes")
-    if not hasattr(sizes, "__iter__") or (isinstance(sizes, np.ndarray) and sizes.ndim == 0):
-        s = sizes_array(sizes, "sizes")
+    if isinstance(size, (str, bytes)):
+        raise invalid(InvalidArgumentError, "dirmn: size must be an integer, k integers or k "
+                      "sequences of integers, not a string", argument="size")
+    if not hasattr(size, "__iter__") or (isinstance(size, np.ndarray) and size.ndim == 0):
+        s = sizes_array(size, "size")
         return np.full(int(rows.sum()), int(s), dtype=np.int64)
     try:
-        entries = list(sizes)
+        entries = list(size)
     except TypeError:
-        raise invalid(InvalidArgumentError, "dirmn: sizes must be an integer, k integers or k "
-                      "sequences of integers, not %r" % (sizes,), argument="sizes") from None
+        raise invalid(InvalidArgumentError, "dirmn: size must be an integer, k integers or k "
+                      "sequences of integers, not %r" % (size,), argument="size") from None
     if len(entries) != k:
-        raise invalid(DimensionMismatchError, "dirmn: sizes has %d entries for %d groups (give "
+        raise invalid(DimensionMismatchError, "dirmn: size has %d entries for %d groups (give "
                       "one size per group, or one sequence of sizes per group)"
-                      % (len(entries), k), argument="sizes")
+                      % (len(entries), k), argument="size")
     parts = []
     for g, e in enumerate(entries):
         try:
@@ -321,29 +362,30 @@ def _row_sizes(sizes, rows):
         except (TypeError, ValueError):
             s = np.asarray(e, dtype=object)
         if s.dtype == np.bool_ or s.dtype.kind not in "iuf":
-            raise invalid(InvalidArgumentError, "dirmn: sizes[%d] must be an integer or a 1-D "
-                          "array of integers, not %r" % (g, e), argument="sizes", index=g)
+            raise invalid(InvalidArgumentError, "dirmn: size[%d] must be an integer or a 1-D "
+                          "array of integers, not %r" % (g, e), argument="size", index=g)
         if s.ndim == 0:
             s = np.repeat(s.reshape(1), int(rows[g]))
         elif s.ndim != 1 or s.shape[0] != rows[g]:
-            raise invalid(DimensionMismatchError, "dirmn: sizes[%d] has shape %s for the group's "
-                          "%d rows" % (g, s.shape, rows[g]), argument="sizes", index=g)
+            raise invalid(DimensionMismatchError, "dirmn: size[%d] has shape %s for the group's "
+                          "%d rows" % (g, s.shape, rows[g]), argument="size", index=g)
         parts.append(s)
     # Checked as one array: a bad size names its row, all groups' rows in order.
-    return sizes_array(np.concatenate(parts) if parts else np.zeros(0, np.int64), "sizes")
+    return sizes_array(np.concatenate(parts) if parts else np.zeros(0, np.int64), "size")
 
 
-def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=None,
-                 param="alpha", tolerance=None, max_iterations=None, context=None):
+def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, level=0.05,
+                 seed=None, param="alpha", tolerance=None, max_iterations=None, context=None):
     """The power of :func:`test_groups` by simulation (``dirmn_power_groups``).
 
     ``tables`` tables are drawn, each with ``rows_per_group[g]`` rows from
     DM(``alpha[g]``) for every group g (HMP's ``MC.Xdc.statistics`` for the
-    full-likelihood test); each is tested as :func:`test_groups` tests it
-    (the chi-square p-value), and the power is the share of tables with
-    p-value below ``level``. Equal alphas give the test's size (its actual
-    level). A table in which fewer than two groups have counts counts as
-    not rejected.
+    full-likelihood test, ``MC.Xmcupo.statistics`` for ``statistic =
+    "xmcupo"``); each is tested as :func:`test_groups` tests it with
+    ``statistic`` (the chi-square p-value), and the power is the share of
+    tables with p-value below ``level``. Equal alphas give the test's size
+    (its actual level). A table in which fewer than two groups have counts
+    counts as not rejected.
 
     Parameters
     ----------
@@ -352,11 +394,15 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
         takes k vectors), or log alpha with ``param="logalpha"``.
     rows_per_group : int or array_like of int
         The rows of each group: one number for every group, or k.
-    sizes : int or array_like
+    size : int or array_like
         The rows' sizes (counts per row): one for every row; k, one per
-        group (every row of group g has ``sizes[g]``); or k sequences, group
+        group (every row of group g has ``size[g]``); or k sequences, group
         g's rows' sizes (``rows_per_group[g]`` entries each). Integers in 0
         .. 2^31 - 1.
+    statistic : {"lrt", "xmcupo"}
+        The test's statistic, as :func:`test_groups` takes it: the
+        likelihood ratio (chi-square on ``(G - 1) P`` degrees of freedom) or
+        HMP's Xmcupo (chi-square on ``(G - 1) (P - 1)``).
     tables : int
         The tables simulated (>= 1).
     level : float
@@ -375,18 +421,18 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
     -------
     PowerResult
         ``power``, ``std_error``, ``tables``, ``rejected``,
-        ``mean_statistic``, ``level``.
+        ``mean_statistic``, ``level``, ``statistic_kind``.
 
     Raises
     ------
     InvalidArgumentError
         ``alpha`` not k × V with k >= 2; ``rows_per_group`` not integers, a
         negative entry (``index``) or fewer than two groups with rows;
-        ``sizes`` negative, non-integral or too large; ``tables`` < 1;
-        ``level`` outside (0, 1); a bad ``seed``, ``param``, ``tolerance``
-        or ``max_iterations``.
+        ``size`` negative, non-integral or too large; ``tables`` < 1;
+        ``level`` outside (0, 1); a bad ``statistic``, ``seed``, ``param``,
+        ``tolerance`` or ``max_iterations``.
     DimensionMismatchError
-        ``rows_per_group`` or ``sizes`` with neither one nor k entries, or a
+        ``rows_per_group`` or ``size`` with neither one nor k entries, or a
         group's sizes without one per row.
     InvalidParameterError
         An alpha outside [1e-300, 1e300] (``vector``: the group, ``index``).
@@ -395,8 +441,10 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
     --------
     >>> r = dirmn.power_groups([[2, 3, 1, 4], [3, 2, 1, 4]], 30, 100, tables=200, seed=1)
     >>> r.power, r.std_error
+    >>> dirmn.power_groups([[2, 3, 1, 4], [3, 2, 1, 4]], 30, 100, statistic="xmcupo").power
     """
     code = _param_code(param)
+    stat = _statistic_code(statistic)
     ctx = _context(context)
     a = np.asarray(alpha) if not isinstance(alpha, np.ndarray) else alpha
     if a.ndim != 2:
@@ -409,7 +457,7 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
                       "(rows) of at least one entry, not of shape %s" % (p.shape,),
                       argument="alpha")
     rows = _rows_per_group(rows_per_group, k)
-    row_sizes = _row_sizes(sizes, rows)
+    row_sizes = _row_sizes(size, rows)
     tables = _count_arg(tables, "tables", 1)
     lv = float_arg(level, "level")
     if not 0.0 < lv < 1.0:
@@ -420,6 +468,7 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
     o.tables = tables
     o.level = lv
     o.seed = seed64(seed)
+    o.statistic = stat
     if tolerance is not None:
         o.tolerance = float_arg(tolerance, "tolerance")
     if max_iterations is not None:
@@ -430,4 +479,4 @@ def power_groups(alpha, rows_per_group, sizes, *, tables=1000, level=0.05, seed=
                                    rows.ctypes.data_as(_pi64), row_sizes.ctypes.data_as(_pi64),
                                    ctypes.byref(o), ctypes.byref(r)), h)
     return PowerResult(float(r.power), float(r.std_error), int(r.tables), int(r.rejected),
-                       float(r.mean_statistic), lv)
+                       float(r.mean_statistic), lv, str(statistic))

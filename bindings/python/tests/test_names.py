@@ -224,7 +224,8 @@ CHECKS = {
     "sample_rowwise": lambda n: exported(n) and kw(getattr(dirmn, n), "per_row")
     and getattr(dirmn, n)(np.ones((2, 5)), [3, 4], per_row=True, seed=1).sum(axis=1).tolist()
     == [3, 4],
-    "sample_size": lambda n: kw(dirmn.rvs, n) and kw(dirmn.moments, n),
+    "sample_size": lambda n: kw(dirmn.rvs, n) and kw(dirmn.moments, n)
+    and kw(dirmn.power_groups, n),
     "sample_component": lambda n: kw(dirmn.rvs, n)
     and dirmn.rvs(np.ones((2, 5)), 3, seed=1, return_component=True,
                   **{n: [1, 0, 1]})[1].tolist() == [1, 0, 1],
@@ -247,9 +248,25 @@ CHECKS = {
     "power_tables": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 20,
     "power_level": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 0.1,
     "power_rows_per_group": lambda n: kw(dirmn.power_groups, n)
-    and accepts(lambda: dirmn.power_groups(np.ones((2, 5)), tables=2, seed=1, sizes=10,
+    and accepts(lambda: dirmn.power_groups(np.ones((2, 5)), tables=2, seed=1, size=10,
                                            **{n: [3, 4]})),
     "power_value": lambda n: powfield(n) and getattr(POW, n) == POW.rejected / POW.tables,
+    # The group test's statistic: a keyword of both functions, its values
+    # accepted by both and recorded in the results' statistic_kind.
+    "group_statistic": lambda n: kw(dirmn.test_groups, n) and kw(dirmn.power_groups, n)
+    and not accepts(lambda: dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, **{n: "none"}))
+    and not accepts(lambda: dirmn.power_groups(np.ones((2, 5)), 3, 10, tables=2, **{n: "none"})),
+    "group_statistic_kind": lambda n: tgfield(n) and powfield(n) and getattr(TG, n) == "lrt"
+    and getattr(dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, statistic="xmcupo"), n) == "xmcupo",
+    "group_statistic_lrt": lambda n: TG.statistic_kind == POW.statistic_kind == n
+    and dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, statistic=n).statistic
+    == dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4).statistic
+    and accepts(lambda: dirmn.power_groups(np.ones((2, 5)), 3, 10, tables=2, statistic=n)),
+    "group_statistic_xmcupo": lambda n: dirmn.test_groups(
+        GX, ["a"] * 4 + ["b"] * 4, statistic=n).statistic_kind == n
+    and dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, statistic=n).df == TG.df - 1
+    and dirmn.power_groups(np.ones((2, 5)), 3, 10, tables=2, seed=1,
+                           statistic=n).statistic_kind == n,
 }
 
 ROWS = read_names()

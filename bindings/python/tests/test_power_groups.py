@@ -4,6 +4,7 @@ through dirmn.test_groups (another path through the library: table t of a
 call with seed S is drawn with seed derived_key(S, 3, t), the library's
 documented stream of a power simulation's table)."""
 
+import inspect
 import math
 
 import numpy as np
@@ -135,6 +136,53 @@ def test_thread_count_does_not_change_the_result():
     assert r1 == r3
 
 
+def test_size_is_the_keyword():
+    a = ALPHA3[:2]
+    assert "size" in inspect.signature(dirmn.power_groups).parameters
+    assert "sizes" not in inspect.signature(dirmn.power_groups).parameters
+    assert dirmn.power_groups(a, 10, size=30, tables=20, seed=6) \
+        == dirmn.power_groups(a, 10, 30, tables=20, seed=6)
+    with pytest.raises(TypeError):
+        dirmn.power_groups(a, 10, sizes=30, tables=20, seed=6)
+
+
+def test_xmcupo_equal_alphas_give_the_level():
+    a = np.array([ALPHA3[0], ALPHA3[0]])
+    r = dirmn.power_groups(a, 25, 60, statistic="xmcupo", tables=400, level=0.05, seed=11)
+    assert r.statistic_kind == "xmcupo"
+    assert 6 <= r.rejected <= 45
+    # Near its chi-square df, (G - 1)(P - 1) = 4, not the likelihood ratio's 5.
+    assert 2.8 < r.mean_statistic < 5.2
+    lrt = dirmn.power_groups(a, 25, 60, tables=400, level=0.05, seed=11)
+    assert lrt.statistic_kind == "lrt" and lrt.mean_statistic != r.mean_statistic
+    far = dirmn.power_groups([[10.0, 1.0, 1.0, 3.0], [1.0, 1.0, 10.0, 3.0]], 15, 50,
+                             statistic="xmcupo", tables=100, seed=2)
+    assert far.power > 0.9
+    assert "statistic_kind='xmcupo'" in repr(r)
+
+
+def test_xmcupo_power_is_the_share_the_binding_rejects():
+    rows = [8, 11, 6]
+    sizes = [[40 + 3 * i for i in range(8)], 55, list(range(20, 80, 10))]
+    flat = np.concatenate([sizes[0], np.full(11, 55), sizes[2]])
+    group = np.repeat(np.arange(3), rows)
+    seed, tables, level = 7, 60, 0.1
+    r = dirmn.power_groups(ALPHA3, rows, sizes, statistic="xmcupo", tables=tables,
+                           level=level, seed=seed)
+    rejected, stats = 0, []
+    for t in range(tables):
+        X = dirmn.rvs(ALPHA3, flat, component=group, seed=derived_key(seed, 3, t))
+        q = dirmn.test_groups(X, group, statistic="xmcupo")
+        stats.append(q.statistic)
+        rejected += q.pvalue < level
+    assert 0 < rejected < tables                     # neither extreme
+    assert r.rejected == rejected
+    assert abs(r.mean_statistic - np.mean(stats)) <= 1e-9 * max(1.0, np.mean(stats))
+    again = dirmn.power_groups(ALPHA3, rows, sizes, statistic="xmcupo", tables=tables,
+                               level=level, seed=seed)
+    assert again == r
+
+
 def test_forms_of_rows_and_sizes_agree():
     a = ALPHA3[:2]
     base = dirmn.power_groups(a, [10, 10], [[30] * 10, [30] * 10], tables=40, seed=6)
@@ -177,10 +225,13 @@ def test_bad_input_is_named():
         assert argument(dirmn.InvalidArgumentError, a, 10, 30, tables=tables).argument \
             == "tables"
     e = argument(dirmn.InvalidArgumentError, a, [3, 2], [30, [5, -4]])
-    assert (e.argument, e.row) == ("sizes", 4)
-    assert argument(dirmn.InvalidArgumentError, a, 3, 2**31).argument == "sizes"
-    assert argument(dirmn.DimensionMismatchError, a, 3, [30, 30, 30]).argument == "sizes"
-    assert argument(dirmn.DimensionMismatchError, a, 3, [30, [1, 2]]).argument == "sizes"
+    assert (e.argument, e.row) == ("size", 4)
+    assert argument(dirmn.InvalidArgumentError, a, 3, 2**31).argument == "size"
+    assert argument(dirmn.DimensionMismatchError, a, 3, [30, 30, 30]).argument == "size"
+    assert argument(dirmn.DimensionMismatchError, a, 3, [30, [1, 2]]).argument == "size"
+    for bad in ("Xmcupo", "wald", None, 1):
+        e = argument(dirmn.InvalidArgumentError, a, 3, 30, statistic=bad)
+        assert e.argument == "statistic" and "'lrt' or 'xmcupo'" in str(e)
     e = argument(dirmn.InvalidParameterError, [[1.0, 1.0], [2.0, 0.0]], 3, 30)
     assert (e.vector, e.index) == (1, 1)
     e = argument(dirmn.InvalidParameterError, [[1.0, -1.0], [2.0, 1.0]], 3, 30)

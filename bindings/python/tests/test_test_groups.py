@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 import dirmn
+from conftest import repo_path
 
 ALPHA = np.array([2.0, 3.0, 1.0, 4.0, 0.5])
 
@@ -206,3 +207,71 @@ def test_bad_input_is_named():
 def test_not_collected_as_a_test():
     # Its name starts with "test": pytest must not run it when imported.
     assert dirmn.test_groups.__test__ is False and dirmn.TestGroupsResult.__test__ is False
+
+
+def hmp(*names):
+    """HMP 2.0.1's tables (the repository's tests/data: samples are rows, 21
+    taxa) stacked, and each row's table name."""
+    tabs = [np.loadtxt(repo_path("tests", "data", "hmp_%s.csv" % n), delimiter=",",
+                       skiprows=1, usecols=range(1, 22)).astype(np.int64) for n in names]
+    return np.vstack(tabs), [n for n, t in zip(names, tabs) for _ in range(t.shape[0])]
+
+
+def test_xmcupo_is_hmps_on_saliva_throat_and_tonsils():
+    X, g = hmp("saliva", "throat", "tonsils")
+    assert X.shape == (70, 21)
+    r = dirmn.test_groups(X, g, statistic="xmcupo")
+    assert r.statistic_kind == "xmcupo"
+    # HMP 2.0.1: Xmcupo.sevsample(list(saliva, throat, tonsils))
+    assert r.statistic == pytest.approx(150.443851750275, rel=1e-9, abs=0)
+    assert r.df == (3 - 1) * (21 - 1)
+    np.testing.assert_allclose(r.pvalue, scipy.stats.chi2.sf(r.statistic, 40), rtol=1e-9)
+    # The log-likelihoods are still the fits'.
+    lrt = dirmn.test_groups(X, g)
+    assert (r.loglik_null, r.loglik_groups) == (lrt.loglik_null, lrt.loglik_groups)
+    st = dirmn.test_groups(*hmp("saliva", "throat"), statistic="xmcupo")
+    assert st.statistic == pytest.approx(98.3973853587345, rel=1e-9, abs=0)
+    tt = dirmn.test_groups(*hmp("throat", "tonsils"), statistic="xmcupo")
+    assert tt.statistic == pytest.approx(3.24781427884673, rel=1e-9, abs=0)
+    assert tt.pvalue == pytest.approx(0.99999189153229, rel=1e-9, abs=0)
+    assert tt.df == 20
+    assert "statistic_kind='xmcupo'" in repr(tt)
+
+
+def test_likelihood_ratio_is_hmps_xdc_on_saliva_throat_and_tonsils():
+    X, g = hmp("saliva", "throat", "tonsils")
+    r = dirmn.test_groups(X, g)
+    assert r.statistic_kind == "lrt"
+    # HMP 2.0.1: Xdc.sevsample(list(saliva, throat, tonsils), est = "mle")
+    assert r.statistic == pytest.approx(529.509073461, rel=1e-9, abs=0)
+    assert r.df == (3 - 1) * 21
+    assert dirmn.test_groups(X, g, statistic="lrt").statistic == r.statistic
+
+
+def test_xmcupo_bootstrap_is_reproducible_with_a_seed():
+    S, _ = hmp("saliva")
+    halves = ["a", "b"] * 12
+    B = 39
+    r = dirmn.test_groups(S, halves, statistic="xmcupo", bootstrap=B, seed=5)
+    assert r.statistic_kind == "xmcupo" and r.bootstrap == B
+    assert 1 / (B + 1) <= r.pvalue_bootstrap <= 1
+    k = r.pvalue_bootstrap * (B + 1)
+    assert abs(k - round(k)) < 1e-9
+    again = dirmn.test_groups(S, halves, statistic="xmcupo", bootstrap=B, seed=5)
+    assert again.pvalue_bootstrap == r.pvalue_bootstrap
+    assert r.statistic == dirmn.test_groups(S, halves, statistic="xmcupo").statistic
+    ps = {dirmn.test_groups(S, halves, statistic="xmcupo", bootstrap=19, seed=s).pvalue_bootstrap
+          for s in range(1, 7)}
+    assert len(ps) > 1
+    # Saliva against throat differ by far: no bootstrap table reaches it.
+    st = dirmn.test_groups(*hmp("saliva", "throat"), statistic="xmcupo", bootstrap=B, seed=5)
+    assert st.pvalue_bootstrap == pytest.approx(1 / (B + 1))
+
+
+def test_a_bad_statistic_is_named():
+    X = table(11)
+    for bad in ("Xmcupo", "wald", None, 0, ["lrt"]):
+        with pytest.raises(dirmn.InvalidArgumentError) as e:
+            dirmn.test_groups(X, ["a", "b"] * 22 + ["a"], statistic=bad)
+        assert e.value.argument == "statistic"
+        assert "'lrt' or 'xmcupo'" in str(e.value)

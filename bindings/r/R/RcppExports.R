@@ -125,11 +125,11 @@ cpp_moments <- function(ctx_xp, alpha, log_param, size) {
     .Call(`_dirmn_cpp_moments`, ctx_xp, alpha, log_param, size)
 }
 
-cpp_test_groups <- function(xp, group, groups, bootstrap, seed, tolerance, max_iterations) {
-    .Call(`_dirmn_cpp_test_groups`, xp, group, groups, bootstrap, seed, tolerance, max_iterations)
+cpp_test_groups <- function(xp, group, groups, bootstrap, seed, tolerance, max_iterations, statistic) {
+    .Call(`_dirmn_cpp_test_groups`, xp, group, groups, bootstrap, seed, tolerance, max_iterations, statistic)
 }
 
-cpp_power_groups <- function(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations) {
-    .Call(`_dirmn_cpp_power_groups`, ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations)
+cpp_power_groups <- function(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic) {
+    .Call(`_dirmn_cpp_power_groups`, ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic)
 }
 

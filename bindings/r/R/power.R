@@ -4,16 +4,17 @@
 #' Power of the group test by simulation
 #'
 #' The power of [dirmn_test_groups()]'s chi-square test, by simulation
-#' (\pkg{HMP}'s `MC.Xdc.statistics()` for the full-likelihood test): `tables`
-#' tables are drawn, each with `n[g]` rows from the Dirichlet-multinomial of
-#' group g (row g of `alpha`) for every group, each table is tested as
-#' [dirmn_test_groups()] tests it, and the power is the share of tables
-#' whose p-value is below `sig.level`, with its binomial standard error.
-#' Equal rows of `alpha` give the test's size (its actual level). A table
-#' in which fewer than two groups have counts counts as not rejected.
-#' Computed by libdirmn (`dirmn_power_groups()`); the tables run on the
-#' host's threads, and the result depends on `seed` alone, not on their
-#' number.
+#' (\pkg{HMP}'s `MC.Xdc.statistics()` for the full-likelihood test,
+#' `MC.Xmcupo.statistics()` for `statistic = "xmcupo"`): `tables` tables
+#' are drawn, each with `n[g]` rows from the Dirichlet-multinomial of group
+#' g (row g of `alpha`) for every group, each table is tested as
+#' [dirmn_test_groups()] tests it with `statistic`, and the power is the
+#' share of tables whose p-value is below `sig.level`, with its binomial
+#' standard error. Equal rows of `alpha` give the test's size (its actual
+#' level). A table in which fewer than two groups have counts counts as
+#' not rejected. Computed by libdirmn (`dirmn_power_groups()`); the tables
+#' run on the host's threads, and the result depends on `seed` alone, not
+#' on their number.
 #'
 #' @param alpha The groups' parameters (positive; alpha, or log alpha with
 #'   `param = "logalpha"`): a k x V matrix, group g's in row g (as
@@ -27,6 +28,10 @@
 #'   all). Each in 0 .. 2147483647.
 #' @param tables The number of tables simulated (a whole number >= 1).
 #' @param sig.level The test's level, in (0, 1).
+#' @param statistic The test's statistic, as for [dirmn_test_groups()]:
+#'   `"lrt"` (the default: the likelihood ratio, chi-square on
+#'   \eqn{(G - 1) P}{(G - 1) P} degrees of freedom) or `"xmcupo"` (HMP's
+#'   Xmcupo, chi-square on \eqn{(G - 1) (P - 1)}{(G - 1) (P - 1)}).
 #' @param seed `NULL` (draw the library's seed from R's random number
 #'   generator, so [set.seed()] makes it reproducible) or the library's
 #'   seed, a whole number in 0 .. 2^53.
@@ -40,8 +45,9 @@
 #'   returns): `n` (the rows of each group), `tables`, `sig.level`, `power`
 #'   (the share of tables rejected), `std_error` (its binomial standard
 #'   error, `sqrt(power (1 - power) / tables)`), `rejected` (the tables
-#'   rejected), `mean_statistic` (the likelihood-ratio statistic's mean
-#'   over the tables), `seed`, `note` and `method`.
+#'   rejected), `mean_statistic` (the test statistic's mean over the
+#'   tables), `statistic_kind` (`"lrt"` or `"xmcupo"`, as `statistic`
+#'   asked), `seed`, `note` and `method` (which test).
 #' @references La Rosa PS, Brooks JP, Deych E, et al. (2012). Hypothesis
 #'   testing and power calculations for taxonomic-based human microbiome
 #'   data. PLoS ONE 7:e52078.
@@ -54,11 +60,15 @@
 #' # the size of the test: equal alphas
 #' dirmn_power(rbind(alpha[1, ], alpha[1, ]), n = 30, size = 100, tables = 200,
 #'             seed = 1)$power
+#' # HMP's Xmcupo statistic instead of the likelihood ratio
+#' dirmn_power(alpha, n = 30, size = 100, tables = 200, seed = 1, statistic = "xmcupo")
 dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = NULL,
-                        param = c("alpha", "logalpha"), tolerance = 1e-10,
-                        max_iterations = 1000L, backend = getOption("dirmn.backend", "auto")) {
+                        statistic = c("lrt", "xmcupo"), param = c("alpha", "logalpha"),
+                        tolerance = 1e-10, max_iterations = 1000L,
+                        backend = getOption("dirmn.backend", "auto")) {
   call <- sys.call()
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
+  statistic <- .match_choice(statistic, c("lrt", "xmcupo"), "statistic", call)
   if (missing(alpha)) .stop("invalid_parameter", "alpha is missing", call)
   if (missing(n)) .stop("invalid_argument", "n is missing", call)
   if (missing(size)) .stop("invalid_argument", "size is missing", call)
@@ -77,15 +87,19 @@ dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = 
   ctx <- .context(backend, getOption("dirmn.device", 0L), call, backend_option = missing(backend),
                   device_option = TRUE)
   res <- cpp_power_groups(ctx$ptr, alpha, param == "logalpha", as.double(n), sizes, tables,
-                          as.double(sig.level), seed, tolerance, max_iterations)
+                          as.double(sig.level), seed, tolerance, max_iterations,
+                          .group_statistic_code(statistic))
   if (.failed(res)) .raise(res, call, alpha = "matrix")
   structure(list(
     n = n, tables = as.integer(res$tables), sig.level = as.double(sig.level),
     power = res$power, std_error = res$std_error, rejected = as.integer(res$rejected),
-    mean_statistic = res$mean_statistic, seed = seed,
+    mean_statistic = res$mean_statistic, statistic_kind = statistic, seed = seed,
     note = "n is the number of rows in each group",
-    method = paste("Dirichlet-multinomial group test (likelihood ratio, chi-square) power",
-                   "calculation by simulation")),
+    method = paste(if (statistic == "lrt") {
+      "Dirichlet-multinomial group test (likelihood ratio, chi-square)"
+    } else {
+      "Dirichlet-multinomial group test (HMP's Xmcupo, chi-square)"
+    }, "power calculation by simulation")),
     class = "power.htest")
 }
 

@@ -384,8 +384,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_test_groups
-SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed, double tolerance, int max_iterations);
-RcppExport SEXP _dirmn_cpp_test_groups(SEXP xpSEXP, SEXP groupSEXP, SEXP groupsSEXP, SEXP bootstrapSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP) {
+SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed, double tolerance, int max_iterations, int statistic);
+RcppExport SEXP _dirmn_cpp_test_groups(SEXP xpSEXP, SEXP groupSEXP, SEXP groupsSEXP, SEXP bootstrapSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP statisticSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -395,13 +395,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_test_groups(xp, group, groups, bootstrap, seed, tolerance, max_iterations));
+    Rcpp::traits::input_parameter< int >::type statistic(statisticSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_groups(xp, group, groups, bootstrap, seed, tolerance, max_iterations, statistic));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_power_groups
-SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, double seed, double tolerance, int max_iterations);
-RcppExport SEXP _dirmn_cpp_power_groups(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rows_per_groupSEXP, SEXP sizesSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP) {
+SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, double seed, double tolerance, int max_iterations, int statistic);
+RcppExport SEXP _dirmn_cpp_power_groups(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rows_per_groupSEXP, SEXP sizesSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP statisticSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
@@ -414,7 +415,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_power_groups(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations));
+    Rcpp::traits::input_parameter< int >::type statistic(statisticSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_power_groups(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -451,8 +453,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_reg_test_groups", (DL_FUNC) &_dirmn_cpp_reg_test_groups, 10},
     {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},
     {"_dirmn_cpp_moments", (DL_FUNC) &_dirmn_cpp_moments, 4},
-    {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 7},
-    {"_dirmn_cpp_power_groups", (DL_FUNC) &_dirmn_cpp_power_groups, 10},
+    {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 8},
+    {"_dirmn_cpp_power_groups", (DL_FUNC) &_dirmn_cpp_power_groups, 11},
     {NULL, NULL, 0}
 };
 

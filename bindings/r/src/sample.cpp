@@ -157,10 +157,10 @@ SEXP cpp_moments(SEXP ctx_xp, SEXP alpha, bool log_param, double size) {
 
 // dirmn_test_groups as a plain list of its result's fields (R/test-groups.R
 // makes the htest). `group`: one integer per row, 0 .. groups - 1 or -1
-// (left out).
+// (left out); `statistic`: a dirmn_group_statistic (R code has checked it).
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed,
-                     double tolerance, int max_iterations) {
+                     double tolerance, int max_iterations, int statistic) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   if (TYPEOF(group) != INTSXP || XLENGTH(group) != p.info.rows)
@@ -172,6 +172,7 @@ SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double s
   options.seed = static_cast<uint64_t>(seed);
   options.tolerance = tolerance;
   options.max_iterations = max_iterations;
+  options.statistic = static_cast<dirmn_group_statistic>(statistic);
   dirmn_group_test_result result;
   std::memset(&result, 0, sizeof result);
   result.size = sizeof result;
@@ -193,11 +194,12 @@ SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double s
 // dirmn_power_groups as a plain list of its result's fields (R/power.R makes
 // the power.htest). `alpha`: a k x cols double matrix, group g's alpha in
 // row g; `rows_per_group`: k whole numbers; `sizes`: every row's size, the
-// groups' rows in order (R code has checked them).
+// groups' rows in order (R code has checked them); `statistic`: a
+// dirmn_group_statistic.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes,
                       double tables, double level, double seed, double tolerance,
-                      int max_iterations) {
+                      int max_iterations, int statistic) {
   dirmn_context* ctx = context_of(ctx_xp);
   SEXP bad = unusable_context(ctx);
   if (bad != R_NilValue) return bad;
@@ -224,6 +226,7 @@ SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_gro
   options.seed = static_cast<uint64_t>(seed);
   options.tolerance = tolerance;
   options.max_iterations = max_iterations;
+  options.statistic = static_cast<dirmn_group_statistic>(statistic);
   dirmn_power_result result;
   std::memset(&result, 0, sizeof result);
   result.size = sizeof result;

@@ -1,15 +1,26 @@
-# Does one composition fit every group of observations? The likelihood-ratio
-# test of one Dirichlet-multinomial for all observations against one per
-# group (dirmn_test_groups), with an optional parametric bootstrap.
+# Does one composition fit every group of observations? The test of one
+# Dirichlet-multinomial for all observations against one per group
+# (dirmn_test_groups), by the likelihood ratio or HMP's Xmcupo, with an
+# optional parametric bootstrap.
+
+# The library's code of the statistic the groups are compared by.
+function _group_statistic_code(statistic::Symbol)
+    statistic === :lrt && return LibDirmn.DIRMN_GROUP_LRT
+    statistic === :xmcupo && return LibDirmn.DIRMN_GROUP_XMCUPO
+    throw(ArgumentError("statistic must be :lrt or :xmcupo, not :$statistic"))
+end
 
 """
     GroupTest
 
-The result of [`test_groups`](@ref): the likelihood-ratio test of one
-Dirichlet-multinomial for every observation against one per group. Fields:
+The result of [`test_groups`](@ref): the test of one Dirichlet-multinomial
+for every observation against one per group. Fields:
 
-- `statistic::Float64`: `2 (loglik_groups - loglik_null)`, ≥ 0;
-- `dof::Float64`: its degrees of freedom, `(groups - 1) categories`;
+- `statistic::Float64`: the test statistic, ≥ 0: `2 (loglik_groups -
+  loglik_null)` for `statistic_kind = :lrt`, HMP's Xmcupo for `:xmcupo`;
+- `statistic_kind::Symbol`: `:lrt` or `:xmcupo`, the statistic asked for;
+- `dof::Float64`: its degrees of freedom, `(groups - 1) categories` for
+  `:lrt`, `(groups - 1) (categories - 1)` for `:xmcupo`;
 - `pvalue::Float64`: `P(χ²_dof ≥ statistic)` (also [`pvalue`](@ref)`(t)`);
 - `pvalue_bootstrap::Float64`: the parametric bootstrap's p-value,
   `(1 + #{T* ≥ T}) / (1 + bootstrap)`; 1 without a bootstrap;
@@ -30,6 +41,7 @@ Accessors: [`pvalue`](@ref), [`dof`](@ref).
 """
 struct GroupTest{T}
     statistic::Float64
+    statistic_kind::Symbol
     dof::Float64
     pvalue::Float64
     pvalue_bootstrap::Float64
@@ -54,33 +66,46 @@ pvalue(t::GroupTest) = t.pvalue
 """
     dof(t::GroupTest) -> Float64
 
-The degrees of freedom of the group test's χ² reference (`t.dof`,
-`(groups - 1) categories`).
+The degrees of freedom of the group test's χ² reference (`t.dof`:
+`(groups - 1) categories` for the likelihood ratio, `(groups - 1)
+(categories - 1)` for Xmcupo).
 """
 dof(t::GroupTest) = t.dof
 
 """
-    test_groups(X, groups; bootstrap = 0, seed = 0, tolerance = nothing,
+    test_groups(X, groups; statistic = :lrt, bootstrap = 0, seed = 0, tolerance = nothing,
                 max_iterations = nothing, obsdim = 2, backend = :auto, device = 0,
                 context = nothing, real_valued = false) -> GroupTest
 
-Does one composition fit every group of observations? The likelihood-ratio
-test (libdirmn's `dirmn_test_groups`; HMP's `Xdc` test, on the full
-likelihood) of one Dirichlet-multinomial for all observations of `X` (a
-[`fit_dirmn`](@ref) of the whole table) against one per group (a fit of
-each group's observations): `statistic = 2 (Σ_g loglik_g - loglik_0)`,
-referred to χ² with `(G - 1) P` degrees of freedom (G the groups with
-counts, P the categories with counts), and, with `bootstrap = B > 0`, to
-its parametric bootstrap: B tables drawn from the fitted null DM with each
-observation's observed total, each refitted under both hypotheses,
-`pvalue_bootstrap = (1 + #{T* ≥ T}) / (1 + B)` (Davison & Hinkley 1997,
-eq. 4.11). Returns a [`GroupTest`](@ref).
+Does one composition fit every group of observations? The test
+(libdirmn's `dirmn_test_groups`) of one Dirichlet-multinomial for all
+observations of `X` against one per group, by `statistic` (G the groups
+with counts, P the categories with counts):
+
+- `:lrt` (the default): the likelihood ratio (HMP's `Xdc` test, on the
+  full likelihood) of a [`fit_dirmn`](@ref) of the whole table against a
+  fit of each group's observations, `statistic = 2 (Σ_g loglik_g -
+  loglik_0)`, referred to χ² with `(G - 1) P` degrees of freedom;
+- `:xmcupo`: HMP's `Xmcupo` (La Rosa et al. 2012), the groups' pooled
+  proportions `π_g` against their precision-weighted mean `π_0`,
+  `Σ_g Σ_v (π_gv - π_0v)² / (π_0v c_g)`, `c_g = (θ_g (ΣN² - ΣN) + ΣN) /
+  (ΣN)²` over group g's totals N with `θ_g` Weir's method-of-moments
+  overdispersion, referred to χ² with `(G - 1) (P - 1)` degrees of
+  freedom. No fit enters it (the result's log-likelihoods are still the
+  fits').
+
+With `bootstrap = B > 0` the statistic is also referred to its parametric
+bootstrap: B tables drawn from the fitted null DM with each observation's
+observed total, each tested by the same statistic (refitted under both
+hypotheses for `:lrt`), `pvalue_bootstrap = (1 + #{T* ≥ T}) / (1 + B)`
+(Davison & Hinkley 1997, eq. 4.11). Returns a [`GroupTest`](@ref).
 
 - `X`: anything [`DirmnCounts`](@ref) accepts (one observation per column
   by default, `obsdim = 1` for one per row), or a `DirmnCounts`;
 - `groups`: an `AbstractVector` of labels, one per observation (any
   values: strings, symbols, integers); `missing` or `nothing` leaves the
   observation out;
+- `statistic`: `:lrt` or `:xmcupo` (see above);
 - `bootstrap`: the bootstrap's tables B (0, the default: the χ² p-value
   alone); they and their fits run on the context's threads, and the result
   does not depend on their number;
@@ -96,19 +121,23 @@ convergence give `converged = false` and a warning. `groups` of another
 length than the observations raises a [`DirmnError`](@ref)
 `DIRMN_ERROR_DIMENSION_MISMATCH`, fewer than two labels or fewer than two
 groups with counts, a negative `bootstrap`, `tolerance` ≤ 0 or
-`max_iterations` < 1 `DIRMN_ERROR_INVALID_ARGUMENT`.
+`max_iterations` < 1 `DIRMN_ERROR_INVALID_ARGUMENT`; a `statistic` other
+than `:lrt` or `:xmcupo` an `ArgumentError`.
 
 ```julia
 t = test_groups(X, ["a", "a", "b", "b", "b"]; bootstrap = 999, seed = 1)
 t.statistic, dof(t), pvalue(t), t.pvalue_bootstrap
+test_groups(X, ["a", "a", "b", "b", "b"]; statistic = :xmcupo)
 ```
 """
-function test_groups(X, groups::AbstractVector; bootstrap::Integer = 0, seed::Integer = 0,
+function test_groups(X, groups::AbstractVector; statistic::Symbol = :lrt,
+                     bootstrap::Integer = 0, seed::Integer = 0,
                      tolerance::Union{Nothing,Real} = nothing,
                      max_iterations::Union{Nothing,Integer} = nothing, obsdim::Integer = 2,
                      backend::Symbol = :auto, device::Integer = 0,
                      context::Union{Nothing,DirmnContext} = nothing, real_valued::Bool = false)
     obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
+    code = _group_statistic_code(statistic)
     max_iterations === nothing || (max_iterations = _cint(max_iterations, "max_iterations"))
     typemin(Int64) <= bootstrap <= typemax(Int64) ||
         throw(ArgumentError("bootstrap = $bootstrap does not fit 64 bits"))
@@ -119,18 +148,23 @@ function test_groups(X, groups::AbstractVector; bootstrap::Integer = 0, seed::In
         length(codes) == c.nobs ||
             _mismatch("groups has length $(length(codes)) but the counts have $(c.nobs) " *
                       "observations (one group label per observation)")
-        _test_groups_call(c, ctx, codes, G, Int64(bootstrap), seed0, tolerance, max_iterations)
+        _test_groups_call(c, ctx, codes, G, Int64(bootstrap), seed0, tolerance, max_iterations,
+                          code)
     end
     r.converged != 0 ||
         @warn "test_groups: a fit of the observed table stopped without convergence " *
-              "(converged = false); the statistic is from its last iterate"
-    return GroupTest(r.statistic, r.df, r.p_value, r.p_value_bootstrap, Int(r.bootstrap),
+              "(converged = false); " *
+              (statistic === :lrt ? "the statistic is" : "the log-likelihoods are") *
+              " from its last iterate"
+    return GroupTest(r.statistic, statistic, r.df, r.p_value, r.p_value_bootstrap,
+                     Int(r.bootstrap),
                      r.loglik_null, r.loglik_groups, Int(r.groups), Int(r.categories),
                      r.converged != 0, labels, seed0)
 end
 
 function _test_groups_call(c::DirmnCounts, ctx::DirmnContext, codes::Vector{Int64}, G::Int,
-                           bootstrap::Int64, seed::UInt64, tolerance, max_iterations)
+                           bootstrap::Int64, seed::UInt64, tolerance, max_iterations,
+                           statistic::LibDirmn.dirmn_group_statistic)
     oref = Ref(LibDirmn.empty_group_test_options())
     LibDirmn.dirmn_group_test_options_init_sized(oref,
                                                  sizeof(LibDirmn.dirmn_group_test_options))
@@ -138,7 +172,7 @@ function _test_groups_call(c::DirmnCounts, ctx::DirmnContext, codes::Vector{Int6
     oref[] = LibDirmn.dirmn_group_test_options(o.size, bootstrap, seed,
                                                Float64(_or(tolerance, o.tolerance)),
                                                Cint(_or(max_iterations, o.max_iterations)),
-                                               o.statistic)
+                                               statistic)
     rref = Ref(LibDirmn.empty_group_test_result())
     more = function (loc)
         G < 2 && return " [groups has $G distinct label$(G == 1 ? "" : "s") in Julia: " *
@@ -158,12 +192,13 @@ end
 
 function Base.show(io::IO, t::GroupTest)
     print(io, "GroupTest(statistic=", t.statistic, ", dof=", _count_text(t.dof), ", pvalue=",
-          t.pvalue, t.bootstrap > 0 ? ", pvalue_bootstrap=$(t.pvalue_bootstrap)" : "", ")")
+          t.pvalue, t.bootstrap > 0 ? ", pvalue_bootstrap=$(t.pvalue_bootstrap)" : "",
+          ", statistic_kind=:", t.statistic_kind, ")")
 end
 
 function Base.show(io::IO, ::MIME"text/plain", t::GroupTest)
     println(io, "Group test: one Dirichlet-multinomial for every observation against one per ",
-            "group (likelihood ratio)")
+            "group (", t.statistic_kind === :lrt ? "likelihood ratio" : "HMP's Xmcupo", ")")
     println(io, "  data        ", _plural(t.groups, "group"), " with counts (of ",
             length(t.group), " labels), ", t.categories,
             t.categories == 1 ? " category" : " categories", " with counts")
@@ -184,14 +219,15 @@ end
 The result of [`power_groups`](@ref): the power of [`test_groups`](@ref)'s
 χ² test by simulation. Fields:
 
+
 - `power::Float64`: the share of the simulated tables the test rejected at
   `level` (`rejected / tables`);
 - `std_error::Float64`: its binomial standard error,
   `sqrt(power (1 - power) / tables)` (also [`stderror`](@ref)`(p)`);
 - `tables::Int`: the tables simulated;
 - `rejected::Int`: the tables whose χ² p-value was below `level`;
-- `mean_statistic::Float64`: the likelihood-ratio statistic's mean over
-  the tables;
+- `mean_statistic::Float64`: the test statistic's mean over the tables;
+- `statistic_kind::Symbol`: the test's statistic, `:lrt` or `:xmcupo`;
 - `level::Float64`: the test's level;
 - `seed::UInt64`: the simulation's seed.
 """
@@ -201,6 +237,7 @@ struct GroupPower
     tables::Int
     rejected::Int
     mean_statistic::Float64
+    statistic_kind::Symbol
     level::Float64
     seed::UInt64
 end
@@ -213,16 +250,18 @@ The binomial standard error of the simulated power (`p.std_error`).
 stderror(p::GroupPower) = p.std_error
 
 """
-    power_groups(alpha, rows_per_group, sizes; tables = 1000, level = 0.05, seed = 0,
-                 param = :alpha, tolerance = nothing, max_iterations = nothing,
-                 backend = :auto, device = 0, context = nothing) -> GroupPower
+    power_groups(alpha, rows_per_group, size; statistic = :lrt, tables = 1000,
+                 level = 0.05, seed = 0, param = :alpha, tolerance = nothing,
+                 max_iterations = nothing, backend = :auto, device = 0,
+                 context = nothing) -> GroupPower
 
 The power of [`test_groups`](@ref)'s χ² test by simulation (libdirmn's
 `dirmn_power_groups`; HMP's `MC.Xdc.statistics` for the full-likelihood
-test): `tables` tables are drawn, each with `rows_per_group[g]` observations
-from DM(`alpha[:, g]`) for every group g, each is tested as `test_groups`
-tests a table, and the power is the share with a p-value below `level`,
-with its binomial standard error. Equal columns of `alpha` give the test's
+test, `MC.Xmcupo.statistics` for `statistic = :xmcupo`): `tables` tables
+are drawn, each with `rows_per_group[g]` observations from
+DM(`alpha[:, g]`) for every group g, each is tested as `test_groups` tests
+a table with `statistic`, and the power is the share with a p-value below
+`level`, with its binomial standard error. Equal columns of `alpha` give the test's
 size (its actual level). A table in which fewer than two groups have counts
 counts as not rejected. Returns a [`GroupPower`](@ref).
 
@@ -231,11 +270,14 @@ counts as not rejected. Returns a [`GroupPower`](@ref).
   `param = :logalpha`;
 - `rows_per_group`: the observations of each group, an integer for every
   group or a vector of k;
-- `sizes`: the number of trials of the observations: an integer for every
+- `size`: the number of trials of the observations: an integer for every
   observation; a vector of k integers, one per group (every observation of
-  group g has `sizes[g]`); or a vector of k vectors, group g's
+  group g has `size[g]`); or a vector of k vectors, group g's
   observations' sizes (`rows_per_group[g]` entries each; an integer entry
   stands for all of its group's);
+- `statistic`: the test's statistic, as for [`test_groups`](@ref): `:lrt`
+  (the default: the likelihood ratio, χ² on `(G - 1) P` degrees of
+  freedom) or `:xmcupo` (HMP's Xmcupo, χ² on `(G - 1) (P - 1)`);
 - `tables`: the tables simulated (≥ 1); `level`: the test's level, in
   (0, 1);
 - `seed`: an integer in 0 .. 2^64 - 1 ([`rand`](@ref)'s; table t is drawn
@@ -253,20 +295,24 @@ fewer than two groups with observations, `tables` < 1, `level` outside
 `DIRMN_ERROR_INVALID_ARGUMENT` naming the argument (and entry), lengths
 that do not match the groups `DIRMN_ERROR_DIMENSION_MISMATCH`, an α out of
 the sampler's range [1e-300, 1e300] `DIRMN_ERROR_INVALID_PARAMETER` naming
-`alpha[v, g]`.
+`alpha[v, g]`; a `statistic` other than `:lrt` or `:xmcupo` an
+`ArgumentError`.
 
 ```julia
 p = power_groups([2.0 3.0; 3.0 2.0; 1.0 1.0; 4.0 4.0], 30, 100; tables = 500, seed = 1)
 p.power, stderror(p)
+power_groups([2.0 3.0; 3.0 2.0; 1.0 1.0; 4.0 4.0], 30, 100; statistic = :xmcupo).power
 ```
 """
-function power_groups(alpha::AbstractMatrix, rows_per_group, sizes; tables::Integer = 1000,
-                      level::Real = 0.05, seed = 0, param::Symbol = :alpha,
+function power_groups(alpha::AbstractMatrix, rows_per_group, size; statistic::Symbol = :lrt,
+                      tables::Integer = 1000, level::Real = 0.05, seed = 0,
+                      param::Symbol = :alpha,
                       tolerance::Union{Nothing,Real} = nothing,
                       max_iterations::Union{Nothing,Integer} = nothing,
                       backend::Symbol = :auto, device::Integer = 0,
                       context::Union{Nothing,DirmnContext} = nothing)
     code = _param_code(param)
+    stat = _group_statistic_code(statistic)
     max_iterations === nothing || (max_iterations = _cint(max_iterations, "max_iterations"))
     typemin(Int64) <= tables <= typemax(Int64) ||
         throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
@@ -279,12 +325,12 @@ function power_groups(alpha::AbstractMatrix, rows_per_group, sizes; tables::Inte
                          "power_groups: alpha is $V × $k: it needs one column per group, " *
                          "at least 2 groups, and at least one category"))
     rows = _power_rows(rows_per_group, k)
-    rowsizes = _power_sizes(sizes, rows)
+    rowsizes = _power_sizes(size, rows)
     ctx = _context(context, backend, device)
     r = _power_call(ctx, P, code, rows, rowsizes, Int64(tables), Float64(level), seed0,
-                    tolerance, max_iterations)
+                    tolerance, max_iterations, stat)
     return GroupPower(r.power, r.std_error, Int(r.tables), Int(r.rejected), r.mean_statistic,
-                      Float64(level), seed0)
+                      statistic, Float64(level), seed0)
 end
 
 # The observations of each group, k of them: checked here, as the library
@@ -317,29 +363,30 @@ function _power_rows(rows_per_group, k::Int)
     return out
 end
 
-# Every observation's size, the groups' observations in order.
-function _power_sizes(sizes, rows::Vector{Int64})
+# Every observation's size, the groups' observations in order (`size`:
+# power_groups's argument).
+function _power_sizes(size, rows::Vector{Int64})
     k = length(rows)
-    sizes isa Real && return fill(Int64(_power_size(sizes, "sizes")), Int(sum(rows)))
-    sizes isa AbstractVector ||
-        throw(ArgumentError("sizes must be an integer, a vector of $k integers or of $k " *
-                            "vectors, not a $(typeof(sizes))"))
-    length(sizes) == k ||
-        _mismatch("power_groups: sizes has length $(length(sizes)) but alpha has $k groups " *
+    size isa Real && return fill(Int64(_power_size(size, "size")), Int(sum(rows)))
+    size isa AbstractVector ||
+        throw(ArgumentError("size must be an integer, a vector of $k integers or of $k " *
+                            "vectors, not a $(typeof(size))"))
+    length(size) == k ||
+        _mismatch("power_groups: size has length $(length(size)) but alpha has $k groups " *
                   "(columns): give one size per group, or one vector of sizes per group")
     out = Int64[]
-    for (g, s) in enumerate(sizes)
+    for (g, s) in enumerate(size)
         if s isa Real
-            append!(out, fill(Int64(_power_size(s, "sizes[$g]")), rows[g]))
+            append!(out, fill(Int64(_power_size(s, "size[$g]")), rows[g]))
         elseif s isa AbstractVector
             length(s) == rows[g] ||
-                _mismatch("power_groups: sizes[$g] has length $(length(s)) but group $g has " *
+                _mismatch("power_groups: size[$g] has length $(length(s)) but group $g has " *
                           "$(rows[g]) observations")
             for (i, v) in enumerate(s)
-                push!(out, _power_size(v, "sizes[$g][$i]"))
+                push!(out, _power_size(v, "size[$g][$i]"))
             end
         else
-            throw(ArgumentError("sizes[$g] must be an integer or a vector of $(rows[g]) " *
+            throw(ArgumentError("size[$g] must be an integer or a vector of $(rows[g]) " *
                                 "integers, not a $(typeof(s))"))
         end
     end
@@ -356,7 +403,7 @@ end
 
 function _power_call(ctx::DirmnContext, P::Matrix{Float64}, code, rows::Vector{Int64},
                      sizes::Vector{Int64}, tables::Int64, level::Float64, seed::UInt64,
-                     tolerance, max_iterations)
+                     tolerance, max_iterations, statistic::LibDirmn.dirmn_group_statistic)
     V, k = Base.size(P)
     oref = Ref(LibDirmn.empty_power_options())
     LibDirmn.dirmn_power_options_init_sized(oref, sizeof(LibDirmn.dirmn_power_options))
@@ -364,9 +411,9 @@ function _power_call(ctx::DirmnContext, P::Matrix{Float64}, code, rows::Vector{I
     oref[] = LibDirmn.dirmn_power_options(o.size, tables, level, seed,
                                           Float64(_or(tolerance, o.tolerance)),
                                           Cint(_or(max_iterations, o.max_iterations)),
-                                          o.statistic)
+                                          statistic)
     rref = Ref(LibDirmn.empty_power_result())
-    # rows_per_group and sizes were checked in Julia; alpha is the library's to check.
+    # rows_per_group and size were checked in Julia; alpha is the library's to check.
     hint = function (loc)
         (loc !== nothing && _argument(loc) == "params" && loc.vector >= 0 &&
          loc.index >= 0) || return nothing
@@ -386,12 +433,12 @@ end
 
 function Base.show(io::IO, p::GroupPower)
     print(io, "GroupPower(power=", p.power, ", std_error=", p.std_error, ", tables=", p.tables,
-          ", level=", p.level, ")")
+          ", level=", p.level, ", statistic_kind=:", p.statistic_kind, ")")
 end
 
 function Base.show(io::IO, ::MIME"text/plain", p::GroupPower)
-    println(io, "Power of the group test (one Dirichlet-multinomial against one per group) ",
-            "by simulation")
+    println(io, "Power of the group test (one Dirichlet-multinomial against one per group, ",
+            p.statistic_kind === :lrt ? "likelihood ratio" : "HMP's Xmcupo", ") by simulation")
     println(io, "  power       ", p.power, " ± ", p.std_error, " (standard error)")
     println(io, "  rejected    ", p.rejected, " of ", _plural(p.tables, "table"), " at level ",
             p.level, " (seed ", Int128(p.seed), ")")

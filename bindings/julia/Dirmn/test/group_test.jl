@@ -8,7 +8,24 @@
 #   freedom, e^(-x/2) Σ_{j < df/2} (x/2)^j / j!;
 # - the bootstrap p-value: in [1/(B+1), 1] on the grid k/(B+1),
 #   reproducible, 1/(B+1) where the groups differ by far;
-# - left-out observations, groups without counts, bad input.
+# - left-out observations, groups without counts, bad input;
+# - HMP 2.0.1's values on its saliva, throat and tonsils tables (test/data,
+#   copies of the repository's tests/data): Xmcupo.sevsample's statistics
+#   and p-value, Xdc.sevsample's (est = "mle") likelihood ratio.
+
+# An HMP table (samples are rows of the CSV) as categories × observations.
+function gt_hmp(name::AbstractString)
+    lines = readlines(joinpath(@__DIR__, "data", "hmp_$name.csv"))
+    return hcat([parse.(Int, split(l, ',')[2:end]) for l in lines[2:end]]...)
+end
+
+# The tables of `names` side by side and each observation's table name.
+function gt_hmp_groups(names...)
+    tabs = [gt_hmp(n) for n in names]
+    return hcat(tabs...), vcat([fill(n, size(t, 2)) for (n, t) in zip(names, tabs)]...)
+end
+
+gt_relerr(x, ref) = abs(x - ref) / abs(ref)
 
 # χ²'s upper tail for an even number of degrees of freedom.
 function gt_chisq_upper_even(df::Integer, x::Real)
@@ -135,7 +152,66 @@ const GT_B = [1.0, 2.0, 4.0, 3.0]
         @test !occursin("bootstrap", sprint(show, MIME"text/plain"(), test_groups(X, labels)))
     end
 
+    @testset "HMP's saliva, throat and tonsils: Xmcupo" begin
+        X3, l3 = gt_hmp_groups("saliva", "throat", "tonsils")
+        @test size(X3) == (21, 70)
+        t = test_groups(X3, l3; statistic = :xmcupo)
+        @test t.statistic_kind === :xmcupo
+        # HMP 2.0.1: Xmcupo.sevsample(list(saliva, throat, tonsils))
+        @test gt_relerr(t.statistic, 150.443851750275) <= 1e-9
+        @test t.dof == (3 - 1) * (21 - 1) == dof(t)
+        @test t.groups == 3 && t.categories == 21
+        # The log-likelihoods are still the fits'.
+        l = test_groups(X3, l3)
+        @test (t.loglik_null, t.loglik_groups) == (l.loglik_null, l.loglik_groups)
+        st = test_groups(gt_hmp_groups("saliva", "throat")...; statistic = :xmcupo)
+        @test gt_relerr(st.statistic, 98.3973853587345) <= 1e-9
+        tt = test_groups(gt_hmp_groups("throat", "tonsils")...; statistic = :xmcupo)
+        @test gt_relerr(tt.statistic, 3.24781427884673) <= 1e-9
+        @test gt_relerr(tt.pvalue, 0.99999189153229) <= 1e-9
+        @test tt.dof == 20
+        @test occursin("statistic_kind=:xmcupo", sprint(show, tt))
+        @test occursin("HMP's Xmcupo", sprint(show, MIME"text/plain"(), tt))
+    end
+
+    @testset "HMP's saliva, throat and tonsils: the likelihood ratio" begin
+        X3, l3 = gt_hmp_groups("saliva", "throat", "tonsils")
+        t = test_groups(X3, l3)
+        @test t.statistic_kind === :lrt
+        # HMP 2.0.1: Xdc.sevsample(list(saliva, throat, tonsils), est = "mle")
+        @test gt_relerr(t.statistic, 529.509073461) <= 1e-9
+        @test t.dof == (3 - 1) * 21
+        @test test_groups(X3, l3; statistic = :lrt).statistic == t.statistic
+        @test occursin("likelihood ratio", sprint(show, MIME"text/plain"(), t))
+    end
+
+    @testset "Xmcupo's parametric bootstrap" begin
+        S = gt_hmp("saliva")
+        halves = repeat(["a", "b"], 12)
+        B = 39
+        t = test_groups(S, halves; statistic = :xmcupo, bootstrap = B, seed = 5)
+        @test t.statistic_kind === :xmcupo && t.bootstrap == B
+        @test 1 / (B + 1) <= t.pvalue_bootstrap <= 1
+        k = t.pvalue_bootstrap * (B + 1)
+        @test abs(k - round(k)) <= 1e-9
+        again = test_groups(S, halves; statistic = :xmcupo, bootstrap = B, seed = 5)
+        @test again.pvalue_bootstrap == t.pvalue_bootstrap        # reproducible
+        @test t.statistic == test_groups(S, halves; statistic = :xmcupo).statistic
+        ps = [test_groups(S, halves; statistic = :xmcupo, bootstrap = 19,
+                          seed = s).pvalue_bootstrap for s in 1:6]
+        @test length(unique(ps)) > 1
+        # Saliva against throat differ by far: no bootstrap table reaches it.
+        st = test_groups(gt_hmp_groups("saliva", "throat")...; statistic = :xmcupo,
+                         bootstrap = B, seed = 5)
+        @test st.pvalue_bootstrap == 1 / (B + 1)
+    end
+
     @testset "bad input" begin
+        for bad in (:Xmcupo, :wald, :lrt2)
+            e = caught(() -> test_groups(X, labels; statistic = bad))
+            @test e isa ArgumentError
+            @test occursin("statistic must be :lrt or :xmcupo", e.msg)
+        end
         e = caught(() -> test_groups(X, labels[1:10]))
         @test e isa DirmnError && e.name === :DIRMN_ERROR_DIMENSION_MISMATCH
         @test occursin("groups", e.message)

@@ -207,7 +207,8 @@ const NAME_CHECKS = Dict{String,Function}(
         call(n, DirMultRowwise(repeat(NM_D.alpha, 1, 4), 8); seed = 1) isa Matrix{Int},
     "sample_size" => n -> Symbol(n) in fieldnames(DirMult) && getfield(NM_D, Symbol(n)) == 8 &&
         Symbol(n) in fieldnames(DirMultMixtureModel) && Symbol(n) in fieldnames(DirMultRowwise) &&
-        randkw(n) && all(==(4), sum(rand(NM_D, 2; (Symbol(n) => 4,)...); dims = 1)),
+        randkw(n) && all(==(4), sum(rand(NM_D, 2; (Symbol(n) => 4,)...); dims = 1)) &&
+        Symbol(n) in argnames(power_groups),
     "sample_component" => n -> randkw(n) &&
         getfield(rand(NM_MIX, 3; seed = 1, (Symbol(n) => [2, 2, 1],)...), Symbol(n)) == [2, 2, 1],
     "simulate" => n -> isexported(n) && size(call(n, NM_FIT; seed = 1)[1]) == size(NM_X) &&
@@ -231,6 +232,25 @@ const NAME_CHECKS = Dict{String,Function}(
     "power_rows_per_group" => n -> Symbol(n) in argnames(power_groups),
     "power_value" => n -> powfield(n) &&
         getfield(NM_POW, Symbol(n)) == NM_POW.rejected / NM_POW.tables,
+    # The group test's statistic: a keyword of both functions, its values
+    # accepted by both and recorded in the results' statistic_kind.
+    "group_statistic" => n -> gtkw(n) && powkw(n) &&
+        caught(() -> test_groups(NM_X, [1, 1, 2, 2]; (Symbol(n) => :none,)...)) isa
+        ArgumentError,
+    "group_statistic_lrt" => n -> NM_GRP.statistic_kind === NM_POW.statistic_kind === Symbol(n) &&
+        test_groups(NM_X, [1, 1, 2, 2]; statistic = Symbol(n)).statistic ==
+        test_groups(NM_X, [1, 1, 2, 2]).statistic &&
+        accepts(() -> power_groups([NM_D.alpha reverse(NM_D.alpha)], 3, 10; tables = 2,
+                                   statistic = Symbol(n))),
+    "group_statistic_xmcupo" => function (n)
+        t = test_groups(NM_X, [1, 1, 2, 2]; statistic = Symbol(n))
+        p = power_groups([NM_D.alpha reverse(NM_D.alpha)], 3, 10; tables = 2,
+                         statistic = Symbol(n))
+        t.statistic_kind === p.statistic_kind === Symbol(n) && t.dof == NM_GRP.dof - 1
+    end,
+    "group_statistic_kind" => n -> gtfield(n) && powfield(n) &&
+        getfield(NM_GRP, Symbol(n)) === :lrt &&
+        getfield(test_groups(NM_X, [1, 1, 2, 2]; statistic = :xmcupo), Symbol(n)) === :xmcupo,
 )
 
 @testset "names.tsv's julia column" begin

@@ -109,7 +109,43 @@ const PW_A3 = [2.0 3.0 2.0; 3.0 2.0 3.0; 1.0 1.0 1.5; 4.0 4.0 3.0; 0.5 0.5 0.5]
         @test r1 == r3
     end
 
-    @testset "forms of rows_per_group and sizes agree" begin
+    @testset "Xmcupo: the level, power, rand + test_groups" begin
+        A = hcat(PW_A3[:, 1], PW_A3[:, 1])
+        p = power_groups(A, 25, 60; statistic = :xmcupo, tables = 400, level = 0.05, seed = 11)
+        @test p.statistic_kind === :xmcupo
+        @test 6 <= p.rejected <= 45
+        # Near its χ² dof, (2 - 1)(5 - 1) = 4, not the likelihood ratio's 5.
+        @test 2.8 < p.mean_statistic < 5.2
+        l = power_groups(A, 25, 60; tables = 400, level = 0.05, seed = 11)
+        @test l.statistic_kind === :lrt && l.mean_statistic != p.mean_statistic
+        far = power_groups([10.0 1.0; 1.0 1.0; 1.0 10.0; 3.0 3.0], 15, 50; tables = 100,
+                           seed = 2, statistic = :xmcupo)
+        @test far.power > 0.9
+        # The same tables drawn with rand and tested with test_groups.
+        rows, sizes = [8, 11, 6], vcat(collect(40:3:61), fill(55, 11), collect(20:10:70))
+        groups = vcat([fill(g, rows[g]) for g in 1:3]...)
+        d = DirMultMixtureModel(PW_A3)
+        S = UInt64(7)
+        q = power_groups(PW_A3, rows, Any[collect(40:3:61), 55, collect(20:10:70)];
+                         statistic = :xmcupo, tables = 60, level = 0.1, seed = S)
+        rejected, total = 0, 0.0
+        for t in 0:59
+            Xt = rand(d, length(groups); component = groups, size = sizes,
+                      seed = pw_derived_key(S, 3, t)).counts
+            r = test_groups(Xt, groups; statistic = :xmcupo)
+            rejected += r.pvalue < 0.1
+            total += r.statistic
+        end
+        @test 0 < rejected < 60
+        @test q.rejected == rejected
+        @test abs(q.mean_statistic - total / 60) <= 1e-9 * max(1.0, total / 60)
+        @test power_groups(A, 12, 40; statistic = :xmcupo, tables = 80, seed = 9) ==
+              power_groups(A, 12, 40; statistic = :xmcupo, tables = 80, seed = 9)
+        @test occursin("statistic_kind=:xmcupo", sprint(show, p))
+        @test occursin("HMP's Xmcupo", sprint(show, MIME"text/plain"(), p))
+    end
+
+    @testset "forms of rows_per_group and size agree" begin
         A = PW_A3[:, 1:2]
         base = power_groups(A, [10, 10], [fill(30, 10), fill(30, 10)]; tables = 40, seed = 6)
         for (rows, sizes) in ((10, 30), ([10, 10], 30), (10, [30, 30]), (10, Any[fill(30, 10), 30]),
@@ -146,10 +182,16 @@ const PW_A3 = [2.0 3.0 2.0; 3.0 2.0 3.0; 1.0 1.0 1.5; 4.0 4.0 3.0; 0.5 0.5 0.5]
         for tables in (0, -3)
             @test occursin("tables", bad(() -> power_groups(A, 10, 30; tables = tables)))
         end
-        @test occursin("sizes[2][2]", bad(() -> power_groups(A, [3, 2], Any[30, [5, -4]])))
-        @test occursin("sizes", bad(() -> power_groups(A, 3, 2^31)))
-        @test occursin("sizes", bad(() -> power_groups(A, 3, [30, 30, 30]),
-                                    :DIRMN_ERROR_DIMENSION_MISMATCH))
+        @test occursin("size[2][2]", bad(() -> power_groups(A, [3, 2], Any[30, [5, -4]])))
+        @test occursin("size", bad(() -> power_groups(A, 3, 2^31)))
+        @test occursin("size has length 3", bad(() -> power_groups(A, 3, [30, 30, 30]),
+                                                :DIRMN_ERROR_DIMENSION_MISMATCH))
+        args = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(power_groups)]...))
+        @test :size in args && !(:sizes in args)
+        for s in (:Xmcupo, :wald)
+            e = caught(() -> power_groups(A, 3, 30; statistic = s))
+            @test e isa ArgumentError && occursin("statistic must be :lrt or :xmcupo", e.msg)
+        end
         @test occursin("alpha[2, 2]",
                        bad(() -> power_groups([1.0 2.0; 1.0 0.0], 3, 30),
                            :DIRMN_ERROR_INVALID_PARAMETER))

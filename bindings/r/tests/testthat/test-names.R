@@ -221,6 +221,27 @@ test_that("the sampling, moments and group-test names of names.tsv land where th
   expect_identical(pw[[idea("power_level")]], 0.1)
   expect_identical(pw[[idea("power_rows_per_group")]], c(4L, 5L))
   expect_identical(pw[[idea("power_value")]], pw$rejected / 20)
+  # the group test's statistic: an argument of both functions, its values
+  # their choices (the likelihood ratio the default), recorded in results
+  for (f in list(dirmn_test_groups, dirmn_power)) {
+    expect_true(idea("group_statistic") %in% names(formals(f)))
+    expect_identical(eval(formals(f)[[idea("group_statistic")]]),
+                     c(idea("group_statistic_lrt"), idea("group_statistic_xmcupo")))
+  }
+  g <- rep(1:2, length.out = nrow(mite))
+  lrt <- dirmn_test_groups(mite, g)
+  xm <- dirmn_test_groups(mite, g, statistic = idea("group_statistic_xmcupo"))
+  expect_identical(lrt$statistic_kind, idea("group_statistic_lrt"))
+  expect_identical(xm$statistic_kind, idea("group_statistic_xmcupo"))
+  expect_identical(names(xm[[idea("group_statistic")]]), "Xmcupo")
+  expect_identical(unname(xm$parameter), unname(lrt$parameter) - 1)   # (G - 1)(P - 1)
+  expect_identical(
+    dirmn_test_groups(mite, g, statistic = idea("group_statistic_lrt"))$statistic,
+    lrt$statistic)
+  pwx <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), c(4, 5), 20, tables = 20, seed = 1,
+                     statistic = idea("group_statistic_xmcupo"))
+  expect_identical(pwx$statistic_kind, idea("group_statistic_xmcupo"))
+  expect_identical(pw$statistic_kind, idea("group_statistic_lrt"))
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {

@@ -144,3 +144,54 @@ test_that("bad input is refused, naming the argument", {
   expect_error(dirmn_power(a, 3, 30, tolerance = 0), "tolerance",
                class = "dirmn_error_invalid_argument")
 })
+
+test_that("with Xmcupo, equal alphas give the level and different ones are found", {
+  a <- rbind(power_alpha[1, ], power_alpha[1, ])
+  p <- dirmn_power(a, 25, 60, tables = 400, sig.level = 0.05, seed = 11, statistic = "xmcupo")
+  expect_identical(p$statistic_kind, "xmcupo")
+  expect_match(p$method, "Xmcupo")
+  expect_gte(p$rejected, 6L)
+  expect_lte(p$rejected, 45L)
+  # the statistic's mean is near its chi-square df, (2 - 1) (5 - 1) = 4,
+  # not the likelihood ratio's 5
+  expect_gt(p$mean_statistic, 2.8)
+  expect_lt(p$mean_statistic, 5.2)
+  lrt <- dirmn_power(a, 25, 60, tables = 400, sig.level = 0.05, seed = 11)
+  expect_identical(lrt$statistic_kind, "lrt")
+  expect_false(identical(p$mean_statistic, lrt$mean_statistic))
+  far <- dirmn_power(rbind(c(10, 1, 1, 3), c(1, 1, 10, 3)), 15, 50, tables = 100, seed = 2,
+                     statistic = "xmcupo")
+  expect_gt(far$power, 0.9)
+  expect_identical(dirmn_power(a, 12, 40, tables = 80, seed = 9, statistic = "xmcupo"),
+                   dirmn_power(a, 12, 40, tables = 80, seed = 9, statistic = "xmcupo"))
+})
+
+test_that("Xmcupo's power agrees with rdirmn + dirmn_test_groups within Monte Carlo error", {
+  n <- c(8, 11, 6)
+  size <- list(seq(40, 61, by = 3), 55, seq(20, 70, by = 10))
+  sizes <- c(seq(40, 61, by = 3), rep(55, 11), seq(20, 70, by = 10))
+  p <- dirmn_power(power_alpha, n, size, tables = 1500, sig.level = 0.1, seed = 7,
+                   statistic = "xmcupo")
+  groups <- rep(seq_len(nrow(power_alpha)), n)
+  tests <- lapply(seq_len(300), function(t) {
+    x <- rdirmn(length(groups), sizes, power_alpha, component = groups, seed = 2e6 + t)
+    dirmn_test_groups(x, groups, statistic = "xmcupo")
+  })
+  stats <- vapply(tests, function(r) unname(r$statistic), 0)
+  ref_power <- mean(vapply(tests, function(r) r$p.value < 0.1, TRUE))
+  expect_gt(p$power, 0.1)
+  expect_lt(p$power, 0.9)
+  se <- sqrt(p$power * (1 - p$power) * (1 / 1500 + 1 / 300))
+  expect_lt(abs(p$power - ref_power), 4 * se)
+  se_mean <- sd(stats) * sqrt(1 / 1500 + 1 / 300)
+  expect_lt(abs(p$mean_statistic - mean(stats)), 4 * se_mean)
+})
+
+test_that("a bad statistic for dirmn_power is an error naming it", {
+  a <- power_alpha[1:2, ]
+  for (bad in list("LRT", "xmcupo2", NA_character_, 2)) {
+    expect_error(dirmn_power(a, 10, 30, statistic = bad),
+                 "statistic must be one of \"lrt\", \"xmcupo\"",
+                 class = "dirmn_error_invalid_argument")
+  }
+})

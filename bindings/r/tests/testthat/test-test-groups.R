@@ -135,3 +135,92 @@ test_that("bad arguments of dirmn_test_groups are errors naming them", {
   z[g == 2, ] <- 0
   expect_error(dirmn_test_groups(z, g), class = "dirmn_error_invalid_argument")
 })
+
+# HMP 2.0.1's saliva, throat and tonsils tables (tests/data: samples are
+# rows, 21 taxa), as the package's tests carry them.
+hmp_table <- function(name) {
+  as.matrix(read.csv(test_path("data", paste0("hmp_", name, ".csv")), row.names = 1))
+}
+
+hmp_groups <- function(names) {
+  tabs <- lapply(names, hmp_table)
+  list(x = do.call(rbind, tabs), g = rep(names, vapply(tabs, nrow, 0L)))
+}
+
+test_that("Xmcupo reproduces HMP's Xmcupo.sevsample on saliva, throat and tonsils", {
+  all3 <- hmp_groups(c("saliva", "throat", "tonsils"))
+  expect_identical(dim(all3$x), c(70L, 21L))
+  t3 <- dirmn_test_groups(all3$x, all3$g, statistic = "xmcupo")
+  expect_s3_class(t3, "htest")
+  # HMP 2.0.1: Xmcupo.sevsample(list(saliva, throat, tonsils))
+  expect_equal(unname(t3$statistic), 150.443851750275, tolerance = 1e-9)
+  expect_identical(names(t3$statistic), "Xmcupo")
+  expect_identical(unname(t3$parameter), (3 - 1) * (21 - 1))
+  expect_equal(t3$p.value, pchisq(unname(t3$statistic), 40, lower.tail = FALSE),
+               tolerance = 1e-9)
+  expect_identical(t3$statistic_kind, "xmcupo")
+  expect_match(t3$method, "^HMP's Xmcupo test")
+  expect_match(t3$method, "(chi-square)", fixed = TRUE)
+  # the log-likelihoods are still the fits', as for the likelihood ratio
+  lrt <- dirmn_test_groups(all3$x, all3$g)
+  expect_identical(t3$estimate, lrt$estimate)
+  st <- hmp_groups(c("saliva", "throat"))
+  expect_equal(unname(dirmn_test_groups(st$x, st$g, statistic = "xmcupo")$statistic),
+               98.3973853587345, tolerance = 1e-9)
+  tt <- hmp_groups(c("throat", "tonsils"))
+  t2 <- dirmn_test_groups(tt$x, tt$g, statistic = "xmcupo")
+  expect_equal(unname(t2$statistic), 3.24781427884673, tolerance = 1e-9)
+  expect_equal(t2$p.value, 0.99999189153229, tolerance = 1e-9)
+  expect_identical(unname(t2$parameter), 20)
+})
+
+test_that("the likelihood ratio reproduces HMP's Xdc.sevsample (est = \"mle\")", {
+  all3 <- hmp_groups(c("saliva", "throat", "tonsils"))
+  t3 <- dirmn_test_groups(all3$x, all3$g)
+  expect_equal(unname(t3$statistic), 529.509073461, tolerance = 1e-9)
+  expect_identical(unname(t3$parameter), (3 - 1) * 21)
+  expect_identical(names(t3$statistic), "LRT")
+  expect_identical(t3$statistic_kind, "lrt")
+  expect_match(t3$method, "^Likelihood-ratio test")
+  expect_identical(dirmn_test_groups(all3$x, all3$g, statistic = "lrt"), t3)
+})
+
+test_that("Xmcupo's bootstrap p-value is on its grid and reproducible with a seed", {
+  tt <- hmp_groups(c("throat", "tonsils"))
+  B <- 39
+  tb <- dirmn_test_groups(tt$x, tt$g, method = "bootstrap", B = B, seed = 5,
+                          statistic = "xmcupo")
+  expect_identical(tb$B, as.integer(B))
+  expect_identical(tb$p.value, tb$p_value_bootstrap)
+  hits <- tb$p.value * (B + 1) - 1
+  expect_equal(hits, round(hits), tolerance = 1e-9)
+  # throat and tonsils do not differ (chi-square p-value 0.99999)
+  expect_gt(tb$p.value, 0.5)
+  expect_match(tb$method, "Xmcupo.*parametric bootstrap, B = 39")
+  expect_equal(unname(tb$statistic), 3.24781427884673, tolerance = 1e-9)
+  expect_identical(dirmn_test_groups(tt$x, tt$g, method = "bootstrap", B = B, seed = 5,
+                                     statistic = "xmcupo"), tb)
+  # saliva against throat differ by far: no bootstrap table reaches it
+  st <- hmp_groups(c("saliva", "throat"))
+  sb <- dirmn_test_groups(st$x, st$g, method = "bootstrap", B = B, seed = 5,
+                          statistic = "xmcupo")
+  expect_equal(sb$p.value, 1 / (B + 1))
+  # other seeds give other bootstrap samples (saliva's rows in two halves)
+  saliva <- hmp_table("saliva")
+  halves <- rep(c("a", "b"), 12)
+  ps <- vapply(1:6, function(s) {
+    dirmn_test_groups(saliva, halves, method = "bootstrap", B = 19, seed = s,
+                      statistic = "xmcupo")$p.value
+  }, 0)
+  expect_gt(length(unique(ps)), 1L)
+})
+
+test_that("a bad statistic is an error naming the argument and its values", {
+  mite <- mite_table()
+  g <- rep(1:2, 35)
+  for (bad in list("Xmcupo", "wald", c("lrt", "xmcupo", "x"), NA_character_, 1L)) {
+    expect_error(dirmn_test_groups(mite, g, statistic = bad),
+                 "statistic must be one of \"lrt\", \"xmcupo\"",
+                 class = "dirmn_error_invalid_argument")
+  }
+})
