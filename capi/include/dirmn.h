@@ -1274,7 +1274,7 @@ DIRMN_API dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* c
  * component's (k > 1: options->component, or drawn from
  * options->mixture_weights), or row b's own (dirmn_sample_rowwise).
  *
- * Exact at every alpha in [1e-306, 1e300] and size below 2^31, mixed tiny
+ * Exact at every alpha in [1e-306, 1e306] and size below 2^31, mixed tiny
  * and huge alphas in one vector included: never NaN, never a clamp. A row
  * takes one of two methods, whichever costs less (the draw is the same
  * distribution either way): gamma variates for the Dirichlet proportions,
@@ -1319,7 +1319,7 @@ DIRMN_API void dirmn_sample_options_init_sized(dirmn_sample_options* options, si
 /* Draws rows x cols counts (see above) under k parameter vectors, vector j's
  * entry v at params[j * params_stride_k + v * params_stride_v] (host memory,
  * read before return; alpha or log alpha as `param` says, alpha within
- * [1e-306, 1e300]). Row b's size is sizes[b * sizes_stride] (an integer in
+ * [1e-306, 1e306]). Row b's size is sizes[b * sizes_stride] (an integer in
  * 0 .. 2^31 - 1; sizes_stride 0: one size for every row). `options` may be
  * NULL for defaults. The caller owns every array and *counts. Statuses:
  * SUCCESS; NULL_POINTER (counts, params, sizes); INVALID_ARGUMENT (rows,

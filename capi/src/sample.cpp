@@ -183,7 +183,7 @@ dirmn_status check_sample_range(dirmn_context* ctx, const char* fn, bool rowwise
     const int64_t j = static_cast<int64_t>(i) / cols, v = static_cast<int64_t>(i) % cols;
     return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn,
                    (rowwise ? Where::row_param(j, v) : Where::param(j, v)).with_value(a),
-                   "alpha %s is outside the sampler's range [1e-306, 1e300]", value_text(a, text));
+                   "alpha %s is outside the sampler's range [1e-306, 1e306]", value_text(a, text));
   }
   return DIRMN_SUCCESS;
 }

@@ -161,7 +161,7 @@ DIRMN_HD GammaShape gamma_shape(double a) {
 // log of a Gamma(a, 1) draw (Marsaglia & Tsang 2000, "A simple method for
 // generating gamma variables", ACM TOMS 26(3), with their squeeze, and
 // for a < 1 the boost log G(a + 1) + log(U) / a). Finite for every a in
-// [1e-306, 1e300].
+// [1e-306, 1e306].
 DIRMN_HD double draw_log_gamma(const GammaShape& g, RandomStream& rng) {
   double log_v = 0.0;
   for (;;) {

@@ -14,11 +14,11 @@ namespace dirmn {
 
 // The smallest and largest alpha the sampler takes: the gamma boost's
 // log(U) / alpha must be finite for every U of 53 bits (|log U| < 37, so
-// alpha above 2.1e-307), and so must Marsaglia-Tsang's 9 alpha. 1e-306
-// leaves room for an alpha of 1e-300 that a caller's arithmetic (or R's
-// strtod under valgrind) rounded a few ulp low.
+// alpha above 2.1e-307), and so must Marsaglia-Tsang's 9 alpha (below 2e307).
+// 1e-306 and 1e306 leave room for an alpha of 1e-300 or 1e300 that a
+// caller's arithmetic (or R's strtod under valgrind) rounded a few ulp out.
 constexpr double kSampleAlphaMin = 1e-306;
-constexpr double kSampleAlphaMax = 1e300;
+constexpr double kSampleAlphaMax = 1e306;
 // Sizes are below this (a row's counts are int32 in the table made).
 constexpr int64_t kSampleSizeLimit = int64_t{1} << 31;
 

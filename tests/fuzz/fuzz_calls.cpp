@@ -530,7 +530,7 @@ double fuzz_param(FuzzedDataProvider& p, bool log_kind) {
 // The contract on one vector of parameters (x[i * stride], i < n): each
 // converts to a positive, finite alpha (log alpha within exp's range,
 // args.cpp's bounds), their sum is finite, and the sampler takes alpha in
-// [1e-306, 1e300] only.
+// [1e-306, 1e306] only.
 void params_verdict(const double* x, int64_t n, int64_t stride, bool log_kind, bool sampler, Expect* e) {
   double sum = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -546,7 +546,7 @@ void params_verdict(const double* x, int64_t n, int64_t stride, bool log_kind, b
       e->fail("alpha not positive and finite");
       return;
     }
-    if (sampler && !(a >= 1e-306 && a <= 1e300)) e->fail("alpha outside the sampler's range");
+    if (sampler && !(a >= 1e-306 && a <= 1e306)) e->fail("alpha outside the sampler's range");
     sum += a;
   }
   if (!std::isfinite(sum)) e->fail("the sum of alpha overflows");

@@ -435,7 +435,7 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
         ``rows_per_group`` or ``size`` with neither one nor k entries, or a
         group's sizes without one per row.
     InvalidParameterError
-        An alpha outside [1e-306, 1e300] (``vector``: the group, ``index``).
+        An alpha outside [1e-306, 1e306] (``vector``: the group, ``index``).
 
     Examples
     --------

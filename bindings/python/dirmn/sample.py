@@ -3,7 +3,7 @@
 
 A row of ``size`` counts over V categories is drawn from DM(alpha, size):
 proportions from Dirichlet(alpha), then ``size`` multinomial trials. The
-library draws exactly at every alpha in [1e-306, 1e300] and size below
+library draws exactly at every alpha in [1e-306, 1e306] and size below
 2^31; the draws are a function of (seed, row index, alpha, size) alone, the
 same on every backend and for any number of threads, so a table of more
 rows drawn with the same seed starts with the same rows.
@@ -28,7 +28,7 @@ _SEED_BOUND = 2**64
 #: The sampler's range of alpha: a fitted model's alphas are clipped to it
 #: before drawing (a column without counts, whose fitted alpha is 0, gets
 #: 1e-306: the chance of a count there is below 1e-296 per row).
-ALPHA_MIN, ALPHA_MAX = 1e-306, 1e300
+ALPHA_MIN, ALPHA_MAX = 1e-306, 1e306
 
 _pi64 = ctypes.POINTER(ctypes.c_int64)
 
@@ -229,7 +229,7 @@ def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
     Parameters
     ----------
     alpha : array_like
-        See above. Every alpha in [1e-306, 1e300] (log alpha with
+        See above. Every alpha in [1e-306, 1e306] (log alpha with
         ``param="logalpha"``).
     size : int or array_like of int
         The counts of each row (the multinomial's trials): one for every row,
@@ -283,7 +283,7 @@ def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
         mixture weight (``index``); unknown ``param``, ``output`` or
         ``storage``; a bad ``seed``.
     InvalidParameterError
-        An alpha outside [1e-306, 1e300], 0 and negative ones included
+        An alpha outside [1e-306, 1e306], 0 and negative ones included
         (``vector`` and ``index``; per row: ``row`` and ``index``).
     DimensionMismatchError
         ``mixture_weights`` without k entries.

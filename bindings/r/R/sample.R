@@ -10,7 +10,7 @@
 #' \eqn{DM(\alpha, size_b)}{DM(alpha, size_b)}: proportions from
 #' \eqn{Dirichlet(\alpha)}{Dirichlet(alpha)}, then multinomial counts. The
 #' draws are made by libdirmn (`dirmn_sample()`), exactly for every alpha in
-#' \eqn{[10^{-306}, 10^{300}]}{[1e-306, 1e300]} (never `NA`: alpha =
+#' \eqn{[10^{-306}, 10^{306}]}{[1e-306, 1e306]} (never `NA`: alpha =
 #' 1e-300 puts a row's counts in a single category) and every size below
 #' \eqn{2^{31}}{2^31}.
 #'

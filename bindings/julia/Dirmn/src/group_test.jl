@@ -294,7 +294,7 @@ fewer than two groups with observations, `tables` < 1, `level` outside
 (0, 1), a size outside 0 .. 2^31 - 1 raise a [`DirmnError`](@ref)
 `DIRMN_ERROR_INVALID_ARGUMENT` naming the argument (and entry), lengths
 that do not match the groups `DIRMN_ERROR_DIMENSION_MISMATCH`, an α out of
-the sampler's range [1e-306, 1e300] `DIRMN_ERROR_INVALID_PARAMETER` naming
+the sampler's range [1e-306, 1e306] `DIRMN_ERROR_INVALID_PARAMETER` naming
 `alpha[v, g]`; a `statistic` other than `:lrt` or `:xmcupo` an
 `ArgumentError`.
 

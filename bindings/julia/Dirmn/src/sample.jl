@@ -244,7 +244,7 @@ end
     rand(d::DirMult) -> Vector{Int}
 
 `n` independent draws from the Dirichlet-multinomial DM(α, size), drawn by
-libdirmn (`dirmn_sample`): exact at every α in [1e-306, 1e300] and size
+libdirmn (`dirmn_sample`): exact at every α in [1e-306, 1e306] and size
 below 2^31 (gamma variates drawn as logarithms, then conditional binomials,
 or the Pólya urn where the size is small against the categories). Returns,
 with `obsdim = 2` (the default, the package's and Distributions.jl's
@@ -269,7 +269,7 @@ begins with the same draws); `nothing` (the default) takes a seed from
 Julia's global random number generator (so `Random.seed!` makes it
 reproducible), `rand(rng, d, n)` one from `rng`.
 
-An α outside [1e-306, 1e300], a size outside 0 .. 2^31 - 1, raise a
+An α outside [1e-306, 1e306], a size outside 0 .. 2^31 - 1, raise a
 [`DirmnError`](@ref) naming the entry (`d.alpha[v]`, `size[b]`); a missing
 size an `ArgumentError`. For a mixture see [`DirMultMixtureModel`](@ref),
 for one α per observation [`DirMultRowwise`](@ref), for new tables from a
