@@ -39,6 +39,33 @@ dirmn_power_options power_defaults() {
   return o;
 }
 
+// The options a test and its power simulation share: the statistic, and
+// every fit's tolerance and iteration cap.
+dirmn_status check_shared_options(dirmn_context* ctx, const char* fn, dirmn_group_statistic statistic,
+                                  double tolerance, int max_iterations) {
+  if (statistic != DIRMN_GROUP_LRT && statistic != DIRMN_GROUP_XMCUPO)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
+                static_cast<int>(statistic));
+  if (!(tolerance > 0.0) || !std::isfinite(tolerance))
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
+  if (max_iterations < 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->max_iterations (%d) must be at least 1",
+                max_iterations);
+  return DIRMN_SUCCESS;
+}
+
+int statistic_code(dirmn_group_statistic statistic) {
+  return statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
+}
+
+// A run that stopped: the interrupt, the memory it lacked, or the backend.
+dirmn_status fail_run(dirmn_context* ctx, const char* fn, const BackendResult& r) {
+  if (r.status == DIRMN_ERROR_CANCELLED)
+    return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback");
+  if (r.status == DIRMN_ERROR_OUT_OF_MEMORY) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of %s", r.what);
+  return fail_backend(ctx, fn, r);
+}
+
 }  // namespace
 
 extern "C" {
@@ -69,19 +96,12 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
     if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_power_options_init", &o)) return s;
     if (o.tables < 1)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tables (%" PRId64 ") must be positive", o.tables);
-    if (o.statistic != DIRMN_GROUP_LRT && o.statistic != DIRMN_GROUP_XMCUPO)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
-                  static_cast<int>(o.statistic));
     if (!(o.level > 0.0 && o.level < 1.0)) {
       char text[kValueChars];
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->level %s must be in (0, 1)",
                   value_text(o.level, text));
     }
-    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
-    if (o.max_iterations < 1)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "options->max_iterations (%d) must be at least 1", o.max_iterations);
+    if (dirmn_status s = check_shared_options(ctx, fn, o.statistic, o.tolerance, o.max_iterations)) return s;
     if (dirmn_status s = check_extent(ctx, fn, "params",
                                       Strided{params, groups, cols, params_stride_k, params_stride_v, sizeof(double)},
                                       false))
@@ -116,7 +136,7 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
       return s;
     if (dirmn_status s = check_sample_range(ctx, fn, false, alpha, cols)) return s;
     dirmn::PowerSettings ps;
-    ps.statistic = o.statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
+    ps.statistic = statistic_code(o.statistic);
     ps.tables = o.tables;
     ps.level = o.level;
     ps.seed = o.seed;
@@ -130,10 +150,7 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
     } catch (const std::bad_alloc&) {
       r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the simulation", 0};
     }
-    if (r.status == DIRMN_ERROR_CANCELLED)
-      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback");
-    if (r.status == DIRMN_ERROR_OUT_OF_MEMORY) return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of %s", r.what);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
+    if (!r.ok()) return fail_run(ctx, fn, r);
     dirmn_power_result full;
     std::memset(&full, 0, sizeof full);
     full.size = result->size;
@@ -170,14 +187,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
     if (o.bootstrap < 0)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "options->bootstrap (%" PRId64 ") must be >= 0", o.bootstrap);
-    if (o.statistic != DIRMN_GROUP_LRT && o.statistic != DIRMN_GROUP_XMCUPO)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
-                  static_cast<int>(o.statistic));
-    if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tolerance must be positive and finite");
-    if (o.max_iterations < 1)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "options->max_iterations (%d) must be at least 1", o.max_iterations);
+    if (dirmn_status s = check_shared_options(ctx, fn, o.statistic, o.tolerance, o.max_iterations)) return s;
     const int64_t rows = counts->info.rows;
     if (dirmn_status s = check_extent(ctx, fn, "group", contiguous(group, rows, sizeof(int64_t)), false))
       return s;
@@ -190,7 +200,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
       return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
                   "counts wrapped from device memory keep no host copy for the test's fits");
     dirmn::GroupTestSettings s;
-    s.statistic = o.statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
+    s.statistic = statistic_code(o.statistic);
     s.bootstrap = o.bootstrap;
     s.seed = o.seed;
     s.tolerance = o.tolerance;
@@ -207,11 +217,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
     if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "fewer than two groups have rows with counts: nothing to compare");
-    if (r.status == DIRMN_ERROR_CANCELLED)
-      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback");
-    if (r.status == DIRMN_ERROR_OUT_OF_MEMORY)
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of %s", r.what);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
+    if (!r.ok()) return fail_run(ctx, fn, r);
     dirmn_group_test_result full;
     std::memset(&full, 0, sizeof full);
     full.size = result->size;

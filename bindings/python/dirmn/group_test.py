@@ -23,7 +23,7 @@ from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgument
 _pi64 = ctypes.POINTER(ctypes.c_int64)
 from ._arrays import float64_matrix
 from .loglik import _param_code
-from .regression_groups import _left_out
+from .regression_groups import _encode_labels, _left_out
 from .sample import _context, _count_arg, seed64, sizes_array
 
 _STATISTICS = {"lrt": C.DIRMN_GROUP_LRT, "xmcupo": C.DIRMN_GROUP_XMCUPO}
@@ -135,21 +135,8 @@ def _row_codes(groups, rows):
         except TypeError:
             raise invalid(InvalidArgumentError, "dirmn: groups must be a sequence of labels, "
                           "one per row, not %r" % (groups,), argument="groups") from None
-        index, labels = {}, []
-        codes = np.empty(len(entries), dtype=np.int64)
-        for b, g in enumerate(entries):
-            if _left_out(g) or _negative_number(g):
-                codes[b] = -1
-                continue
-            try:
-                i = index.get(g)
-            except TypeError:
-                raise invalid(InvalidArgumentError, "dirmn: groups[%d] = %r is not hashable (a "
-                              "label must be)" % (b, g), argument="groups", row=b) from None
-            if i is None:
-                i = index[g] = len(labels)
-                labels.append(g)
-            codes[b] = i
+        labels, codes = _encode_labels(entries, lambda g: _left_out(g) or _negative_number(g),
+                                       "row")
     if codes.shape[0] != rows:
         raise invalid(DimensionMismatchError, "dirmn: groups has %d entries but the table has %d "
                       "rows" % (codes.shape[0], rows), argument="groups")

@@ -159,6 +159,28 @@ def _left_out(label):
         return True
 
 
+def _encode_labels(entries, left_out, position):
+    """The labels of `entries` in order of first appearance and each entry's
+    0-based code, -1 where left_out(label); an unhashable label is named by
+    its entry as `position` ("index" for a column, "row" for a row)."""
+    index, labels = {}, []
+    codes = np.empty(len(entries), dtype=np.int64)
+    for k, g in enumerate(entries):
+        if left_out(g):
+            codes[k] = -1
+            continue
+        try:
+            i = index.get(g)
+        except TypeError:
+            raise invalid(InvalidArgumentError, "dirmn: groups[%d] = %r is not hashable (a "
+                          "label must be)" % (k, g), argument="groups", **{position: k}) from None
+        if i is None:
+            i = index[g] = len(labels)
+            labels.append(g)
+        codes[k] = i
+    return labels, codes
+
+
 def _group_codes(groups):
     """The labels in order of first appearance, and each column's 0-based code (-1: out)."""
     if isinstance(groups, (str, bytes)):
@@ -169,21 +191,7 @@ def _group_codes(groups):
     except TypeError:
         raise invalid(InvalidArgumentError, "dirmn: groups must be a sequence of labels, one "
                       "per column, not %r" % (groups,), argument="groups") from None
-    index, labels = {}, []
-    codes = np.empty(len(entries), dtype=np.int64)
-    for k, g in enumerate(entries):
-        if _left_out(g):
-            codes[k] = -1
-            continue
-        try:
-            i = index.get(g)
-        except TypeError:
-            raise invalid(InvalidArgumentError, "dirmn: groups[%d] = %r is not hashable (a "
-                          "label must be)" % (k, g), argument="groups", index=k) from None
-        if i is None:
-            i = index[g] = len(labels)
-            labels.append(g)
-        codes[k] = i
+    labels, codes = _encode_labels(entries, _left_out, "index")
     if not labels:
         raise invalid(InvalidArgumentError, "dirmn: groups has no group: every entry is None "
                       "or NaN", argument="groups")
