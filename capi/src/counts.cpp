@@ -18,12 +18,6 @@ namespace dirmn {
 namespace capi {
 namespace {
 
-bool valid_dtype(dirmn_dtype d) {
-  return d == DIRMN_INT32 || d == DIRMN_INT64 || d == DIRMN_FLOAT32 || d == DIRMN_FLOAT64;
-}
-
-size_t dtype_bytes(dirmn_dtype d) { return d == DIRMN_INT64 || d == DIRMN_FLOAT64 ? 8 : 4; }
-size_t index_bytes(dirmn_index_type t) { return t == DIRMN_INDEX_INT64 ? 8 : 4; }
 
 dirmn_status check_dense_shape(dirmn_context* ctx, const char* fn, int64_t rows, int64_t cols,
                                dirmn_dtype dtype, const void* data, int64_t row_stride,

@@ -8,6 +8,7 @@
 #include "args.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::HostTable;
@@ -16,10 +17,6 @@ namespace dirmn {
 namespace capi {
 namespace {
 
-bool valid_dtype(dirmn_dtype d) {
-  return d == DIRMN_INT32 || d == DIRMN_INT64 || d == DIRMN_FLOAT32 || d == DIRMN_FLOAT64;
-}
-size_t dtype_bytes(dirmn_dtype d) { return d == DIRMN_INT64 || d == DIRMN_FLOAT64 ? 8 : 4; }
 
 // The host form of the table, or a failure naming why there is none.
 dirmn_status host_table(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
@@ -145,7 +142,7 @@ dirmn_status dirmn_counts_copy_sparse(dirmn_context* ctx, const dirmn_counts* co
                   nnz, t->rows, t->cols);
     const bool csr = format == DIRMN_CSR;
     const int64_t outer = csr ? t->rows : t->cols;
-    const size_t ib = index_type == DIRMN_INDEX_INT32 ? 4 : 8;
+    const size_t ib = index_bytes(index_type);
     if (dirmn_status s = check_extent(ctx, fn, "ptr", contiguous(ptr, outer + 1, ib), true)) return s;
     if (nnz > 0) {
       if (dirmn_status s = check_extent(ctx, fn, "indices", contiguous(indices, nnz, ib), true)) return s;

@@ -1,8 +1,10 @@
-// tables.hpp: what makes a counts handle from a validated host table,
-// shared by the Counts section and the tables the library draws itself
-// (sample.cpp).
+// tables.hpp: what the Counts section's files share (counts.cpp, which
+// takes tables in, and counts_copy.cpp, which copies them out) and what
+// makes a counts handle from a validated host table, which the tables the
+// library draws itself (sample.cpp) use too.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "../../kernels/table/table.hpp"
@@ -10,6 +12,13 @@
 
 namespace dirmn {
 namespace capi {
+
+// A caller's value and index types, and their sizes in bytes.
+inline bool valid_dtype(dirmn_dtype d) {
+  return d == DIRMN_INT32 || d == DIRMN_INT64 || d == DIRMN_FLOAT32 || d == DIRMN_FLOAT64;
+}
+inline size_t dtype_bytes(dirmn_dtype d) { return d == DIRMN_INT64 || d == DIRMN_FLOAT64 ? 8 : 4; }
+inline size_t index_bytes(dirmn_index_type t) { return t == DIRMN_INDEX_INT64 ? 8 : 4; }
 
 // Hands a validated host table to the context's backend and makes the
 // handle (*out, on success only). On a device the device copies the table
