@@ -5,7 +5,7 @@
 // bench/sample_torch.py: torch.distributions' Dirichlet then Multinomial).
 //
 // Usage:
-//   dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--only NAME[,NAME]]
+//   dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--per-row] [--only NAME[,NAME]]
 //                      [--power FILE [--tables N]]
 //
 // The shapes (rows x categories, size per row), alpha_v = 0.5 + (v mod 7)
@@ -14,7 +14,11 @@
 //   wide-shallow  10^4 x 1000, 100         sparse      10^4 x 30000, 2000 (alpha 0.01: a
 //                                                       microbiome-like table)
 //   tiny-alpha    10^4 x 1000, 10^4 at alpha 1e-300 (every row in one category)
-//   (--quick: a tenth of the rows.) Each row: the median of 3 draws (one for
+//   and on the CUDA backend (or named by --only) the GPU shapes:
+//   deep-1e5      10^5 x 1000, 10^4        shallow-1e5   10^5 x 1000, 100
+//   deep-1e6      10^6 x 1000, 10^4
+//   (--quick: a tenth of the rows. --per-row: each row its own size, spread
+//   over [size / 2, 3 size / 2].) Each row: the median of 3 draws (one for
 //   draws over 2 s), cells/s (rows x categories / time), the table's
 //   nonzeros and whether any row's total differs from its size.
 // Then: dirmn_test_groups with a 1000-table parametric bootstrap on a 500 x
@@ -51,13 +55,23 @@ struct Shape {
   const char* name;
   int64_t rows, cols, size;
   double alpha;  // 0: the default pattern
+  bool gpu;      // drawn by default on the CUDA backend only
 };
 
-constexpr Shape kShapes[] = {{"wide-deep", 10000, 1000, 10000, 0.0},
-                             {"wide-shallow", 10000, 1000, 100, 0.0},
-                             {"tall", 100000, 100, 1000, 0.0},
-                             {"sparse", 10000, 30000, 2000, 0.01},
-                             {"tiny-alpha", 10000, 1000, 10000, 1e-300}};
+constexpr Shape kShapes[] = {{"wide-deep", 10000, 1000, 10000, 0.0, false},
+                             {"wide-shallow", 10000, 1000, 100, 0.0, false},
+                             {"tall", 100000, 100, 1000, 0.0, false},
+                             {"sparse", 10000, 30000, 2000, 0.01, false},
+                             {"tiny-alpha", 10000, 1000, 10000, 1e-300, false},
+                             {"deep-1e5", 100000, 1000, 10000, 0.0, true},
+                             {"shallow-1e5", 100000, 1000, 100, 0.0, true},
+                             {"deep-1e6", 1000000, 1000, 10000, 0.0, true}};
+
+// Row b's size with --per-row: spread over [size / 2, 3 size / 2], the
+// shape's size on average.
+int64_t size_of_row(int64_t size, int64_t b) {
+  return size / 2 + static_cast<int64_t>((static_cast<uint64_t>(b) * 2654435761u) % static_cast<uint64_t>(size + 1));
+}
 
 std::vector<double> alpha_of(const Shape& s) {
   std::vector<double> a(static_cast<size_t>(s.cols));
@@ -83,17 +97,18 @@ int main(int argc, char** argv) {
   std::string backend = "cpu", only, power_file;
   int64_t power_tables = 1000;
   int threads = 0;
-  bool quick = false;
+  bool quick = false, per_row = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "cpu" || a == "cuda") backend = a;
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--quick") quick = true;
+    else if (a == "--per-row") per_row = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--power" && i + 1 < argc) power_file = argv[++i];
     else if (a == "--tables" && i + 1 < argc) power_tables = std::atoll(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--only NAMES] "
+      std::fprintf(stderr, "usage: dirmn_bench_sample [cpu|cuda] [--threads N] [--quick] [--per-row] [--only NAMES] "
                            "[--power FILE [--tables N]]\n");
       return 2;
     }
@@ -103,14 +118,19 @@ int main(int argc, char** argv) {
           "context");
   if (threads > 0) require(dirmn_context_set_threads(ctx, threads), ctx, "threads");
   dirmn_context_get_threads(ctx, &threads);
-  std::printf("dirmn sampling benchmark, %s backend, %d host threads%s\n", backend.c_str(), threads,
-              quick ? " (--quick: a tenth of the rows)" : "");
+  std::printf("dirmn sampling benchmark, %s backend, %d host threads%s%s\n", backend.c_str(), threads,
+              quick ? " (--quick: a tenth of the rows)" : "",
+              per_row ? " (--per-row: sizes from size / 2 to 3 size / 2)" : "");
   std::printf("%-13s %22s %10s %12s %12s %10s\n", "shape", "rows x cols, size", "time", "cells/s", "nonzeros",
               "totals ok");
   for (const Shape& s0 : kShapes) {
     if (!wanted(only, s0.name)) continue;
+    if (s0.gpu && only.empty() && backend != "cuda") continue;
     Shape s = s0;
     if (quick) s.rows /= 10;
+    std::vector<int64_t> sizes(per_row ? static_cast<size_t>(s.rows) : 1, s.size);
+    if (per_row)
+      for (int64_t b = 0; b < s.rows; ++b) sizes[static_cast<size_t>(b)] = size_of_row(s.size, b);
     const std::vector<double> alpha = alpha_of(s);
     std::vector<double> times;
     dirmn_counts_info info;
@@ -123,13 +143,15 @@ int main(int argc, char** argv) {
       o.seed = 1 + static_cast<uint64_t>(rep);
       dirmn_counts* c = nullptr;
       const auto t0 = std::chrono::steady_clock::now();
-      require(dirmn_sample(ctx, &c, s.rows, s.cols, 1, alpha.data(), s.cols, 1, DIRMN_PARAM_ALPHA, &s.size, 0, &o),
+      require(dirmn_sample(ctx, &c, s.rows, s.cols, 1, alpha.data(), s.cols, 1, DIRMN_PARAM_ALPHA, sizes.data(),
+                           per_row ? 1 : 0, &o),
               ctx, "dirmn_sample");
       times.push_back(seconds_since(t0));
       require(dirmn_counts_get_info(c, &info), ctx, "info");
       std::vector<double> totals(static_cast<size_t>(s.rows));
       require(dirmn_counts_row_totals(ctx, c, totals.data()), ctx, "totals");
-      for (double t : totals) totals_ok = totals_ok && t == static_cast<double>(s.size);
+      for (int64_t b = 0; b < s.rows; ++b)
+        totals_ok = totals_ok && totals[static_cast<size_t>(b)] == static_cast<double>(sizes[per_row ? static_cast<size_t>(b) : 0]);
       dirmn_counts_destroy(c);
       if (times.back() > 2.0) break;
     }

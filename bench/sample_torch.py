@@ -28,6 +28,12 @@ SHAPES = {
     "sparse": (10000, 30000, 2000, 0.01),
     "tiny-alpha": (10000, 1000, 10000, 1e-300),
 }
+# The GPU shapes, drawn on the GPU only (or named by --only).
+GPU_SHAPES = {
+    "deep-1e5": (100000, 1000, 10000, 0.0),
+    "shallow-1e5": (100000, 1000, 100, 0.0),
+    "deep-1e6": (1000000, 1000, 10000, 0.0),
+}
 
 
 def alpha_of(cols, a, device):
@@ -58,7 +64,10 @@ def main():
     print(f"PyTorch {torch.__version__} Dirichlet + Multinomial, {a.device}, "
           f"{torch.get_num_threads()} threads, rows drawn: {frac:g} of each shape's")
     print(f"{'shape':13} {'rows x cols, size':>24} {'time':>11} {'cells/s':>12} {'bad rows':>10}")
-    for name, (rows, cols, size, av) in SHAPES.items():
+    shapes = dict(SHAPES)
+    if a.device == "cuda" or only:
+        shapes.update(GPU_SHAPES)
+    for name, (rows, cols, size, av) in shapes.items():
         if only and name not in only:
             continue
         n = max(10, int(rows * frac))
@@ -77,6 +86,9 @@ def main():
                 times.append(time.perf_counter() - t0)
         except (RuntimeError, ValueError) as e:  # out of memory, or alpha torch refuses
             msg = str(e).splitlines()[0][:60]
+            x = None
+            if a.device == "cuda":
+                torch.cuda.empty_cache()
             print(f"{name:13} {f'{n} x {cols}, {size}':>24} {'-':>11} {'-':>12} {msg}")
             continue
         t = statistics.median(times)

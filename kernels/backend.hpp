@@ -167,6 +167,36 @@ class EmState {
   virtual BackendResult download(double* z, double* z_prev, double* lse) = 0;
 };
 
+// ---- Sampling ---------------------------------------------------------------
+
+// A table drawn from the Dirichlet-multinomial (dirmn_sample), row by row
+// as math/dm_draw.hpp draws it, so that every backend draws the same table
+// for a seed.
+struct SampleRequest {
+  int64_t rows = 0, cols = 0;
+  // Validated alphas, each vector contiguous: k vectors (rowwise false) or
+  // one per row (rowwise true; k is then rows).
+  const double* alpha = nullptr;
+  int64_t k = 1;
+  bool rowwise = false;
+  // Row b's size: sizes[b * sizes_stride], validated (below 2^31).
+  const int64_t* sizes = nullptr;
+  int64_t sizes_stride = 0;
+  // k > 1, not rowwise: row b's vector, validated (models/sample.hpp's
+  // resolve_components draws it where the caller gave weights).
+  const int64_t* component = nullptr;
+  uint64_t seed = 0;
+  dirmn_storage storage = DIRMN_STORAGE_AUTO;  // the stored form of the table made
+};
+
+// A table's rows in host memory as CSR: column indices ascending within
+// each row, no zeros.
+struct CsrRows {
+  std::vector<int64_t> ptr;    // rows + 1
+  std::vector<int64_t> col;    // nnz
+  std::vector<int32_t> count;  // nnz
+};
+
 // ---- The backend ------------------------------------------------------------
 
 class Backend {
@@ -209,6 +239,21 @@ class Backend {
   }
   // The validated table in host memory, where the backend keeps one.
   virtual const HostTable* host_table(const BackendCounts&) const { return nullptr; }
+  // Draws a table on this backend and stores it there (validated by
+  // construction: integer counts below 2^31). NOT_SUPPORTED where the
+  // backend draws none itself (the host draws it then); OUT_OF_MEMORY,
+  // CANCELLED (the interrupt, polled between batches of rows), DEVICE.
+  virtual BackendResult sample(const SampleRequest& req, std::unique_ptr<BackendCounts>* out,
+                               TableInfo* info, const Interrupt& interrupt) {
+    (void)req; (void)out; (void)info; (void)interrupt;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "tables drawn on this backend", 0};
+  }
+  // The rows of a table this backend drew (sample), copied to host memory
+  // as CSR. NOT_SUPPORTED for other tables.
+  virtual BackendResult download_rows(const BackendCounts& counts, CsrRows* out) {
+    (void)counts; (void)out;
+    return {DIRMN_ERROR_NOT_SUPPORTED, "host copies of this backend's tables", 0};
+  }
 
   virtual BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
                                const Interrupt& interrupt) = 0;

@@ -10,12 +10,13 @@ StoredTable::Where StoredTable::where(Step step) const {
       // A mixture's initialisation needs the rows on the host, wherever its
       // EM then runs; the host EM state reads the likelihoods and
       // histograms from the steps above.
-      if (host_rows() == nullptr) return Where::kNowhere;
+      if (host_rows() == nullptr && !host_on_demand) return Where::kNowhere;
       if (backend->supports(step, *data)) return Where::kBackend;
       return where(Step::kHistograms) != Where::kNowhere ? Where::kHost : Where::kNowhere;
     default:
       if (backend->supports(step, *data)) return Where::kBackend;
-      return host != nullptr && host->supports(step, *host_data) ? Where::kHost : Where::kNowhere;
+      if (host == nullptr) return host_on_demand ? Where::kHost : Where::kNowhere;
+      return host->supports(step, *host_data) ? Where::kHost : Where::kNowhere;
   }
 }
 

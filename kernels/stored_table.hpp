@@ -23,6 +23,10 @@ struct StoredTable {
   const BackendCounts* data = nullptr;
   Backend* host = nullptr;     // a CPU backend's copy, or null
   const BackendCounts* host_data = nullptr;
+  // A table its device drew has no host copy until a call that needs one
+  // makes it (capi's ensure_host_copy, before the call's steps): the CPU
+  // backend's steps count as the host's.
+  bool host_on_demand = false;
   HostThreads* threads = nullptr;  // the context's host threads
   const TableInfo* info = nullptr;
   // Steps a call handed to the host at run time, after the backend that
@@ -50,6 +54,8 @@ struct StoredTable {
       if (r.status != DIRMN_ERROR_NOT_SUPPORTED || host == nullptr) return r;
       note_fallback(step);
     }
+    if (host == nullptr)
+      return {DIRMN_ERROR_INTERNAL, "a host step of a drawn table before its host copy", 0};
     return op(*host, *host_data);
   }
 

@@ -1295,7 +1295,16 @@ DIRMN_API dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* c
  * The result is a new counts object on the context (the storage options ask
  * for; AUTO picks sparse for mostly-zero tables), as dirmn_counts_create_*
  * makes it; dirmn_counts_copy_dense and dirmn_counts_copy_sparse copy it
- * out. The caller owns *counts. */
+ * out. The caller owns *counts.
+ *
+ * On a CUDA context the device draws the table (one thread per row, every
+ * row twice: once to count its nonzeros, once to write them) and keeps it:
+ * no counts pass through host memory. Its working memory beyond the table
+ * is 16 bytes per category per row in flight (20 with urn rows), at most
+ * 2 GiB or a quarter of the free device memory, plus 24 bytes per row. The
+ * table gets a host copy only when a call needs its rows on the host (the
+ * copies out, fits and mixtures on forms the device does not fit, per-row
+ * derivatives, group tests); the first such call makes it. */
 
 typedef struct dirmn_sample_options {
   size_t size;                    /* sizeof(dirmn_sample_options) */

@@ -104,16 +104,6 @@ dirmn_status fail_cancelled(dirmn_context* ctx, const char* fn) {
               "cancelled by the interrupt callback while the table was loaded (nothing was kept)");
 }
 
-// A counts handle for ctx's backend, before its table is set.
-std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
-  auto c = std::make_unique<dirmn_counts>();
-  c->context_id = ctx->id;
-  c->use = ctx->use;
-  c->backend = ctx->backend;
-  c->flags = flags & ~DIRMN_COUNTS_ONE_BASED;  // how the input counted is not the table's
-  return c;
-}
-
 // The caller's table as table building and device ingestion take it
 // (strides of dimensions of 1 ignored).
 DenseInput dense_input(int64_t rows, int64_t cols, dirmn_dtype dtype, const void* data,
@@ -157,6 +147,16 @@ dirmn_status refuse_on_cpu(dirmn_context* ctx, const char* fn) {
 }
 
 }  // namespace
+
+// A counts handle for ctx's backend, before its table is set.
+std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags) {
+  auto c = std::make_unique<dirmn_counts>();
+  c->context_id = ctx->id;
+  c->use = ctx->use;
+  c->backend = ctx->backend;
+  c->flags = flags & ~DIRMN_COUNTS_ONE_BASED;  // how the input counted is not the table's
+  return c;
+}
 
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out) {

@@ -21,6 +21,7 @@ namespace {
 // The host form of the table, or a failure naming why there is none.
 dirmn_status host_table(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
                         const HostTable** t) {
+  if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
   *t = counts->stored(ctx).host_rows();
   if (*t == nullptr)
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,

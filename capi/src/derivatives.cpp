@@ -6,6 +6,7 @@
 #include "../../kernels/models/fit.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -108,6 +109,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
     if (dirmn_status s = check_weights(ctx, fn, weights, rows)) return s;
     BackendResult r;
     try {
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
                              param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, target(outs[0]),
                              target(outs[1]), target(outs[2]), target(outs[3]));
@@ -189,6 +191,7 @@ dirmn_status dirmn_loglik_rowwise_derivatives(dirmn_context* ctx, const dirmn_co
     req.gradient = g.data();
     req.hessian_diag = hessian_diag ? d.data() : nullptr;
     req.hessian_scalar = c.data();
+    if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
     const BackendResult r = counts->stored(ctx).run(
         dirmn::Step::kDerivativesRowwise, [&](dirmn::Backend& be, const dirmn::BackendCounts& data) {
           return be.rowwise_derivatives(data, req, ctx->interrupt);

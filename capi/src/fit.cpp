@@ -8,6 +8,7 @@
 #include "fit_options.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -114,6 +115,7 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
     dirmn::FitOutcome fit;
     BackendResult r;
     try {
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::fit_table(counts->stored(ctx), counts->histograms, o.weights, settings, &fit);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,

@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 #include "sample_args.hpp"
 
 using namespace dirmn::capi;
@@ -195,6 +196,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
       if (group[b] < -1 || group[b] >= groups)
         return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::row_of("group", b).with_integer(group[b]),
                        "group %" PRId64 " is outside -1 .. %" PRId64, group[b], groups - 1);
+    if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
     const dirmn::HostTable* t = counts->stored(ctx).host_rows();
     if (t == nullptr)
       return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,

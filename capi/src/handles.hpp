@@ -72,8 +72,12 @@ struct dirmn_counts : dirmn::capi::Deferrable {
   std::shared_ptr<dirmn::capi::UseFlag> use;  // the context's
   std::shared_ptr<dirmn::Backend> backend;  // declared before data: outlives it
   std::unique_ptr<dirmn::BackendCounts> data;
-  std::shared_ptr<dirmn::Backend> host_backend;  // declared before host_data
-  std::unique_ptr<dirmn::BackendCounts> host_data;
+  // The host copy. A table drawn on a device (host_on_demand) gets one from
+  // the first call that needs it (ensure_host_copy, under the context's use
+  // flag), which is why these two may change on a const handle.
+  mutable std::shared_ptr<dirmn::Backend> host_backend;  // declared before host_data
+  mutable std::unique_ptr<dirmn::BackendCounts> host_data;
+  bool host_on_demand = false;
   dirmn::TableInfo info;
   uint32_t flags = 0;
   dirmn::HistogramCache histograms;
@@ -87,6 +91,7 @@ struct dirmn_counts : dirmn::capi::Deferrable {
     t.data = data.get();
     t.host = host_backend.get();
     t.host_data = host_data.get();
+    t.host_on_demand = host_on_demand;
     t.threads = ctx != nullptr ? ctx->threads.get() : nullptr;
     t.info = &info;
     t.fell_back = &fell_back;

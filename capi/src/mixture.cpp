@@ -11,6 +11,7 @@
 #include "../../kernels/models/mixture.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -75,6 +76,7 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
   if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_mixture_options_init", o)) return s;
   if (dirmn_status s = check_mixture_options(ctx, fn, *o)) return s;
   if (dirmn_status s = check_weights(ctx, fn, o->weights, counts->info.rows)) return s;
+  if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
   const StoredTable table = counts->stored(ctx);
   const HostTable* host = table.host_rows();
   if (host == nullptr)
@@ -123,6 +125,7 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
     grow_from.resp = grow->resp.data();
     grow_from.loglik = grow->info.loglik;
   }
+  if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
   const StoredTable table = counts->stored(ctx);
   std::unique_ptr<dirmn_mixture> m;
   try {
@@ -366,6 +369,7 @@ dirmn_status dirmn_mixture_assign(dirmn_context* ctx, const dirmn_mixture* mixtu
     BackendResult r;
     try {
       z.resize(static_cast<size_t>(rows * k));
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::assign_mixture(counts->stored(ctx), k, mixture->alpha.data(),
                                 mixture->weights.data(), ctx->interrupt, z.data());
     } catch (const std::bad_alloc&) {

@@ -7,6 +7,7 @@
 #include "fit_options.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -30,6 +31,7 @@ dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_counts* counts,
     dirmn::OverdispersionOutcome t;
     BackendResult r;
     try {
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::overdispersion_test(counts->stored(ctx), counts->histograms, o.weights, settings, &t);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,

@@ -12,6 +12,7 @@
 #include "../../kernels/models/regression_grouped.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "tables.hpp"
 
 using namespace dirmn::capi;
 using dirmn::BackendResult;
@@ -134,6 +135,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
       s.reference = o.reference;
       s.log_precision = o.log_precision;
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
       m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
     } catch (const std::bad_alloc&) {
@@ -426,6 +428,7 @@ dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, con
       gs.fit.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
       gs.fit.log_precision = o.log_precision;
       gs.hold_precision = o.hold_precision == 1 && gs.fit.mean_precision;
+      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::test_groups(counts->stored(ctx), gs, &out);
     } catch (const std::bad_alloc&) {
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,

@@ -28,6 +28,51 @@ dirmn_sample_options sample_defaults() {
   return o;
 }
 
+// The table drawn on the host threads, then stored as a caller's CSR
+// would be (its validation costs a small part of the drawing). The alphas
+// (req.alpha's vector) go once the rows are drawn.
+dirmn_status sample_on_host(dirmn_context* ctx, const char* fn, const SampleRequest& req,
+                            std::vector<double>* alpha, dirmn_counts** out) {
+  CsrRows drawn;
+  BackendResult r;
+  try {
+    r = sample_rows(req, ctx->threads.get(), ctx->interrupt, &drawn);
+  } catch (const std::bad_alloc&) {
+    r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the sampled rows", 0};
+  }
+  if (r.status == DIRMN_ERROR_CANCELLED)
+    return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback while drawing");
+  if (!r.ok())
+    return fail(ctx, r.status, fn, "out of host memory for a sampled %" PRId64 " x %" PRId64 " table",
+                req.rows, req.cols);
+  std::vector<double>().swap(*alpha);
+  SparseInput in;
+  in.format = DIRMN_CSR;
+  in.rows = req.rows;
+  in.cols = req.cols;
+  in.nnz = static_cast<int64_t>(drawn.col.size());
+  in.index_type = DIRMN_INDEX_INT64;
+  in.ptr = drawn.ptr.data();
+  in.indices = drawn.col.data();
+  in.value_dtype = DIRMN_INT32;
+  in.values = drawn.count.data();
+  in.storage = req.storage;
+  HostTable table;
+  CountsProblem problem;
+  try {
+    if (dirmn_status s = build_sparse_table(in, *ctx->threads, ctx->interrupt, &table, &problem)) {
+      if (s == DIRMN_ERROR_CANCELLED)
+        return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback while storing");
+      return fail(ctx, DIRMN_ERROR_INTERNAL, fn, "a sampled table failed its own validation");
+    }
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                "out of host memory for a sampled %" PRId64 " x %" PRId64 " table with %" PRId64 " nonzeros",
+                req.rows, req.cols, in.nnz);
+  }
+  return adopt_table(ctx, fn, std::move(table), 0, out);
+}
+
 // The shared part of dirmn_sample and dirmn_sample_rowwise.
 dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, int64_t rows,
                     int64_t cols, int64_t k, bool rowwise, const double* params, int64_t sj,
@@ -101,9 +146,13 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
     }
   }
   std::vector<double> alpha;
-  SampledRows drawn;
+  std::vector<int64_t> drawn_component;
   try {
     alpha.resize(static_cast<size_t>(cells));
+    // Each row's vector, where the caller gave weights instead: drawn on
+    // the host for every backend (a few bits per row).
+    if (!rowwise && k > 1 && o.component == nullptr)
+      drawn_component = resolve_components(rows, k, cum.empty() ? nullptr : cum.data(), o.seed);
   } catch (const std::bad_alloc&) {
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " alphas", cells);
   }
@@ -119,52 +168,17 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
   req.rowwise = rowwise;
   req.sizes = sizes;
   req.sizes_stride = sizes_stride;
-  req.component = o.component;
-  req.cum_weights = cum.empty() ? nullptr : cum.data();
+  req.component = !rowwise && k > 1 ? (o.component != nullptr ? o.component : drawn_component.data()) : nullptr;
   req.seed = o.seed;
-  BackendResult r;
-  try {
-    r = sample_rows(req, ctx->threads.get(), ctx->interrupt, &drawn);
-  } catch (const std::bad_alloc&) {
-    r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the sampled rows", 0};
-  }
-  if (r.status == DIRMN_ERROR_CANCELLED)
-    return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback while drawing");
-  if (!r.ok())
-    return fail(ctx, r.status, fn, "out of host memory for a sampled %" PRId64 " x %" PRId64 " table",
-                rows, cols);
-  std::vector<double>().swap(alpha);
-  // The drawn rows go in as a caller's CSR would (their validation costs a
-  // small part of the drawing); a device draws its own table in place.
-  SparseInput in;
-  in.format = DIRMN_CSR;
-  in.rows = rows;
-  in.cols = cols;
-  in.nnz = static_cast<int64_t>(drawn.col.size());
-  in.index_type = DIRMN_INDEX_INT64;
-  in.ptr = drawn.ptr.data();
-  in.indices = drawn.col.data();
-  in.value_dtype = DIRMN_INT32;
-  in.values = drawn.count.data();
-  in.storage = o.storage;
-  HostTable table;
-  CountsProblem problem;
-  try {
-    if (dirmn_status s = build_sparse_table(in, *ctx->threads, ctx->interrupt, &table, &problem)) {
-      if (s == DIRMN_ERROR_CANCELLED)
-        return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback while storing");
-      return fail(ctx, DIRMN_ERROR_INTERNAL, fn, "a sampled table failed its own validation");
-    }
-  } catch (const std::bad_alloc&) {
-    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                "out of host memory for a sampled %" PRId64 " x %" PRId64 " table with %" PRId64 " nonzeros",
-                rows, cols, in.nnz);
-  }
+  req.storage = o.storage;
   dirmn_counts* made = nullptr;
-  if (dirmn_status s = adopt_table(ctx, fn, std::move(table), 0, &made)) return s;
+  bool on_backend = false;
+  if (dirmn_status s = draw_on_backend(ctx, fn, req, &made, &on_backend)) return s;
+  if (!on_backend)
+    if (dirmn_status s = sample_on_host(ctx, fn, req, &alpha, &made)) return s;
   if (o.component_out != nullptr) {
-    if (!drawn.component.empty())
-      std::memcpy(o.component_out, drawn.component.data(), static_cast<size_t>(rows) * sizeof(int64_t));
+    if (req.component != nullptr)
+      std::memcpy(o.component_out, req.component, static_cast<size_t>(rows) * sizeof(int64_t));
     else
       std::memset(o.component_out, 0, static_cast<size_t>(rows) * sizeof(int64_t));
   }

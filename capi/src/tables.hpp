@@ -6,9 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "../../kernels/backend.hpp"
 #include "../../kernels/table/table.hpp"
 #include "dirmn.h"
+
+struct dirmn_context;
+struct dirmn_counts;
 
 namespace dirmn {
 namespace capi {
@@ -26,6 +31,21 @@ inline size_t index_bytes(dirmn_index_type t) { return t == DIRMN_INDEX_INT64 ? 
 // interrupt, polled first), OUT_OF_MEMORY, DEVICE, each with its message.
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out);
+
+// A counts handle for ctx's backend, before its table is set. Throws
+// std::bad_alloc.
+std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags);
+
+// host_copy.cpp: tables a device draws itself. draw_on_backend asks the
+// context's backend to draw req and keep the table (*out, on success
+// only); *drawn false (and DIRMN_SUCCESS) where it draws none itself, for
+// the host to draw. Such a table has no host copy until a call needs one:
+// ensure_host_copy makes it (the rows downloaded, built as the host builds
+// a caller's CSR, taken over by the context's CPU backend) and is a no-op
+// for every other table. OUT_OF_MEMORY, DEVICE, CANCELLED.
+dirmn_status draw_on_backend(dirmn_context* ctx, const char* fn, const SampleRequest& req,
+                             dirmn_counts** out, bool* drawn);
+dirmn_status ensure_host_copy(dirmn_context* ctx, const char* fn, const dirmn_counts* counts);
 
 }  // namespace capi
 }  // namespace dirmn

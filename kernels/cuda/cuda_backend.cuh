@@ -99,6 +99,12 @@ class CudaBackend final : public Backend {
   BackendResult wrap_device_sparse(const SparseInput& in, std::unique_ptr<BackendCounts>* out,
                                    TableInfo* info, CountsProblem* problem) override;
 
+  // sample.cu: tables drawn on the device (math/dm_draw.hpp's rows, one
+  // thread each), and their rows copied back for a host copy.
+  BackendResult sample(const SampleRequest& req, std::unique_ptr<BackendCounts>* out,
+                       TableInfo* info, const Interrupt& interrupt) override;
+  BackendResult download_rows(const BackendCounts& counts, CsrRows* out) override;
+
   BackendResult loglik(const BackendCounts& counts, const LoglikRequest& req,
                        const Interrupt& interrupt) override;
   BackendResult row_totals(const BackendCounts& counts, double* host_out) override;

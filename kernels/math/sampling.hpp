@@ -214,15 +214,13 @@ constexpr double kReciprocal[kReciprocals] = {
     1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 / 20, 1.0 / 21, 1.0 / 22, 1.0 / 23, 1.0 / 24,
     1.0 / 25, 1.0 / 26, 1.0 / 27, 1.0 / 28, 1.0 / 29, 1.0 / 30, 1.0 / 31, 1.0 / 32};
 
-// A Binomial(n, p) draw, n >= 0, p in [0, 1]: inversion from 0 where the
-// mean is small (Kachitvichyanukul & Schmeiser 1988's BINV), else
-// Hormann's BTRS ("The generation of binomial random variates", J. Statist.
-// Comput. Simul. 46, 1993: transformed rejection with squeeze, its
-// acceptance test in the log-ratio form that keeps every term small).
-DIRMN_HD int64_t draw_binomial(int64_t n, double p, RandomStream& rng) {
-  if (n <= 0 || p <= 0.0) return 0;
-  if (p >= 1.0) return n;
-  if (p > 0.5) return n - draw_binomial(n, add(1.0, -p), rng);  // 1 - p exact for p >= 1/2
+// Binomial(n, p) for n >= 1 and 0 < p <= 1/2 (draw_binomial's body):
+// inversion from 0 where the mean is small (Kachitvichyanukul & Schmeiser
+// 1988's BINV), else Hormann's BTRS ("The generation of binomial random
+// variates", J. Statist. Comput. Simul. 46, 1993: transformed rejection
+// with squeeze, its acceptance test in the log-ratio form that keeps every
+// term small).
+DIRMN_HD int64_t draw_binomial_low(int64_t n, double p, RandomStream& rng) {
   const double dn = static_cast<double>(n);
   const double q = add(1.0, -p);
   if (mul(dn, p) < kBinomialInversionMean) {
@@ -270,6 +268,16 @@ DIRMN_HD int64_t draw_binomial(int64_t n, double p, RandomStream& rng) {
             add(h, -add(stirling_fc(k), stirling_fc(add(dn, -k)))));
     if (v <= bound) return static_cast<int64_t>(k);
   }
+}
+
+// A Binomial(n, p) draw for any n >= 0 and p in [0, 1]. Above 1/2 it
+// draws n - Binomial(n, 1 - p) (1 - p exact there), without recursion (a
+// device function is inlined whole).
+DIRMN_HD int64_t draw_binomial(int64_t n, double p, RandomStream& rng) {
+  if (n <= 0 || p <= 0.0) return 0;
+  if (p >= 1.0) return n;
+  if (p > 0.5) return n - draw_binomial_low(n, add(1.0, -p), rng);
+  return draw_binomial_low(n, p, rng);
 }
 
 }  // namespace math

@@ -19,7 +19,7 @@ namespace {
 using namespace group_parts;
 
 // Table t's statistic and p-value; p 1 where fewer than two groups have counts.
-void test_drawn(const SampledRows& drawn, const std::vector<int64_t>& row_group, int64_t groups, int64_t cols,
+void test_drawn(const CsrRows& drawn, const std::vector<int64_t>& row_group, int64_t groups, int64_t cols,
                 const GroupTestSettings& gs, double* statistic, double* p_value) {
   Layout l;
   std::vector<int64_t> renumber(static_cast<size_t>(groups), -1);
@@ -84,7 +84,7 @@ BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, con
       req.sizes_stride = 1;
       req.component = row_group.data();
       req.seed = math::derived_key(s.seed, math::kFamilyPower, static_cast<uint64_t>(t));
-      SampledRows drawn;
+      CsrRows drawn;
       if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
         no_memory = true;
         return;

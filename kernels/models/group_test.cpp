@@ -117,7 +117,7 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
       req.sizes = l.size.data();
       req.sizes_stride = 1;
       req.seed = math::derived_key(s.seed, math::kFamilyBootstrap, static_cast<uint64_t>(r));
-      SampledRows drawn;
+      CsrRows drawn;
       if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
         no_memory = true;
         return;

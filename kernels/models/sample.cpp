@@ -1,11 +1,5 @@
-// sample.cpp: dirmn_sample's rows on the host threads.
-//
-// Streams: row b's key is derived_key(seed, kFamilySampleRows, b). From it,
-// counter 0 of the row's own stream picks a mixture component; category v's
-// gamma variate takes the stream derived_key(row, kGammaStreams, v); the
-// conditional binomials one stream, the urn another. A device kernel that
-// follows the same rule, with the same arithmetic (math/sampling.hpp),
-// draws the same table, and may draw a row's categories in parallel.
+// sample.cpp: dirmn_sample's rows on the host threads (math/dm_draw.hpp
+// draws each row, as a device does).
 #include "sample.hpp"
 
 #include <algorithm>
@@ -13,15 +7,10 @@
 #include <cmath>
 #include <new>
 
-#include "../math/sampling.hpp"
+#include "../math/dm_draw.hpp"
 
 namespace dirmn {
 namespace {
-
-// Sub-streams of a row's key.
-constexpr uint64_t kGammaStreams = 1;
-constexpr uint64_t kBinomialStream = 2;
-constexpr uint64_t kUrnStream = 3;
 
 // Rows per block of work (each block's rows are drawn in order by one
 // thread into the block's own arrays).
@@ -29,13 +18,11 @@ constexpr int64_t kRowsPerBlock = 64;
 
 // What a vector of alpha costs to set up once, for every row that takes it.
 struct Vector {
-  const double* alpha = nullptr;
   std::vector<math::GammaShape> shape;  // the gamma method's
   std::vector<double> cum;              // the urn's: cum[v] = alpha_0 + ... + alpha_v
 };
 
 void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* out) {
-  out->alpha = alpha;
   if (gamma) {
     out->shape.resize(static_cast<size_t>(cols));
     for (int64_t v = 0; v < cols; ++v) out->shape[static_cast<size_t>(v)] = math::gamma_shape(alpha[v]);
@@ -43,15 +30,15 @@ void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* ou
   if (urn) {
     out->cum.resize(static_cast<size_t>(cols));
     double s = 0.0;
-    for (int64_t v = 0; v < cols; ++v) out->cum[static_cast<size_t>(v)] = s += alpha[v];
+    for (int64_t v = 0; v < cols; ++v) out->cum[static_cast<size_t>(v)] = s = math::add(s, alpha[v]);
   }
 }
 
 // A block's scratch and output.
 struct Work {
-  std::vector<double> log_g, w, suffix;  // the gamma method's, cols each
+  std::vector<double> w, suffix;         // the gamma method's, cols each
   std::vector<int64_t> balls;            // the urn's: each ball's category
-  std::vector<int32_t> tally;            // the urn's: balls per category (cols)
+  std::vector<uint32_t> tally;           // the urn's: balls per category (cols)
   std::vector<int64_t> touched;          // the urn's: the categories with balls
   std::vector<double> cum;               // the urn's per-row cumulative alpha
   std::vector<math::GammaShape> shape;   // per-row shapes (rowwise)
@@ -59,93 +46,49 @@ struct Work {
   std::vector<int32_t> count;
 };
 
-// Row b by gamma variates: Dirichlet proportions as logs, then the counts
-// by conditional binomials over the categories in order, each against the
-// suffix sum of the proportions (no cancellation), until the size is used.
 void row_by_gamma(int64_t cols, const math::GammaShape* shape, uint64_t row_key, int64_t n,
                   Work& wk) {
-  double top = -1e308;
-  for (int64_t v = 0; v < cols; ++v) {
-    math::RandomStream g{math::derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
-    const double lg = math::draw_log_gamma(shape[v], g);
-    wk.log_g[static_cast<size_t>(v)] = lg;
-    top = std::max(top, lg);
-  }
-  double s = 0.0;
-  for (int64_t v = cols - 1; v >= 0; --v) {
-    const double w = math::portable_exp(wk.log_g[static_cast<size_t>(v)] - top);
-    wk.w[static_cast<size_t>(v)] = w;
-    s = math::add(s, w);
-    wk.suffix[static_cast<size_t>(v)] = s;
-  }
-  math::RandomStream rng{math::derived_key(row_key, kBinomialStream, 0), 0};
-  for (int64_t v = 0; v < cols && n > 0; ++v) {
-    const double sv = wk.suffix[static_cast<size_t>(v)];
-    const double p = sv > 0.0 ? wk.w[static_cast<size_t>(v)] / sv : 1.0;
-    const int64_t x = p >= 1.0 ? n : math::draw_binomial(n, p, rng);
-    if (x > 0) {
-      wk.col.push_back(v);
-      wk.count.push_back(static_cast<int32_t>(x));
-      n -= x;
-    }
-  }
+  math::draw_row_gamma(
+      cols, [shape](int64_t v) { return shape[v]; }, row_key, n, math::Strided<double>{wk.w.data(), 1},
+      math::Strided<double>{wk.suffix.data(), 1}, [&wk](int64_t v, int64_t x) {
+        wk.col.push_back(v);
+        wk.count.push_back(static_cast<int32_t>(x));
+      });
 }
 
-// The first v with cum[v] > u (u < cum[cols - 1]), by a bisection whose
-// steps are conditional moves, not branches (their outcomes are random).
-int64_t find_category(const double* cum, int64_t cols, double u) {
-  const double* base = cum;
-  int64_t len = cols;
-  while (len > 1) {
-    const int64_t half = len / 2;
-    base = base[half - 1] <= u ? base + half : base;
-    len -= half;
-  }
-  return (base - cum) + (*base <= u ? 1 : 0);
-}
-
-// Row b by the Polya urn: ball i is a new draw from alpha with probability
-// A / (A + i), else a copy of one of the i balls before it. The balls are
-// tallied in wk.tally (cols entries, zero between rows) and the categories
-// they touched listed, sorted and cleared.
+// The urn's tally is listed by the categories it touched (sorted), which
+// costs the balls, not the categories.
 void row_by_urn(int64_t cols, const double* cum, uint64_t row_key, int64_t n, Work& wk) {
-  const double a_sum = cum[cols - 1];
-  math::RandomStream rng{math::derived_key(row_key, kUrnStream, 0), 0};
   wk.balls.resize(static_cast<size_t>(n));
   wk.touched.clear();
-  for (int64_t i = 0; i < n; ++i) {
-    const double u = rng.uniform();
-    int64_t v;
-    if (math::mul(u, math::add(a_sum, static_cast<double>(i))) < a_sum) {
-      v = std::min(find_category(cum, cols, math::mul(rng.uniform(), a_sum)), cols - 1);
-    } else {
-      // One of the i balls: floor(u i) < i (no modulo: a division costs more
-      // than the rest of the step).
-      const int64_t j = static_cast<int64_t>(math::mul(rng.uniform(), static_cast<double>(i)));
-      v = wk.balls[static_cast<size_t>(std::min(j, i - 1))];
-    }
-    wk.balls[static_cast<size_t>(i)] = v;
-    if (wk.tally[static_cast<size_t>(v)]++ == 0) wk.touched.push_back(v);
-  }
+  math::draw_row_urn(cols, cum, row_key, n, wk.balls.data(), math::Strided<uint32_t>{wk.tally.data(), 1},
+                     [&wk](int64_t v) { wk.touched.push_back(v); });
   std::sort(wk.touched.begin(), wk.touched.end());
   for (int64_t v : wk.touched) {
     wk.col.push_back(v);
-    wk.count.push_back(wk.tally[static_cast<size_t>(v)]);
+    wk.count.push_back(static_cast<int32_t>(wk.tally[static_cast<size_t>(v)]));
     wk.tally[static_cast<size_t>(v)] = 0;
   }
 }
 
 }  // namespace
 
-bool sample_by_urn(int64_t size, int64_t cols) { return size < 2 * cols; }
+std::vector<int64_t> resolve_components(int64_t rows, int64_t k, const double* cum_weights,
+                                        uint64_t seed) {
+  std::vector<int64_t> out(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b)
+    out[static_cast<size_t>(b)] = math::draw_component(
+        math::derived_key(seed, math::kFamilySampleRows, static_cast<uint64_t>(b)), k, cum_weights);
+  return out;
+}
 
 BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
-                          const Interrupt& interrupt, SampledRows* out) {
+                          const Interrupt& interrupt, CsrRows* out) {
   const int64_t rows = req.rows, cols = req.cols;
   const bool mixture = !req.rowwise && req.k > 1;
   bool any_gamma = false, any_urn = false;
   for (int64_t b = 0; b < rows; ++b) {
-    (sample_by_urn(req.sizes[b * req.sizes_stride], cols) ? any_urn : any_gamma) = true;
+    (math::sample_by_urn(req.sizes[b * req.sizes_stride], cols) ? any_urn : any_gamma) = true;
     if (any_urn && any_gamma) break;
   }
   // The shared vectors' set-up, once.
@@ -157,14 +100,12 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
   }
   const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   std::vector<Work> work(static_cast<size_t>(blocks));
-  std::vector<int64_t> component(mixture ? static_cast<size_t>(rows) : 0);
   std::vector<int64_t> row_nnz(static_cast<size_t>(rows));
   std::atomic<bool> no_memory{false};
   const auto body = [&](int64_t blk) {
     Work& wk = work[static_cast<size_t>(blk)];
     try {
       if (any_gamma) {
-        wk.log_g.resize(static_cast<size_t>(cols));
         wk.w.resize(static_cast<size_t>(cols));
         wk.suffix.resize(static_cast<size_t>(cols));
         if (req.rowwise) wk.shape.resize(static_cast<size_t>(cols));
@@ -176,34 +117,20 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
         const uint64_t key = math::derived_key(req.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
         const int64_t n = req.sizes[b * req.sizes_stride];
         const size_t before = wk.col.size();
-        int64_t j = 0;
-        if (mixture) {
-          if (req.component != nullptr) {
-            j = req.component[b];
-          } else {
-            const double u = math::random_uniform(key, 0);
-            if (req.cum_weights == nullptr) {
-              j = std::min<int64_t>(static_cast<int64_t>(u * static_cast<double>(req.k)), req.k - 1);
-            } else {
-              while (j < req.k - 1 && !(u < req.cum_weights[j])) ++j;
-            }
-          }
-          component[static_cast<size_t>(b)] = j;
-        }
         if (n > 0) {
-          const bool urn = sample_by_urn(n, cols);
+          const bool urn = math::sample_by_urn(n, cols);
           if (req.rowwise) {
             const double* a = req.alpha + b * cols;
             if (urn) {
               double s = 0.0;
-              for (int64_t v = 0; v < cols; ++v) wk.cum[static_cast<size_t>(v)] = s += a[v];
+              for (int64_t v = 0; v < cols; ++v) wk.cum[static_cast<size_t>(v)] = s = math::add(s, a[v]);
               row_by_urn(cols, wk.cum.data(), key, n, wk);
             } else {
               for (int64_t v = 0; v < cols; ++v) wk.shape[static_cast<size_t>(v)] = math::gamma_shape(a[v]);
               row_by_gamma(cols, wk.shape.data(), key, n, wk);
             }
           } else {
-            const Vector& vj = vec[static_cast<size_t>(j)];
+            const Vector& vj = vec[static_cast<size_t>(mixture ? req.component[b] : 0)];
             if (urn) row_by_urn(cols, vj.cum.data(), key, n, wk);
             else row_by_gamma(cols, vj.shape.data(), key, n, wk);
           }
@@ -214,11 +141,10 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
       no_memory = true;
     }
     // The scratch goes; the block's output stays until it is gathered.
-    std::vector<double>().swap(wk.log_g);
     std::vector<double>().swap(wk.w);
     std::vector<double>().swap(wk.suffix);
     std::vector<int64_t>().swap(wk.balls);
-    std::vector<int32_t>().swap(wk.tally);
+    std::vector<uint32_t>().swap(wk.tally);
     std::vector<int64_t>().swap(wk.touched);
     std::vector<double>().swap(wk.cum);
     std::vector<math::GammaShape>().swap(wk.shape);
@@ -248,7 +174,6 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
     std::vector<int64_t>().swap(wk.col);
     std::vector<int32_t>().swap(wk.count);
   }
-  out->component = std::move(component);
   return {};
 }
 

@@ -22,43 +22,20 @@ constexpr double kSampleAlphaMax = 1e306;
 // Sizes are below this (a row's counts are int32 in the table made).
 constexpr int64_t kSampleSizeLimit = int64_t{1} << 31;
 
-struct SampleRequest {
-  int64_t rows = 0, cols = 0;
-  // Validated alphas, each vector contiguous: k vectors (rowwise false) or
-  // one per row (rowwise true; k is then rows).
-  const double* alpha = nullptr;
-  int64_t k = 1;
-  bool rowwise = false;
-  // Row b's size: sizes[b * sizes_stride], validated.
-  const int64_t* sizes = nullptr;
-  int64_t sizes_stride = 0;
-  // k > 1: row b's vector (validated), or null to draw it from
-  // cum_weights (k ascending cumulative weights ending at 1; null: equal).
-  const int64_t* component = nullptr;
-  const double* cum_weights = nullptr;
-  uint64_t seed = 0;
-};
+// Each row's vector of a mixture of k (rows entries) where the caller gave
+// none: drawn from cum_weights (k ascending cumulative weights ending at 1;
+// null: equal) by counter 0 of each row's stream (math/dm_draw.hpp), on the
+// host for every backend. Throws std::bad_alloc.
+std::vector<int64_t> resolve_components(int64_t rows, int64_t k, const double* cum_weights,
+                                        uint64_t seed);
 
-// The drawn rows as CSR: column indices ascending within each row.
-struct SampledRows {
-  std::vector<int64_t> ptr;        // rows + 1
-  std::vector<int64_t> col;        // nnz
-  std::vector<int32_t> count;      // nnz
-  std::vector<int64_t> component;  // rows: each row's vector (k > 1, not rowwise)
-};
-
-// Which method a row of `size` counts over `cols` categories takes (the
-// same distribution either way): the Polya urn where the size is below
-// twice the categories (a ball costs about a third of a category's gamma
-// variate and binomial), else gamma variates and conditional binomials.
-bool sample_by_urn(int64_t size, int64_t cols);
-
-// Draws the table on the host threads, or with threads null on the calling
-// thread alone (rows in blocks; each row's draws depend only on the seed,
-// its index and its inputs). OUT_OF_MEMORY; CANCELLED (the interrupt,
-// polled between blocks). Throws std::bad_alloc (the vectors' set-up).
+// Draws the table (SampleRequest: backend.hpp) on the host threads, or
+// with threads null on the calling thread alone (rows in blocks; each
+// row's draws depend only on the seed, its index and its inputs).
+// OUT_OF_MEMORY; CANCELLED (the interrupt, polled between blocks). Throws
+// std::bad_alloc (the vectors' set-up).
 BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
-                          const Interrupt& interrupt, SampledRows* out);
+                          const Interrupt& interrupt, CsrRows* out);
 
 // The moments of DM(alpha, size) (alpha: cols validated values); any
 // output may be null. covariance: cols x cols, row u at covariance + u * ld.

@@ -1,0 +1,192 @@
+// sample_kernels.cuh: dirmn_sample's rows on the device (dispatch:
+// sample.cu). One thread draws one row by math/dm_draw.hpp's steps, so the
+// table is the host's bit for bit; rows go to threads by a grid-stride loop
+// over a fixed number of slots, each slot's scratch interleaved with the
+// others' (entry v of slot s at v * slots + s), so that a warp's threads,
+// at the same step of their rows, read and write one contiguous run.
+//
+// A row is drawn twice: once to count (its nonzeros, largest count and
+// log multinomial coefficient, from which the table's form is chosen as the
+// host chooses it), once to write into that form. Redrawing costs less
+// memory than keeping the draws: the counting pass needs no output buffer
+// at all.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../../math/dm_draw.hpp"
+
+namespace dirmn {
+namespace cuda {
+namespace sample {
+
+// What every pass over the rows reads.
+struct RowsArgs {
+  int64_t cols = 0;
+  int64_t row_begin = 0, row_end = 0;  // this launch's rows
+  const double* alpha = nullptr;       // rows x cols (rowwise), else unused
+  bool rowwise = false;
+  const math::GammaShape* shape = nullptr;  // k x cols: the shared vectors' (gamma rows)
+  const double* cum = nullptr;              // k x cols: their cumulative sums (urn rows)
+  const int64_t* sizes = nullptr;
+  int64_t sizes_stride = 0;
+  const int64_t* component = nullptr;  // rows, or null (one vector)
+  uint64_t seed = 0;
+  int64_t slots = 0;
+  double* w = nullptr;        // cols x slots: gamma weights, or the urn's balls (uint32, 2 cols x slots)
+  double* suffix = nullptr;   // cols x slots: suffix sums, or a rowwise urn row's cumulative alpha
+  uint32_t* tally = nullptr;  // cols x slots: the urn's balls per category, zero between rows
+};
+
+// Categories are sorted rather than scanned where a row's distinct
+// categories are below 1 / kUrnSortFraction of all of them.
+constexpr int64_t kUrnSortFraction = 16;
+
+// Row b drawn into emit(v, x) (v ascending), on scratch slot `slot`.
+template <class Emit>
+__device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit) {
+  const int64_t n = a.sizes[b * a.sizes_stride];
+  if (n <= 0) return;
+  const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+  const int64_t cols = a.cols, S = a.slots;
+  const int64_t j = a.component != nullptr ? a.component[b] : 0;
+  if (!math::sample_by_urn(n, cols)) {
+    const math::Strided<double> w{a.w + slot, S}, suffix{a.suffix + slot, S};
+    if (a.rowwise) {
+      const double* alpha = a.alpha + b * cols;
+      math::draw_row_gamma(cols, [alpha](int64_t v) { return math::gamma_shape(alpha[v]); }, key, n, w,
+                           suffix, emit);
+    } else {
+      const math::GammaShape* shape = a.shape + j * cols;
+      math::draw_row_gamma(cols, [shape](int64_t v) { return shape[v]; }, key, n, w, suffix, emit);
+    }
+    return;
+  }
+  const math::Strided<uint32_t> balls{reinterpret_cast<uint32_t*>(a.w) + slot, S};
+  const math::Strided<uint32_t> tally{a.tally + slot, S};
+  const auto none = [](int64_t) {};
+  if (a.rowwise) {
+    const double* alpha = a.alpha + b * cols;
+    const math::Strided<double> cum{a.suffix + slot, S};
+    double s = 0.0;
+    for (int64_t v = 0; v < cols; ++v) cum[v] = s = math::add(s, alpha[v]);
+    math::draw_row_urn(cols, cum, key, n, balls, tally, none);
+  } else {
+    math::draw_row_urn(cols, a.cum + j * cols, key, n, balls, tally, none);
+  }
+  // The distinct categories, in the order of their first balls, packed
+  // into the front of balls (d <= i: nothing unread is overwritten); each
+  // is marked by setting its tally's top bit.
+  int64_t d = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t v = balls[i];
+    if ((tally[v] & 0x80000000u) == 0) {
+      tally[v] |= 0x80000000u;
+      balls[d++] = v;
+    }
+  }
+  if (d * kUrnSortFraction < cols) {
+    // Shell sort (Ciura's gaps) of the few distinct categories, in place.
+    constexpr int64_t kGaps[8] = {701, 301, 132, 57, 23, 10, 4, 1};
+    for (int gi = 0; gi < 8; ++gi) {
+      const int64_t gap = kGaps[gi];
+      for (int64_t i = gap; i < d; ++i) {
+        const uint32_t x = balls[i];
+        int64_t k = i;
+        for (; k >= gap && balls[k - gap] > x; k -= gap) balls[k] = balls[k - gap];
+        balls[k] = x;
+      }
+    }
+    for (int64_t i = 0; i < d; ++i) {
+      const uint32_t v = balls[i];
+      emit(static_cast<int64_t>(v), static_cast<int64_t>(tally[v] & 0x7fffffffu));
+      tally[v] = 0;
+    }
+  } else {
+    for (int64_t v = 0; v < cols; ++v) {
+      const uint32_t x = tally[v];
+      if (x != 0) {
+        emit(v, static_cast<int64_t>(x & 0x7fffffffu));
+        tally[v] = 0;
+      }
+    }
+  }
+}
+
+// Pass 1: each row's nonzeros, total, log multinomial coefficient, and the
+// table's largest count (max_count, by atomicMax: the same whatever the
+// order).
+__global__ void __launch_bounds__(128)
+    count_rows(RowsArgs a, int64_t* row_nnz, double* row_total, double* row_lcoef,
+               unsigned long long* max_count) {
+  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (slot >= a.slots) return;
+  unsigned long long top = 0;
+  for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
+    int64_t nnz = 0;
+    double lfact = 0.0;
+    const auto emit = [&](int64_t, int64_t x) {
+      ++nnz;
+      if (x > 1) lfact += lgamma(static_cast<double>(x) + 1.0);
+      top = static_cast<unsigned long long>(x) > top ? static_cast<unsigned long long>(x) : top;
+    };
+    draw_row(a, b, slot, emit);
+    const double n = static_cast<double>(a.sizes[b * a.sizes_stride]);
+    row_nnz[b] = nnz;
+    row_total[b] = n;
+    row_lcoef[b] = lgamma(n + 1.0) - lfact;
+  }
+  if (top != 0) atomicMax(max_count, top);
+}
+
+// Pass 2, compressed rows: row b's entries from row_ptr[b], columns of type
+// I and counts of type D.
+template <class D, class I>
+__global__ void __launch_bounds__(128)
+    write_csr(RowsArgs a, const int64_t* row_ptr, I* col, D* value) {
+  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (slot >= a.slots) return;
+  for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
+    int64_t at = row_ptr[b];
+    const auto emit = [&](int64_t v, int64_t x) {
+      col[at] = static_cast<I>(v);
+      value[at] = static_cast<D>(x);
+      ++at;
+    };
+    draw_row(a, b, slot, emit);
+  }
+}
+
+// Pass 2, dense rows `pitch` cells apart (zeroed before).
+template <class D>
+__global__ void __launch_bounds__(128) write_dense(RowsArgs a, D* out, int64_t pitch) {
+  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (slot >= a.slots) return;
+  for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
+    D* row = out + b * pitch;
+    const auto emit = [&](int64_t v, int64_t x) { row[v] = static_cast<D>(x); };
+    draw_row(a, b, slot, emit);
+  }
+}
+
+// The shared vectors' gamma shapes (k x cols), one cell per thread.
+__global__ void make_shapes(const double* alpha, int64_t cells, math::GammaShape* shape) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cells;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    shape[i] = math::gamma_shape(alpha[i]);
+}
+
+// The shared vectors' cumulative sums, in order (one thread per vector:
+// the host's sums, rounding for rounding).
+__global__ void make_cum(const double* alpha, int64_t k, int64_t cols, double* cum) {
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= k) return;
+  double s = 0.0;
+  for (int64_t v = 0; v < cols; ++v) cum[j * cols + v] = s = math::add(s, alpha[j * cols + v]);
+}
+
+}  // namespace sample
+}  // namespace cuda
+}  // namespace dirmn
