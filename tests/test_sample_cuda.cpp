@@ -6,6 +6,7 @@
 // of launches; and such a table used as any other: its likelihood on the
 // device, fits and copies through the host copy it gets on demand.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -141,6 +142,30 @@ TEST_CASE("cuda sample: mixtures and one alpha per row", "[cuda][sample]") {
     for (size_t b = 0; b < sizes.size(); ++b) sizes[b] = b % 2 == 0 ? 30 : 5000;
     check_same(400, 90, 0, alpha, sizes, options(54));
   }
+}
+
+TEST_CASE("cuda sample: the two-pass path (no staging) draws the same tables", "[cuda][sample]") {
+  if (!cuda_device_present()) return;
+  // The device stages each row's entries where they fit; with the staging
+  // limit at 0 it draws every row twice (count, then write) instead.
+  struct NoStaging {
+    NoStaging() { setenv("DIRMN_SAMPLE_STAGE_BYTES", "0", 1); }
+    ~NoStaging() { unsetenv("DIRMN_SAMPLE_STAGE_BYTES"); }
+  } no_staging;
+  const std::vector<double> alpha = random_alpha(300, 1e-2, 5.0, 13);
+  std::vector<int64_t> sizes(700);
+  for (size_t b = 0; b < sizes.size(); ++b) sizes[b] = b % 3 == 0 ? 40 : b % 3 == 1 ? 3000 : 0;
+  check_same(700, 300, 1, alpha, sizes, options(58));
+  dirmn_sample_options o = options(59);
+  o.storage = DIRMN_STORAGE_DENSE;
+  check_same(300, 4, 1, {50.0, 1.0, 0.5, 2.0}, {100000}, o, 32);
+  std::vector<double> rowwise(200 * 70000);
+  std::mt19937_64 rng(60);
+  std::uniform_real_distribution<double> e(-3.0, 1.0);
+  for (double& a : rowwise) a = std::pow(10.0, e(rng));
+  std::vector<int64_t> rs(200);
+  for (size_t b = 0; b < rs.size(); ++b) rs[b] = b % 2 == 0 ? 25 : 200000;
+  check_same(200, 70000, 0, rowwise, rs, options(61));
 }
 
 TEST_CASE("cuda sample: rows in several launches, few rows in flight (wide rows)", "[cuda][sample]") {

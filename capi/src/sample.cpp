@@ -113,6 +113,16 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
     return fail(ctx, DIRMN_ERROR_OVERFLOW, fn, "%" PRId64 " x %" PRId64 " parameters overflow",
                 n_vec, cols);
   if (dirmn_status s = check_sample_sizes(ctx, fn, sizes, rows, sizes_stride)) return s;
+  // The options' arrays: their extents (in bytes, as every array's).
+  if (o.component != nullptr && !rowwise && k > 1)
+    if (dirmn_status s = check_extent(ctx, fn, "options->component", contiguous(o.component, rows, sizeof(int64_t)), false))
+      return s;
+  if (o.mixture_weights != nullptr && o.component == nullptr && !rowwise && k > 1)
+    if (dirmn_status s = check_extent(ctx, fn, "options->mixture_weights", contiguous(o.mixture_weights, k, sizeof(double)), false))
+      return s;
+  if (o.component_out != nullptr)
+    if (dirmn_status s = check_extent(ctx, fn, "options->component_out", contiguous(o.component_out, rows, sizeof(int64_t)), true))
+      return s;
   std::vector<double> cum;
   if (!rowwise && k > 1) {
     if (o.component != nullptr) {

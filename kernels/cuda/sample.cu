@@ -3,6 +3,7 @@
 // needs a host copy (CudaBackend::download_rows). The kernels:
 // device/sample_kernels.cuh.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -22,10 +23,23 @@ constexpr int kSampleBlock = 128;
 // bytes per category and row in flight, 20 with urn rows.
 constexpr int64_t kSampleSlotsPerSm = 1024;
 constexpr size_t kSampleScratchMax = size_t{1} << 31;
+// The single pass's staged entries (4 or 8 bytes per row and category it
+// may fill, min(size, cols)) may take at most this and a third of the free
+// memory; beyond, each row is drawn twice instead.
+constexpr size_t kSampleStageMax = size_t{6} << 30;
 // Rows per launch, in slots: the interrupt is polled between launches.
 constexpr int64_t kSampleRowsPerSlot = 8;
 // A dense table's rows come back to the host in batches of about this.
 constexpr size_t kDownloadBytes = size_t{64} << 20;
+
+// kSampleStageMax, or the environment's DIRMN_SAMPLE_STAGE_BYTES where set
+// (0: never stage), which is how the tests take the two-pass path on small
+// tables.
+size_t stage_max() {
+  const char* env = std::getenv("DIRMN_SAMPLE_STAGE_BYTES");
+  if (env == nullptr || *env == '\0') return kSampleStageMax;
+  return static_cast<size_t>(std::strtoull(env, nullptr, 10));
+}
 
 BackendResult to_device(void* dst, const void* src, size_t bytes, const LaunchEnv& env, const char* what) {
   if (bytes == 0) return {};
@@ -102,10 +116,43 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (make_cum)");
   }
 
-  // Rows in flight: as many as the scratch allows, up to kSampleSlotsPerSm
-  // per multiprocessor.
+  // The single pass where the rows' bounded entries fit beside the scratch.
   size_t free_bytes = 0, total_bytes = 0;
   DIRMN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  int64_t max_size = 0;
+  for (int64_t n : sizes) max_size = std::max(max_size, n);
+  const bool pack32 = cols <= 65536 && max_size < 65536;
+  const size_t entry = pack32 ? sizeof(uint32_t) : sizeof(uint64_t);
+  const double stage_limit = static_cast<double>(std::min(stage_max(), free_bytes / 3));
+  std::vector<int64_t> stage_off;
+  // An upper bound first; the rows' own bounds may fit where it does not.
+  bool staged = static_cast<double>(rows) * static_cast<double>(std::min(max_size, cols)) *
+                    static_cast<double>(entry) <= stage_limit;
+  if (!staged && req.sizes_stride != 0) {
+    double total = 0.0;
+    for (int64_t n : sizes) total += static_cast<double>(std::min(n, cols));
+    staged = total * static_cast<double>(entry) <= stage_limit;
+  }
+  DeviceBuffer stage(device_), stage_dev(device_);
+  if (staged) {
+    try {
+      stage_off.resize(static_cast<size_t>(rows) + 1);
+    } catch (const std::bad_alloc&) {
+      return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the staging offsets", 0};
+    }
+    stage_off[0] = 0;
+    for (int64_t b = 0; b < rows; ++b)
+      stage_off[static_cast<size_t>(b) + 1] =
+          stage_off[static_cast<size_t>(b)] + std::min(sizes[req.sizes_stride == 0 ? 0 : static_cast<size_t>(b)], cols);
+    DIRMN_TRY(stage_dev.reserve(stage_off.size() * sizeof(int64_t), "cudaMalloc (staging offsets)"));
+    DIRMN_TRY(to_device(stage_dev.get(), stage_off.data(), stage_off.size() * sizeof(int64_t), e,
+                        "cudaMemcpyAsync (staging offsets)"));
+    DIRMN_TRY(stage.reserve(static_cast<size_t>(stage_off.back()) * entry, "cudaMalloc (staged entries)"));
+    DIRMN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  }
+
+  // Rows in flight: as many as the scratch allows, up to kSampleSlotsPerSm
+  // per multiprocessor.
   const size_t per_slot = static_cast<size_t>(cols) * (any_urn ? 20 : 16);
   const size_t budget = std::min(kSampleScratchMax, free_bytes / 4);
   int64_t slots = std::min<int64_t>(rows, int64_t{sm_count_} * kSampleSlotsPerSm);
@@ -133,7 +180,8 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   a.suffix = suffix.get<double>();
   a.tally = tally.get<uint32_t>();
 
-  // Pass 1: what the table's form depends on.
+  // Pass 1: the rows drawn (staged) or counted, with what the table's form
+  // depends on.
   t.rows = rows;
   t.cols = cols;
   DIRMN_TRY(row_nnz.reserve(static_cast<size_t>(rows) * sizeof(int64_t), "cudaMalloc (row nonzeros)"));
@@ -141,18 +189,36 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   DIRMN_TRY(t.row_lcoef.reserve(static_cast<size_t>(rows) * sizeof(double), "cudaMalloc (row coefficients)"));
   DIRMN_TRY(top.reserve(sizeof(unsigned long long), "cudaMalloc (largest count)"));
   DIRMN_CUDA_TRY(cudaMemsetAsync(top.get(), 0, sizeof(unsigned long long), e.stream), "cudaMemsetAsync");
-  DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (count_rows)", [&](const sample::RowsArgs& x, int grid) {
-    sample::count_rows<<<grid, kSampleBlock, 0, e.stream>>>(x, row_nnz.get<int64_t>(), t.row_total.get<double>(),
-                                                            t.row_lcoef.get<double>(), top.get<unsigned long long>());
-  }));
+  int64_t* nnz_of = row_nnz.get<int64_t>();
+  double* total_of = t.row_total.get<double>();
+  double* lcoef_of = t.row_lcoef.get<double>();
+  unsigned long long* top_of = top.get<unsigned long long>();
+  const int64_t* off = stage_dev.get<int64_t>();
+  if (!staged) {
+    DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (count_rows)", [&](const sample::RowsArgs& x, int grid) {
+      sample::count_rows<<<grid, kSampleBlock, 0, e.stream>>>(x, nnz_of, total_of, lcoef_of, top_of);
+    }));
+  } else if (pack32) {
+    DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (stage_rows)", [&](const sample::RowsArgs& x, int grid) {
+      sample::stage_rows<uint32_t><<<grid, kSampleBlock, 0, e.stream>>>(x, off, stage.get<uint32_t>(), nnz_of,
+                                                                        total_of, lcoef_of, top_of);
+    }));
+  } else {
+    DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (stage_rows)", [&](const sample::RowsArgs& x, int grid) {
+      sample::stage_rows<uint64_t><<<grid, kSampleBlock, 0, e.stream>>>(x, off, stage.get<uint64_t>(), nnz_of,
+                                                                        total_of, lcoef_of, top_of);
+    }));
+  }
+  w.release();
+  suffix.release();
+  tally.release();
   DIRMN_TRY(t.row_ptr.reserve(static_cast<size_t>(rows + 1) * sizeof(int64_t), "cudaMalloc (row pointers)"));
   int64_t* rp = t.row_ptr.get<int64_t>();
-  DIRMN_TRY(scan_row_ptr(row_nnz.get<int64_t>(), rows, rp, temp, e));
+  DIRMN_TRY(scan_row_ptr(nnz_of, rows, rp, temp, e));
   int64_t nnz = 0;
   unsigned long long max_count = 0;
   DIRMN_TRY(to_host(&nnz, rp + rows, sizeof nnz, e));
-  DIRMN_TRY(to_host(&max_count, top.get(), sizeof max_count, e));
-  row_nnz.release();
+  DIRMN_TRY(to_host(&max_count, top_of, sizeof max_count, e));
   temp.release();
 
   // The host's choice of form for this table.
@@ -165,43 +231,78 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   t.vtype = vt;
   t.cell = cell_of(vt);
   const int vb = static_cast<int>(value_bytes(vt));
-
-  // Pass 2: the same draws, written.
+  void* co = nullptr;
+  void* vo = nullptr;
+  int64_t pitch = 0;
   if (t.sparse) {
     t.col16 = cols <= 65536;
     DIRMN_TRY(reserve_csr(&t, nnz, vb, e));
-    void* co = t.col_idx.get();
-    void* vo = t.values_buf.get();
-    const auto write = [&](auto dtag, auto itag) {
-      using D = decltype(dtag);
-      using I = decltype(itag);
-      return over_rows(a, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
-        sample::write_csr<D, I><<<grid, kSampleBlock, 0, e.stream>>>(x, rp, static_cast<I*>(co), static_cast<D*>(vo));
-      });
-    };
-    BackendResult r;
-    switch (vt) {
-      case ValueType::U8: r = t.col16 ? write(uint8_t{}, uint16_t{}) : write(uint8_t{}, uint32_t{}); break;
-      case ValueType::U16: r = t.col16 ? write(uint16_t{}, uint16_t{}) : write(uint16_t{}, uint32_t{}); break;
-      default: r = t.col16 ? write(uint32_t{}, uint16_t{}) : write(uint32_t{}, uint32_t{}); break;
-    }
-    DIRMN_TRY(r);
+    co = t.col_idx.get();
+    vo = t.values_buf.get();
   } else {
-    t.row_ptr.release();
-    const int64_t pitch = compact_pitch(cols, vb);
+    pitch = compact_pitch(cols, vb);
     const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(pitch) * vb;
     DIRMN_TRY(t.values_buf.reserve(bytes, "cudaMalloc (counts values)"));
     DIRMN_CUDA_TRY(cudaMemsetAsync(t.values_buf.get(), 0, bytes, e.stream), "cudaMemsetAsync (counts values)");
     t.pitch = pitch;
     t.vec = kVectorBytes / vb;
-    const auto write = [&](auto dtag) {
-      using D = decltype(dtag);
-      return over_rows(a, rows, interrupt, e, "kernel launch (write_dense)", [&](const sample::RowsArgs& x, int grid) {
-        sample::write_dense<D><<<grid, kSampleBlock, 0, e.stream>>>(x, t.values_buf.get<D>(), pitch);
-      });
-    };
-    DIRMN_TRY(vt == ValueType::U8 ? write(uint8_t{}) : vt == ValueType::U16 ? write(uint16_t{}) : write(uint32_t{}));
+    vo = t.values_buf.get();
   }
+
+  // Pass 2: the staged entries moved, or the same draws again, written.
+  const auto write = [&](auto dtag, auto itag) -> BackendResult {
+    using D = decltype(dtag);
+    using I = decltype(itag);
+    if (staged) {
+      const int grid = stride_grid(rows * 32, sm_count_);
+      if (pack32) {
+        if (t.sparse)
+          sample::unstage_rows<uint32_t, D, I, false><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<uint32_t>(), nnz_of, rp, static_cast<I*>(co), static_cast<D*>(vo), 0);
+        else
+          sample::unstage_rows<uint32_t, D, I, true><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<uint32_t>(), nnz_of, rp, nullptr, static_cast<D*>(vo), pitch);
+      } else {
+        if (t.sparse)
+          sample::unstage_rows<uint64_t, D, I, false><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<uint64_t>(), nnz_of, rp, static_cast<I*>(co), static_cast<D*>(vo), 0);
+        else
+          sample::unstage_rows<uint64_t, D, I, true><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<uint64_t>(), nnz_of, rp, nullptr, static_cast<D*>(vo), pitch);
+      }
+      DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (unstage_rows)");
+      DIRMN_CUDA_TRY(cudaStreamSynchronize(e.stream), "cudaStreamSynchronize");
+      return {};
+    }
+    // The redrawing pass takes the scratch again.
+    DIRMN_TRY(w.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
+    DIRMN_TRY(suffix.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
+    sample::RowsArgs a2 = a;
+    a2.w = w.get<double>();
+    a2.suffix = suffix.get<double>();
+    if (any_urn) {
+      const size_t bytes = static_cast<size_t>(slots) * cols * sizeof(uint32_t);
+      DIRMN_TRY(tally.reserve(bytes, "cudaMalloc (sampler scratch)"));
+      DIRMN_CUDA_TRY(cudaMemsetAsync(tally.get(), 0, bytes, e.stream), "cudaMemsetAsync (urn tallies)");
+      a2.tally = tally.get<uint32_t>();
+    }
+    if (t.sparse)
+      return over_rows(a2, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
+        sample::write_csr<D, I><<<grid, kSampleBlock, 0, e.stream>>>(x, rp, static_cast<I*>(co), static_cast<D*>(vo));
+      });
+    return over_rows(a2, rows, interrupt, e, "kernel launch (write_dense)", [&](const sample::RowsArgs& x, int grid) {
+      sample::write_dense<D><<<grid, kSampleBlock, 0, e.stream>>>(x, static_cast<D*>(vo), pitch);
+    });
+  };
+  const bool col16 = !t.sparse || t.col16;
+  BackendResult r;
+  switch (vt) {
+    case ValueType::U8: r = col16 ? write(uint8_t{}, uint16_t{}) : write(uint8_t{}, uint32_t{}); break;
+    case ValueType::U16: r = col16 ? write(uint16_t{}, uint16_t{}) : write(uint16_t{}, uint32_t{}); break;
+    default: r = col16 ? write(uint32_t{}, uint16_t{}) : write(uint32_t{}, uint32_t{}); break;
+  }
+  DIRMN_TRY(r);
+  if (!t.sparse) t.row_ptr.release();
   t.values = t.values_buf.get();
   DIRMN_TRY(total_and_max(&t, e));
   DIRMN_TRY(build_panels(&t, e));

@@ -5,11 +5,12 @@
 // others' (entry v of slot s at v * slots + s), so that a warp's threads,
 // at the same step of their rows, read and write one contiguous run.
 //
-// A row is drawn twice: once to count (its nonzeros, largest count and
-// log multinomial coefficient, from which the table's form is chosen as the
-// host chooses it), once to write into that form. Redrawing costs less
-// memory than keeping the draws: the counting pass needs no output buffer
-// at all.
+// Where the rows' entries, at most min(size, cols) each, fit a staging
+// buffer, each row is drawn once into it (with its nonzeros, largest count
+// and log multinomial coefficient, from which the table's form is chosen as
+// the host chooses it), then moved into that form. Where they do not, a row
+// is drawn twice: once to count, once to write into the form; redrawing
+// costs time but no memory beyond the table.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -139,6 +140,68 @@ __global__ void __launch_bounds__(128)
     row_lcoef[b] = lgamma(n + 1.0) - lfact;
   }
   if (top != 0) atomicMax(max_count, top);
+}
+
+// The single pass, where the rows' bounded entries fit the device: each
+// row's entries (column and count packed in one E: 16 + 16 bits in a
+// uint32 where both fit, else 32 + 32 in a uint64) written from
+// stage_off[b] (the sum of the rows' bounds, min(size, cols), before b),
+// with what count_rows counts.
+template <class E>
+__device__ E pack_entry(int64_t v, int64_t x) {
+  constexpr int kHalf = sizeof(E) * 4;
+  return (static_cast<E>(v) << kHalf) | static_cast<E>(x);
+}
+template <class E>
+__global__ void __launch_bounds__(128)
+    stage_rows(RowsArgs a, const int64_t* stage_off, E* stage, int64_t* row_nnz, double* row_total,
+               double* row_lcoef, unsigned long long* max_count) {
+  const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (slot >= a.slots) return;
+  unsigned long long top = 0;
+  for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
+    E* out = stage + stage_off[b];
+    int64_t nnz = 0;
+    double lfact = 0.0;
+    const auto emit = [&](int64_t v, int64_t x) {
+      out[nnz++] = pack_entry<E>(v, x);
+      if (x > 1) lfact += lgamma(static_cast<double>(x) + 1.0);
+      top = static_cast<unsigned long long>(x) > top ? static_cast<unsigned long long>(x) : top;
+    };
+    draw_row(a, b, slot, emit);
+    const double n = static_cast<double>(a.sizes[b * a.sizes_stride]);
+    row_nnz[b] = nnz;
+    row_total[b] = n;
+    row_lcoef[b] = lgamma(n + 1.0) - lfact;
+  }
+  if (top != 0) atomicMax(max_count, top);
+}
+
+// The staged entries into the table's form, one warp per row: compressed
+// rows from row_ptr[b] (columns I, counts D), or dense rows `pitch` cells
+// apart (zeroed before; col and row_ptr unused).
+template <class E, class D, class I, bool kDense>
+__global__ void unstage_rows(int64_t rows, const int64_t* stage_off, const E* stage, const int64_t* row_nnz,
+                             const int64_t* row_ptr, I* col, D* value, int64_t pitch) {
+  constexpr int kHalf = sizeof(E) * 4;
+  constexpr E kLow = (E{1} << kHalf) - 1;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t b = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; b < rows; b += warps) {
+    const E* in = stage + stage_off[b];
+    const int64_t n = row_nnz[b];
+    for (int64_t i = lane; i < n; i += 32) {
+      const E e = in[i];
+      const int64_t v = static_cast<int64_t>(e >> kHalf);
+      const D x = static_cast<D>(e & kLow);
+      if (kDense) {
+        value[b * pitch + v] = x;
+      } else {
+        col[row_ptr[b] + i] = static_cast<I>(v);
+        value[row_ptr[b] + i] = x;
+      }
+    }
+  }
 }
 
 // Pass 2, compressed rows: row b's entries from row_ptr[b], columns of type
