@@ -36,9 +36,19 @@ struct RowsArgs {
   const int64_t* component = nullptr;  // rows, or null (one vector)
   uint64_t seed = 0;
   int64_t slots = 0;
-  double* w = nullptr;        // cols x slots: gamma weights, or the urn's balls (uint32, 2 cols x slots)
+  double* w = nullptr;        // cols x slots: gamma weights, or the urn's balls (BallPairs)
   double* suffix = nullptr;   // cols x slots: suffix sums, or a rowwise urn row's cumulative alpha
   uint32_t* tally = nullptr;  // cols x slots: the urn's balls per category, zero between rows
+};
+
+// The urn's balls (fewer than 2 cols) in a slot's cols doubles of w, two to
+// a double: ball i in the low or high half of the slot's double i / 2, so
+// that a slot drawing an urn row and its neighbour drawing gamma variates
+// never share a byte (balls interleaved as 4-byte entries would).
+struct BallPairs {
+  uint32_t* p = nullptr;  // reinterpret_cast<uint32_t*>(w) + 2 * slot
+  int64_t stride = 0;     // 2 * slots
+  __device__ uint32_t& operator[](int64_t i) const { return p[(i >> 1) * stride + (i & 1)]; }
 };
 
 // Categories are sorted rather than scanned where a row's distinct
@@ -65,7 +75,7 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
     }
     return;
   }
-  const math::Strided<uint32_t> balls{reinterpret_cast<uint32_t*>(a.w) + slot, S};
+  const BallPairs balls{reinterpret_cast<uint32_t*>(a.w) + 2 * slot, 2 * S};
   const math::Strided<uint32_t> tally{a.tally + slot, S};
   const auto none = [](int64_t) {};
   if (a.rowwise) {
