@@ -16,8 +16,6 @@ namespace dirmn {
 namespace cuda {
 namespace {
 
-// Threads per block of the row kernels (a row's draw holds many registers).
-constexpr int kSampleBlock = 128;
 // Rows in flight per multiprocessor at most, and the scratch they may take
 // (bytes, at most this and a quarter of the free memory): scratch is 16
 // bytes per category and row in flight, 20 with urn rows.

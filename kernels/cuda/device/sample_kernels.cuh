@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "../../math/dm_draw.hpp"
+#include "../tuning.cuh"
 
 namespace dirmn {
 namespace cuda {
@@ -129,7 +130,7 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
 // Pass 1: each row's nonzeros, total, log multinomial coefficient, and the
 // table's largest count (max_count, by atomicMax: the same whatever the
 // order).
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
     count_rows(RowsArgs a, int64_t* row_nnz, double* row_total, double* row_lcoef,
                unsigned long long* max_count) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -163,7 +164,7 @@ __device__ E pack_entry(int64_t v, int64_t x) {
   return (static_cast<E>(v) << kHalf) | static_cast<E>(x);
 }
 template <class E>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
     stage_rows(RowsArgs a, const int64_t* stage_off, E* stage, int64_t* row_nnz, double* row_total,
                double* row_lcoef, unsigned long long* max_count) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -217,7 +218,7 @@ __global__ void unstage_rows(int64_t rows, const int64_t* stage_off, const E* st
 // Pass 2, compressed rows: row b's entries from row_ptr[b], columns of type
 // I and counts of type D.
 template <class D, class I>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
     write_csr(RowsArgs a, const int64_t* row_ptr, I* col, D* value) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (slot >= a.slots) return;
@@ -234,7 +235,7 @@ __global__ void __launch_bounds__(128)
 
 // Pass 2, dense rows `pitch` cells apart (zeroed before).
 template <class D>
-__global__ void __launch_bounds__(128) write_dense(RowsArgs a, D* out, int64_t pitch) {
+__global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks) write_dense(RowsArgs a, D* out, int64_t pitch) {
   const int64_t slot = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (slot >= a.slots) return;
   for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
