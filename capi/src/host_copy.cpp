@@ -51,18 +51,9 @@ dirmn_status ensure_host_copy(dirmn_context* ctx, const char* fn, const dirmn_co
                   "out of host memory for the host copy of a %" PRId64 " x %" PRId64 " drawn table",
                   counts->info.rows, counts->info.cols);
     if (!r.ok()) return fail_backend(ctx, fn, r);
-    SparseInput in;
-    in.format = DIRMN_CSR;
-    in.rows = counts->info.rows;
-    in.cols = counts->info.cols;
-    in.nnz = static_cast<int64_t>(rows.col.size());
-    in.index_type = DIRMN_INDEX_INT64;
-    in.ptr = rows.ptr.data();
-    in.indices = rows.col.data();
-    in.value_dtype = DIRMN_INT32;
-    in.values = rows.count.data();
     // The host copy takes the device's form, so that both describe one table.
-    in.storage = counts->info.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE;
+    const SparseInput in = drawn_rows_input(rows, counts->info.rows, counts->info.cols,
+                                            counts->info.sparse ? DIRMN_STORAGE_SPARSE : DIRMN_STORAGE_DENSE);
     CountsProblem problem;
     if (dirmn_status s = build_sparse_table(in, *ctx->threads, ctx->interrupt, &table, &problem)) {
       if (s == DIRMN_ERROR_CANCELLED)

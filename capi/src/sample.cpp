@@ -46,17 +46,7 @@ dirmn_status sample_on_host(dirmn_context* ctx, const char* fn, const SampleRequ
     return fail(ctx, r.status, fn, "out of host memory for a sampled %" PRId64 " x %" PRId64 " table",
                 req.rows, req.cols);
   std::vector<double>().swap(*alpha);
-  SparseInput in;
-  in.format = DIRMN_CSR;
-  in.rows = req.rows;
-  in.cols = req.cols;
-  in.nnz = static_cast<int64_t>(drawn.col.size());
-  in.index_type = DIRMN_INDEX_INT64;
-  in.ptr = drawn.ptr.data();
-  in.indices = drawn.col.data();
-  in.value_dtype = DIRMN_INT32;
-  in.values = drawn.count.data();
-  in.storage = req.storage;
+  const SparseInput in = drawn_rows_input(drawn, req.rows, req.cols, req.storage);
   HostTable table;
   CountsProblem problem;
   try {

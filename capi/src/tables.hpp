@@ -32,6 +32,23 @@ inline size_t index_bytes(dirmn_index_type t) { return t == DIRMN_INDEX_INT64 ? 
 dirmn_status adopt_table(dirmn_context* ctx, const char* fn, HostTable&& table, uint32_t flags,
                          dirmn_counts** out);
 
+// Rows the library drew (CsrRows) as table building takes a caller's CSR.
+inline SparseInput drawn_rows_input(const CsrRows& rows, int64_t n_rows, int64_t cols,
+                                    dirmn_storage storage) {
+  SparseInput in;
+  in.format = DIRMN_CSR;
+  in.rows = n_rows;
+  in.cols = cols;
+  in.nnz = static_cast<int64_t>(rows.col.size());
+  in.index_type = DIRMN_INDEX_INT64;
+  in.ptr = rows.ptr.data();
+  in.indices = rows.col.data();
+  in.value_dtype = DIRMN_INT32;
+  in.values = rows.count.data();
+  in.storage = storage;
+  return in;
+}
+
 // A counts handle for ctx's backend, before its table is set. Throws
 // std::bad_alloc.
 std::unique_ptr<dirmn_counts> new_counts(dirmn_context* ctx, uint32_t flags);

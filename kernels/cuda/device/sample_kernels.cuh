@@ -127,9 +127,28 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
   }
 }
 
-// Pass 1: each row's nonzeros, total, log multinomial coefficient, and the
-// table's largest count (max_count, by atomicMax: the same whatever the
-// order).
+// What pass 1 keeps of a row: its nonzeros, the sum of its log x! and (over
+// the thread's rows) the largest count.
+struct RowStats {
+  int64_t nnz = 0;
+  double lfact = 0.0;
+  __device__ void add(int64_t x, unsigned long long& top) {
+    ++nnz;
+    if (x > 1) lfact += lgamma(static_cast<double>(x) + 1.0);
+    top = static_cast<unsigned long long>(x) > top ? static_cast<unsigned long long>(x) : top;
+  }
+  __device__ void store(const RowsArgs& a, int64_t b, int64_t* row_nnz, double* row_total,
+                        double* row_lcoef) const {
+    const double n = static_cast<double>(a.sizes[b * a.sizes_stride]);
+    row_nnz[b] = nnz;
+    row_total[b] = n;
+    row_lcoef[b] = lgamma(n + 1.0) - lfact;
+  }
+};
+
+// Pass 1 of two: each row's nonzeros, total, log multinomial coefficient,
+// and the table's largest count (max_count, by atomicMax: the same
+// whatever the order).
 __global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
     count_rows(RowsArgs a, int64_t* row_nnz, double* row_total, double* row_lcoef,
                unsigned long long* max_count) {
@@ -137,18 +156,10 @@ __global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
   if (slot >= a.slots) return;
   unsigned long long top = 0;
   for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
-    int64_t nnz = 0;
-    double lfact = 0.0;
-    const auto emit = [&](int64_t, int64_t x) {
-      ++nnz;
-      if (x > 1) lfact += lgamma(static_cast<double>(x) + 1.0);
-      top = static_cast<unsigned long long>(x) > top ? static_cast<unsigned long long>(x) : top;
-    };
+    RowStats st;
+    const auto emit = [&](int64_t, int64_t x) { st.add(x, top); };
     draw_row(a, b, slot, emit);
-    const double n = static_cast<double>(a.sizes[b * a.sizes_stride]);
-    row_nnz[b] = nnz;
-    row_total[b] = n;
-    row_lcoef[b] = lgamma(n + 1.0) - lfact;
+    st.store(a, b, row_nnz, row_total, row_lcoef);
   }
   if (top != 0) atomicMax(max_count, top);
 }
@@ -172,18 +183,13 @@ __global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks)
   unsigned long long top = 0;
   for (int64_t b = a.row_begin + slot; b < a.row_end; b += a.slots) {
     E* out = stage + stage_off[b];
-    int64_t nnz = 0;
-    double lfact = 0.0;
+    RowStats st;
     const auto emit = [&](int64_t v, int64_t x) {
-      out[nnz++] = pack_entry<E>(v, x);
-      if (x > 1) lfact += lgamma(static_cast<double>(x) + 1.0);
-      top = static_cast<unsigned long long>(x) > top ? static_cast<unsigned long long>(x) : top;
+      out[st.nnz] = pack_entry<E>(v, x);
+      st.add(x, top);
     };
     draw_row(a, b, slot, emit);
-    const double n = static_cast<double>(a.sizes[b * a.sizes_stride]);
-    row_nnz[b] = nnz;
-    row_total[b] = n;
-    row_lcoef[b] = lgamma(n + 1.0) - lfact;
+    st.store(a, b, row_nnz, row_total, row_lcoef);
   }
   if (top != 0) atomicMax(max_count, top);
 }
