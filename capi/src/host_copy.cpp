@@ -31,7 +31,7 @@ dirmn_status draw_on_backend(dirmn_context* ctx, const char* fn, const SampleReq
     return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled by the interrupt callback while drawing");
   if (r.status == DIRMN_ERROR_OUT_OF_MEMORY)
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                "out of device memory for a sampled %" PRId64 " x %" PRId64 " table (%s)", req.rows,
+                "out of memory for a sampled %" PRId64 " x %" PRId64 " table (%s)", req.rows,
                 req.cols, r.what);
   if (!r.ok()) return fail_backend(ctx, fn, r);
   c->host_on_demand = true;

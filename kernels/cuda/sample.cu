@@ -192,24 +192,27 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   double* lcoef_of = t.row_lcoef.get<double>();
   unsigned long long* top_of = top.get<unsigned long long>();
   const int64_t* off = stage_dev.get<int64_t>();
+  // The staged entries' type: E{} of the packing chosen above.
+  const auto with_entry = [&](auto&& f) { return pack32 ? f(uint32_t{}) : f(uint64_t{}); };
   if (!staged) {
     DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (count_rows)", [&](const sample::RowsArgs& x, int grid) {
       sample::count_rows<<<grid, kSampleBlock, 0, e.stream>>>(x, nnz_of, total_of, lcoef_of, top_of);
     }));
-  } else if (pack32) {
-    DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (stage_rows)", [&](const sample::RowsArgs& x, int grid) {
-      sample::stage_rows<uint32_t><<<grid, kSampleBlock, 0, e.stream>>>(x, off, stage.get<uint32_t>(), nnz_of,
-                                                                        total_of, lcoef_of, top_of);
-    }));
   } else {
-    DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (stage_rows)", [&](const sample::RowsArgs& x, int grid) {
-      sample::stage_rows<uint64_t><<<grid, kSampleBlock, 0, e.stream>>>(x, off, stage.get<uint64_t>(), nnz_of,
-                                                                        total_of, lcoef_of, top_of);
+    DIRMN_TRY(with_entry([&](auto etag) {
+      using E = decltype(etag);
+      return over_rows(a, rows, interrupt, e, "kernel launch (stage_rows)", [&](const sample::RowsArgs& x, int grid) {
+        sample::stage_rows<E><<<grid, kSampleBlock, 0, e.stream>>>(x, off, stage.get<E>(), nnz_of, total_of,
+                                                                   lcoef_of, top_of);
+      });
     }));
+    // The rows are drawn: their scratch goes before the table's form is
+    // allocated (the two-pass path keeps it for its second pass; every urn
+    // row left its tallies zero).
+    w.release();
+    suffix.release();
+    tally.release();
   }
-  w.release();
-  suffix.release();
-  tally.release();
   DIRMN_TRY(t.row_ptr.reserve(static_cast<size_t>(rows + 1) * sizeof(int64_t), "cudaMalloc (row pointers)"));
   int64_t* rp = t.row_ptr.get<int64_t>();
   DIRMN_TRY(scan_row_ptr(nnz_of, rows, rp, temp, e));
@@ -253,42 +256,25 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
     using I = decltype(itag);
     if (staged) {
       const int grid = stride_grid(rows * 32, sm_count_);
-      if (pack32) {
+      with_entry([&](auto etag) {
+        using E = decltype(etag);
         if (t.sparse)
-          sample::unstage_rows<uint32_t, D, I, false><<<grid, kBlockThreads, 0, e.stream>>>(
-              rows, off, stage.get<uint32_t>(), nnz_of, rp, static_cast<I*>(co), static_cast<D*>(vo), 0);
+          sample::unstage_rows<E, D, I, false><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<E>(), nnz_of, rp, static_cast<I*>(co), static_cast<D*>(vo), 0);
         else
-          sample::unstage_rows<uint32_t, D, I, true><<<grid, kBlockThreads, 0, e.stream>>>(
-              rows, off, stage.get<uint32_t>(), nnz_of, rp, nullptr, static_cast<D*>(vo), pitch);
-      } else {
-        if (t.sparse)
-          sample::unstage_rows<uint64_t, D, I, false><<<grid, kBlockThreads, 0, e.stream>>>(
-              rows, off, stage.get<uint64_t>(), nnz_of, rp, static_cast<I*>(co), static_cast<D*>(vo), 0);
-        else
-          sample::unstage_rows<uint64_t, D, I, true><<<grid, kBlockThreads, 0, e.stream>>>(
-              rows, off, stage.get<uint64_t>(), nnz_of, rp, nullptr, static_cast<D*>(vo), pitch);
-      }
+          sample::unstage_rows<E, D, I, true><<<grid, kBlockThreads, 0, e.stream>>>(
+              rows, off, stage.get<E>(), nnz_of, rp, nullptr, static_cast<D*>(vo), pitch);
+        return 0;
+      });
       DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (unstage_rows)");
       DIRMN_CUDA_TRY(cudaStreamSynchronize(e.stream), "cudaStreamSynchronize");
       return {};
     }
-    // The redrawing pass takes the scratch again.
-    DIRMN_TRY(w.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
-    DIRMN_TRY(suffix.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
-    sample::RowsArgs a2 = a;
-    a2.w = w.get<double>();
-    a2.suffix = suffix.get<double>();
-    if (any_urn) {
-      const size_t bytes = static_cast<size_t>(slots) * cols * sizeof(uint32_t);
-      DIRMN_TRY(tally.reserve(bytes, "cudaMalloc (sampler scratch)"));
-      DIRMN_CUDA_TRY(cudaMemsetAsync(tally.get(), 0, bytes, e.stream), "cudaMemsetAsync (urn tallies)");
-      a2.tally = tally.get<uint32_t>();
-    }
     if (t.sparse)
-      return over_rows(a2, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
+      return over_rows(a, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
         sample::write_csr<D, I><<<grid, kSampleBlock, 0, e.stream>>>(x, rp, static_cast<I*>(co), static_cast<D*>(vo));
       });
-    return over_rows(a2, rows, interrupt, e, "kernel launch (write_dense)", [&](const sample::RowsArgs& x, int grid) {
+    return over_rows(a, rows, interrupt, e, "kernel launch (write_dense)", [&](const sample::RowsArgs& x, int grid) {
       sample::write_dense<D><<<grid, kSampleBlock, 0, e.stream>>>(x, static_cast<D*>(vo), pitch);
     });
   };
