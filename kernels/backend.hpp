@@ -14,6 +14,7 @@
 #include "dirmn.h"
 #include "table/histogram.hpp"
 #include "table/input.hpp"
+#include "table/large_alloc.hpp"
 #include "table/table.hpp"
 #include "thread_pool.hpp"
 
@@ -190,11 +191,11 @@ struct SampleRequest {
 };
 
 // A table's rows in host memory as CSR: column indices ascending within
-// each row, no zeros.
+// each row, no zeros. Written once and read once: huge-page backed.
 struct CsrRows {
-  std::vector<int64_t> ptr;    // rows + 1
-  std::vector<int64_t> col;    // nnz
-  std::vector<int32_t> count;  // nnz
+  LargeVector<int64_t> ptr;    // rows + 1
+  LargeVector<int64_t> col;    // nnz
+  LargeVector<int32_t> count;  // nnz
 };
 
 // ---- The backend ------------------------------------------------------------

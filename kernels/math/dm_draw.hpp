@@ -40,28 +40,41 @@ struct Strided {
   DIRMN_HD T& operator[](int64_t v) const { return p[v * stride]; }
 };
 
-// Row by gamma variates: the Dirichlet proportions as logs (in w), then as
-// w_v = exp(log g_v - max), their suffix sums from the last category, and
-// the counts by conditional binomials over the categories in order, each
-// against its suffix sum (no cancellation), until the size is used.
-// shape(v): category v's GammaShape. emit(v, x) for each x > 0, v
-// ascending. w and suffix: cols entries each.
+// Row by gamma variates: the Dirichlet proportions up to a common factor
+// in w -- the draws themselves where every shape is gamma_by_value's (a
+// row's by_value), else w_v = exp(log g_v - max) from their logs -- their
+// suffix sums from the last category, and the counts by conditional
+// binomials over the categories in order, each against its suffix sum (no
+// cancellation), until the size is used. shape(v): category v's
+// GammaShape. emit(v, x) for each x > 0, v ascending. w and suffix: cols
+// entries each.
 template <class Shape, class Emit>
-DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, uint64_t row_key, int64_t n,
-                             Strided<double> w, Strided<double> suffix, Emit&& emit) {
-  double top = -1e308;
-  for (int64_t v = 0; v < cols; ++v) {
-    RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
-    const double lg = draw_log_gamma(shape(v), g);
-    w[v] = lg;
-    top = lg > top ? lg : top;
-  }
+DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, bool by_value, uint64_t row_key,
+                             int64_t n, Strided<double> w, Strided<double> suffix, Emit&& emit) {
   double s = 0.0;
-  for (int64_t v = cols - 1; v >= 0; --v) {
-    const double wv = portable_exp(add(w[v], -top));
-    w[v] = wv;
-    s = add(s, wv);
-    suffix[v] = s;
+  if (by_value) {
+    for (int64_t v = 0; v < cols; ++v) {
+      RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
+      w[v] = draw_gamma(shape(v), g);
+    }
+    for (int64_t v = cols - 1; v >= 0; --v) {
+      s = add(s, w[v]);
+      suffix[v] = s;
+    }
+  } else {
+    double top = -1e308;
+    for (int64_t v = 0; v < cols; ++v) {
+      RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
+      const double lg = draw_log_gamma(shape(v), g);
+      w[v] = lg;
+      top = lg > top ? lg : top;
+    }
+    for (int64_t v = cols - 1; v >= 0; --v) {
+      const double wv = portable_exp(add(w[v], -top));
+      w[v] = wv;
+      s = add(s, wv);
+      suffix[v] = s;
+    }
   }
   RandomStream rng{derived_key(row_key, kBinomialStream, 0), 0};
   for (int64_t v = 0; v < cols && n > 0; ++v) {
@@ -73,6 +86,14 @@ DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, uint64_t row_key,
       n -= x;
     }
   }
+}
+
+// Whether every one of cols shapes a(v) is gamma_by_value's.
+template <class Alpha>
+DIRMN_HD bool gamma_row_by_value(int64_t cols, const Alpha& a) {
+  bool all = true;
+  for (int64_t v = 0; v < cols; ++v) all = all && gamma_by_value(a(v));
+  return all;
 }
 
 // The first v with cum[v] > u (u < cum[cols - 1]), by a bisection whose

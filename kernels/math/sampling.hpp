@@ -25,6 +25,7 @@
 
 #include "random.hpp"
 #include "special.hpp"  // DIRMN_HD
+#include "ziggurat_table.hpp"
 
 namespace dirmn {
 namespace math {
@@ -130,13 +131,28 @@ DIRMN_HD double portable_exp(double x) {
   return mul(mul(er, s1), s2);
 }
 
-// A standard normal draw (Marsaglia's polar method; one of the pair).
+// A standard normal draw by the ziggurat (ziggurat_table.hpp): one 64-bit
+// draw picks a layer (8 bits), a sign (1) and a point in it (53); about 99 %
+// of draws fall inside their layer's sure part and cost a product and a
+// comparison. The rest take the wedge's test (one exp) or, from the base,
+// Marsaglia's tail beyond r (two logs).
 DIRMN_HD double draw_normal(RandomStream& rng) {
   for (;;) {
-    const double u = add(mul(2.0, rng.uniform()), -1.0);
-    const double v = add(mul(2.0, rng.uniform()), -1.0);
-    const double s = add(mul(u, u), mul(v, v));
-    if (s > 0.0 && s < 1.0) return mul(u, sqrt(mul(-2.0, portable_log(s)) / s));
+    const uint64_t b = rng.bits();
+    const int i = static_cast<int>(b & 0xff);
+    const double sign = (b & 0x100) != 0 ? -1.0 : 1.0;
+    const double x = mul(static_cast<double>(b >> 11) * 0x1.0p-53, kZigguratX[i]);
+    if (x < kZigguratX[i + 1]) return mul(sign, x);
+    if (i == 0) {
+      for (;;) {  // the tail: r + a with a exponential at rate r, accepted by a second
+        const double a = -portable_log(rng.uniform_open()) / kZigguratR;
+        const double e = -portable_log(rng.uniform_open());
+        if (add(e, e) > mul(a, a)) return mul(sign, add(kZigguratR, a));
+      }
+    }
+    // The wedge between f(x_i) and f(x_{i+1}), under f by an exp.
+    const double y = add(kZigguratF[i], mul(rng.uniform(), add(kZigguratF[i + 1], -kZigguratF[i])));
+    if (y < portable_exp(mul(-0.5, mul(x, x)))) return mul(sign, x);
   }
 }
 
@@ -144,7 +160,6 @@ DIRMN_HD double draw_normal(RandomStream& rng) {
 struct GammaShape {
   double d = 0.0;      // a' - 1/3, a' = a (a >= 1) or a + 1
   double c = 0.0;      // 1 / sqrt(9 d)
-  double log_d = 0.0;  // log d
   double inv_a = 0.0;  // 1 / a where a < 1 (the boost), else 0
 };
 
@@ -153,17 +168,22 @@ DIRMN_HD GammaShape gamma_shape(double a) {
   const double a1 = a < 1.0 ? add(a, 1.0) : a;
   g.d = add(a1, -1.0 / 3.0);
   g.c = 1.0 / sqrt(mul(9.0, g.d));
-  g.log_d = portable_log(g.d);
   g.inv_a = a < 1.0 ? 1.0 / a : 0.0;
   return g;
 }
 
-// log of a Gamma(a, 1) draw (Marsaglia & Tsang 2000, "A simple method for
-// generating gamma variables", ACM TOMS 26(3), with their squeeze, and
-// for a < 1 the boost log G(a + 1) + log(U) / a). Finite for every a in
-// [1e-306, 1e306].
-DIRMN_HD double draw_log_gamma(const GammaShape& g, RandomStream& rng) {
-  double log_v = 0.0;
+// The shapes whose draws are taken as values rather than logs (draw_gamma):
+// every such draw is a normal double, the boost's U^(1/a) included (U >=
+// 2^-53, so U^(1/a) >= 2^-848 at a = 1/16), and a row's sum of them stays
+// finite. Outside, only logs keep tiny and huge shapes exact.
+constexpr double kGammaValueMinShape = 0.0625;
+constexpr double kGammaValueMaxShape = 1e290;
+DIRMN_HD bool gamma_by_value(double a) { return a >= kGammaValueMinShape && a <= kGammaValueMaxShape; }
+
+// Marsaglia & Tsang's v for a' = d + 1/3 >= 1 (their 2000 paper, "A simple
+// method for generating gamma variables", ACM TOMS 26(3), with their
+// squeeze): a Gamma(a') draw is d v.
+DIRMN_HD double marsaglia_tsang_v(const GammaShape& g, RandomStream& rng) {
   for (;;) {
     const double x = draw_normal(rng);
     double v = add(1.0, mul(g.c, x));
@@ -171,14 +191,23 @@ DIRMN_HD double draw_log_gamma(const GammaShape& g, RandomStream& rng) {
     v = mul(mul(v, v), v);
     const double u = rng.uniform_open();
     const double x2 = mul(x, x);
-    if (u < add(1.0, -mul(0.0331, mul(x2, x2)))) {
-      log_v = portable_log(v);
-      break;
-    }
-    log_v = portable_log(v);
-    if (portable_log(u) < add(mul(0.5, x2), mul(g.d, add(add(1.0, -v), log_v)))) break;
+    if (u < add(1.0, -mul(0.0331, mul(x2, x2)))) return v;
+    if (portable_log(u) < add(mul(0.5, x2), mul(g.d, add(add(1.0, -v), portable_log(v))))) return v;
   }
-  double lg = add(g.log_d, log_v);
+}
+
+// A Gamma(a, 1) draw for gamma_by_value(a); a < 1 by the boost G(a + 1)
+// U^(1/a).
+DIRMN_HD double draw_gamma(const GammaShape& g, RandomStream& rng) {
+  double x = mul(g.d, marsaglia_tsang_v(g, rng));
+  if (g.inv_a != 0.0) x = mul(x, portable_exp(mul(portable_log(rng.uniform_open()), g.inv_a)));
+  return x;
+}
+
+// The log of a Gamma(a, 1) draw, finite for every a in [1e-306, 1e306]:
+// log(d v), and for a < 1 the boost's log(U) / a added.
+DIRMN_HD double draw_log_gamma(const GammaShape& g, RandomStream& rng) {
+  double lg = portable_log(mul(g.d, marsaglia_tsang_v(g, rng)));
   if (g.inv_a != 0.0) lg = add(lg, mul(portable_log(rng.uniform_open()), g.inv_a));
   return lg;
 }
@@ -200,7 +229,7 @@ DIRMN_HD double stirling_fc(double k) {
 }
 
 // Below this mean (n min(p, 1 - p)) a binomial draw is by inversion.
-constexpr double kBinomialInversionMean = 10.0;
+constexpr double kBinomialInversionMean = 24.0;
 // 1 / (x + 1) for the inversion's first steps (a division costs several
 // products; each constant is the correctly rounded quotient on every
 // compiler).

@@ -19,6 +19,7 @@ constexpr int64_t kRowsPerBlock = 64;
 // What a vector of alpha costs to set up once, for every row that takes it.
 struct Vector {
   std::vector<math::GammaShape> shape;  // the gamma method's
+  bool by_value = false;                // its draws as values (math::gamma_by_value)
   std::vector<double> cum;              // the urn's: cum[v] = alpha_0 + ... + alpha_v
 };
 
@@ -26,6 +27,7 @@ void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* ou
   if (gamma) {
     out->shape.resize(static_cast<size_t>(cols));
     for (int64_t v = 0; v < cols; ++v) out->shape[static_cast<size_t>(v)] = math::gamma_shape(alpha[v]);
+    out->by_value = math::gamma_row_by_value(cols, [alpha](int64_t v) { return alpha[v]; });
   }
   if (urn) {
     out->cum.resize(static_cast<size_t>(cols));
@@ -42,14 +44,14 @@ struct Work {
   std::vector<int64_t> touched;          // the urn's: the categories with balls
   std::vector<double> cum;               // the urn's per-row cumulative alpha
   std::vector<math::GammaShape> shape;   // per-row shapes (rowwise)
-  std::vector<int64_t> col;
-  std::vector<int32_t> count;
+  LargeVector<int64_t> col;
+  LargeVector<int32_t> count;
 };
 
-void row_by_gamma(int64_t cols, const math::GammaShape* shape, uint64_t row_key, int64_t n,
-                  Work& wk) {
+void row_by_gamma(int64_t cols, const math::GammaShape* shape, bool by_value, uint64_t row_key,
+                  int64_t n, Work& wk) {
   math::draw_row_gamma(
-      cols, [shape](int64_t v) { return shape[v]; }, row_key, n, math::Strided<double>{wk.w.data(), 1},
+      cols, [shape](int64_t v) { return shape[v]; }, by_value, row_key, n, math::Strided<double>{wk.w.data(), 1},
       math::Strided<double>{wk.suffix.data(), 1}, [&wk](int64_t v, int64_t x) {
         wk.col.push_back(v);
         wk.count.push_back(static_cast<int32_t>(x));
@@ -113,6 +115,14 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
       if (any_urn) wk.tally.assign(static_cast<size_t>(cols), 0);
       if (any_urn && req.rowwise) wk.cum.resize(static_cast<size_t>(cols));
       const int64_t end = std::min(rows, (blk + 1) * kRowsPerBlock);
+      // At most min(size, cols) entries a row: reserved up front, so that
+      // the arrays never move as they grow (pages never written cost no
+      // memory).
+      int64_t bound = 0;
+      for (int64_t b = blk * kRowsPerBlock; b < end; ++b)
+        bound += std::min(std::max<int64_t>(req.sizes[b * req.sizes_stride], 0), cols);
+      wk.col.reserve(static_cast<size_t>(bound));
+      wk.count.reserve(static_cast<size_t>(bound));
       for (int64_t b = blk * kRowsPerBlock; b < end; ++b) {
         const uint64_t key = math::derived_key(req.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
         const int64_t n = req.sizes[b * req.sizes_stride];
@@ -127,12 +137,13 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
               row_by_urn(cols, wk.cum.data(), key, n, wk);
             } else {
               for (int64_t v = 0; v < cols; ++v) wk.shape[static_cast<size_t>(v)] = math::gamma_shape(a[v]);
-              row_by_gamma(cols, wk.shape.data(), key, n, wk);
+              const bool by_value = math::gamma_row_by_value(cols, [a](int64_t v) { return a[v]; });
+              row_by_gamma(cols, wk.shape.data(), by_value, key, n, wk);
             }
           } else {
             const Vector& vj = vec[static_cast<size_t>(mixture ? req.component[b] : 0)];
             if (urn) row_by_urn(cols, vj.cum.data(), key, n, wk);
-            else row_by_gamma(cols, vj.shape.data(), key, n, wk);
+            else row_by_gamma(cols, vj.shape.data(), vj.by_value, key, n, wk);
           }
         }
         row_nnz[static_cast<size_t>(b)] = static_cast<int64_t>(wk.col.size() - before);
@@ -164,15 +175,13 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
   for (int64_t b = 0; b < rows; ++b)
     out->ptr[static_cast<size_t>(b) + 1] = out->ptr[static_cast<size_t>(b)] + row_nnz[static_cast<size_t>(b)];
   const size_t nnz = static_cast<size_t>(out->ptr.back());
-  out->col.resize(nnz);
-  out->count.resize(nnz);
-  size_t at = 0;
+  out->col.reserve(nnz);  // appended without zeroing first
+  out->count.reserve(nnz);
   for (Work& wk : work) {
-    std::copy(wk.col.begin(), wk.col.end(), out->col.begin() + static_cast<std::ptrdiff_t>(at));
-    std::copy(wk.count.begin(), wk.count.end(), out->count.begin() + static_cast<std::ptrdiff_t>(at));
-    at += wk.col.size();
-    std::vector<int64_t>().swap(wk.col);
-    std::vector<int32_t>().swap(wk.count);
+    out->col.insert(out->col.end(), wk.col.begin(), wk.col.end());
+    out->count.insert(out->count.end(), wk.count.begin(), wk.count.end());
+    LargeVector<int64_t>().swap(wk.col);
+    LargeVector<int32_t>().swap(wk.count);
   }
   return {};
 }

@@ -28,7 +28,7 @@ namespace sample {
 struct RowsArgs {
   int64_t cols = 0;
   int64_t row_begin = 0, row_end = 0;  // this launch's rows
-  const double* alpha = nullptr;       // rows x cols (rowwise), else unused
+  const double* alpha = nullptr;       // rows x cols (rowwise), else k x cols
   bool rowwise = false;
   const math::GammaShape* shape = nullptr;  // k x cols: the shared vectors' (gamma rows)
   const double* cum = nullptr;              // k x cols: their cumulative sums (urn rows)
@@ -66,13 +66,14 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
   const int64_t j = a.component != nullptr ? a.component[b] : 0;
   if (!math::sample_by_urn(n, cols)) {
     const math::Strided<double> w{a.w + slot, S}, suffix{a.suffix + slot, S};
+    const double* alpha = a.alpha + (a.rowwise ? b : j) * cols;
+    const bool by_value = math::gamma_row_by_value(cols, [alpha](int64_t v) { return alpha[v]; });
     if (a.rowwise) {
-      const double* alpha = a.alpha + b * cols;
-      math::draw_row_gamma(cols, [alpha](int64_t v) { return math::gamma_shape(alpha[v]); }, key, n, w,
-                           suffix, emit);
+      math::draw_row_gamma(cols, [alpha](int64_t v) { return math::gamma_shape(alpha[v]); }, by_value, key,
+                           n, w, suffix, emit);
     } else {
       const math::GammaShape* shape = a.shape + j * cols;
-      math::draw_row_gamma(cols, [shape](int64_t v) { return shape[v]; }, key, n, w, suffix, emit);
+      math::draw_row_gamma(cols, [shape](int64_t v) { return shape[v]; }, by_value, key, n, w, suffix, emit);
     }
     return;
   }
