@@ -5,6 +5,9 @@
 // same for any thread count), its size under the null and power under an
 // alternative by simulation, and its refusals.
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "../kernels/math/distributions.hpp"
@@ -368,4 +371,95 @@ TEST_CASE("test_groups: HMP's Xmcupo on its saliva, throat and tonsils tables", 
   dirmn_group_test_result r;
   r.size = sizeof r;
   CHECK(dirmn_test_groups(ctx.get(), c.get(), group.data(), 3, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("test_proportions: HMP's Xsc on its saliva, throat and tonsils tables", "[groups-test]") {
+  // HMP 2.0.1's Xsc.onesample(data, pi0) with pi0 = DM.MoM(other)$pi, the
+  // other table's pooled proportions (deterministic: method of moments).
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  std::map<std::string, std::vector<double>> tab;
+  std::map<std::string, int64_t> nrow;
+  for (const char* name : {"saliva", "throat", "tonsils"}) {
+    int64_t r = 0, c = 0;
+    tab[name] = read_csv(test_data_path((std::string("hmp_") + name + ".csv").c_str()), &r, &c);
+    REQUIRE(c == 21);
+    nrow[name] = r;
+  }
+  const auto pooled = [&](const std::vector<double>& x) {
+    std::vector<double> p(21, 0.0);
+    double total = 0.0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      p[i % 21] += x[i];
+      total += x[i];
+    }
+    for (double& v : p) v /= total;
+    return p;
+  };
+  const auto run = [&](const std::string& name, const std::vector<double>& pi0, int64_t stride,
+                       dirmn_proportion_test_result* r) {
+    Counts c = counts_of(ctx.get(), tab[name], nrow[name], 21);
+    std::memset(r, 0, sizeof *r);
+    r->size = sizeof *r;
+    return dirmn_test_proportions(ctx.get(), c.get(), pi0.data(), stride, r);
+  };
+  const std::vector<double> throat = pooled(tab["throat"]);
+  dirmn_proportion_test_result r;
+  REQUIRE(run("saliva", throat, 1, &r) == DIRMN_SUCCESS);
+  CHECK(close_to(r.statistic, 366.142260583136, 1e-9));
+  CHECK(r.df == 20.0);
+  CHECK(r.p_value < 1e-60);
+  CHECK(r.rows == 24);
+  CHECK(r.categories == 21);
+  REQUIRE(run("tonsils", throat, 1, &r) == DIRMN_SUCCESS);
+  CHECK(close_to(r.statistic, 5.17206513999273, 1e-9));
+  CHECK(close_to(r.p_value, 0.999639605330565, 1e-9));
+  std::vector<double> all(tab["saliva"]);
+  all.insert(all.end(), tab["throat"].begin(), tab["throat"].end());
+  all.insert(all.end(), tab["tonsils"].begin(), tab["tonsils"].end());
+  const std::vector<double> pooled_all = pooled(all);
+  REQUIRE(run("throat", pooled_all, 1, &r) == DIRMN_SUCCESS);
+  CHECK(close_to(r.statistic, 12.7067487387809, 1e-9));
+  CHECK(close_to(r.p_value, 0.889608634576809, 1e-9));
+  // A strided vector reads the same entries.
+  std::vector<double> spread(42, -7.0);
+  for (size_t v = 0; v < 21; ++v) spread[2 * v] = pooled_all[v];
+  dirmn_proportion_test_result rs;
+  REQUIRE(run("throat", spread, 2, &rs) == DIRMN_SUCCESS);
+  CHECK(rs.statistic == r.statistic);
+
+  // A category pi0 rules out but the rows hold: +Inf, p-value 0.
+  std::vector<double> zeroed(throat);
+  const double moved = zeroed[0];
+  zeroed[0] = 0.0;
+  zeroed[1] += moved;
+  REQUIRE(run("saliva", zeroed, 1, &r) == DIRMN_SUCCESS);
+  CHECK(std::isinf(r.statistic));
+  CHECK(r.p_value == 0.0);
+  CHECK(r.df == 19.0);
+
+  // Bad proportions: each named, nothing computed.
+  std::vector<double> bad(throat);
+  bad[4] = -0.01;
+  CHECK(run("saliva", bad, 1, &r) == DIRMN_ERROR_INVALID_PARAMETER);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("proportions index 4") != std::string::npos);
+  bad = throat;
+  bad[3] = std::nan("");
+  CHECK(run("saliva", bad, 1, &r) == DIRMN_ERROR_INVALID_PARAMETER);
+  bad = throat;
+  bad[0] += 0.01;
+  CHECK(run("saliva", bad, 1, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("sum to") != std::string::npos);
+  std::vector<double> one(21, 0.0);
+  one[2] = 1.0;
+  CHECK(run("saliva", one, 1, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(run("saliva", throat, 0, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  Counts c = counts_of(ctx.get(), tab["saliva"], nrow["saliva"], 21);
+  CHECK(dirmn_test_proportions(ctx.get(), c.get(), nullptr, 1, &r) == DIRMN_ERROR_NULL_POINTER);
+  r.size = 4;
+  CHECK(dirmn_test_proportions(ctx.get(), c.get(), throat.data(), 1, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  // No row with counts.
+  Counts empty = counts_of(ctx.get(), std::vector<double>(42, 0.0), 2, 21);
+  r.size = sizeof r;
+  CHECK(dirmn_test_proportions(ctx.get(), empty.get(), throat.data(), 1, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
 }

@@ -1443,6 +1443,44 @@ DIRMN_API dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* count
                                          const dirmn_group_test_options* options,
                                          dirmn_group_test_result* result);
 
+/* Do the rows share a given composition? HMP's Xsc (La Rosa et al. 2012,
+ * PLoS ONE 7:e52078; HMP's Xsc.onesample): the rows' pooled proportions pi
+ * (column sums over the grand total) against `proportions` (pi0), a Wald
+ * statistic in the method-of-moments covariance of pi, c (diag(pi0) - pi0
+ * pi0^T) with c = (theta (sum N^2 - sum N) + sum N) / (sum N)^2 (theta:
+ * Weir's method-of-moments overdispersion of the rows, 0 for one row; N: a
+ * row's total), through that matrix's Moore-Penrose inverse: sum over
+ * pi0_v > 0 of (pi_v - pi0_v)^2 / pi0_v / c, referred to chi-square on
+ * (categories with pi0_v > 0) - 1 df. A column with counts where pi0_v = 0
+ * makes the statistic +Inf and the p-value 0 (HMP's numerical inverse
+ * ignores that column). Rows without counts are left out (HMP counts them
+ * in Weir's theta). No fit enters it. */
+
+typedef struct dirmn_proportion_test_result {
+  size_t size;          /* sizeof(dirmn_proportion_test_result), set by the caller */
+  double statistic;     /* Xsc, >= 0 (+Inf: see above) */
+  double df;            /* categories - 1 */
+  double p_value;       /* P(chi2_df >= statistic) */
+  double theta;         /* Weir's method-of-moments overdispersion of the rows */
+  int64_t rows;         /* the rows with counts */
+  int64_t categories;   /* the columns with pi0_v > 0 */
+} dirmn_proportion_test_result;
+
+/* Tests (see above) the rows of `counts` against pi0, entry v at
+ * proportions[v * proportions_stride] (cols entries, each finite and >= 0,
+ * at least two positive, summing to 1 within 1e-6; they are divided by
+ * their sum). The caller owns both arrays. The table's host copy is read
+ * (counts wrapped from device memory: NOT_SUPPORTED). Statuses: SUCCESS;
+ * NULL_POINTER (counts, proportions, result); INVALID_ARGUMENT
+ * (proportions_stride < 1, fewer than two positive proportions, their sum,
+ * no row with counts, result->size); INVALID_PARAMETER (a proportion
+ * negative or not finite, naming its index and value); WRONG_CONTEXT;
+ * OVERFLOW; OUT_OF_MEMORY; CANCELLED; NOT_SUPPORTED. */
+DIRMN_API dirmn_status dirmn_test_proportions(dirmn_context* ctx, dirmn_counts* counts,
+                                              const double* proportions,
+                                              int64_t proportions_stride,
+                                              dirmn_proportion_test_result* result);
+
 /* The power of dirmn_test_groups's chi-square test by simulation (HMP's
  * MC.Xdc.statistics for the full-likelihood test): `tables` tables drawn
  * from one DM per group -- group g's alpha at params[g * params_stride_k + v

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "../../kernels/models/group_test.hpp"
 #include "../../kernels/models/sample.hpp"
@@ -233,6 +234,77 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
     full.groups = g.groups;
     full.categories = g.categories;
     full.converged = g.converged ? 1 : 0;
+    std::memcpy(result, &full, std::min(result->size, sizeof full));
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_test_proportions(dirmn_context* ctx, dirmn_counts* counts, const double* proportions,
+                                    int64_t proportions_stride, dirmn_proportion_test_result* result) {
+  static const char* fn = "dirmn_test_proportions";
+  return with_context(ctx, fn, [&] {
+    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (proportions == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "proportions is NULL");
+    if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
+    if (result->size < offsetof(dirmn_proportion_test_result, statistic) + sizeof(double))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is too small; set it to sizeof(dirmn_proportion_test_result)",
+                  result->size);
+    if (proportions_stride < 1)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "proportions_stride (%" PRId64 ") must be positive",
+                  proportions_stride);
+    const int64_t cols = counts->info.cols;
+    if (dirmn_status s = check_extent(ctx, fn, "proportions",
+                                      Strided{proportions, 1, cols, 1, proportions_stride, sizeof(double)}, false))
+      return s;
+    std::vector<double> pi0(static_cast<size_t>(cols));
+    double sum = 0.0;
+    int64_t positive = 0;
+    for (int64_t v = 0; v < cols; ++v) {
+      const double p = proportions[v * proportions_stride];
+      if (!std::isfinite(p) || p < 0.0) {
+        char text[kValueChars];
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::named_index("proportions", v).with_value(p),
+                       "proportion %s is %s", value_text(p, text), std::isfinite(p) ? "negative" : "not finite");
+      }
+      pi0[static_cast<size_t>(v)] = p;
+      sum += p;
+      positive += p > 0.0 ? 1 : 0;
+    }
+    if (positive < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "%" PRId64 " of the proportions are positive; the test needs at least two", positive);
+    if (!(std::fabs(sum - 1.0) <= 1e-6)) {
+      char text[kValueChars];
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "the proportions sum to %s, not 1 (within 1e-6)",
+                  value_text(sum, text));
+    }
+    for (double& p : pi0) p /= sum;
+    if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
+    const dirmn::HostTable* t = counts->stored(ctx).host_rows();
+    if (t == nullptr)
+      return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+                  "counts wrapped from device memory keep no host copy for the test");
+    dirmn::ProportionTestOutcome o;
+    BackendResult r;
+    try {
+      r = dirmn::proportion_test(*t, pi0.data(), &o);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the proportions (%" PRId64 " columns)",
+                  cols);
+    }
+    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "no row has counts: nothing to test");
+    if (!r.ok()) return fail_run(ctx, fn, r);
+    dirmn_proportion_test_result full;
+    std::memset(&full, 0, sizeof full);
+    full.size = result->size;
+    full.statistic = o.statistic;
+    full.df = o.df;
+    full.p_value = o.p_value;
+    full.theta = o.theta;
+    full.rows = o.rows;
+    full.categories = o.categories;
     std::memcpy(result, &full, std::min(result->size, sizeof full));
     return DIRMN_SUCCESS;
   });

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <vector>
 
@@ -25,9 +26,6 @@ namespace dirmn {
 namespace {
 
 using namespace group_parts;
-
-template <class T>
-double cell(const T* x, int64_t i) { return static_cast<double>(x[i]); }
 
 }  // namespace
 
@@ -68,19 +66,7 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
     if (l.slot[static_cast<size_t>(v)] == 0) l.slot[static_cast<size_t>(v)] = l.cols++;
   // Group labels renumbered in order of first appearance do not change a
   // group's rows, so neither the fits nor the statistic.
-  const auto observed_row = [&](size_t i, auto&& f) {
-    const int64_t b = l.row[i];
-    with_value_type(t.vtype, [&](auto tag) {
-      using T = decltype(tag);
-      const T* x = reinterpret_cast<const T*>(t.values.data());
-      const int64_t lo = t.sparse ? t.row_ptr[static_cast<size_t>(b)] : b * t.cols;
-      const int64_t hi = t.sparse ? t.row_ptr[static_cast<size_t>(b) + 1] : lo + t.cols;
-      for (int64_t c = lo; c < hi; ++c)
-        if (x[c] != 0)
-          f(l.slot[static_cast<size_t>(t.sparse ? t.col_idx[static_cast<size_t>(c)] : c - lo)], cell(x, c));
-      return 0;
-    });
-  };
+  const TableRows observed_row{t, l};
   std::vector<Histograms> h;
   group_histograms(l, observed_row, &h);
   if (s.interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
@@ -149,6 +135,40 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
   int64_t hits = 0;
   for (uint8_t e : exceeds) hits += e;
   out->p_value_bootstrap = static_cast<double>(1 + hits) / static_cast<double>(1 + s.bootstrap);
+  return {};
+}
+
+BackendResult proportion_test(const HostTable& t, const double* pi0, ProportionTestOutcome* out) {
+  Layout l;
+  l.slot.resize(static_cast<size_t>(t.cols));
+  for (int64_t v = 0; v < t.cols; ++v) l.slot[static_cast<size_t>(v)] = v;
+  l.cols = t.cols;
+  for (int64_t b = 0; b < t.rows; ++b) {
+    if (t.row_total[static_cast<size_t>(b)] == 0.0) continue;
+    l.row.push_back(b);
+    l.group.push_back(0);
+  }
+  if (l.row.empty()) return {DIRMN_ERROR_INVALID_ARGUMENT, "no row has counts", 0};
+  l.groups = 1;
+  const GroupMoments m = group_moments(l, TableRows{t, l});
+  const double c = m.c[0];
+  double stat = 0.0;
+  int64_t support = 0;
+  for (int64_t v = 0; v < t.cols; ++v) {
+    const double p0 = pi0[v], d = m.pi[static_cast<size_t>(v)] - p0;
+    if (p0 > 0.0) {
+      stat += d * d / p0;
+      ++support;
+    } else if (d != 0.0) {
+      stat = std::numeric_limits<double>::infinity();
+    }
+  }
+  out->statistic = stat / c;
+  out->df = static_cast<double>(support - 1);
+  out->p_value = std::isinf(out->statistic) ? 0.0 : math::gamma_q(0.5 * out->df, 0.5 * out->statistic);
+  out->theta = m.theta[0];
+  out->rows = static_cast<int64_t>(l.row.size());
+  out->categories = support;
   return {};
 }
 

@@ -40,6 +40,25 @@ struct GroupTestOutcome {
 BackendResult group_test(const HostTable& t, const int64_t* group, int64_t groups,
                          const GroupTestSettings& s, HostThreads& threads, GroupTestOutcome* out);
 
+// HMP's Xsc (La Rosa et al. 2012; HMP's Xsc.onesample): do the rows share
+// the composition pi0? The rows' pooled proportions pi against pi0 in
+// their method-of-moments covariance c (diag(pi0) - pi0 pi0^T) (c as
+// group_parts::GroupMoments'), through its Moore-Penrose inverse -- which
+// for pi0 summing to 1 is Q diag(1 / pi0) Q, Q the projection orthogonal to
+// the ones, so that the Wald form is sum over pi0_v > 0 of (pi_v -
+// pi0_v)^2 / pi0_v / c -- chi-square on (categories with pi0_v > 0) - 1
+// df. A category with counts where pi0_v = 0 makes the statistic +Inf
+// (HMP's numerical inverse ignores it). Rows without counts are left out.
+struct ProportionTestOutcome {
+  double statistic = 0.0, df = 0.0, p_value = 1.0, theta = 0.0;
+  int64_t rows = 0, categories = 0;
+};
+
+// pi0: t.cols proportions, validated (finite, >= 0, at least two positive)
+// and summing to 1. INVALID_ARGUMENT when no row has counts. Throws
+// std::bad_alloc.
+BackendResult proportion_test(const HostTable& t, const double* pi0, ProportionTestOutcome* out);
+
 }  // namespace dirmn
 
 namespace dirmn {

@@ -10,6 +10,7 @@
 
 #include "../host_fit.hpp"
 #include "../table/histogram.hpp"
+#include "../table/table.hpp"
 #include "group_test.hpp"
 
 namespace dirmn {
@@ -95,20 +96,25 @@ inline void fit_all(const std::vector<Histograms>& h, const GroupTestSettings& s
   f->statistic = std::max(0.0, 2.0 * (f->loglik_groups - f->loglik_null));
 }
 
-// HMP's Xmcupo (La Rosa et al. 2012, PLoS ONE 7:e52078; HMP's
-// Xmcupo.statistics): the groups' pooled proportions pi_g compared through
-// a chi-square of their spread about the precision-weighted mean pi_0,
-//   sum_g sum_v (pi_gv - pi_0v)^2 / pi_0v / c_g,
-//   c_g = (theta_g (sum N^2 - sum N) + sum N) / (sum N)^2,
-// with theta_g Weir's (1996) method-of-moments overdispersion of group g
-// (0 for a group of one row). Two passes over the rows (each_row as for
+// Each group's method-of-moments summary, as HMP's DM.MoM gives it: the
+// pooled proportions pi_g (groups x cols: column sums over the group's
+// total), Weir's (1996) overdispersion theta_g (0 for a group of one row)
+// and the variance factor c_g = (theta_g (sum N^2 - sum N) + sum N) /
+// (sum N)^2 of pi_g's entries. Two passes over the rows (each_row as for
 // group_histograms): the proportions, then the squared deviations.
+struct GroupMoments {
+  std::vector<double> pi, theta, c;
+};
+
 template <class EachRow>
-double xmcupo(const Layout& l, EachRow each_row) {
+GroupMoments group_moments(const Layout& l, EachRow each_row) {
   const int64_t groups = l.groups, cols = l.cols;
-  std::vector<double> x(static_cast<size_t>(groups * cols), 0.0), total(static_cast<size_t>(groups), 0.0),
-      total2(static_cast<size_t>(groups), 0.0), rows(static_cast<size_t>(groups), 0.0),
-      within(static_cast<size_t>(groups), 0.0), between(static_cast<size_t>(groups), 0.0);
+  GroupMoments m;
+  std::vector<double>& x = m.pi;
+  x.assign(static_cast<size_t>(groups * cols), 0.0);
+  std::vector<double> total(static_cast<size_t>(groups), 0.0), total2(static_cast<size_t>(groups), 0.0),
+      rows(static_cast<size_t>(groups), 0.0), within(static_cast<size_t>(groups), 0.0),
+      between(static_cast<size_t>(groups), 0.0);
   std::vector<double> row_total(l.row.size(), 0.0);
   for (size_t i = 0; i < l.row.size(); ++i) {
     const int64_t g = l.group[i];
@@ -141,7 +147,8 @@ double xmcupo(const Layout& l, EachRow each_row) {
     between[static_cast<size_t>(g)] += n_row * (sq - 2.0 * cross + pi_sq[static_cast<size_t>(g)]);
     within[static_cast<size_t>(g)] += n_row * (1.0 - sq);
   }
-  std::vector<double> c(static_cast<size_t>(groups));
+  m.theta.assign(static_cast<size_t>(groups), 0.0);
+  m.c.resize(static_cast<size_t>(groups));
   for (int64_t g = 0; g < groups; ++g) {
     const double s = rows[static_cast<size_t>(g)], n_sum = total[static_cast<size_t>(g)];
     double theta = 0.0;
@@ -151,22 +158,56 @@ double xmcupo(const Layout& l, EachRow each_row) {
       const double nc = (n_sum - total2[static_cast<size_t>(g)] / n_sum) / (s - 1.0);
       theta = (msp - msg) / (msp + (nc - 1.0) * msg);
     }
-    c[static_cast<size_t>(g)] = (theta * (total2[static_cast<size_t>(g)] - n_sum) + n_sum) / (n_sum * n_sum);
+    m.theta[static_cast<size_t>(g)] = theta;
+    m.c[static_cast<size_t>(g)] = (theta * (total2[static_cast<size_t>(g)] - n_sum) + n_sum) / (n_sum * n_sum);
   }
+  return m;
+}
+
+// HMP's Xmcupo (La Rosa et al. 2012, PLoS ONE 7:e52078; HMP's
+// Xmcupo.statistics): the groups' pooled proportions pi_g compared through
+// a chi-square of their spread about the precision-weighted mean pi_0,
+//   sum_g sum_v (pi_gv - pi_0v)^2 / pi_0v / c_g.
+template <class EachRow>
+double xmcupo(const Layout& l, EachRow each_row) {
+  const int64_t groups = l.groups, cols = l.cols;
+  const GroupMoments m = group_moments(l, each_row);
   double inv_sum = 0.0;
-  for (double cg : c) inv_sum += 1.0 / cg;
+  for (double cg : m.c) inv_sum += 1.0 / cg;
   double stat = 0.0;
   for (int64_t v = 0; v < cols; ++v) {
     double pi0 = 0.0;
-    for (int64_t g = 0; g < groups; ++g) pi0 += x[static_cast<size_t>(g * cols + v)] / c[static_cast<size_t>(g)];
+    for (int64_t g = 0; g < groups; ++g) pi0 += m.pi[static_cast<size_t>(g * cols + v)] / m.c[static_cast<size_t>(g)];
     pi0 /= inv_sum;
     for (int64_t g = 0; g < groups; ++g) {
-      const double d = x[static_cast<size_t>(g * cols + v)] - pi0;
-      stat += d * d / pi0 / c[static_cast<size_t>(g)];
+      const double d = m.pi[static_cast<size_t>(g * cols + v)] - pi0;
+      stat += d * d / pi0 / m.c[static_cast<size_t>(g)];
     }
   }
   return stat;
 }
+
+// Row i of a layout over the table t: f(compact column, count) for each
+// of its nonzero cells.
+struct TableRows {
+  const HostTable& t;
+  const Layout& l;
+  template <class F>
+  void operator()(size_t i, F&& f) const {
+    const int64_t b = l.row[i];
+    with_value_type(t.vtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = reinterpret_cast<const T*>(t.values.data());
+      const int64_t lo = t.sparse ? t.row_ptr[static_cast<size_t>(b)] : b * t.cols;
+      const int64_t hi = t.sparse ? t.row_ptr[static_cast<size_t>(b) + 1] : lo + t.cols;
+      for (int64_t c = lo; c < hi; ++c)
+        if (x[c] != 0)
+          f(l.slot[static_cast<size_t>(t.sparse ? t.col_idx[static_cast<size_t>(c)] : c - lo)],
+            static_cast<double>(x[c]));
+      return 0;
+    });
+  }
+};
 
 // The degrees of freedom of the test's statistic: the likelihood ratio's
 // (G - 1) P, Xmcupo's (G - 1)(P - 1).
