@@ -1393,7 +1393,13 @@ typedef enum dirmn_group_statistic DIRMN_ENUM_INT {
                              (sum N^2 - sum N) + sum N) / (sum N)^2 from Weir's
                              method-of-moments theta_g over group g's rows with counts (0 for
                              one row); chi-square on (G - 1)(P - 1) df. No fit enters it, but
-                             the result's log-likelihoods are still the fits' */
+                             the result's log-likelihoods are still the fits' */,
+  DIRMN_GROUP_XOC = 2     /* HMP's Xoc (Xoc.sevsample): do the groups share one
+                             overdispersion theta = 1 / (1 + A)? The likelihood ratio of one
+                             DM per group of one shared precision A (each group's proportions
+                             free) against one per group; chi-square on G - 1 df. loglik_null
+                             is then the shared-precision fit's, and the bootstrap's tables are
+                             drawn from it (each row from its group's DM) */
 } dirmn_group_statistic;
 
 typedef struct dirmn_group_test_options {
@@ -1403,7 +1409,8 @@ typedef struct dirmn_group_test_options {
   double tolerance;      /* every fit's, as dirmn_fit_options; default 1e-10 */
   int max_iterations;    /* every fit's; default 1000 */
   dirmn_group_statistic statistic; /* default DIRMN_GROUP_LRT; the bootstrap's tables are
-                                      drawn from the one DM's fit and tested by it either way */
+                                      drawn from the null's fit (the one DM's; for Xoc the
+                                      shared-precision fit's) and tested by the statistic */
 } dirmn_group_test_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets

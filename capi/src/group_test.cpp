@@ -45,7 +45,7 @@ dirmn_power_options power_defaults() {
 // every fit's tolerance and iteration cap.
 dirmn_status check_shared_options(dirmn_context* ctx, const char* fn, dirmn_group_statistic statistic,
                                   double tolerance, int max_iterations) {
-  if (statistic != DIRMN_GROUP_LRT && statistic != DIRMN_GROUP_XMCUPO)
+  if (statistic != DIRMN_GROUP_LRT && statistic != DIRMN_GROUP_XMCUPO && statistic != DIRMN_GROUP_XOC)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->statistic %d is not a dirmn_group_statistic",
                 static_cast<int>(statistic));
   if (!(tolerance > 0.0) || !std::isfinite(tolerance))
@@ -57,6 +57,7 @@ dirmn_status check_shared_options(dirmn_context* ctx, const char* fn, dirmn_grou
 }
 
 int statistic_code(dirmn_group_statistic statistic) {
+  if (statistic == DIRMN_GROUP_XOC) return dirmn::kStatisticXoc;
   return statistic == DIRMN_GROUP_XMCUPO ? dirmn::kStatisticXmcupo : dirmn::kStatisticLrt;
 }
 

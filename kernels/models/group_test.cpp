@@ -87,9 +87,13 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
   out->p_value_bootstrap = 1.0;
   if (s.bootstrap <= 0) return {};
 
-  // The null DM the tables are drawn from.
-  std::vector<double> alpha = observed.null_fit.alpha;
-  if (observed.null_fit.multinomial_limit)
+  // The null the tables are drawn from: the one DM, or for Xoc each
+  // group's DM of the shared precision (a group's row drawn from its own).
+  const bool by_group = s.statistic == kStatisticXoc;
+  std::vector<double> alpha = by_group ? observed.group_alpha : observed.null_fit.alpha;
+  if (!by_group && observed.null_fit.multinomial_limit)
+    for (double& a : alpha) a *= kLimitPrecision;
+  if (by_group && observed.group_limit)
     for (double& a : alpha) a *= kLimitPrecision;
   for (double& a : alpha) a = std::min(std::max(a, kSampleAlphaMin), kSampleAlphaMax);
   std::vector<uint8_t> exceeds(static_cast<size_t>(s.bootstrap), 0);
@@ -100,6 +104,10 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
       req.rows = static_cast<int64_t>(l.row.size());
       req.cols = l.cols;
       req.alpha = alpha.data();
+      if (by_group) {
+        req.k = l.groups;
+        req.component = l.group.data();
+      }
       req.sizes = l.size.data();
       req.sizes_stride = 1;
       req.seed = math::derived_key(s.seed, math::kFamilyBootstrap, static_cast<uint64_t>(r));

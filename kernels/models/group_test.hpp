@@ -15,6 +15,7 @@ namespace dirmn {
 // The statistics the groups can be compared by (dirmn_group_statistic).
 constexpr int kStatisticLrt = 0;
 constexpr int kStatisticXmcupo = 1;
+constexpr int kStatisticXoc = 2;
 
 struct GroupTestSettings {
   int statistic = kStatisticLrt;

@@ -11,6 +11,7 @@
 #include "../host_fit.hpp"
 #include "../table/histogram.hpp"
 #include "../table/table.hpp"
+#include "equal_precision.hpp"
 #include "group_test.hpp"
 
 namespace dirmn {
@@ -70,28 +71,43 @@ void group_histograms(const Layout& l, EachRow each_row, std::vector<Histograms>
 struct Fitted {
   double statistic = 0.0, loglik_null = 0.0, loglik_groups = 0.0;
   bool converged = true;
-  FitOutcome null_fit;
+  FitOutcome null_fit;             // the one DM's (the likelihood ratio, Xmcupo)
+  std::vector<double> group_alpha; // Xoc's null: groups x cols
+  bool group_limit = false;        // ... at the multinomial limit: proportions
 };
 
-// The fits of one set of histograms and their statistic.
+// The fits of one set of histograms (the groups', then all rows') and the
+// likelihood ratio: of one DM against one per group, or for Xoc of one
+// precision for all groups against one per group.
 inline void fit_all(const std::vector<Histograms>& h, const GroupTestSettings& s, bool keep_null, Fitted* f) {
   FitSettings fs;
   fs.tolerance = s.tolerance;
   fs.max_iterations = s.max_iterations;
   fs.want_se = false;
   const int64_t g_all = static_cast<int64_t>(h.size()) - 1;
+  const bool xoc = s.statistic == kStatisticXoc;
+  std::vector<FitOutcome> own(xoc ? static_cast<size_t>(g_all) : 0);
   f->loglik_groups = 0.0;
   f->converged = true;
-  for (int64_t g = 0; g <= g_all; ++g) {
+  for (int64_t g = 0; g < (xoc ? g_all : g_all + 1); ++g) {
     FitOutcome o;
     fit_from_histograms(h[static_cast<size_t>(g)], fs, &o);
     f->converged = f->converged && (o.converged || o.multinomial_limit);
     if (g < g_all) {
       f->loglik_groups += o.loglik;
+      if (xoc) own[static_cast<size_t>(g)] = std::move(o);
     } else {
       f->loglik_null = o.loglik;
       if (keep_null) f->null_fit = std::move(o);
     }
+  }
+  if (xoc) {
+    EqualPrecisionFit e;
+    fit_equal_precision(h.data(), static_cast<size_t>(g_all), own, s.tolerance, s.max_iterations, &e);
+    f->converged = f->converged && e.converged;
+    f->loglik_null = e.loglik;
+    f->group_limit = e.multinomial_limit;
+    if (keep_null) f->group_alpha = std::move(e.alpha);
   }
   f->statistic = std::max(0.0, 2.0 * (f->loglik_groups - f->loglik_null));
 }
@@ -210,8 +226,9 @@ struct TableRows {
 };
 
 // The degrees of freedom of the test's statistic: the likelihood ratio's
-// (G - 1) P, Xmcupo's (G - 1)(P - 1).
+// (G - 1) P, Xmcupo's (G - 1)(P - 1), Xoc's G - 1.
 inline double statistic_df(int statistic, int64_t groups, int64_t cols) {
+  if (statistic == kStatisticXoc) return static_cast<double>(groups - 1);
   return statistic == kStatisticXmcupo ? static_cast<double>((groups - 1) * (cols - 1))
                                        : static_cast<double>((groups - 1) * cols);
 }
