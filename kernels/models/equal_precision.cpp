@@ -32,8 +32,11 @@ struct GroupAt {
 // lambda and sum step = A - sum alpha, lambda = (A - sum alpha + sum f'/t)
 // / sum 1/t. Each step is taken multiplicatively (alpha exp(step / alpha)),
 // which keeps every alpha positive and agrees with Newton's to first order.
+// Converged below kGroupTolerance, or below kGroupRounding once a step no
+// longer shrinks (the derivatives' rounding then sets the steps' size).
 constexpr int kGroupIterations = 200;
 constexpr double kGroupTolerance = 1e-13;
+constexpr double kGroupRounding = 1e-9;
 constexpr double kMaxLogStep = 2.0;
 
 GroupAt solve_group(const Histograms& h, const std::vector<int64_t>& active, double A, double* alpha) {
@@ -48,7 +51,7 @@ GroupAt solve_group(const Histograms& h, const std::vector<int64_t>& active, dou
     out.dlambda = c.t;
     out.converged = true;
   } else {
-    double inv_t = 0.0, lambda = 0.0;
+    double inv_t = 0.0, lambda = 0.0, last_worst = std::numeric_limits<double>::infinity();
     for (int it = 0; it < kGroupIterations; ++it) {
       double s_alpha = 0.0, s_dt = 0.0;
       inv_t = 0.0;
@@ -70,10 +73,11 @@ GroupAt solve_group(const Histograms& h, const std::vector<int64_t>& active, dou
         worst = std::max(worst, std::fabs(rel));
         a *= std::exp(rel);
       }
-      if (worst < kGroupTolerance) {
+      if (worst < kGroupTolerance || (worst < kGroupRounding && worst >= last_worst)) {
         out.converged = true;
         break;
       }
+      last_worst = worst;
     }
     out.lambda = lambda;
     out.dlambda = 1.0 / inv_t;
@@ -98,6 +102,8 @@ double multinomial_loglik(const Histograms& h) {
 }
 
 constexpr int kBacktracks = 40;
+constexpr double kFlatValue = 1e-15;
+constexpr double kFlatStep = 1e-6;
 
 }  // namespace
 
@@ -165,6 +171,10 @@ void fit_equal_precision(const Histograms* h, size_t groups, const std::vector<F
       trial = out->alpha;
       const bool ok = evaluate(u + du, &trial, &v2, &s2, &c2);
       if (v2 >= value) {
+        // A step that moves the value by no more than its rounding, from a
+        // Newton step already small: the maximum, at the precision the
+        // value has.
+        const bool flat = v2 - value <= kFlatValue * std::fabs(value) && std::fabs(du) < kFlatStep;
         u += du;
         out->alpha.swap(trial);
         value = v2;
@@ -172,6 +182,12 @@ void fit_equal_precision(const Histograms* h, size_t groups, const std::vector<F
         curve = c2;
         inner_ok = ok;
         taken = true;
+        if (flat) {
+          out->converged = inner_ok;
+          out->precision = std::exp(u);
+          out->loglik = value;
+          return;
+        }
         break;
       }
     }
