@@ -15,6 +15,7 @@ categories; positions in errors are 0-based.
 >>> dirmn.moments([1.0, 2.0, 0.5], 100).covariance
 >>> f.simulate(seed=2)                          # a new table like X
 >>> dirmn.test_groups(X, ["a", "a", "b"]).pvalue
+>>> dirmn.test_proportions(X, [0.3, 0.4, 0.3]).pvalue
 >>> dirmn.power_groups([[1.0, 2.0, 0.5], [2.0, 1.0, 0.5]], 20, 100).power
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
@@ -32,7 +33,8 @@ from .errors import (BackendError, BackendUnavailableError, CancelledError, Clos
                      InvalidParameterError, NotSupportedError, NumericOverflowError,
                      OutOfMemoryError, WrongContextError)
 from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
-from .group_test import PowerResult, TestGroupsResult, power_groups, test_groups
+from .group_test import (PowerResult, TestGroupsResult, TestProportionsResult, power_groups,
+                         test_groups, test_proportions)
 from .loglik import LoglikSum, loglik, loglik_sum, logpmf
 from .mixture import Mixture, MixtureSelection, mixture
 from .regression import RegressionResult, WaldTest, regression
@@ -84,9 +86,9 @@ __all__ = [
     "GroupTestResult", "InternalError", "InvalidArgumentError", "InvalidCountsError",
     "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection", "Moments",
     "NotSupportedError", "NumericOverflowError", "OutOfMemoryError", "OverdispersionTestResult",
-    "PowerResult", "RegressionResult", "TestGroupsResult", "WaldTest", "WrongContextError",
-    "aic", "backend_compiled", "bic", "cuda_device_count", "default_context", "fit", "laplace",
-    "library_path", "library_version", "loglik", "loglik_sum", "logpmf", "mixture", "moments",
-    "overdispersion_test", "power_groups", "regression", "regression_groups", "rvs",
-    "test_groups",
+    "PowerResult", "RegressionResult", "TestGroupsResult", "TestProportionsResult", "WaldTest",
+    "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
+    "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
+    "loglik_sum", "logpmf", "mixture", "moments", "overdispersion_test", "power_groups",
+    "regression", "regression_groups", "rvs", "test_groups", "test_proportions",
 ]

@@ -63,7 +63,8 @@ ENUMS = {
                            "DIRMN_INIT_SOFT_KMEANS": 2, "DIRMN_INIT_MIXED": 3},
     "dirmn_reg_model": {"DIRMN_REG_LOGLINEAR": 0, "DIRMN_REG_MEAN_PRECISION": 1},
     "dirmn_reg_contrast": {"DIRMN_REG_REFERENCE": 0, "DIRMN_REG_SUM_TO_ZERO": 1},
-    "dirmn_group_statistic": {"DIRMN_GROUP_LRT": 0, "DIRMN_GROUP_XMCUPO": 1},
+    "dirmn_group_statistic": {"DIRMN_GROUP_LRT": 0, "DIRMN_GROUP_XMCUPO": 1,
+                              "DIRMN_GROUP_XOC": 2},
 }
 for _members in ENUMS.values():
     globals().update(_members)
@@ -186,6 +187,12 @@ class dirmn_group_test_result(Structure):
                 ("converged", c_int)]
 
 
+class dirmn_proportion_test_result(Structure):
+    _fields_ = [("size", c_size_t), ("statistic", c_double), ("df", c_double),
+                ("p_value", c_double), ("theta", c_double), ("rows", c_int64),
+                ("categories", c_int64)]
+
+
 class dirmn_power_options(Structure):
     _fields_ = [("size", c_size_t), ("tables", c_int64), ("level", c_double),
                 ("seed", c_uint64), ("tolerance", c_double), ("max_iterations", c_int),
@@ -201,7 +208,8 @@ STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_
            dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
            dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
            dirmn_reg_groups_result, dirmn_sample_options, dirmn_group_test_options,
-           dirmn_group_test_result, dirmn_power_options, dirmn_power_result)
+           dirmn_group_test_result, dirmn_proportion_test_result, dirmn_power_options,
+           dirmn_power_result)
 
 
 def new(struct):
@@ -324,6 +332,8 @@ FUNCTIONS = (
     ("dirmn_test_groups", dirmn_status,
      (_handle, _handle, POINTER(c_int64), _i64, POINTER(dirmn_group_test_options),
       POINTER(dirmn_group_test_result))),
+    ("dirmn_test_proportions", dirmn_status,
+     (_handle, _handle, _pd, _i64, POINTER(dirmn_proportion_test_result))),
     ("dirmn_power_options_init_sized", None, (POINTER(dirmn_power_options), c_size_t)),
     ("dirmn_power_groups", dirmn_status,
      (_handle, _i64, _i64, _pd, _i64, _i64, dirmn_param, POINTER(c_int64), POINTER(c_int64),

@@ -2,8 +2,11 @@
 
 The test of one Dirichlet-multinomial for all rows against one per group of
 rows, by the likelihood ratio (HMP's Xdc test, on the full likelihood) or
-HMP's Xmcupo statistic, referred to chi-square and, optionally, to its
-parametric bootstrap; and its power by simulation (``dirmn_power_groups``).
+HMP's Xmcupo statistic, and the test of one shared overdispersion against
+one per group (HMP's Xoc), referred to chi-square and, optionally, to its
+parametric bootstrap; its power by simulation (``dirmn_power_groups``); and
+the test of one group's rows against a given composition (HMP's Xsc,
+``dirmn_test_proportions``).
 """
 
 import ctypes
@@ -21,12 +24,13 @@ from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgument
                      invalid)
 
 _pi64 = ctypes.POINTER(ctypes.c_int64)
-from ._arrays import float64_matrix
+from ._arrays import _float64_of, element_strides, float64_matrix
 from .loglik import _param_code
 from .regression_groups import _encode_labels, _left_out
 from .sample import _context, _count_arg, seed64, sizes_array
 
-_STATISTICS = {"lrt": C.DIRMN_GROUP_LRT, "xmcupo": C.DIRMN_GROUP_XMCUPO}
+_STATISTICS = {"lrt": C.DIRMN_GROUP_LRT, "xmcupo": C.DIRMN_GROUP_XMCUPO,
+               "xoc": C.DIRMN_GROUP_XOC}
 
 
 def _statistic_code(statistic):
@@ -34,8 +38,8 @@ def _statistic_code(statistic):
     try:
         return _STATISTICS[statistic]
     except (KeyError, TypeError):
-        raise invalid(InvalidArgumentError, "dirmn: statistic must be 'lrt' or 'xmcupo', not "
-                      "%r" % (statistic,), argument="statistic") from None
+        raise invalid(InvalidArgumentError, "dirmn: statistic must be 'lrt', 'xmcupo' or "
+                      "'xoc', not %r" % (statistic,), argument="statistic") from None
 
 
 @dataclass(frozen=True)
@@ -48,22 +52,25 @@ class TestGroupsResult:
     ----------
     statistic : float
         The test statistic, >= 0: ``2 (loglik_groups - loglik_null)`` for
-        ``statistic_kind`` ``"lrt"``, HMP's Xmcupo for ``"xmcupo"``.
+        ``statistic_kind`` ``"lrt"`` and ``"xoc"`` (HMP's Xoc), HMP's
+        Xmcupo for ``"xmcupo"``.
     pvalue : float
         ``P(chi2_df >= statistic)``.
     df : float
         ``(groups - 1) categories`` for ``"lrt"``, ``(groups - 1)
-        (categories - 1)`` for ``"xmcupo"``.
+        (categories - 1)`` for ``"xmcupo"``, ``groups - 1`` for ``"xoc"``.
     pvalue_bootstrap : float
         The parametric bootstrap's p-value ``(1 + #{T* >= T}) / (1 +
         bootstrap)`` (Davison & Hinkley 1997, eq. 4.11), T* the statistic
-        of a table drawn from the fitted one-DM model with each row's
-        observed total; 1 when ``bootstrap`` is 0.
+        of a table drawn from the fitted null model with each row's
+        observed total (the one DM; for ``"xoc"`` each row from its group's
+        DM of the shared-precision fit); 1 when ``bootstrap`` is 0.
     bootstrap : int
         The bootstrap tables drawn (B).
     loglik_null : float
-        The maximised log pmf under one DM for all the rows (multinomial
-        coefficients included).
+        The maximised log pmf under the null (multinomial coefficients
+        included): one DM for all the rows; for ``"xoc"``, one DM per
+        group of one shared precision (each group's proportions free).
     loglik_groups : float
         The sum of the groups' maximised log pmfs, each group at its own DM.
     groups : int
@@ -77,7 +84,7 @@ class TestGroupsResult:
         The labels of the groups, in the order they first appear in the
         ``groups`` argument (code 0, 1, ... as the library numbered them).
     statistic_kind : str
-        ``"lrt"`` or ``"xmcupo"``: the statistic asked for.
+        ``"lrt"``, ``"xmcupo"`` or ``"xoc"``: the statistic asked for.
     """
 
     __test__ = False   # not a pytest test class, whatever its name
@@ -153,7 +160,8 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
 
     The test of one Dirichlet-multinomial for all the rows (the null)
     against one for each group's rows, by ``statistic`` (G groups with
-    counts, P columns with counts):
+    counts, P columns with counts), or, with ``statistic="xoc"``, of one
+    shared overdispersion against one per group:
 
     * ``"lrt"`` (the default): the likelihood ratio of a DM fitted to all
       the rows against one fitted to each group's rows, ``statistic = 2
@@ -167,12 +175,22 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
       totals N with ``theta_g`` Weir's method-of-moments overdispersion,
       referred to chi-square with ``(G - 1) (P - 1)`` degrees of freedom.
       No fit enters it (the result's log-likelihoods are still the fits').
+    * ``"xoc"``: HMP's ``Xoc.sevsample`` (La Rosa et al. 2012), a test of
+      the groups' overdispersion rather than their composition: do they
+      share one overdispersion ``theta = 1 / (1 + A)``? The likelihood
+      ratio of one DM per group with one shared precision ``A`` (each
+      group's proportions free) against one DM per group, ``statistic = 2
+      (sum_g loglik_g - loglik_0)``, referred to chi-square with ``G - 1``
+      degrees of freedom; ``loglik_null`` is then the shared-precision
+      fit's.
 
     With ``bootstrap`` > 0 the statistic is also referred to its parametric
-    bootstrap: that many tables drawn from the fitted null DM with each
-    row's observed total, each tested by the same statistic (refitted under
-    both hypotheses for ``"lrt"``; the chi-square reference is asymptotic,
-    the bootstrap's holds for few rows too).
+    bootstrap: that many tables drawn from the fitted null with each row's
+    observed total (the one DM; for ``"xoc"`` each row from its group's DM
+    of the shared-precision fit), each tested by the same statistic
+    (refitted under both hypotheses for ``"lrt"`` and ``"xoc"``; the
+    chi-square reference is asymptotic, the bootstrap's holds for few rows
+    too).
 
     Parameters
     ----------
@@ -183,7 +201,7 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
         categories). None, NaN (and pandas' NA) or a negative number leaves
         the row out. Labels are numbered 0, 1, ... in order of first
         appearance (:attr:`TestGroupsResult.group`).
-    statistic : {"lrt", "xmcupo"}
+    statistic : {"lrt", "xmcupo", "xoc"}
         The statistic (see above).
     bootstrap : int
         B, the bootstrap tables (0: the chi-square p-value alone).
@@ -208,9 +226,9 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
     ------
     InvalidArgumentError
         ``groups`` not a sequence, or with fewer than two groups; fewer
-        than two groups with counts; ``statistic`` neither ``"lrt"`` nor
-        ``"xmcupo"``; ``bootstrap`` negative or not an integer; a bad
-        ``seed``, ``tolerance`` or ``max_iterations``.
+        than two groups with counts; ``statistic`` not ``"lrt"``,
+        ``"xmcupo"`` or ``"xoc"``; ``bootstrap`` negative or not an integer;
+        a bad ``seed``, ``tolerance`` or ``max_iterations``.
     DimensionMismatchError
         ``groups`` without one entry per row.
     InvalidCountsError
@@ -223,6 +241,7 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
     >>> r = dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, bootstrap=999, seed=1)
     >>> r.statistic, r.pvalue, r.pvalue_bootstrap
     >>> dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, statistic="xmcupo").df
+    >>> dirmn.test_groups(X, ["a"] * 10 + ["b"] * 12, statistic="xoc").pvalue
     """
     code = _statistic_code(statistic)
     if isinstance(bootstrap, (bool, np.bool_)) or not isinstance(bootstrap, (int, np.integer)) \
@@ -247,7 +266,7 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
     if not r.converged:
         warnings.warn("dirmn.test_groups: a fit of the observed table did not converge in "
                       "max_iterations = %d; the %s from its last iterate"
-                      % (o.max_iterations, "statistic is" if statistic == "lrt"
+                      % (o.max_iterations, "statistic is" if statistic != "xmcupo"
                          else "log-likelihoods are"), ConvergenceWarning, stacklevel=2)
     return TestGroupsResult(float(r.statistic), float(r.p_value), float(r.df),
                             float(r.p_value_bootstrap), int(r.bootstrap), float(r.loglik_null),
@@ -256,6 +275,132 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
 
 
 test_groups.__test__ = False   # not a pytest test, whatever its name
+
+
+@dataclass(frozen=True)
+class TestProportionsResult:
+    """The result of :func:`test_proportions`, in the shape of scipy's tests.
+
+    Unpacks as ``statistic, pvalue`` (as ``scipy.stats`` results do).
+
+    Attributes
+    ----------
+    statistic : float
+        HMP's Xsc, >= 0; ``inf`` where a column with counts has proportion
+        0.
+    pvalue : float
+        ``P(chi2_df >= statistic)`` (0 for an infinite statistic).
+    df : float
+        ``categories - 1``.
+    theta : float
+        Weir's method-of-moments overdispersion of the rows (0 for one row).
+    rows : int
+        The rows with counts (rows without counts are left out).
+    categories : int
+        The columns whose given proportion is positive.
+    """
+
+    __test__ = False   # not a pytest test class, whatever its name
+
+    statistic: float
+    pvalue: float
+    df: float
+    theta: float
+    rows: int
+    categories: int
+
+    def __iter__(self):
+        return iter((self.statistic, self.pvalue))
+
+    def __repr__(self):
+        return ("TestProportionsResult(statistic=%.6g, pvalue=%.6g, df=%g, theta=%.6g, rows=%d, "
+                "categories=%d)" % (self.statistic, self.pvalue, self.df, self.theta, self.rows,
+                                    self.categories))
+
+
+def _proportions_arg(proportions, cols):
+    """``proportions`` as a float64 vector of ``cols`` entries and its stride in
+    elements (the caller's memory where dtype and stride allow)."""
+    v = _float64_of(proportions, "proportions", 1, np.asarray, "a vector")
+    if v.shape[0] != cols:
+        raise invalid(DimensionMismatchError, "dirmn: proportions has %d entries but the table "
+                      "has %d columns" % (v.shape[0], cols), argument="proportions")
+    s = element_strides(v)
+    if s is None:
+        v = np.ascontiguousarray(v)
+        s = element_strides(v)
+    return v, s[0]
+
+
+def test_proportions(x, proportions, *, context=None, real_valued=False):
+    """Tests whether the rows share a given composition (``dirmn_test_proportions``).
+
+    HMP's ``Xsc.onesample`` (La Rosa et al. 2012, PLoS ONE 7:e52078): the
+    rows' pooled proportions ``pi`` (column sums over the grand total)
+    against the given ``proportions`` ``pi0``, a Wald statistic in the
+    method-of-moments covariance of ``pi``, ``c (diag(pi0) - pi0 pi0^T)``
+    with ``c = (theta (sum N^2 - sum N) + sum N) / (sum N)^2`` over the row
+    totals N (``theta``: Weir's method-of-moments overdispersion of the
+    rows, 0 for one row), taken through that matrix's Moore-Penrose
+    inverse::
+
+        statistic = sum over pi0_v > 0 of (pi_v - pi0_v)^2 / (pi0_v c)
+
+    referred to chi-square with ``df = categories - 1`` degrees of freedom
+    (``categories``: the columns with ``pi0_v > 0``). A column with counts
+    where ``pi0_v = 0`` makes the statistic ``inf`` and the p-value 0 (HMP's
+    numerical inverse ignores that column instead). Rows without counts are
+    left out (HMP counts them in Weir's theta). No fit enters it.
+
+    Parameters
+    ----------
+    x : Counts or array_like or sparse matrix or AnnData-like or DataFrame-like
+        Rows are observations (anything :class:`~dirmn.Counts` accepts).
+    proportions : array_like
+        ``pi0``: one entry per column, each finite and >= 0, at least two
+        positive, summing to 1 within 1e-6 (they are divided by their sum).
+        A strided NumPy float64 view is read in place.
+    context : Context, optional
+    real_valued : bool
+        Accept non-integral counts (for an array ``x``).
+
+    Returns
+    -------
+    TestProportionsResult
+        ``statistic``, ``pvalue``, ``df``, ``theta``, ``rows``,
+        ``categories``; unpacks as ``statistic, pvalue``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``proportions`` not a 1-D numeric vector, with fewer than two
+        positive entries or not summing to 1; no row with counts.
+    DimensionMismatchError
+        ``proportions`` without one entry per column.
+    InvalidParameterError
+        A proportion negative or not finite (``index``, ``value``).
+    InvalidCountsError
+        As :class:`~dirmn.Counts`.
+    NotSupportedError
+        Counts wrapped from CUDA device memory.
+
+    Examples
+    --------
+    >>> pi0 = Y.sum(axis=0) / Y.sum()          # another table's composition
+    >>> r = dirmn.test_proportions(X, pi0)
+    >>> r.statistic, r.pvalue, r.df, r.theta
+    """
+    with counts_for(x, context, real_valued) as (c, ctx):
+        v, stride = _proportions_arg(proportions, c.cols)
+        r = C.new(C.dirmn_proportion_test_result)
+        with c._call(ctx) as (p, h):
+            check(C.dirmn_test_proportions(p, h, v.ctypes.data_as(C._pd), stride,
+                                           ctypes.byref(r)), p)
+    return TestProportionsResult(float(r.statistic), float(r.p_value), float(r.df),
+                                 float(r.theta), int(r.rows), int(r.categories))
+
+
+test_proportions.__test__ = False   # not a pytest test, whatever its name
 
 
 @dataclass(frozen=True)
@@ -278,7 +423,7 @@ class PowerResult:
     level : float
         The test's level.
     statistic_kind : str
-        The test's statistic, ``"lrt"`` or ``"xmcupo"``.
+        The test's statistic, ``"lrt"``, ``"xmcupo"`` or ``"xoc"``.
     """
 
     power: float
@@ -368,7 +513,8 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
     ``tables`` tables are drawn, each with ``rows_per_group[g]`` rows from
     DM(``alpha[g]``) for every group g (HMP's ``MC.Xdc.statistics`` for the
     full-likelihood test, ``MC.Xmcupo.statistics`` for ``statistic =
-    "xmcupo"``); each is tested as :func:`test_groups` tests it with
+    "xmcupo"``, ``MC.Xoc.statistics`` for ``statistic = "xoc"``); each is
+    tested as :func:`test_groups` tests it with
     ``statistic`` (the chi-square p-value), and the power is the share of
     tables with p-value below ``level``. Equal alphas give the test's size
     (its actual level). A table in which fewer than two groups have counts
@@ -386,10 +532,13 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
         group (every row of group g has ``size[g]``); or k sequences, group
         g's rows' sizes (``rows_per_group[g]`` entries each). Integers in 0
         .. 2^31 - 1.
-    statistic : {"lrt", "xmcupo"}
+    statistic : {"lrt", "xmcupo", "xoc"}
         The test's statistic, as :func:`test_groups` takes it: the
-        likelihood ratio (chi-square on ``(G - 1) P`` degrees of freedom) or
-        HMP's Xmcupo (chi-square on ``(G - 1) (P - 1)``).
+        likelihood ratio (chi-square on ``(G - 1) P`` degrees of freedom),
+        HMP's Xmcupo (chi-square on ``(G - 1) (P - 1)``) or HMP's Xoc, the
+        likelihood ratio of one shared precision against one per group
+        (chi-square on ``G - 1``; alphas of equal sums give its size,
+        whatever the groups' proportions).
     tables : int
         The tables simulated (>= 1).
     level : float
@@ -429,6 +578,7 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
     >>> r = dirmn.power_groups([[2, 3, 1, 4], [3, 2, 1, 4]], 30, 100, tables=200, seed=1)
     >>> r.power, r.std_error
     >>> dirmn.power_groups([[2, 3, 1, 4], [3, 2, 1, 4]], 30, 100, statistic="xmcupo").power
+    >>> dirmn.power_groups([[2, 3, 1, 4], [6, 9, 3, 12]], 30, 100, statistic="xoc").power
     """
     code = _param_code(param)
     stat = _statistic_code(statistic)

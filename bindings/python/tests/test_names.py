@@ -46,6 +46,8 @@ GT = dirmn.regression_groups(GX, GDESIGN, GROUPS)
 # Sampling, moments and group tests (issue #30).
 MOM = dirmn.moments(np.ones(5), 10)
 TG = dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, bootstrap=9, seed=1)
+# One group's rows against a given composition: GX against X's own.
+TP = dirmn.test_proportions(GX, X.sum(axis=0) / X.sum())
 POW = dirmn.power_groups(np.array([np.ones(5), np.arange(1.0, 6.0)]), [4, 5], 30, tables=20,
                          level=0.1, seed=1)
 
@@ -84,6 +86,10 @@ def groupsfield(name):
 
 def tgfield(name):
     return name in {f.name for f in dataclasses.fields(dirmn.TestGroupsResult)}
+
+
+def tpfield(name):
+    return name in {f.name for f in dataclasses.fields(dirmn.TestProportionsResult)}
 
 
 def powfield(name):
@@ -168,8 +174,8 @@ CHECKS = {
     "test_score": lambda n: accepts(lambda: dirmn.overdispersion_test(X, method=n)),
     "grow_from": lambda n: kw(dirmn.mixture, n),
     "test_method": lambda n: kw(dirmn.overdispersion_test, n) and odtfield(n),
-    "test_statistic": lambda n: odtfield(n) and groupsfield(n) and tgfield(n),
-    "test_p_value": lambda n: odtfield(n) and groupsfield(n) and tgfield(n)
+    "test_statistic": lambda n: odtfield(n) and groupsfield(n) and tgfield(n) and tpfield(n),
+    "test_p_value": lambda n: odtfield(n) and groupsfield(n) and tgfield(n) and tpfield(n)
     and n in dirmn.WaldTest._fields,
     "progress_callback": lambda n: kw(dirmn.fit, n) and kw(dirmn.mixture, n)
     and kw(dirmn.regression, n),
@@ -211,7 +217,7 @@ CHECKS = {
     "reg_loglik_full": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) < 0)),
     "reg_loglik_null": lambda n: groupsfield(n) and tgfield(n)
     and bool(np.all(getattr(GT, n) <= GT.loglik_full)),
-    "test_df": lambda n: groupsfield(n) and odtfield(n) and tgfield(n)
+    "test_df": lambda n: groupsfield(n) and odtfield(n) and tgfield(n) and tpfield(n)
     and n in dirmn.WaldTest._fields and list(getattr(GT, n)) == [2.0, 1.0],
     "test_p_adjusted": lambda n: groupsfield(n) and bool(np.all(getattr(GT, n) >= GT.pvalue)),
     "reg_group_status": lambda n: groupsfield(n) and list(getattr(GT, n)) == ["ok", "ok"],
@@ -267,6 +273,22 @@ CHECKS = {
     and dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, statistic=n).df == TG.df - 1
     and dirmn.power_groups(np.ones((2, 5)), 3, 10, tables=2, seed=1,
                            statistic=n).statistic_kind == n,
+    # HMP's Xoc: one shared overdispersion against one per group, G - 1 df.
+    "group_statistic_xoc": lambda n: dirmn.test_groups(
+        GX, ["a"] * 4 + ["b"] * 4, statistic=n).statistic_kind == n
+    and dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, statistic=n).df == 1.0
+    and dirmn.power_groups(np.ones((2, 5)), 3, 10, tables=2, seed=1,
+                           statistic=n).statistic_kind == n,
+    # One group's rows against a given composition (HMP's Xsc.onesample):
+    # the function, its second argument (the composition, also by keyword)
+    # and the rows' overdispersion in the result.
+    "proportion_test": lambda n: exported(n) and isinstance(TP, dirmn.TestProportionsResult)
+    and TP.rows == 8 and TP.categories == 5 and TP.df == 4.0,
+    "proportion_test_null": lambda n:
+    list(inspect.signature(dirmn.test_proportions).parameters)[1] == n
+    and dirmn.test_proportions(GX, **{n: X.sum(axis=0) / X.sum()}) == TP
+    and not accepts(lambda: dirmn.test_proportions(GX, **{n: [0.5, 0.5, 0, 0, 0.1]})),
+    "proportion_test_theta": lambda n: tpfield(n) and 0 <= getattr(TP, n) < 1,
 }
 
 ROWS = read_names()

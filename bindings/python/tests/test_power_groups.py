@@ -183,6 +183,47 @@ def test_xmcupo_power_is_the_share_the_binding_rejects():
     assert again == r
 
 
+def test_xoc_equal_precisions_give_the_level():
+    # Different proportions, one precision (alpha sums 10.5): Xoc's null
+    # holds, the likelihood ratio's does not.
+    a = np.array([[2.0, 3.0, 1.0, 4.0, 0.5], [4.0, 1.0, 3.0, 2.0, 0.5]])
+    r = dirmn.power_groups(a, 25, 60, statistic="xoc", tables=400, level=0.05, seed=11)
+    assert r.statistic_kind == "xoc" and r.tables == 400
+    assert 6 <= r.rejected <= 45
+    # Near its chi-square df, G - 1 = 1.
+    assert 0.6 < r.mean_statistic < 1.5
+    lrt = dirmn.power_groups(a, 25, 60, tables=100, seed=11)
+    assert lrt.power > 0.9
+    # One group six times as precise (same proportions): rejected.
+    b = np.array([a[0], 6 * a[0]])
+    far = dirmn.power_groups(b, 25, 60, statistic="xoc", tables=100, seed=2)
+    assert far.power > 0.9
+    assert "statistic_kind='xoc'" in repr(r)
+
+
+def test_xoc_power_is_the_share_the_binding_rejects():
+    rows = [8, 11, 6]
+    sizes = [[40 + 3 * i for i in range(8)], 55, list(range(20, 80, 10))]
+    flat = np.concatenate([sizes[0], np.full(11, 55), sizes[2]])
+    group = np.repeat(np.arange(3), rows)
+    alpha = ALPHA3 * np.array([[1.0], [2.5], [0.6]])    # three precisions
+    seed, tables, level = 7, 60, 0.1
+    r = dirmn.power_groups(alpha, rows, sizes, statistic="xoc", tables=tables, level=level,
+                           seed=seed)
+    rejected, stats = 0, []
+    for t in range(tables):
+        X = dirmn.rvs(alpha, flat, component=group, seed=derived_key(seed, 3, t))
+        q = dirmn.test_groups(X, group, statistic="xoc")
+        assert q.df == 2
+        stats.append(q.statistic)
+        rejected += q.pvalue < level
+    assert 0 < rejected < tables                     # neither extreme
+    assert r.rejected == rejected
+    assert abs(r.mean_statistic - np.mean(stats)) <= 1e-9 * max(1.0, np.mean(stats))
+    assert dirmn.power_groups(alpha, rows, sizes, statistic="xoc", tables=tables, level=level,
+                              seed=seed) == r
+
+
 def test_forms_of_rows_and_sizes_agree():
     a = ALPHA3[:2]
     base = dirmn.power_groups(a, [10, 10], [[30] * 10, [30] * 10], tables=40, seed=6)
@@ -229,9 +270,9 @@ def test_bad_input_is_named():
     assert argument(dirmn.InvalidArgumentError, a, 3, 2**31).argument == "size"
     assert argument(dirmn.DimensionMismatchError, a, 3, [30, 30, 30]).argument == "size"
     assert argument(dirmn.DimensionMismatchError, a, 3, [30, [1, 2]]).argument == "size"
-    for bad in ("Xmcupo", "wald", None, 1):
+    for bad in ("Xmcupo", "Xoc", "wald", None, 1, 2):
         e = argument(dirmn.InvalidArgumentError, a, 3, 30, statistic=bad)
-        assert e.argument == "statistic" and "'lrt' or 'xmcupo'" in str(e)
+        assert e.argument == "statistic" and "'lrt', 'xmcupo' or 'xoc'" in str(e)
     e = argument(dirmn.InvalidParameterError, [[1.0, 1.0], [2.0, 0.0]], 3, 30)
     assert (e.vector, e.index) == (1, 1)
     e = argument(dirmn.InvalidParameterError, [[1.0, -1.0], [2.0, 1.0]], 3, 30)

@@ -129,6 +129,10 @@ cpp_test_groups <- function(xp, group, groups, bootstrap, seed, tolerance, max_i
     .Call(`_dirmn_cpp_test_groups`, xp, group, groups, bootstrap, seed, tolerance, max_iterations, statistic)
 }
 
+cpp_test_proportions <- function(xp, proportions) {
+    .Call(`_dirmn_cpp_test_proportions`, xp, proportions)
+}
+
 cpp_power_groups <- function(ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic) {
     .Call(`_dirmn_cpp_power_groups`, ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic)
 }

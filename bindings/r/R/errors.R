@@ -102,11 +102,13 @@ dirmn_condition <- function(status, message, call = NULL,
 # (`alpha` "vector", as dirmn_loglik_sum() and a vector alpha of ddirmn()
 # pass) "vector 1" is left out; for K vectors (`alpha` "matrix", one per
 # row of a K x V matrix) the vector is alpha's row; with `alpha` "rowwise"
-# the row is the counts' (and alpha's). A position without an index is a
-# vector whose sum overflows (dirmn_error_location). A bad row weight is
-# worded from its value. Positions of a sparse matrix's structure are
-# worded as the slots of the R object (`table`): "x@i[3] = 7", "x@p[2]"
-# (the slots' values stay as R stores them, 0-based).
+# the row is the counts' (and alpha's). A proportion of
+# dirmn_test_proportions (`argument` "proportions") is the column it
+# belongs to. A position without an index is a vector whose sum overflows
+# (dirmn_error_location). A bad row weight is worded from its value.
+# Positions of a sparse matrix's structure are worded as the slots of the
+# R object (`table`): "x@i[3] = 7", "x@p[2]" (the slots' values stay as R
+# stores them, 0-based).
 # A count is quoted as R prints it (the library writes the fewest digits
 # that read back as the same double, which can differ from R's), an integer
 # as the caller's integer, exactly.
@@ -164,6 +166,7 @@ dirmn_condition <- function(status, message, call = NULL,
     sprintf("row %s", n(row))
   } else if (position(FALSE, FALSE, FALSE, TRUE)) {
     if (argument == "start") sprintf("start column %s", n(index))
+    else if (argument == "proportions") sprintf("column %s", n(index))
     else sprintf("%s element %s", argument, n(index))
   } else {
     words <- c("row", "column", "vector", "index")[has]

@@ -5,7 +5,8 @@
 #'
 #' The power of [dirmn_test_groups()]'s chi-square test, by simulation
 #' (\pkg{HMP}'s `MC.Xdc.statistics()` for the full-likelihood test,
-#' `MC.Xmcupo.statistics()` for `statistic = "xmcupo"`): `tables` tables
+#' `MC.Xmcupo.statistics()` for `statistic = "xmcupo"`,
+#' `MC.Xoc.statistics()` for `statistic = "xoc"`): `tables` tables
 #' are drawn, each with `n[g]` rows from the Dirichlet-multinomial of group
 #' g (row g of `alpha`) for every group, each table is tested as
 #' [dirmn_test_groups()] tests it with `statistic`, and the power is the
@@ -30,8 +31,10 @@
 #' @param sig.level The test's level, in (0, 1).
 #' @param statistic The test's statistic, as for [dirmn_test_groups()]:
 #'   `"lrt"` (the default: the likelihood ratio, chi-square on
-#'   \eqn{(G - 1) P}{(G - 1) P} degrees of freedom) or `"xmcupo"` (HMP's
-#'   Xmcupo, chi-square on \eqn{(G - 1) (P - 1)}{(G - 1) (P - 1)}).
+#'   \eqn{(G - 1) P}{(G - 1) P} degrees of freedom), `"xmcupo"` (HMP's
+#'   Xmcupo, chi-square on \eqn{(G - 1) (P - 1)}{(G - 1) (P - 1)}) or
+#'   `"xoc"` (HMP's Xoc, one shared overdispersion against one per group,
+#'   chi-square on \eqn{G - 1}{G - 1}).
 #' @param seed `NULL` (draw the library's seed from R's random number
 #'   generator, so [set.seed()] makes it reproducible) or the library's
 #'   seed, a whole number in 0 .. 2^53.
@@ -46,8 +49,8 @@
 #'   (the share of tables rejected), `std_error` (its binomial standard
 #'   error, `sqrt(power (1 - power) / tables)`), `rejected` (the tables
 #'   rejected), `mean_statistic` (the test statistic's mean over the
-#'   tables), `statistic_kind` (`"lrt"` or `"xmcupo"`, as `statistic`
-#'   asked), `seed`, `note` and `method` (which test).
+#'   tables), `statistic_kind` (`"lrt"`, `"xmcupo"` or `"xoc"`, as
+#'   `statistic` asked), `seed`, `note` and `method` (which test).
 #' @references La Rosa PS, Brooks JP, Deych E, et al. (2012). Hypothesis
 #'   testing and power calculations for taxonomic-based human microbiome
 #'   data. PLoS ONE 7:e52078.
@@ -62,13 +65,16 @@
 #'             seed = 1)$power
 #' # HMP's Xmcupo statistic instead of the likelihood ratio
 #' dirmn_power(alpha, n = 30, size = 100, tables = 200, seed = 1, statistic = "xmcupo")
+#' # HMP's Xoc: do the groups differ in overdispersion?
+#' dirmn_power(rbind(alpha[1, ], 5 * alpha[1, ]), n = 30, size = 100, tables = 200,
+#'             seed = 1, statistic = "xoc")
 dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = NULL,
-                        statistic = c("lrt", "xmcupo"), param = c("alpha", "logalpha"),
+                        statistic = c("lrt", "xmcupo", "xoc"), param = c("alpha", "logalpha"),
                         tolerance = 1e-10, max_iterations = 1000L,
                         backend = getOption("dirmn.backend", "auto")) {
   call <- sys.call()
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
-  statistic <- .match_choice(statistic, c("lrt", "xmcupo"), "statistic", call)
+  statistic <- .match_choice(statistic, c("lrt", "xmcupo", "xoc"), "statistic", call)
   if (missing(alpha)) .stop("invalid_parameter", "alpha is missing", call)
   if (missing(n)) .stop("invalid_argument", "n is missing", call)
   if (missing(size)) .stop("invalid_argument", "size is missing", call)
@@ -95,11 +101,11 @@ dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = 
     power = res$power, std_error = res$std_error, rejected = as.integer(res$rejected),
     mean_statistic = res$mean_statistic, statistic_kind = statistic, seed = seed,
     note = "n is the number of rows in each group",
-    method = paste(if (statistic == "lrt") {
-      "Dirichlet-multinomial group test (likelihood ratio, chi-square)"
-    } else {
-      "Dirichlet-multinomial group test (HMP's Xmcupo, chi-square)"
-    }, "power calculation by simulation")),
+    method = paste(switch(statistic,
+      lrt = "Dirichlet-multinomial group test (likelihood ratio, chi-square)",
+      xmcupo = "Dirichlet-multinomial group test (HMP's Xmcupo, chi-square)",
+      xoc = "Dirichlet-multinomial group test (HMP's Xoc, chi-square)"),
+      "power calculation by simulation")),
     class = "power.htest")
 }
 

@@ -1,5 +1,7 @@
 # The test of one Dirichlet-multinomial for all rows against one per group
-# of rows (issue #30), over libdirmn's dirmn_test_groups.
+# of rows (issue #30), over libdirmn's dirmn_test_groups, and the test of
+# the rows against a given composition (HMP's Xsc), over
+# dirmn_test_proportions.
 
 #' Test whether groups of rows share one Dirichlet-multinomial
 #'
@@ -7,8 +9,9 @@
 #' Dirichlet-multinomial for every row against one per group of rows, by
 #' its likelihood ratio (\pkg{HMP}'s `Xdc.sevsample()` on the full
 #' likelihood) or by \pkg{HMP}'s `Xmcupo.sevsample()` statistic, referred to
-#' chi-square or to a parametric bootstrap. Computed by libdirmn
-#' (`dirmn_test_groups()`).
+#' chi-square or to a parametric bootstrap; or, with `statistic = "xoc"`
+#' (\pkg{HMP}'s `Xoc.sevsample()`), do the groups share one overdispersion?
+#' Computed by libdirmn (`dirmn_test_groups()`).
 #'
 #' The statistic, by `statistic` (G the groups with counts, P the columns
 #' with counts):
@@ -30,6 +33,14 @@
 #'   \eqn{(G - 1) (P - 1)}{(G - 1) (P - 1)} degrees of freedom. No fit
 #'   enters this statistic; the log-likelihoods reported are still the
 #'   fits'.
+#' * `statistic = "xoc"`: \pkg{HMP}'s Xoc (La Rosa et al. 2012), a test of
+#'   overdispersion rather than composition: do the groups share one
+#'   overdispersion \eqn{\theta = 1 / (1 + A)}{theta = 1 / (1 + A)}? The
+#'   likelihood ratio of one Dirichlet-multinomial per group with one shared
+#'   precision A (each group's proportions free) against one per group (a
+#'   fit of each group's rows), \eqn{2 (\sum_g \ell_g - \ell_0)}{2 (sum_g l_g
+#'   - l_0)}, \eqn{\ell_0}{l_0} now the shared-precision fit's; chi-square
+#'   with \eqn{G - 1}{G - 1} degrees of freedom.
 #'
 #' The p-value, by `method`:
 #'
@@ -38,8 +49,9 @@
 #' * `method = "bootstrap"`: the parametric bootstrap p-value
 #'   \eqn{(1 + \#\{T^* \ge T\}) / (1 + B)}{(1 + #{T* >= T}) / (1 + B)}
 #'   (Davison and Hinkley 1997, eq. 4.11): `B` tables drawn from the fitted
-#'   one-DM model with each row's observed total, each tested by the same
-#'   statistic (for `"lrt"`, refitted under both hypotheses). It does not
+#'   one-DM model (for `"xoc"`, from the shared-precision fit, each row from
+#'   its group's DM) with each row's observed total, each tested by the same
+#'   statistic (for `"lrt"` and `"xoc"`, refitted under both hypotheses). It does not
 #'   lean on the chi-square approximation, which can be poor for small
 #'   groups or many sparse columns. The tables and fits run on the host's
 #'   threads; the result depends on `seed` alone, not on their number.
@@ -54,22 +66,24 @@
 #' @param method `"lrt"` (the default: the chi-square p-value) or
 #'   `"bootstrap"` (the parametric bootstrap p-value).
 #' @param statistic `"lrt"` (the default: the likelihood ratio, HMP's
-#'   `Xdc`) or `"xmcupo"` (HMP's `Xmcupo`).
+#'   `Xdc`), `"xmcupo"` (HMP's `Xmcupo`) or `"xoc"` (HMP's `Xoc`: one
+#'   shared overdispersion against one per group).
 #' @param B The number of bootstrap tables, for `method = "bootstrap"` (a
 #'   whole number >= 1; ignored, but checked, for `"lrt"`).
 #' @param seed For the bootstrap: `NULL` (draw the library's seed from R's
 #'   random number generator, so [set.seed()] makes it reproducible) or the
 #'   library's seed, a whole number in 0 .. 2^53.
-#' @return An object of class `"htest"`: `statistic` (named `LRT` or
-#'   `Xmcupo`), `parameter` (`df`), `p.value` (the chi-square p-value for
+#' @return An object of class `"htest"`: `statistic` (named `LRT`,
+#'   `Xmcupo` or `Xoc`), `parameter` (`df`), `p.value` (the chi-square p-value for
 #'   `"lrt"`, the bootstrap p-value for `"bootstrap"`), `method` (which
 #'   statistic and which p-value), `data.name`, `estimate` (the two
-#'   log-likelihoods), and also `statistic_kind` (`"lrt"` or `"xmcupo"`,
-#'   as `statistic` asked), `p_value_chisq` (the chi-square p-value,
+#'   log-likelihoods), and also `statistic_kind` (`"lrt"`, `"xmcupo"` or
+#'   `"xoc"`, as `statistic` asked), `p_value_chisq` (the chi-square p-value,
 #'   whichever `method`), `p_value_bootstrap` (the bootstrap p-value, `NA`
 #'   for `"lrt"`), `B` (the bootstrap tables drawn: 0 for `"lrt"`), `seed`
 #'   (the bootstrap's seed; `NULL` for `"lrt"`), `loglik_null` (the log pmf
-#'   of the table at the one-DM fit), `loglik_groups` (the sum of the
+#'   of the table at the one-DM fit; for `"xoc"`, at the shared-precision
+#'   fit), `loglik_groups` (the sum of the
 #'   groups' log pmfs at their fits), `groups` (G, the groups with counts),
 #'   `levels` (the groups' labels), `categories` (P, the columns with
 #'   counts) and `converged` (whether every fit of the observed table
@@ -81,7 +95,8 @@
 #'   power calculations for taxonomic-based human microbiome data. PLoS ONE
 #'   7:e52078.
 #' @seealso [dirmn_fit()], [dirmn_overdispersion_test()]; [dirmn_reg()] for
-#'   covariates other than one factor.
+#'   covariates other than one factor; [dirmn_test_proportions()] for the
+#'   rows against a given composition.
 #' @export
 #' @examples
 #' set.seed(1)
@@ -90,8 +105,9 @@
 #' dirmn_test_groups(x, g)
 #' dirmn_test_groups(x, g, method = "bootstrap", B = 99, seed = 1)$p.value
 #' dirmn_test_groups(x, g, statistic = "xmcupo")
+#' dirmn_test_groups(x, g, statistic = "xoc")  # one shared overdispersion?
 dirmn_test_groups <- function(x, groups, method = c("lrt", "bootstrap"), B = 1000L, seed = NULL,
-                              statistic = c("lrt", "xmcupo"), tolerance = 1e-10,
+                              statistic = c("lrt", "xmcupo", "xoc"), tolerance = 1e-10,
                               max_iterations = 1000L,
                               backend = getOption("dirmn.backend", "auto"),
                               samples = c("rows", "columns"), assay = NULL) {
@@ -99,7 +115,7 @@ dirmn_test_groups <- function(x, groups, method = c("lrt", "bootstrap"), B = 100
                      paste(deparse(substitute(groups)), collapse = " "))
   call <- sys.call()
   method <- .match_choice(method, c("lrt", "bootstrap"), "method", call)
-  statistic <- .match_choice(statistic, c("lrt", "xmcupo"), "statistic", call)
+  statistic <- .match_choice(statistic, c("lrt", "xmcupo", "xoc"), "statistic", call)
   B <- .check_count(B, "B", call, min = 0L)
   if (method == "bootstrap" && B < 1L) {
     .stop("invalid_argument", "B must be at least 1 for method = \"bootstrap\"", call)
@@ -125,15 +141,15 @@ dirmn_test_groups <- function(x, groups, method = c("lrt", "bootstrap"), B = 100
     .warn_convergence(sprintf(paste(
       "a Dirichlet-multinomial fit of the test did not converge in %d iterations;",
       "%s from its last iterate: increase max_iterations"), max_iterations,
-      if (statistic == "lrt") "the statistic is" else "the log-likelihoods are"), call)
+      if (statistic == "xmcupo") "the log-likelihoods are" else "the statistic is"), call)
   }
-  test <- if (statistic == "lrt") {
-    "Likelihood-ratio test of one Dirichlet-multinomial against one per group"
-  } else {
-    "HMP's Xmcupo test of one composition for every group"
-  }
+  test <- switch(statistic,
+    lrt = "Likelihood-ratio test of one Dirichlet-multinomial against one per group",
+    xmcupo = "HMP's Xmcupo test of one composition for every group",
+    xoc = "HMP's Xoc test of one overdispersion for every group")
   out <- list(
-    statistic = if (statistic == "lrt") c(LRT = res$statistic) else c(Xmcupo = res$statistic),
+    statistic = stats::setNames(res$statistic,
+                                c(lrt = "LRT", xmcupo = "Xmcupo", xoc = "Xoc")[[statistic]]),
     parameter = c(df = res$df),
     p.value = if (method == "lrt") res$p_value else res$p_value_bootstrap,
     method = if (method == "lrt") {
@@ -153,9 +169,108 @@ dirmn_test_groups <- function(x, groups, method = c("lrt", "bootstrap"), B = 100
   out
 }
 
+#' Test whether the rows share a given composition
+#'
+#' Do the rows' pooled proportions match a given composition? \pkg{HMP}'s
+#' Xsc test (`Xsc.onesample()`, La Rosa et al. 2012): the rows' pooled
+#' proportions against `p`, with the rows' overdispersion in their variance,
+#' referred to chi-square. Computed by libdirmn (`dirmn_test_proportions()`).
+#'
+#' The pooled proportions \eqn{\pi_v}{pi_v} are the column sums over the
+#' grand total. Their method-of-moments covariance is
+#' \eqn{c (\mathrm{diag}(\pi_0) - \pi_0 \pi_0^T)}{c (diag(pi0) - pi0 pi0^T)},
+#' \eqn{\pi_0}{pi0} the composition `p`, with \eqn{c = (\theta (\sum N^2 - \sum N) + \sum N) /
+#' (\sum N)^2}{c = (theta (sum N^2 - sum N) + sum N) / (sum N)^2} over the
+#' row totals N and \eqn{\theta}{theta} Weir's method-of-moments
+#' overdispersion of the rows (0 for one row). The statistic is the Wald
+#' statistic of \eqn{\pi - \pi_0}{pi - pi0} through that matrix's
+#' Moore-Penrose inverse, \eqn{\sum_v (\pi_v - \pi_{0v})^2 / (\pi_{0v}
+#' c)}{sum_v (pi_v - pi0_v)^2 / (pi0_v c)} over the columns with
+#' \eqn{\pi_{0v} > 0}{pi0_v > 0}, referred to chi-square with (those
+#' columns) - 1 degrees of freedom. No fit enters it.
+#'
+#' A column with counts where `p` is 0 makes the statistic `Inf` and the
+#' p-value 0: the rows cannot come from that composition (\pkg{HMP}'s
+#' numerical inverse ignores the column instead). Rows without counts are
+#' left out (\pkg{HMP} counts them in Weir's \eqn{\theta}{theta}).
+#'
+#' @inheritParams dirmn_fit
+#' @param p The composition to test against (\pkg{HMP}'s `pi0`): one
+#'   proportion per column of `x`, each finite and >= 0, at least two
+#'   positive, summing to 1 (within 1e-6; they are divided by their sum).
+#'   Where `p` and the columns of `x` both have names, they are matched by
+#'   name.
+#' @return An object of class `"htest"`: `statistic` (named `Xsc`;
+#'   `Inf` where a column with counts has `p` 0), `parameter` (`df`, the
+#'   columns with `p` > 0, less one), `p.value` (the chi-square p-value),
+#'   `method`, `data.name`, `estimate` (`theta`), and also `theta` (Weir's
+#'   method-of-moments overdispersion of the rows), `rows` (the rows with
+#'   counts) and `categories` (the columns with `p` > 0).
+#' @references La Rosa PS, Brooks JP, Deych E, et al. (2012). Hypothesis
+#'   testing and power calculations for taxonomic-based human microbiome
+#'   data. PLoS ONE 7:e52078.
+#' @seealso [dirmn_test_groups()] for groups of rows against each other;
+#'   [dirmn_overdispersion_test()].
+#' @export
+#' @examples
+#' set.seed(1)
+#' x <- rdirmn(20, 100, c(5, 3, 2))
+#' dirmn_test_proportions(x, c(0.5, 0.3, 0.2))
+#' dirmn_test_proportions(x, c(0.2, 0.3, 0.5))$p.value
+#'
+#' # against the pooled proportions of another table
+#' y <- rdirmn(20, 100, c(2, 3, 5))
+#' dirmn_test_proportions(x, colSums(y) / sum(y))
+dirmn_test_proportions <- function(x, p, backend = getOption("dirmn.backend", "auto"),
+                                   samples = c("rows", "columns"), assay = NULL) {
+  data_name <- paste(paste(deparse(substitute(x)), collapse = " "), "against",
+                     paste(deparse(substitute(p)), collapse = " "))
+  call <- sys.call()
+  if (missing(p)) .stop("invalid_argument", "p is missing", call)
+  x <- .counts_input(x, samples, assay, call, missing(samples))
+  prepared <- .prepare(x, backend, call, backend_option = missing(backend))
+  on.exit(.release(prepared))
+  counts <- prepared$counts
+  p <- .as_proportions(p, counts$dim[2L], counts$dimnames[[2L]], call)
+  res <- cpp_test_proportions(counts$ptr, p)
+  if (.failed(res)) .raise(res, call)
+  out <- list(
+    statistic = c(Xsc = res$statistic), parameter = c(df = res$df), p.value = res$p_value,
+    method = "HMP's Xsc test of the rows against a given composition (chi-square)",
+    data.name = data_name, estimate = c(theta = res$theta), theta = res$theta,
+    rows = as.integer(res$rows), categories = as.integer(res$categories))
+  class(out) <- "htest"
+  out
+}
+
+# The composition `p` of dirmn_test_proportions as a double vector, one
+# entry per column of the table (`cols`, named `cn`), in the table's order
+# where both have names; NA and NaN are reported here, by the column, other
+# bad values by the library (as "column <j>: ...", see .location_message).
+.as_proportions <- function(p, cols, cn, call) {
+  .refuse_integer64(p, "p", call)
+  if (!is.numeric(p) || sum(dim(p) > 1L) > 1L) {
+    .stop("invalid_parameter", "p must be a numeric vector with one value per column", call)
+  }
+  if (!is.null(dim(p))) p <- drop(p)
+  if (length(p) != cols) {
+    .stop("dimension_mismatch", sprintf(
+      "p has length %d but the counts have %s columns", length(p), .num(cols)), call)
+  }
+  p <- .match_names(p, cn, "p", "x", call)
+  if (anyNA(p)) {
+    column <- which(is.na(p))[1L]
+    .stop("invalid_parameter", sprintf(
+      "column %d: proportion %s is not finite", column,
+      if (is.nan(p[[column]])) "NaN" else "NA"), call)
+  }
+  storage.mode(p) <- "double"
+  p
+}
+
 # The library's dirmn_group_statistic of a checked `statistic` choice.
 .group_statistic_code <- function(statistic) {
-  switch(statistic, lrt = 0L, xmcupo = 1L)
+  switch(statistic, lrt = 0L, xmcupo = 1L, xoc = 2L)
 }
 
 # Groups as the library's codes: 0 .. G - 1 by the levels of the groups

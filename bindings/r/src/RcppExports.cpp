@@ -400,6 +400,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_test_proportions
+SEXP cpp_test_proportions(SEXP xp, SEXP proportions);
+RcppExport SEXP _dirmn_cpp_test_proportions(SEXP xpSEXP, SEXP proportionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type proportions(proportionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_test_proportions(xp, proportions));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_power_groups
 SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, double seed, double tolerance, int max_iterations, int statistic);
 RcppExport SEXP _dirmn_cpp_power_groups(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rows_per_groupSEXP, SEXP sizesSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP statisticSEXP) {
@@ -454,6 +465,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},
     {"_dirmn_cpp_moments", (DL_FUNC) &_dirmn_cpp_moments, 4},
     {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 8},
+    {"_dirmn_cpp_test_proportions", (DL_FUNC) &_dirmn_cpp_test_proportions, 2},
     {"_dirmn_cpp_power_groups", (DL_FUNC) &_dirmn_cpp_power_groups, 11},
     {NULL, NULL, 0}
 };

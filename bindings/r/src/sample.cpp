@@ -1,7 +1,8 @@
 // sample.cpp: draws from the Dirichlet-multinomial (dirmn_sample,
 // dirmn_sample_rowwise), its moments (dirmn_moments), the test of one DM
 // against one per group of rows (dirmn_test_groups) and its power by
-// simulation (dirmn_power_groups).
+// simulation (dirmn_power_groups), and the test of the rows against a given
+// composition (dirmn_test_proportions).
 #include "common.h"
 
 #include <cstring>
@@ -189,6 +190,29 @@ SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double s
       Rcpp::Named("groups") = static_cast<double>(result.groups),
       Rcpp::Named("categories") = static_cast<double>(result.categories),
       Rcpp::Named("converged") = result.converged != 0);
+}
+
+// dirmn_test_proportions as a plain list of its result's fields
+// (R/test-groups.R makes the htest). `proportions`: a double vector of
+// one entry per column of the table (R code has checked its type, length
+// and NAs; the library checks the values).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_test_proportions(SEXP xp, SEXP proportions) {
+  PreparedCounts p = prepared_counts(xp);
+  if (p.failed != R_NilValue) return p.failed;
+  if (TYPEOF(proportions) != REALSXP || XLENGTH(proportions) != p.info.cols)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "p must hold one value per column");
+  dirmn_proportion_test_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  const dirmn_status status =
+      dirmn_test_proportions(p.ctx, p.counts, REAL(proportions), 1, &result);
+  if (status != DIRMN_SUCCESS) return library_failure(p.ctx, status);
+  return Rcpp::List::create(
+      Rcpp::Named("statistic") = result.statistic, Rcpp::Named("df") = result.df,
+      Rcpp::Named("p_value") = result.p_value, Rcpp::Named("theta") = result.theta,
+      Rcpp::Named("rows") = static_cast<double>(result.rows),
+      Rcpp::Named("categories") = static_cast<double>(result.categories));
 }
 
 // dirmn_power_groups as a plain list of its result's fields (R/power.R makes

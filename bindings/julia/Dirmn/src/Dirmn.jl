@@ -33,8 +33,9 @@ mixtures (EM clustering), with [`posterior`](@ref) and
 [`DirMultMixtureModel`](@ref) or a [`DirMultRowwise`](@ref), and
 [`simulate`](@ref) for new tables from a fitted model;
 [`test_groups`](@ref) for the test that one composition fits every group
-of observations (with a parametric bootstrap), and [`power_groups`](@ref)
-for its power by simulation;
+of observations (with a parametric bootstrap), [`power_groups`](@ref)
+for its power by simulation, and [`test_proportions`](@ref) for the test
+of the observations against a given composition (HMP's Xsc);
 [`DirmnCounts`](@ref) to upload a table once and evaluate it many times
 (`Matrix(c)` and `sparse(c)` copy it back);
 [`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
@@ -66,7 +67,7 @@ export fit_dirmn_reg, DirmnRegression, predict, wald_test, WaldTest
 export test_dirmn_groups, DirmnGroupTests
 export converged, iterations, hessian_definite, gradient_norm
 export DirMultMixtureModel, DirMultRowwise, simulate, mean, var, cov, sparse
-export test_groups, GroupTest, power_groups, GroupPower
+export test_groups, GroupTest, power_groups, GroupPower, test_proportions, ProportionTest
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn

@@ -1,32 +1,46 @@
 # Does one composition fit every group of observations? The test of one
 # Dirichlet-multinomial for all observations against one per group
-# (dirmn_test_groups), by the likelihood ratio or HMP's Xmcupo, with an
-# optional parametric bootstrap.
+# (dirmn_test_groups), by the likelihood ratio or HMP's Xmcupo, or of one
+# shared overdispersion (HMP's Xoc), with an optional parametric bootstrap.
+# Do the observations share a given composition? HMP's Xsc
+# (dirmn_test_proportions).
 
 # The library's code of the statistic the groups are compared by.
 function _group_statistic_code(statistic::Symbol)
     statistic === :lrt && return LibDirmn.DIRMN_GROUP_LRT
     statistic === :xmcupo && return LibDirmn.DIRMN_GROUP_XMCUPO
-    throw(ArgumentError("statistic must be :lrt or :xmcupo, not :$statistic"))
+    statistic === :xoc && return LibDirmn.DIRMN_GROUP_XOC
+    throw(ArgumentError("statistic must be :lrt, :xmcupo or :xoc, not :$statistic"))
 end
+
+# The test's name in the results' display, and its null hypothesis.
+_group_statistic_text(kind::Symbol) =
+    kind === :lrt ? "likelihood ratio" : kind === :xoc ? "HMP's Xoc" : "HMP's Xmcupo"
+_group_null_text(kind::Symbol) =
+    kind === :xoc ? "one shared overdispersion" : "one Dirichlet-multinomial"
 
 """
     GroupTest
 
 The result of [`test_groups`](@ref): the test of one Dirichlet-multinomial
-for every observation against one per group. Fields:
+for every observation against one per group (or, for `:xoc`, of one
+shared precision against one per group). Fields:
 
 - `statistic::Float64`: the test statistic, ≥ 0: `2 (loglik_groups -
-  loglik_null)` for `statistic_kind = :lrt`, HMP's Xmcupo for `:xmcupo`;
-- `statistic_kind::Symbol`: `:lrt` or `:xmcupo`, the statistic asked for;
+  loglik_null)` for `statistic_kind = :lrt` and `:xoc` (HMP's Xoc), HMP's
+  Xmcupo for `:xmcupo`;
+- `statistic_kind::Symbol`: `:lrt`, `:xmcupo` or `:xoc`, the statistic
+  asked for;
 - `dof::Float64`: its degrees of freedom, `(groups - 1) categories` for
-  `:lrt`, `(groups - 1) (categories - 1)` for `:xmcupo`;
+  `:lrt`, `(groups - 1) (categories - 1)` for `:xmcupo`, `groups - 1` for
+  `:xoc`;
 - `pvalue::Float64`: `P(χ²_dof ≥ statistic)` (also [`pvalue`](@ref)`(t)`);
 - `pvalue_bootstrap::Float64`: the parametric bootstrap's p-value,
   `(1 + #{T* ≥ T}) / (1 + bootstrap)`; 1 without a bootstrap;
 - `bootstrap::Int`: the bootstrap tables drawn (0 for none);
 - `loglik_null::Float64`: the log pmf (multinomial coefficients included)
-  of the table at the one DM fitted to every observation;
+  of the table at the one DM fitted to every observation; for `:xoc`, at
+  the groups' DMs of one shared precision (the null of Xoc);
 - `loglik_groups::Float64`: the sum of the groups' log pmfs at their own
   DMs;
 - `groups::Int`: the groups with counts (G; a group whose observations
@@ -68,7 +82,7 @@ pvalue(t::GroupTest) = t.pvalue
 
 The degrees of freedom of the group test's χ² reference (`t.dof`:
 `(groups - 1) categories` for the likelihood ratio, `(groups - 1)
-(categories - 1)` for Xmcupo).
+(categories - 1)` for Xmcupo, `groups - 1` for Xoc).
 """
 dof(t::GroupTest) = t.dof
 
@@ -92,20 +106,29 @@ with counts, P the categories with counts):
   (ΣN)²` over group g's totals N with `θ_g` Weir's method-of-moments
   overdispersion, referred to χ² with `(G - 1) (P - 1)` degrees of
   freedom. No fit enters it (the result's log-likelihoods are still the
-  fits').
+  fits');
+- `:xoc`: HMP's `Xoc` (`Xoc.sevsample`), a test of overdispersion rather
+  than composition: do the groups share one overdispersion `θ = 1 / (1 +
+  A)`? The likelihood ratio of one DM per group with one shared precision
+  `A` (each group's proportions free) against one DM per group,
+  `statistic = 2 (loglik_groups - loglik_null)`, referred to χ² with
+  `G - 1` degrees of freedom; `loglik_null` is then the shared-precision
+  fit's log-likelihood.
 
 With `bootstrap = B > 0` the statistic is also referred to its parametric
-bootstrap: B tables drawn from the fitted null DM with each observation's
-observed total, each tested by the same statistic (refitted under both
-hypotheses for `:lrt`), `pvalue_bootstrap = (1 + #{T* ≥ T}) / (1 + B)`
-(Davison & Hinkley 1997, eq. 4.11). Returns a [`GroupTest`](@ref).
+bootstrap: B tables drawn from the fitted null with each observation's
+observed total (the one DM; for `:xoc` the shared-precision fit, each
+observation from its group's DM), each tested by the same statistic
+(refitted under both hypotheses for `:lrt` and `:xoc`), `pvalue_bootstrap
+= (1 + #{T* ≥ T}) / (1 + B)` (Davison & Hinkley 1997, eq. 4.11). Returns a
+[`GroupTest`](@ref).
 
 - `X`: anything [`DirmnCounts`](@ref) accepts (one observation per column
   by default, `obsdim = 1` for one per row), or a `DirmnCounts`;
 - `groups`: an `AbstractVector` of labels, one per observation (any
   values: strings, symbols, integers); `missing` or `nothing` leaves the
   observation out;
-- `statistic`: `:lrt` or `:xmcupo` (see above);
+- `statistic`: `:lrt`, `:xmcupo` or `:xoc` (see above);
 - `bootstrap`: the bootstrap's tables B (0, the default: the χ² p-value
   alone); they and their fits run on the context's threads, and the result
   does not depend on their number;
@@ -122,12 +145,13 @@ length than the observations raises a [`DirmnError`](@ref)
 `DIRMN_ERROR_DIMENSION_MISMATCH`, fewer than two labels or fewer than two
 groups with counts, a negative `bootstrap`, `tolerance` ≤ 0 or
 `max_iterations` < 1 `DIRMN_ERROR_INVALID_ARGUMENT`; a `statistic` other
-than `:lrt` or `:xmcupo` an `ArgumentError`.
+than `:lrt`, `:xmcupo` or `:xoc` an `ArgumentError`.
 
 ```julia
 t = test_groups(X, ["a", "a", "b", "b", "b"]; bootstrap = 999, seed = 1)
 t.statistic, dof(t), pvalue(t), t.pvalue_bootstrap
 test_groups(X, ["a", "a", "b", "b", "b"]; statistic = :xmcupo)
+test_groups(X, ["a", "a", "b", "b", "b"]; statistic = :xoc)     # one shared overdispersion?
 ```
 """
 function test_groups(X, groups::AbstractVector; statistic::Symbol = :lrt,
@@ -154,7 +178,7 @@ function test_groups(X, groups::AbstractVector; statistic::Symbol = :lrt,
     r.converged != 0 ||
         @warn "test_groups: a fit of the observed table stopped without convergence " *
               "(converged = false); " *
-              (statistic === :lrt ? "the statistic is" : "the log-likelihoods are") *
+              (statistic === :xmcupo ? "the log-likelihoods are" : "the statistic is") *
               " from its last iterate"
     return GroupTest(r.statistic, statistic, r.df, r.p_value, r.p_value_bootstrap,
                      Int(r.bootstrap),
@@ -197,18 +221,162 @@ function Base.show(io::IO, t::GroupTest)
 end
 
 function Base.show(io::IO, ::MIME"text/plain", t::GroupTest)
-    println(io, "Group test: one Dirichlet-multinomial for every observation against one per ",
-            "group (", t.statistic_kind === :lrt ? "likelihood ratio" : "HMP's Xmcupo", ")")
+    println(io, "Group test: ", _group_null_text(t.statistic_kind), " for every observation ",
+            "against one per group (", _group_statistic_text(t.statistic_kind), ")")
     println(io, "  data        ", _plural(t.groups, "group"), " with counts (of ",
             length(t.group), " labels), ", t.categories,
             t.categories == 1 ? " category" : " categories", " with counts")
-    println(io, "  loglik      one DM ", t.loglik_null, "   per group ", t.loglik_groups,
+    println(io, "  loglik      ", t.statistic_kind === :xoc ? "shared precision " : "one DM ",
+            t.loglik_null, "   per group ", t.loglik_groups,
             t.converged ? "" : "   (NOT converged)")
     println(io, "  statistic   ", t.statistic, "   (χ² with ", _count_text(t.dof), " dof)")
     print(io, "  p-value     ", t.pvalue)
     t.bootstrap > 0 &&
         print(io, "\n  bootstrap   p-value ", t.pvalue_bootstrap, " from ", t.bootstrap,
               " tables (seed ", Int128(t.seed), ")")
+end
+
+# --- one group against a given composition (dirmn_test_proportions) -----------------
+
+"""
+    ProportionTest
+
+The result of [`test_proportions`](@ref): HMP's Xsc test of the
+observations' pooled proportions against given ones. Fields:
+
+- `statistic::Float64`: HMP's Xsc, ≥ 0; `Inf` where a category with
+  counts has proportion 0;
+- `dof::Float64`: its degrees of freedom, `categories - 1`;
+- `pvalue::Float64`: `P(χ²_dof ≥ statistic)` (also [`pvalue`](@ref)`(t)`;
+  0 where the statistic is `Inf`);
+- `theta::Float64`: Weir's method-of-moments overdispersion of the
+  observations (0 for one observation);
+- `nobs::Int`: the observations with counts (also [`nobs`](@ref)`(t)`);
+- `categories::Int`: the categories with a positive proportion.
+
+Accessors: [`pvalue`](@ref), [`dof`](@ref), [`nobs`](@ref).
+"""
+struct ProportionTest
+    statistic::Float64
+    dof::Float64
+    pvalue::Float64
+    theta::Float64
+    nobs::Int
+    categories::Int
+end
+
+"""
+    pvalue(t::ProportionTest) -> Float64
+
+The χ² p-value of the proportion test (`t.pvalue`).
+"""
+pvalue(t::ProportionTest) = t.pvalue
+
+"""
+    dof(t::ProportionTest) -> Float64
+
+The degrees of freedom of the proportion test's χ² reference (`t.dof`:
+the categories with a positive proportion, less one).
+"""
+dof(t::ProportionTest) = t.dof
+
+"""
+    nobs(t::ProportionTest) -> Int
+
+The observations with counts the proportion test used (`t.nobs`).
+"""
+nobs(t::ProportionTest) = t.nobs
+
+"""
+    test_proportions(X, proportions; obsdim = 2, backend = :auto, device = 0,
+                     context = nothing, real_valued = false) -> ProportionTest
+
+Do the observations share a given composition? HMP's `Xsc.onesample` (La
+Rosa et al. 2012; libdirmn's `dirmn_test_proportions`): the observations'
+pooled proportions `π` (each category's total over the grand total)
+against `proportions` (`π₀`), a Wald statistic in the method-of-moments
+covariance of `π`, `c (diag(π₀) - π₀ π₀ᵀ)` with `c = (θ (ΣN² - ΣN) + ΣN) /
+(ΣN)²` over the observations' totals N and `θ` Weir's method-of-moments
+overdispersion of the observations (0 for one observation), taken through
+that matrix's Moore-Penrose inverse:
+
+    statistic = Σ_{v: π₀_v > 0} (π_v - π₀_v)² / (π₀_v c),
+
+referred to χ² with (categories with `π₀_v > 0`) - 1 degrees of freedom.
+One observation gives Pearson's χ² statistic. No fit enters it. A category
+with counts whose proportion is 0 makes the statistic `Inf` and the
+p-value 0 (HMP's numerical inverse ignores that category). Observations
+without counts are left out (HMP counts them in Weir's θ). Returns a
+[`ProportionTest`](@ref).
+
+- `X`: anything [`DirmnCounts`](@ref) accepts (one observation per column
+  by default, `obsdim = 1` for one per row), or a `DirmnCounts`;
+- `proportions`: an `AbstractVector` of one proportion per category
+  (finite, ≥ 0, at least two positive, summing to 1 within 1e-6; they are
+  divided by their sum), e.g. another table's pooled proportions; a
+  strided view is passed without a copy;
+- `backend`, `device`, `context`, `real_valued`: as for [`loglik`](@ref).
+
+`proportions` of another length than the categories raises a
+[`DirmnError`](@ref) `DIRMN_ERROR_DIMENSION_MISMATCH`, a negative or
+non-finite entry `DIRMN_ERROR_INVALID_PARAMETER` naming it (the
+library's 0-based index, and `proportions[i]` in Julia), fewer than two
+positive entries, a sum other than 1 or a table without counts
+`DIRMN_ERROR_INVALID_ARGUMENT`.
+
+```julia
+t = test_proportions(S, vec(sum(T; dims = 2)) ./ sum(T))   # S, T: categories × observations
+t.statistic, dof(t), pvalue(t), t.theta
+test_proportions(B, fill(1 / size(B, 2), size(B, 2)); obsdim = 1)   # B: samples × taxa
+```
+"""
+function test_proportions(X, proportions::AbstractVector; obsdim::Integer = 2,
+                          backend::Symbol = :auto, device::Integer = 0,
+                          context::Union{Nothing,DirmnContext} = nothing,
+                          real_valued::Bool = false)
+    obsdim in (1, 2) || throw(ArgumentError("obsdim must be 1 or 2, not $obsdim"))
+    r = _with_counts(X, obsdim, real_valued, backend, device, context) do c, ctx
+        # The library reads exactly one proportion per category.
+        length(proportions) == c.ncat ||
+            _mismatch("test_proportions: proportions has length $(length(proportions)) but " *
+                      "the counts have $(c.ncat) categories (one proportion per category)")
+        P, s = _native_vector(_check_real(proportions, "proportions"), Float64)
+        _test_proportions_call(c, ctx, P, s)
+    end
+    return ProportionTest(r.statistic, r.df, r.p_value, r.theta, Int(r.rows),
+                          Int(r.categories))
+end
+
+function _test_proportions_call(c::DirmnCounts, ctx::DirmnContext, P, stride::Integer)
+    rref = Ref(LibDirmn.empty_proportion_test_result())
+    more = function (loc)
+        (loc !== nothing && _argument(loc) == "proportions" && loc.index >= 0) ||
+            return nothing
+        return " [proportions[$(loc.index + 1)] in Julia]"
+    end
+    GC.@preserve P begin
+        _with(ctx, c.context) do p
+            st = LibDirmn.dirmn_test_proportions(p, _handle(c), pointer(P), Int64(stride), rref)
+            _check(st, p, _call_hint(c, ctx, more))
+        end
+    end
+    return rref[]
+end
+
+function Base.show(io::IO, t::ProportionTest)
+    print(io, "ProportionTest(statistic=", t.statistic, ", dof=", _count_text(t.dof),
+          ", pvalue=", t.pvalue, ", theta=", t.theta, ")")
+end
+
+function Base.show(io::IO, ::MIME"text/plain", t::ProportionTest)
+    println(io, "Proportion test: the observations' pooled proportions against given ones ",
+            "(HMP's Xsc)")
+    println(io, "  data        ", _plural(t.nobs, "observation"), " with counts, ",
+            t.categories, t.categories == 1 ? " category" : " categories",
+            " with a positive proportion")
+    println(io, "  theta       ", t.theta, " (Weir's method-of-moments overdispersion)")
+    println(io, "  statistic   ", t.statistic, "   (χ² with ", _count_text(t.dof), " dof)")
+    print(io, "  p-value     ", t.pvalue)
 end
 
 # --- the test's power by simulation (dirmn_power_groups) ------------------------------
@@ -227,7 +395,8 @@ The result of [`power_groups`](@ref): the power of [`test_groups`](@ref)'s
 - `tables::Int`: the tables simulated;
 - `rejected::Int`: the tables whose χ² p-value was below `level`;
 - `mean_statistic::Float64`: the test statistic's mean over the tables;
-- `statistic_kind::Symbol`: the test's statistic, `:lrt` or `:xmcupo`;
+- `statistic_kind::Symbol`: the test's statistic, `:lrt`, `:xmcupo` or
+  `:xoc`;
 - `level::Float64`: the test's level;
 - `seed::UInt64`: the simulation's seed.
 """
@@ -257,7 +426,8 @@ stderror(p::GroupPower) = p.std_error
 
 The power of [`test_groups`](@ref)'s χ² test by simulation (libdirmn's
 `dirmn_power_groups`; HMP's `MC.Xdc.statistics` for the full-likelihood
-test, `MC.Xmcupo.statistics` for `statistic = :xmcupo`): `tables` tables
+test, `MC.Xmcupo.statistics` for `statistic = :xmcupo`, `MC.Xoc.statistics`
+for `statistic = :xoc`): `tables` tables
 are drawn, each with `rows_per_group[g]` observations from
 DM(`alpha[:, g]`) for every group g, each is tested as `test_groups` tests
 a table with `statistic`, and the power is the share with a p-value below
@@ -277,7 +447,9 @@ counts as not rejected. Returns a [`GroupPower`](@ref).
   stands for all of its group's);
 - `statistic`: the test's statistic, as for [`test_groups`](@ref): `:lrt`
   (the default: the likelihood ratio, χ² on `(G - 1) P` degrees of
-  freedom) or `:xmcupo` (HMP's Xmcupo, χ² on `(G - 1) (P - 1)`);
+  freedom), `:xmcupo` (HMP's Xmcupo, χ² on `(G - 1) (P - 1)`) or `:xoc`
+  (HMP's Xoc, one shared overdispersion against one per group, χ² on
+  `G - 1`; columns of `alpha` with the same sum give its size);
 - `tables`: the tables simulated (≥ 1); `level`: the test's level, in
   (0, 1);
 - `seed`: an integer in 0 .. 2^64 - 1 ([`rand`](@ref)'s; table t is drawn
@@ -295,7 +467,7 @@ fewer than two groups with observations, `tables` < 1, `level` outside
 `DIRMN_ERROR_INVALID_ARGUMENT` naming the argument (and entry), lengths
 that do not match the groups `DIRMN_ERROR_DIMENSION_MISMATCH`, an α out of
 the sampler's range [1e-306, 1e306] `DIRMN_ERROR_INVALID_PARAMETER` naming
-`alpha[v, g]`; a `statistic` other than `:lrt` or `:xmcupo` an
+`alpha[v, g]`; a `statistic` other than `:lrt`, `:xmcupo` or `:xoc` an
 `ArgumentError`.
 
 ```julia
@@ -437,8 +609,9 @@ function Base.show(io::IO, p::GroupPower)
 end
 
 function Base.show(io::IO, ::MIME"text/plain", p::GroupPower)
-    println(io, "Power of the group test (one Dirichlet-multinomial against one per group, ",
-            p.statistic_kind === :lrt ? "likelihood ratio" : "HMP's Xmcupo", ") by simulation")
+    println(io, "Power of the group test (", _group_null_text(p.statistic_kind),
+            " against one per group, ", _group_statistic_text(p.statistic_kind),
+            ") by simulation")
     println(io, "  power       ", p.power, " ± ", p.std_error, " (standard error)")
     println(io, "  rejected    ", p.rejected, " of ", _plural(p.tables, "table"), " at level ",
             p.level, " (seed ", Int128(p.seed), ")")

@@ -85,6 +85,7 @@ const DIRMN_REG_SUM_TO_ZERO = dirmn_reg_contrast(1)
 const dirmn_group_statistic = Cint
 const DIRMN_GROUP_LRT = dirmn_group_statistic(0)
 const DIRMN_GROUP_XMCUPO = dirmn_group_statistic(1)
+const DIRMN_GROUP_XOC = dirmn_group_statistic(2)
 
 const DIRMN_COUNTS_REAL_VALUED = UInt32(0x1)
 const DIRMN_COUNTS_ONE_BASED = UInt32(0x2)
@@ -528,7 +529,7 @@ Mirror of the C struct `dirmn_group_test_options` of
 `seed` (`UInt64`, the bootstrap tables' seed), and every fit's `tolerance`
 and `max_iterations` (as [`dirmn_fit_options`](@ref)'s), and the
 `statistic` the groups are compared by (a `dirmn_group_statistic`:
-`DIRMN_GROUP_LRT`, the default, or `DIRMN_GROUP_XMCUPO`).
+`DIRMN_GROUP_LRT`, the default, `DIRMN_GROUP_XMCUPO` or `DIRMN_GROUP_XOC`).
 """
 struct dirmn_group_test_options
     size::Csize_t
@@ -545,12 +546,15 @@ end
 
 Mirror of the C struct `dirmn_group_test_result`, written by
 [`dirmn_test_groups`](@ref) (the caller sets `size`; see
-[`empty_group_test_result`](@ref)): the likelihood-ratio statistic
-2 (loglik_groups - loglik_null), its degrees of freedom (G - 1) P and
-chi-square p-value, the parametric bootstrap's p-value (1 without one) and
-its number of tables, both log-likelihoods (log pmf), G (the groups with
-counts), P (the columns with counts) and whether every fit of the observed
-table converged.
+[`empty_group_test_result`](@ref)): the statistic the options ask for
+(the likelihood ratio 2 (loglik_groups - loglik_null) on (G - 1) P degrees
+of freedom by default; HMP's Xmcupo on (G - 1)(P - 1); HMP's Xoc, the
+likelihood ratio against the shared-precision fit, on G - 1), its degrees
+of freedom and chi-square p-value, the parametric bootstrap's p-value (1
+without one) and its number of tables, both log-likelihoods (log pmf; the
+null's is the shared-precision fit's for Xoc), G (the groups with counts),
+P (the columns with counts) and whether every fit of the observed table
+converged.
 """
 struct dirmn_group_test_result
     size::Csize_t
@@ -564,6 +568,27 @@ struct dirmn_group_test_result
     groups::Int64
     categories::Int64
     converged::Cint
+end
+
+"""
+    dirmn_proportion_test_result(size, statistic, df, p_value, theta, rows, categories)
+
+Mirror of the C struct `dirmn_proportion_test_result`, written by
+[`dirmn_test_proportions`](@ref) (the caller sets `size`; see
+[`empty_proportion_test_result`](@ref)): HMP's Xsc statistic of the rows'
+pooled proportions against the given ones (`+Inf` where a column with
+counts has proportion 0), its degrees of freedom (categories - 1) and
+chi-square p-value, Weir's method-of-moments overdispersion `theta` of the
+rows, the rows with counts and the columns with a positive proportion.
+"""
+struct dirmn_proportion_test_result
+    size::Csize_t
+    statistic::Cdouble
+    df::Cdouble
+    p_value::Cdouble
+    theta::Cdouble
+    rows::Int64
+    categories::Int64
 end
 
 """
@@ -595,7 +620,7 @@ Mirror of the C struct `dirmn_power_result`, written by
 [`dirmn_power_groups`](@ref) (the caller sets `size`; see
 [`empty_power_result`](@ref)): the share of the simulated tables rejected,
 its binomial standard error, the tables simulated and rejected, and the
-likelihood-ratio statistic's mean over the tables.
+test statistic's mean over the tables.
 """
 struct dirmn_power_result
     size::Csize_t
@@ -727,6 +752,16 @@ requires.
 empty_group_test_result() =
     dirmn_group_test_result(Csize_t(sizeof(dirmn_group_test_result)), 0.0, 0.0, 0.0, 0.0,
                             Int64(0), 0.0, 0.0, Int64(0), Int64(0), Cint(0))
+
+"""
+    empty_proportion_test_result() -> dirmn_proportion_test_result
+
+A zeroed result struct with `size` set, as [`dirmn_test_proportions`](@ref)
+requires.
+"""
+empty_proportion_test_result() =
+    dirmn_proportion_test_result(Csize_t(sizeof(dirmn_proportion_test_result)), 0.0, 0.0, 0.0,
+                                 0.0, Int64(0), Int64(0))
 
 """
     empty_power_options() -> dirmn_power_options

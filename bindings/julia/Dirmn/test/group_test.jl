@@ -11,7 +11,12 @@
 # - left-out observations, groups without counts, bad input;
 # - HMP 2.0.1's values on its saliva, throat and tonsils tables (test/data,
 #   copies of the repository's tests/data): Xmcupo.sevsample's statistics
-#   and p-value, Xdc.sevsample's (est = "mle") likelihood ratio.
+#   and p-value, Xdc.sevsample's (est = "mle") likelihood ratio,
+#   Xoc.sevsample's (epsilon = 1e-10) statistics and p-values.
+# And the proportion test (test_proportions over dirmn_test_proportions):
+# HMP 2.0.1's Xsc.onesample on the same tables against another table's
+# pooled proportions; Pearson's χ² for one observation (θ = 0); the +Inf
+# case, strided and other inputs, bad proportions.
 
 # An HMP table (samples are rows of the CSV) as categories × observations.
 function gt_hmp(name::AbstractString)
@@ -174,6 +179,42 @@ const GT_B = [1.0, 2.0, 4.0, 3.0]
         @test occursin("HMP's Xmcupo", sprint(show, MIME"text/plain"(), tt))
     end
 
+    @testset "HMP's saliva, throat and tonsils: Xoc" begin
+        X3, l3 = gt_hmp_groups("saliva", "throat", "tonsils")
+        t = test_groups(X3, l3; statistic = :xoc)
+        @test t.statistic_kind === :xoc
+        # HMP 2.0.1: Xoc.sevsample(list(saliva, throat, tonsils), epsilon = 1e-10)
+        @test gt_relerr(t.statistic, 107.907114781439) <= 1e-8
+        @test t.dof == 3 - 1 == dof(t)
+        @test gt_relerr(t.pvalue, gt_chisq_upper_even(2, t.statistic)) <= 1e-9
+        @test t.groups == 3 && t.categories == 21 && t.converged
+        # The statistic is the likelihood ratio against the shared-precision
+        # fit, loglik_null; loglik_groups is still the groups' own fits'. One
+        # DM for all is a shared-precision fit with equal proportions.
+        l = test_groups(X3, l3)
+        @test t.loglik_groups == l.loglik_groups
+        @test l.loglik_null < t.loglik_null < t.loglik_groups
+        @test gt_relerr(t.statistic, 2 * (t.loglik_groups - t.loglik_null)) <= 1e-12
+        # Xoc.sevsample(list(saliva, throat)), Xoc.sevsample(list(throat, tonsils))
+        st = test_groups(gt_hmp_groups("saliva", "throat")...; statistic = :xoc)
+        @test gt_relerr(st.statistic, 27.9373973570764) <= 1e-8
+        @test gt_relerr(st.pvalue, 1.25304413067795e-07) <= 1e-7
+        @test st.dof == 1
+        tt = test_groups(gt_hmp_groups("throat", "tonsils")...; statistic = :xoc)
+        @test gt_relerr(tt.statistic, 25.5870610596612) <= 1e-8
+        @test gt_relerr(tt.pvalue, 4.22865448324039e-07) <= 1e-7
+        @test tt.dof == 1
+        # Labels in another order (and another type) test the same groups.
+        X2, l2 = gt_hmp_groups("throat", "tonsils")
+        @test test_groups(X2, Symbol.(l2); statistic = :xoc).statistic ≈ tt.statistic
+        @test test_groups(permutedims(X2), l2; statistic = :xoc, obsdim = 1).statistic ≈
+              tt.statistic
+        @test occursin("statistic_kind=:xoc", sprint(show, tt))
+        m = sprint(show, MIME"text/plain"(), tt)
+        @test occursin("HMP's Xoc", m) && occursin("one shared overdispersion", m)
+        @test occursin("shared precision", m) && occursin("χ² with 1 dof", m)
+    end
+
     @testset "HMP's saliva, throat and tonsils: the likelihood ratio" begin
         X3, l3 = gt_hmp_groups("saliva", "throat", "tonsils")
         t = test_groups(X3, l3)
@@ -206,11 +247,41 @@ const GT_B = [1.0, 2.0, 4.0, 3.0]
         @test st.pvalue_bootstrap == 1 / (B + 1)
     end
 
+    @testset "Xoc's parametric bootstrap" begin
+        X2, l2 = gt_hmp_groups("throat", "tonsils")
+        B = 49
+        t = test_groups(X2, l2; statistic = :xoc, bootstrap = B, seed = 5)
+        @test t.statistic_kind === :xoc && t.bootstrap == B && t.seed == 5
+        @test t.statistic == test_groups(X2, l2; statistic = :xoc).statistic
+        # The observed statistic is far out: no table drawn from the
+        # shared-precision fit reaches it.
+        @test t.pvalue_bootstrap == 1 / (B + 1)
+        again = test_groups(X2, l2; statistic = :xoc, bootstrap = B, seed = 5)
+        @test again.pvalue_bootstrap == t.pvalue_bootstrap        # reproducible
+        # Saliva's observations 1, 2, 4, 5, ... against 3, 6, ... share their
+        # overdispersion (Xoc 0.13): p-values on the grid k / (B + 1), varying
+        # with the seed.
+        S = gt_hmp("saliva")
+        thirds = repeat(["a", "a", "b"], 8)
+        @test test_groups(S, thirds; statistic = :xoc).pvalue > 0.5
+        ps = [test_groups(S, thirds; statistic = :xoc, bootstrap = 19,
+                          seed = s).pvalue_bootstrap for s in 1:6]
+        for p in ps
+            @test 1 / 20 <= p <= 1
+            @test abs(p * 20 - round(p * 20)) <= 1e-9
+        end
+        @test length(unique(ps)) > 1
+        @test occursin("from 19 tables (seed 3)",
+                       sprint(show, MIME"text/plain"(),
+                              test_groups(S, thirds; statistic = :xoc, bootstrap = 19,
+                                          seed = 3)))
+    end
+
     @testset "bad input" begin
-        for bad in (:Xmcupo, :wald, :lrt2)
+        for bad in (:Xmcupo, :Xoc, :wald, :lrt2)
             e = caught(() -> test_groups(X, labels; statistic = bad))
             @test e isa ArgumentError
-            @test occursin("statistic must be :lrt or :xmcupo", e.msg)
+            @test occursin("statistic must be :lrt, :xmcupo or :xoc", e.msg)
         end
         e = caught(() -> test_groups(X, labels[1:10]))
         @test e isa DirmnError && e.name === :DIRMN_ERROR_DIMENSION_MISMATCH
@@ -231,6 +302,137 @@ const GT_B = [1.0, 2.0, 4.0, 3.0]
         @test caught(() -> test_groups(X, fill(missing, 70))) isa ArgumentError
         @test caught(() -> test_groups(X, labels; seed = -1)) isa ArgumentError
         e = caught(() -> test_groups([1 -1; 2 3], [1, 2]))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_COUNTS
+    end
+end
+
+# A table's pooled proportions: each category's total over the grand total.
+gt_pooled(X::AbstractMatrix) = vec(sum(X; dims = 2)) ./ sum(X)
+
+@testset "test_proportions" begin
+    S, T, O = gt_hmp("saliva"), gt_hmp("throat"), gt_hmp("tonsils")
+    @test size(S) == (21, 24)
+    pT = gt_pooled(T)
+
+    @testset "HMP's Xsc.onesample" begin
+        # HMP 2.0.1: Xsc.onesample(saliva, pi0) with pi0 the throat's pooled proportions
+        t = test_proportions(S, pT)
+        @test t isa ProportionTest
+        @test gt_relerr(t.statistic, 366.142260583136) <= 1e-9
+        @test t.dof == 20 == dof(t)
+        @test t.nobs == 24 == nobs(t)
+        @test t.categories == 21
+        @test t.pvalue < 1e-60 && pvalue(t) === t.pvalue
+        @test t.theta > 0
+        # Xsc.onesample(tonsils, pi0), pi0 the throat's pooled proportions
+        t = test_proportions(O, pT)
+        @test gt_relerr(t.statistic, 5.17206513999273) <= 1e-9
+        @test gt_relerr(t.pvalue, 0.999639605330565) <= 1e-9
+        @test t.dof == 20 && t.nobs == 23
+        # Xsc.onesample(throat, pi0), pi0 the pooled proportions of all three tables
+        t = test_proportions(T, gt_pooled(hcat(S, T, O)))
+        @test gt_relerr(t.statistic, 12.7067487387809) <= 1e-9
+        @test gt_relerr(t.pvalue, 0.889608634576809) <= 1e-9
+    end
+
+    @testset "one observation: Pearson's χ²" begin
+        # θ = 0, c = 1 / N: the statistic is Σ (x_v - N π0_v)² / (N π0_v).
+        x = S[:, 1]
+        N = sum(x)
+        t = test_proportions(x, pT)
+        @test t.theta == 0 && t.nobs == 1 && t.dof == 20
+        @test gt_relerr(t.statistic, sum((x .- N .* pT) .^ 2 ./ (N .* pT))) <= 1e-12
+        @test test_proportions(S[:, 1:1], pT).statistic ≈ t.statistic
+    end
+
+    @testset "the same test from every input" begin
+        t = test_proportions(S, pT)
+        @test test_proportions(permutedims(S), pT; obsdim = 1).statistic ≈ t.statistic
+        @test test_proportions(sparse(S), pT).statistic ≈ t.statistic
+        c = DirmnCounts(S)
+        @test test_proportions(c, pT).statistic ≈ t.statistic
+        close(c)
+        # Strided views pass as they are (a positive stride) or are copied.
+        v2 = zeros(41)
+        v2[1:2:41] .= pT
+        tv = test_proportions(S, view(v2, 1:2:41))
+        @test (tv.statistic, tv.pvalue, tv.theta) == (t.statistic, t.pvalue, t.theta)
+        r = reverse(pT)
+        tr = test_proportions(S, view(r, 21:-1:1))
+        @test (tr.statistic, tr.pvalue) == (t.statistic, t.pvalue)
+        @test test_proportions(S, Float32.(pT)).statistic ≈ t.statistic rtol = 1e-5
+        # Proportions within 1e-6 of summing to 1 are divided by their sum.
+        @test test_proportions(S, pT .* (1 + 1e-7)).statistic ≈ t.statistic
+        # Observations without counts are left out.
+        tz = test_proportions(hcat(S, zeros(Int, 21, 2)), pT)
+        @test tz.nobs == 24 && tz.statistic ≈ t.statistic && tz.theta ≈ t.theta
+    end
+
+    @testset "zero proportions" begin
+        # A category with counts at proportion 0: Inf, p-value 0.
+        p = copy(pT)
+        p[3] += p[1]
+        p[1] = 0
+        @test sum(S[1, :]) > 0
+        t = test_proportions(S, p)
+        @test t.statistic == Inf && t.pvalue == 0
+        @test t.categories == 20 && t.dof == 19
+        # A category without counts at proportion 0: left out.
+        t0 = test_proportions(vcat(S, zeros(Int, 1, 24)), vcat(pT, 0.0))
+        t1 = test_proportions(S, pT)
+        @test t0.categories == 21 && t0.dof == 20
+        @test t0.statistic ≈ t1.statistic && t0.pvalue ≈ t1.pvalue
+    end
+
+    @testset "display" begin
+        t = test_proportions(S, pT)
+        s = sprint(show, t)
+        @test occursin("ProportionTest(statistic=", s) && occursin("dof=20,", s)
+        m = sprint(show, MIME"text/plain"(), t)
+        @test occursin("HMP's Xsc", m) && occursin("24 observations with counts", m)
+        @test occursin("21 categories", m) && occursin("χ² with 20 dof", m)
+    end
+
+    @testset "bad input" begin
+        p = copy(pT)
+        p[2] = -0.1
+        e = caught(() -> test_proportions(S, p))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_PARAMETER
+        @test occursin("proportions index 1 (0-based)", e.message)
+        @test occursin("-0.1 is negative", e.message)
+        @test occursin("[proportions[2] in Julia]", e.message)
+        p[2] = NaN
+        e = caught(() -> test_proportions(S, p))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_PARAMETER
+        @test occursin("not finite", e.message) && occursin("[proportions[2] in Julia]", e.message)
+        e = caught(() -> test_proportions(S, Union{Missing,Float64}[missing; pT[2:end]]))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_PARAMETER
+        @test occursin("proportions[1]", e.message)
+        e = caught(() -> test_proportions(S, 2 .* pT))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+        @test occursin("sum to 2", e.message)
+        e = caught(() -> test_proportions(S, vcat(1.0, zeros(20))))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+        @test occursin("at least two", e.message)
+        e = caught(() -> test_proportions(zeros(Int, 21, 3), pT))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+        @test occursin("no row has counts", e.message)
+        for bad in (pT[1:20], vcat(pT, 0.0))
+            e = caught(() -> test_proportions(S, bad))
+            @test e isa DirmnError && e.name === :DIRMN_ERROR_DIMENSION_MISMATCH
+            @test occursin("proportions has length $(length(bad))", e.message)
+            @test occursin("21 categories", e.message)
+        end
+        # The length is checked in Julia before the library is called: on a
+        # closed DirmnCounts the library would fail otherwise.
+        c = DirmnCounts(S)
+        close(c)
+        e = caught(() -> test_proportions(c, pT[1:20]))
+        @test e isa DirmnError && e.name === :DIRMN_ERROR_DIMENSION_MISMATCH
+        e = caught(() -> test_proportions(c, pT))
+        @test e isa DirmnError && e.name !== :DIRMN_ERROR_DIMENSION_MISMATCH
+        @test caught(() -> test_proportions(S, pT; obsdim = 3)) isa ArgumentError
+        e = caught(() -> test_proportions([1 -1; 2 3], [0.5, 0.5]))
         @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_COUNTS
     end
 end

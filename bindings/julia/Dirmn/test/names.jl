@@ -43,6 +43,8 @@ const NM_GT = test_dirmn_groups(NM_GY, NM_RX, NM_GG)
 const NM_D = DirMult([1.0, 2.0, 3.0, 0.5, 1.5], 8)
 const NM_MIX = DirMultMixtureModel([NM_D.alpha reverse(NM_D.alpha)], [0.4, 0.6], 8)
 const NM_GRP = test_groups(NM_X, [1, 1, 2, 2]; bootstrap = 9, seed = 1)
+# The proportion test of NM_X against equal proportions.
+const NM_PT = test_proportions(NM_X, fill(0.2, 5))
 const NM_POW = power_groups([NM_D.alpha reverse(NM_D.alpha)], [4, 5], 30; tables = 20,
                             level = 0.1, seed = 1)
 
@@ -61,6 +63,7 @@ gtkw(name) = Symbol(name) in kwnames(test_groups)
 randkw(name) = Symbol(name) in kwnames(rand)
 powfield(name) = Symbol(name) in fieldnames(GroupPower)
 powkw(name) = Symbol(name) in kwnames(power_groups)
+ptfield(name) = Symbol(name) in fieldnames(ProportionTest)
 # The positional arguments any method of `f` declares.
 argnames(f) = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(f)]...))
 # The exported function `name` applied to `args`.
@@ -94,7 +97,8 @@ const NAME_CHECKS = Dict{String,Function}(
         isexported(n) && call(n, NM_REG) === NM_REG.converged === true,
     "parameters" => n -> fitfield(n) && mixfield(n) && regfield(n),
     "observations" => n -> fitfield(n) && mixfield(n) && testfield(n) && isexported(n) &&
-        regfield(n) && call(n, NM_REG) == NM_REG.nobs == 12,
+        regfield(n) && call(n, NM_REG) == NM_REG.nobs == 12 && ptfield(n) &&
+        call(n, NM_PT) == NM_PT.nobs == 4,
     "tolerance" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n) && powkw(n),
     "max_iterations" => n -> fitkw(n) && mixkw(n) && testkw(n) && regkw(n) && gtkw(n) &&
         powkw(n),
@@ -139,10 +143,10 @@ const NAME_CHECKS = Dict{String,Function}(
     "grow_from" => n -> mixkw(n),
     "progress_callback" => n -> fitkw(n) && mixkw(n) && regkw(n),
     "test_method" => n -> testkw(n) && testfield(n),
-    "test_statistic" => n -> testfield(n) && groupsfield(n) && gtfield(n),
+    "test_statistic" => n -> testfield(n) && groupsfield(n) && gtfield(n) && ptfield(n),
     "test_p_value" => n -> isexported(n) && testfield(n) && groupsfield(n) && gtfield(n) &&
         call(n, NM_GRP) === NM_GRP.pvalue &&
-        call(n, NM_GT) === NM_GT.pvalue &&
+        call(n, NM_GT) === NM_GT.pvalue && call(n, NM_PT) === NM_PT.pvalue &&
         getfield(Dirmn, Symbol(n))(NM_TEST) == NM_TEST.pvalue &&
         call(n, wald_test(NM_REG, 2)) == wald_test(NM_REG, 2).pvalue,
     # Regression (issue #29).
@@ -189,7 +193,8 @@ const NAME_CHECKS = Dict{String,Function}(
         all(getfield(NM_GT, Symbol(n)) .<= NM_GT.loglik_full),
     "test_df" => n -> isexported(n) && groupsfield(n) && call(n, NM_GT) == [2.0, 1.0] &&
         gtfield(n) && call(n, NM_GRP) == NM_GRP.dof == 5 &&
-        Symbol(n) in fieldnames(WaldTest) && testfield(n),
+        Symbol(n) in fieldnames(WaldTest) && testfield(n) && ptfield(n) &&
+        call(n, NM_PT) == NM_PT.dof == 4,
     "test_p_adjusted" => n -> groupsfield(n) &&
         all(getfield(NM_GT, Symbol(n)) .>= NM_GT.pvalue),
     "reg_group_status" => n -> groupsfield(n) && getfield(NM_GT, Symbol(n)) == [:ok, :ok],
@@ -248,9 +253,26 @@ const NAME_CHECKS = Dict{String,Function}(
                          statistic = Symbol(n))
         t.statistic_kind === p.statistic_kind === Symbol(n) && t.dof == NM_GRP.dof - 1
     end,
+    # HMP's Xoc: one shared overdispersion against one per group, χ² on G - 1.
+    "group_statistic_xoc" => function (n)
+        t = test_groups(NM_X, [1, 1, 2, 2]; statistic = Symbol(n))
+        p = power_groups([NM_D.alpha reverse(NM_D.alpha)], 3, 10; tables = 2,
+                         statistic = Symbol(n))
+        t.statistic_kind === p.statistic_kind === Symbol(n) && t.dof == NM_GRP.groups - 1 &&
+            t.loglik_groups == NM_GRP.loglik_groups
+    end,
     "group_statistic_kind" => n -> gtfield(n) && powfield(n) &&
         getfield(NM_GRP, Symbol(n)) === :lrt &&
-        getfield(test_groups(NM_X, [1, 1, 2, 2]; statistic = :xmcupo), Symbol(n)) === :xmcupo,
+        getfield(test_groups(NM_X, [1, 1, 2, 2]; statistic = :xmcupo), Symbol(n)) === :xmcupo &&
+        getfield(test_groups(NM_X, [1, 1, 2, 2]; statistic = :xoc), Symbol(n)) === :xoc,
+    # One group's observations against a given composition (HMP's
+    # Xsc.onesample): the exported function, its positional argument, the
+    # result's overdispersion (0 for one observation).
+    "proportion_test" => n -> isexported(n) && NM_PT isa ProportionTest &&
+        call(n, NM_X, fill(0.2, 5)).statistic == NM_PT.statistic,
+    "proportion_test_null" => n -> Symbol(n) in argnames(test_proportions),
+    "proportion_test_theta" => n -> ptfield(n) && isfinite(getfield(NM_PT, Symbol(n))) &&
+        getfield(test_proportions(NM_X[:, 1], fill(0.2, 5)), Symbol(n)) == 0,
 )
 
 @testset "names.tsv's julia column" begin

@@ -145,6 +145,48 @@ const PW_A3 = [2.0 3.0 2.0; 3.0 2.0 3.0; 1.0 1.0 1.5; 4.0 4.0 3.0; 0.5 0.5 0.5]
         @test occursin("HMP's Xmcupo", sprint(show, MIME"text/plain"(), p))
     end
 
+    @testset "Xoc: the level, power, rand + test_groups" begin
+        # Every group's α_v = 2 + v: one overdispersion, the level's share.
+        A = repeat([2.0 + v for v in 1:6], 1, 3)
+        p = power_groups(A, 25, 200; statistic = :xoc, tables = 200, level = 0.05, seed = 0)
+        @test p.statistic_kind === :xoc && p.tables == 200
+        @test abs(p.power - 0.05) <= 0.05
+        @test 1.2 < p.mean_statistic < 3.2              # near its χ² dof, 3 - 1
+        # The third group's α times 6: its precision six times the others'.
+        B = copy(A)
+        B[:, 3] .*= 6
+        far = power_groups(B, 25, 200; statistic = :xoc, tables = 200, seed = 0)
+        @test far.power > 0.5
+        # Proportions that differ at one precision are no overdispersion.
+        C = [A[:, 1] reverse(A[:, 1]) A[:, 1]]
+        @test power_groups(C, 25, 200; statistic = :xoc, tables = 200, seed = 0).power <
+              0.15 < power_groups(C, 25, 200; tables = 200, seed = 0).power
+        # The same tables drawn with rand and tested with test_groups.
+        rows, sizes = [8, 11, 6], vcat(collect(40:3:61), fill(55, 11), collect(20:10:70))
+        groups = vcat([fill(g, rows[g]) for g in 1:3]...)
+        A3 = PW_A3 .* [1.0 3.0 0.5]
+        d = DirMultMixtureModel(A3)
+        S = UInt64(7)
+        q = power_groups(A3, rows, Any[collect(40:3:61), 55, collect(20:10:70)];
+                         statistic = :xoc, tables = 60, level = 0.1, seed = S)
+        rejected, total = 0, 0.0
+        for t in 0:59
+            Xt = rand(d, length(groups); component = groups, size = sizes,
+                      seed = pw_derived_key(S, 3, t)).counts
+            r = test_groups(Xt, groups; statistic = :xoc)
+            rejected += r.pvalue < 0.1
+            total += r.statistic
+        end
+        @test 0 < rejected < 60
+        @test q.rejected == rejected
+        @test abs(q.mean_statistic - total / 60) <= 1e-9 * max(1.0, total / 60)
+        @test power_groups(A, 12, 40; statistic = :xoc, tables = 80, seed = 9) ==
+              power_groups(A, 12, 40; statistic = :xoc, tables = 80, seed = 9)
+        @test occursin("statistic_kind=:xoc", sprint(show, p))
+        m = sprint(show, MIME"text/plain"(), p)
+        @test occursin("HMP's Xoc", m) && occursin("one shared overdispersion", m)
+    end
+
     @testset "forms of rows_per_group and size agree" begin
         A = PW_A3[:, 1:2]
         base = power_groups(A, [10, 10], [fill(30, 10), fill(30, 10)]; tables = 40, seed = 6)
@@ -188,9 +230,10 @@ const PW_A3 = [2.0 3.0 2.0; 3.0 2.0 3.0; 1.0 1.0 1.5; 4.0 4.0 3.0; 0.5 0.5 0.5]
                                                 :DIRMN_ERROR_DIMENSION_MISMATCH))
         args = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(power_groups)]...))
         @test :size in args && !(:sizes in args)
-        for s in (:Xmcupo, :wald)
+        for s in (:Xmcupo, :Xoc, :wald)
             e = caught(() -> power_groups(A, 3, 30; statistic = s))
-            @test e isa ArgumentError && occursin("statistic must be :lrt or :xmcupo", e.msg)
+            @test e isa ArgumentError &&
+                  occursin("statistic must be :lrt, :xmcupo or :xoc", e.msg)
         end
         @test occursin("alpha[2, 2]",
                        bad(() -> power_groups([1.0 2.0; 1.0 0.0], 3, 30),

@@ -58,6 +58,8 @@ for round in 1:3
     Matrix(c); sparse(s); sparse(t)
     simulate(f; nsim = 2, seed = 5, context = ctx); simulate(m; seed = 6); simulate(rg; seed = 7)
     test_groups(c, [1, 1, 2, 2, 1, 2]; bootstrap = 3, seed = 8)
+    # The proportion test: proportions read through a stride.
+    test_proportions(c, [0.2, 0.3, 0.5]); test_proportions(t, view([0.2, 0, 0.3, 0, 0.5], 1:2:5))
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
                 () -> loglik(Any[1, missing], [1.0, 1.0]; context = ctx),
@@ -68,7 +70,8 @@ for round in 1:3
                 () -> test_dirmn_groups(c, Xd, [1, 1, 1]; p_null = 2),
                 () -> rand(DirMult([1.0, -1.0], 3), 2; context = ctx),
                 () -> rand(DirMult(a, 3), 2; size = [1, -1], context = ctx),
-                () -> test_groups(c, [1, 1, 1, 1, 1, 1]), () -> Matrix{Int32}(DirmnCounts(
+                () -> test_groups(c, [1, 1, 1, 1, 1, 1]),
+                () -> test_proportions(s, [0.5, -0.5, 1.0]), () -> Matrix{Int32}(DirmnCounts(
                     [2^40 1; 0 1]; context = ctx)),
                 () -> DirmnCounts(SparseMatrixCSC{Int,Int}(3, 2, [1, 3, 4], [1, 8, 2], [1, 2, 3]);
                                   context = ctx))

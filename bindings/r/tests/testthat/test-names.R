@@ -39,12 +39,13 @@ package_vocabulary <- function() {
   groups <- names_groups()
   moments <- dirmn_moments(c(1, 2, 3), size = 10)
   group_test <- dirmn_test_groups(mite, rep(1:2, length.out = nrow(mite)))
+  proportion_test <- dirmn_test_proportions(mite, colSums(mite) / sum(mite))
   power <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), 4, 20, tables = 5, seed = 1)
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
                      names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
                      names(reg), names(summary(reg)), names(wald_test(reg)),
                      names(groups), names(attributes(groups)), names(moments),
-                     names(group_test), names(power)))
+                     names(group_test), names(proportion_test), names(power)))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
        fields = fields, generics = s3_generics())
 }
@@ -169,7 +170,7 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
   expect_identical(gr[[idea("columns_with_counts")]], c(3L, 2L))
 })
 
-test_that("the sampling, moments and group-test names of names.tsv land where they belong", {
+test_that("the sampling, moments, group-test and proportion-test names of names.tsv land where they belong", {
   tab <- names_table()
   idea <- function(name) tab$r[tab$idea == name]
   exports <- getNamespaceExports("dirmn")
@@ -226,7 +227,8 @@ test_that("the sampling, moments and group-test names of names.tsv land where th
   for (f in list(dirmn_test_groups, dirmn_power)) {
     expect_true(idea("group_statistic") %in% names(formals(f)))
     expect_identical(eval(formals(f)[[idea("group_statistic")]]),
-                     c(idea("group_statistic_lrt"), idea("group_statistic_xmcupo")))
+                     c(idea("group_statistic_lrt"), idea("group_statistic_xmcupo"),
+                       idea("group_statistic_xoc")))
   }
   g <- rep(1:2, length.out = nrow(mite))
   lrt <- dirmn_test_groups(mite, g)
@@ -235,13 +237,33 @@ test_that("the sampling, moments and group-test names of names.tsv land where th
   expect_identical(xm$statistic_kind, idea("group_statistic_xmcupo"))
   expect_identical(names(xm[[idea("group_statistic")]]), "Xmcupo")
   expect_identical(unname(xm$parameter), unname(lrt$parameter) - 1)   # (G - 1)(P - 1)
+  xo <- dirmn_test_groups(mite, g, statistic = idea("group_statistic_xoc"))
+  expect_identical(xo$statistic_kind, idea("group_statistic_xoc"))
+  expect_identical(names(xo[[idea("group_statistic")]]), "Xoc")
+  expect_identical(unname(xo$parameter), 1)                           # G - 1
   expect_identical(
     dirmn_test_groups(mite, g, statistic = idea("group_statistic_lrt"))$statistic,
     lrt$statistic)
   pwx <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), c(4, 5), 20, tables = 20, seed = 1,
                      statistic = idea("group_statistic_xmcupo"))
   expect_identical(pwx$statistic_kind, idea("group_statistic_xmcupo"))
+  pwo <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), c(4, 5), 20, tables = 20, seed = 1,
+                     statistic = idea("group_statistic_xoc"))
+  expect_identical(pwo$statistic_kind, idea("group_statistic_xoc"))
   expect_identical(pw$statistic_kind, idea("group_statistic_lrt"))
+  # the rows against a given composition (HMP's Xsc): the function, its
+  # composition argument (p, as stats::chisq.test names it) and the
+  # field theta of its htest
+  expect_true(idea("proportion_test") %in% exports)
+  prop <- get(idea("proportion_test"), envir = asNamespace("dirmn"))
+  expect_true(idea("proportion_test_null") %in% names(formals(prop)))
+  args <- list(mite, colSums(mite) / sum(mite))
+  names(args) <- c("x", idea("proportion_test_null"))
+  pt <- do.call(prop, args)
+  expect_s3_class(pt, "htest")
+  expect_true(idea("proportion_test_theta") %in% names(pt))
+  expect_true(is.numeric(pt[[idea("proportion_test_theta")]]))
+  expect_identical(names(pt$statistic), "Xsc")
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {

@@ -187,11 +187,34 @@ test_that("Xmcupo's power agrees with rdirmn + dirmn_test_groups within Monte Ca
   expect_lt(abs(p$mean_statistic - mean(stats)), 4 * se_mean)
 })
 
+test_that("with Xoc, one shared overdispersion gives the level and different ones are found", {
+  # 3 groups of 25 rows of size 200, 6 categories: one alpha for all
+  a <- 2 + 1:6
+  same <- rbind(a, a, a)
+  p <- dirmn_power(same, 25, 200, tables = 200, sig.level = 0.05, seed = 4, statistic = "xoc")
+  expect_s3_class(p, "power.htest")
+  expect_identical(p$statistic_kind, "xoc")
+  expect_match(p$method, "HMP's Xoc")
+  expect_identical(p$tables, 200L)
+  expect_gte(p$power, 0)
+  expect_lte(p$power, 0.1)
+  # the statistic's mean is near its chi-square df, G - 1 = 2
+  expect_gt(p$mean_statistic, 1)
+  expect_lt(p$mean_statistic, 3.5)
+  # the third group's precision six times the others' (same proportions)
+  differ <- rbind(a, a, 6 * a)
+  far <- dirmn_power(differ, 25, 200, tables = 200, sig.level = 0.05, seed = 4,
+                     statistic = "xoc")
+  expect_gt(far$power, 0.5)
+  expect_identical(dirmn_power(same, 10, 50, tables = 40, seed = 9, statistic = "xoc"),
+                   dirmn_power(same, 10, 50, tables = 40, seed = 9, statistic = "xoc"))
+})
+
 test_that("a bad statistic for dirmn_power is an error naming it", {
   a <- power_alpha[1:2, ]
-  for (bad in list("LRT", "xmcupo2", NA_character_, 2)) {
+  for (bad in list("LRT", "xmcupo2", "Xoc", NA_character_, 2)) {
     expect_error(dirmn_power(a, 10, 30, statistic = bad),
-                 "statistic must be one of \"lrt\", \"xmcupo\"",
+                 "statistic must be one of \"lrt\", \"xmcupo\", \"xoc\"",
                  class = "dirmn_error_invalid_argument")
   }
 })

@@ -215,12 +215,217 @@ test_that("Xmcupo's bootstrap p-value is on its grid and reproducible with a see
   expect_gt(length(unique(ps)), 1L)
 })
 
+test_that("Xoc reproduces HMP's Xoc.sevsample on saliva, throat and tonsils", {
+  all3 <- hmp_groups(c("saliva", "throat", "tonsils"))
+  t3 <- dirmn_test_groups(all3$x, all3$g, statistic = "xoc")
+  expect_s3_class(t3, "htest")
+  # HMP 2.0.1: Xoc.sevsample(list(saliva, throat, tonsils), epsilon = 1e-10)
+  expect_equal(unname(t3$statistic), 107.907114781439, tolerance = 1e-8)
+  expect_identical(names(t3$statistic), "Xoc")
+  expect_identical(names(t3$parameter), "df")
+  expect_identical(unname(t3$parameter), 3 - 1)
+  expect_equal(t3$p.value, pchisq(unname(t3$statistic), 2, lower.tail = FALSE),
+               tolerance = 1e-9)
+  expect_identical(t3$p.value, t3$p_value_chisq)
+  expect_identical(t3$statistic_kind, "xoc")
+  expect_match(t3$method, "^HMP's Xoc test")
+  expect_match(t3$method, "(chi-square)", fixed = TRUE)
+  expect_identical(t3$groups, 3L)
+  # the statistic is the likelihood ratio of the shared-precision fit
+  # (loglik_null) against the groups' own fits (as for the likelihood ratio)
+  lrt <- dirmn_test_groups(all3$x, all3$g)
+  expect_identical(t3$loglik_groups, lrt$loglik_groups)
+  expect_equal(unname(t3$statistic), 2 * (t3$loglik_groups - t3$loglik_null),
+               tolerance = 1e-9)
+  expect_gt(t3$loglik_null, lrt$loglik_null)
+  st <- hmp_groups(c("saliva", "throat"))
+  ts <- dirmn_test_groups(st$x, st$g, statistic = "xoc")
+  expect_equal(unname(ts$statistic), 27.9373973570764, tolerance = 1e-8)
+  expect_equal(ts$p.value, 1.25304413067795e-07, tolerance = 1e-7)
+  expect_identical(unname(ts$parameter), 1)
+  tt <- hmp_groups(c("throat", "tonsils"))
+  t2 <- dirmn_test_groups(tt$x, tt$g, statistic = "xoc")
+  expect_equal(unname(t2$statistic), 25.5870610596612, tolerance = 1e-8)
+  expect_equal(t2$p.value, 4.22865448324039e-07, tolerance = 1e-7)
+  expect_identical(unname(t2$parameter), 1)
+})
+
+test_that("Xoc's bootstrap p-value is on its grid and reproducible with a seed", {
+  tt <- hmp_groups(c("throat", "tonsils"))
+  B <- 49
+  tb <- dirmn_test_groups(tt$x, tt$g, method = "bootstrap", B = B, seed = 3,
+                          statistic = "xoc")
+  expect_identical(tb$B, as.integer(B))
+  expect_identical(tb$statistic_kind, "xoc")
+  expect_identical(tb$p.value, tb$p_value_bootstrap)
+  expect_match(tb$method, "Xoc.*parametric bootstrap, B = 49")
+  expect_equal(unname(tb$statistic), 25.5870610596612, tolerance = 1e-8)
+  # the observed statistic is far out (chi-square p-value 4e-7): no
+  # bootstrap table reaches it
+  expect_equal(tb$p.value, 1 / (B + 1))
+  expect_identical(dirmn_test_groups(tt$x, tt$g, method = "bootstrap", B = B, seed = 3,
+                                     statistic = "xoc"), tb)
+})
+
 test_that("a bad statistic is an error naming the argument and its values", {
   mite <- mite_table()
   g <- rep(1:2, 35)
-  for (bad in list("Xmcupo", "wald", c("lrt", "xmcupo", "x"), NA_character_, 1L)) {
+  for (bad in list("Xmcupo", "Xoc", "wald", c("lrt", "xmcupo", "x"), NA_character_, 1L)) {
     expect_error(dirmn_test_groups(mite, g, statistic = bad),
-                 "statistic must be one of \"lrt\", \"xmcupo\"",
+                 "statistic must be one of \"lrt\", \"xmcupo\", \"xoc\"",
                  class = "dirmn_error_invalid_argument")
   }
+})
+
+# The pooled proportions of a table: HMP's pi0 of one group's rows.
+pooled <- function(x) colSums(x) / sum(x)
+
+test_that("dirmn_test_proportions reproduces HMP's Xsc.onesample on saliva, throat and tonsils", {
+  saliva <- hmp_table("saliva")
+  throat <- hmp_table("throat")
+  tonsils <- hmp_table("tonsils")
+  expect_identical(dim(saliva), c(24L, 21L))
+  # HMP 2.0.1: Xsc.onesample(saliva, pooled(throat))
+  ts <- dirmn_test_proportions(saliva, pooled(throat))
+  expect_s3_class(ts, "htest")
+  expect_equal(unname(ts$statistic), 366.142260583136, tolerance = 1e-9)
+  expect_identical(names(ts$statistic), "Xsc")
+  expect_identical(names(ts$parameter), "df")
+  expect_identical(unname(ts$parameter), 20)
+  expect_identical(ts$rows, 24L)
+  expect_identical(ts$categories, 21L)
+  expect_lt(ts$p.value, 1e-60)
+  expect_equal(ts$p.value, pchisq(unname(ts$statistic), 20, lower.tail = FALSE),
+               tolerance = 1e-9)
+  expect_match(ts$method, "^HMP's Xsc test")
+  expect_match(ts$method, "(chi-square)", fixed = TRUE)
+  expect_identical(ts$data.name, "saliva against pooled(throat)")
+  expect_true(is.finite(ts$theta) && ts$theta > 0)
+  expect_identical(unname(ts$estimate), ts$theta)
+  expect_identical(names(ts$estimate), "theta")
+  # HMP 2.0.1: Xsc.onesample(tonsils, pooled(throat)) and
+  # Xsc.onesample(throat, pooled(rbind(saliva, throat, tonsils)))
+  tt <- dirmn_test_proportions(tonsils, pooled(throat))
+  expect_equal(unname(tt$statistic), 5.17206513999273, tolerance = 1e-9)
+  expect_equal(tt$p.value, 0.999639605330565, tolerance = 1e-9)
+  expect_identical(unname(tt$parameter), 20)
+  th <- dirmn_test_proportions(throat, pooled(rbind(saliva, throat, tonsils)))
+  expect_equal(unname(th$statistic), 12.7067487387809, tolerance = 1e-9)
+  expect_equal(th$p.value, 0.889608634576809, tolerance = 1e-9)
+  # HMP itself, where it is installed (its p-value is 1 - pchisq: 0 for
+  # saliva, whose upper tail is far below double precision's 1)
+  if (requireNamespace("HMP", quietly = TRUE)) {
+    for (case in list(list(saliva, pooled(throat), ts), list(tonsils, pooled(throat), tt),
+                      list(throat, pooled(rbind(saliva, throat, tonsils)), th))) {
+      h <- HMP::Xsc.onesample(case[[1L]], case[[2L]])
+      expect_equal(unname(case[[3L]]$statistic), h[["Xsc statistics"]], tolerance = 1e-9)
+      expect_lt(abs(case[[3L]]$p.value - h[["p value"]]), 1e-9)
+    }
+  }
+})
+
+test_that("dirmn_test_proportions takes every form of table and matches p by name", {
+  saliva <- hmp_table("saliva")
+  p0 <- pooled(hmp_table("throat"))
+  ref <- dirmn_test_proportions(saliva, p0)
+  same <- function(t) {
+    expect_equal(unname(t$statistic), unname(ref$statistic), tolerance = 1e-12)
+    expect_equal(t$p.value, ref$p.value, tolerance = 1e-9)
+    expect_identical(t$parameter, ref$parameter)
+    expect_equal(t$theta, ref$theta, tolerance = 1e-12)
+    expect_identical(t$rows, ref$rows)
+    expect_identical(t$categories, ref$categories)
+  }
+  same(dirmn_test_proportions(Matrix::Matrix(saliva, sparse = TRUE), p0))
+  same(dirmn_test_proportions(as.data.frame(saliva), p0))
+  same(dirmn_test_proportions(t(saliva), p0, samples = "columns"))
+  ct <- dirmn_counts(saliva)
+  same(dirmn_test_proportions(ct, p0))
+  close(ct)
+  # p by name where both have names, else by position; a 1 x V matrix is
+  # a vector
+  same(dirmn_test_proportions(saliva, rev(p0)))
+  same(dirmn_test_proportions(saliva, unname(p0)))
+  same(dirmn_test_proportions(unname(saliva), p0))
+  same(dirmn_test_proportions(saliva, matrix(p0, 1L)))
+  expect_gt(unname(dirmn_test_proportions(saliva, unname(rev(p0)))$statistic),
+            unname(ref$statistic))
+  # p is divided by its sum (within 1e-6 of 1)
+  same(dirmn_test_proportions(saliva, p0 * (1 + 1e-7)))
+  # rows without counts are left out
+  z <- rbind(saliva, 0)
+  same(dirmn_test_proportions(z, p0))
+  # one row: no overdispersion to estimate, theta 0
+  one <- dirmn_test_proportions(saliva[1L, , drop = FALSE], p0)
+  expect_identical(one$theta, 0)
+  expect_identical(one$rows, 1L)
+})
+
+test_that("a column with counts where p is 0 makes the statistic Inf", {
+  saliva <- hmp_table("saliva")
+  p0 <- pooled(hmp_table("throat"))
+  expect_true(all(colSums(saliva)[1:2] > 0))
+  p <- p0
+  p[1L] <- p[1L] + p[2L]
+  p[2L] <- 0
+  t0 <- dirmn_test_proportions(saliva, p)
+  expect_identical(unname(t0$statistic), Inf)
+  expect_identical(t0$p.value, 0)
+  expect_identical(unname(t0$parameter), 19)
+  expect_identical(t0$categories, 20L)
+  # a column where p is 0 and the rows have no counts is left out
+  x <- saliva
+  x[, 2L] <- 0
+  tx <- dirmn_test_proportions(x, p)
+  expect_true(is.finite(tx$statistic))
+  expect_identical(unname(tx$parameter), 19)
+})
+
+test_that("bad arguments of dirmn_test_proportions are errors naming them", {
+  saliva <- hmp_table("saliva")
+  p0 <- pooled(hmp_table("throat"))
+  p <- p0
+  p[2L] <- -0.1
+  expect_error(dirmn_test_proportions(saliva, p), "column 2: proportion -0.1 is negative",
+               class = "dirmn_error_invalid_parameter")
+  p <- p0
+  p[5L] <- Inf
+  expect_error(dirmn_test_proportions(saliva, p), "column 5: proportion Inf is not finite",
+               class = "dirmn_error_invalid_parameter")
+  p <- p0
+  p[3L] <- NA
+  expect_error(dirmn_test_proportions(saliva, p), "column 3: proportion NA is not finite",
+               class = "dirmn_error_invalid_parameter")
+  p[3L] <- NaN
+  expect_error(dirmn_test_proportions(saliva, p), "column 3: proportion NaN is not finite",
+               class = "dirmn_error_invalid_parameter")
+  # the column is the table's, after matching names
+  p <- rev(p0)
+  p[["Taxa.4"]] <- -1
+  expect_error(dirmn_test_proportions(saliva, p), "column 4: proportion -1 is negative",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_test_proportions(saliva, p0 * 0.9),
+               "the proportions sum to 0[.][89][0-9]*, not 1 \\(within 1e-6\\)",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_proportions(saliva, p0 * 2), "sum to 2, not 1",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_proportions(saliva, c(1, rep(0, 20))), "at least two",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_proportions(saliva, p0[-1L]),
+               "p has length 20 but the counts have 21 columns",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(dirmn_test_proportions(saliva, c(p0, 0)), "p has length 22",
+               class = "dirmn_error_dimension_mismatch")
+  named <- p0
+  names(named)[1L] <- "other"
+  expect_error(dirmn_test_proportions(saliva, named), "\"other\" is not a column of x",
+               class = "dirmn_error_dimension_mismatch")
+  expect_error(dirmn_test_proportions(saliva, as.character(p0)), "p must be a numeric vector",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_test_proportions(saliva, matrix(p0, 3L)), "p must be a numeric vector",
+               class = "dirmn_error_invalid_parameter")
+  expect_error(dirmn_test_proportions(saliva), "p is missing",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_test_proportions(saliva * 0, p0), "no row has counts",
+               class = "dirmn_error_invalid_argument")
 })
