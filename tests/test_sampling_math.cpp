@@ -85,6 +85,24 @@ TEST_CASE("sampling math: the ziggurat's layers and its normal draws", "[sample]
   CHECK(std::fabs(beyond_r - draws * 2 * cdf(-r)) < 5 * std::sqrt(draws * 2 * cdf(-r)));
 }
 
+// 2 * 10^5 Gamma(a) draws from draw() against their mean a and variance a.
+template <class Draw>
+void check_gamma_moments(double a, Draw draw) {
+  const int n = 200000;
+  double m = 0.0, m2 = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const double x = draw() / a;  // mean 1, variance 1 / a
+    REQUIRE((std::isfinite(x) && x >= 0.0));
+    m += x;
+    m2 += x * x;
+  }
+  m /= n;
+  const double var = m2 / n - m * m;
+  CHECK(std::fabs(m - 1.0) < 5 * std::sqrt(1.0 / a / n));
+  // The variance's own standard error is about sqrt((6 / a + 2) / n) / a.
+  CHECK(std::fabs(var - 1.0 / a) < 6 * std::sqrt((6.0 / a + 2.0) / n) / a);
+}
+
 TEST_CASE("sampling math: gamma draws by value match their moments", "[sample][math]") {
   CHECK_FALSE(gamma_by_value(0.06));
   CHECK(gamma_by_value(kGammaValueMinShape));
@@ -93,19 +111,12 @@ TEST_CASE("sampling math: gamma draws by value match their moments", "[sample][m
   for (double a : {0.0625, 0.3, 1.0, 1.8, 40.0, 1e6}) {
     const GammaShape g = gamma_shape(a);
     RandomStream r{0xbead + static_cast<uint64_t>(a * 1000), 0};
-    const int n = 200000;
-    double m = 0.0, m2 = 0.0;
-    for (int i = 0; i < n; ++i) {
-      const double x = draw_gamma(g, r) / a;  // mean 1, variance 1 / a
-      REQUIRE((std::isfinite(x) && x > 0.0));
-      m += x;
-      m2 += x * x;
-    }
-    m /= n;
-    const double var = m2 / n - m * m;
     INFO("shape " << a);
-    CHECK(std::fabs(m - 1.0) < 5 * std::sqrt(1.0 / a / n));
-    CHECK(std::fabs(var - 1.0 / a) < 6 * std::sqrt((6.0 / a + 2.0) / n) / a);
+    check_gamma_moments(a, [&] {
+      const double x = draw_gamma(g, r);
+      REQUIRE(x > 0.0);  // a normal double: no underflow in this range
+      return x;
+    });
   }
   // At 1e200 a draw is a (1 + z / sqrt(a)): a to within 1e-90.
   const GammaShape huge = gamma_shape(1e200);
@@ -117,21 +128,12 @@ TEST_CASE("sampling math: gamma draws, tiny to huge shapes", "[sample][math]") {
   for (double a : {1e-3, 0.3, 1.0, 2.5, 40.0, 1e6}) {
     const GammaShape g = gamma_shape(a);
     RandomStream r{0x5eed + static_cast<uint64_t>(a * 1000), 0};
-    const int n = 200000;
-    double m = 0.0, m2 = 0.0;
-    for (int i = 0; i < n; ++i) {
+    INFO("shape " << a);
+    check_gamma_moments(a, [&] {
       const double lg = draw_log_gamma(g, r);
       REQUIRE(std::isfinite(lg));
-      const double x = std::exp(lg) / a;  // mean 1, variance 1 / a
-      m += x;
-      m2 += x * x;
-    }
-    m /= n;
-    const double var = m2 / n - m * m;
-    INFO("shape " << a);
-    CHECK(std::fabs(m - 1.0) < 5 * std::sqrt(1.0 / a / n));
-    // The variance's own standard error is about sqrt((6 / a + 2) / n) / a.
-    CHECK(std::fabs(var - 1.0 / a) < 6 * std::sqrt((6.0 / a + 2.0) / n) / a);
+      return std::exp(lg);
+    });
   }
   // log G at a = 1e-300 is finite and hugely negative.
   const GammaShape tiny = gamma_shape(1e-300);

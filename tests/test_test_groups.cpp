@@ -323,6 +323,19 @@ TEST_CASE("test_groups: HMP's Xdc on its saliva, throat and tonsils tables", "[g
   CHECK(st.df == 21.0);
 }
 
+// HMP 2.0.1's saliva, throat and tonsils tables (21 taxa) stacked, their
+// rows in groups 0, 1 and 2.
+static void hmp_tables(std::vector<double>* x, std::vector<int64_t>* group) {
+  int g = 0;
+  for (const char* name : {"hmp_saliva.csv", "hmp_throat.csv", "hmp_tonsils.csv"}) {
+    int64_t r = 0, c = 0;
+    const std::vector<double> t = read_csv(test_data_path(name), &r, &c);
+    REQUIRE(c == 21);
+    x->insert(x->end(), t.begin(), t.end());
+    group->insert(group->end(), static_cast<size_t>(r), g++);
+  }
+}
+
 TEST_CASE("test_groups: HMP's Xmcupo on its saliva, throat and tonsils tables", "[groups-test]") {
   // HMP 2.0.1's Xmcupo.sevsample (deterministic: method-of-moments
   // estimates; its row totals carry a +1e-6 that moves nothing at 1e-9).
@@ -330,13 +343,7 @@ TEST_CASE("test_groups: HMP's Xmcupo on its saliva, throat and tonsils tables", 
   REQUIRE(ctx);
   std::vector<double> x;
   std::vector<int64_t> group;
-  int g = 0;
-  for (const char* name : {"hmp_saliva.csv", "hmp_throat.csv", "hmp_tonsils.csv"}) {
-    int64_t r = 0, c = 0;
-    const std::vector<double> t = read_csv(test_data_path(name), &r, &c);
-    x.insert(x.end(), t.begin(), t.end());
-    group.insert(group.end(), static_cast<size_t>(r), g++);
-  }
+  hmp_tables(&x, &group);
   const int64_t rows = static_cast<int64_t>(group.size());
   Counts c = counts_of(ctx.get(), x, rows, 21);
   dirmn_group_test_options o;
@@ -472,13 +479,7 @@ TEST_CASE("test_groups: HMP's Xoc on its saliva, throat and tonsils tables", "[g
   REQUIRE(ctx);
   std::vector<double> x;
   std::vector<int64_t> group;
-  int g = 0;
-  for (const char* name : {"hmp_saliva.csv", "hmp_throat.csv", "hmp_tonsils.csv"}) {
-    int64_t r = 0, c = 0;
-    const std::vector<double> t = read_csv(test_data_path(name), &r, &c);
-    x.insert(x.end(), t.begin(), t.end());
-    group.insert(group.end(), static_cast<size_t>(r), g++);
-  }
+  hmp_tables(&x, &group);
   const int64_t rows = static_cast<int64_t>(group.size());
   Counts c = counts_of(ctx.get(), x, rows, 21);
   dirmn_group_test_options o;
