@@ -95,8 +95,9 @@
 #' @param starts Number of random starts per `k`; the best (by the
 #'   objective) is kept. `NULL` (the default) takes libdirmn's default
 #'   (`dirmn_mixture_options_init`).
-#' @param seed Seed of libdirmn's own random number generator (a
-#'   non-negative whole number): the same seed gives the same fit.
+#' @param seed Seed of libdirmn's own random number generator (a whole
+#'   number in 0 .. 2^53, or any 64-bit seed as a string of decimal
+#'   digits): the same seed gives the same fit.
 #' @param tolerance EM stops when the objective changes by less than
 #'   `tolerance` times its absolute value.
 #' @param max_iterations Maximum number of EM iterations per start. Where
@@ -287,12 +288,24 @@ dirmn_mixture <- function(x, k = 1:5, objective = c("ml", "dmn"),
   value
 }
 
+# A seed for libdirmn: a whole number in 0 .. 2^53 (as a double holds it
+# exactly), or any 64-bit seed (0 .. 2^64 - 1, as Python and Julia take
+# them) written as a string of decimal digits; returned as a double where
+# one holds it, else as the digits without leading zeros.
 .check_seed <- function(seed, call) {
-  if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || seed != trunc(seed) ||
-      seed < 0 || seed > 2^53) {
-    .stop("invalid_argument", "seed must be a single non-negative whole number", call)
+  if (is.character(seed) && length(seed) == 1L && !is.na(seed) && grepl("^[0-9]+$", seed)) {
+    digits <- sub("^0+([0-9])", "\\1", seed)
+    if (nchar(digits) < 20L || (nchar(digits) == 20L && digits <= "18446744073709551615")) {
+      exact <- nchar(digits) < 16L || (nchar(digits) == 16L && digits <= "9007199254740992")
+      return(if (exact) as.double(digits) else digits)
+    }
+  } else if (is.numeric(seed) && length(seed) == 1L && !is.na(seed) && seed == trunc(seed) &&
+             seed >= 0 && seed <= 2^53) {
+    return(as.double(seed))
   }
-  as.double(seed)
+  .stop("invalid_argument", paste(
+    "seed must be a single whole number in 0 .. 2^53, or a string of decimal digits",
+    "below 2^64 (\"18446744073709551615\" at most)"), call)
 }
 
 # One fitted model (class dirmn_mixture_fit) from the library's mixture as

@@ -37,7 +37,8 @@
 #'   chi-square on \eqn{G - 1}{G - 1}).
 #' @param seed `NULL` (draw the library's seed from R's random number
 #'   generator, so [set.seed()] makes it reproducible) or the library's
-#'   seed, a whole number in 0 .. 2^53.
+#'   seed, a whole number in 0 .. 2^53, or any
+#'   64-bit seed as a string of decimal digits ("18446744073709551615" at most).
 #' @param param `"alpha"` (`alpha` holds alpha) or `"logalpha"` (it holds log
 #'   alpha).
 #' @param tolerance,max_iterations Every fit's, as for [dirmn_fit()].

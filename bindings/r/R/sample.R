@@ -41,7 +41,8 @@
 #'   `rowwise = TRUE` an n x V matrix (see Details). Its names (a matrix's
 #'   column names) become the column names of the result.
 #' @param seed `NULL` (draw one from R's random number generator) or the
-#'   library's seed, a whole number in 0 .. 2^53.
+#'   library's seed, a whole number in 0 .. 2^53, or any
+#'   64-bit seed as a string of decimal digits ("18446744073709551615" at most).
 #' @param component For a mixture (a k x V `alpha`): `NULL`, or each row's
 #'   component, `n` whole numbers in 1 .. k.
 #' @param mixture_weights For a mixture, where `component` is `NULL`: the
@@ -337,7 +338,8 @@ dirmn_moments <- function(alpha, size, param = c("alpha", "logalpha")) {
 #' @param object A `dirmn_fit`, `dirmn_mixture`, `dirmn_mixture_fit` or
 #'   `dirmn_reg` object.
 #' @param nsim The number of tables to draw.
-#' @param seed `NULL` or the library's seed, a whole number in 0 .. 2^53.
+#' @param seed `NULL` or the library's seed, a whole number in 0 .. 2^53, or any
+#'   64-bit seed as a string of decimal digits ("18446744073709551615" at most).
 #' @param components For a `dirmn_mixture`: the number of components of the
 #'   model to draw from; `NULL` for the selected model.
 #' @param ... Unused.

@@ -72,7 +72,8 @@
 #'   whole number >= 1; ignored, but checked, for `"lrt"`).
 #' @param seed For the bootstrap: `NULL` (draw the library's seed from R's
 #'   random number generator, so [set.seed()] makes it reproducible) or the
-#'   library's seed, a whole number in 0 .. 2^53.
+#'   library's seed, a whole number in 0 .. 2^53, or any
+#'   64-bit seed as a string of decimal digits ("18446744073709551615" at most).
 #' @return An object of class `"htest"`: `statistic` (named `LRT`,
 #'   `Xmcupo` or `Xoc`), `parameter` (`df`), `p.value` (the chi-square p-value for
 #'   `"lrt"`, the bootstrap p-value for `"bootstrap"`), `method` (which

@@ -232,7 +232,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_mixture_fit
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed, double tolerance, int max_iterations, int m_step_iterations, SEXP weights, SEXP progress, SEXP grow_from);
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, SEXP seed, double tolerance, int max_iterations, int m_step_iterations, SEXP weights, SEXP progress, SEXP grow_from);
 RcppExport SEXP _dirmn_cpp_mixture_fit(SEXP xpSEXP, SEXP kSEXP, SEXP objectiveSEXP, SEXP initSEXP, SEXP startsSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP m_step_iterationsSEXP, SEXP weightsSEXP, SEXP progressSEXP, SEXP grow_fromSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -241,7 +241,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type objective(objectiveSEXP);
     Rcpp::traits::input_parameter< int >::type init(initSEXP);
     Rcpp::traits::input_parameter< int >::type starts(startsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< int >::type m_step_iterations(m_step_iterationsSEXP);
@@ -353,7 +353,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_sample
-SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes, SEXP component, SEXP mixture_weights, double seed);
+SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes, SEXP component, SEXP mixture_weights, SEXP seed);
 RcppExport SEXP _dirmn_cpp_sample(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP shapeSEXP, SEXP log_paramSEXP, SEXP rowsSEXP, SEXP sizesSEXP, SEXP componentSEXP, SEXP mixture_weightsSEXP, SEXP seedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -365,7 +365,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type sizes(sizesSEXP);
     Rcpp::traits::input_parameter< SEXP >::type component(componentSEXP);
     Rcpp::traits::input_parameter< SEXP >::type mixture_weights(mixture_weightsSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_sample(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed));
     return rcpp_result_gen;
 END_RCPP
@@ -384,7 +384,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_test_groups
-SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed, double tolerance, int max_iterations, int statistic);
+SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, SEXP seed, double tolerance, int max_iterations, int statistic);
 RcppExport SEXP _dirmn_cpp_test_groups(SEXP xpSEXP, SEXP groupSEXP, SEXP groupsSEXP, SEXP bootstrapSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP statisticSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -392,7 +392,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type group(groupSEXP);
     Rcpp::traits::input_parameter< int >::type groups(groupsSEXP);
     Rcpp::traits::input_parameter< double >::type bootstrap(bootstrapSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< int >::type statistic(statisticSEXP);
@@ -412,7 +412,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_power_groups
-SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, double seed, double tolerance, int max_iterations, int statistic);
+SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes, double tables, double level, SEXP seed, double tolerance, int max_iterations, int statistic);
 RcppExport SEXP _dirmn_cpp_power_groups(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rows_per_groupSEXP, SEXP sizesSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP statisticSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -423,7 +423,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type sizes(sizesSEXP);
     Rcpp::traits::input_parameter< double >::type tables(tablesSEXP);
     Rcpp::traits::input_parameter< double >::type level(levelSEXP);
-    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
     Rcpp::traits::input_parameter< double >::type tolerance(toleranceSEXP);
     Rcpp::traits::input_parameter< int >::type max_iterations(max_iterationsSEXP);
     Rcpp::traits::input_parameter< int >::type statistic(statisticSEXP);

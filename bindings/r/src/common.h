@@ -232,6 +232,20 @@ extern long g_live_counts;
 extern long g_live_mixtures;
 extern long g_live_regressions;
 
+// A seed as R code passes it (.check_seed, R/mixture.R): a whole double
+// in 0 .. 2^53, or a string of decimal digits for any 64-bit seed (a double
+// holds no more). 0 for anything else (R code has checked it).
+inline uint64_t seed_of(SEXP seed) {
+  if (TYPEOF(seed) == REALSXP && XLENGTH(seed) == 1) return static_cast<uint64_t>(REAL(seed)[0]);
+  if (TYPEOF(seed) == STRSXP && XLENGTH(seed) == 1) {
+    uint64_t v = 0;
+    for (const char* c = CHAR(STRING_ELT(seed, 0)); *c >= '0' && *c <= '9'; ++c)
+      v = v * 10 + static_cast<uint64_t>(*c - '0');
+    return v;
+  }
+  return 0;
+}
+
 }  // namespace dirmn_r
 
 #endif  // DIRMN_R_COMMON_H

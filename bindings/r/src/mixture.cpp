@@ -57,7 +57,7 @@ struct MixtureGuard {
 // `m_step_iterations`: Newton steps per component per M step once warm
 // (the library checks it is >= 1).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double seed,
+SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, SEXP seed,
                      double tolerance, int max_iterations, int m_step_iterations,
                      SEXP weights, SEXP progress, SEXP grow_from) {
   PreparedCounts p = prepared_counts(xp);
@@ -93,7 +93,7 @@ SEXP cpp_mixture_fit(SEXP xp, int k, int objective, int init, int starts, double
   options.objective = static_cast<dirmn_mixture_objective>(objective);
   options.init = static_cast<dirmn_mixture_init>(init);
   options.starts = starts;
-  options.seed = static_cast<uint64_t>(seed);
+  options.seed = seed_of(seed);
   options.max_iterations = max_iterations;
   options.tolerance = tolerance;
   options.weights = weights_ptr(weights);

@@ -37,7 +37,7 @@ bool read_sizes(SEXP sizes, std::vector<int64_t>* out) {
 // k > 1, each row's component (`component`, 1-based), or a failure.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes,
-                SEXP component, SEXP mixture_weights, double seed) {
+                SEXP component, SEXP mixture_weights, SEXP seed) {
   dirmn_context* ctx = context_of(ctx_xp);
   SEXP bad = unusable_context(ctx);
   if (bad != R_NilValue) return bad;
@@ -78,7 +78,7 @@ SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows,
 
   dirmn_sample_options options;
   dirmn_sample_options_init(&options);
-  options.seed = static_cast<uint64_t>(seed);
+  options.seed = seed_of(seed);
   if (layout.shape == ALPHA_VECTORS && layout.k > 1) {
     component_out.resize(static_cast<size_t>(n));
     options.component = components.empty() ? nullptr : components.data();
@@ -160,7 +160,7 @@ SEXP cpp_moments(SEXP ctx_xp, SEXP alpha, bool log_param, double size) {
 // makes the htest). `group`: one integer per row, 0 .. groups - 1 or -1
 // (left out); `statistic`: a dirmn_group_statistic (R code has checked it).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double seed,
+SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, SEXP seed,
                      double tolerance, int max_iterations, int statistic) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
@@ -170,7 +170,7 @@ SEXP cpp_test_groups(SEXP xp, SEXP group, int groups, double bootstrap, double s
   dirmn_group_test_options options;
   dirmn_group_test_options_init(&options);
   options.bootstrap = static_cast<int64_t>(bootstrap);
-  options.seed = static_cast<uint64_t>(seed);
+  options.seed = seed_of(seed);
   options.tolerance = tolerance;
   options.max_iterations = max_iterations;
   options.statistic = static_cast<dirmn_group_statistic>(statistic);
@@ -222,7 +222,7 @@ SEXP cpp_test_proportions(SEXP xp, SEXP proportions) {
 // dirmn_group_statistic.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_group, SEXP sizes,
-                      double tables, double level, double seed, double tolerance,
+                      double tables, double level, SEXP seed, double tolerance,
                       int max_iterations, int statistic) {
   dirmn_context* ctx = context_of(ctx_xp);
   SEXP bad = unusable_context(ctx);
@@ -247,7 +247,7 @@ SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_gro
   dirmn_power_options_init(&options);
   options.tables = static_cast<int64_t>(tables);
   options.level = level;
-  options.seed = static_cast<uint64_t>(seed);
+  options.seed = seed_of(seed);
   options.tolerance = tolerance;
   options.max_iterations = max_iterations;
   options.statistic = static_cast<dirmn_group_statistic>(statistic);

@@ -101,6 +101,28 @@ test_that("rdirmn gives rows of the sizes asked for, the same for the same seed"
   expect_identical(rdirmn(50, 25, log(alpha), param = "logalpha", seed = 11), x)
 })
 
+test_that("every 64-bit seed reaches the library, written as decimal digits", {
+  alpha <- c(a = 1, b = 2, c = 0.5, d = 4)
+  x <- rdirmn(40, 30, alpha, seed = 11)
+  expect_identical(rdirmn(40, 30, alpha, seed = "11"), x)
+  expect_identical(rdirmn(40, 30, alpha, seed = "0011"), x)
+  # 2^53 + 1 has no double: as digits it is its own seed, not 2^53's
+  at53 <- rdirmn(40, 30, alpha, seed = 2^53)
+  expect_identical(rdirmn(40, 30, alpha, seed = "9007199254740992"), at53)
+  above <- rdirmn(40, 30, alpha, seed = "9007199254740993")
+  expect_false(identical(above, at53))
+  expect_identical(rdirmn(40, 30, alpha, seed = "9007199254740993"), above)
+  top <- rdirmn(40, 30, alpha, seed = "18446744073709551615")
+  expect_false(identical(top, above))
+  expect_true(all(rowSums(top) == 30))
+  # simulate() hands the seed back as given
+  s <- simulate(dirmn_fit(x), nsim = 1, seed = "18446744073709551615")
+  expect_identical(attr(s, "seed"), "18446744073709551615")
+  for (bad in list("18446744073709551616", "-1", "1e5", "", 2^53 + 2, -1, c(1, 2), NA)) {
+    expect_error(rdirmn(4, 30, alpha, seed = bad), class = "dirmn_error_invalid_argument")
+  }
+})
+
 test_that("the rows' sample moments are within Monte Carlo error of the formulas", {
   alpha <- c(0.5, 1.5, 3, 0.2)
   size <- 30
