@@ -548,3 +548,78 @@ TEST_CASE("test_groups: Xoc's null rejection rate and its power", "[groups-test]
                              per_group.data(), sizes.data(), &o, &r) == DIRMN_SUCCESS);
   CHECK(r.power > 0.5);
 }
+
+TEST_CASE("power_proportions: Xsc's size, its power and the tables it draws", "[groups-test]") {
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  const int64_t cols = 8, rows = 30;
+  std::vector<double> pi0(cols), alpha(cols);
+  double s = 0.0;
+  for (int64_t v = 0; v < cols; ++v) s += pi0[static_cast<size_t>(v)] = 1.0 + static_cast<double>(v);
+  for (double& p : pi0) p /= s;
+  const std::vector<int64_t> sizes(rows, 500);
+  dirmn_power_options o;
+  dirmn_power_options_init(&o);
+  o.tables = 400;
+  o.seed = 23;
+  dirmn_power_result r;
+  const auto run = [&](const std::vector<double>& a, const dirmn_power_options* opt) {
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    return dirmn_power_proportions(ctx.get(), cols, a.data(), 1, DIRMN_PARAM_ALPHA, rows, sizes.data(),
+                                   pi0.data(), 1, opt, &r);
+  };
+  // alpha proportional to pi0: the test's size, 5 % (sd 1.1 % over 400 tables).
+  for (int64_t v = 0; v < cols; ++v) alpha[static_cast<size_t>(v)] = 20.0 * pi0[static_cast<size_t>(v)];
+  REQUIRE(run(alpha, &o) == DIRMN_SUCCESS);
+  CHECK(r.tables == 400);
+  CHECK(std::fabs(r.power - 0.05) < 0.04);
+  // Xsc's mean under the null is its df, 7 (within Monte Carlo error).
+  CHECK(std::fabs(r.mean_statistic - 7.0) < 1.0);
+  // The first and last categories' shares swapped: rejected almost always.
+  std::swap(alpha[0], alpha[cols - 1]);
+  REQUIRE(run(alpha, &o) == DIRMN_SUCCESS);
+  CHECK(r.power > 0.9);
+  CHECK(r.std_error == Approx(std::sqrt(r.power * (1 - r.power) / 400)));
+  // Table t is dirmn_sample's table of seed derived_key(seed, kFamilyPower, t),
+  // tested by dirmn_test_proportions.
+  o.tables = 30;
+  REQUIRE(run(alpha, &o) == DIRMN_SUCCESS);
+  int64_t rejected = 0;
+  for (int64_t t = 0; t < 30; ++t) {
+    dirmn_sample_options so;
+    dirmn_sample_options_init(&so);
+    so.seed = dirmn::math::derived_key(23, dirmn::math::kFamilyPower, static_cast<uint64_t>(t));
+    dirmn_counts* c = nullptr;
+    REQUIRE(dirmn_sample(ctx.get(), &c, rows, cols, 1, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, sizes.data(), 1,
+                         &so) == DIRMN_SUCCESS);
+    dirmn_proportion_test_result pr;
+    std::memset(&pr, 0, sizeof pr);
+    pr.size = sizeof pr;
+    REQUIRE(dirmn_test_proportions(ctx.get(), c, pi0.data(), 1, &pr) == DIRMN_SUCCESS);
+    rejected += pr.p_value < 0.05 ? 1 : 0;
+    dirmn_counts_destroy(c);
+  }
+  CHECK(r.rejected == rejected);
+  // Bad input: named, nothing run.
+  std::vector<double> bad(pi0);
+  bad[2] = -0.1;
+  CHECK(dirmn_power_proportions(ctx.get(), cols, alpha.data(), 1, DIRMN_PARAM_ALPHA, rows, sizes.data(), bad.data(),
+                                1, &o, &r) == DIRMN_ERROR_INVALID_PARAMETER);
+  CHECK(std::string(dirmn_last_error(ctx.get())).find("proportions index 2") != std::string::npos);
+  std::vector<double> neg(alpha);
+  neg[1] = -1.0;
+  CHECK(run(neg, &o) == DIRMN_ERROR_INVALID_PARAMETER);
+  o.tables = 0;
+  CHECK(run(alpha, &o) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.tables = 10;
+  o.level = 1.0;
+  CHECK(run(alpha, &o) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.level = 0.05;
+  CHECK(dirmn_power_proportions(ctx.get(), 1, alpha.data(), 1, DIRMN_PARAM_ALPHA, rows, sizes.data(), pi0.data(),
+                                1, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(dirmn_power_proportions(ctx.get(), cols, alpha.data(), 1, DIRMN_PARAM_ALPHA, 0, sizes.data(), pi0.data(),
+                                1, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(dirmn_power_proportions(ctx.get(), cols, alpha.data(), 1, DIRMN_PARAM_ALPHA, rows, sizes.data(), nullptr,
+                                1, &o, &r) == DIRMN_ERROR_NULL_POINTER);
+}

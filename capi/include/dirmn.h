@@ -1540,6 +1540,32 @@ DIRMN_API dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, in
                                           const dirmn_power_options* options,
                                           dirmn_power_result* result);
 
+/* The power of dirmn_test_proportions's chi-square test by simulation
+ * (HMP's MC.Xsc.statistics): `tables` tables of `rows` rows, row b of
+ * sizes[b], drawn from DM(alpha) -- alpha_v at params[v * params_stride],
+ * `cols` entries -- each tested against `proportions` (as
+ * dirmn_test_proportions takes them) at options->level; power = the share
+ * rejected, with its binomial standard error; mean_statistic is Xsc's mean
+ * (+Inf where a table has counts in a column whose proportion is 0). alpha
+ * proportional to the proportions gives the test's size. Table t is drawn
+ * from stream t of options->seed, as dirmn_power_groups draws, so the
+ * result does not depend on the thread count; a table without counts
+ * counts as not rejected. options->statistic, tolerance and max_iterations
+ * are checked as for dirmn_power_groups but do not apply (no fit enters
+ * the test). The caller owns every array. Statuses: SUCCESS; NULL_POINTER
+ * (params, sizes, proportions, result); INVALID_ARGUMENT (cols < 2, rows
+ * outside 1 .. 2^40, strides, param, options, a size outside 0 .. 2^31 -
+ * 1, naming the row, the proportions as dirmn_test_proportions says,
+ * result->size); INVALID_PARAMETER (an alpha, naming its index; a
+ * proportion); OUT_OF_MEMORY; CANCELLED. */
+DIRMN_API dirmn_status dirmn_power_proportions(dirmn_context* ctx, int64_t cols,
+                                               const double* params, int64_t params_stride,
+                                               dirmn_param param, int64_t rows,
+                                               const int64_t* sizes, const double* proportions,
+                                               int64_t proportions_stride,
+                                               const dirmn_power_options* options,
+                                               dirmn_power_result* result);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

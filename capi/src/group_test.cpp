@@ -69,6 +69,76 @@ dirmn_status fail_run(dirmn_context* ctx, const char* fn, const BackendResult& r
   return fail_backend(ctx, fn, r);
 }
 
+// A power simulation's options, checked: tables >= 1, level in (0, 1),
+// and the test's shared options.
+dirmn_status read_power_options(dirmn_context* ctx, const char* fn, const dirmn_power_options* options,
+                                dirmn_power_options* o) {
+  if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_power_options_init", o)) return s;
+  if (o->tables < 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tables (%" PRId64 ") must be positive", o->tables);
+  if (!(o->level > 0.0 && o->level < 1.0)) {
+    char text[kValueChars];
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->level %s must be in (0, 1)",
+                value_text(o->level, text));
+  }
+  return check_shared_options(ctx, fn, o->statistic, o->tolerance, o->max_iterations);
+}
+
+// A power result from the simulation's outcome (the caller's size kept).
+void write_power_result(const dirmn::PowerOutcome& out, dirmn_power_result* result) {
+  dirmn_power_result full;
+  std::memset(&full, 0, sizeof full);
+  full.size = result->size;
+  full.power = out.power;
+  full.std_error = out.std_error;
+  full.tables = out.tables;
+  full.rejected = out.rejected;
+  full.mean_statistic = out.mean_statistic;
+  std::memcpy(result, &full, std::min(result->size, sizeof full));
+}
+
+// pi0 for the proportions' test and its power: cols entries `stride`
+// apart, each finite and >= 0, at least two positive, summing to 1 within
+// 1e-6; divided by their sum into *out.
+dirmn_status read_proportions(dirmn_context* ctx, const char* fn, const double* proportions, int64_t stride,
+                              int64_t cols, std::vector<double>* out) {
+  if (proportions == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "proportions is NULL");
+  if (stride < 1)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "proportions_stride (%" PRId64 ") must be positive", stride);
+  if (dirmn_status s = check_extent(ctx, fn, "proportions", Strided{proportions, 1, cols, 1, stride, sizeof(double)},
+                                    false))
+    return s;
+  std::vector<double>& pi0 = *out;
+  try {
+    pi0.resize(static_cast<size_t>(cols));
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " proportions", cols);
+  }
+  double sum = 0.0;
+  int64_t positive = 0;
+  for (int64_t v = 0; v < cols; ++v) {
+    const double p = proportions[v * stride];
+    if (!std::isfinite(p) || p < 0.0) {
+      char text[kValueChars];
+      return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::named_index("proportions", v).with_value(p),
+                     "proportion %s is %s", value_text(p, text), std::isfinite(p) ? "negative" : "not finite");
+    }
+    pi0[static_cast<size_t>(v)] = p;
+    sum += p;
+    positive += p > 0.0 ? 1 : 0;
+  }
+  if (positive < 2)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "%" PRId64 " of the proportions are positive; the test needs at least two", positive);
+  if (!(std::fabs(sum - 1.0) <= 1e-6)) {
+    char text[kValueChars];
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "the proportions sum to %s, not 1 (within 1e-6)",
+                value_text(sum, text));
+  }
+  for (double& p : pi0) p /= sum;
+  return DIRMN_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -96,15 +166,7 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "cols (%" PRId64 ") must be positive", cols);
     if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
     dirmn_power_options o = power_defaults();
-    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_power_options_init", &o)) return s;
-    if (o.tables < 1)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->tables (%" PRId64 ") must be positive", o.tables);
-    if (!(o.level > 0.0 && o.level < 1.0)) {
-      char text[kValueChars];
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->level %s must be in (0, 1)",
-                  value_text(o.level, text));
-    }
-    if (dirmn_status s = check_shared_options(ctx, fn, o.statistic, o.tolerance, o.max_iterations)) return s;
+    if (dirmn_status s = read_power_options(ctx, fn, options, &o)) return s;
     if (dirmn_status s = check_extent(ctx, fn, "params",
                                       Strided{params, groups, cols, params_stride_k, params_stride_v, sizeof(double)},
                                       false))
@@ -154,15 +216,7 @@ dirmn_status dirmn_power_groups(dirmn_context* ctx, int64_t groups, int64_t cols
       r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the simulation", 0};
     }
     if (!r.ok()) return fail_run(ctx, fn, r);
-    dirmn_power_result full;
-    std::memset(&full, 0, sizeof full);
-    full.size = result->size;
-    full.power = out.power;
-    full.std_error = out.std_error;
-    full.tables = out.tables;
-    full.rejected = out.rejected;
-    full.mean_statistic = out.mean_statistic;
-    std::memcpy(result, &full, std::min(result->size, sizeof full));
+    write_power_result(out, result);
     return DIRMN_SUCCESS;
   });
 }
@@ -245,42 +299,14 @@ dirmn_status dirmn_test_proportions(dirmn_context* ctx, dirmn_counts* counts, co
   static const char* fn = "dirmn_test_proportions";
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-    if (proportions == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "proportions is NULL");
     if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
     if (result->size < offsetof(dirmn_proportion_test_result, statistic) + sizeof(double))
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "result->size (%zu) is too small; set it to sizeof(dirmn_proportion_test_result)",
                   result->size);
-    if (proportions_stride < 1)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "proportions_stride (%" PRId64 ") must be positive",
-                  proportions_stride);
     const int64_t cols = counts->info.cols;
-    if (dirmn_status s = check_extent(ctx, fn, "proportions",
-                                      Strided{proportions, 1, cols, 1, proportions_stride, sizeof(double)}, false))
-      return s;
-    std::vector<double> pi0(static_cast<size_t>(cols));
-    double sum = 0.0;
-    int64_t positive = 0;
-    for (int64_t v = 0; v < cols; ++v) {
-      const double p = proportions[v * proportions_stride];
-      if (!std::isfinite(p) || p < 0.0) {
-        char text[kValueChars];
-        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::named_index("proportions", v).with_value(p),
-                       "proportion %s is %s", value_text(p, text), std::isfinite(p) ? "negative" : "not finite");
-      }
-      pi0[static_cast<size_t>(v)] = p;
-      sum += p;
-      positive += p > 0.0 ? 1 : 0;
-    }
-    if (positive < 2)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "%" PRId64 " of the proportions are positive; the test needs at least two", positive);
-    if (!(std::fabs(sum - 1.0) <= 1e-6)) {
-      char text[kValueChars];
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "the proportions sum to %s, not 1 (within 1e-6)",
-                  value_text(sum, text));
-    }
-    for (double& p : pi0) p /= sum;
+    std::vector<double> pi0;
+    if (dirmn_status s = read_proportions(ctx, fn, proportions, proportions_stride, cols, &pi0)) return s;
     if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
     const dirmn::HostTable* t = counts->stored(ctx).host_rows();
     if (t == nullptr)
@@ -307,6 +333,59 @@ dirmn_status dirmn_test_proportions(dirmn_context* ctx, dirmn_counts* counts, co
     full.rows = o.rows;
     full.categories = o.categories;
     std::memcpy(result, &full, std::min(result->size, sizeof full));
+    return DIRMN_SUCCESS;
+  });
+}
+
+dirmn_status dirmn_power_proportions(dirmn_context* ctx, int64_t cols, const double* params,
+                                     int64_t params_stride, dirmn_param param, int64_t rows,
+                                     const int64_t* sizes, const double* proportions,
+                                     int64_t proportions_stride, const dirmn_power_options* options,
+                                     dirmn_power_result* result) {
+  static const char* fn = "dirmn_power_proportions";
+  return with_context(ctx, fn, [&] {
+    if (params == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "params is NULL");
+    if (sizes == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "sizes is NULL");
+    if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
+    if (result->size < offsetof(dirmn_power_result, power) + sizeof(double))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "result->size (%zu) is too small; set it to sizeof(dirmn_power_result)", result->size);
+    if (cols < 2)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "cols (%" PRId64 ") must be at least 2", cols);
+    if (rows < 1 || rows > (int64_t{1} << 40))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "rows (%" PRId64 ") must be in 1 .. 2^40", rows);
+    if (dirmn_status s = check_param_kind(ctx, fn, param)) return s;
+    dirmn_power_options o = power_defaults();
+    if (dirmn_status s = read_power_options(ctx, fn, options, &o)) return s;
+    if (dirmn_status s = check_extent(ctx, fn, "params", Strided{params, 1, cols, 1, params_stride, sizeof(double)},
+                                      false))
+      return s;
+    if (dirmn_status s = check_extent(ctx, fn, "sizes", contiguous(sizes, rows, sizeof(int64_t)), false)) return s;
+    if (dirmn_status s = check_sample_sizes(ctx, fn, sizes, rows, 1)) return s;
+    std::vector<double> pi0, alpha;
+    if (dirmn_status s = read_proportions(ctx, fn, proportions, proportions_stride, cols, &pi0)) return s;
+    try {
+      alpha.resize(static_cast<size_t>(cols));
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " alphas", cols);
+    }
+    if (dirmn_status s = convert_params(ctx, fn, false, params, 1, cols, 0, params_stride, param, alpha.data()))
+      return s;
+    if (dirmn_status s = check_sample_range(ctx, fn, false, alpha, cols)) return s;
+    dirmn::PowerSettings ps;
+    ps.tables = o.tables;
+    ps.level = o.level;
+    ps.seed = o.seed;
+    ps.interrupt = ctx->interrupt;
+    dirmn::PowerOutcome out;
+    BackendResult r;
+    try {
+      r = dirmn::proportion_power(alpha.data(), cols, rows, sizes, pi0.data(), ps, *ctx->threads, &out);
+    } catch (const std::bad_alloc&) {
+      r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the simulation", 0};
+    }
+    if (!r.ok()) return fail_run(ctx, fn, r);
+    write_power_result(out, result);
     return DIRMN_SUCCESS;
   });
 }

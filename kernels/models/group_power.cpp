@@ -59,44 +59,58 @@ void test_drawn(const CsrRows& drawn, const std::vector<int64_t>& row_group, int
   *p_value = df > 0.0 ? math::gamma_q(0.5 * df, 0.5 * *statistic) : 1.0;
 }
 
-}  // namespace
 
-BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, const int64_t* rows_of,
-                          const int64_t* sizes, const PowerSettings& s, HostThreads& threads,
-                          PowerOutcome* out) {
-  std::vector<int64_t> row_group;
-  for (int64_t g = 0; g < groups; ++g) row_group.insert(row_group.end(), static_cast<size_t>(rows_of[g]), g);
-  GroupTestSettings gs;
-  gs.statistic = s.statistic;
-  gs.tolerance = s.tolerance;
-  gs.max_iterations = s.max_iterations;
+// Table t's statistic and p-value for the proportions' test against pi0;
+// p 1 where no row has counts.
+void test_drawn_proportions(const CsrRows& drawn, int64_t cols, const double* pi0, double df,
+                            double* statistic, double* p_value) {
+  Layout l;
+  l.slot.resize(static_cast<size_t>(cols));
+  for (int64_t v = 0; v < cols; ++v) l.slot[static_cast<size_t>(v)] = v;
+  l.cols = cols;
+  for (size_t b = 0; b + 1 < drawn.ptr.size(); ++b) {
+    if (drawn.ptr[b] == drawn.ptr[b + 1]) continue;
+    l.row.push_back(static_cast<int64_t>(b));
+    l.group.push_back(0);
+  }
+  *statistic = 0.0;
+  *p_value = 1.0;
+  if (l.row.empty()) return;
+  l.groups = 1;
+  const auto each_row = [&](size_t i, auto&& f) {
+    const size_t b = static_cast<size_t>(l.row[i]);
+    for (int64_t c = drawn.ptr[b]; c < drawn.ptr[b + 1]; ++c)
+      f(drawn.col[static_cast<size_t>(c)], static_cast<double>(drawn.count[static_cast<size_t>(c)]));
+  };
+  *statistic = xsc(group_moments(l, each_row), pi0, cols);
+  *p_value = std::isinf(*statistic) ? 0.0 : math::gamma_q(0.5 * df, 0.5 * *statistic);
+}
+
+// Draws s.tables tables of `rows` rows (table t from the seed's stream t) on
+// the threads and tests each by test(drawn, &statistic, &p_value).
+template <class Test>
+BackendResult simulate_power(SampleRequest req, const PowerSettings& s, HostThreads& threads, Test test,
+                             PowerOutcome* out) {
   std::vector<uint8_t> reject(static_cast<size_t>(s.tables), 0);
   std::vector<double> stat(static_cast<size_t>(s.tables), 0.0);
   std::atomic<bool> no_memory{false};
   const auto body = [&](int64_t t) {
     try {
-      SampleRequest req;
-      req.rows = static_cast<int64_t>(row_group.size());
-      req.cols = cols;
-      req.alpha = alpha;
-      req.k = groups;
-      req.sizes = sizes;
-      req.sizes_stride = 1;
-      req.component = row_group.data();
-      req.seed = math::derived_key(s.seed, math::kFamilyPower, static_cast<uint64_t>(t));
+      SampleRequest r = req;
+      r.seed = math::derived_key(s.seed, math::kFamilyPower, static_cast<uint64_t>(t));
       CsrRows drawn;
-      if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
+      if (!sample_rows(r, nullptr, Interrupt{}, &drawn).ok()) {
         no_memory = true;
         return;
       }
       double p = 1.0;
-      test_drawn(drawn, row_group, groups, cols, gs, &stat[static_cast<size_t>(t)], &p);
+      test(drawn, &stat[static_cast<size_t>(t)], &p);
       reject[static_cast<size_t>(t)] = p < s.level ? 1 : 0;
     } catch (const std::bad_alloc&) {
       no_memory = true;
     }
   };
-  const double cost = static_cast<double>(row_group.size()) * static_cast<double>(cols) * 100.0 *
+  const double cost = static_cast<double>(req.rows) * static_cast<double>(req.cols) * 100.0 *
                       static_cast<double>(s.tables);
   if (!threads.run(s.tables, body, [&] { return s.interrupt.poll(); }, cost))
     return {DIRMN_ERROR_CANCELLED, "", 0};
@@ -112,6 +126,53 @@ BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, con
   out->std_error = std::sqrt(out->power * (1.0 - out->power) / static_cast<double>(s.tables));
   out->mean_statistic = stat_sum / static_cast<double>(s.tables);
   return {};
+}
+
+}  // namespace
+
+BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, const int64_t* rows_of,
+                          const int64_t* sizes, const PowerSettings& s, HostThreads& threads,
+                          PowerOutcome* out) {
+  std::vector<int64_t> row_group;
+  for (int64_t g = 0; g < groups; ++g) row_group.insert(row_group.end(), static_cast<size_t>(rows_of[g]), g);
+  GroupTestSettings gs;
+  gs.statistic = s.statistic;
+  gs.tolerance = s.tolerance;
+  gs.max_iterations = s.max_iterations;
+  SampleRequest req;
+  req.rows = static_cast<int64_t>(row_group.size());
+  req.cols = cols;
+  req.alpha = alpha;
+  req.k = groups;
+  req.sizes = sizes;
+  req.sizes_stride = 1;
+  req.component = row_group.data();
+  return simulate_power(
+      req, s, threads,
+      [&](const CsrRows& drawn, double* statistic, double* p) {
+        test_drawn(drawn, row_group, groups, cols, gs, statistic, p);
+      },
+      out);
+}
+
+BackendResult proportion_power(const double* alpha, int64_t cols, int64_t rows, const int64_t* sizes,
+                               const double* pi0, const PowerSettings& s, HostThreads& threads,
+                               PowerOutcome* out) {
+  int64_t support = 0;
+  for (int64_t v = 0; v < cols; ++v) support += pi0[v] > 0.0 ? 1 : 0;
+  const double df = static_cast<double>(support - 1);
+  SampleRequest req;
+  req.rows = rows;
+  req.cols = cols;
+  req.alpha = alpha;
+  req.sizes = sizes;
+  req.sizes_stride = 1;
+  return simulate_power(
+      req, s, threads,
+      [&](const CsrRows& drawn, double* statistic, double* p) {
+        test_drawn_proportions(drawn, cols, pi0, df, statistic, p);
+      },
+      out);
 }
 
 }  // namespace dirmn

@@ -159,19 +159,9 @@ BackendResult proportion_test(const HostTable& t, const double* pi0, ProportionT
   if (l.row.empty()) return {DIRMN_ERROR_INVALID_ARGUMENT, "no row has counts", 0};
   l.groups = 1;
   const GroupMoments m = group_moments(l, TableRows{t, l});
-  const double c = m.c[0];
-  double stat = 0.0;
   int64_t support = 0;
-  for (int64_t v = 0; v < t.cols; ++v) {
-    const double p0 = pi0[v], d = m.pi[static_cast<size_t>(v)] - p0;
-    if (p0 > 0.0) {
-      stat += d * d / p0;
-      ++support;
-    } else if (d != 0.0) {
-      stat = std::numeric_limits<double>::infinity();
-    }
-  }
-  out->statistic = stat / c;
+  for (int64_t v = 0; v < t.cols; ++v) support += pi0[v] > 0.0 ? 1 : 0;
+  out->statistic = xsc(m, pi0, t.cols);
   out->df = static_cast<double>(support - 1);
   out->p_value = std::isinf(out->statistic) ? 0.0 : math::gamma_q(0.5 * out->df, 0.5 * out->statistic);
   out->theta = m.theta[0];

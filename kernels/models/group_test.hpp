@@ -90,4 +90,15 @@ BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, con
                           const int64_t* sizes, const PowerSettings& s, HostThreads& threads,
                           PowerOutcome* out);
 
+// The power of proportion_test's chi-square test at s.level, by
+// simulation (HMP's MC.Xsc.statistics): s.tables tables of `rows` rows
+// (sizes: validated, one per row) drawn from DM(alpha) (cols entries,
+// validated), each tested against pi0 (as proportion_test takes it); on
+// the threads, table t from the seed's stream t, as group_power draws. A
+// table without counts counts as not rejected. s.statistic, tolerance and
+// max_iterations do not apply. OUT_OF_MEMORY; CANCELLED.
+BackendResult proportion_power(const double* alpha, int64_t cols, int64_t rows, const int64_t* sizes,
+                               const double* pi0, const PowerSettings& s, HostThreads& threads,
+                               PowerOutcome* out);
+
 }  // namespace dirmn

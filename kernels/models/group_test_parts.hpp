@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "../host_fit.hpp"
@@ -201,6 +202,21 @@ double xmcupo(const Layout& l, EachRow each_row) {
     }
   }
   return stat;
+}
+
+// HMP's Xsc of one group's moments (group 0 of m, over every column:
+// m.pi has cols entries) against pi0 (summing to 1): sum over pi0_v > 0 of
+// (pi_v - pi0_v)^2 / pi0_v / c, +Inf where a column with counts has pi0_v
+// = 0 (group_test.hpp's proportion_test says why).
+inline double xsc(const GroupMoments& m, const double* pi0, int64_t cols) {
+  double stat = 0.0;
+  bool ruled_out = false;
+  for (int64_t v = 0; v < cols; ++v) {
+    const double p0 = pi0[v], d = m.pi[static_cast<size_t>(v)] - p0;
+    if (p0 > 0.0) stat += d * d / p0;
+    else if (d != 0.0) ruled_out = true;
+  }
+  return ruled_out ? std::numeric_limits<double>::infinity() : stat / m.c[0];
 }
 
 // Row i of a layout over the table t: f(compact column, count) for each
