@@ -17,6 +17,7 @@ categories; positions in errors are 0-based.
 >>> dirmn.test_groups(X, ["a", "a", "b"]).pvalue
 >>> dirmn.test_proportions(X, [0.3, 0.4, 0.3]).pvalue
 >>> dirmn.power_groups([[1.0, 2.0, 0.5], [2.0, 1.0, 0.5]], 20, 100).power
+>>> dirmn.power_proportions([2.0, 1.0, 1.0], [0.4, 0.3, 0.3], 20, 100).power
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
@@ -34,7 +35,7 @@ from .errors import (BackendError, BackendUnavailableError, CancelledError, Clos
                      OutOfMemoryError, WrongContextError)
 from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
 from .group_test import (PowerResult, TestGroupsResult, TestProportionsResult, power_groups,
-                         test_groups, test_proportions)
+                         power_proportions, test_groups, test_proportions)
 from .loglik import LoglikSum, loglik, loglik_sum, logpmf
 from .mixture import Mixture, MixtureSelection, mixture
 from .regression import RegressionResult, WaldTest, regression
@@ -90,5 +91,6 @@ __all__ = [
     "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
     "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
     "loglik_sum", "logpmf", "mixture", "moments", "overdispersion_test", "power_groups",
-    "regression", "regression_groups", "rvs", "test_groups", "test_proportions",
+    "power_proportions", "regression", "regression_groups", "rvs", "test_groups",
+    "test_proportions",
 ]

@@ -338,6 +338,9 @@ FUNCTIONS = (
     ("dirmn_power_groups", dirmn_status,
      (_handle, _i64, _i64, _pd, _i64, _i64, dirmn_param, POINTER(c_int64), POINTER(c_int64),
       POINTER(dirmn_power_options), POINTER(dirmn_power_result))),
+    ("dirmn_power_proportions", dirmn_status,
+     (_handle, _i64, _pd, _i64, dirmn_param, _i64, POINTER(c_int64), _pd, _i64,
+      POINTER(dirmn_power_options), POINTER(dirmn_power_result))),
 )
 
 

@@ -6,7 +6,8 @@ HMP's Xmcupo statistic, and the test of one shared overdispersion against
 one per group (HMP's Xoc), referred to chi-square and, optionally, to its
 parametric bootstrap; its power by simulation (``dirmn_power_groups``); and
 the test of one group's rows against a given composition (HMP's Xsc,
-``dirmn_test_proportions``).
+``dirmn_test_proportions``) with its power by simulation
+(``dirmn_power_proportions``).
 """
 
 import ctypes
@@ -27,7 +28,7 @@ _pi64 = ctypes.POINTER(ctypes.c_int64)
 from ._arrays import _float64_of, element_strides, float64_matrix
 from .loglik import _param_code
 from .regression_groups import _encode_labels, _left_out
-from .sample import _context, _count_arg, seed64, sizes_array
+from .sample import _context, _count_arg, _is_integer, seed64, sizes_array
 
 _STATISTICS = {"lrt": C.DIRMN_GROUP_LRT, "xmcupo": C.DIRMN_GROUP_XMCUPO,
                "xoc": C.DIRMN_GROUP_XOC}
@@ -318,13 +319,14 @@ class TestProportionsResult:
                                     self.categories))
 
 
-def _proportions_arg(proportions, cols):
+def _proportions_arg(proportions, cols, against="the table has %d columns"):
     """``proportions`` as a float64 vector of ``cols`` entries and its stride in
-    elements (the caller's memory where dtype and stride allow)."""
+    elements (the caller's memory where dtype and stride allow); ``against``
+    says what gives ``cols``, for the message."""
     v = _float64_of(proportions, "proportions", 1, np.asarray, "a vector")
     if v.shape[0] != cols:
-        raise invalid(DimensionMismatchError, "dirmn: proportions has %d entries but the table "
-                      "has %d columns" % (v.shape[0], cols), argument="proportions")
+        raise invalid(DimensionMismatchError, "dirmn: proportions has %d entries but %s"
+                      % (v.shape[0], against % cols), argument="proportions")
     s = element_strides(v)
     if s is None:
         v = np.ascontiguousarray(v)
@@ -405,7 +407,7 @@ test_proportions.__test__ = False   # not a pytest test, whatever its name
 
 @dataclass(frozen=True)
 class PowerResult:
-    """The result of :func:`power_groups`.
+    """The result of :func:`power_groups` and :func:`power_proportions`.
 
     Attributes
     ----------
@@ -419,11 +421,13 @@ class PowerResult:
     rejected : int
         The tables whose chi-square p-value was below ``level``.
     mean_statistic : float
-        The test statistic's mean over the tables.
+        The test statistic's mean over the tables (:func:`power_proportions`:
+        ``inf`` where a table has counts in a column whose proportion is 0).
     level : float
         The test's level.
     statistic_kind : str
-        The test's statistic, ``"lrt"``, ``"xmcupo"`` or ``"xoc"``.
+        The test's statistic: :func:`power_groups`'s ``"lrt"``, ``"xmcupo"``
+        or ``"xoc"``; ``"xsc"`` (HMP's Xsc) for :func:`power_proportions`.
     """
 
     power: float
@@ -617,3 +621,122 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
                                    ctypes.byref(o), ctypes.byref(r)), h)
     return PowerResult(float(r.power), float(r.std_error), int(r.tables), int(r.rejected),
                        float(r.mean_statistic), lv, str(statistic))
+
+
+_ROWS_MAX = 1 << 40   # the library's bound on power_proportions's rows
+
+
+def power_proportions(alpha, proportions, rows, size, *, tables=1000, level=0.05, seed=None,
+                      param="alpha", context=None):
+    """The power of :func:`test_proportions` by simulation (``dirmn_power_proportions``).
+
+    ``tables`` tables of ``rows`` rows are drawn from DM(``alpha``), row b
+    of ``size[b]`` counts (HMP's ``MC.Xsc.statistics``); each is tested
+    against ``proportions`` as :func:`test_proportions` tests it (HMP's Xsc,
+    the chi-square p-value), and the power is the share of tables with
+    p-value below ``level``. ``alpha`` proportional to ``proportions``
+    gives the test's size (its actual level). A table without counts counts
+    as not rejected. No fit enters the test.
+
+    Parameters
+    ----------
+    alpha : array_like
+        The V alphas the rows are drawn from (V >= 2; as :func:`~dirmn.rvs`
+        takes one vector), or log alpha with ``param="logalpha"``. A strided
+        NumPy float64 view is read in place.
+    proportions : array_like
+        ``pi0``, as :func:`test_proportions` takes it: one entry per
+        category (V), each finite and >= 0, at least two positive, summing
+        to 1 within 1e-6. A strided NumPy float64 view is read in place.
+    rows : int
+        The rows of each table (>= 1).
+    size : int or array_like
+        The rows' sizes (counts per row): one for every row, or ``rows``,
+        row b's in ``size[b]``. Integers in 0 .. 2^31 - 1.
+    tables : int
+        The tables simulated (>= 1).
+    level : float
+        The test's level, in (0, 1).
+    seed : None, int, numpy.random.Generator or numpy.random.RandomState
+        As :func:`~dirmn.rvs` takes it: an int is the library's 64-bit seed
+        (the same result on every backend and for any thread count; table t
+        is drawn by :func:`~dirmn.rvs` with its own seed derived from it, as
+        :func:`power_groups` draws).
+    param : {"alpha", "logalpha"}
+    context : Context, optional
+        Its host threads run the tables, each on one.
+
+    Returns
+    -------
+    PowerResult
+        ``power``, ``std_error``, ``tables``, ``rejected``,
+        ``mean_statistic`` (Xsc's mean; ``inf`` where a table has counts in
+        a column whose proportion is 0), ``level``, ``statistic_kind``
+        (``"xsc"``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``alpha`` not a vector of at least two entries; ``proportions`` not
+        a 1-D numeric vector, with fewer than two positive entries or not
+        summing to 1; ``rows`` not an integer in 1 .. 2^40; ``size``
+        negative, non-integral or too large (``row``); ``tables`` < 1;
+        ``level`` outside (0, 1); a bad ``seed``, ``param`` or ``context``.
+    DimensionMismatchError
+        ``proportions`` without one entry per alpha, or ``size`` with
+        neither one nor ``rows`` entries.
+    InvalidParameterError
+        An alpha outside [1e-306, 1e306] (``index``); a proportion negative
+        or not finite (``index``, ``value``).
+
+    Examples
+    --------
+    >>> pi0 = np.arange(1.0, 9.0) / 36
+    >>> dirmn.power_proportions(20 * pi0, pi0, 30, 500, tables=400, seed=1).power   # ~ level
+    >>> a = 20 * pi0[[7, 1, 2, 3, 4, 5, 6, 0]]                 # first and last swapped
+    >>> r = dirmn.power_proportions(a, pi0, 30, 500, tables=400, seed=1)
+    >>> r.power, r.std_error
+    """
+    code = _param_code(param)
+    ctx = _context(context)
+    a = _float64_of(alpha, "alpha", 1, np.asarray, "a vector")
+    V = a.shape[0]
+    if V < 2:
+        raise invalid(InvalidArgumentError, "dirmn: alpha must have at least 2 entries, not %d"
+                      % V, argument="alpha")
+    s = element_strides(a)
+    if s is None:
+        a = np.ascontiguousarray(a)
+        s = element_strides(a)
+    a_stride = s[0]
+    v, p_stride = _proportions_arg(proportions, V, "alpha has %d entries")
+    if not _is_integer(rows) or not 1 <= int(rows) <= _ROWS_MAX:
+        raise invalid(InvalidArgumentError, "dirmn: rows must be an integer in 1 .. 2^40, not %r"
+                      % (rows,), argument="rows")
+    rows = int(rows)
+    if isinstance(size, (str, bytes)):
+        raise invalid(InvalidArgumentError, "dirmn: size must be an integer or a 1-D array of "
+                      "integers, not a string", argument="size")
+    sizes = sizes_array(size, "size")
+    if sizes.ndim == 0:
+        sizes = np.full(rows, int(sizes), dtype=np.int64)
+    elif sizes.shape[0] != rows:
+        raise invalid(DimensionMismatchError, "dirmn: size has %d entries for %d rows (give one "
+                      "size, or one per row)" % (sizes.shape[0], rows), argument="size")
+    tables = _count_arg(tables, "tables", 1)
+    lv = float_arg(level, "level")
+    if not 0.0 < lv < 1.0:
+        raise invalid(InvalidArgumentError, "dirmn: level = %r must be in (0, 1)" % (level,),
+                      argument="level", value=lv)
+    o = C.new(C.dirmn_power_options)
+    C.dirmn_power_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    o.tables = tables
+    o.level = lv
+    o.seed = seed64(seed)
+    r = C.new(C.dirmn_power_result)
+    with ctx._call() as (h,):
+        check(C.dirmn_power_proportions(h, V, a.ctypes.data_as(C._pd), a_stride, code, rows,
+                                        sizes.ctypes.data_as(_pi64), v.ctypes.data_as(C._pd),
+                                        p_stride, ctypes.byref(o), ctypes.byref(r)), h)
+    return PowerResult(float(r.power), float(r.std_error), int(r.tables), int(r.rejected),
+                       float(r.mean_statistic), lv, "xsc")

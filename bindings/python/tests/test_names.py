@@ -50,6 +50,10 @@ TG = dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, bootstrap=9, seed=1)
 TP = dirmn.test_proportions(GX, X.sum(axis=0) / X.sum())
 POW = dirmn.power_groups(np.array([np.ones(5), np.arange(1.0, 6.0)]), [4, 5], 30, tables=20,
                          level=0.1, seed=1)
+# The power of the proportions test: X's composition against alphas of
+# another (the first and last proportions swapped).
+PI0 = X.sum(axis=0) / X.sum()
+POWP = dirmn.power_proportions(10 * PI0[::-1], PI0, 6, 40, tables=20, level=0.1, seed=1)
 
 
 def kw(f, name):
@@ -158,8 +162,8 @@ CHECKS = {
     "init_soft_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "starts": lambda n: kw(dirmn.mixture, n),
     "seed": lambda n: all(kw(f, n) for f in (dirmn.mixture, dirmn.rvs, dirmn.test_groups,
-                                             dirmn.power_groups, FIT.simulate, MIX.simulate,
-                                             REG.simulate)),
+                                             dirmn.power_groups, dirmn.power_proportions,
+                                             FIT.simulate, MIX.simulate, REG.simulate)),
     "mixing_weights": mixfield,
     "responsibilities": mixfield,
     "criterion_aic": lambda n: exported(n) and fitfield(n) and mixfield(n)
@@ -231,7 +235,7 @@ CHECKS = {
     and getattr(dirmn, n)(np.ones((2, 5)), [3, 4], per_row=True, seed=1).sum(axis=1).tolist()
     == [3, 4],
     "sample_size": lambda n: kw(dirmn.rvs, n) and kw(dirmn.moments, n)
-    and kw(dirmn.power_groups, n),
+    and kw(dirmn.power_groups, n) and kw(dirmn.power_proportions, n),
     "sample_component": lambda n: kw(dirmn.rvs, n)
     and dirmn.rvs(np.ones((2, 5)), 3, seed=1, return_component=True,
                   **{n: [1, 0, 1]})[1].tolist() == [1, 0, 1],
@@ -251,12 +255,15 @@ CHECKS = {
     # Power of the group test by simulation.
     "power": lambda n: exported(n) and isinstance(POW, dirmn.PowerResult)
     and kw(getattr(dirmn, n), "rows_per_group"),
-    "power_tables": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 20,
-    "power_level": lambda n: kw(dirmn.power_groups, n) and powfield(n) and getattr(POW, n) == 0.1,
+    "power_tables": lambda n: kw(dirmn.power_groups, n) and kw(dirmn.power_proportions, n)
+    and powfield(n) and getattr(POW, n) == getattr(POWP, n) == 20,
+    "power_level": lambda n: kw(dirmn.power_groups, n) and kw(dirmn.power_proportions, n)
+    and powfield(n) and getattr(POW, n) == getattr(POWP, n) == 0.1,
     "power_rows_per_group": lambda n: kw(dirmn.power_groups, n)
     and accepts(lambda: dirmn.power_groups(np.ones((2, 5)), tables=2, seed=1, size=10,
                                            **{n: [3, 4]})),
-    "power_value": lambda n: powfield(n) and getattr(POW, n) == POW.rejected / POW.tables,
+    "power_value": lambda n: powfield(n) and getattr(POW, n) == POW.rejected / POW.tables
+    and getattr(POWP, n) == POWP.rejected / POWP.tables,
     # The group test's statistic: a keyword of both functions, its values
     # accepted by both and recorded in the results' statistic_kind.
     "group_statistic": lambda n: kw(dirmn.test_groups, n) and kw(dirmn.power_groups, n)
@@ -286,9 +293,21 @@ CHECKS = {
     and TP.rows == 8 and TP.categories == 5 and TP.df == 4.0,
     "proportion_test_null": lambda n:
     list(inspect.signature(dirmn.test_proportions).parameters)[1] == n
+    and list(inspect.signature(dirmn.power_proportions).parameters)[1] == n
     and dirmn.test_proportions(GX, **{n: X.sum(axis=0) / X.sum()}) == TP
     and not accepts(lambda: dirmn.test_proportions(GX, **{n: [0.5, 0.5, 0, 0, 0.1]})),
     "proportion_test_theta": lambda n: tpfield(n) and 0 <= getattr(TP, n) < 1,
+    # Its power by simulation: the function, with test_proportions's name
+    # for the composition, the rows as rows, and power_groups's result and
+    # keywords.
+    "power_proportions": lambda n: exported(n) and isinstance(POWP, dirmn.PowerResult)
+    and POWP.tables == 20 and POWP.level == 0.1 and POWP.statistic_kind == "xsc"
+    and POWP.power == POWP.rejected / 20
+    and list(inspect.signature(getattr(dirmn, n)).parameters)[:4]
+    == ["alpha", "proportions", "rows", "size"]
+    and all(kw(getattr(dirmn, n), k) for k in ("tables", "level", "seed", "param", "context"))
+    and getattr(dirmn, n)(10 * PI0[::-1], proportions=PI0, rows=6, size=40, tables=20,
+                          level=0.1, seed=1) == POWP,
 }
 
 ROWS = read_names()

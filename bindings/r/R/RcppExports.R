@@ -137,3 +137,7 @@ cpp_power_groups <- function(ctx_xp, alpha, log_param, rows_per_group, sizes, ta
     .Call(`_dirmn_cpp_power_groups`, ctx_xp, alpha, log_param, rows_per_group, sizes, tables, level, seed, tolerance, max_iterations, statistic)
 }
 
+cpp_power_proportions <- function(ctx_xp, alpha, log_param, rows, sizes, proportions, tables, level, seed) {
+    .Call(`_dirmn_cpp_power_proportions`, ctx_xp, alpha, log_param, rows, sizes, proportions, tables, level, seed)
+}
+

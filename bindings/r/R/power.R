@@ -1,5 +1,6 @@
 # The power of the group test by simulation (issue #30), over libdirmn's
-# dirmn_power_groups.
+# dirmn_power_groups, and of the test of the rows against a given
+# composition (HMP's Xsc), over dirmn_power_proportions.
 
 #' Power of the group test by simulation
 #'
@@ -108,6 +109,127 @@ dirmn_power <- function(alpha, n, size, tables = 1000, sig.level = 0.05, seed = 
       xoc = "Dirichlet-multinomial group test (HMP's Xoc, chi-square)"),
       "power calculation by simulation")),
     class = "power.htest")
+}
+
+#' Power of the proportion test by simulation
+#'
+#' The power of [dirmn_test_proportions()]'s chi-square test (\pkg{HMP}'s
+#' Xsc), by simulation (\pkg{HMP}'s `MC.Xsc.statistics()`): `tables` tables
+#' of `n` rows are drawn from the Dirichlet-multinomial with parameter
+#' `alpha`, each table is tested against the composition `p` as
+#' [dirmn_test_proportions()] tests it, and the power is the share of
+#' tables whose p-value is below `sig.level`, with its binomial standard
+#' error. `alpha` proportional to `p` gives the test's size (its actual
+#' level). A table without counts counts as not rejected. Computed by
+#' libdirmn (`dirmn_power_proportions()`); the tables run on the host's
+#' threads, and the result depends on `seed` alone, not on their number.
+#'
+#' @inheritParams dirmn_power
+#' @param alpha The Dirichlet-multinomial's parameter (positive; alpha, or
+#'   log alpha with `param = "logalpha"`): a vector of V >= 2 values, one per
+#'   column of the tables (as [rdirmn()] takes one vector), or a 1 x V
+#'   matrix.
+#' @param p The composition to test against (\pkg{HMP}'s `pi0`), as for
+#'   [dirmn_test_proportions()]: one proportion per entry of `alpha`, each
+#'   finite and >= 0, at least two positive, summing to 1 (within 1e-6;
+#'   they are divided by their sum). Where `p` and `alpha` both have names,
+#'   they are matched by name.
+#' @param n The rows of each table: a whole number >= 1.
+#' @param size The rows' sizes (counts per row): one whole number for every
+#'   row, or `n` of them, one per row. Each in 0 .. 2147483647.
+#' @return An object of class `"power.htest"` (as [stats::power.t.test()]
+#'   returns): `n` (the rows of each table), `tables`, `sig.level`, `power`
+#'   (the share of tables rejected), `std_error` (its binomial standard
+#'   error, `sqrt(power (1 - power) / tables)`), `rejected` (the tables
+#'   rejected), `mean_statistic` (Xsc's mean over the tables; `Inf` where a
+#'   table has counts in a column whose `p` is 0), `seed`, `note` and
+#'   `method` (which test).
+#' @references La Rosa PS, Brooks JP, Deych E, et al. (2012). Hypothesis
+#'   testing and power calculations for taxonomic-based human microbiome
+#'   data. PLoS ONE 7:e52078.
+#' @seealso [dirmn_test_proportions()] for the test itself; [dirmn_power()]
+#'   for the group test's power; [rdirmn()] for the draws.
+#' @export
+#' @examples
+#' p0 <- (1:6) / 21
+#' # the size of the test: alpha proportional to p0
+#' dirmn_power_proportions(15 * p0, p0, n = 20, size = 200, tables = 200, seed = 1)
+#' # the first share 1.6 times larger: more rows, more power
+#' alpha <- 15 * p0 * c(1.6, 1, 1, 1, 1, 1)
+#' dirmn_power_proportions(alpha, p0, n = 20, size = 200, tables = 200, seed = 1)$power
+#' dirmn_power_proportions(alpha, p0, n = 40, size = 200, tables = 200, seed = 1)$power
+#' # rows of different sizes
+#' dirmn_power_proportions(alpha, p0, n = 20, size = rep(c(50, 350), 10), tables = 200,
+#'                         seed = 1)$power
+dirmn_power_proportions <- function(alpha, p, n, size, tables = 1000, sig.level = 0.05,
+                                    seed = NULL, param = c("alpha", "logalpha"),
+                                    backend = getOption("dirmn.backend", "auto")) {
+  call <- sys.call()
+  param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
+  if (missing(alpha)) .stop("invalid_parameter", "alpha is missing", call)
+  if (missing(p)) .stop("invalid_argument", "p is missing", call)
+  if (missing(n)) .stop("invalid_argument", "n is missing", call)
+  if (missing(size)) .stop("invalid_argument", "size is missing", call)
+  alpha <- .power_alpha_vector(alpha, call)
+  p <- .as_proportions(p, length(alpha), names(alpha), call, against = "alpha")
+  .refuse_integer64(n, "n", call)
+  if (!is.numeric(n) || length(n) != 1L || is.na(n) || !is.finite(n) || n < 1 ||
+      n != trunc(n) || n > 2^40) {
+    .stop("invalid_argument",
+          "n must be a single whole number in 1 .. 2^40 (the rows of each table)", call)
+  }
+  .refuse_integer64(size, "size", call)
+  if (!is.numeric(size) || !is.null(dim(size)) && sum(dim(size) > 1L) > 1L ||
+      !(length(size) %in% c(1, n))) {
+    .stop("invalid_argument", sprintf(
+      "size must be a number or a numeric vector of length %s (one size per row)",
+      format(n, scientific = FALSE)), call)
+  }
+  .power_size_values(size, "size", call)
+  tables <- .check_count(tables, "tables", call, min = 1L)
+  if (!is.numeric(sig.level) || length(sig.level) != 1L || is.na(sig.level) ||
+      sig.level <= 0 || sig.level >= 1) {
+    .stop("invalid_argument", "sig.level must be a single number in (0, 1)", call)
+  }
+  seed <- if (is.null(seed)) .draw_seed() else .check_seed(seed, call)
+  ctx <- .context(backend, getOption("dirmn.device", 0L), call, backend_option = missing(backend),
+                  device_option = TRUE)
+  res <- cpp_power_proportions(ctx$ptr, unname(alpha), param == "logalpha", as.double(n),
+                               as.double(size), p, tables, as.double(sig.level), seed)
+  if (.failed(res)) .raise(res, call, alpha = "vector")
+  structure(list(
+    n = if (n <= .Machine$integer.max) as.integer(n) else as.double(n),
+    tables = as.integer(res$tables), sig.level = as.double(sig.level),
+    power = res$power, std_error = res$std_error, rejected = as.integer(res$rejected),
+    mean_statistic = res$mean_statistic, seed = seed,
+    note = "n is the number of rows in each table",
+    method = paste("HMP's Xsc test of the rows against a given composition (chi-square)",
+                   "power calculation by simulation")),
+    class = "power.htest")
+}
+
+# alpha of dirmn_power_proportions as a double vector of V >= 2 values,
+# from a vector or a 1 x V matrix (its column names the vector's names);
+# NA is reported here, by its entry (before the library reports p), other
+# bad values (NaN too) by the library.
+.power_alpha_vector <- function(alpha, call) {
+  alpha <- .as_alpha(alpha, call)
+  if (is.matrix(alpha)) {
+    if (nrow(alpha) != 1L) {
+      .stop("invalid_parameter", sprintf(
+        "alpha must be a vector (one value per column), not a %d x %d matrix", nrow(alpha),
+        ncol(alpha)), call)
+    }
+    alpha <- stats::setNames(as.vector(alpha), colnames(alpha))
+  }
+  if (!is.null(dim(alpha))) alpha <- stats::setNames(as.vector(alpha), names(alpha))
+  if (length(alpha) < 2L) {
+    .stop("invalid_parameter", sprintf(
+      "alpha must hold at least two values (one per column), not %d", length(alpha)), call)
+  }
+  na <- which(is.na(alpha) & !is.nan(alpha))
+  if (length(na) > 0L) .stop("invalid_parameter", sprintf("column %d: alpha is NA", na[[1L]]), call)
+  alpha
 }
 
 # alpha as a k x V double matrix (k >= 2), from a matrix or a list of k

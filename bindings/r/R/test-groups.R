@@ -211,7 +211,8 @@ dirmn_test_groups <- function(x, groups, method = c("lrt", "bootstrap"), B = 100
 #'   testing and power calculations for taxonomic-based human microbiome
 #'   data. PLoS ONE 7:e52078.
 #' @seealso [dirmn_test_groups()] for groups of rows against each other;
-#'   [dirmn_overdispersion_test()].
+#'   [dirmn_overdispersion_test()]; [dirmn_power_proportions()] for the
+#'   test's power by simulation.
 #' @export
 #' @examples
 #' set.seed(1)
@@ -248,17 +249,24 @@ dirmn_test_proportions <- function(x, p, backend = getOption("dirmn.backend", "a
 # entry per column of the table (`cols`, named `cn`), in the table's order
 # where both have names; NA and NaN are reported here, by the column, other
 # bad values by the library (as "column <j>: ...", see .location_message).
-.as_proportions <- function(p, cols, cn, call) {
+# `against = "alpha"` (dirmn_power_proportions): `cols` and `cn` are
+# alpha's length and names, and the messages say so.
+.as_proportions <- function(p, cols, cn, call, against = "x") {
   .refuse_integer64(p, "p", call)
   if (!is.numeric(p) || sum(dim(p) > 1L) > 1L) {
-    .stop("invalid_parameter", "p must be a numeric vector with one value per column", call)
+    .stop("invalid_parameter", sprintf("p must be a numeric vector with one value per %s",
+                                       if (against == "x") "column" else "entry of alpha"),
+          call)
   }
   if (!is.null(dim(p))) p <- drop(p)
   if (length(p) != cols) {
-    .stop("dimension_mismatch", sprintf(
-      "p has length %d but the counts have %s columns", length(p), .num(cols)), call)
+    .stop("dimension_mismatch", if (against == "x") {
+      sprintf("p has length %d but the counts have %s columns", length(p), .num(cols))
+    } else {
+      sprintf("p has length %d but alpha has length %s", length(p), .num(cols))
+    }, call)
   }
-  p <- .match_names(p, cn, "p", "x", call)
+  p <- .match_names(p, cn, "p", against, call)
   if (anyNA(p)) {
     column <- which(is.na(p))[1L]
     .stop("invalid_parameter", sprintf(

@@ -431,6 +431,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_power_proportions
+SEXP cpp_power_proportions(SEXP ctx_xp, SEXP alpha, bool log_param, double rows, SEXP sizes, SEXP proportions, double tables, double level, SEXP seed);
+RcppExport SEXP _dirmn_cpp_power_proportions(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP log_paramSEXP, SEXP rowsSEXP, SEXP sizesSEXP, SEXP proportionsSEXP, SEXP tablesSEXP, SEXP levelSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< bool >::type log_param(log_paramSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sizes(sizesSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type proportions(proportionsSEXP);
+    Rcpp::traits::input_parameter< double >::type tables(tablesSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_power_proportions(ctx_xp, alpha, log_param, rows, sizes, proportions, tables, level, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
@@ -467,6 +485,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 8},
     {"_dirmn_cpp_test_proportions", (DL_FUNC) &_dirmn_cpp_test_proportions, 2},
     {"_dirmn_cpp_power_groups", (DL_FUNC) &_dirmn_cpp_power_groups, 11},
+    {"_dirmn_cpp_power_proportions", (DL_FUNC) &_dirmn_cpp_power_proportions, 9},
     {NULL, NULL, 0}
 };
 

@@ -2,10 +2,12 @@
 // dirmn_sample_rowwise), its moments (dirmn_moments), the test of one DM
 // against one per group of rows (dirmn_test_groups) and its power by
 // simulation (dirmn_power_groups), and the test of the rows against a given
-// composition (dirmn_test_proportions).
+// composition (dirmn_test_proportions) and its power by simulation
+// (dirmn_power_proportions).
 #include "common.h"
 
 #include <cstring>
+#include <new>
 #include <vector>
 
 using namespace dirmn_r;
@@ -260,6 +262,59 @@ SEXP cpp_power_groups(SEXP ctx_xp, SEXP alpha, bool log_param, SEXP rows_per_gro
       log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA, rows.data(),
       size_values.empty() ? rows.data() : size_values.data(), &options, &result);
   if (status != DIRMN_SUCCESS) return failure(alpha_error(ctx, status, alpha, 1, layout));
+  return Rcpp::List::create(
+      Rcpp::Named("power") = result.power, Rcpp::Named("std_error") = result.std_error,
+      Rcpp::Named("tables") = static_cast<double>(result.tables),
+      Rcpp::Named("rejected") = static_cast<double>(result.rejected),
+      Rcpp::Named("mean_statistic") = result.mean_statistic);
+}
+
+// dirmn_power_proportions as a plain list of its result's fields (R/power.R
+// makes the power.htest). `alpha`: a double vector, one entry per column;
+// `rows`: the rows of each table; `sizes`: one size for every row, or one
+// per row; `proportions`: a double vector of one entry per column (R code
+// has checked the types, lengths, NAs and whole numbers; the library checks
+// the values).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_power_proportions(SEXP ctx_xp, SEXP alpha, bool log_param, double rows, SEXP sizes,
+                           SEXP proportions, double tables, double level, SEXP seed) {
+  dirmn_context* ctx = context_of(ctx_xp);
+  SEXP bad = unusable_context(ctx);
+  if (bad != R_NilValue) return bad;
+  if (TYPEOF(alpha) != REALSXP)
+    return failure(DIRMN_ERROR_INVALID_PARAMETER, "alpha must be a double vector");
+  const int64_t cols = XLENGTH(alpha);
+  if (TYPEOF(proportions) != REALSXP || XLENGTH(proportions) != cols)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "p must hold one value per entry of alpha");
+  const int64_t n = static_cast<int64_t>(rows);
+  std::vector<int64_t> given;
+  if (!read_sizes(sizes, &given) ||
+      (given.size() != 1 && static_cast<int64_t>(given.size()) != n))
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH, "size must hold one value or one per row");
+  // The library takes one size per row: one given for all is repeated.
+  std::vector<int64_t> size_values;
+  if (given.size() == 1 && n > 1) {
+    try {
+      size_values.assign(static_cast<size_t>(n), given[0]);
+    } catch (const std::bad_alloc&) {
+      return failure(DIRMN_ERROR_OUT_OF_MEMORY,
+                     "out of memory for the sizes of " + std::to_string(n) + " rows");
+    }
+  } else {
+    size_values.swap(given);
+  }
+  dirmn_power_options options;
+  dirmn_power_options_init(&options);
+  options.tables = static_cast<int64_t>(tables);
+  options.level = level;
+  options.seed = seed_of(seed);
+  dirmn_power_result result;
+  std::memset(&result, 0, sizeof result);
+  result.size = sizeof result;
+  const dirmn_status status = dirmn_power_proportions(
+      ctx, cols, REAL(alpha), 1, log_param ? DIRMN_PARAM_LOG_ALPHA : DIRMN_PARAM_ALPHA, n,
+      size_values.data(), REAL(proportions), 1, &options, &result);
+  if (status != DIRMN_SUCCESS) return failure(alpha_error(ctx, status, alpha, 1, AlphaLayout()));
   return Rcpp::List::create(
       Rcpp::Named("power") = result.power, Rcpp::Named("std_error") = result.std_error,
       Rcpp::Named("tables") = static_cast<double>(result.tables),

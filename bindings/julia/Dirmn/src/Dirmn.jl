@@ -35,7 +35,8 @@ mixtures (EM clustering), with [`posterior`](@ref) and
 [`test_groups`](@ref) for the test that one composition fits every group
 of observations (with a parametric bootstrap), [`power_groups`](@ref)
 for its power by simulation, and [`test_proportions`](@ref) for the test
-of the observations against a given composition (HMP's Xsc);
+of the observations against a given composition (HMP's Xsc), with
+[`power_proportions`](@ref) for its power;
 [`DirmnCounts`](@ref) to upload a table once and evaluate it many times
 (`Matrix(c)` and `sparse(c)` copy it back);
 [`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
@@ -68,6 +69,7 @@ export test_dirmn_groups, DirmnGroupTests
 export converged, iterations, hessian_definite, gradient_norm
 export DirMultMixtureModel, DirMultRowwise, simulate, mean, var, cov, sparse
 export test_groups, GroupTest, power_groups, GroupPower, test_proportions, ProportionTest
+export power_proportions
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn

@@ -150,6 +150,9 @@ const FUNCTIONS = (
     (:dirmn_power_groups, dirmn_status,
      (Ptr{dirmn_context}, Int64, Int64, Ptr{Cdouble}, Int64, Int64, dirmn_param, Ptr{Int64},
       Ptr{Int64}, Ptr{dirmn_power_options}, Ptr{dirmn_power_result})),
+    (:dirmn_power_proportions, dirmn_status,
+     (Ptr{dirmn_context}, Int64, Ptr{Cdouble}, Int64, dirmn_param, Int64, Ptr{Int64},
+      Ptr{Cdouble}, Int64, Ptr{dirmn_power_options}, Ptr{dirmn_power_result})),
 )
 
 # ---------------------------------------------------------------------------

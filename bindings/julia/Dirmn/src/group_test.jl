@@ -3,7 +3,8 @@
 # (dirmn_test_groups), by the likelihood ratio or HMP's Xmcupo, or of one
 # shared overdispersion (HMP's Xoc), with an optional parametric bootstrap.
 # Do the observations share a given composition? HMP's Xsc
-# (dirmn_test_proportions).
+# (dirmn_test_proportions). Both tests' power by simulation
+# (dirmn_power_groups, dirmn_power_proportions).
 
 # The library's code of the statistic the groups are compared by.
 function _group_statistic_code(statistic::Symbol)
@@ -384,9 +385,9 @@ end
 """
     GroupPower
 
-The result of [`power_groups`](@ref): the power of [`test_groups`](@ref)'s
-χ² test by simulation. Fields:
-
+The result of [`power_groups`](@ref) and [`power_proportions`](@ref): the
+power of [`test_groups`](@ref)'s or [`test_proportions`](@ref)'s χ² test by
+simulation. Fields:
 
 - `power::Float64`: the share of the simulated tables the test rejected at
   `level` (`rejected / tables`);
@@ -394,9 +395,12 @@ The result of [`power_groups`](@ref): the power of [`test_groups`](@ref)'s
   `sqrt(power (1 - power) / tables)` (also [`stderror`](@ref)`(p)`);
 - `tables::Int`: the tables simulated;
 - `rejected::Int`: the tables whose χ² p-value was below `level`;
-- `mean_statistic::Float64`: the test statistic's mean over the tables;
+- `mean_statistic::Float64`: the test statistic's mean over the tables
+  (for [`power_proportions`](@ref), `Inf` where a table has counts in a
+  category whose proportion is 0);
 - `statistic_kind::Symbol`: the test's statistic, `:lrt`, `:xmcupo` or
-  `:xoc`;
+  `:xoc` for [`power_groups`](@ref), `:xsc` (HMP's Xsc) for
+  [`power_proportions`](@ref);
 - `level::Float64`: the test's level;
 - `seed::UInt64`: the simulation's seed.
 """
@@ -565,10 +569,10 @@ function _power_sizes(size, rows::Vector{Int64})
     return out
 end
 
-function _power_size(v, name::AbstractString)
+function _power_size(v, name::AbstractString, fn::AbstractString = "power_groups")
     (v isa Real && isinteger(v) && 0 <= v <= typemax(Int32)) ||
         throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
-                         "power_groups: $name = $v is not an integer in 0 .. 2^31 - 1 (a " *
+                         "$fn: $name = $v is not an integer in 0 .. 2^31 - 1 (a " *
                          "number of trials)"))
     return Int64(v)
 end
@@ -609,11 +613,141 @@ function Base.show(io::IO, p::GroupPower)
 end
 
 function Base.show(io::IO, ::MIME"text/plain", p::GroupPower)
-    println(io, "Power of the group test (", _group_null_text(p.statistic_kind),
-            " against one per group, ", _group_statistic_text(p.statistic_kind),
-            ") by simulation")
+    if p.statistic_kind === :xsc
+        println(io, "Power of the proportion test (the observations' pooled proportions ",
+                "against given ones, HMP's Xsc) by simulation")
+    else
+        println(io, "Power of the group test (", _group_null_text(p.statistic_kind),
+                " against one per group, ", _group_statistic_text(p.statistic_kind),
+                ") by simulation")
+    end
     println(io, "  power       ", p.power, " ± ", p.std_error, " (standard error)")
     println(io, "  rejected    ", p.rejected, " of ", _plural(p.tables, "table"), " at level ",
             p.level, " (seed ", Int128(p.seed), ")")
     print(io, "  statistic   mean ", p.mean_statistic)
+end
+
+# --- the proportion test's power by simulation (dirmn_power_proportions) ----------------
+
+"""
+    power_proportions(alpha, proportions, rows, size; tables = 1000, level = 0.05,
+                      seed = 0, param = :alpha, backend = :auto, device = 0,
+                      context = nothing) -> GroupPower
+
+The power of [`test_proportions`](@ref)'s χ² test by simulation (libdirmn's
+`dirmn_power_proportions`; HMP's `MC.Xsc.statistics`): `tables` tables are
+drawn, each of `rows` observations from DM(`alpha`), observation b with
+`size[b]` trials, each is tested against `proportions` as
+`test_proportions` tests a table (HMP's Xsc), and the power is the share
+with a p-value below `level`, with its binomial standard error. `alpha`
+proportional to `proportions` gives the test's size (its actual level). A
+table without counts counts as not rejected. No fit enters the test.
+Returns a [`GroupPower`](@ref) with `statistic_kind = :xsc`; its
+`mean_statistic` is `Inf` where a table has counts in a category whose
+proportion is 0.
+
+- `alpha`: the V parameters of the DM the tables are drawn from (V ≥ 2),
+  log α with `param = :logalpha`;
+- `proportions`: the composition tested against, as for
+  [`test_proportions`](@ref): one per category (V of them; finite, ≥ 0, at
+  least two positive, summing to 1 within 1e-6); a strided view is passed
+  without a copy;
+- `rows`: the observations of each table (an integer in 1 .. 2^40);
+- `size`: the number of trials of the observations: an integer for every
+  observation, or a vector of `rows` integers, one per observation;
+- `tables`: the tables simulated (≥ 1); `level`: the test's level, in
+  (0, 1);
+- `seed`: an integer in 0 .. 2^64 - 1 ([`rand`](@ref)'s; table t is drawn
+  with a seed derived from it, as [`power_groups`](@ref) draws its tables),
+  or `nothing` for one from Julia's global random number generator: the
+  same seed gives the same result for any number of threads (the tables
+  run on the context's threads, each on one);
+- `backend`, `device`, `context`: as for [`loglik`](@ref).
+
+`alpha` and `proportions` of different lengths raise a
+[`DirmnError`](@ref) `DIRMN_ERROR_DIMENSION_MISMATCH`; fewer than two
+categories, `rows` outside 1 .. 2^40, a size outside 0 .. 2^31 - 1, `size`
+of another length than `rows`, `tables` < 1, `level` outside (0, 1), fewer
+than two positive proportions or proportions not summing to 1
+`DIRMN_ERROR_INVALID_ARGUMENT` naming the argument (and entry); a negative
+or non-finite proportion `DIRMN_ERROR_INVALID_PARAMETER` naming
+`proportions[i]`, an α out of the sampler's range [1e-306, 1e306]
+`DIRMN_ERROR_INVALID_PARAMETER` naming `alpha[v]`.
+
+```julia
+pi0 = collect(1.0:8.0) ./ 36
+power_proportions(20 .* pi0, pi0, 30, 500; tables = 400, seed = 1).power   # the size, ≈ 0.05
+p = power_proportions(20 .* reverse(pi0), pi0, 30, 500; tables = 400, seed = 1)
+p.power, stderror(p)
+```
+"""
+function power_proportions(alpha::AbstractVector, proportions::AbstractVector, rows, size;
+                           tables::Integer = 1000, level::Real = 0.05, seed = 0,
+                           param::Symbol = :alpha, backend::Symbol = :auto, device::Integer = 0,
+                           context::Union{Nothing,DirmnContext} = nothing)
+    fn = "power_proportions"
+    code = _param_code(param)
+    typemin(Int64) <= tables <= typemax(Int64) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "$fn: tables = $tables does not fit 64 bits"))
+    seed0 = _sample_seed(seed)
+    A = Vector{Float64}(_check_real(alpha, "alpha"))
+    V = length(A)
+    length(proportions) == V ||
+        _mismatch("$fn: proportions has length $(length(proportions)) but alpha has $V " *
+                  "categories (one proportion per category)")
+    V >= 2 ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "$fn: alpha and proportions have $V categor$(V == 1 ? "y" : "ies"): " *
+                         "the test needs at least 2"))
+    (rows isa Real && isinteger(rows) && 1 <= rows <= 2.0^40) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "$fn: rows = $rows is not an integer in 1 .. 2^40 (the observations " *
+                         "of each table)"))
+    n = Int(rows)
+    sizes = if size isa Real
+        fill(_power_size(size, "size", fn), n)
+    elseif size isa AbstractVector
+        length(size) == n ||
+            _mismatch("$fn: size has length $(length(size)) but each table has $n " *
+                      "observations (rows): give one size, or one per observation")
+        Int64[_power_size(v, "size[$i]", fn) for (i, v) in enumerate(size)]
+    else
+        throw(ArgumentError("size must be an integer or a vector of $n integers, not a " *
+                            "$(typeof(size))"))
+    end
+    P, ps = _native_vector(_check_real(proportions, "proportions"), Float64)
+    ctx = _context(context, backend, device)
+    r = _power_proportions_call(ctx, A, code, sizes, P, ps, Int64(tables), Float64(level), seed0)
+    return GroupPower(r.power, r.std_error, Int(r.tables), Int(r.rejected), r.mean_statistic,
+                      :xsc, Float64(level), seed0)
+end
+
+function _power_proportions_call(ctx::DirmnContext, A::Vector{Float64}, code,
+                                 sizes::Vector{Int64}, P, pstride::Integer, tables::Int64,
+                                 level::Float64, seed::UInt64)
+    oref = Ref(LibDirmn.empty_power_options())
+    LibDirmn.dirmn_power_options_init_sized(oref, sizeof(LibDirmn.dirmn_power_options))
+    o = oref[]
+    oref[] = LibDirmn.dirmn_power_options(o.size, tables, level, seed, o.tolerance,
+                                          o.max_iterations, o.statistic)
+    rref = Ref(LibDirmn.empty_power_result())
+    # rows and size were checked in Julia; alpha and proportions are the
+    # library's to check.
+    hint = function (loc)
+        (loc !== nothing && loc.index >= 0) || return nothing
+        arg = _argument(loc)
+        arg == "params" && return " [alpha[$(loc.index + 1)] in Julia]"
+        arg == "proportions" && return " [proportions[$(loc.index + 1)] in Julia]"
+        return nothing
+    end
+    GC.@preserve A sizes P begin
+        _with(ctx) do p
+            st = LibDirmn.dirmn_power_proportions(p, Int64(length(A)), pointer(A), Int64(1),
+                                                  code, Int64(length(sizes)), pointer(sizes),
+                                                  pointer(P), Int64(pstride), oref, rref)
+            _check(st, p, hint)
+        end
+    end
+    return rref[]
 end

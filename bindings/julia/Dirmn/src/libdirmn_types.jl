@@ -594,14 +594,17 @@ end
 """
     dirmn_power_options(size, tables, level, seed, tolerance, max_iterations, statistic)
 
-Mirror of the C struct `dirmn_power_options` of [`dirmn_power_groups`](@ref).
+Mirror of the C struct `dirmn_power_options` of [`dirmn_power_groups`](@ref)
+and [`dirmn_power_proportions`](@ref).
 Fill one with [`dirmn_power_options_init_sized`](@ref) (with its size)
 through a `Ref` (see [`empty_power_options`](@ref)), then build a modified
 copy: `tables` (`Int64`, the tables simulated), `level` (the test's level,
 in (0, 1)), `seed` (`UInt64`; table t is drawn from stream t of it), and
 every fit's `tolerance` and `max_iterations` (as
 [`dirmn_fit_options`](@ref)'s), and the `statistic` of the test simulated
-(a `dirmn_group_statistic`; `DIRMN_GROUP_LRT` by default).
+(a `dirmn_group_statistic`; `DIRMN_GROUP_LRT` by default). The last three
+are checked but do not apply to `dirmn_power_proportions` (no fit enters
+its test).
 """
 struct dirmn_power_options
     size::Csize_t
@@ -617,10 +620,10 @@ end
     dirmn_power_result(size, power, std_error, tables, rejected, mean_statistic)
 
 Mirror of the C struct `dirmn_power_result`, written by
-[`dirmn_power_groups`](@ref) (the caller sets `size`; see
-[`empty_power_result`](@ref)): the share of the simulated tables rejected,
-its binomial standard error, the tables simulated and rejected, and the
-test statistic's mean over the tables.
+[`dirmn_power_groups`](@ref) and [`dirmn_power_proportions`](@ref) (the
+caller sets `size`; see [`empty_power_result`](@ref)): the share of the
+simulated tables rejected, its binomial standard error, the tables
+simulated and rejected, and the test statistic's mean over the tables.
 """
 struct dirmn_power_result
     size::Csize_t
@@ -777,7 +780,7 @@ empty_power_options() =
     empty_power_result() -> dirmn_power_result
 
 A zeroed result struct with `size` set, as [`dirmn_power_groups`](@ref)
-requires.
+and [`dirmn_power_proportions`](@ref) require.
 """
 empty_power_result() =
     dirmn_power_result(Csize_t(sizeof(dirmn_power_result)), 0.0, 0.0, Int64(0), Int64(0), 0.0)

@@ -47,6 +47,9 @@ const NM_GRP = test_groups(NM_X, [1, 1, 2, 2]; bootstrap = 9, seed = 1)
 const NM_PT = test_proportions(NM_X, fill(0.2, 5))
 const NM_POW = power_groups([NM_D.alpha reverse(NM_D.alpha)], [4, 5], 30; tables = 20,
                             level = 0.1, seed = 1)
+# The proportion test's power: NM_D's α against equal proportions.
+const NM_PPOW = power_proportions(NM_D.alpha, fill(0.2, 5), 6, 30; tables = 20, level = 0.1,
+                                  seed = 1)
 
 isexported(name) = Symbol(name) in names(Dirmn) && isdefined(Dirmn, Symbol(name))
 fitfield(name) = Symbol(name) in fieldnames(DirMultFit)
@@ -63,6 +66,7 @@ gtkw(name) = Symbol(name) in kwnames(test_groups)
 randkw(name) = Symbol(name) in kwnames(rand)
 powfield(name) = Symbol(name) in fieldnames(GroupPower)
 powkw(name) = Symbol(name) in kwnames(power_groups)
+ppkw(name) = Symbol(name) in kwnames(power_proportions)
 ptfield(name) = Symbol(name) in fieldnames(ProportionTest)
 # The positional arguments any method of `f` declares.
 argnames(f) = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(f)]...))
@@ -117,7 +121,7 @@ const NAME_CHECKS = Dict{String,Function}(
     "init_soft_kmeans" => n -> accepts(() -> fit_mixture(NM_X, 1; init = Symbol(n))),
     "starts" => n -> mixkw(n),
     "seed" => n -> mixkw(n) && gtkw(n) && gtfield(n) && randkw(n) && powkw(n) && powfield(n) &&
-        Symbol(n) in kwnames(simulate),
+        ppkw(n) && Symbol(n) in kwnames(simulate),
     "mixing_weights" => n -> mixfield(n),
     "responsibilities" => n -> mixfield(n),
     "criterion_aic" => n -> isexported(n) && accepts(() -> fit_mixture(NM_X, 1:2; select = Symbol(n))),
@@ -213,7 +217,7 @@ const NAME_CHECKS = Dict{String,Function}(
     "sample_size" => n -> Symbol(n) in fieldnames(DirMult) && getfield(NM_D, Symbol(n)) == 8 &&
         Symbol(n) in fieldnames(DirMultMixtureModel) && Symbol(n) in fieldnames(DirMultRowwise) &&
         randkw(n) && all(==(4), sum(rand(NM_D, 2; (Symbol(n) => 4,)...); dims = 1)) &&
-        Symbol(n) in argnames(power_groups),
+        Symbol(n) in argnames(power_groups) && Symbol(n) in argnames(power_proportions),
     "sample_component" => n -> randkw(n) &&
         getfield(rand(NM_MIX, 3; seed = 1, (Symbol(n) => [2, 2, 1],)...), Symbol(n)) == [2, 2, 1],
     "simulate" => n -> isexported(n) && size(call(n, NM_FIT; seed = 1)[1]) == size(NM_X) &&
@@ -232,11 +236,21 @@ const NAME_CHECKS = Dict{String,Function}(
     # Power of the group test by simulation.
     "power" => n -> isexported(n) && NM_POW isa GroupPower &&
         call(n, [NM_D.alpha reverse(NM_D.alpha)], 3, 10; tables = 2) isa GroupPower,
-    "power_tables" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 20,
-    "power_level" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 0.1,
+    "power_tables" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 20 &&
+        ppkw(n) && getfield(NM_PPOW, Symbol(n)) == 20,
+    "power_level" => n -> powkw(n) && powfield(n) && getfield(NM_POW, Symbol(n)) == 0.1 &&
+        ppkw(n) && getfield(NM_PPOW, Symbol(n)) == 0.1,
     "power_rows_per_group" => n -> Symbol(n) in argnames(power_groups),
     "power_value" => n -> powfield(n) &&
-        getfield(NM_POW, Symbol(n)) == NM_POW.rejected / NM_POW.tables,
+        getfield(NM_POW, Symbol(n)) == NM_POW.rejected / NM_POW.tables &&
+        getfield(NM_PPOW, Symbol(n)) == NM_PPOW.rejected / NM_PPOW.tables,
+    # The proportion test's power by simulation: the exported function, its
+    # result the group test's power's type, of statistic :xsc.
+    "power_proportions" => n -> isexported(n) && NM_PPOW isa GroupPower &&
+        NM_PPOW.statistic_kind === :xsc && NM_PPOW.tables == 20 &&
+        call(n, NM_D.alpha, fill(0.2, 5), 3, 10; tables = 2) isa GroupPower &&
+        call(n, NM_D.alpha, fill(0.2, 5), 6, 30; tables = 20, level = 0.1, seed = 1) ==
+        NM_PPOW,
     # The group test's statistic: a keyword of both functions, its values
     # accepted by both and recorded in the results' statistic_kind.
     "group_statistic" => n -> gtkw(n) && powkw(n) &&
@@ -270,7 +284,8 @@ const NAME_CHECKS = Dict{String,Function}(
     # result's overdispersion (0 for one observation).
     "proportion_test" => n -> isexported(n) && NM_PT isa ProportionTest &&
         call(n, NM_X, fill(0.2, 5)).statistic == NM_PT.statistic,
-    "proportion_test_null" => n -> Symbol(n) in argnames(test_proportions),
+    "proportion_test_null" => n -> Symbol(n) in argnames(test_proportions) &&
+        Symbol(n) in argnames(power_proportions),
     "proportion_test_theta" => n -> ptfield(n) && isfinite(getfield(NM_PT, Symbol(n))) &&
         getfield(test_proportions(NM_X[:, 1], fill(0.2, 5)), Symbol(n)) == 0,
 )

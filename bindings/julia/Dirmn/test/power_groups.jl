@@ -3,6 +3,9 @@
 # of a DirMultMixtureModel and tested with its test_groups: table t of a call
 # with seed S is drawn with seed derived_key(S, 3, t), the library's stream
 # of a power simulation's table (splitmix64's output mix, computed here).
+# And the proportion test's power (power_proportions over
+# dirmn_power_proportions), against tables drawn with rand of a DirMult and
+# tested with test_proportions.
 
 const PW_GAMMA = 0x9e3779b97f4a7c15
 
@@ -243,5 +246,156 @@ const PW_A3 = [2.0 3.0 2.0; 3.0 2.0 3.0; 1.0 1.0 1.5; 4.0 4.0 3.0; 0.5 0.5 0.5]
                            :DIRMN_ERROR_INVALID_PARAMETER))
         @test caught(() -> power_groups(A, 3, 30; seed = -1)) isa ArgumentError
         @test caught(() -> power_groups(A, 3, 30; param = :log)) isa ArgumentError
+    end
+end
+
+# The proportion test's power by simulation (power_proportions over
+# dirmn_power_proportions): table t of a call with seed S is drawn from
+# stream t as power_groups draws it, here with rand of a DirMult with seed
+# derived_key(S, 3, t), and tested with test_proportions.
+const PP_PI0 = collect(1.0:8.0) ./ 36
+
+@testset "power_proportions" begin
+    @testset "alpha proportional to the proportions gives the level" begin
+        p = power_proportions(20 .* PP_PI0, PP_PI0, 30, 500; tables = 400, seed = 23)
+        @test p isa GroupPower && p.statistic_kind === :xsc
+        @test p.tables == 400 && p.level == 0.05 && p.seed == 23
+        @test abs(p.power - 0.05) <= 0.04
+        @test abs(p.mean_statistic - 7) <= 1                 # Xsc's χ² dof, 8 - 1
+        @test p.power == p.rejected / 400
+    end
+
+    @testset "other proportions are found" begin
+        a = 20 .* PP_PI0
+        a[1], a[end] = a[end], a[1]
+        p = power_proportions(a, PP_PI0, 30, 500; tables = 400, seed = 23)
+        @test p.power > 0.9
+        @test p.std_error == sqrt(p.power * (1 - p.power) / 400)
+        @test stderror(p) === p.std_error
+        # Nearer proportions and fewer observations: a power strictly inside (0, 1).
+        b = 20 .* PP_PI0
+        b[1], b[2] = b[2], b[1]
+        q = power_proportions(b, PP_PI0, 10, 100; tables = 400, seed = 23)
+        @test 0 < q.power < 1
+        @test isapprox(q.std_error, sqrt(q.power * (1 - q.power) / 400); rtol = 1e-12)
+        @test power_proportions(b, PP_PI0, 40, 100; tables = 400, seed = 23).power > q.power
+    end
+
+    @testset "the share of tables rand + test_proportions reject (seed $S)" for S in
+            (UInt64(7), UInt64(2)^63 + UInt64(12345), typemax(UInt64))
+        a = 20 .* PP_PI0
+        a[1], a[2] = a[2], a[1]
+        rows, sizes, tables = 12, collect(40:10:150), 30
+        p = power_proportions(a, PP_PI0, rows, sizes; tables = tables, level = 0.05, seed = S)
+        d = DirMult(a, 1)
+        rejected, total = 0, 0.0
+        for t in 0:(tables - 1)
+            X = rand(d, rows; size = sizes, seed = pw_derived_key(S, 3, t))
+            r = test_proportions(X, PP_PI0)
+            rejected += r.pvalue < 0.05
+            total += r.statistic
+        end
+        @test 0 < rejected < tables                    # neither extreme: a real check
+        @test p.rejected == rejected
+        @test p.power == rejected / tables
+        @test abs(p.mean_statistic - total / tables) <= 1e-9 * max(1.0, total / tables)
+    end
+
+    @testset "zero proportions, tables without counts" begin
+        # Counts in a category of proportion 0 (about 31 a table expected):
+        # every table's Xsc is Inf.
+        z = vcat(0.0, PP_PI0[2:end] ./ sum(PP_PI0[2:end]))
+        p = power_proportions(fill(2.5, 8), z, 5, 50; tables = 20, seed = 1)
+        @test p.mean_statistic == Inf && p.rejected == 20 && p.power == 1.0
+        # No table has counts: none is rejected.
+        q = power_proportions(20 .* PP_PI0, PP_PI0, 5, 0; tables = 20, seed = 1)
+        @test q.rejected == 0 && q.power == 0.0 && q.mean_statistic == 0.0
+    end
+
+    @testset "forms of the arguments, reproducibility, threads" begin
+        a = 20 .* PP_PI0
+        a[1], a[2] = a[2], a[1]
+        base = power_proportions(a, PP_PI0, 10, 80; tables = 60, seed = 5)
+        @test power_proportions(a, PP_PI0, 10, fill(80, 10); tables = 60, seed = 5) == base
+        @test power_proportions(a, PP_PI0, Int32(10), 80.0; tables = 60, seed = 5) == base
+        @test power_proportions(a, view(repeat(PP_PI0; inner = 2), 1:2:16), 10, 80;
+                                tables = 60, seed = 5) == base
+        @test power_proportions(view(vcat(a, a), 1:8), PP_PI0, 10, 80; tables = 60,
+                                seed = 5) == base
+        logs = power_proportions(log.(a), PP_PI0, 10, 80; tables = 60, seed = 5,
+                                 param = :logalpha)
+        @test logs.rejected == base.rejected
+        @test isapprox(logs.mean_statistic, base.mean_statistic; rtol = 1e-9)
+        @test power_proportions(a, PP_PI0, 10, 80; tables = 60) ==
+              power_proportions(a, PP_PI0, 10, 80; tables = 60, seed = 0)
+        ms = [power_proportions(a, PP_PI0, 10, 80; tables = 60, seed = s).mean_statistic
+              for s in 0:3]
+        @test length(unique(ms)) > 1
+        c1, c3 = DirmnContext(:cpu), DirmnContext(:cpu)
+        Dirmn.set_threads!(c1, 1)
+        Dirmn.set_threads!(c3, 3)
+        r1 = power_proportions(a, PP_PI0, 10, 80; tables = 60, seed = 13, context = c1)
+        r3 = power_proportions(a, PP_PI0, 10, 80; tables = 60, seed = 13, context = c3)
+        close(c1); close(c3)
+        @test r1 == r3
+    end
+
+    @testset "display" begin
+        p = power_proportions(20 .* PP_PI0, PP_PI0, 10, 30; tables = 20, seed = 9)
+        @test occursin("GroupPower(power=", sprint(show, p))
+        @test occursin("statistic_kind=:xsc", sprint(show, p))
+        m = sprint(show, MIME"text/plain"(), p)
+        @test occursin("Power of the proportion test", m) && occursin("HMP's Xsc", m)
+        @test !occursin("group", m)
+        @test occursin("of 20 tables at level 0.05 (seed 9)", m)
+    end
+
+    @testset "bad input" begin
+        a = 20 .* PP_PI0
+        bad(f, status = :DIRMN_ERROR_INVALID_ARGUMENT) = (e = caught(f);
+            e isa DirmnError && e.name === status ? e.message : e)
+        neg = vcat(PP_PI0[1] + 0.1, -0.1, PP_PI0[3:end])
+        m = bad(() -> power_proportions(a, neg, 10, 30), :DIRMN_ERROR_INVALID_PARAMETER)
+        @test occursin("[proportions[2] in Julia]", m) && occursin("negative", m)
+        @test occursin("[proportions[3] in Julia]",
+                       bad(() -> power_proportions(a, [PP_PI0[1:2]; NaN; PP_PI0[4:end]], 10, 30),
+                           :DIRMN_ERROR_INVALID_PARAMETER))
+        @test occursin("sum", bad(() -> power_proportions(a, 2 .* PP_PI0, 10, 30)))
+        @test occursin("positive",
+                       bad(() -> power_proportions(a, [1.0; zeros(7)], 10, 30)))
+        for (al, pr) in ((a[1:7], PP_PI0), (vcat(a, 1.0), PP_PI0), (a, PP_PI0[1:7]))
+            @test occursin("proportions has length $(length(pr)) but alpha has " *
+                           "$(length(al)) categories",
+                           bad(() -> power_proportions(al, pr, 10, 30),
+                               :DIRMN_ERROR_DIMENSION_MISMATCH))
+        end
+        @test occursin("at least 2", bad(() -> power_proportions([1.0], [1.0], 10, 30)))
+        for tables in (0, -3)
+            @test occursin("tables", bad(() -> power_proportions(a, PP_PI0, 10, 30;
+                                                                 tables = tables)))
+        end
+        for level in (0.0, 1.0, -0.1, 1.5, NaN)
+            @test occursin("level", bad(() -> power_proportions(a, PP_PI0, 10, 30;
+                                                                level = level)))
+        end
+        for rows in (0, -1, 2.5, 2.0^40 + 1)
+            @test occursin("rows = ", bad(() -> power_proportions(a, PP_PI0, rows, 30)))
+        end
+        @test occursin("size[3] = -4", bad(() -> power_proportions(a, PP_PI0, 3, [5, 5, -4])))
+        @test occursin("size = 2147483648", bad(() -> power_proportions(a, PP_PI0, 3, 2^31)))
+        @test occursin("size has length 2",
+                       bad(() -> power_proportions(a, PP_PI0, 3, [5, 5]),
+                           :DIRMN_ERROR_DIMENSION_MISMATCH))
+        @test occursin("alpha[2] in Julia",
+                       bad(() -> power_proportions([1.0; -1.0; ones(6)], PP_PI0, 3, 30),
+                           :DIRMN_ERROR_INVALID_PARAMETER))
+        @test occursin("alpha[2]",
+                       bad(() -> power_proportions(Any[1.0, missing, ones(6)...], PP_PI0, 3, 30),
+                           :DIRMN_ERROR_INVALID_PARAMETER))
+        @test caught(() -> power_proportions(a, PP_PI0, 3, 30; seed = -1)) isa ArgumentError
+        @test caught(() -> power_proportions(a, PP_PI0, 3, 30; param = :log)) isa ArgumentError
+        @test caught(() -> power_proportions(a, PP_PI0, 3, "30")) isa ArgumentError
+        args = Set(vcat([Base.method_argnames(m)[2:end] for m in methods(power_proportions)]...))
+        @test [:alpha, :proportions, :rows, :size] ⊆ args
     end
 end

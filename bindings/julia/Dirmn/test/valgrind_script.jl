@@ -60,6 +60,10 @@ for round in 1:3
     test_groups(c, [1, 1, 2, 2, 1, 2]; bootstrap = 3, seed = 8)
     # The proportion test: proportions read through a stride.
     test_proportions(c, [0.2, 0.3, 0.5]); test_proportions(t, view([0.2, 0, 0.3, 0, 0.5], 1:2:5))
+    # The proportion test's power: proportions through a stride, the tables on
+    # the context's threads.
+    power_proportions(a, view([0.2, 0, 0.3, 0, 0.5], 1:2:5), 4, [5, 0, 9, 3]; tables = 6,
+                      seed = 9, context = ctx)
     # Failures: the error slot and location, through the wrappers.
     for bad in (() -> DirmnCounts(Xn; context = ctx), () -> loglik(c, [1.0, -1.0, 1.0]),
                 () -> loglik(Any[1, missing], [1.0, 1.0]; context = ctx),
@@ -71,7 +75,9 @@ for round in 1:3
                 () -> rand(DirMult([1.0, -1.0], 3), 2; context = ctx),
                 () -> rand(DirMult(a, 3), 2; size = [1, -1], context = ctx),
                 () -> test_groups(c, [1, 1, 1, 1, 1, 1]),
-                () -> test_proportions(s, [0.5, -0.5, 1.0]), () -> Matrix{Int32}(DirmnCounts(
+                () -> test_proportions(s, [0.5, -0.5, 1.0]),
+                () -> power_proportions(a, [0.5, -0.5, 1.0], 3, 5; tables = 2, context = ctx),
+                () -> Matrix{Int32}(DirmnCounts(
                     [2^40 1; 0 1]; context = ctx)),
                 () -> DirmnCounts(SparseMatrixCSC{Int,Int}(3, 2, [1, 3, 4], [1, 8, 2], [1, 2, 3]);
                                   context = ctx))

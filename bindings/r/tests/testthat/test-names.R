@@ -41,11 +41,14 @@ package_vocabulary <- function() {
   group_test <- dirmn_test_groups(mite, rep(1:2, length.out = nrow(mite)))
   proportion_test <- dirmn_test_proportions(mite, colSums(mite) / sum(mite))
   power <- dirmn_power(rbind(c(1, 2, 3), c(3, 2, 1)), 4, 20, tables = 5, seed = 1)
+  power_proportions <- dirmn_power_proportions(c(1, 2, 3), c(1, 2, 3) / 6, 4, 20, tables = 5,
+                                               seed = 1)
   fields <- unique(c(names(fit), names(mix), names(mix$models[[1L]]), names(mix$criteria),
                      names(test), names(dirmn_loglik_sum(mite, rep(1, ncol(mite)))),
                      names(reg), names(summary(reg)), names(wald_test(reg)),
                      names(groups), names(attributes(groups)), names(moments),
-                     names(group_test), names(proportion_test), names(power)))
+                     names(group_test), names(proportion_test), names(power),
+                     names(power_proportions)))
   list(exports = getNamespaceExports("dirmn"), arguments = arguments, choices = choices,
        fields = fields, generics = s3_generics())
 }
@@ -264,6 +267,30 @@ test_that("the sampling, moments, group-test and proportion-test names of names.
   expect_true(idea("proportion_test_theta") %in% names(pt))
   expect_true(is.numeric(pt[[idea("proportion_test_theta")]]))
   expect_identical(names(pt$statistic), "Xsc")
+  # the proportion test's power (HMP's MC.Xsc.statistics): the function,
+  # its arguments named as the group test's power and the proportion test
+  # name them (n the rows of each table, size, tables, sig.level, seed, p)
+  # and the fields of its power.htest
+  expect_identical(idea("power_proportions"), "dirmn_power_proportions")
+  expect_true(idea("power_proportions") %in% exports)
+  pprop <- get(idea("power_proportions"), envir = asNamespace("dirmn"))
+  for (name in c("proportion_test_null", "power_rows_per_group", "sample_size", "power_tables",
+                 "power_level", "seed")) {
+    expect_true(idea(name) %in% names(formals(pprop)), info = name)
+  }
+  args <- list(c(2, 3, 1), c(2, 3, 1) / 6, 7, 30, 25, 0.1, 4)
+  names(args) <- c("alpha", idea("proportion_test_null"), idea("power_rows_per_group"),
+                   idea("sample_size"), idea("power_tables"), idea("power_level"), idea("seed"))
+  pp <- do.call(pprop, args)
+  expect_s3_class(pp, "power.htest")
+  for (name in c("power_tables", "power_level", "power_rows_per_group", "power_value", "seed")) {
+    expect_true(idea(name) %in% names(pp), info = name)
+  }
+  expect_identical(pp[[idea("power_tables")]], 25L)
+  expect_identical(pp[[idea("power_level")]], 0.1)
+  expect_identical(pp[[idea("power_rows_per_group")]], 7L)
+  expect_identical(pp[[idea("power_value")]], pp$rejected / 25)
+  expect_identical(pp[[idea("seed")]], 4)
 })
 
 test_that("the names before version 0.3.0 are gone from arguments and results", {
