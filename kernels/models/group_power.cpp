@@ -94,11 +94,13 @@ BackendResult simulate_power(SampleRequest req, const PowerSettings& s, HostThre
   std::vector<uint8_t> reject(static_cast<size_t>(s.tables), 0);
   std::vector<double> stat(static_cast<size_t>(s.tables), 0.0);
   std::atomic<bool> no_memory{false};
+  DrawnTables tables(threads.size());
   const auto body = [&](int64_t t) {
     try {
+      DrawnTables::Lease lease(tables);
+      CsrRows& drawn = lease.table();
       SampleRequest r = req;
       r.seed = math::derived_key(s.seed, math::kFamilyPower, static_cast<uint64_t>(t));
-      CsrRows drawn;
       if (!sample_rows(r, nullptr, Interrupt{}, &drawn).ok()) {
         no_memory = true;
         return;

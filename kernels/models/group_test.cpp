@@ -98,8 +98,11 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
   for (double& a : alpha) a = std::min(std::max(a, kSampleAlphaMin), kSampleAlphaMax);
   std::vector<uint8_t> exceeds(static_cast<size_t>(s.bootstrap), 0);
   std::atomic<bool> no_memory{false};
+  DrawnTables tables(threads.size());
   const auto body = [&](int64_t r) {
     try {
+      DrawnTables::Lease lease(tables);
+      CsrRows& drawn = lease.table();
       SampleRequest req;
       req.rows = static_cast<int64_t>(l.row.size());
       req.cols = l.cols;
@@ -111,7 +114,6 @@ BackendResult group_test(const HostTable& t, const int64_t* group, int64_t group
       req.sizes = l.size.data();
       req.sizes_stride = 1;
       req.seed = math::derived_key(s.seed, math::kFamilyBootstrap, static_cast<uint64_t>(r));
-      CsrRows drawn;
       if (!sample_rows(req, nullptr, Interrupt{}, &drawn).ok()) {
         no_memory = true;
         return;

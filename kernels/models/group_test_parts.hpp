@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "../host_fit.hpp"
@@ -17,6 +18,42 @@
 
 namespace dirmn {
 namespace group_parts {
+
+// The drawn tables of the replicates running at once (at most one per
+// thread), each reused from one replicate to the next: a table's arrays
+// are large enough that fresh ones cost a page fault per page, and on many
+// threads the faults contend for the process's memory map.
+class DrawnTables {
+ public:
+  explicit DrawnTables(int slots) : tables_(static_cast<size_t>(slots)) {
+    for (int i = slots - 1; i >= 0; --i) free_.push_back(i);
+  }
+  // A table for one replicate, given back when the Lease goes.
+  class Lease {
+   public:
+    explicit Lease(DrawnTables& d) : d_(d) {
+      std::lock_guard<std::mutex> lock(d_.mutex_);
+      slot_ = d_.free_.back();
+      d_.free_.pop_back();
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(d_.mutex_);
+      d_.free_.push_back(slot_);
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    CsrRows& table() { return d_.tables_[static_cast<size_t>(slot_)]; }
+
+   private:
+    DrawnTables& d_;
+    int slot_ = 0;
+  };
+
+ private:
+  std::vector<CsrRows> tables_;
+  std::vector<int> free_;  // reserved for every slot up front: push_back never allocates
+  std::mutex mutex_;
+};
 
 // Under the multinomial limit the null fit reports proportions; its
 // bootstrap tables are drawn from the DM of this precision instead, which

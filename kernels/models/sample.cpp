@@ -172,6 +172,8 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
   }
   if (no_memory) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the sampled rows", 0};
   out->ptr.assign(static_cast<size_t>(rows) + 1, 0);
+  out->col.clear();  // a reused table keeps its arrays' memory
+  out->count.clear();
   for (int64_t b = 0; b < rows; ++b)
     out->ptr[static_cast<size_t>(b) + 1] = out->ptr[static_cast<size_t>(b)] + row_nnz[static_cast<size_t>(b)];
   const size_t nnz = static_cast<size_t>(out->ptr.back());
