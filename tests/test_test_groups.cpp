@@ -19,11 +19,7 @@ using namespace dirmn_test;
 namespace {
 
 dirmn_group_test_result run_groups(dirmn_context* ctx, dirmn_counts* c, const std::vector<int64_t>& g,
-                                   int64_t groups, int64_t bootstrap = 0, uint64_t seed = 0) {
-  dirmn_group_test_options o;
-  dirmn_group_test_options_init(&o);
-  o.bootstrap = bootstrap;
-  o.seed = seed;
+                                   int64_t groups, const dirmn_group_test_options& o) {
   dirmn_group_test_result r;
   std::memset(&r, 0, sizeof r);
   r.size = sizeof r;
@@ -31,6 +27,15 @@ dirmn_group_test_result run_groups(dirmn_context* ctx, dirmn_counts* c, const st
   INFO(dirmn_last_error(ctx));
   REQUIRE(s == DIRMN_SUCCESS);
   return r;
+}
+
+dirmn_group_test_result run_groups(dirmn_context* ctx, dirmn_counts* c, const std::vector<int64_t>& g,
+                                   int64_t groups, int64_t bootstrap = 0, uint64_t seed = 0) {
+  dirmn_group_test_options o;
+  dirmn_group_test_options_init(&o);
+  o.bootstrap = bootstrap;
+  o.seed = seed;
+  return run_groups(ctx, c, g, groups, o);
 }
 
 double fit_loglik(dirmn_context* ctx, dirmn_counts* c, int64_t cols, const double* weights) {
@@ -349,13 +354,7 @@ TEST_CASE("test_groups: HMP's Xmcupo on its saliva, throat and tonsils tables", 
   dirmn_group_test_options o;
   dirmn_group_test_options_init(&o);
   o.statistic = DIRMN_GROUP_XMCUPO;
-  const auto run = [&](const std::vector<int64_t>& grp) {
-    dirmn_group_test_result r;
-    std::memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    REQUIRE(dirmn_test_groups(ctx.get(), c.get(), grp.data(), 3, &o, &r) == DIRMN_SUCCESS);
-    return r;
-  };
+  const auto run = [&](const std::vector<int64_t>& grp) { return run_groups(ctx.get(), c.get(), grp, 3, o); };
   const dirmn_group_test_result all = run(group);
   CHECK(close_to(all.statistic, 150.443851750275, 1e-9));
   CHECK(all.df == 40.0);
@@ -485,13 +484,7 @@ TEST_CASE("test_groups: HMP's Xoc on its saliva, throat and tonsils tables", "[g
   dirmn_group_test_options o;
   dirmn_group_test_options_init(&o);
   o.statistic = DIRMN_GROUP_XOC;
-  const auto run = [&](const std::vector<int64_t>& grp) {
-    dirmn_group_test_result r;
-    std::memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    REQUIRE(dirmn_test_groups(ctx.get(), c.get(), grp.data(), 3, &o, &r) == DIRMN_SUCCESS);
-    return r;
-  };
+  const auto run = [&](const std::vector<int64_t>& grp) { return run_groups(ctx.get(), c.get(), grp, 3, o); };
   const dirmn_group_test_result all = run(group);
   CHECK(close_to(all.statistic, 107.907114781439, 1e-8));
   CHECK(all.df == 2.0);

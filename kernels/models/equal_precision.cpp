@@ -52,10 +52,10 @@ GroupAt solve_group(const Histograms& h, const std::vector<int64_t>& active, dou
     out.converged = true;
   } else {
     double inv_t = 0.0, lambda = 0.0, last_worst = std::numeric_limits<double>::infinity();
+    std::vector<double> d(active.size()), t(active.size());
     for (int it = 0; it < kGroupIterations; ++it) {
       double s_alpha = 0.0, s_dt = 0.0;
       inv_t = 0.0;
-      std::vector<double> d(active.size()), t(active.size());
       for (size_t i = 0; i < active.size(); ++i) {
         const double a = alpha[active[i]];
         const HistogramTerms c = histogram_terms(h.column[static_cast<size_t>(active[i])], a, false, true, true);

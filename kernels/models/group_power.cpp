@@ -160,9 +160,7 @@ BackendResult group_power(const double* alpha, int64_t groups, int64_t cols, con
 BackendResult proportion_power(const double* alpha, int64_t cols, int64_t rows, const int64_t* sizes,
                                const double* pi0, const PowerSettings& s, HostThreads& threads,
                                PowerOutcome* out) {
-  int64_t support = 0;
-  for (int64_t v = 0; v < cols; ++v) support += pi0[v] > 0.0 ? 1 : 0;
-  const double df = static_cast<double>(support - 1);
+  const double df = static_cast<double>(xsc_categories(pi0, cols) - 1);
   SampleRequest req;
   req.rows = rows;
   req.cols = cols;

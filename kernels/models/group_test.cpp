@@ -161,14 +161,12 @@ BackendResult proportion_test(const HostTable& t, const double* pi0, ProportionT
   if (l.row.empty()) return {DIRMN_ERROR_INVALID_ARGUMENT, "no row has counts", 0};
   l.groups = 1;
   const GroupMoments m = group_moments(l, TableRows{t, l});
-  int64_t support = 0;
-  for (int64_t v = 0; v < t.cols; ++v) support += pi0[v] > 0.0 ? 1 : 0;
   out->statistic = xsc(m, pi0, t.cols);
-  out->df = static_cast<double>(support - 1);
+  out->categories = xsc_categories(pi0, t.cols);
+  out->df = static_cast<double>(out->categories - 1);
   out->p_value = std::isinf(out->statistic) ? 0.0 : math::gamma_q(0.5 * out->df, 0.5 * out->statistic);
   out->theta = m.theta[0];
   out->rows = static_cast<int64_t>(l.row.size());
-  out->categories = support;
   return {};
 }
 

@@ -245,6 +245,13 @@ double xmcupo(const Layout& l, EachRow each_row) {
 // m.pi has cols entries) against pi0 (summing to 1): sum over pi0_v > 0 of
 // (pi_v - pi0_v)^2 / pi0_v / c, +Inf where a column with counts has pi0_v
 // = 0 (group_test.hpp's proportion_test says why).
+// Its categories, the columns with pi0_v > 0 (its df: one fewer).
+inline int64_t xsc_categories(const double* pi0, int64_t cols) {
+  int64_t support = 0;
+  for (int64_t v = 0; v < cols; ++v) support += pi0[v] > 0.0 ? 1 : 0;
+  return support;
+}
+
 inline double xsc(const GroupMoments& m, const double* pi0, int64_t cols) {
   double stat = 0.0;
   bool ruled_out = false;

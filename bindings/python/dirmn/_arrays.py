@@ -180,6 +180,23 @@ def float64_vector(x, what, length=None):
     return v
 
 
+def float64_strided_vector(x, what):
+    """A 1-D float64 vector and its stride in elements: the caller's memory
+    where dtype and stride allow, else a contiguous copy.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a 1-D numeric vector.
+    """
+    v = _float64_of(x, what, 1, np.asarray, "a vector")
+    s = element_strides(v)
+    if s is None:
+        v = np.ascontiguousarray(v)
+        s = element_strides(v)
+    return v, s[0]
+
+
 def float64_matrix(x, what):
     """A 2-D float64 array with its strides in elements (a copy only if needed).
 

@@ -25,7 +25,7 @@ from .errors import (ConvergenceWarning, DimensionMismatchError, InvalidArgument
                      invalid)
 
 _pi64 = ctypes.POINTER(ctypes.c_int64)
-from ._arrays import _float64_of, element_strides, float64_matrix
+from ._arrays import float64_matrix, float64_strided_vector
 from .loglik import _param_code
 from .regression_groups import _encode_labels, _left_out
 from .sample import _context, _count_arg, _is_integer, seed64, sizes_array
@@ -323,15 +323,26 @@ def _proportions_arg(proportions, cols, against="the table has %d columns"):
     """``proportions`` as a float64 vector of ``cols`` entries and its stride in
     elements (the caller's memory where dtype and stride allow); ``against``
     says what gives ``cols``, for the message."""
-    v = _float64_of(proportions, "proportions", 1, np.asarray, "a vector")
+    v, stride = float64_strided_vector(proportions, "proportions")
     if v.shape[0] != cols:
         raise invalid(DimensionMismatchError, "dirmn: proportions has %d entries but %s"
                       % (v.shape[0], against % cols), argument="proportions")
-    s = element_strides(v)
-    if s is None:
-        v = np.ascontiguousarray(v)
-        s = element_strides(v)
-    return v, s[0]
+    return v, stride
+
+
+def _power_options(tables, level, seed):
+    """The options of a power simulation, checked, and the level as a float."""
+    tables = _count_arg(tables, "tables", 1)
+    lv = float_arg(level, "level")
+    if not 0.0 < lv < 1.0:
+        raise invalid(InvalidArgumentError, "dirmn: level = %r must be in (0, 1)" % (level,),
+                      argument="level", value=lv)
+    o = C.new(C.dirmn_power_options)
+    C.dirmn_power_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
+    o.tables = tables
+    o.level = lv
+    o.seed = seed64(seed)
+    return o, lv
 
 
 def test_proportions(x, proportions, *, context=None, real_valued=False):
@@ -599,16 +610,7 @@ def power_groups(alpha, rows_per_group, size, *, statistic="lrt", tables=1000, l
                       argument="alpha")
     rows = _rows_per_group(rows_per_group, k)
     row_sizes = _row_sizes(size, rows)
-    tables = _count_arg(tables, "tables", 1)
-    lv = float_arg(level, "level")
-    if not 0.0 < lv < 1.0:
-        raise invalid(InvalidArgumentError, "dirmn: level = %r must be in (0, 1)" % (level,),
-                      argument="level", value=lv)
-    o = C.new(C.dirmn_power_options)
-    C.dirmn_power_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
-    o.tables = tables
-    o.level = lv
-    o.seed = seed64(seed)
+    o, lv = _power_options(tables, level, seed)
     o.statistic = stat
     if tolerance is not None:
         o.tolerance = float_arg(tolerance, "tolerance")
@@ -699,16 +701,11 @@ def power_proportions(alpha, proportions, rows, size, *, tables=1000, level=0.05
     """
     code = _param_code(param)
     ctx = _context(context)
-    a = _float64_of(alpha, "alpha", 1, np.asarray, "a vector")
+    a, a_stride = float64_strided_vector(alpha, "alpha")
     V = a.shape[0]
     if V < 2:
         raise invalid(InvalidArgumentError, "dirmn: alpha must have at least 2 entries, not %d"
                       % V, argument="alpha")
-    s = element_strides(a)
-    if s is None:
-        a = np.ascontiguousarray(a)
-        s = element_strides(a)
-    a_stride = s[0]
     v, p_stride = _proportions_arg(proportions, V, "alpha has %d entries")
     if not _is_integer(rows) or not 1 <= int(rows) <= _ROWS_MAX:
         raise invalid(InvalidArgumentError, "dirmn: rows must be an integer in 1 .. 2^40, not %r"
@@ -723,16 +720,7 @@ def power_proportions(alpha, proportions, rows, size, *, tables=1000, level=0.05
     elif sizes.shape[0] != rows:
         raise invalid(DimensionMismatchError, "dirmn: size has %d entries for %d rows (give one "
                       "size, or one per row)" % (sizes.shape[0], rows), argument="size")
-    tables = _count_arg(tables, "tables", 1)
-    lv = float_arg(level, "level")
-    if not 0.0 < lv < 1.0:
-        raise invalid(InvalidArgumentError, "dirmn: level = %r must be in (0, 1)" % (level,),
-                      argument="level", value=lv)
-    o = C.new(C.dirmn_power_options)
-    C.dirmn_power_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
-    o.tables = tables
-    o.level = lv
-    o.seed = seed64(seed)
+    o, lv = _power_options(tables, level, seed)
     r = C.new(C.dirmn_power_result)
     with ctx._call() as (h,):
         check(C.dirmn_power_proportions(h, V, a.ctypes.data_as(C._pd), a_stride, code, rows,

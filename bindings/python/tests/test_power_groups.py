@@ -11,22 +11,7 @@ import numpy as np
 import pytest
 
 import dirmn
-
-M64 = (1 << 64) - 1
-GAMMA = 0x9E3779B97F4A7C15
-
-
-def random_bits(key, counter):
-    """splitmix64's output for a state started at ``key``, advanced
-    ``counter + 1`` times."""
-    z = (key + (counter + 1) * GAMMA) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
-
-
-def derived_key(seed, family, index):
-    return random_bits(random_bits(seed, family), index)
+from refs import derived_key, random_bits
 
 
 def test_splitmix64_reference_values():
