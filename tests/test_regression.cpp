@@ -5,68 +5,13 @@
 // the thread count, prediction and Wald tests from the covariance, bad
 // designs named by row, column and covariate. MGLM's published fit of its
 // rnaseq data is checked by the R package's tests.
-#include "support.hpp"
+#include "regression_support.hpp"
 
 #include <cinttypes>
 
 using namespace dirmn_test;
 
 namespace {
-
-struct RegDeleter {
-  void operator()(dirmn_reg* r) const { dirmn_reg_destroy(r); }
-};
-using Reg = std::unique_ptr<dirmn_reg, RegDeleter>;
-
-// A design with an intercept and p - 1 standard-normal covariates, and
-// counts drawn from the DM at alpha = exp(X beta) (gamma draws, then a
-// multinomial by conditional binomials).
-struct Problem {
-  int64_t rows = 0, V = 0, p = 0;
-  std::vector<double> x;     // rows x p
-  std::vector<int32_t> y;    // rows x V
-};
-
-Problem simulate(int64_t rows, int64_t V, int64_t p, uint64_t seed, int64_t cycle = 0) {
-  Problem pr;
-  pr.rows = rows;
-  pr.V = V;
-  pr.p = p;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> beta(static_cast<size_t>(p * V));
-  for (int64_t v = 0; v < V; ++v) {
-    // Intercepts rising with v (every `cycle` categories anew, where set).
-    beta[static_cast<size_t>(v)] = 0.5 + 0.3 * static_cast<double>(cycle > 0 ? v % cycle : v);
-    for (int64_t i = 1; i < p; ++i) beta[static_cast<size_t>(i * V + v)] = 0.4 * normal(rng);
-  }
-  pr.x.resize(static_cast<size_t>(rows * p));
-  pr.y.resize(static_cast<size_t>(rows * V));
-  for (int64_t b = 0; b < rows; ++b) {
-    pr.x[static_cast<size_t>(b * p)] = 1.0;
-    for (int64_t i = 1; i < p; ++i) pr.x[static_cast<size_t>(b * p + i)] = normal(rng);
-    std::vector<double> g(static_cast<size_t>(V));
-    double gsum = 0.0;
-    for (int64_t v = 0; v < V; ++v) {
-      double eta = 0.0;
-      for (int64_t i = 0; i < p; ++i) eta += pr.x[static_cast<size_t>(b * p + i)] * beta[static_cast<size_t>(i * V + v)];
-      std::gamma_distribution<double> gamma(std::exp(eta), 1.0);
-      g[static_cast<size_t>(v)] = gamma(rng);
-      gsum += g[static_cast<size_t>(v)];
-    }
-    int n = 40 + static_cast<int>(b % 7) * 10, left = n;
-    double rest = gsum;
-    for (int64_t v = 0; v < V; ++v) {
-      const double q = v + 1 == V || rest <= 0.0 ? 1.0 : std::min(1.0, g[static_cast<size_t>(v)] / rest);
-      std::binomial_distribution<int> bin(left, q);
-      const int c = v + 1 == V ? left : bin(rng);
-      pr.y[static_cast<size_t>(b * V + v)] = c;
-      left -= c;
-      rest -= g[static_cast<size_t>(v)];
-    }
-  }
-  return pr;
-}
 
 // sum_b w_b log pmf(row b | alpha_b = exp(x_b . beta_v)) in long double;
 // beta in vec order (coefficient (i, v) at v p + i).
@@ -88,13 +33,6 @@ double reference_total(const Problem& pr, const std::vector<double>& vec_beta,
   return static_cast<double>(total);
 }
 
-Counts counts_of(dirmn_context* ctx, const Problem& pr) {
-  dirmn_counts* c = nullptr;
-  REQUIRE(dirmn_counts_create_dense(ctx, &c, pr.rows, pr.V, DIRMN_INT32, pr.y.data(), pr.V, 1, nullptr) ==
-          DIRMN_SUCCESS);
-  return Counts(c);
-}
-
 Reg fit(dirmn_context* ctx, dirmn_counts* c, const Problem& pr, const double* weights = nullptr) {
   dirmn_reg_options o;
   dirmn_reg_options_init(&o);
@@ -106,42 +44,11 @@ Reg fit(dirmn_context* ctx, dirmn_counts* c, const Problem& pr, const double* we
   return Reg(r);
 }
 
-dirmn_reg_info info_of(const dirmn_reg* r) {
-  dirmn_reg_info in;
-  std::memset(&in, 0, sizeof in);
-  in.size = sizeof in;
-  REQUIRE(dirmn_reg_get_info(r, &in) == DIRMN_SUCCESS);
-  return in;
-}
-
 // vec(beta) of a fit (coefficient (i, v) at v p + i).
 std::vector<double> vec_coef(const dirmn_reg* r, int64_t p, int64_t V) {
   std::vector<double> c(static_cast<size_t>(p * V));
   REQUIRE(dirmn_reg_get_coef(r, c.data(), 1, p) == DIRMN_SUCCESS);
   return c;
-}
-
-// The inverse of a small symmetric positive-definite matrix (Gauss-Jordan).
-std::vector<double> invert(std::vector<double> a, int64_t n) {
-  std::vector<double> inv(static_cast<size_t>(n * n), 0.0);
-  for (int64_t i = 0; i < n; ++i) inv[static_cast<size_t>(i * n + i)] = 1.0;
-  for (int64_t c = 0; c < n; ++c) {
-    const double piv = a[static_cast<size_t>(c * n + c)];
-    REQUIRE(piv != 0.0);
-    for (int64_t k = 0; k < n; ++k) {
-      a[static_cast<size_t>(c * n + k)] /= piv;
-      inv[static_cast<size_t>(c * n + k)] /= piv;
-    }
-    for (int64_t r = 0; r < n; ++r) {
-      if (r == c) continue;
-      const double f = a[static_cast<size_t>(r * n + c)];
-      for (int64_t k = 0; k < n; ++k) {
-        a[static_cast<size_t>(r * n + k)] -= f * a[static_cast<size_t>(c * n + k)];
-        inv[static_cast<size_t>(r * n + k)] -= f * inv[static_cast<size_t>(c * n + k)];
-      }
-    }
-  }
-  return inv;
 }
 
 // The fit of pr is the reference's optimum, and its covariance, standard

@@ -155,8 +155,8 @@ typedef struct dirmn_context dirmn_context; /* opaque */
  * queries may be made on the same context: dirmn_last_error,
  * dirmn_last_error_location, dirmn_context_backend,
  * dirmn_context_get_threads, dirmn_context_get_stream, dirmn_counts_get_info
- * the dirmn_mixture_get_* and dirmn_reg_get_* functions, dirmn_reg_wald_test and
- * dirmn_reg_predict are served; any other call fails
+ * the dirmn_mixture_get_* and dirmn_reg_get_* functions, dirmn_reg_wald_test,
+ * dirmn_reg_predict and dirmn_reg_predict_with_precision are served; any other call fails
  * with DIRMN_ERROR_CONTEXT_IN_USE (its message in dirmn_last_error(ctx)).
  * dirmn_counts_destroy, dirmn_mixture_destroy and dirmn_reg_destroy called there free the
  * handle when the call returns (the call may be using it; do not use the
@@ -1025,8 +1025,9 @@ DIRMN_API dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_count
  * matrix of coefficients, one column per category, all identified (alpha
  * is not normalised). Mean/precision (DRIMSeq's, brms's): row b's
  * proportions are softmax(x_b beta) and its precision (the sum of alpha)
- * phi = exp(gamma), one for every row, so alpha_bv = phi softmax(x_b
- * beta)_v; softmax leaves each covariate's row of beta free up to a
+ * phi_b = exp(z_b . gamma), with z_b the row's covariates of the precision
+ * (options->precision_design; by default one precision for every row,
+ * z_b = 1), so alpha_bv = phi_b softmax(x_b beta)_v; softmax leaves each covariate's row of beta free up to a
  * constant, fixed by a reference category (its betas 0) or by summing to
  * zero (dirmn_reg_contrast). Maximum likelihood by Newton's method in the
  * free coefficients, from the per-row derivatives (the
@@ -1043,7 +1044,7 @@ typedef struct dirmn_reg dirmn_reg; /* opaque: one fitted regression */
 
 typedef enum dirmn_reg_model DIRMN_ENUM_INT {
   DIRMN_REG_LOGLINEAR = 0,       /* alpha_bv = exp(x_b . beta_v) */
-  DIRMN_REG_MEAN_PRECISION = 1   /* alpha_bv = phi softmax(x_b beta)_v, log phi = gamma */
+  DIRMN_REG_MEAN_PRECISION = 1   /* alpha_bv = phi_b softmax(x_b beta)_v, log phi_b = z_b . gamma */
 } dirmn_reg_model;
 
 typedef enum dirmn_reg_contrast DIRMN_ENUM_INT {
@@ -1073,6 +1074,16 @@ typedef struct dirmn_reg_options {
   int hold_precision;        /* dirmn_reg_test_groups, mean/precision: 1 = each group's null
                                 fit holds its full fit's precision (DRIMSeq's dmTest); 0 (the
                                 default) = each fit has its own */
+  const double* precision_design; /* mean/precision, dirmn_reg_fit: z, the covariates of the
+                                log precision (log phi_b = z_b . gamma, as betareg's and brms's
+                                precision formulas), rows x precision_covariates, entry (b, j)
+                                at precision_design[b * precision_stride_row + j *
+                                precision_stride_col] (host memory, read during the call only;
+                                finite; of full column rank over the rows with counts; an
+                                intercept is a column of ones). NULL (the default): one
+                                precision for every row (z_b = 1) */
+  int64_t precision_covariates; /* q >= 1, with precision_design */
+  int64_t precision_stride_row, precision_stride_col;
 } dirmn_reg_options;
 
 /* Fills the first `size` bytes of *options with defaults and sets
@@ -1104,14 +1115,19 @@ DIRMN_API void dirmn_reg_options_init_sized(dirmn_reg_options* options, size_t s
  * row and column, or weight, naming the row); DIMENSION_MISMATCH (rows is
  * not the table's); WRONG_CONTEXT; OUT_OF_MEMORY; DEVICE; CANCELLED;
  * NOT_SUPPORTED (counts wrapped from device memory); OVERFLOW (an alpha
- * beyond the largest double at the start). A fit that stops at
+ * beyond the largest double at the start). A precision_design is checked
+ * as x is (INVALID_PARAMETER naming a non-finite entry's row and column;
+ * INVALID_ARGUMENT naming a column that is a combination of the ones
+ * before it, or where it is given to a log-linear fit or beside a held
+ * log_precision). A fit that stops at
  * max_iterations is returned with converged = 0, as is one whose steps no
  * longer raise the log-likelihood (where the MLE does not exist, as for a
  * table without overdispersion, whose alpha grows without bound). Options
  * past the caller's size take their defaults; a model, contrast or
  * reference out of range is an INVALID_ARGUMENT. Working memory: about
  * rows x (7 + 9 V) doubles and 4 m^2, m = min(p V, rows with counts) for the
- * log-linear model and p (V - 1) + 1 for mean/precision. */
+ * log-linear model and p (V - 1) + q for mean/precision (q = 1 without a
+ * precision_design). */
 DIRMN_API dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const double* x,
                                      int64_t rows, int64_t p, int64_t x_stride_row,
                                      int64_t x_stride_col, const dirmn_reg_options* options,
@@ -1125,7 +1141,7 @@ typedef struct dirmn_reg_info {
   int64_t rows;           /* rows of the fitted table */
   int64_t covariates;     /* p */
   int64_t categories;     /* V */
-  int64_t parameters;     /* the free coefficients: p x V (log-linear), p (V - 1) + 1
+  int64_t parameters;     /* the free coefficients: p x V (log-linear), p (V - 1) + q
                              (mean/precision) */
   double loglik;          /* the log pmf at the fit (with multinomial coefficients) */
   double aic;             /* -2 loglik + 2 parameters */
@@ -1142,8 +1158,8 @@ typedef struct dirmn_reg_info {
   dirmn_reg_model model;
   dirmn_reg_contrast contrast; /* mean/precision */
   int64_t reference;      /* mean/precision: the reference (implied) category */
-  int64_t precision_covariates; /* mean/precision: 1 (gamma), 0 where it was held;
-                                   log-linear: 0 */
+  int64_t precision_covariates; /* mean/precision: q, the gammas (1 without a
+                                   precision_design), 0 where it was held; log-linear: 0 */
 } dirmn_reg_info;
 
 /* Describes a fitted regression; info->size must be set (fields beyond it
@@ -1193,10 +1209,12 @@ DIRMN_API dirmn_status dirmn_reg_get_vcov(const dirmn_reg* reg, double* out, int
 DIRMN_API dirmn_status dirmn_reg_wald_test(const dirmn_reg* reg, int64_t covariate,
                                            double* statistic, double* df, double* p_value);
 
-/* The precision of a mean/precision fit, gamma = log phi, and its standard
- * error (se may be NULL; NaN without a covariance, 0 where it was held):
- * one entry each. Statuses: SUCCESS; NULL_POINTER; NOT_SUPPORTED (a
- * log-linear fit). */
+/* The precision's coefficients of a mean/precision fit, gamma (log phi_b
+ * = z_b . gamma; without a precision_design gamma = log phi), and their
+ * standard errors (se may be NULL; NaN without a covariance, 0 where it
+ * was held): max(1, info.precision_covariates) entries each (one, the held
+ * log_precision, where it was held). Statuses: SUCCESS; NULL_POINTER;
+ * NOT_SUPPORTED (a log-linear fit). */
 DIRMN_API dirmn_status dirmn_reg_get_precision(const dirmn_reg* reg, double* gamma, double* se);
 
 /* The fitted model's alpha for new rows: covariates x (rows x p, strides as
@@ -1206,11 +1224,29 @@ DIRMN_API dirmn_status dirmn_reg_get_precision(const dirmn_reg* reg, double* gam
  * NULL_POINTER; INVALID_ARGUMENT (rows < 0, p other than the fit's, bad or
  * overlapping strides); INVALID_PARAMETER (non-finite x, naming row and
  * column); OVERFLOW (an alpha beyond the largest double, or 0, naming row
- * and category; extents). Failure messages go to dirmn_last_error(NULL). */
+ * and category; extents); INVALID_ARGUMENT too for a fit with a
+ * precision_design, whose new rows need their z
+ * (dirmn_reg_predict_with_precision). Failure messages go to
+ * dirmn_last_error(NULL). */
 DIRMN_API dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t rows,
                                          int64_t p, int64_t x_stride_row, int64_t x_stride_col,
                                          double* alpha, int64_t stride_row,
                                          int64_t stride_category);
+
+/* dirmn_reg_predict for a mean/precision fit with a precision_design: new
+ * rows' covariates x (rows x p) and z (rows x q, entry (b, j) at z[b *
+ * z_stride_row + j * z_stride_col]; q the fit's precision_covariates) give
+ * alpha_bv = exp(z_b . gamma) softmax(x_b beta)_v. A fit without one
+ * takes z = NULL. Statuses: those of dirmn_reg_predict, with z checked as
+ * x is (INVALID_ARGUMENT also for a q other than the fit's, z for a fit
+ * without a precision_design, or a log-linear fit). */
+DIRMN_API dirmn_status dirmn_reg_predict_with_precision(const dirmn_reg* reg, const double* x,
+                                                        int64_t rows, int64_t p,
+                                                        int64_t x_stride_row, int64_t x_stride_col,
+                                                        const double* z, int64_t q,
+                                                        int64_t z_stride_row, int64_t z_stride_col,
+                                                        double* alpha, int64_t stride_row,
+                                                        int64_t stride_category);
 
 /* Many small regressions in one call: differential usage, DRIMSeq's
  * workflow. The table's columns are partitioned into groups (group[v] in 0

@@ -243,7 +243,9 @@ size_t whole_fields(const dirmn_reg_options*, size_t size) {
                    DIRMN_FIELD_END(T, max_iterations), DIRMN_FIELD_END(T, weights),
                    DIRMN_FIELD_END(T, progress), DIRMN_FIELD_END(T, progress_data),
                    DIRMN_FIELD_END(T, model), DIRMN_FIELD_END(T, contrast), DIRMN_FIELD_END(T, reference),
-                   DIRMN_FIELD_END(T, log_precision), DIRMN_FIELD_END(T, hold_precision)},
+                   DIRMN_FIELD_END(T, log_precision), DIRMN_FIELD_END(T, hold_precision),
+                   DIRMN_FIELD_END(T, precision_design), DIRMN_FIELD_END(T, precision_covariates),
+                   DIRMN_FIELD_END(T, precision_stride_row), DIRMN_FIELD_END(T, precision_stride_col)},
                   size);
 }
 

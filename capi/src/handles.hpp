@@ -109,6 +109,7 @@ struct dirmn_reg : dirmn::capi::Deferrable {
   std::vector<double> gamma, std_errors, gamma_std_errors;  // see RegressionOutcome
   std::vector<double> wald_beta;
   int64_t wald_df = 0;
+  bool precision_design = false;  // fitted with one: new rows need their z
   dirmn_reg_info info{};
 };
 

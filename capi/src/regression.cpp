@@ -21,12 +21,14 @@ namespace dirmn {
 namespace capi {
 namespace {
 
-// The caller's design (rows x p, strided) checked and copied row-major:
-// every entry finite, else INVALID_PARAMETER naming row and column.
+// The caller's design `name` (rows x p, strided) checked and copied
+// row-major: every entry finite, else INVALID_PARAMETER naming row and
+// column.
 dirmn_status take_design(dirmn_context* ctx, const char* fn, const double* x, int64_t rows,
-                         int64_t p, int64_t s_row, int64_t s_col, std::vector<double>* out) {
-  if (x == nullptr && rows > 0) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "x is NULL");
-  if (dirmn_status s = check_extent(ctx, fn, "x", Strided{x, rows, p, s_row, s_col, sizeof(double)}, false))
+                         int64_t p, int64_t s_row, int64_t s_col, std::vector<double>* out,
+                         const char* name = "x") {
+  if (x == nullptr && rows > 0) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "%s is NULL", name);
+  if (dirmn_status s = check_extent(ctx, fn, name, Strided{x, rows, p, s_row, s_col, sizeof(double)}, false))
     return s;
   out->resize(static_cast<size_t>(rows * p));
   for (int64_t b = 0; b < rows; ++b)
@@ -34,8 +36,9 @@ dirmn_status take_design(dirmn_context* ctx, const char* fn, const double* x, in
       const double v = x[b * s_row + i * s_col];
       if (!std::isfinite(v)) {
         char buf[kValueChars];
-        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::cell("x", b, i).with_value(v),
-                       "covariate %s is not finite", value_text(v, buf));
+        return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::cell(name, b, i).with_value(v),
+                       "%s %s is not finite", std::strcmp(name, "x") == 0 ? "covariate" : "precision covariate",
+                       value_text(v, buf));
       }
       (*out)[static_cast<size_t>(b * p + i)] = v;
     }
@@ -62,6 +65,21 @@ dirmn_status check_reg_options(dirmn_context* ctx, const char* fn, const dirmn_r
                 o.log_precision);
   if (o.hold_precision != 0 && o.hold_precision != 1)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "hold_precision (%d) must be 0 or 1", o.hold_precision);
+  if (o.precision_design != nullptr) {
+    if (o.model != DIRMN_REG_MEAN_PRECISION)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "precision_design is given to a log-linear fit: only the mean/precision model "
+                  "(DIRMN_REG_MEAN_PRECISION) has a precision");
+    if (!std::isnan(o.log_precision))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "precision_design is given beside a held log_precision (%.17g): hold the precision "
+                  "or give it covariates, not both",
+                  o.log_precision);
+    if (o.precision_covariates < 1 || o.precision_covariates > (int64_t{1} << 20))
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "precision_covariates (%" PRId64 ") must be 1 .. 2^20 with a precision_design",
+                  o.precision_covariates);
+  }
   return DIRMN_SUCCESS;
 }
 
@@ -74,6 +92,51 @@ dirmn_status no_vcov(const char* fn) {
   return fail(nullptr, DIRMN_ERROR_NOT_SUPPORTED, fn,
               "the fit has no covariance: its Hessian is not negative definite (see "
               "dirmn_reg_info.hessian_definite)");
+}
+
+
+// dirmn_reg_predict's and _with_precision's body (z: rows x q, or null for
+// one precision), on a call the owner guard admitted.
+dirmn_status predict(const char* fn, const dirmn_reg* reg, const double* x, int64_t rows, int64_t p,
+                     int64_t x_stride_row, int64_t x_stride_col, const double* z, int64_t q, int64_t z_stride_row,
+                     int64_t z_stride_col, double* alpha, int64_t stride_row, int64_t stride_category) {
+  if (reg == nullptr || (rows > 0 && alpha == nullptr))
+    return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or alpha is NULL");
+  if (rows < 0) return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "rows (%" PRId64 ") is negative", rows);
+  int64_t cells = 0;
+  if (__builtin_mul_overflow(rows, std::max({p, q, reg->cols}), &cells) || cells > (int64_t{1} << 56))
+    return fail(nullptr, DIRMN_ERROR_OVERFLOW, fn,
+                "%" PRId64 " rows of %" PRId64 " covariates and %" PRId64 " categories are beyond "
+                "what a host array holds", rows, std::max(p, q), reg->cols);
+  if (p != reg->p)
+    return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "x has %" PRId64 " covariates; the fit has %" PRId64, p, reg->p);
+  if (dirmn_status s = reg_strides(fn, "alpha", alpha, rows, reg->cols, stride_row, stride_category))
+    return s;
+  try {
+    std::vector<double> design, precision, out(static_cast<size_t>(rows * reg->cols));
+    if (dirmn_status s = take_design(nullptr, fn, x, rows, p, x_stride_row, x_stride_col, &design))
+      return s;
+    if (z != nullptr)
+      if (dirmn_status s = take_design(nullptr, fn, z, rows, q, z_stride_row, z_stride_col, &precision, "z"))
+        return s;
+    int64_t bad_row = -1, bad_cat = -1;
+    const bool mp = reg->info.model == DIRMN_REG_MEAN_PRECISION;
+    if (!(mp ? dirmn::regression_alpha_mp(design.data(), rows, p, z != nullptr ? precision.data() : nullptr, q,
+                                          reg->beta.data(), reg->gamma.data(), reg->cols, out.data(), &bad_row,
+                                          &bad_cat)
+             : dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, nullptr, out.data(),
+                                       &bad_row, &bad_cat)))
+      return fail_at(nullptr, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", bad_row, bad_cat),
+                     mp ? "phi softmax(x . beta) is not a positive finite double"
+                        : "exp(x . beta) is not a positive finite double");
+    for (int64_t b = 0; b < rows; ++b)
+      for (int64_t v = 0; v < reg->cols; ++v)
+        alpha[b * stride_row + v * stride_category] = out[static_cast<size_t>(b * reg->cols + v)];
+  } catch (const std::bad_alloc&) {
+    return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " rows", rows);
+  }
+  return DIRMN_SUCCESS;
 }
 
 }  // namespace
@@ -117,10 +180,15 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     std::unique_ptr<dirmn_reg> m;
     dirmn::RegressionOutcome out;
     BackendResult r;
-    std::vector<double> design;
+    std::vector<double> design, precision;
+    const int64_t q = o.precision_design != nullptr ? o.precision_covariates : 1;
     try {
       if (dirmn_status s = take_design(ctx, fn, x, rows, p, x_stride_row, x_stride_col, &design))
         return s;
+      if (o.precision_design != nullptr)
+        if (dirmn_status s = take_design(ctx, fn, o.precision_design, rows, q, o.precision_stride_row,
+                                         o.precision_stride_col, &precision, "precision_design"))
+          return s;
       m = std::make_unique<dirmn_reg>();
       dirmn::RegressionSettings s;
       s.x = design.data();
@@ -135,13 +203,15 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
       s.reference = o.reference;
       s.log_precision = o.log_precision;
+      s.z = o.precision_design != nullptr ? precision.data() : nullptr;
+      s.q = q;
       if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
       r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
       m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
     } catch (const std::bad_alloc&) {
       const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
       const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
-                                                      mp ? p * (V - 1) + 1 : p * V, !mp);
+                                                      mp ? p * (V - 1) + q : p * V, !mp);
       return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                   "out of host memory for the regression (%" PRId64 " rows, %" PRId64
                   " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",
@@ -161,6 +231,11 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       if (out.bad_covariate >= 0)
         return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
                        "the design is not of full column rank: this covariate is a linear "
+                       "combination of the ones before it (over the rows with counts)");
+      if (out.bad_precision_covariate >= 0)
+        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                       Where::named_index("precision_design column", out.bad_precision_covariate),
+                       "the precision's design is not of full column rank: this covariate is a linear "
                        "combination of the ones before it (over the rows with counts)");
       if (out.bad_category >= 0)
         return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("column", out.bad_category),
@@ -188,6 +263,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     m->gamma_std_errors = std::move(out.gamma_std_errors);
     m->wald_beta = std::move(out.wald_beta);
     m->wald_df = out.wald_df;
+    m->precision_design = o.precision_design != nullptr;
     dirmn_reg_info& in = m->info;
     in.size = sizeof in;
     in.rows = rows;
@@ -200,8 +276,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     in.model = o.model;
     in.contrast = o.model == DIRMN_REG_MEAN_PRECISION ? o.contrast : DIRMN_REG_REFERENCE;
     in.reference = o.model == DIRMN_REG_MEAN_PRECISION ? o.reference : 0;
-    in.precision_covariates =
-        o.model == DIRMN_REG_MEAN_PRECISION && !std::isfinite(o.log_precision) ? 1 : 0;
+    in.precision_covariates = o.model == DIRMN_REG_MEAN_PRECISION && !std::isfinite(o.log_precision) ? q : 0;
     in.observations = out.observations;
     in.gradient_norm = out.gradient_norm;
     in.iterations = out.iterations;
@@ -336,39 +411,37 @@ dirmn_status dirmn_reg_predict(const dirmn_reg* reg, const double* x, int64_t ro
                                int64_t stride_row, int64_t stride_category) {
   static const char* fn = "dirmn_reg_predict";
   return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
-    if (reg == nullptr || (rows > 0 && alpha == nullptr))
-      return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "reg or alpha is NULL");
-    if (rows < 0) return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "rows (%" PRId64 ") is negative", rows);
-    int64_t cells = 0;
-    if (__builtin_mul_overflow(rows, std::max(p, reg->cols), &cells) || cells > (int64_t{1} << 56))
-      return fail(nullptr, DIRMN_ERROR_OVERFLOW, fn,
-                  "%" PRId64 " rows of %" PRId64 " covariates and %" PRId64 " categories are beyond "
-                  "what a host array holds", rows, p, reg->cols);
-    if (p != reg->p)
+    if (reg != nullptr && reg->precision_design)
       return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "x has %" PRId64 " covariates; the fit has %" PRId64, p, reg->p);
-    if (dirmn_status s = reg_strides(fn, "alpha", alpha, rows, reg->cols, stride_row, stride_category))
-      return s;
-    try {
-      std::vector<double> design, out(static_cast<size_t>(rows * reg->cols));
-      if (dirmn_status s = take_design(nullptr, fn, x, rows, p, x_stride_row, x_stride_col, &design))
-        return s;
-      int64_t bad_row = -1, bad_cat = -1;
-      const bool mp = reg->info.model == DIRMN_REG_MEAN_PRECISION;
-      if (!(mp ? dirmn::regression_alpha_mp(design.data(), rows, p, reg->beta.data(), reg->gamma.data(), reg->cols,
-                                            out.data(), &bad_row, &bad_cat)
-               : dirmn::regression_alpha(design.data(), rows, p, reg->beta.data(), reg->cols, nullptr, out.data(),
-                                         &bad_row, &bad_cat)))
-        return fail_at(nullptr, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", bad_row, bad_cat),
-                       mp ? "phi softmax(x . beta) is not a positive finite double"
-                          : "exp(x . beta) is not a positive finite double");
-      for (int64_t b = 0; b < rows; ++b)
-        for (int64_t v = 0; v < reg->cols; ++v)
-          alpha[b * stride_row + v * stride_category] = out[static_cast<size_t>(b * reg->cols + v)];
-    } catch (const std::bad_alloc&) {
-      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " rows", rows);
-    }
-    return DIRMN_SUCCESS;
+                  "the fit's precision has %" PRId64 " covariates: give the new rows' to "
+                  "dirmn_reg_predict_with_precision",
+                  reg->info.precision_covariates);
+    return predict(fn, reg, x, rows, p, x_stride_row, x_stride_col, nullptr, 0, 0, 0, alpha, stride_row,
+                   stride_category);
+  });
+}
+
+dirmn_status dirmn_reg_predict_with_precision(const dirmn_reg* reg, const double* x, int64_t rows, int64_t p,
+                                              int64_t x_stride_row, int64_t x_stride_col, const double* z,
+                                              int64_t q, int64_t z_stride_row, int64_t z_stride_col,
+                                              double* alpha, int64_t stride_row, int64_t stride_category) {
+  static const char* fn = "dirmn_reg_predict_with_precision";
+  return with_owner(reg ? reg->use.get() : nullptr, fn, [&] {
+    if (reg != nullptr && reg->info.model != DIRMN_REG_MEAN_PRECISION)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "a log-linear fit has no precision: use dirmn_reg_predict");
+    if (reg != nullptr && reg->precision_design && z == nullptr && rows > 0)
+      return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn,
+                  "z is NULL; the fit's precision has %" PRId64 " covariates", reg->info.precision_covariates);
+    if (reg != nullptr && !reg->precision_design && z != nullptr)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "z is given, but the fit has one precision for every row (no precision_design)");
+    if (reg != nullptr && reg->precision_design && q != reg->info.precision_covariates)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "z has %" PRId64 " covariates; the fit's precision has %" PRId64, q,
+                  reg->info.precision_covariates);
+    return predict(fn, reg, x, rows, p, x_stride_row, x_stride_col, reg && reg->precision_design ? z : nullptr, q,
+                   z_stride_row, z_stride_col, alpha, stride_row, stride_category);
   });
 }
 
@@ -404,6 +477,9 @@ dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, con
       if (group[v] < -1 || group[v] >= groups)
         return fail_at(ctx, DIRMN_ERROR_INVALID_PARAMETER, fn, Where::bracket("group", v),
                        "group %" PRId64 " is outside -1 .. %" PRId64, group[v], groups - 1);
+    if (o.precision_design != nullptr)
+      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "precision_design is not taken here: each group's fit has one precision (DRIMSeq's)");
     if (o.model == DIRMN_REG_MEAN_PRECISION && o.reference != 0)
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                   "reference (%" PRId64 ") must be 0 here: each group's first column with counts is its "

@@ -70,7 +70,8 @@ class RegressionFit {
         p_(s.p),
         P_(s.mean_precision ? mp.parameters() : s.p * t.info->cols),
         mp_(mp),
-        ones_(s.mean_precision ? static_cast<size_t>(t.info->rows) : 0, 1.0) {}
+        ones_(s.mean_precision && s.z == nullptr ? static_cast<size_t>(t.info->rows) : 0, 1.0),
+        z_(s.z != nullptr ? s.z : ones_.data()) {}
 
   int64_t parameters() const { return P_; }
 
@@ -102,7 +103,7 @@ class RegressionFit {
           const int64_t b0 = ch * kRowsPerChunk, n = std::min(rows_, b0 + kRowsPerChunk) - b0;
           int64_t br = -1, bc = -1;
           const bool ok = s_.mean_precision
-                              ? mp_alpha(mp_, s_.x + b0 * p_, ones_.data() + b0, n, beta_pv.data(), gamma.data(),
+                              ? mp_alpha(mp_, s_.x + b0 * p_, z_ + b0 * mp_.q, n, beta_pv.data(), gamma.data(),
                                          w_ + b0, pt->alpha.data() + b0 * V_, &br, &bc)
                               : regression_alpha(s_.x + b0 * p_, n, p_, beta_pv.data(), V_, w_ + b0,
                                                  pt->alpha.data() + b0 * V_, &br, &bc);
@@ -233,7 +234,7 @@ class RegressionFit {
             const double wb = weight(b);
             if (wb == 0.0) continue;
             const size_t k = static_cast<size_t>(b * V_);
-            mp_row(mp_, s_.x + b * p_, ones_.data() + b, pt.alpha.data() + k, pt.gradient.data() + k,
+            mp_row(mp_, s_.x + b * p_, z_ + b * mp_.q, pt.alpha.data() + k, pt.gradient.data() + k,
                    pt.hessian_diag.data() + k, pt.scalar[static_cast<size_t>(b)], wb, g, g + P_, nullptr, 0,
                    nullptr);
           }
@@ -256,7 +257,7 @@ class RegressionFit {
   // Row b's rank-one terms of -H (mean/precision), at pt after derivatives.
   void terms_mp(const Point& pt, int64_t b, double* u, int64_t ldu, double* s) const {
     const size_t k = static_cast<size_t>(b * V_);
-    mp_row(mp_, s_.x + b * p_, ones_.data() + b, pt.alpha.data() + k, pt.gradient.data() + k,
+    mp_row(mp_, s_.x + b * p_, z_ + b * mp_.q, pt.alpha.data() + k, pt.gradient.data() + k,
            pt.hessian_diag.data() + k, pt.scalar[static_cast<size_t>(b)], weight(b), nullptr, nullptr, u, ldu, s);
   }
 
@@ -272,7 +273,8 @@ class RegressionFit {
   const double* w_;
   int64_t rows_, V_, p_, P_;
   MeanPrecisionLayout mp_;
-  std::vector<double> ones_;  // the precision's design (an intercept)
+  std::vector<double> ones_;  // the precision's design where none is given (an intercept)
+  const double* z_;           // rows x q
   mutable int64_t last_bad_row_ = -1, last_bad_category_ = -1;
   mutable std::vector<double> partial_;  // derivatives()'s work array
 };
@@ -291,6 +293,26 @@ bool factor_damped(RegressionSystem& sys, bool* damped) {
     mu = mu == 0.0 ? kFirstDamping * top : mu * kDampingGrowth;
   }
   return false;
+}
+
+// X' W X (Cholesky-factored in place, lower) and X' W 1 of an n x p
+// row-major design over the rows of positive weight; the first column that
+// is a combination of those before it (relative tolerance kRankTolerance),
+// or -1.
+int64_t weighted_gram(const double* x, int64_t n, int64_t p, const double* w, std::vector<double>* xtwx,
+                      std::vector<double>* xtw1) {
+  xtwx->assign(static_cast<size_t>(p * p), 0.0);
+  xtw1->assign(static_cast<size_t>(p), 0.0);
+  for (int64_t b = 0; b < n; ++b) {
+    const double wb = w[b];
+    if (wb == 0.0) continue;
+    const double* xb = x + b * p;
+    for (int64_t i = 0; i < p; ++i) {
+      (*xtw1)[static_cast<size_t>(i)] += wb * xb[i];
+      for (int64_t j = 0; j <= i; ++j) (*xtwx)[static_cast<size_t>(i * p + j)] += wb * xb[i] * xb[j];
+    }
+  }
+  return math::cholesky(xtwx->data(), p, kRankTolerance);
 }
 
 // The largest |v|, NaN where any is.
@@ -330,14 +352,16 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
   return true;
 }
 
-bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* beta, const double* gamma,
-                         int64_t V, double* alpha, int64_t* bad_row, int64_t* bad_category) {
+bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* z, int64_t q,
+                         const double* beta, const double* gamma, int64_t V, double* alpha,
+                         int64_t* bad_row, int64_t* bad_category) {
   MeanPrecisionLayout l;
   l.p = p;
   l.V = V;
-  l.q = 1;
-  const std::vector<double> ones(static_cast<size_t>(rows), 1.0);
-  return mp_alpha(l, x, ones.data(), rows, beta, gamma, nullptr, alpha, bad_row, bad_category);
+  l.q = z != nullptr ? q : 1;
+  const std::vector<double> ones(z != nullptr ? 0 : static_cast<size_t>(rows), 1.0);
+  return mp_alpha(l, x, z != nullptr ? z : ones.data(), rows, beta, gamma, nullptr, alpha, bad_row,
+                  bad_category);
 }
 
 BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
@@ -347,7 +371,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   mp.p = p;
   mp.V = V;
   const bool held = s.mean_precision && std::isfinite(s.log_precision);
-  mp.q = s.mean_precision && !held ? 1 : 0;
+  mp.q = !s.mean_precision || held ? 0 : s.z != nullptr ? s.q : 1;
   mp.reference = s.reference;
   mp.sum_to_zero = s.sum_to_zero;
   mp.offset = held ? s.log_precision : 0.0;
@@ -382,21 +406,20 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
 
-  // Full column rank of the design over the rows that count: X' W X.
-  std::vector<double> xtwx(static_cast<size_t>(p * p), 0.0), xtw1(static_cast<size_t>(p), 0.0);
-  for (int64_t b = 0; b < rows; ++b) {
-    const double wb = w[static_cast<size_t>(b)];
-    if (wb == 0.0) continue;
-    const double* xb = s.x + b * p;
-    for (int64_t i = 0; i < p; ++i) {
-      xtw1[static_cast<size_t>(i)] += wb * xb[i];
-      for (int64_t j = 0; j <= i; ++j) xtwx[static_cast<size_t>(i * p + j)] += wb * xb[i] * xb[j];
-    }
-  }
-  const int64_t dependent = math::cholesky(xtwx.data(), p, kRankTolerance);
+  // Full column rank of the designs over the rows that count: X' W X
+  // (and Z' W Z), with X' W 1 (Z' W 1) for the start.
+  std::vector<double> xtwx, xtw1, ztwz, ztw1;
+  const int64_t dependent = weighted_gram(s.x, rows, p, w.data(), &xtwx, &xtw1);
   if (dependent >= 0) {
     out->bad_covariate = dependent;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+  }
+  if (mp.q > 0 && s.z != nullptr) {
+    const int64_t dz = weighted_gram(s.z, rows, mp.q, w.data(), &ztwz, &ztw1);
+    if (dz >= 0) {
+      out->bad_precision_covariate = dz;
+      return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+    }
   }
 
   // Start: the shared-alpha fit, regressed on the design (exactly the
@@ -431,7 +454,14 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     for (int64_t k = 0; k < V - 1; ++k)
       for (int64_t i = 0; i < p; ++i)
         beta[static_cast<size_t>(k * p + i)] = z[static_cast<size_t>(i)] * (la[static_cast<size_t>(mp.category(k))] - base);
-    if (!held) beta[static_cast<size_t>(P - 1)] = std::log(total);
+    // gamma: log A regressed on z (exactly log A at an intercept).
+    if (s.z != nullptr && mp.q > 0) {
+      math::cholesky_solve(ztwz.data(), mp.q, ztw1.data());
+      for (int64_t j = 0; j < mp.q; ++j)
+        beta[static_cast<size_t>(P - mp.q + j)] = ztw1[static_cast<size_t>(j)] * std::log(total);
+    } else if (!held) {
+      beta[static_cast<size_t>(P - 1)] = std::log(total);
+    }
   } else {
     for (int64_t v = 0; v < V; ++v)
       for (int64_t i = 0; i < p; ++i)
@@ -565,7 +595,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       if (s.sum_to_zero)  // beta_r = -sum of the free ones: the variance of their sum
         for (int64_t i = 0; i < p; ++i)
           out->std_errors[static_cast<size_t>(i * V + s.reference)] = std::sqrt(out->covariance->block_sum_variance(i));
-      out->gamma_std_errors.assign(1, 0.0);  // held: fixed
+      out->gamma_std_errors.assign(static_cast<size_t>(std::max<int64_t>(mp.q, 1)), 0.0);  // held: fixed
       for (int64_t j = 0; j < mp.q; ++j)
         out->gamma_std_errors[static_cast<size_t>(j)] = std::sqrt(var[static_cast<size_t>(p * (V - 1) + j)]);
     }

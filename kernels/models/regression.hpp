@@ -26,9 +26,14 @@ struct RegressionSettings {
   dirmn_progress_fn progress = nullptr;
   void* progress_data = nullptr;
   Interrupt interrupt;
-  // The mean/precision model (one precision for every row), its
-  // identification and reference category; else log-linear.
+  // The mean/precision model, its identification and reference category;
+  // else log-linear.
   bool mean_precision = false;
+  // Mean/precision: the log precision's design z (rows x q, row-major,
+  // finite: validated), log phi_b = z_b . gamma; null for one precision
+  // (q = 1, z_b = 1).
+  const double* z = nullptr;
+  int64_t q = 0;
   bool sum_to_zero = false;
   int64_t reference = 0;
   // Mean/precision: a finite value holds log phi there (no gamma is fitted).
@@ -55,9 +60,10 @@ struct RegressionOutcome {
   int iterations = 0;
   bool converged = false, hessian_definite = false, cancelled = false;
   // What an INVALID_ARGUMENT or OVERFLOW names (-1: nothing): the first
-  // covariate that is a combination of those before it, a category
-  // without counts, or (with `too_few_rows`) too few rows with counts.
-  int64_t bad_covariate = -1, bad_category = -1;
+  // covariate (of x, or of z: bad_precision_covariate) that is a
+  // combination of those before it, a category without counts, or (with
+  // `too_few_rows`) too few rows with counts.
+  int64_t bad_covariate = -1, bad_category = -1, bad_precision_covariate = -1;
   bool too_few_rows = false;
   // The rows that take part (counts and a positive weight), and whether
   // the Newton system (in min(p V, those rows) unknowns for the
@@ -83,9 +89,11 @@ bool regression_alpha(const double* x, int64_t rows, int64_t p, const double* be
                       int64_t* bad_category);
 
 // The same for the mean/precision model at beta (p x V, row-major) and
-// gamma (one precision: q = 1).
-bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* beta, const double* gamma,
-                         int64_t V, double* alpha, int64_t* bad_row, int64_t* bad_category);
+// gamma (q), the precision's design z rows x q (row-major), or null for
+// one precision (q = 1).
+bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double* z, int64_t q,
+                         const double* beta, const double* gamma, int64_t V, double* alpha,
+                         int64_t* bad_row, int64_t* bad_category);
 
 // The Wald test of covariate i: the statistic b' S^-1 b, b its free
 // coefficients (wald_beta: p x blocks, row-major) and S their block of the
