@@ -466,6 +466,18 @@ bool workload(Results* results) {
       ro.contrast = model == 0 ? DIRMN_REG_REFERENCE : DIRMN_REG_SUM_TO_ZERO;
       const int64_t p = model == 0 ? kWideP : 2;
       const double* xr = model == 0 ? wide.data() : design.data();
+      // The mean/precision fit with covariates on its precision too.
+      std::vector<double> zr(static_cast<size_t>(2 * kRows));
+      for (int64_t b = 0; b < kRows; ++b) {
+        zr[static_cast<size_t>(2 * b)] = 1.0;
+        zr[static_cast<size_t>(2 * b + 1)] = 0.5 * std::cos(static_cast<double>(b) * 1.3);
+      }
+      if (model == 1) {
+        ro.precision_design = zr.data();
+        ro.precision_covariates = 2;
+        ro.precision_stride_row = 2;
+        ro.precision_stride_col = 1;
+      }
       dirmn_reg* r2 = sentinel_reg;
       ok = run.call("dirmn_reg_fit", ctx, [&] { return dirmn_reg_fit(ctx, c, xr, kRows, p, p, 1, &ro, &r2); });
       if (r2 == sentinel_reg) r2 = nullptr;

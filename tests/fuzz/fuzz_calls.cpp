@@ -389,10 +389,45 @@ void run_regression(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_counts* c) 
     o.log_precision = kLogPhi[p.ConsumeIntegralInRange<size_t>(0, std::size(kLogPhi) - 1)];
     o.hold_precision = p.ConsumeIntegralInRange<int>(-1, 2);
   }
+  // A design for the log precision (mean/precision only), in and out of
+  // range, with its own strides and now and then a non-finite entry.
+  std::vector<double> z;
+  Expect ez;
+  const bool with_z = p.ConsumeIntegralInRange<int>(0, 3) == 0;
+  if (with_z) {
+    const int64_t q = p.ConsumeIntegralInRange<int64_t>(-1, 3);
+    int64_t z1 = 0, z2 = 0;
+    z.resize(fuzz_strides(p, kRows, std::max<int64_t>(q, 1), &z1, &z2, false, &ez));
+    for (double& v : z) v = p.ConsumeFloatingPointInRange<double>(-2.0, 2.0);
+    if (p.ConsumeIntegralInRange<int>(0, 7) == 0) {
+      z[p.ConsumeIntegralInRange<size_t>(0, z.size() - 1)] = NAN;
+      ez.either("a precision covariate may be non-finite");
+    }
+    if (p.ConsumeIntegralInRange<int>(0, 3) != 0) {
+      o.model = DIRMN_REG_MEAN_PRECISION;
+      o.log_precision = NAN;
+    }
+    o.precision_design = z.data();
+    o.precision_covariates = q;
+    o.precision_stride_row = z1;
+    o.precision_stride_col = z2;
+  }
   Sized<dirmn_reg_options> so;
   so.make(p, o);
   const auto has = [&](size_t off, size_t bytes) { return so.covers(off, bytes); };
   if (so.size < sizeof(size_t)) e.fail("options->size too small");
+  if (with_z && has(offsetof(dirmn_reg_options, precision_design), sizeof(void*))) {
+    const bool mp = has(offsetof(dirmn_reg_options, model), sizeof(o.model)) && o.model == DIRMN_REG_MEAN_PRECISION;
+    const bool fitted = !has(offsetof(dirmn_reg_options, log_precision), sizeof(double)) || std::isnan(o.log_precision);
+    const int64_t q = has(offsetof(dirmn_reg_options, precision_covariates), sizeof(int64_t)) ? o.precision_covariates : 0;
+    if (!mp) e.fail("a precision design without the mean/precision model");
+    if (!fitted) e.fail("a precision design beside a held log_precision");
+    if (q < 1) e.fail("precision_covariates < 1");
+    if (has(offsetof(dirmn_reg_options, precision_stride_col), sizeof(int64_t)))
+      merge(&e, ez);
+    else
+      e.either("a precision design's strides cut off by the options' size");
+  }
   if (has(offsetof(dirmn_reg_options, tolerance), sizeof(double)) &&
       (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance)))
     e.fail("tolerance not positive");
