@@ -342,3 +342,55 @@ TEST_CASE("regression precision design: bad designs are named, and a failed fit 
   CHECK(dirmn_reg_predict_with_precision(plain.get(), xn.data(), 1, 2, 2, 1, nullptr, 0, 0, 0, out.data(), 3, 1) ==
         DIRMN_SUCCESS);
 }
+
+TEST_CASE("regression precision: a table without overdispersion is the multinomial limit, not a converged fit",
+          "[regression]") {
+  // Counts as even as counts can be (each row's share rounded, less
+  // spread than any multinomial): the likelihood rises toward phi ->
+  // infinity, the multinomial logit model.
+  Problem pr;
+  pr.rows = 150;
+  pr.V = 3;
+  pr.p = 2;
+  std::mt19937_64 rng(3104);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t b = 0; b < pr.rows; ++b) {
+    const double x = normal(rng), n = 90.0;
+    pr.x.insert(pr.x.end(), {1.0, x});
+    const double e[3] = {1.0, std::exp(0.4 * x), std::exp(0.2 - 0.3 * x)}, sum = e[0] + e[1] + e[2];
+    const int c1 = static_cast<int>(std::lround(n * e[1] / sum)), c2 = static_cast<int>(std::lround(n * e[2] / sum));
+    pr.y.insert(pr.y.end(), {90 - c1 - c2, c1, c2});
+  }
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(ctx);
+  Counts c = counts_of(ctx.get(), pr);
+  Reg r = fit_z(ctx.get(), c.get(), pr, precision_options(nullptr, 0));
+  const dirmn_reg_info in = info_of(r.get());
+  CHECK(in.multinomial_limit == 1);
+  CHECK(in.converged == 0);
+  // The log-likelihood is the multinomial's at the fitted proportions
+  // (long double, with the coefficients), within what phi's plateau leaves.
+  std::vector<double> coef(static_cast<size_t>(pr.p * pr.V));
+  REQUIRE(dirmn_reg_get_coef(r.get(), coef.data(), pr.V, 1) == DIRMN_SUCCESS);
+  long double mult = 0;
+  for (int64_t b = 0; b < pr.rows; ++b) {
+    long double e[3], sum = 0, n = 0;
+    for (int64_t v = 0; v < 3; ++v) {
+      e[v] = std::exp(static_cast<long double>(coef[static_cast<size_t>(v)] + pr.x[static_cast<size_t>(2 * b + 1)] * coef[static_cast<size_t>(3 + v)]));
+      sum += e[v];
+      n += pr.y[static_cast<size_t>(3 * b + v)];
+    }
+    mult += std::lgamma(n + 1);
+    for (int64_t v = 0; v < 3; ++v) {
+      const long double y = pr.y[static_cast<size_t>(3 * b + v)];
+      mult += y * std::log(e[v] / sum) - std::lgamma(y + 1);
+    }
+  }
+  CHECK(std::fabs(in.loglik - static_cast<double>(mult)) < 1e-4);
+  // An overdispersed table is not.
+  const PrecisionProblem pp = simulate_precision(120, 4, 3105);
+  Counts c2 = counts_of(ctx.get(), pp.pr);
+  Reg r2 = fit_z(ctx.get(), c2.get(), pp.pr, precision_options(nullptr, 0));
+  CHECK(info_of(r2.get()).multinomial_limit == 0);
+  CHECK(info_of(r2.get()).converged == 1);
+}

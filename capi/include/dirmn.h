@@ -1160,6 +1160,11 @@ typedef struct dirmn_reg_info {
   int64_t reference;      /* mean/precision: the reference (implied) category */
   int64_t precision_covariates; /* mean/precision: q, the gammas (1 without a
                                    precision_design), 0 where it was held; log-linear: 0 */
+  int multinomial_limit;  /* mean/precision with one precision (no precision_design): 1 when
+                             the data show no overdispersion -- the likelihood rises toward
+                             phi -> infinity, the multinomial logit model, whose coefficients
+                             beta the fit approaches; converged is then 0 and gamma only a
+                             point on that plateau */
 } dirmn_reg_info;
 
 /* Describes a fitted regression; info->size must be set (fields beyond it

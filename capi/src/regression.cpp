@@ -281,6 +281,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
     in.gradient_norm = out.gradient_norm;
     in.iterations = out.iterations;
     in.converged = out.converged ? 1 : 0;
+    in.multinomial_limit = out.multinomial_limit ? 1 : 0;
     in.hessian_definite = out.hessian_definite ? 1 : 0;
     *reg = m.release();
     return DIRMN_SUCCESS;

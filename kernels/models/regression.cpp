@@ -364,6 +364,39 @@ bool regression_alpha_mp(const double* x, int64_t rows, int64_t p, const double*
                   bad_category);
 }
 
+namespace {
+
+// A mean/precision fit with one precision that reached a phi beyond every
+// counted row's N_b^2 (where a DM differs from the multinomial by less
+// than one count's variance per row) may have stopped on the plateau
+// toward phi -> infinity, where the likelihood still rises by less than
+// the tolerance per step: a table without overdispersion has no finite
+// MLE. The fit of the same proportions at phi e^kLimitShift times larger
+// tells: if it is not lower, the supremum is the multinomial limit and the
+// fit is reported as not converged (multinomial_limit).
+constexpr double kLimitShift = 20.0;
+
+BackendResult check_multinomial_limit(const StoredTable& table, HistogramCache& cache,
+                                      const RegressionSettings& s, const std::vector<double>& totals,
+                                      const std::vector<double>& w, RegressionOutcome* out) {
+  const double gamma = out->gamma[0];
+  for (size_t b = 0; b < totals.size(); ++b)
+    if (w[b] > 0.0 && gamma < 2.0 * std::log(totals[b])) return {};
+  RegressionSettings held = s;
+  held.log_precision = gamma + kLimitShift;
+  held.progress = nullptr;
+  RegressionOutcome limit;
+  const BackendResult r = fit_regression(table, cache, held, &limit);
+  if (!r.ok()) return r;
+  if (limit.loglik >= out->loglik - s.tolerance * std::fabs(out->loglik)) {
+    out->multinomial_limit = true;
+    out->converged = false;
+  }
+  return {};
+}
+
+}  // namespace
+
 BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
                              const RegressionSettings& s, RegressionOutcome* out) {
   const int64_t rows = table.info->rows, V = table.info->cols, p = s.p;
@@ -601,6 +634,8 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     }
   }
   if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
+  if (s.mean_precision && !held && s.z == nullptr && converged)
+    return check_multinomial_limit(table, cache, s, totals, w, out);
   return {};
 }
 

@@ -59,6 +59,9 @@ struct RegressionOutcome {
   double loglik = 0.0, gradient_norm = 0.0, observations = 0.0;
   int iterations = 0;
   bool converged = false, hessian_definite = false, cancelled = false;
+  // Mean/precision with one precision: the data show no overdispersion,
+  // the likelihood rises toward phi -> infinity (converged is false).
+  bool multinomial_limit = false;
   // What an INVALID_ARGUMENT or OVERFLOW names (-1: nothing): the first
   // covariate (of x, or of z: bad_precision_covariate) that is a
   // combination of those before it, a category without counts, or (with

@@ -147,7 +147,9 @@ class dirmn_reg_options(Structure):
                 ("weights", _pd), ("progress", dirmn_progress_fn), ("progress_data", c_void_p),
                 ("model", dirmn_reg_model), ("contrast", dirmn_reg_contrast),
                 ("reference", c_int64), ("log_precision", c_double),
-                ("hold_precision", c_int)]
+                ("hold_precision", c_int), ("precision_design", _pd),
+                ("precision_covariates", c_int64), ("precision_stride_row", c_int64),
+                ("precision_stride_col", c_int64)]
 
 
 class dirmn_reg_info(Structure):
@@ -157,7 +159,7 @@ class dirmn_reg_info(Structure):
                 ("gradient_norm", c_double), ("iterations", c_int), ("converged", c_int),
                 ("hessian_definite", c_int), ("model", dirmn_reg_model),
                 ("contrast", dirmn_reg_contrast), ("reference", c_int64),
-                ("precision_covariates", c_int64)]
+                ("precision_covariates", c_int64), ("multinomial_limit", c_int)]
 
 
 class dirmn_reg_groups_result(Structure):
@@ -315,6 +317,8 @@ FUNCTIONS = (
     ("dirmn_reg_get_precision", dirmn_status, (_handle, _pd, _pd)),
     ("dirmn_reg_predict", dirmn_status,
      (_handle, _pd, _i64, _i64, _i64, _i64, _pd, _i64, _i64)),
+    ("dirmn_reg_predict_with_precision", dirmn_status,
+     (_handle, _pd, _i64, _i64, _i64, _i64, _pd, _i64, _i64, _i64, _pd, _i64, _i64)),
     ("dirmn_reg_test_groups", dirmn_status,
      (_handle, _handle, POINTER(c_int64), _i64, _pd, _i64, _i64, _i64, _i64, _i64,
       POINTER(dirmn_reg_options), POINTER(dirmn_reg_groups_result))),

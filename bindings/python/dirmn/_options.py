@@ -54,14 +54,17 @@ def fit_options(tolerance=None, max_iterations=None, weights=None, start=None,
 
 
 def reg_options(tolerance=None, max_iterations=None, weights=None, model=None, contrast=None,
-                reference=None, hold_precision=None):
+                reference=None, hold_precision=None, precision_design=None):
     """A ``dirmn_reg_options`` with the library's defaults and the given fields.
 
     ``weights`` must be contiguous float64 and kept alive by the caller for
     the call; the progress callback is set by the caller. ``model``,
     ``contrast`` (the C enums' values) and ``reference`` (0-based) are
     checked by the caller; ``hold_precision`` (``dirmn_reg_test_groups``) is
-    a bool.
+    a bool. ``precision_design`` is ``(z, row stride, col stride)``: a 2-D
+    float64 array (kept alive by the caller; its rows checked by the
+    caller against the design's, which the library takes for both) and
+    its strides in elements.
 
     Returns
     -------
@@ -83,4 +86,9 @@ def reg_options(tolerance=None, max_iterations=None, weights=None, model=None, c
         o.reference = reference
     if hold_precision is not None:
         o.hold_precision = 1 if hold_precision else 0
+    if precision_design is not None:
+        z, rs, cs = precision_design
+        o.precision_design = z.ctypes.data_as(C._pd)
+        o.precision_covariates = z.shape[1]
+        o.precision_stride_row, o.precision_stride_col = rs, cs
     return o

@@ -9,13 +9,15 @@ values), is DM with ``beta`` a p × V matrix of coefficients and, by the
 every category with its own p coefficients (MGLM's parametrisation; alpha
 is not normalised, so all p V coefficients are identified), or
 
-    "meanprecision"   alpha_bv = phi softmax(x_b beta)_v,   phi = exp(gamma),
+    "meanprecision"   alpha_bv = phi_b softmax(x_b beta)_v,   phi_b = exp(z_b . gamma),
 
-the proportions a softmax of the linear predictors and one precision phi
-(the sum of alpha) for every row (DRIMSeq's and brms's parametrisation);
-each covariate's row of beta is identified by a reference category whose
-coefficients are 0 (``contrast="reference"``) or by summing to 0
-(``contrast="sum"``), p (V - 1) + 1 free coefficients. The library
+the proportions a softmax of the linear predictors and the precision phi_b
+(the sum of row b's alpha) log-linear in the row's precision covariates z_b
+(``precision_design``, q values: betareg's and brms's precision formula; by
+default one precision for every row, z_b = 1), DRIMSeq's and brms's
+parametrisation; each covariate's row of beta is identified by a reference
+category whose coefficients are 0 (``contrast="reference"``) or by summing
+to 0 (``contrast="sum"``), p (V - 1) + q free coefficients. The library
 maximises the likelihood by safeguarded Newton steps in the free
 coefficients, from the shared-alpha fit regressed on the design.
 """
@@ -43,7 +45,7 @@ _PARAMETRIZATIONS = {"loglinear": C.DIRMN_REG_LOGLINEAR,
                      "meanprecision": C.DIRMN_REG_MEAN_PRECISION}
 _CONTRASTS = {"reference": C.DIRMN_REG_REFERENCE, "sum": C.DIRMN_REG_SUM_TO_ZERO}
 
-#: The most free coefficients (``parameters``: p V, or p (V - 1) + 1 for
+#: The most free coefficients (``parameters``: p V, or p (V - 1) + q for
 #: the mean/precision model) whose covariance a :class:`RegressionResult`
 #: keeps (:meth:`RegressionResult.cov_params`): their number squared
 #: doubles, 200 MB at 5000. Above it no matrix is copied out of the
@@ -91,6 +93,35 @@ def _design(design, what="design"):
     return x, rs, cs, names
 
 
+def _matched(frame, names, what, kind):
+    """A DataFrame-like's columns ``names``, in that order, as an array; other
+    input as it is (its columns are taken in the fit's order)."""
+    if not _is_frame(frame):
+        return frame
+    cols = [str(n) for n in frame.columns]
+    missing = [n for n in names if n not in cols]
+    if missing:
+        raise invalid(InvalidArgumentError, "dirmn: %s lacks the %s(s) %s"
+                      % (what, kind, ", ".join(map(repr, missing))), argument=what)
+    return np.asarray(frame.to_numpy())[:, [cols.index(n) for n in names]]
+
+
+def _precision_design(z, rows):
+    """The precision's design as ``(float64 array, row stride, col stride, names)``.
+
+    The library takes its rows from the design's ``rows``, so another number
+    here would be read past its end: refused before the call.
+    """
+    z, rs, cs, names = _design(z, "precision_design")
+    if z.shape[0] != rows:
+        raise invalid(DimensionMismatchError, "dirmn: precision_design has %d rows; the "
+                      "design has %d" % (z.shape[0], rows), argument="precision_design")
+    if z.shape[1] < 1:
+        raise invalid(InvalidArgumentError, "dirmn: precision_design has no columns (an "
+                      "intercept is a column of ones)", argument="precision_design")
+    return z, rs, cs, names
+
+
 def _names(given, n, prefix, what):
     if given is None:
         return ["%s%d" % (prefix, i) for i in range(n)]
@@ -105,12 +136,13 @@ def _pd(a):
     return a.ctypes.data_as(C._pd)
 
 
-def _read(ptr):
+def _read(ptr, precision_design=False):
     """Every value of a fitted regression, copied out (under its context's lock).
 
     The covariance only up to :data:`REG_VCOV_MAX_COEFFICIENTS` coefficients
     (``_cov`` None above it); the standard errors and Wald tests from the
-    library's own getters, for any size.
+    library's own getters, for any size. With a ``precision_design`` the
+    precision's coefficients are arrays (q of them); without one, floats.
     """
     i = C.new(C.dirmn_reg_info)
     check(C.dirmn_reg_get_info(ptr, ctypes.byref(i)), None)
@@ -141,16 +173,29 @@ def _read(ptr):
         q = max(int(i.precision_covariates), 1)
         g, gse = np.empty(q), np.empty(q)
         check(C.dirmn_reg_get_precision(ptr, _pd(g), _pd(gse)), None)
+        if not i.hessian_definite:
+            gse[:] = math.nan
         model.update(parametrization="meanprecision",
                      contrast="sum" if i.contrast == C.DIRMN_REG_SUM_TO_ZERO else "reference",
-                     reference=int(i.reference), precision=math.exp(float(g[0])),
-                     log_precision=float(g[0]),
-                     std_error_log_precision=float(gse[0]) if i.hessian_definite else math.nan)
+                     reference=int(i.reference))
+        if precision_design:
+            # Each row has its own precision: the caller fills ``precision``
+            # from the fitted rows' z.
+            model.update(log_precision=g, std_error_log_precision=gse)
+        else:
+            model.update(precision=math.exp(float(g[0])), log_precision=float(g[0]),
+                         std_error_log_precision=float(gse[0]))
     return dict(params=params, bse=bse, _cov=cov, _wald=wald, llf=i.loglik, loglik=i.loglik,
                 aic=i.aic, bic=i.bic, nobs=i.observations, df_model=P, parameters=P,
                 rows=int(i.rows), gradient_norm=i.gradient_norm,
                 iterations=int(i.iterations), converged=bool(i.converged),
+                multinomial_limit=bool(i.multinomial_limit),
                 hessian_definite=bool(i.hessian_definite), **model)
+
+
+def _two_sided(z):
+    """Two-sided normal p-values of z statistics (NaN stays NaN)."""
+    return np.vectorize(math.erfc, otypes=[float])(np.abs(z) / math.sqrt(2.0))
 
 
 def _fmt(v, width):
@@ -199,9 +244,10 @@ class RegressionResult(Closable):
     nobs : float
         Rows with counts and a positive weight (with weights, their sum).
     df_model, parameters : int
-        The free coefficients fitted: p V (log-linear), p (V - 1) + 1
-        (mean/precision: the betas of V - 1 categories and the log
-        precision).
+        The free coefficients fitted: p V (log-linear), p (V - 1) + q
+        (mean/precision: the betas of V - 1 categories and the q
+        coefficients of the log precision, q = 1 without a
+        ``precision_design``).
     parametrization : str
         ``"loglinear"`` or ``"meanprecision"``.
     contrast : str or None
@@ -209,12 +255,20 @@ class RegressionResult(Closable):
     reference : int or None
         The 0-based reference category (with ``contrast="sum"``, the
         implied one) of a mean/precision fit; None (log-linear).
-    precision : float or None
+    precision : float or numpy.ndarray or None
         phi, the sum of every row's alpha, ``exp(log_precision)``
-        (mean/precision); None (log-linear, whose rows' sums differ).
-    log_precision, std_error_log_precision : float or None
+        (mean/precision); with a ``precision_design`` each fitted row's own,
+        ``exp(precision_design @ log_precision)`` (``rows`` entries); None
+        (log-linear, whose rows' sums differ).
+    log_precision, std_error_log_precision : float or numpy.ndarray or None
         gamma = log phi and its standard error (``dirmn_reg_get_precision``;
-        NaN where ``hessian_definite`` is False); None (log-linear).
+        NaN where ``hessian_definite`` is False); with a
+        ``precision_design``, the q coefficients gamma of ``log phi_b = z_b
+        @ gamma`` and theirs (arrays, in the design's column order); None
+        (log-linear).
+    precision_covariate_names : list of str or None
+        The q columns of ``precision_design``: a DataFrame's column names,
+        else "z0", "z1" ...; None without one.
     rows : int
         Rows of the fitted table.
     gradient_norm : float
@@ -222,6 +276,11 @@ class RegressionResult(Closable):
     iterations : int
         Newton steps taken.
     converged : bool
+    multinomial_limit : bool
+        Mean/precision with one precision: the table shows no
+        overdispersion, the likelihood rises toward phi -> infinity (the
+        multinomial logit model, which ``params`` approach); ``converged``
+        is then False.
     hessian_definite : bool
         Whether the Hessian is negative definite at the result (a strict
         local maximum); without it there is no covariance: ``bse``,
@@ -235,6 +294,12 @@ class RegressionResult(Closable):
     covariate_names : list of str
         The p covariates: a DataFrame design's columns, ``covariate_names``
         given to :func:`regression`, else "x0", "x1" ...
+    param_names : list of str
+        The free coefficients' names in :meth:`cov_params`' order (R's
+        ``vcov`` names): "<category>:<covariate>", then (mean/precision) the
+        log precision's, "precision:<name>" for each precision covariate, or
+        "precision:const" without a ``precision_design`` (its z_b = 1 is an
+        intercept).
     category_names : list of str
         The V categories: the column names the counts carry (DataFrame,
         AnnData, :class:`~dirmn.Counts`), else "v0", "v1" ...
@@ -244,8 +309,8 @@ class RegressionResult(Closable):
     Every value is copied out when the fit returns; the library's object is
     kept only for :meth:`predict` (and :meth:`simulate`, which predicts).
     ``close()`` (or a ``with`` block) frees it, as does garbage collection;
-    the other values stay. The fitted design and row totals are kept for
-    :meth:`simulate`.
+    the other values stay. The fitted design (and precision design) and row
+    totals are kept for :meth:`simulate`.
     """
 
     def __init__(self, ptr, context, fields):
@@ -279,8 +344,41 @@ class RegressionResult(Closable):
     @property
     def pvalues(self):
         """numpy.ndarray: p × V two-sided normal p-values of :attr:`zvalues`."""
-        z = np.abs(self.zvalues) / math.sqrt(2.0)
-        return np.vectorize(math.erfc, otypes=[float])(z)
+        return _two_sided(self.zvalues)
+
+    @property
+    def zvalues_log_precision(self):
+        """float or numpy.ndarray or None: the Wald z statistics of the log
+        precision's coefficients, ``log_precision / std_error_log_precision``
+        (an array with a ``precision_design``); None (log-linear)."""
+        if self.log_precision is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.asarray(self.log_precision) / np.asarray(self.std_error_log_precision)
+        return z if self._has_precision_design else float(z)
+
+    @property
+    def pvalues_log_precision(self):
+        """float or numpy.ndarray or None: two-sided normal p-values of
+        :attr:`zvalues_log_precision` (H0: gamma_j = 0; a slope's is the test
+        that its covariate leaves the precision unchanged); None (log-linear)."""
+        z = self.zvalues_log_precision
+        if z is None:
+            return None
+        p = _two_sided(np.asarray(z))
+        return p if self._has_precision_design else float(p)
+
+    @property
+    def param_names(self):
+        """list of str: the free coefficients' names, in :meth:`cov_params`' order."""
+        cats = range(self.params.shape[1])
+        if self.parametrization == "meanprecision":
+            cats = [v for v in cats if v != self.reference]
+        names = ["%s:%s" % (self.category_names[v], c) for v in cats
+                 for c in self.covariate_names]
+        if self.parametrization == "meanprecision":
+            names += ["precision:%s" % z for z in (self.precision_covariate_names or ["const"])]
+        return names
 
     def cov_params(self):
         """The covariance of the free coefficients: the negative inverse Hessian.
@@ -288,11 +386,12 @@ class RegressionResult(Closable):
         Returns
         -------
         numpy.ndarray
-            ``parameters`` × ``parameters``. Log-linear: in the order of
-            vec(params), coefficient (i, v) at index ``v * p + i``, i.e.
-            ``params.ravel(order="F")``. Mean/precision: vec(params) without
-            the reference (or implied) category's column, then the log
-            precision last, i.e. ``np.append(np.delete(params, reference,
+            ``parameters`` × ``parameters``, named by :attr:`param_names`.
+            Log-linear: in the order of vec(params), coefficient (i, v) at
+            index ``v * p + i``, i.e. ``params.ravel(order="F")``.
+            Mean/precision: vec(params) without the reference (or implied)
+            category's column, then the log precision's q coefficients last,
+            i.e. ``np.append(np.delete(params, reference,
             axis=1).ravel(order="F"), log_precision)``. NaN where
             ``hessian_definite`` is False.
 
@@ -353,8 +452,10 @@ class RegressionResult(Closable):
         """
         return WaldTest(*(float(v) for v in self._wald[self._covariate_index(covariate)]))
 
-    def predict(self, design, kind="alpha"):
-        """The fitted model's alpha (or proportions) for new rows (``dirmn_reg_predict``).
+    def predict(self, design, kind="alpha", precision_design=None):
+        """The fitted model's alpha (or proportions) for new rows
+        (``dirmn_reg_predict``; ``dirmn_reg_predict_with_precision`` for a fit
+        with a ``precision_design``).
 
         Parameters
         ----------
@@ -366,6 +467,13 @@ class RegressionResult(Closable):
             alpha (log-linear: ``exp(design @ params)``; mean/precision:
             ``precision * softmax(design @ params)``), or the expected
             composition ``alpha / alpha.sum(axis=1)``.
+        precision_design : array_like or DataFrame-like, optional
+            rows × q covariates of the new rows' log precision, required
+            when (and only when) the fit had a ``precision_design``: alpha
+            is then ``exp(precision_design @ log_precision) *
+            softmax(design @ params)``. A DataFrame-like one is matched to
+            :attr:`precision_covariate_names` by column name when the fit's
+            was a DataFrame.
 
         Returns
         -------
@@ -375,10 +483,16 @@ class RegressionResult(Closable):
         Raises
         ------
         InvalidArgumentError
-            Unknown ``kind``; another number of covariates; a missing named
-            covariate.
+            Unknown ``kind``; another number of covariates (or precision
+            covariates); a missing named covariate; a ``precision_design``
+            missing for a fit that had one, or given to one that had none
+            (argument "precision_design").
+        DimensionMismatchError
+            ``precision_design`` with another number of rows than
+            ``design``.
         InvalidParameterError
-            A covariate that is not finite (``row``, ``column``).
+            A covariate that is not finite (``row``, ``column``; argument
+            "x", or "z" for ``precision_design``).
         NumericOverflowError
             An alpha beyond the double range, or 0 (``row``, ``column``).
         ClosedHandleError
@@ -387,20 +501,36 @@ class RegressionResult(Closable):
         if kind not in _KINDS:
             raise invalid(InvalidArgumentError, "dirmn: kind must be 'alpha' or 'proportion', "
                           "not %r" % (kind,), argument="kind")
-        if _is_frame(design) and self._named:
-            cols = [str(n) for n in design.columns]
-            missing = [n for n in self.covariate_names if n not in cols]
-            if missing:
-                raise invalid(InvalidArgumentError, "dirmn: design lacks the covariate(s) %s"
-                              % ", ".join(map(repr, missing)), argument="design")
-            design = np.asarray(design.to_numpy())[:, [cols.index(n)
-                                                        for n in self.covariate_names]]
+        if precision_design is None and self._has_precision_design:
+            raise invalid(InvalidArgumentError, "dirmn: the fit's log precision has %d "
+                          "covariates (%s): give the new rows' as precision_design" % (
+                              len(self.precision_covariate_names),
+                              ", ".join(self.precision_covariate_names)),
+                          argument="precision_design")
+        if precision_design is not None and not self._has_precision_design:
+            raise invalid(InvalidArgumentError, "dirmn: precision_design is given, but the "
+                          "fit has %s" % ("no precision (log-linear)"
+                                          if self.parametrization == "loglinear" else
+                                          "one precision for every row (no precision_design)"),
+                          argument="precision_design")
+        if self._named:
+            design = _matched(design, self.covariate_names, "design", "covariate")
         x, rs, cs, _ = _design(design)
         rows, V = x.shape[0], self.params.shape[1]
         out = np.empty((rows, V))
-        with calling((self._context,), (self._handle,)) as (r,):
-            check(C.dirmn_reg_predict(r, _pd(x), rows, x.shape[1], rs, cs, _pd(out), V, 1),
-                  None)
+        if precision_design is None:
+            with calling((self._context,), (self._handle,)) as (r,):
+                check(C.dirmn_reg_predict(r, _pd(x), rows, x.shape[1], rs, cs, _pd(out), V, 1),
+                      None)
+        else:
+            if self._precision_named:
+                precision_design = _matched(precision_design, self.precision_covariate_names,
+                                            "precision_design", "precision covariate")
+            z, zrs, zcs, _ = _precision_design(precision_design, rows)
+            with calling((self._context,), (self._handle,)) as (r,):
+                check(C.dirmn_reg_predict_with_precision(
+                    r, _pd(x), rows, x.shape[1], rs, cs, _pd(z), z.shape[1], zrs, zcs,
+                    _pd(out), V, 1), None)
         if kind == "proportion":
             out /= out.sum(axis=1, keepdims=True)
         return out
@@ -412,7 +542,7 @@ class RegressionResult(Closable):
         Each table has the fitted table's rows: row b holds row b's observed
         total, drawn from DM(alpha_b, total), alpha_b the fitted model's
         alpha predicted on row b's own covariates (``predict`` of the fitted
-        design).
+        design, and of the fitted ``precision_design`` where there was one).
 
         Parameters
         ----------
@@ -444,7 +574,8 @@ class RegressionResult(Closable):
             raise invalid(InvalidArgumentError, "dirmn: this RegressionResult holds no design "
                           "or row totals: nothing to simulate", argument="row_totals")
         sizes = sizes_array(self._row_totals, "row_totals")
-        alpha = np.ascontiguousarray(model_alpha(self.predict(self._x)))
+        alpha = np.ascontiguousarray(model_alpha(self.predict(
+            self._x, precision_design=getattr(self, "_z", None))))
         ctx = context if context is not None else self._context
         rows = sizes.shape[0]
 
@@ -474,7 +605,8 @@ class RegressionResult(Closable):
         -------
         str
         """
-        w = max([12] + [len(n) for n in self.covariate_names]) + 2
+        w = max([12] + [len(n) for n in self.covariate_names]
+                + [len(n) for n in self.precision_covariate_names or ()]) + 2
         line = "=" * (w + 44)
         rule = "-" * (w + 44)
         head = [
@@ -497,9 +629,14 @@ class RegressionResult(Closable):
         if mp:
             head.append("%-20s%16s    %-14s%14s" % (
                 "Parametrization:", self.parametrization, "Contrast:", self.contrast))
-            head.append("%-20s%16s    %-14s%14s" % (
-                "Precision (phi):", "%.6g" % self.precision, "Reference:",
-                self.category_names[self.reference]))
+            if self._has_precision_design:
+                head.append("%-24s%12d    %-14s%14s" % (
+                    "Precision covariates:", len(self.precision_covariate_names),
+                    "Reference:", self.category_names[self.reference]))
+            else:
+                head.append("%-20s%16s    %-14s%14s" % (
+                    "Precision (phi):", "%.6g" % self.precision, "Reference:",
+                    self.category_names[self.reference]))
         else:
             head.append("%-20s%16s" % ("Parametrization:", self.parametrization))
         out = head
@@ -517,7 +654,17 @@ class RegressionResult(Closable):
                     w, "  " + name, _fmt(float(self.params[i, v]), 11),
                     _fmt(float(self.bse[i, v]), 11), _fmt(float(z[i, v]), 11),
                     _pvalue_text(float(pv[i, v]), 11)))
-        if mp:
+        if mp and self._has_precision_design:
+            # One row per gamma of log(phi_b) = z_b . gamma, as the betas'.
+            zg, pg = self.zvalues_log_precision, self.pvalues_log_precision
+            out += [rule, "%-*s%11s%11s%11s%11s" % (w, "log(phi)", "coef", "std err", "z",
+                                                    "P>|z|")]
+            for j, name in enumerate(self.precision_covariate_names):
+                out.append("%-*s%s%s%s%s" % (
+                    w, "  " + name, _fmt(float(self.log_precision[j]), 11),
+                    _fmt(float(self.std_error_log_precision[j]), 11), _fmt(float(zg[j]), 11),
+                    _pvalue_text(float(pg[j]), 11)))
+        elif mp:
             out += [rule, "%-*s%11s%11s" % (w, "precision", "coef", "std err"),
                     "%-*s%s%s" % (w, "  log(phi)", _fmt(self.log_precision, 11),
                                   _fmt(self.std_error_log_precision, 11))]
@@ -562,16 +709,18 @@ def _reference(reference, names):
 
 
 def regression(counts, design, weights=None, *, parametrization="loglinear",
-               contrast="reference", reference=0, tolerance=None, max_iterations=None,
-               covariate_names=None, context=None, real_valued=False, progress=None):
+               contrast="reference", reference=0, precision_design=None, tolerance=None,
+               max_iterations=None, covariate_names=None, context=None, real_valued=False,
+               progress=None):
     """Dirichlet-multinomial regression of a count table on covariates.
 
     Maximum likelihood (``dirmn_reg_fit``) of ``alpha_bv = exp(design[b] @
     beta[:, v])`` (``parametrization="loglinear"``: each category v has its
-    own p coefficients), or of ``alpha_b = phi softmax(design[b] @ beta)``
+    own p coefficients), or of ``alpha_b = phi_b softmax(design[b] @ beta)``
     (``"meanprecision"``: the expected proportions a softmax of the linear
-    predictors, one precision phi = exp(gamma) for every row; beta's
-    columns identified by ``contrast`` and ``reference``).
+    predictors; beta's columns identified by ``contrast`` and
+    ``reference``; one precision phi = exp(gamma) for every row, or with a
+    ``precision_design`` z, ``log phi_b = z[b] @ gamma``).
 
     Parameters
     ----------
@@ -599,6 +748,16 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         Mean/precision: the reference (or, with ``contrast="sum"``, the
         implied) category, its 0-based index or its name
         (:attr:`RegressionResult.category_names`); default the first.
+    precision_design : array_like or DataFrame-like, optional
+        Mean/precision only: rows × q covariates of the log precision,
+        ``log phi_b = precision_design[b] @ gamma`` (betareg's and brms's
+        precision formula; any dtype, order and strides, float64 read in
+        place). An intercept is a column of ones; a column of ones alone is
+        the default fit (one precision for every row). A DataFrame-like one
+        names the gammas by its columns (else "z0", "z1" ...). The result's
+        ``log_precision`` and ``std_error_log_precision`` are then arrays
+        of q, ``precision`` each fitted row's phi, and :meth:`~RegressionResult.predict`
+        needs the new rows' precision covariates.
     tolerance : float, optional
         Stop when a Newton step's predicted gain is below ``tolerance x
         |loglik|`` (library default 1e-10).
@@ -625,20 +784,23 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
     ------
     InvalidArgumentError
         An unknown ``parametrization`` or ``contrast``, a ``reference``
-        that is not a category (``argument`` names which); a design not of
-        full column rank under the weights (``index``: the
+        that is not a category, a ``precision_design`` given to a
+        log-linear fit or without columns (``argument`` names which); a
+        design not of full column rank under the weights (``index``: the
         first covariate that is a combination of those before it, argument
-        "x column"); a category without counts (``index``, argument
+        "x column"; for ``precision_design``, argument "precision_design
+        column"); a category without counts (``index``, argument
         "column"); too few rows with counts; a Newton system beyond
         ``DIRMN_REG_MAX_SYSTEM`` (8000) unknowns (it is solved in the
         smaller of p V and the rows with counts, so both are above 8000);
         bad options.
     InvalidParameterError
         A design entry that is not finite (``row``, ``column``, argument
-        "x"), or a bad weight (``row``).
+        "x"; "precision_design" for the precision's), or a bad weight
+        (``row``).
     DimensionMismatchError
-        ``design`` or ``weights`` with another number of rows than the
-        table, or ``covariate_names`` of the wrong length.
+        ``design``, ``precision_design`` or ``weights`` with another number
+        of rows than the table, or ``covariate_names`` of the wrong length.
     NumericOverflowError
         An alpha beyond the double range at the start.
     CancelledError
@@ -653,11 +815,22 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
     named = covariate_names is not None or frame_names is not None
     cov_names = _names(covariate_names if covariate_names is not None else frame_names, p,
                        "x", "covariate_names")
+    z = z_names = zopt = z_frame_names = None
+    if precision_design is not None:
+        # Refused here, not by the library, so that the error names the argument.
+        if model != C.DIRMN_REG_MEAN_PRECISION:
+            raise invalid(InvalidArgumentError, "dirmn: precision_design is given to a "
+                          "log-linear fit: only parametrization='meanprecision' has a "
+                          "precision", argument="precision_design")
+        z, zrs, zcs, z_frame_names = _precision_design(precision_design, rows_x)
+        z_names = _names(z_frame_names, z.shape[1], "z", "precision_design")
+        zopt = (z, zrs, zcs)
     with counts_for(counts, context, real_valued) as (c, ctx):
         category_names = _names(c.column_names, c.cols, "v", "column_names")
         ref = _reference(reference, category_names)
         w = None if weights is None else float64_vector(weights, "weights", c.rows)
-        opts = reg_options(tolerance, max_iterations, w, model, contrast_code, ref)
+        opts = reg_options(tolerance, max_iterations, w, model, contrast_code, ref,
+                           precision_design=zopt)
         pending = Pending()
         trampoline = progress_function(progress, pending)   # alive for the call
         opts.progress = trampoline
@@ -667,16 +840,26 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
             check(C.dirmn_reg_fit(ptr, h, _pd(x), rows_x, p, rs, cs, ctypes.byref(opts),
                                   ctypes.byref(out)), ptr)
             try:
-                fields = _read(out.value)
+                fields = _read(out.value, z is not None)
             except BaseException:
                 C.dirmn_reg_destroy(out.value)
                 raise
             fields.update(covariate_names=cov_names, _named=named,
                           category_names=category_names, _x=np.array(x, dtype=np.float64),
-                          _row_totals=totals)
+                          _row_totals=totals, precision_covariate_names=z_names,
+                          _has_precision_design=z is not None,
+                          _precision_named=z_names is not None and z_frame_names is not None,
+                          _z=None if z is None else np.array(z, dtype=np.float64))
+            if z is not None:
+                fields["precision"] = np.exp(fields["_z"] @ fields["log_precision"])
             result = RegressionResult(out.value, ctx, fields)
         del trampoline
-    if not result.converged:
+    if result.multinomial_limit:
+        warnings.warn("dirmn.regression: the table shows no overdispersion: the likelihood "
+                      "rises toward the multinomial limit (precision -> inf), which the "
+                      "coefficients approach (multinomial_limit=True, converged=False)",
+                      ConvergenceWarning, stacklevel=2)
+    elif not result.converged:
         warnings.warn("dirmn.regression: no convergence in %d Newton steps (gradient norm "
                       "%.3g); the result is the last iterate: increase max_iterations"
                       % (result.iterations, result.gradient_norm), ConvergenceWarning,

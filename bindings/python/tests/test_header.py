@@ -57,9 +57,18 @@ def parse_header(path):
         fields = []
         for decl in m.group(2).split(";"):
             decl = decl.strip()
-            if decl:
-                fm = re.fullmatch(r"(.*?)(\w+)", decl, re.S)
-                fields.append((fm.group(1).strip(), fm.group(2)))
+            if not decl:
+                continue
+            # One declaration may name several fields ("int64_t a, b;"): in C
+            # the base type is shared and each declarator has its own stars.
+            first, *more = (d.strip() for d in decl.split(","))
+            fm = re.fullmatch(r"(.*?)(\w+)", first, re.S)
+            fields.append((fm.group(1).strip(), fm.group(2)))
+            base = fm.group(1).replace("*", " ").strip()
+            for d in more:
+                dm = re.fullmatch(r"(\**)\s*(\w+)", d)
+                assert dm is not None, "cannot read the declarator %r of %r" % (d, decl)
+                fields.append(((base + dm.group(1)).strip(), dm.group(2)))
         structs[m.group(3)] = fields
     opaque = set(re.findall(r"typedef\s+struct\s+\w+\s+(\w+)\s*;", body))
     fnptrs = set(re.findall(r"typedef\s+[^;{}]*?\(\s*\*\s*(\w+)\s*\)\s*\([^()]*\)\s*;", body))

@@ -43,6 +43,10 @@ GX = np.vstack([X, X[::-1]])
 GDESIGN = np.column_stack([np.ones(8), [0.5, -1.0, 0.25, 1.5, 0.0, 1.0, -0.5, 2.0]])
 GROUPS = ["a", "a", "a", "b", "b"]
 GT = dirmn.regression_groups(GX, GDESIGN, GROUPS)
+# Covariates on the precision: log phi_b = z_b . gamma, an intercept and
+# odd rows' shift (10 free coefficients on 8 rows of 5 categories).
+ZDESIGN = np.column_stack([np.ones(8), np.arange(8) % 2])
+REG_Z = dirmn.regression(GX, GDESIGN, parametrization="meanprecision", precision_design=ZDESIGN)
 # Sampling, moments and group tests (issue #30).
 MOM = dirmn.moments(np.ones(5), 10)
 TG = dirmn.test_groups(GX, ["a"] * 4 + ["b"] * 4, bootstrap=9, seed=1)
@@ -209,6 +213,17 @@ CHECKS = {
     "reg_log_precision": lambda n: regfield(n)
     and bool(abs(getattr(REG_MP, n) - np.log(REG_MP.precision)) < 1e-12),
     "reg_std_error_log_precision": lambda n: regfield(n) and getattr(REG_MP, n) > 0,
+    # The precision's covariates: a keyword of the fit and of its predict,
+    # whose q gammas the fit counts and reports.
+    "reg_precision_design": lambda n: kw(dirmn.regression, n) and kw(REG_Z.predict, n)
+    and REG_Z.parameters == 2 * 4 + 2 and REG_Z.log_precision.shape == (2,)
+    and REG_Z.precision_covariate_names == ["z0", "z1"]
+    and REG_MP.precision_covariate_names is None,
+    # predict with the new rows' z: each row's alpha sums to exp(z . gamma).
+    "reg_predict_with_precision": lambda n: regmethod(n)
+    and kw(getattr(REG_Z, n), "precision_design")
+    and bool(np.allclose(getattr(REG_Z, n)(GDESIGN, precision_design=ZDESIGN).sum(axis=1),
+                         np.exp(ZDESIGN @ REG_Z.log_precision), rtol=1e-12)),
     # Per-group likelihood-ratio tests (differential usage).
     "reg_test_groups": lambda n: exported(n)
     and isinstance(getattr(dirmn, n)(GX, GDESIGN, GROUPS), dirmn.GroupTestResult),

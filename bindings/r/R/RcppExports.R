@@ -101,12 +101,16 @@ cpp_overdispersion_test <- function(xp, weights, tolerance, max_iterations) {
     .Call(`_dirmn_cpp_overdispersion_test`, xp, weights, tolerance, max_iterations)
 }
 
-cpp_reg_fit <- function(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference) {
-    .Call(`_dirmn_cpp_reg_fit`, xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference)
+cpp_reg_fit <- function(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference, z) {
+    .Call(`_dirmn_cpp_reg_fit`, xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference, z)
 }
 
 cpp_reg_predict <- function(reg_xp, x) {
     .Call(`_dirmn_cpp_reg_predict`, reg_xp, x)
+}
+
+cpp_reg_predict_with_precision <- function(reg_xp, x, z) {
+    .Call(`_dirmn_cpp_reg_predict_with_precision`, reg_xp, x, z)
 }
 
 cpp_live_regressions <- function() {

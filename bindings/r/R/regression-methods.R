@@ -6,19 +6,24 @@
 #' is row b's fitted alpha, \eqn{A_b = \sum_v \alpha_{bv}}{A_b = sum(alpha_b)},
 #' \eqn{p_b = \alpha_b / A_b}{p_b = alpha_b / A_b} its expected proportions and
 #' \eqn{N_b} its total count. P is the number of free coefficients
-#' (`object$parameters`): p V for the log-linear model, p (V - 1) + 1 for
-#' the mean/precision model.
+#' (`object$parameters`): p V for the log-linear model, p (V - 1) + q for
+#' the mean/precision model (q the columns of its precision design; 1
+#' without one).
 #'
 #' * `coef()` returns beta, the p x V matrix of coefficients (covariates x
 #'   categories); for the mean/precision model the reference category's
 #'   column is 0 (with `contrast = "sum"`, minus the sum of the others').
-#'   The precision is `object$precision` (phi) and `object$log_precision`.
+#'   The precision is `object$precision` (phi) and `object$log_precision`;
+#'   with a precision design, phi of each fitted row and the coefficients
+#'   gamma.
 #' * `vcov()` returns the P x P covariance of the free coefficients, the
 #'   negative inverse Hessian of the log-likelihood at the fit: log-linear,
 #'   in the order of `as.vector(coef(object))` (covariates fastest), rows
 #'   and columns named `"<category>:<covariate>"`; mean/precision, the same
 #'   without the reference category's column, then the log precision
-#'   (named `"(log precision)"`). All `NA` where the Hessian is not
+#'   (named `"(log precision)"`) or, with a precision design, its
+#'   coefficients gamma (`"(precision):<covariate>"`, as
+#'   `"(precision):(Intercept)"`). All `NA` where the Hessian is not
 #'   negative definite (`hessian_definite = FALSE`). The standard errors
 #'   are the square roots of its diagonal (`summary()` shows them). Above
 #'   5000 free coefficients the matrix is not kept (see [dirmn_reg()]) and
@@ -40,7 +45,10 @@
 #'   coefficients are fixed at 0; with `contrast = "sum"` the implied
 #'   category's from the covariance of the others'), the Wald tests of the
 #'   covariates, and for the mean/precision model the log precision with
-#'   its standard error (`precision`) and phi.
+#'   its standard error and phi (`precision`), or with a precision design
+#'   the table of its coefficients gamma (`precision`: estimate, standard
+#'   error, z value and two-sided p-value, one row per column of the
+#'   design).
 #' * `logLik()` returns the maximised log-likelihood (with the multinomial
 #'   coefficients) as a `"logLik"` object with `df` = P and `nobs` = the
 #'   observations (rows with counts and positive weight; the sum of their
@@ -57,7 +65,10 @@
 #'   combinations of the next larger design's (so the fits are not nested),
 #'   or fits of the two parametrisations (nested only where the smaller is
 #'   an intercept alone, the shared-alpha model of both), give a warning of
-#'   class `dirmn_argument_warning`.
+#'   class `dirmn_argument_warning`, as do precision designs whose columns
+#'   are not combinations of the larger fit's (one precision for every row
+#'   counts as a design of ones). A fit with a precision design of q
+#'   columns against the same fit without one is a test on q - 1 df.
 #' * `predict()` returns, for the rows of `newdata` (a data frame with the
 #'   covariates of the formula; factors are coded with the fit's levels and
 #'   contrasts), alpha (`type = "alpha"`, through libdirmn's
@@ -65,11 +76,16 @@
 #'   \eqn{\phi\,\mathrm{softmax}(x_b^T \beta)}{phi softmax(x_b' beta)} for
 #'   the mean/precision model) or the
 #'   expected proportions (`type = "proportion"`: alpha over its row sum);
-#'   a rows x V matrix. Rows with `NA` covariates give `NA` rows. Without
-#'   `newdata`, the fitted rows. A fit restored with [readRDS()] predicts
+#'   a rows x V matrix. Rows with `NA` covariates give `NA` rows. With a
+#'   precision design, \eqn{\phi_b = \exp(z_b^T \gamma)}{phi_b = exp(z_b'
+#'   gamma)} (libdirmn's `dirmn_reg_predict_with_precision()`): its formula
+#'   is evaluated in `newdata` too (`na.action` sees the variables of both
+#'   formulas at once), and a design given as a matrix takes the new rows'
+#'   `precision_design`. Without `newdata`, the fitted rows (with their
+#'   precision design). A fit restored with [readRDS()] predicts
 #'   too (from its coefficients).
-#' * `fitted()` returns the same for the fitted rows, by default the
-#'   expected proportions \eqn{p_b}{p_b}.
+#' * `fitted()` returns the same for the fitted rows (with their precision
+#'   design), by default the expected proportions \eqn{p_b}{p_b}.
 #' * `residuals()`, for the rows of the fit:
 #'   - `type = "pearson"` (the default): \eqn{(n_{bv} - N_b p_{bv}) /
 #'     \sqrt{N_b p_{bv} (1 - p_{bv}) (N_b + A_b) / (1 + A_b)}}{(n_bv - N_b p_bv) /
@@ -101,6 +117,11 @@
 #'   `"deviance"`.
 #' @param na.action For `predict()`: what to do with rows of `newdata`
 #'   holding `NA` (by default they give `NA` rows).
+#' @param precision_design For `predict()` with `newdata`, of a fit whose
+#'   `precision_design` was a matrix: the new rows' precision covariates, a
+#'   numeric matrix with one row per row of `newdata` and the fit's columns
+#'   (matched by name where both have names). `NULL` otherwise: a precision
+#'   formula is evaluated in `newdata`.
 #' @param parm For `confint()`: the coefficients, by name (as `vcov()`
 #'   names them) or position; all when missing.
 #' @param level For `confint()`: the confidence level.
@@ -132,6 +153,14 @@
 #' coef(mp)
 #' vcov(mp)["(log precision)", "(log precision)"]
 #' anova(dirmn_reg(Y ~ 1, data = d, parametrization = "meanprecision"), mp)
+#' # its precision with a covariate
+#' mz <- dirmn_reg(Y ~ x + z, data = d, parametrization = "meanprecision",
+#'                 precision_design = ~ x)
+#' summary(mz)$precision
+#' k <- c("(precision):(Intercept)", "(precision):x")
+#' vcov(mz)[k, k]
+#' predict(mz, newdata = data.frame(x = c(-1, 1), z = 0))
+#' anova(mp, mz)
 NULL
 
 #' @rdname dirmn_reg-methods
@@ -153,7 +182,11 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
   }
   print(beta, digits = digits)
   cat("\n")
-  if (.reg_mp(x)) {
+  if (.reg_has_precision_design(x)) {
+    cat(.reg_precision_heading(x$precision), "\n", sep = "")
+    stats::printCoefmat(.reg_precision_table(x), digits = digits, na.print = "NA")
+    cat("\n")
+  } else if (.reg_mp(x)) {
     cat(.reg_precision_line(x$precision, x$log_precision, x$std_error_log_precision, digits),
         "\n", sep = "")
   }
@@ -166,7 +199,9 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
 .reg_mp <- function(x) identical(x$parametrization, "meanprecision")
 
 .reg_title <- function(x) {
-  if (.reg_mp(x)) {
+  if (.reg_has_precision_design(x)) {
+    "Dirichlet-multinomial regression (mean/precision), alpha = phi softmax(X beta), log phi = Z gamma"
+  } else if (.reg_mp(x)) {
     "Dirichlet-multinomial regression (mean/precision), alpha = phi softmax(X beta)"
   } else {
     "Dirichlet-multinomial regression, alpha = exp(X beta)"
@@ -185,6 +220,26 @@ print.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L), n = 1
   sprintf("Precision: phi = %s (log phi = %s, std. error %s)",
           format(precision, digits = digits), format(log_precision, digits = digits),
           format(se, digits = digits))
+}
+
+# A mean/precision fit whose precision has covariates (a fit, or its
+# summary).
+.reg_has_precision_design <- function(x) {
+  .reg_mp(x) && (!is.null(x$precision_design) || !is.null(x$precision_covariates))
+}
+
+# The precision's coefficients gamma, one row per column of the precision's
+# design: estimate, standard error, z value and its two-sided p-value.
+.reg_precision_table <- function(x) {
+  est <- x$log_precision
+  se <- x$std_error_log_precision
+  z <- est / se
+  cbind(Estimate = est, `Std. Error` = se, `z value` = z, `Pr(>|z|)` = 2 * stats::pnorm(-abs(z)))
+}
+
+.reg_precision_heading <- function(phi) {
+  sprintf("Precision coefficients (log phi = Z gamma; phi %s to %s over the rows):",
+          format(min(phi), digits = 3L), format(max(phi), digits = 3L))
 }
 
 .reg_fit_lines <- function(x, digits) {
@@ -216,7 +271,11 @@ summary.dirmn_reg <- function(object, ...) {
   dimnames(coefs) <- list(.reg_parameter_names(rownames(beta), colnames(beta)[blocks]),
                           c("Estimate", "Std. Error", "z value", "Pr(>|z|)"))
   precision <- NULL
-  if (mp) {
+  precision_covariates <- NULL
+  if (.reg_has_precision_design(object)) {
+    precision <- .reg_precision_table(object)
+    precision_covariates <- colnames(object$precision_design)
+  } else if (mp) {
     precision <- matrix(c(object$log_precision, object$std_error_log_precision, object$precision),
                         1L, 3L, dimnames = list("(log precision)",
                                                 c("Estimate", "Std. Error", "phi")))
@@ -227,7 +286,9 @@ summary.dirmn_reg <- function(object, ...) {
          parametrization = if (mp) "meanprecision" else "loglinear",
          contrast = object$contrast,
          reference = if (mp) colnames(beta)[[object$reference]],
-         precision = precision, wald_test = object$wald_test, loglik = object$loglik,
+         precision = precision, precision_covariates = precision_covariates,
+         precision_range = if (!is.null(precision_covariates)) range(object$precision),
+         wald_test = object$wald_test, loglik = object$loglik,
          parameters = object$parameters, aic = object$aic, bic = object$bic,
          nobs = object$nobs, rows = nrow(object$x), iterations = object$iterations,
          converged = object$converged, gradient_norm = object$gradient_norm,
@@ -262,7 +323,10 @@ print.summary.dirmn_reg <- function(x, digits = max(3L, getOption("digits") - 3L
     stats::printCoefmat(block, digits = digits, na.print = "NA",
                         signif.legend = k == shown[[length(shown)]])
   }
-  if (mp) {
+  if (.reg_has_precision_design(x)) {
+    cat("\n", .reg_precision_heading(x$precision_range), "\n", sep = "")
+    stats::printCoefmat(x$precision, digits = digits, na.print = "NA")
+  } else if (mp) {
     cat("\nPrecision (one for every row):\n")
     print(x$precision, digits = digits)
   }
@@ -297,7 +361,7 @@ vcov.dirmn_reg <- function(object, ...) {
       format(8e-9 * P * P, digits = 3L)), sys.call())
   }
   nm <- .reg_free_names(rownames(beta), colnames(beta),
-                        if (.reg_mp(object)) object$reference)
+                        if (.reg_mp(object)) object$reference, colnames(object$precision_design))
   matrix(NA_real_, length(nm), length(nm), dimnames = list(nm, nm))
 }
 
@@ -314,7 +378,8 @@ vcov.dirmn_reg <- function(object, ...) {
 
 # The free coefficients' estimates and standard errors, in vcov()'s order
 # and named as its rows: vec(beta) (log-linear), or vec(beta) without the
-# reference category's column, then the log precision (mean/precision).
+# reference category's column, then the log precision or its coefficients
+# (mean/precision).
 .reg_free <- function(object) {
   beta <- object$coefficients
   se <- .reg_std_error_matrix(object)
@@ -324,7 +389,7 @@ vcov.dirmn_reg <- function(object, ...) {
                 se = stats::setNames(as.vector(se), nm)))
   }
   r <- object$reference
-  nm <- .reg_free_names(rownames(beta), colnames(beta), r)
+  nm <- .reg_free_names(rownames(beta), colnames(beta), r, colnames(object$precision_design))
   list(estimate = stats::setNames(c(as.vector(beta[, -r, drop = FALSE]), object$log_precision),
                                   nm),
        se = stats::setNames(c(as.vector(se[, -r, drop = FALSE]), object$std_error_log_precision),
@@ -396,6 +461,14 @@ anova.dirmn_reg <- function(object, ...) {
           "%s (its columns are not combinations of the other's): the fits are not nested and",
           "the likelihood-ratio test does not apply"), .num(df[[i - 1L]]), .num(df[[i]])),
         call = call)))
+    } else if (!.nested_design(.reg_precision_z(small), .reg_precision_z(models[[i]]))) {
+      warning(structure(class = c("dirmn_argument_warning", "warning", "condition"), list(
+        message = sprintf(paste(
+          "the precision's design of the fit with %s parameters is not within the precision's",
+          "design of the fit with %s (its columns are not combinations of the other's): the",
+          "fits are not nested and the likelihood-ratio test does not apply"),
+          .num(df[[i - 1L]]), .num(df[[i]])),
+        call = call)))
     }
   }
   ll <- vapply(models, function(m) m$loglik, 0)
@@ -408,7 +481,15 @@ anova.dirmn_reg <- function(object, ...) {
                     `Pr(>Chisq)` = stats::pchisq(chisq, ddf, lower.tail = FALSE),
                     check.names = FALSE, row.names = paste("Model", seq_along(models)))
   formulas <- vapply(models, function(m) {
-    paste(deparse(m$formula, width.cutoff = 500L), collapse = " ")
+    text <- paste(deparse(m$formula, width.cutoff = 500L), collapse = " ")
+    if (!is.null(m$precision_formula)) {
+      text <- paste0(text, "; precision ", paste(deparse(m$precision_formula, width.cutoff = 500L),
+                                                 collapse = " "))
+    } else if (!is.null(m$precision_design)) {
+      text <- sprintf("%s; precision ~ a matrix of %d column%s", text, ncol(m$precision_design),
+                      if (ncol(m$precision_design) == 1L) "" else "s")
+    }
+    text
   }, "")
   structure(tab, heading = c(
     "Likelihood-ratio tests of Dirichlet-multinomial regressions\n",
@@ -433,6 +514,17 @@ anova.dirmn_reg <- function(object, ...) {
   ncol(x) == 1L && nrow(x) > 0L && all(x[, 1L] == x[1L, 1L]) && x[1L, 1L] != 0
 }
 
+# What moves the precision of fit `m`, for the nesting of two fits: a
+# mean/precision fit's precision design, or a column of ones where the
+# precision is one for every row; a log-linear fit's design (its alpha =
+# exp(X beta) holds phi = exp(z gamma) times fixed proportions for every z
+# within X).
+.reg_precision_z <- function(m) {
+  if (!.reg_mp(m)) return(m$x)
+  if (!is.null(m$precision_design)) return(m$precision_design)
+  matrix(1, nrow(m$x), 1L)
+}
+
 # The columns of `small` lie in the column space of `big` (to rounding).
 .nested_design <- function(small, big) {
   r <- qr.resid(qr(big), small)
@@ -442,12 +534,18 @@ anova.dirmn_reg <- function(object, ...) {
 #' @rdname dirmn_reg-methods
 #' @export
 predict.dirmn_reg <- function(object, newdata = NULL, type = c("alpha", "proportion"),
-                              na.action = stats::na.pass, ...) {
+                              na.action = stats::na.pass, precision_design = NULL, ...) {
   call <- sys.call()
   type <- .match_choice(type, c("alpha", "proportion"), "type", call)
+  if (!is.null(precision_design) && (is.null(newdata) || !.reg_has_precision_design(object) ||
+                                     !is.null(object$precision_terms))) {
+    .stop("invalid_argument", paste(
+      "precision_design is taken by predict() only with newdata, for a fit whose",
+      "precision_design was a matrix (a precision formula is evaluated in newdata)"), call)
+  }
   if (is.null(newdata)) {
-    alpha <- stats::napredict(object$na.action, .reg_alpha(object, object$x, call))
-  } else {
+    alpha <- stats::napredict(object$na.action, .reg_fitted_alpha(object, call))
+  } else if (!.reg_has_precision_design(object)) {
     tt <- stats::delete.response(object$terms)
     mf <- stats::model.frame(tt, newdata, na.action = na.action, xlev = object$xlevels)
     classes <- attr(tt, "dataClasses")
@@ -455,43 +553,116 @@ predict.dirmn_reg <- function(object, newdata = NULL, type = c("alpha", "proport
     x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
     storage.mode(x) <- "double"
     alpha <- .reg_alpha(object, x, call)
+  } else {
+    designs <- .reg_new_designs(object, newdata, na.action, precision_design, call)
+    alpha <- .reg_alpha(object, designs$x, call, designs$z)
   }
   if (type == "alpha") alpha else alpha / rowSums(alpha)
 }
 
-# alpha = exp(x beta) (mean/precision: phi softmax(x beta)) of the rows of
-# design x through dirmn_reg_predict,
-# rows with NA (or NaN) covariates NA; from the coefficients in R where the
-# library's handle is gone (a fit restored from disk).
-.reg_alpha <- function(object, x, call) {
+# The design and the precision's design of the rows of `newdata` for a fit
+# with a precision design: each frame as predict() makes the design's
+# (factors coded with the fit's levels and contrasts), then na.action over
+# both at once so that their rows stay the same. A precision design given
+# as a matrix takes the new rows' `precision_design` (one row per row of
+# newdata; its columns matched to the fit's by name where both have names
+# of their own).
+.reg_new_designs <- function(object, newdata, na.action, precision_design, call) {
+  frame_of <- function(tt, xlevels) {
+    mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = xlevels)
+    classes <- attr(tt, "dataClasses")
+    if (!is.null(classes)) stats::.checkMFClasses(classes, mf)
+    mf
+  }
+  tt <- stats::delete.response(object$terms)
+  mf <- frame_of(tt, object$xlevels)
+  x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+  fit_z <- colnames(object$precision_design)
+  if (!is.null(object$precision_terms)) {
+    zt <- object$precision_terms
+    zf <- frame_of(zt, object$precision_xlevels)
+    z <- stats::model.matrix(zt, zf, contrasts.arg = object$precision_contrasts)
+    variables <- c(as.list(mf), as.list(zf))
+  } else {
+    z <- precision_design
+    if (is.null(z)) {
+      .stop("invalid_argument", sprintf(paste(
+        "the fit's precision_design was a matrix: predict() for newdata needs the new rows'",
+        "precision covariates, precision_design = a matrix of %d column%s (%s)"),
+        length(fit_z), if (length(fit_z) == 1L) "" else "s", .quote_names(fit_z)), call)
+    }
+    if (!is.matrix(z) || !(is.numeric(z) || is.logical(z)) || is.object(z)) {
+      .stop("invalid_argument", sprintf(
+        "precision_design must be a numeric matrix, not %s", .reg_describe(z)), call)
+    }
+    # names z1, ..., zq are the fit's own (its matrix had none): other names
+    # of the new rows' columns are then no mismatch, positions count
+    own <- identical(fit_z, paste0("z", seq_along(fit_z))) && !setequal(colnames(z), fit_z)
+    z <- .match_names(z, if (!own) fit_z, "precision_design", "the fit's precision design", call)
+    if (ncol(z) != length(fit_z) || nrow(z) != nrow(x)) {
+      .stop("dimension_mismatch", sprintf(paste(
+        "precision_design is %s x %s; the fit's precision design has %s columns and newdata",
+        "%s rows"), .num(nrow(z)), .num(ncol(z)), .num(length(fit_z)), .num(nrow(x))), call)
+    }
+    colnames(z) <- fit_z
+    variables <- c(as.list(mf), list(z))
+  }
+  storage.mode(x) <- "double"
+  storage.mode(z) <- "double"
+  # na.action on a frame of every variable of both designs and the rows'
+  # numbers: the rows it keeps, in both
+  joint <- data.frame(row = seq_len(nrow(x)), row.names = rownames(x))
+  for (k in seq_along(variables)) joint[[paste0("v", k)]] <- variables[[k]]
+  if (is.character(na.action)) na.action <- get(na.action, mode = "function")
+  rows <- na.action(joint)$row
+  rownames(z) <- rownames(x)
+  list(x = x[rows, , drop = FALSE], z = z[rows, , drop = FALSE])
+}
+
+# alpha = exp(x beta) (mean/precision: phi softmax(x beta), phi = exp(z
+# gamma) with a precision design z) of the rows of design x through
+# dirmn_reg_predict (dirmn_reg_predict_with_precision with z), rows with NA
+# (or NaN) covariates NA; from the coefficients in R where the library's
+# handle is gone (a fit restored from disk).
+.reg_alpha <- function(object, x, call, z = NULL) {
   beta <- object$coefficients
   out <- matrix(NA_real_, nrow(x), ncol(beta), dimnames = list(rownames(x), colnames(beta)))
-  ok <- which(stats::complete.cases(x))
+  complete <- stats::complete.cases(x)
+  if (!is.null(z)) complete <- complete & stats::complete.cases(z)
+  ok <- which(complete)
   if (length(ok) == 0L) return(out)
   xo <- x[ok, , drop = FALSE]
-  res <- cpp_reg_predict(object$ptr, xo)
+  zo <- if (!is.null(z)) z[ok, , drop = FALSE]
+  res <- if (is.null(z)) cpp_reg_predict(object$ptr, xo)
+         else cpp_reg_predict_with_precision(object$ptr, xo, zo)
   if (.failed(res) && res$status == .status_code("null_pointer")) {
     eta <- xo %*% beta
     if (.reg_mp(object)) {
       e <- exp(eta - apply(eta, 1L, max))
-      res <- object$precision * e / rowSums(e)
+      phi <- if (is.null(z)) object$precision else exp(drop(zo %*% object$log_precision))
+      res <- phi * e / rowSums(e)
     } else {
       res <- exp(eta)
     }
   } else if (.failed(res)) {
     # positions among the rows of x, not of the complete ones
     if (!is.na(res$row)) res$row <- ok[[res$row + 1]] - 1
-    .raise_reg(res, call, rownames(beta), colnames(beta), rownames(x))
+    .raise_reg(res, call, rownames(beta), colnames(beta), rownames(x), colnames(z))
   }
   out[ok, ] <- res
   out
+}
+
+# alpha of the fitted rows (their designs as the fit kept them).
+.reg_fitted_alpha <- function(object, call) {
+  .reg_alpha(object, object$x, call, object$precision_design)
 }
 
 #' @rdname dirmn_reg-methods
 #' @export
 fitted.dirmn_reg <- function(object, type = c("proportion", "alpha"), ...) {
   type <- .match_choice(type, c("proportion", "alpha"), "type", sys.call())
-  alpha <- .reg_alpha(object, object$x, sys.call())
+  alpha <- .reg_fitted_alpha(object, sys.call())
   stats::napredict(object$na.action, if (type == "alpha") alpha else alpha / rowSums(alpha))
 }
 
@@ -501,7 +672,7 @@ residuals.dirmn_reg <- function(object, type = c("pearson", "response", "devianc
   call <- sys.call()
   type <- .match_choice(type, c("pearson", "response", "deviance"), "type", call)
   y <- .dense_counts(object$y, call)
-  alpha <- .reg_alpha(object, object$x, call)
+  alpha <- .reg_fitted_alpha(object, call)
   n <- rowSums(y)
   A <- rowSums(alpha)
   p <- alpha / A

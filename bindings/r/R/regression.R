@@ -33,6 +33,24 @@
 #' fit of [dirmn_fit()], as the log-linear model is. (`contrast` is not
 #' `contrasts`, the coding of factor covariates in the design matrix.)
 #'
+#' The precision can have covariates of its own (`precision_design`, as
+#' the precision formulas of \pkg{betareg} and \pkg{brms}): row b's
+#' precision is \eqn{\phi_b = \exp(z_b^T \gamma)}{phi_b = exp(z_b' gamma)},
+#' with \eqn{z_b} the row's covariates of the precision, a row of the model
+#' matrix of a one-sided formula (`~ 1` is the one precision above) or of a
+#' matrix given. The model then has p (V - 1) + q free coefficients, q the
+#' columns of the precision's design. Its formula is evaluated in `data` as
+#' `formula` is, for the same rows: `subset`, `weights` and `na.action` see
+#' the variables of both formulas at once (`na.omit` leaves a row with an
+#' `NA` in either out of both), and `contrasts` codes its factors too. A
+#' matrix has one row per row of the response, before `subset` and
+#' `na.action`, which take its rows with the others'. A precision covariate
+#' that is not finite is an error naming its row and column (class
+#' `dirmn_error_invalid_parameter`); one that is a linear combination of
+#' those before it (over the rows with counts) is an error naming it (class
+#' `dirmn_error_invalid_argument`), as is a `precision_design` given to the
+#' log-linear model, whose covariates move the sum of alpha already.
+#'
 #' The maximum-likelihood fit is libdirmn's `dirmn_reg_fit()`: Newton's
 #' method in the free coefficients from the per-row derivatives of the log-likelihood,
 #' safeguarded by Levenberg damping and step halving, from the shared-alpha
@@ -105,9 +123,16 @@
 #'   `contrast = "sum"`, the one whose coefficients are minus the sum of the
 #'   others'), its number (1 to V) or its name (a column name of the
 #'   response); the first by default. Not used by the log-linear model.
+#' @param precision_design For `"meanprecision"`: `NULL` (one precision
+#'   for every row), or the covariates of the log precision, \eqn{\log
+#'   \phi_b = z_b^T \gamma}{log phi_b = z_b' gamma}: a one-sided formula
+#'   (`~ group`, evaluated in `data` for the rows of `formula`; its model
+#'   matrix has an intercept unless the formula has `- 1` or `0 +`), or a
+#'   numeric matrix with one row per row of the response (its columns named
+#'   by its column names, else `"z1"`, `"z2"`, ...). See Details.
 #' @param contrasts `NULL` or a list of contrasts for the factors of the
-#'   formula (the `contrasts.arg` of [model.matrix()]; not to be confused
-#'   with `contrast`).
+#'   formula and of `precision_design`'s (the `contrasts.arg` of
+#'   [model.matrix()]; not to be confused with `contrast`).
 #' @param tolerance Relative convergence tolerance (see Details).
 #' @param max_iterations Maximum number of Newton steps.
 #' @param verbose If `TRUE`, report every Newton step (its number, the
@@ -130,7 +155,9 @@
 #'       log-linear, in the order of `as.vector(coefficients)` (covariates
 #'       fastest), named `"<category>:<covariate>"`; mean/precision, the
 #'       same without the reference category's column, then the log
-#'       precision, named `"(log precision)"`. `NULL` where
+#'       precision, named `"(log precision)"`, or with a precision design
+#'       its q coefficients, named `"(precision):<covariate>"` (as
+#'       `"(precision):(Intercept)"`). `NULL` where
 #'       `hessian_definite` is `FALSE`, and above 5000 free coefficients
 #'       (see Details).}
 #'     \item{`wald_test`}{a data frame with one row per covariate (named by
@@ -142,7 +169,8 @@
 #'     \item{`aic`, `bic`}{-2 loglik + 2 P and -2 loglik + P log(nobs), as
 #'       [AIC()] and [BIC()] give them.}
 #'     \item{`parameters`}{P, the number of free coefficients: p V
-#'       (log-linear) or p (V - 1) + 1 (mean/precision).}
+#'       (log-linear) or p (V - 1) + q (mean/precision; q = 1 without a
+#'       precision design).}
 #'     \item{`parametrization`}{`"loglinear"` or `"meanprecision"`.}
 #'     \item{`contrast`, `reference`}{mean/precision: the contrast
 #'       (`"reference"` or `"sum"`) and the reference category's number (1
@@ -152,19 +180,33 @@
 #'       mean/precision: phi, the sum of every row's alpha, its log
 #'       \eqn{\gamma}{gamma} and the standard error of the log (`NA`
 #'       where `hessian_definite` is `FALSE`); `NULL` for a log-linear fit
-#'       (whose rows' sums of alpha differ).}
+#'       (whose rows' sums of alpha differ). With a precision design,
+#'       `precision` holds each fitted row's \eqn{\phi_b}{phi_b} (named by
+#'       the rows), and `log_precision` and `std_error_log_precision` the q
+#'       coefficients \eqn{\gamma}{gamma} and their standard errors, named
+#'       by the design's columns.}
+#'     \item{`precision_design`}{the precision's design, q columns, rows as
+#'       fitted; `NULL` without one.}
 #'     \item{`nobs`}{the observations: the rows with counts and positive
 #'       weight (the sum of their weights when weights are given).}
 #'     \item{`gradient_norm`, `iterations`, `converged`}{the largest absolute
 #'       gradient component at the fit, the Newton steps taken, and whether
 #'       the tolerance was met.}
+#'     \item{`multinomial_limit`}{mean/precision with one precision: `TRUE`
+#'       when the table shows no overdispersion, the likelihood rising toward
+#'       the multinomial limit (precision -> Inf, the multinomial logit model,
+#'       which the coefficients approach); `converged` is then `FALSE`.}
 #'     \item{`hessian_definite`}{`TRUE` when the Hessian at the fit is
 #'       negative definite (a strict local maximum), so that `vcov`,
 #'       standard errors and Wald tests exist.}
 #'     \item{`x`, `y`, `weights`}{the design matrix, the response (counts
 #'       as given, rows as fitted) and the weights (`NULL` for none).}
 #'     \item{`call`, `formula`, `terms`, `contrasts`, `xlevels`, `na.action`}{as
-#'       [lm()] keeps them, for [predict()] on new data.}
+#'       [lm()] keeps them, for [predict()] on new data (`na.action`: the
+#'       rows left out for a variable of either design).}
+#'     \item{`precision_formula`, `precision_terms`, `precision_contrasts`,
+#'       `precision_xlevels`}{the same of a precision design given as a
+#'       formula; `NULL` otherwise.}
 #'   }
 #'   Methods: [print()], [summary()], [coef()], [vcov()], [wald_test()],
 #'   [logLik()] (so [AIC()] and [BIC()] work), [nobs()], [anova()]
@@ -207,18 +249,28 @@
 #'                 reference = "C")
 #' summary(mp)
 #' mp$precision
+#'
+#' # covariates of the precision: one per group
+#' mpg <- dirmn_reg(Y ~ x, data = d, parametrization = "meanprecision",
+#'                  precision_design = ~ group)
+#' mpg$log_precision
+#' anova(dirmn_reg(Y ~ x, data = d, parametrization = "meanprecision"), mpg)
+#' predict(mpg, newdata = data.frame(x = 0.5, group = c("a", "b")))
 dirmn_reg <- function(formula, data, weights = NULL,
                       parametrization = c("loglinear", "meanprecision"),
-                      contrast = c("reference", "sum"), reference = 1L, subset, na.action,
+                      contrast = c("reference", "sum"), reference = 1L,
+                      precision_design = NULL, subset, na.action,
                       contrasts = NULL, tolerance = 1e-10, max_iterations = 200L,
                       verbose = FALSE, backend = getOption("dirmn.backend", "auto"), ...) {
   call <- match.call()
   ecall <- sys.call()
+  caller <- parent.frame()
   .renamed_args(list(...), character(), ecall)
   parametrization <- .reg_choice(parametrization, c("loglinear", "meanprecision"),
                                  "parametrization", ecall)
   contrast <- .reg_choice(contrast, c("reference", "sum"), "contrast", ecall)
   mean_precision <- parametrization == "meanprecision"
+  precision <- .reg_precision_spec(precision_design, mean_precision, ecall)
   .check_flag(verbose, "verbose", ecall)
   tolerance <- .check_positive(tolerance, "tolerance", ecall)
   max_iterations <- .check_count(max_iterations, "max_iterations", ecall, min = 0L)
@@ -239,16 +291,31 @@ dirmn_reg <- function(formula, data, weights = NULL,
   mf[[1L]] <- quote(stats::model.frame)
   response <- eval(formula[[2L]], if (missing(data)) env else data, env)
   sparse_response <- methods::is(response, "Matrix")
-  if (sparse_response) {
-    if (length(dim(response)) != 2L) .bad_response(ecall)
-    row_env <- new.env(parent = env)
-    row_env$.dirmn_response_row <- seq_len(nrow(response))
+  if (sparse_response || !is.null(precision)) {
+    # the package's own variables, beside the formula's
     f <- formula
-    f[[2L]] <- as.name(".dirmn_response_row")
-    environment(f) <- row_env
+    helper_env <- new.env(parent = env)
+    environment(f) <- helper_env
     mf$formula <- f
   }
-  mf <- eval(mf, parent.frame())
+  if (sparse_response) {
+    if (length(dim(response)) != 2L) .bad_response(ecall)
+    helper_env$.dirmn_response_row <- seq_len(nrow(response))
+    f[[2L]] <- as.name(".dirmn_response_row")
+    mf$formula <- f
+  }
+  kept <- NULL
+  if (!is.null(precision)) {
+    # The rows of both designs must be the same: na.action sees the
+    # variables of both formulas at once (as lm() sees its weights), and
+    # the frames of the two designs are then made of the rows it kept.
+    kept <- .reg_joint_rows(mf, f, precision, helper_env, NROW(response),
+                            if (missing(data)) NULL else data, caller, ecall)
+    mf$subset <- kept$rows
+    mf$na.action <- stats::na.pass
+  }
+  mf <- eval(mf, caller)
+  if (!is.null(kept)) attr(mf, "na.action") <- kept$na_action
   mt <- attr(mf, "terms")
   if (!is.null(stats::model.offset(mf))) {
     .stop("invalid_argument", "offsets are not supported by dirmn_reg()", ecall)
@@ -261,7 +328,15 @@ dirmn_reg <- function(formula, data, weights = NULL,
     if (is.data.frame(y)) y <- as.matrix(y)
     if (!is.matrix(y) || !(is.numeric(y) || is.logical(y))) .bad_response(ecall)
   }
-  x <- stats::model.matrix(mt, mf, contrasts)
+  z <- NULL
+  if (!is.null(precision)) {
+    zm <- match.call(expand.dots = FALSE)
+    zm <- zm[c(1L, match("data", names(zm), 0L))]
+    z <- .reg_precision_matrix(precision, zm, kept$rows, contrasts, caller, ecall)
+    rownames(z$z) <- rownames(mf)
+  }
+  x <- stats::model.matrix(mt, mf, if (is.null(z)) contrasts
+                                   else .reg_contrasts_of(contrasts, names(mf), z$variables))
   if (ncol(x) == 0L) {
     .stop("invalid_argument", "the design has no covariates (the formula's right-hand side is empty)",
           ecall)
@@ -286,9 +361,13 @@ dirmn_reg <- function(formula, data, weights = NULL,
   }
   res <- cpp_reg_fit(prepared$counts$ptr, x, weights, tolerance, max_iterations, progress,
                      .reg_vcov_max_coefficients, as.integer(mean_precision),
-                     as.integer(contrast == "sum"), reference - 1)
-  if (.failed(res)) .raise_reg(res, ecall, covariates, categories, rownames(x))
-  if (!res$converged) {
+                     as.integer(contrast == "sum"), reference - 1, z$z)
+  if (.failed(res)) .raise_reg(res, ecall, covariates, categories, rownames(x), colnames(z$z))
+  if (isTRUE(res$model$multinomial_limit)) {
+    .warn_convergence(
+      "the table shows no overdispersion: the likelihood rises toward the multinomial limit (precision -> Inf), which the coefficients approach (multinomial_limit = TRUE, converged = FALSE)",
+      ecall)
+  } else if (!res$converged) {
     .warn_convergence(sprintf(
       "did not converge in %d iteration%s (largest gradient component %s, tolerance = %s); the result is the last iterate: increase max_iterations",
       res$iterations, if (res$iterations == 1) "" else "s", format(res$gradient_norm, digits = 3L),
@@ -301,16 +380,23 @@ dirmn_reg <- function(formula, data, weights = NULL,
   dimnames(std_errors) <- list(covariates, categories)
   vcov <- res$vcov
   if (!is.null(vcov)) {
-    nm <- .reg_free_names(covariates, categories, if (mean_precision) reference)
+    nm <- .reg_free_names(covariates, categories, if (mean_precision) reference, colnames(z$z))
     dimnames(vcov) <- list(nm, nm)
   }
   model <- res$model
   if (mean_precision) {
     reference <- as.integer(model$reference) + 1L
+    gamma <- model$log_precision
+    gamma_se <- model$std_error_log_precision
+    if (is.null(z)) {
+      phi <- exp(gamma)
+    } else {
+      names(gamma) <- names(gamma_se) <- colnames(z$z)
+      phi <- stats::setNames(exp(drop(z$z %*% gamma)), rownames(x))
+    }
     precision <- list(contrast = if (model$contrast == 1L) "sum" else "reference",
-                      reference = reference, precision = exp(model$log_precision),
-                      log_precision = model$log_precision,
-                      std_error_log_precision = model$std_error_log_precision)
+                      reference = reference, precision = phi, log_precision = gamma,
+                      std_error_log_precision = gamma_se)
   } else {
     precision <- list(contrast = NULL, reference = NULL, precision = NULL,
                       log_precision = NULL, std_error_log_precision = NULL)
@@ -332,10 +418,12 @@ dirmn_reg <- function(formula, data, weights = NULL,
       precision = precision$precision,
       log_precision = precision$log_precision,
       std_error_log_precision = precision$std_error_log_precision,
+      precision_design = z$z,
       nobs = res$observations,
       gradient_norm = res$gradient_norm,
       iterations = res$iterations,
       converged = res$converged,
+      multinomial_limit = isTRUE(res$model$multinomial_limit),
       hessian_definite = res$hessian_definite,
       x = x,
       y = y,
@@ -346,6 +434,10 @@ dirmn_reg <- function(formula, data, weights = NULL,
       contrasts = attr(x, "contrasts"),
       xlevels = stats::.getXlevels(mt, mf),
       na.action = attr(mf, "na.action"),
+      precision_formula = z$formula,
+      precision_terms = z$terms,
+      precision_contrasts = z$contrasts,
+      precision_xlevels = z$xlevels,
       backend = prepared$counts$backend,
       ptr = res$ptr
     ),
@@ -356,7 +448,7 @@ dirmn_reg <- function(formula, data, weights = NULL,
   )
 }
 
-# The most free coefficients (`parameters`: p V, or p (V - 1) + 1 for the
+# The most free coefficients (`parameters`: p V, or p (V - 1) + q for the
 # mean/precision model) whose covariance a dirmn_reg object keeps
 # (`vcov`): their number squared doubles, 200 MB at 5000. Above it the object holds no
 # matrix and vcov() is an error; the standard errors and Wald tests are
@@ -380,10 +472,133 @@ dirmn_reg <- function(formula, data, weights = NULL,
 # The names of the free coefficients, in the library's order of the
 # covariance: vec(beta); for the mean/precision model (`reference`, the
 # reference or implied category's number, not NULL) without the reference
-# category's column, then the log precision.
-.reg_free_names <- function(covariates, categories, reference = NULL) {
+# category's column, then the log precision ("(log precision)"), or its
+# coefficients where it has a design (`precision_covariates`, the design's
+# column names).
+.reg_free_names <- function(covariates, categories, reference = NULL,
+                            precision_covariates = NULL) {
   if (is.null(reference)) return(.reg_parameter_names(covariates, categories))
-  c(.reg_parameter_names(covariates, categories[-reference]), "(log precision)")
+  gamma <- if (is.null(precision_covariates)) "(log precision)"
+           else .reg_precision_names(precision_covariates)
+  c(.reg_parameter_names(covariates, categories[-reference]), gamma)
+}
+
+# The names of the precision's coefficients gamma in vcov() and confint(),
+# by the precision design's columns: "(precision):<covariate>", as a
+# category's are "<category>:<covariate>".
+.reg_precision_names <- function(precision_covariates) {
+  paste0("(precision):", precision_covariates)
+}
+
+# precision_design as given to dirmn_reg(): NULL (one precision), or a
+# list with a one-sided `formula` or a double `matrix` (its columns named).
+.reg_precision_spec <- function(design, mean_precision, call) {
+  if (is.null(design)) return(NULL)
+  if (!mean_precision) {
+    .stop("invalid_argument", paste(
+      "precision_design is given with parametrization = \"loglinear\": only the",
+      "mean/precision model (parametrization = \"meanprecision\") has a precision of its own",
+      "(the log-linear model's covariates move the sum of alpha through their coefficients)"),
+      call)
+  }
+  if (inherits(design, "formula")) {
+    if (length(design) != 2L) {
+      .stop("invalid_argument", paste(
+        "precision_design must be a one-sided formula (~ z1 + z2): the counts are the",
+        "left-hand side of formula"), call)
+    }
+    return(list(formula = design, matrix = NULL))
+  }
+  if (is.matrix(design) && (is.numeric(design) || is.logical(design)) && !is.object(design)) {
+    if (ncol(design) == 0L) {
+      .stop("invalid_argument", "precision_design has no columns", call)
+    }
+    storage.mode(design) <- "double"
+    if (is.null(colnames(design))) colnames(design) <- paste0("z", seq_len(ncol(design)))
+    return(list(formula = NULL, matrix = design))
+  }
+  .stop("invalid_argument", sprintf(paste(
+    "precision_design must be a one-sided formula (~ z1 + z2) or a numeric matrix with one",
+    "row per row of the response, not %s"), .reg_describe(design)), call)
+}
+
+.reg_describe <- function(value) {
+  if (is.matrix(value)) return(sprintf("a %s matrix", typeof(value)))
+  sprintf("an object of class \"%s\"", class(value)[[1L]])
+}
+
+# The rows of the data that both designs keep: model.frame() of `mf` (the
+# main model frame's call) for the response of `f` (the main formula, whose
+# environment is `helper_env`) on the variables of both designs (the
+# precision's formula's, or its matrix, rows as the response's) and the
+# rows' numbers: subset and na.action see every variable at once. The
+# variables are listed one by one, `.` expanded first: terms() of `.`
+# beside variables added to it warns. Returns the rows' numbers and the
+# frame's na.action.
+.reg_joint_rows <- function(mf, f, precision, helper_env, n, data, caller, ecall) {
+  if (!is.null(precision$matrix)) {
+    if (nrow(precision$matrix) != n) {
+      .stop("dimension_mismatch", sprintf(paste(
+        "precision_design has %s rows; the response has %s (precision_design holds one row",
+        "per row of the response, before subset and na.action)"), .num(nrow(precision$matrix)),
+        .num(n)), ecall)
+    }
+    helper_env$.dirmn_precision_design <- precision$matrix
+    extra <- list(as.name(".dirmn_precision_design"))
+  } else {
+    extra <- as.list(attr(stats::terms(precision$formula, data = data), "variables"))[-1L]
+  }
+  helper_env$.dirmn_row <- seq_len(n)
+  # the main formula's variables, its response first
+  main <- as.list(attr(stats::terms(f, data = data), "variables"))[-(1:2)]
+  joint <- f
+  joint[[3L]] <- Reduce(function(a, b) as.call(list(as.name("+"), a, b)),
+                        c(main, extra, list(as.name(".dirmn_row"))))
+  mf$formula <- joint
+  frame <- eval(mf, caller)
+  list(rows = frame[[".dirmn_row"]], na_action = attr(frame, "na.action"))
+}
+
+# The precision's design of the rows `rows` of the data: the matrix's rows,
+# or the formula's model matrix (model.frame() as `zm`, the call's data,
+# evaluated in `caller`). Returns `z`, and for a formula the `formula`,
+# `terms`, `contrasts` and `xlevels` that predict() needs for new data, and
+# the frame's `variables`.
+.reg_precision_matrix <- function(precision, zm, rows, contrasts, caller, ecall) {
+  if (!is.null(precision$matrix)) {
+    return(list(z = precision$matrix[rows, , drop = FALSE]))
+  }
+  zm[[1L]] <- quote(stats::model.frame)
+  zm$formula <- precision$formula
+  zm$subset <- rows
+  zm$na.action <- stats::na.pass
+  zm$drop.unused.levels <- TRUE
+  zf <- eval(zm, caller)
+  zt <- attr(zf, "terms")
+  if (!is.null(stats::model.offset(zf))) {
+    .stop("invalid_argument", "offsets are not supported in precision_design", ecall)
+  }
+  z <- stats::model.matrix(zt, zf, .reg_contrasts_of(contrasts, names(zf)))
+  if (ncol(z) == 0L) {
+    .stop("invalid_argument", paste(
+      "the precision's design has no columns (precision_design's right-hand side is empty);",
+      "~ 1 gives one precision for every row"), ecall)
+  }
+  storage.mode(z) <- "double"
+  list(z = z, formula = precision$formula, terms = zt, contrasts = attr(z, "contrasts"),
+       xlevels = stats::.getXlevels(zt, zf), variables = names(zf))
+}
+
+# The entries of `contrasts` (model.matrix()'s contrasts.arg) for a frame
+# of the variables `present`: a named list loses those the frame lacks
+# (only those of `other`, the other design's variables, where given), which
+# model.matrix() would warn about; anything else is left to model.matrix().
+.reg_contrasts_of <- function(contrasts, present, other = NULL) {
+  if (!is.list(contrasts) || is.null(names(contrasts))) return(contrasts)
+  drop <- !(names(contrasts) %in% present)
+  if (!is.null(other)) drop <- drop & names(contrasts) %in% other
+  used <- contrasts[!drop]
+  if (length(used) == 0L) NULL else used
 }
 
 # A choice among `choices` (the first when `value` is the default vector),
@@ -424,10 +639,13 @@ dirmn_reg <- function(formula, data, weights = NULL,
 
 # Raises the condition of a failed regression call, its position worded by
 # the design's and the response's names: the library names a covariate
-# ("x column", 0-based), a category ("column"), a cell of the design ("x":
-# row, column) or of alpha ("alpha": row, category), 0-based; R counts
-# from 1 and adds the names. Other failures are worded as everywhere.
-.raise_reg <- function(failure, call, covariates, categories, row_names) {
+# ("x column", 0-based), a precision covariate ("precision_design column"),
+# a category ("column"), a cell of the design ("x": row, column), of the
+# precision's design ("precision_design" in a fit, "z" in a prediction) or
+# of alpha ("alpha": row, category), 0-based; R counts from 1 and adds the
+# names. Other failures are worded as everywhere.
+.raise_reg <- function(failure, call, covariates, categories, row_names,
+                       precision_covariates = NULL) {
   at <- function(name) {
     p <- failure[[name]]
     if (is.null(p) || length(p) != 1L || is.na(p) || p < 0) NA_real_ else p + 1
@@ -451,6 +669,11 @@ dirmn_reg <- function(formula, data, weights = NULL,
     "x column" = named("covariate", at("index"), covariates),
     "column" = if (is.na(at("row"))) named("category", at("index"), categories),
     "x" = paste(c(row_text(at("row")), named("covariate", at("column"), covariates)),
+                collapse = ", "),
+    "precision_design column" = named("precision covariate", at("index"), precision_covariates),
+    "precision_design" = ,
+    "z" = paste(c(row_text(at("row")),
+                  named("precision covariate", at("column"), precision_covariates)),
                 collapse = ", "),
     "alpha" = paste(c(row_text(at("row")), named("category", at("column"), categories)),
                     collapse = ", "),

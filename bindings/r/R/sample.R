@@ -327,7 +327,7 @@ dirmn_moments <- function(alpha, size, param = c("alpha", "logalpha")) {
 #'   models: each row from a component drawn with the fitted mixing
 #'   weights; the attribute `component` of each table holds them;
 #' * a [dirmn_reg()]: each row from its fitted alpha (`predict()` on the
-#'   fit's own design).
+#'   fit's own design, and its own precision design where it has one).
 #'
 #' `seed = NULL` draws the library's seed from R's random number generator
 #' (so [set.seed()] makes the result reproducible); a whole number is used
@@ -386,7 +386,7 @@ simulate.dirmn_mixture_fit <- function(object, nsim = 1, seed = NULL, ...) {
 simulate.dirmn_reg <- function(object, nsim = 1, seed = NULL, ...) {
   call <- sys.call()
   .renamed_args(list(...), character(), call)
-  alpha <- .reg_alpha(object, object$x, call)
+  alpha <- .reg_fitted_alpha(object, call)
   y <- object$y
   totals <- if (methods::is(y, "Matrix")) Matrix::rowSums(y) else rowSums(y)
   .simulate_tables(alpha, .alpha_shapes[["rowwise"]], totals,

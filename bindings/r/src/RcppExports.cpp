@@ -295,8 +295,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_reg_fit
-SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations, SEXP progress, double vcov_max, int model, int contrast, double reference);
-RcppExport SEXP _dirmn_cpp_reg_fit(SEXP xpSEXP, SEXP xSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP, SEXP vcov_maxSEXP, SEXP modelSEXP, SEXP contrastSEXP, SEXP referenceSEXP) {
+SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations, SEXP progress, double vcov_max, int model, int contrast, double reference, SEXP z);
+RcppExport SEXP _dirmn_cpp_reg_fit(SEXP xpSEXP, SEXP xSEXP, SEXP weightsSEXP, SEXP toleranceSEXP, SEXP max_iterationsSEXP, SEXP progressSEXP, SEXP vcov_maxSEXP, SEXP modelSEXP, SEXP contrastSEXP, SEXP referenceSEXP, SEXP zSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
@@ -309,7 +309,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type model(modelSEXP);
     Rcpp::traits::input_parameter< int >::type contrast(contrastSEXP);
     Rcpp::traits::input_parameter< double >::type reference(referenceSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_reg_fit(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference));
+    Rcpp::traits::input_parameter< SEXP >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_fit(xp, x, weights, tolerance, max_iterations, progress, vcov_max, model, contrast, reference, z));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -321,6 +322,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type reg_xp(reg_xpSEXP);
     Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_reg_predict(reg_xp, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_reg_predict_with_precision
+SEXP cpp_reg_predict_with_precision(SEXP reg_xp, SEXP x, SEXP z);
+RcppExport SEXP _dirmn_cpp_reg_predict_with_precision(SEXP reg_xpSEXP, SEXP xSEXP, SEXP zSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type reg_xp(reg_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_reg_predict_with_precision(reg_xp, x, z));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -476,8 +489,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_mixture_defaults", (DL_FUNC) &_dirmn_cpp_mixture_defaults, 0},
     {"_dirmn_cpp_live_mixtures", (DL_FUNC) &_dirmn_cpp_live_mixtures, 0},
     {"_dirmn_cpp_overdispersion_test", (DL_FUNC) &_dirmn_cpp_overdispersion_test, 4},
-    {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 10},
+    {"_dirmn_cpp_reg_fit", (DL_FUNC) &_dirmn_cpp_reg_fit, 11},
     {"_dirmn_cpp_reg_predict", (DL_FUNC) &_dirmn_cpp_reg_predict, 2},
+    {"_dirmn_cpp_reg_predict_with_precision", (DL_FUNC) &_dirmn_cpp_reg_predict_with_precision, 3},
     {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
     {"_dirmn_cpp_reg_test_groups", (DL_FUNC) &_dirmn_cpp_reg_test_groups, 10},
     {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},

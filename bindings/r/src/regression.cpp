@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,13 +45,34 @@ struct RegressionGuard {
   ~RegressionGuard() { dirmn_reg_destroy(reg); }
 };
 
-// The rows and columns of a design matrix (a double matrix), or a failure.
-SEXP check_design(SEXP x, int64_t* rows, int64_t* p) {
+// The rows and columns of a design matrix (a double matrix), or a failure
+// naming `what`.
+SEXP check_design(SEXP x, int64_t* rows, int64_t* p, const char* what = "the design") {
   SEXP dim = Rf_getAttrib(x, R_DimSymbol);
   if (TYPEOF(x) != REALSXP || TYPEOF(dim) != INTSXP || XLENGTH(dim) != 2)
-    return failure(DIRMN_ERROR_INVALID_ARGUMENT, "the design must be a double matrix");
+    return failure(DIRMN_ERROR_INVALID_ARGUMENT, std::string(what) + " must be a double matrix");
   *rows = INTEGER(dim)[0];
   *p = INTEGER(dim)[1];
+  return R_NilValue;
+}
+
+// The precision's design `z` (NULL, or a double matrix of `rows` rows) as
+// the library takes it: its pointer and q, nullptr and 0 for NULL; or a
+// failure.
+SEXP check_precision_design(SEXP z, int64_t rows, const double** data, int64_t* q) {
+  *data = nullptr;
+  *q = 0;
+  if (z == R_NilValue) return R_NilValue;
+  int64_t z_rows = 0;
+  SEXP bad = check_design(z, &z_rows, q, "the precision design");
+  if (bad != R_NilValue) return bad;
+  if (z_rows != rows)
+    return failure(DIRMN_ERROR_DIMENSION_MISMATCH,
+                   "the precision design has " + std::to_string(z_rows) + " rows; the design has " +
+                       std::to_string(rows));
+  // A zero-length R vector's data pointer is a sentinel, not memory: with
+  // no rows there is nothing to read, and a NULL design would mean none.
+  *data = rows > 0 ? REAL(z) : nullptr;
   return R_NilValue;
 }
 
@@ -64,27 +86,35 @@ SEXP check_design(SEXP x, int64_t* rows, int64_t* p) {
 // a plain list (R/regression.R makes the dirmn_reg object):
 // `coefficients` and `std_errors` (p x V), `vcov` (P x P over the P =
 // info.parameters free coefficients: vec(beta), without the reference
-// category's column and with the log precision last for the mean/precision
-// model; only where P <= vcov_max, else NULL: it is P^2 doubles) and
+// category's column and with the q gammas of the log precision last for the
+// mean/precision model; only where P <= vcov_max, else NULL: it is P^2
+// doubles) and
 // the Wald tests of every covariate (`wald_statistic`, `wald_df`,
 // `wald_p_value`); the standard errors and the Wald tests are the
 // library's (dirmn_reg_get_std_errors, dirmn_reg_wald_test), for any P;
 // NULL and NA where the fit has no covariance. `log_precision` and
-// `std_error_log_precision` (dirmn_reg_get_precision; NULL for a
-// log-linear fit), and dirmn_reg_info's `model`, `contrast` and `reference`
-// (its codes, the reference 0-based), all in the list `model`. Then the
-// other fields of dirmn_reg_info, and `ptr`, an
+// `std_error_log_precision` (dirmn_reg_get_precision: gamma and its
+// standard errors, q entries, one without a precision design; NULL for a
+// log-linear fit), and dirmn_reg_info's `model`, `contrast`, `reference`
+// (its codes, the reference 0-based) and `precision_covariates`, all in the
+// list `model`. Then the other fields of dirmn_reg_info, and `ptr`, an
 // external pointer that owns the handle (for dirmn_reg_predict). `model`,
 // `contrast` and `reference` (0-based) go to the options as they are (the
-// library checks them). `progress` is NULL or an R function(iteration,
-// loglik, gradient_norm); TRUE from it cancels.
+// library checks them), and so does `z`, the precision's design (NULL, or a
+// rows x q double matrix: options.precision_design). `progress` is NULL or
+// an R function(iteration, loglik, gradient_norm); TRUE from it cancels.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterations,
-                 SEXP progress, double vcov_max, int model, int contrast, double reference) {
+                 SEXP progress, double vcov_max, int model, int contrast, double reference,
+                 SEXP z) {
   PreparedCounts p = prepared_counts(xp);
   if (p.failed != R_NilValue) return p.failed;
   int64_t rows = 0, np = 0;
   SEXP bad = check_design(x, &rows, &np);
+  if (bad != R_NilValue) return bad;
+  const double* z_data = nullptr;
+  int64_t q = 0;
+  bad = check_precision_design(z, rows, &z_data, &q);
   if (bad != R_NilValue) return bad;
   bad = check_weights(weights, p.info.rows);
   if (bad != R_NilValue) return bad;
@@ -106,6 +136,13 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   options.model = static_cast<dirmn_reg_model>(model);
   options.contrast = static_cast<dirmn_reg_contrast>(contrast);
   options.reference = static_cast<int64_t>(reference);
+  if (z != R_NilValue) {
+    // R stores (b, j) at b + j * rows
+    options.precision_design = z_data;
+    options.precision_covariates = q;
+    options.precision_stride_row = 1;
+    options.precision_stride_col = rows;
+  }
   if (progress != R_NilValue) {
     options.progress = progress_callback;
     options.progress_data = &bridge;
@@ -141,7 +178,7 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
   const R_xlen_t P = static_cast<R_xlen_t>(info.covariates);
   const R_xlen_t V = static_cast<R_xlen_t>(info.categories);
-  // The free coefficients: p V (log-linear), p (V - 1) + 1 (mean/precision).
+  // The free coefficients: p V (log-linear), p (V - 1) + q (mean/precision).
   const R_xlen_t PV = static_cast<R_xlen_t>(info.parameters);
   // R matrices are column-major: (i, v) of the p x V coefficients sits at
   // i + v * p.
@@ -208,6 +245,8 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
           Rcpp::Named("model") = static_cast<int>(info.model),
           Rcpp::Named("contrast") = static_cast<int>(info.contrast),
           Rcpp::Named("reference") = static_cast<double>(info.reference),
+          Rcpp::Named("precision_covariates") = static_cast<double>(info.precision_covariates),
+          Rcpp::Named("multinomial_limit") = info.multinomial_limit != 0,
           Rcpp::Named("log_precision") = log_precision,
           Rcpp::Named("std_error_log_precision") = std_error_log_precision));
   return out;
@@ -236,6 +275,36 @@ SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
   if (rows == 0) return alpha;
   status = dirmn_reg_predict(reg, REAL(x), rows, np, 1, rows, alpha.begin(),
                              1, rows);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  return alpha;
+}
+
+// dirmn_reg_predict_with_precision: alpha (rows x V) of the mean/precision
+// regression `reg_xp` for the design `x` (rows x p) and the precision's
+// design `z` (rows x q, double matrices; NULL for a fit without one).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_reg_predict_with_precision(SEXP reg_xp, SEXP x, SEXP z) {
+  if (!is_xptr(reg_xp, sym_regression()) || R_ExternalPtrAddr(reg_xp) == nullptr)
+    return failure(DIRMN_ERROR_NULL_POINTER, "the regression handle is not available");
+  SEXP bad = unusable_context(context_of(R_ExternalPtrProtected(reg_xp)));
+  if (bad != R_NilValue) return bad;
+  const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
+  int64_t rows = 0, np = 0;
+  bad = check_design(x, &rows, &np);
+  if (bad != R_NilValue) return bad;
+  const double* z_data = nullptr;
+  int64_t q = 0;
+  bad = check_precision_design(z, rows, &z_data, &q);
+  if (bad != R_NilValue) return bad;
+  dirmn_reg_info info;
+  std::memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  dirmn_status status = dirmn_reg_get_info(reg, &info);
+  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
+  Rcpp::NumericMatrix alpha(static_cast<R_xlen_t>(rows), static_cast<R_xlen_t>(info.categories));
+  if (rows == 0) return alpha;
+  status = dirmn_reg_predict_with_precision(reg, REAL(x), rows, np, 1, rows, z_data, q, 1, rows,
+                                            alpha.begin(), 1, rows);
   if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
   return alpha;
 }

@@ -373,7 +373,9 @@ end
 
 """
     dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data,
-                      model, contrast, reference, log_precision, hold_precision)
+                      model, contrast, reference, log_precision, hold_precision,
+                      precision_design, precision_covariates, precision_stride_row,
+                      precision_stride_col)
 
 Mirror of the C struct `dirmn_reg_options`. Fill one with
 [`dirmn_reg_options_init_sized`](@ref) (with its size) through a `Ref` (see
@@ -392,11 +394,18 @@ fit log φ, or a finite value that holds it there (DRIMSeq's dmFit at a
 given precision: p (V - 1) free coefficients); `hold_precision`
 ([`dirmn_reg_test_groups`](@ref), mean/precision) is 1 to fit each group's
 null model at its full fit's precision (DRIMSeq's dmTest), 0 (the default)
-to give each fit its own.
+to give each fit its own. `precision_design` ([`dirmn_reg_fit`](@ref),
+mean/precision) points to z, the covariates of the log precision
+(log φ_b = z_b ⋅ γ), rows × `precision_covariates` (q ≥ 1) doubles with
+entry (b, j) at `precision_design[b * precision_stride_row + j *
+precision_stride_col]` (0-based), valid for the call as `weights`;
+`C_NULL` (the default) fits one precision for every row. It is refused
+beside a held `log_precision`, by a log-linear fit and by
+[`dirmn_reg_test_groups`](@ref).
 
-The six- and nine-argument forms (without the fields appended later) set
-those to their defaults: `DIRMN_REG_LOGLINEAR`, `DIRMN_REG_REFERENCE`, 0,
-`NaN` and 0.
+The six-, nine- and eleven-argument forms (without the fields appended
+later) set those to their defaults: `DIRMN_REG_LOGLINEAR`,
+`DIRMN_REG_REFERENCE`, 0, `NaN`, 0, `C_NULL` and 0, 0, 0.
 """
 struct dirmn_reg_options
     size::Csize_t
@@ -410,6 +419,10 @@ struct dirmn_reg_options
     reference::Int64
     log_precision::Cdouble
     hold_precision::Cint
+    precision_design::Ptr{Cdouble}
+    precision_covariates::Int64
+    precision_stride_row::Int64
+    precision_stride_col::Int64
 end
 
 dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data) =
@@ -419,21 +432,30 @@ dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_d
                   contrast, reference) =
     dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data, model,
                       contrast, reference, NaN, Cint(0))
+dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data, model,
+                  contrast, reference, log_precision, hold_precision) =
+    dirmn_reg_options(size, tolerance, max_iterations, weights, progress, progress_data, model,
+                      contrast, reference, log_precision, hold_precision, C_NULL, Int64(0),
+                      Int64(0), Int64(0))
 
 """
     dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic,
                    bic, observations, gradient_norm, iterations, converged,
-                   hessian_definite, model, contrast, reference, precision_covariates)
+                   hessian_definite, model, contrast, reference, precision_covariates,
+                   multinomial_limit)
 
 Mirror of the C struct `dirmn_reg_info`. Pass it to
 [`dirmn_reg_get_info`](@ref) through a `Ref` whose `size` field is
 `sizeof(dirmn_reg_info)` (see [`empty_reg_info`](@ref)). `parameters` is the
-number of free coefficients: p V (log-linear) or p (V - 1) + 1
+number of free coefficients: p V (log-linear) or p (V - 1) + q
 (mean/precision). `model`, `contrast` and `reference` (0-based) are the
-fit's; `precision_covariates` is the number of the precision's coefficients
-([`dirmn_reg_get_precision`](@ref)): 1 for a mean/precision fit, 0 where its
-precision was held (`log_precision` of the options) and for a log-linear
-one.
+fit's; `precision_covariates` is q, the number of the precision's
+coefficients γ ([`dirmn_reg_get_precision`](@ref)): the columns of the
+options' `precision_design`, 1 for a mean/precision fit without one, 0
+where its precision was held (`log_precision` of the options) and for a
+log-linear one. `multinomial_limit` is 1 where a mean/precision fit with one
+precision found no overdispersion: the likelihood rises toward φ → ∞ (the
+multinomial logit model) and `converged` is 0.
 
 The thirteen-argument form (without the fields appended later) sets those
 to 0.
@@ -456,13 +478,14 @@ struct dirmn_reg_info
     contrast::dirmn_reg_contrast
     reference::Int64
     precision_covariates::Int64
+    multinomial_limit::Cint
 end
 
 dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic, observations,
                gradient_norm, iterations, converged, hessian_definite) =
     dirmn_reg_info(size, rows, covariates, categories, parameters, loglik, aic, bic,
                    observations, gradient_norm, iterations, converged, hessian_definite,
-                   DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), Int64(0))
+                   DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), Int64(0), Cint(0))
 
 """
     dirmn_reg_groups_result(size, loglik_full, loglik_null, statistic, df, p_value,
@@ -703,7 +726,8 @@ A zeroed options struct with only `size` set, ready for
 """
 empty_reg_options() =
     dirmn_reg_options(Csize_t(sizeof(dirmn_reg_options)), 0.0, Cint(0), C_NULL, C_NULL, C_NULL,
-                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), 0.0, Cint(0))
+                      DIRMN_REG_LOGLINEAR, DIRMN_REG_REFERENCE, Int64(0), 0.0, Cint(0), C_NULL,
+                      Int64(0), Int64(0), Int64(0))
 
 """
     empty_reg_info() -> dirmn_reg_info
@@ -714,7 +738,7 @@ requires.
 empty_reg_info() =
     dirmn_reg_info(Csize_t(sizeof(dirmn_reg_info)), Int64(0), Int64(0), Int64(0), Int64(0), 0.0,
                    0.0, 0.0, 0.0, 0.0, Cint(0), Cint(0), Cint(0), DIRMN_REG_LOGLINEAR,
-                   DIRMN_REG_REFERENCE, Int64(0), Int64(0))
+                   DIRMN_REG_REFERENCE, Int64(0), Int64(0), Cint(0))
 
 """
     empty_reg_groups_result() -> dirmn_reg_groups_result

@@ -5,7 +5,7 @@
 """
     Dirmn.REG_VCOV_MAX_COEFFICIENTS = 5000
 
-The most free coefficients (`dof(f)`: p V, or p (V - 1) + 1 for the
+The most free coefficients (`dof(f)`: p V, or p (V - 1) + q for the
 mean/precision model) whose covariance a [`DirmnRegression`](@ref) keeps
 ([`vcov`](@ref)): their number squared doubles, 200 MB at 5000. Above it no matrix
 is copied out of the library (`f.covariance` is `nothing` and `vcov(f)`
@@ -23,9 +23,11 @@ A fitted Dirichlet-multinomial regression, as returned by
 matrix) has the parameter vector `α_bv = exp(x_b ⋅ β_v)`, one column of
 coefficients `β_v` per category (`parametrization = :loglinear`: every
 category has its own, MGLM's parametrisation, α not normalised), or
-`α_b = φ softmax(x_b β)` (`:meanprecision`: the proportions a softmax of
-the linear predictors, one precision φ = exp(γ) for every row; DRIMSeq's
-and brms's parametrisation). Its fields:
+`α_b = φ_b softmax(x_b β)` (`:meanprecision`: the proportions a softmax of
+the linear predictors, one precision φ = exp(γ) for every row, or
+`φ_b = exp(z_b ⋅ γ)` with covariates `z_b` of the precision (a row of the
+`precision_design`); DRIMSeq's, betareg's and brms's parametrisation). Its
+fields:
 
 - `coefficients::Matrix{Float64}`: β, p × V (covariates × categories), the
   maximum-likelihood estimate (what [`coef`](@ref) returns); mean/precision:
@@ -41,7 +43,8 @@ and brms's parametrisation). Its fields:
   `vec(coefficients)` (covariate fastest: coefficient `(i, v)` is row and
   column `(v - 1) p + i`); mean/precision, `vec` of the coefficients
   without the reference (or implied) category's column, then the log
-  precision γ last. All `NaN` when `hessian_definite` is false; `nothing`
+  precision's coefficients γ last (one, or q with a `precision_design`).
+  All `NaN` when `hessian_definite` is false; `nothing`
   above [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref) (5000) free coefficients,
   where it is not kept;
 - `loglik::Float64`: the maximised log-likelihood, the log pmf of the data
@@ -54,11 +57,14 @@ and brms's parametrisation). Its fields:
   were given (BIC's n, as for [`fit_dirmn`](@ref)) ([`nobs`](@ref));
 - `rows::Int` (rows of the fitted table, rows of zeros included),
   `covariates::Int` (p), `ncategories::Int` (V), `parameters::Int` (the
-  free coefficients: p V, or p (V - 1) + 1 for mean/precision;
-  [`dof`](@ref));
+  free coefficients: p V, or p (V - 1) + q for mean/precision, q = 1
+  without a `precision_design`; [`dof`](@ref));
 - `gradient_norm::Float64`: the max-norm of the gradient in β at the fit;
 - `iterations::Int`, `converged::Bool`: Newton steps taken and whether the
   tolerance was met;
+- `multinomial_limit::Bool`: mean/precision with one precision: the data
+  show no overdispersion, the likelihood rises toward φ → ∞ (the
+  multinomial logit model); `converged` is then false;
 - `hessian_definite::Bool`: whether the Hessian is negative definite at the
   fit (a strict local maximum); without it there is no covariance, no
   standard error and no Wald test;
@@ -68,16 +74,21 @@ and brms's parametrisation). Its fields:
 - `reference::Union{Int,Nothing}`: the reference (with `contrast = :sum`,
   the implied) category, 1-based (mean/precision), `nothing` (log-linear);
 - `precision::Union{Float64,Nothing}`: φ, the sum of every row's α,
-  `exp(log_precision)` (mean/precision); `nothing` (log-linear, whose rows'
-  sums differ);
+  `exp(log_precision)` (mean/precision without a `precision_design`);
+  `nothing` (log-linear, or with a `precision_design`: the rows' sums
+  differ);
 - `log_precision`, `std_error_log_precision`
-  (`Union{Float64,Nothing}`): γ = log φ and its standard error (`NaN`
-  when `hessian_definite` is false); `nothing` (log-linear);
+  (`Union{Float64,Vector{Float64},Nothing}`): γ and its standard errors
+  (`NaN` when `hessian_definite` is false): γ = log φ, a `Float64`, without
+  a `precision_design`; with one, the q coefficients of its columns
+  (log φ_b = `precision_design[b, :] ⋅ γ`), a `Vector`; `nothing`
+  (log-linear);
 - `context::DirmnContext`: the context the fit ran on.
-- `design::Matrix{Float64}`, `totals::Vector{Float64}`, `obsdim::Int`:
-  a copy of the design `X`, the fitted table's row totals (every row's, in
-  order) and its orientation, which [`simulate`](@ref) draws new tables
-  with.
+- `design::Matrix{Float64}`, `precision_design::Union{Matrix{Float64},Nothing}`,
+  `totals::Vector{Float64}`, `obsdim::Int`: a copy of the design `X` and
+  of the precision's design Z (`nothing` without one), the fitted table's
+  row totals (every row's, in order) and its orientation, which
+  [`simulate`](@ref) draws new tables with.
 
 Everything is copied out of the library when the fit returns; the library's
 regression object is kept only for [`predict`](@ref) and
@@ -108,14 +119,16 @@ mutable struct DirmnRegression
     gradient_norm::Float64
     iterations::Int
     converged::Bool
+    multinomial_limit::Bool
     hessian_definite::Bool
     parametrization::Symbol
     contrast::Union{Symbol,Nothing}
     reference::Union{Int,Nothing}
     precision::Union{Float64,Nothing}
-    log_precision::Union{Float64,Nothing}
-    std_error_log_precision::Union{Float64,Nothing}
+    log_precision::Union{Float64,Vector{Float64},Nothing}
+    std_error_log_precision::Union{Float64,Vector{Float64},Nothing}
     design::Matrix{Float64}
+    precision_design::Union{Matrix{Float64},Nothing}
     totals::Vector{Float64}
     obsdim::Int
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
@@ -169,19 +182,25 @@ Base.isopen(f::DirmnRegression) = f.ptr != C_NULL && !f.closing[]
 # column of x ("x column"), a category without counts by its column of the
 # table ("column"), an alpha out of range by (row, category); word them as
 # the Julia arrays the caller passed (`xname`: "X" or "Xnew"; `obsdim`: the
-# orientation of the counts, nothing for none).
+# orientation of the counts, nothing for none). The precision's design is
+# the fit's "precision_design" and predict's "z"; in Julia both are the
+# keyword `precision_design`.
 function _reg_hint(xname::AbstractString, obsdim)
     return function (loc)
         loc === nothing && return nothing
         arg = _argument(loc)
-        if arg == "x" && loc.row >= 0 && loc.column >= 0
+        if arg in ("x", "precision_design", "z") && loc.row >= 0 && loc.column >= 0
             b, i = Int(loc.row) + 1, Int(loc.column) + 1
             v = _value_text(loc)
             eq = v === nothing ? "" : " = $v"
-            return " [$xname[$b, $i]$eq in Julia: row $b, covariate $i]"
+            arg == "x" && return " [$xname[$b, $i]$eq in Julia: row $b, covariate $i]"
+            return " [precision_design[$b, $i]$eq in Julia: row $b, precision covariate $i]"
         elseif arg == "x column" && loc.index >= 0
             i = Int(loc.index) + 1
             return " [$xname[:, $i] in Julia: covariate $i]"
+        elseif arg == "precision_design column" && loc.index >= 0
+            j = Int(loc.index) + 1
+            return " [precision_design[:, $j] in Julia: precision covariate $j]"
         elseif arg == "column" && loc.index >= 0 && obsdim !== nothing
             v = Int(loc.index) + 1
             return obsdim == 1 ? " [Y[:, $v] in Julia: category $v]" :
@@ -204,7 +223,7 @@ _reg_closed_hint(f::DirmnRegression) =
 # REG_VCOV_MAX_COEFFICIENTS coefficients (nothing above); the standard
 # errors for any size.
 function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, design::Matrix{Float64},
-                          tot::Vector{Float64}, obsdim::Int)
+                          Z::Union{Matrix{Float64},Nothing}, tot::Vector{Float64}, obsdim::Int)
     local f
     try
         r = Ref(LibDirmn.empty_reg_info())
@@ -239,16 +258,23 @@ function _reg_from_handle(h::Ptr{Cvoid}, ctx::DirmnContext, design::Matrix{Float
             model = :meanprecision
             contrast = i.contrast == LibDirmn.DIRMN_REG_SUM_TO_ZERO ? :sum : :reference
             reference = Int(i.reference) + 1
-            lp, slp = g[1], definite ? gse[1] : NaN
-            phi = exp(lp)
+            if Z === nothing
+                lp, slp = g[1], definite ? gse[1] : NaN
+                phi = exp(lp)
+            else
+                # The rows' precisions differ: no one φ to report.
+                lp, slp = g, definite ? gse : fill(NaN, q)
+                phi = nothing
+            end
         else
             model = :loglinear
             contrast = reference = phi = lp = slp = nothing
         end
         f = DirmnRegression(h, ctx, B, SE, C, i.loglik, i.aic, i.bic, i.observations,
                             Int(i.rows), p, V, P, i.gradient_norm,
-                            Int(i.iterations), i.converged != 0, definite, model, contrast,
-                            reference, phi, lp, slp, design, tot, obsdim,
+                            Int(i.iterations), i.converged != 0, i.multinomial_limit != 0,
+                            definite, model, contrast,
+                            reference, phi, lp, slp, design, Z, tot, obsdim,
                             Threads.Atomic{Bool}(false))
     catch
         LibDirmn.dirmn_reg_destroy(h)
@@ -260,9 +286,10 @@ end
 
 """
     fit_dirmn_reg(Y, X; parametrization = :loglinear, contrast = :reference,
-                  reference = 1, obsdim = 1, weights = nothing, tolerance = 1e-10,
-                  max_iterations = 200, progress = nothing, backend = :auto,
-                  device = 0, context = nothing, real_valued = false)
+                  reference = 1, precision_design = nothing, obsdim = 1,
+                  weights = nothing, tolerance = 1e-10, max_iterations = 200,
+                  progress = nothing, backend = :auto, device = 0,
+                  context = nothing, real_valued = false)
         -> DirmnRegression
 
 Dirichlet-multinomial regression of the counts `Y` on the design matrix `X`
@@ -290,6 +317,20 @@ covariate's mean. `reference` is the category's 1-based index (default
 mean/precision model has p (V - 1) + 1 free coefficients, with an
 intercept alone it is the shared-α fit ([`fit_dirmn`](@ref)), as the
 log-linear model is.
+
+With `precision_design = Z` (mean/precision only) the precision has
+covariates of its own, as betareg's and brms's precision formulas give
+it: row `b`'s precision is `φ_b = exp(Z[b, :] ⋅ γ)`,
+
+    α_bv = exp(Z[b, :] ⋅ γ) exp(X[b, :] ⋅ β[:, v]) / Σ_u exp(X[b, :] ⋅ β[:, u])
+
+with `Z` rows × q (any real matrix, read as `X` is; add a column of ones
+for an intercept: `Z = ones(n, 1)` is the model without it), of full
+column rank over the rows with counts. The fit then has p (V - 1) + q
+free coefficients; `f.log_precision` and `f.std_error_log_precision` are
+the q-vectors γ and their standard errors, `f.precision` is `nothing`
+(the rows' precisions differ), and [`predict`](@ref) needs the new rows'
+`precision_design` too.
 
 Returns a [`DirmnRegression`](@ref) with the coefficients, their standard
 errors and covariance (kept up to [`Dirmn.REG_VCOV_MAX_COEFFICIENTS`](@ref),
@@ -319,6 +360,8 @@ and Wald tests are there for any size.
 
 Keywords (the defaults shown are the library's, which `nothing` also
 selects):
+- `precision_design`: `nothing` (one precision for every row), or the
+  rows × q matrix Z of the precision's covariates (see above);
 - `weights`: one finite weight ≥ 0 per row, frequencies (a weight of 2 is
   the row twice);
 - `tolerance`: the fit stops when the predicted gain of a Newton step is
@@ -354,7 +397,14 @@ covariates, both p V and the rows with counts above
 non-finite entry of `X` (`DIRMN_ERROR_INVALID_PARAMETER`, naming its row and
 column, `[X[5, 2] = NaN in Julia: row 5, covariate 2]`) or weight; `X` with
 another number of rows than `Y`, or weights of the wrong length
-(`DIRMN_ERROR_DIMENSION_MISMATCH`).
+(`DIRMN_ERROR_DIMENSION_MISMATCH`). A `precision_design` is checked as `X`
+is: a non-finite entry (`[precision_design[5, 2] = NaN in Julia: row 5,
+precision covariate 2]`), a column that is a combination of the ones
+before it (`[precision_design[:, 3] in Julia: precision covariate 3]`),
+no column, or a `precision_design` given to a log-linear fit raise a
+[`DirmnError`](@ref) (`DIRMN_ERROR_INVALID_PARAMETER`,
+`DIRMN_ERROR_INVALID_ARGUMENT`), other rows than `X`'s
+`DIRMN_ERROR_DIMENSION_MISMATCH`.
 
 ```julia
 n = 100
@@ -365,10 +415,15 @@ wald_test(f, 2)                          # does the covariate matter at all?
 predict(f, [1.0 0.5]; type = :proportion)
 m = fit_dirmn_reg(Y, X; parametrization = :meanprecision)
 m.precision, m.log_precision, m.std_error_log_precision
+g = rand(0:1, n)                         # the precision differs between two groups
+z = fit_dirmn_reg(Y, X; parametrization = :meanprecision, precision_design = [ones(n) g])
+z.log_precision, z.std_error_log_precision   # γ: 2-vectors
+predict(z, [1.0 0.5]; precision_design = [1.0 1.0])
 ```
 """
 function fit_dirmn_reg(Y, X::AbstractMatrix; parametrization::Symbol = :loglinear,
                        contrast::Symbol = :reference, reference::Integer = 1,
+                       precision_design::Union{Nothing,AbstractMatrix} = nothing,
                        obsdim::Integer = 1, weights = nothing,
                        tolerance::Union{Nothing,Real} = nothing,
                        max_iterations::Union{Nothing,Integer} = nothing, progress = nothing,
@@ -384,9 +439,14 @@ function fit_dirmn_reg(Y, X::AbstractMatrix; parametrization::Symbol = :loglinea
             throw(ArgumentError("reference must be a category in 1:$V (the table has $V), " *
                                 "not $reference"))
         settings = (model, contrast_code, Int64(reference - 1))
-        _fit_reg(c, ctx, X, weights, tolerance, max_iterations, progress, settings)
+        _fit_reg(c, ctx, X, precision_design, weights, tolerance, max_iterations, progress,
+                 settings)
     end
-    f.converged ||
+    f.multinomial_limit &&
+        @warn "fit_dirmn_reg: the table shows no overdispersion: the likelihood rises toward " *
+              "the multinomial limit (precision -> Inf), which the coefficients approach " *
+              "(multinomial_limit = true, converged = false)"
+    f.converged || f.multinomial_limit ||
         @warn "fit_dirmn_reg: stopped without convergence after $(f.iterations) Newton steps " *
               "(max_iterations = $maxit, gradient norm $(f.gradient_norm)); the result is the " *
               "last iterate (converged = false)"
@@ -411,36 +471,57 @@ function _reg_contrast_code(contrast::Symbol)
 end
 
 # `settings`: the model's and the contrast's C codes and the 0-based reference.
-function _fit_reg(c::DirmnCounts, ctx::DirmnContext, X::AbstractMatrix, weights, tolerance,
+function _fit_reg(c::DirmnCounts, ctx::DirmnContext, X::AbstractMatrix, Z, weights, tolerance,
                   max_iterations, progress, settings)
-    # The fit keeps a copy of the design (for simulate), which is also what
+    # The fit keeps a copy of the designs (for simulate), which is also what
     # the library reads.
     A = Matrix{Float64}(undef, size(X))
     copyto!(A, _check_real(X, "X"))
     rows, p = size(X)
-    return _fit_reg(c, ctx, A, 1, max(rows, 1), rows, p, _weights(c, weights), tolerance,
+    if Z === nothing
+        Zc = nothing
+    else
+        # The library takes one row count for both designs: it cannot see this.
+        size(Z, 1) == rows ||
+            _mismatch("fit_dirmn_reg: precision_design has $(size(Z, 1)) rows; X has $rows")
+        Zc = Matrix{Float64}(undef, size(Z))
+        copyto!(Zc, _check_real(Z, "precision_design"))
+    end
+    return _fit_reg(c, ctx, A, 1, max(rows, 1), rows, p, Zc, _weights(c, weights), tolerance,
                     max_iterations, progress, settings)
 end
 
 # The design in native memory (A, element (b, i) at (b - 1) s1 + (i - 1) s2):
 # a function barrier, so that what is preserved and pointed to has a
 # concrete type (Julia 1.5's code generation asserts on a Union there).
-function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tolerance,
+# Zc: the precision's design, rows × q column-major, or nothing.
+function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, Zc, w, tolerance,
                   max_iterations, progress, settings)
     prog = progress === nothing ? nothing : _Progress(progress, nothing)
     out = Ref{Ptr{Cvoid}}(C_NULL)
     tot = _totals_before(c)
-    hint = _call_hint(c, ctx, _reg_hint("X", c.vector ? nothing : c.obsdim))
-    GC.@preserve A w prog begin
+    cells = _reg_hint("X", c.vector ? nothing : c.obsdim)
+    # The library counts the precision's covariates in a field Julia fills
+    # from the matrix: say which.
+    noz = Zc !== nothing && size(Zc, 2) == 0
+    more = function (loc)
+        h = cells(loc)
+        return h === nothing && noz ? " [in Julia: precision_design has no columns]" : h
+    end
+    hint = _call_hint(c, ctx, more)
+    GC.@preserve A Zc w prog begin
         oref = Ref(LibDirmn.empty_reg_options())
         LibDirmn.dirmn_reg_options_init_sized(oref, sizeof(LibDirmn.dirmn_reg_options))
         o = oref[]
         maxit = Int(_or(max_iterations, o.max_iterations))
+        zptr, q = Zc === nothing ? (Ptr{Cdouble}(C_NULL), o.precision_covariates) :
+                                   (pointer(Zc), Int64(size(Zc, 2)))
         oref[] = LibDirmn.dirmn_reg_options(
             o.size, Float64(_or(tolerance, o.tolerance)), Cint(maxit), _wptr(w),
             prog === nothing ? C_NULL : _progress_pointer(),
             prog === nothing ? C_NULL : pointer_from_objref(prog), settings[1], settings[2],
-            settings[3])
+            settings[3], o.log_precision, o.hold_precision, zptr, q, Int64(1),
+            Int64(max(rows, 1)))
         # The copies out of the new handle are calls on the context too:
         # under its lock (see _fit_mixture).
         f = _with(ctx, c.context) do ptr
@@ -450,7 +531,7 @@ function _fit_reg(c::DirmnCounts, ctx::DirmnContext, A, s1, s2, rows, p, w, tole
                 throw(prog.err)
             end
             _check(st, ptr, hint)
-            _reg_from_handle(out[], ctx, A, tot, c.obsdim)
+            _reg_from_handle(out[], ctx, A, Zc, tot, c.obsdim)
         end
         return f, maxit
     end
@@ -464,7 +545,9 @@ end
 The fitted coefficients β, p × V (covariates × categories; a copy of
 `f.coefficients`): `α_bv = exp(x_b ⋅ coef(f)[:, v])` (log-linear), or
 `α_b = f.precision * softmax(x_b ⋅ coef(f))` (mean/precision, the
-reference category's column 0). StatsBase's name, this package's own
+reference category's column 0; with a `precision_design` z,
+`exp(z_b ⋅ f.log_precision)` for `f.precision`). The precision's
+coefficients are `f.log_precision`. StatsBase's name, this package's own
 function.
 """
 coef(f::DirmnRegression) = copy(f.coefficients)
@@ -478,7 +561,8 @@ library gives them (`dirmn_reg_get_std_errors`) for any number of
 coefficients, also where [`vcov`](@ref) is not kept; 0 for a reference
 category's coefficients (mean/precision), which are fixed. All `NaN` where
 the fit has no covariance (`hessian_definite` false). The log precision's
-is `f.std_error_log_precision`.
+(its coefficients' with a `precision_design`) are
+`f.std_error_log_precision`.
 """
 stderror(f::DirmnRegression) = copy(f.std_errors)
 
@@ -490,7 +574,8 @@ the Hessian of the log-likelihood at the fit, `dof(f)` × `dof(f)`.
 Log-linear: in the order of `vec(coef(f))` (covariate fastest: coefficient
 `(i, v)` is index `(v - 1) p + i`). Mean/precision: `vec(coef(f))` without
 the reference (or, with `contrast = :sum`, the implied) category's column,
-then the log precision last:
+then the log precision last, or with a `precision_design` its q
+coefficients γ in the order of its columns:
 `[vec(coef(f)[:, setdiff(1:V, f.reference)]); f.log_precision]`. A copy of
 `f.covariance`; all `NaN` where the fit has no covariance
 (`hessian_definite` false).
@@ -566,8 +651,9 @@ nobs(f::DirmnRegression) = f.nobs
     dof(f::DirmnRegression) -> Int
 
 The number of free coefficients (`f.parameters`): p V (log-linear), or
-p (V - 1) + 1 (mean/precision: the coefficients of V - 1 categories and
-the log precision). AIC, BIC and likelihood-ratio tests count these.
+p (V - 1) + q (mean/precision: the coefficients of V - 1 categories and
+the log precision's q, 1 without a `precision_design`). AIC, BIC and
+likelihood-ratio tests count these.
 """
 dof(f::DirmnRegression) = f.parameters
 
@@ -616,26 +702,42 @@ hessian_definite(f::DirmnRegression) = f.hessian_definite
 # --- prediction ------------------------------------------------------------------
 
 """
-    predict(f::DirmnRegression, Xnew::AbstractMatrix; type = :alpha)
-        -> Matrix{Float64}
+    predict(f::DirmnRegression, Xnew::AbstractMatrix; type = :alpha,
+            precision_design = nothing) -> Matrix{Float64}
 
 The fitted model at new covariates: `Xnew` is rows × p (the design's
 columns, the intercept column included); the result is rows × V.
 `type = :alpha` gives α (`α_bv = exp(Xnew[b, :] ⋅ β[:, v])`, or
 `φ softmax(Xnew[b, :] ⋅ β)_v` for mean/precision), `type = :proportion`
-the expected composition `α_bv / Σ_v α_bv` (each row sums to 1). Computed by
-the library (`dirmn_reg_predict`): a non-finite entry of `Xnew` raises a
-[`DirmnError`](@ref) `DIRMN_ERROR_INVALID_PARAMETER` naming its row and
-column, another number of columns than the fit's `DIRMN_ERROR_INVALID_ARGUMENT`,
-an α beyond the double range (or 0) `DIRMN_ERROR_OVERFLOW`; a closed `f`
-`DIRMN_ERROR_NULL_POINTER`. StatsBase's name, this package's own function.
+the expected composition `α_bv / Σ_v α_bv` (each row sums to 1). A fit
+with a `precision_design` needs the new rows' too, `precision_design =
+Znew` (rows × q, the columns of the fit's): their precisions are
+`φ_b = exp(Znew[b, :] ⋅ f.log_precision)`. Computed by the library
+(`dirmn_reg_predict`; with `precision_design`,
+`dirmn_reg_predict_with_precision`): a non-finite entry of `Xnew` or
+`Znew` raises a [`DirmnError`](@ref) `DIRMN_ERROR_INVALID_PARAMETER` naming
+its row and column; another number of columns than the fit's (of `Xnew`
+or `Znew`), no `precision_design` for a fit with one, or one for a fit
+without, `DIRMN_ERROR_INVALID_ARGUMENT`; an α beyond the double range (or
+0) `DIRMN_ERROR_OVERFLOW`; `Znew` with other rows than `Xnew`
+`DIRMN_ERROR_DIMENSION_MISMATCH`; a closed `f` `DIRMN_ERROR_NULL_POINTER`.
+StatsBase's name, this package's own function.
 """
-function predict(f::DirmnRegression, Xnew::AbstractMatrix; type::Symbol = :alpha)
+function predict(f::DirmnRegression, Xnew::AbstractMatrix; type::Symbol = :alpha,
+                 precision_design::Union{Nothing,AbstractMatrix} = nothing)
     type === :alpha || type === :proportion ||
         throw(ArgumentError("type must be :alpha or :proportion, not :$type"))
     A, s1, s2 = _native_matrix(_check_real(Xnew, "Xnew"), Float64)
     n, p = size(Xnew)
-    out = _predict(f, A, s1, s2, n, p)
+    Znew = precision_design
+    if Znew === nothing
+        out = _predict(f, A, s1, s2, n, p, nothing, 0, 0, 0)
+    else
+        size(Znew, 1) == n ||
+            _mismatch("predict: precision_design has $(size(Znew, 1)) rows; Xnew has $n")
+        Z, z1, z2 = _native_matrix(_check_real(Znew, "precision_design"), Float64)
+        out = _predict(f, A, s1, s2, n, p, Z, z1, z2, size(Znew, 2))
+    end
     if type === :proportion
         for b in 1:n
             s = sum(view(out, b, :))
@@ -647,18 +749,44 @@ function predict(f::DirmnRegression, Xnew::AbstractMatrix; type::Symbol = :alpha
     return out
 end
 
-# The new design in native memory, behind a function barrier (see _fit_reg).
-function _predict(f::DirmnRegression, A, s1, s2, n, p)
+# The new designs in native memory, behind a function barrier (see
+# _fit_reg): Z (z1, z2, q) the precision's, or nothing.
+function _predict(f::DirmnRegression, A, s1, s2, n, p, Z, z1, z2, q)
     V = f.ncategories
     out = Matrix{Float64}(undef, n, V)
     hint = _reg_hint("Xnew", nothing)
-    GC.@preserve A out begin
+    # Without a position the library's complaint is about which function
+    # was called for the fit; say it in terms of predict's keyword.
+    usage = if f.precision_design !== nothing && Z === nothing
+        " [in Julia: the fit has a precision_design of $(size(f.precision_design, 2)) " *
+        "columns; give the new rows' as predict(f, Xnew; precision_design = Znew)]"
+    elseif f.precision_design === nothing && Z !== nothing
+        " [in Julia: the fit has no precision_design; predict without one]"
+    elseif Z !== nothing && q != size(f.precision_design, 2)
+        " [in Julia: precision_design has $q columns; the fit's has " *
+        "$(size(f.precision_design, 2))]"
+    else
+        nothing
+    end
+    h = function (loc)
+        pos = hint(loc)
+        pos === nothing && isopen(f) && return usage
+        return _join_hints(_reg_closed_hint(f), pos)
+    end
+    GC.@preserve A Z out begin
         # Row b, category v to out[b, v]: stride_row 1, stride_category n.
         _with(f.context) do _
-            st = LibDirmn.dirmn_reg_predict(_handle(f), Ptr{Cdouble}(pointer(A)), Int64(n),
-                                            Int64(p), Int64(s1), Int64(s2), pointer(out),
-                                            Int64(1), Int64(max(n, 1)))
-            _check(st, C_NULL, loc -> _join_hints(_reg_closed_hint(f), hint(loc)))
+            st = if Z === nothing
+                LibDirmn.dirmn_reg_predict(_handle(f), Ptr{Cdouble}(pointer(A)), Int64(n),
+                                           Int64(p), Int64(s1), Int64(s2), pointer(out),
+                                           Int64(1), Int64(max(n, 1)))
+            else
+                LibDirmn.dirmn_reg_predict_with_precision(
+                    _handle(f), Ptr{Cdouble}(pointer(A)), Int64(n), Int64(p), Int64(s1),
+                    Int64(s2), Ptr{Cdouble}(pointer(Z)), Int64(q), Int64(z1), Int64(z2),
+                    pointer(out), Int64(1), Int64(max(n, 1)))
+            end
+            _check(st, C_NULL, h)
         end
     end
     return out
@@ -739,7 +867,9 @@ end
 
 function Base.show(io::IO, f::DirmnRegression)
     print(io, "DirmnRegression(", f.parametrization === :loglinear ? "" : "meanprecision, ",
-          "p=", f.covariates, ", V=", f.ncategories, ", nobs=",
+          "p=", f.covariates,
+          f.precision_design === nothing ? "" : ", q=$(size(f.precision_design, 2))",
+          ", V=", f.ncategories, ", nobs=",
           _count_text(f.nobs), ", loglik=", f.loglik,
           f.converged ? ", converged" : ", not converged",
           f.hessian_definite ? "" : ", no covariance", isopen(f) ? "" : ", closed", ")")
@@ -759,9 +889,11 @@ const _REG_SHOW_ROWS = 40
 function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
     p, V = f.covariates, f.ncategories
     mp = f.parametrization === :meanprecision
+    Z = f.precision_design
     println(io, "DirmnRegression: Dirichlet-multinomial regression, ",
-            mp ? "alpha_b = phi softmax(x_b ⋅ beta) (mean/precision)" :
-                 "alpha_bv = exp(x_b ⋅ beta_v)")
+            !mp ? "alpha_bv = exp(x_b ⋅ beta_v)" :
+            Z === nothing ? "alpha_b = phi softmax(x_b ⋅ beta) (mean/precision)" :
+            "alpha_b = exp(z_b ⋅ gamma) softmax(x_b ⋅ beta) (mean/precision)")
     println(io, "  data        ", f.rows, " rows × ", V, V == 1 ? " category" : " categories",
             " (", _count_text(f.nobs), " fitted), ", p, p == 1 ? " covariate" : " covariates")
     println(io, "  loglik      ", f.loglik, " (log pmf)")
@@ -770,9 +902,16 @@ function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
             f.converged ? "converged" : "NOT converged", " (gradient norm ", f.gradient_norm,
             ")", f.hessian_definite ? "" : "; Hessian not negative definite: no covariance")
     fixed = mp && f.contrast === :reference ? f.reference : 0
-    if mp
+    if mp && Z === nothing
         println(io, "  precision   phi ", f.precision, "   log phi ", f.log_precision,
                 " (std. error ", f.std_error_log_precision, ")")
+    elseif mp
+        q = size(Z, 2)
+        println(io, "  precision   log phi_b = z_b ⋅ gamma, ", q,
+                q == 1 ? " precision covariate" : " precision covariates",
+                " (precision_design; gamma in the last table)")
+    end
+    if mp
         println(io, "  contrast    ", f.contrast === :sum ?
                 "sum to zero (category $(f.reference) implied)" :
                 "reference category $(f.reference) (its coefficients 0)")
@@ -792,5 +931,21 @@ function Base.show(io::IO, ::MIME"text/plain", f::DirmnRegression)
     nrows = fixed == 0 ? p * V : p * (V - 1)
     nrows > _REG_SHOW_ROWS &&
         print(io, "\n  … ", nrows - _REG_SHOW_ROWS, " more coefficients (coef(f), stderror(f))")
+    if mp && Z !== nothing
+        # The precision's coefficients in a table of their own: they are no
+        # category's.
+        g, gs = f.log_precision, f.std_error_log_precision
+        grows = [["precision covariate", "gamma", "std. error", "z", "Pr(>|z|)"]]
+        for j in 1:min(length(g), _REG_SHOW_ROWS)
+            z = g[j] / gs[j]
+            push!(grows, [string(j), string(g[j]), string(gs[j]), string(z),
+                          string(_normal_two_sided(z))])
+        end
+        print(io, "\n")
+        _print_table(io, grows)
+        length(g) > _REG_SHOW_ROWS &&
+            print(io, "\n  … ", length(g) - _REG_SHOW_ROWS,
+                  " more precision coefficients (f.log_precision, f.std_error_log_precision)")
+    end
     isopen(f) || print(io, "\n  (closed: predict and wald_test are no longer available)")
 end

@@ -477,8 +477,9 @@ table's total of observation b (a row of zeros stays one):
   from the mixing weights, then DM(α̂_component, N_b) (draw from a
   [`DirMultMixtureModel`](@ref) to have the components too);
 - a [`fit_dirmn_reg`](@ref) fit: observation b from DM(α̂_b, N_b), α̂_b the
-  fitted α at its covariates (`predict(f, f.design)`; the regression must
-  be open).
+  fitted α at its covariates (`predict(f, f.design)`, with
+  `precision_design = f.precision_design` where the fit has one; the
+  regression must be open).
 
 Returns a `Vector` of `nsim` tables, each a `Matrix{Int}` (`output =
 :matrix`) or a `SparseMatrixCSC{Int,Int}` (`output = :sparse`). Table s is
@@ -558,7 +559,9 @@ function simulate(f::DirmnRegression; nsim::Integer = 1, seed = nothing,
     n = length(sizes)
     V = f.ncategories
     # Row b, category v at A[b, v]: stride_row 1, stride_category n.
-    A = _predict(f, f.design, 1, max(n, 1), n, f.covariates)
+    Z = f.precision_design
+    A = Z === nothing ? _predict(f, f.design, 1, max(n, 1), n, f.covariates, nothing, 0, 0, 0) :
+        _predict(f, f.design, 1, max(n, 1), n, f.covariates, Z, 1, max(n, 1), size(Z, 2))
     seed0 = _sample_seed(seed)
     ctx = context === nothing ? f.context : context
     params = function (loc)

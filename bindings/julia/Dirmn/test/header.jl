@@ -60,8 +60,19 @@ function parse_header(path)
         for decl in split(m.captures[2], ';')
             decl = strip(decl)
             isempty(decl) && continue
-            fm = match(r"^(.*?)(\w+)$", decl)
-            push!(fields, (String(strip(fm.captures[1])), String(fm.captures[2])))
+            # One declaration may declare several fields ("int64_t a, b;"):
+            # the later ones share the type without the first one's stars,
+            # which belong to its declarator, and may have stars of their own.
+            parts = split(decl, ',')
+            fm = match(r"^(.*?)(\w+)$", strip(parts[1]))
+            first = String(strip(fm.captures[1]))
+            push!(fields, (first, String(fm.captures[2])))
+            base = rstrip(first, ['*', ' ', '\t', '\n'])
+            for d in parts[2:end]
+                dm = match(r"^(\**)\s*(\w+)$", strip(d))
+                dm === nothing && error("cannot read the declarator `$d` of $(m.captures[3])")
+                push!(fields, (string(base, dm.captures[1]), String(dm.captures[2])))
+            end
         end
         structs[m.captures[3]] = fields
     end
@@ -138,6 +149,10 @@ const HEADER = header_path()
     @test haskey(h.structs, "dirmn_counts_options")
     @test "dirmn_context" in h.opaque
     @test "dirmn_interrupt_fn" in h.fnptrs
+    # Two fields of one declaration ("int64_t precision_stride_row,
+    # precision_stride_col;") are both read, as int64_t.
+    @test h.structs["dirmn_reg_options"][(end - 1):end] ==
+          [("int64_t", "precision_stride_row"), ("int64_t", "precision_stride_col")]
 
     table = Dict(String(name) => (ret, args) for (name, ret, args) in L.FUNCTIONS)
     header_names = Set(f[1] for f in h.functions)

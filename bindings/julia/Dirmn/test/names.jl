@@ -34,6 +34,8 @@ const NM_REG = fit_dirmn_reg(NM_RY, NM_RX)
 const NM_REG_MP = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision)
 # The mean/precision fit of NM_RY with `kw...` (an ArgumentError for a value not accepted).
 nm_mp(; kw...) = fit_dirmn_reg(NM_RY, NM_RX; parametrization = :meanprecision, kw...)
+# Its precision on an intercept-only design: the same model as NM_REG_MP.
+const NM_REG_MPZ = nm_mp(precision_design = ones(12, 1))
 # Per-group tests: NM_RY's three columns as group "a", two more as group "b".
 const NM_GY = hcat(NM_RY, reverse(NM_RY; dims = 1)[:, 1:2])
 const NM_GG = ["a", "a", "a", "b", "b"]
@@ -183,6 +185,17 @@ const NAME_CHECKS = Dict{String,Function}(
     "reg_log_precision" => n -> regfield(n) &&
         getfield(NM_REG_MP, Symbol(n)) ≈ log(NM_REG_MP.precision),
     "reg_std_error_log_precision" => n -> regfield(n) && getfield(NM_REG_MP, Symbol(n)) > 0,
+    # The precision's covariates: a keyword of the fit and of predict, the
+    # fit's field (a copy of the design; nothing without one).
+    "reg_precision_design" => n -> regkw(n) && regfield(n) && Symbol(n) in kwnames(predict) &&
+        getfield(NM_REG_MPZ, Symbol(n)) == ones(12, 1) &&
+        getfield(NM_REG_MP, Symbol(n)) === nothing &&
+        isapprox(NM_REG_MPZ.log_precision, [NM_REG_MP.log_precision]; rtol = 1e-6),
+    # dirmn_reg_predict_with_precision is predict with that keyword.
+    "reg_predict_with_precision" => n -> isexported(n) &&
+        isapprox(call(n, NM_REG_MPZ, NM_RX; precision_design = ones(12, 1)),
+                 call(n, NM_REG_MP, NM_RX); rtol = 1e-6) &&
+        caught(() -> call(n, NM_REG_MPZ, NM_RX)) isa DirmnError,
     # Per-group likelihood-ratio tests (differential usage).
     "reg_test_groups" => n -> isexported(n) && call(n, NM_GY, NM_RX, NM_GG) isa DirmnGroupTests,
     "reg_groups" => n -> Symbol(n) in argnames(test_dirmn_groups) &&

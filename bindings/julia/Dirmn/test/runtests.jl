@@ -48,6 +48,7 @@ result = try
         include("stats.jl")
         include("overdispersion.jl")
         include("regression.jl")
+        include("regression_precision.jl")
         include("regression_groups.jl")
         include("sample.jl")
         include("group_test.jl")

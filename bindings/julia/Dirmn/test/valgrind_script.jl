@@ -42,6 +42,10 @@ for round in 1:3
     rg3 = fit_dirmn_reg(s, Xd; weights = [1, 2, 1, 0, 1, 1], progress = (i, ll, g) -> (close(rg2); nothing))
     fit_dirmn_reg(c, Xd)
     close(rg3)
+    # The precision's design: read by the fit, kept for simulate, and read
+    # through an adjoint's strides by predict.
+    rp = fit_dirmn_reg(c, Xd; parametrization = :meanprecision, precision_design = ones(6, 1))
+    predict(rp, Xd; precision_design = permutedims(ones(6, 1))'); simulate(rp; seed = 1)
     # Per-group tests: the result's arrays written by the library (one group
     # tested, one of a single column not).
     test_dirmn_groups(t, Xd, [1, 1, 2]; weights = [1, 2, 1, 1, 1, 1])
@@ -70,6 +74,8 @@ for round in 1:3
                 () -> fit_dirmn(c; weights = fill(-1.0, 6)),
                 () -> fit_mixture(c, 2; progress = (i, ll, ch) -> true),
                 () -> fit_dirmn_reg(c, hcat(Xd, Xd[:, 2])), () -> predict(rg, [1.0 NaN]),
+                () -> predict(rp, Xd),
+                () -> predict(rp, Xd[1:1, :]; precision_design = fill(NaN, 1, 1)),
                 () -> fit_dirmn_reg(c, Xd; progress = (i, ll, g) -> true),
                 () -> test_dirmn_groups(c, Xd, [1, 1, 1]; p_null = 2),
                 () -> rand(DirMult([1.0, -1.0], 3), 2; context = ctx),
@@ -102,6 +108,7 @@ for round in 1:3
     c5 = DirmnCounts(X; context = ctx4)
     fit_dirmn(c4; progress = (i, ll, g) -> (Dirmn._finalize_counts(c5); nothing))
     close(c); close(s); close(t); close(v); close(m); close(m3); close(c4); close(ctx4); close(rg)
+    close(rp)
     # Contexts closed before their counts; counts left to the finalizers.
     ctx5 = DirmnContext(:cpu)
     c6 = DirmnCounts(X; context = ctx5)

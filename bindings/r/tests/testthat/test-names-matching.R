@@ -47,3 +47,34 @@ test_that("dirmn_loglik_sum, dirmn_fit's start and predict() match by name too",
   colnames(other)[2] <- "Other"
   expect_error(predict(m, other), "\"Other\"", class = "dirmn_error_dimension_mismatch")
 })
+
+test_that("predict() matches a new precision design's columns to the fit's by name", {
+  set.seed(5)
+  d <- data.frame(x = rnorm(40), u = rnorm(40), v = runif(40))
+  y <- matrix(rpois(160, 8), 40, 4)
+  z <- cbind(one = 1, u = d$u, v = d$v)
+  fit <- dirmn_reg(y ~ x, data = d, parametrization = "meanprecision", precision_design = z)
+  nd <- data.frame(x = c(-1, 0.5))
+  znew <- cbind(one = 1, u = c(0.2, -0.4), v = c(0.9, 0.1))
+  # by hand: exp(z gamma) softmax(x beta)
+  eta <- cbind(1, nd$x) %*% coef(fit)
+  ref <- exp(drop(znew %*% fit$log_precision)) * exp(eta) / rowSums(exp(eta))
+  expect_equal(unname(predict(fit, newdata = nd, precision_design = znew[, c(3, 1, 2)])),
+               unname(ref), tolerance = 1e-12)
+  bad <- znew
+  colnames(bad)[2] <- "w"
+  e <- expect_error(predict(fit, newdata = nd, precision_design = bad),
+                    class = "dirmn_error_dimension_mismatch")
+  expect_match(conditionMessage(e), "\"w\" is not a column of the fit's precision design")
+  expect_match(conditionMessage(e), "\"u\" of the fit's precision design is missing from precision_design")
+  # without names on either side, positions count; a fit's matrix without
+  # column names has its own (z1, ...), which a new matrix's names do not contradict
+  expect_equal(predict(fit, newdata = nd, precision_design = unname(znew)),
+               predict(fit, newdata = nd, precision_design = znew))
+  fu <- dirmn_reg(y ~ x, data = d, parametrization = "meanprecision", precision_design = unname(z))
+  expect_identical(names(fu$log_precision), c("z1", "z2", "z3"))
+  expect_equal(predict(fu, newdata = nd, precision_design = znew),
+               predict(fu, newdata = nd, precision_design = unname(znew)))
+  expect_equal(predict(fu, newdata = nd, precision_design = znew[, c(3, 1, 2)]),
+               predict(fu, newdata = nd, precision_design = unname(znew)[, c(3, 1, 2)]))
+})

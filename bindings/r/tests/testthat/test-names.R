@@ -122,7 +122,7 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
   # the generics with a dirmn_reg method (wald_test one of the package's own)
   expect_true(idea("regression") %in% voc$exports)
   expect_true(idea("reg_hessian_definite") %in% names(names_regression()))
-  for (name in c("reg_covariance", "reg_predict", "reg_wald_test")) {
+  for (name in c("reg_covariance", "reg_predict", "reg_wald_test", "reg_predict_with_precision")) {
     expect_true(idea(name) %in% s3_generics("dirmn_reg"), info = name)
   }
   expect_true(idea("reg_wald_test") %in% voc$exports)
@@ -150,6 +150,26 @@ test_that("every r-column name of names.tsv is an export, argument, choice or fi
     expect_true(is.numeric(mp[[idea(name)]]) && length(mp[[idea(name)]]) == 1L, info = name)
   }
   expect_equal(mp[[idea("precision")]], exp(mp[[idea("reg_log_precision")]]))
+  # the precision's covariates: an argument of dirmn_reg and of its
+  # predict() method (the new rows' matrix), and a field of the object (NULL
+  # without them); with them the log precision and its standard errors have
+  # one entry per covariate, named by it, and the precision one per row
+  pd_name <- idea("reg_precision_design")
+  expect_true(pd_name %in% names(formals(dirmn_reg)))
+  expect_true(pd_name %in% names(formals(getS3method(idea("reg_predict_with_precision"),
+                                                     "dirmn_reg"))))
+  expect_true(pd_name %in% names(reg))
+  expect_null(reg[[pd_name]])
+  expect_null(mp[[pd_name]])
+  args <- list(parametrization = idea("reg_mean_precision"), ~ x)
+  names(args)[2] <- pd_name
+  pd <- suppressWarnings(do.call(names_regression, args))
+  expect_identical(colnames(pd[[pd_name]]), c("(Intercept)", "x"))
+  for (name in c("reg_log_precision", "reg_std_error_log_precision")) {
+    expect_identical(names(pd[[idea(name)]]), c("(Intercept)", "x"), info = name)
+  }
+  expect_length(pd[[idea("precision")]], 30L)
+  expect_identical(dim(predict(pd, newdata = data.frame(x = c(0, 1)))), c(2L, 3L))
   # the per-group tests: the function, its arguments, its columns and the
   # attribute `tested`; a test's statistic, df and p-value as wald_test's
   # table names them
