@@ -168,6 +168,30 @@ TEST_CASE("cuda sample: the two-pass path (no staging) draws the same tables", "
   check_same(200, 70000, 0, rowwise, rs, options(61));
 }
 
+TEST_CASE("cuda sample: the row kernels' own gamma draws (no draws ahead) give the same tables",
+          "[cuda][sample]") {
+  if (!cuda_device_present()) return;
+  // Where every row has a slot the device draws the gamma rows' variates
+  // ahead, every cell at once; DIRMN_SAMPLE_PREDRAW=0 leaves them to the
+  // row kernels, as for tables of more rows than slots.
+  struct NoPredraw {
+    NoPredraw() { setenv("DIRMN_SAMPLE_PREDRAW", "0", 1); }
+    ~NoPredraw() { unsetenv("DIRMN_SAMPLE_PREDRAW"); }
+  } no_predraw;
+  const std::vector<double> alpha = random_alpha(300, 1e-2, 5.0, 14);
+  std::vector<int64_t> sizes(700);
+  for (size_t b = 0; b < sizes.size(); ++b) sizes[b] = b % 3 == 0 ? 40 : b % 3 == 1 ? 3000 : 0;
+  check_same(700, 300, 1, alpha, sizes, options(62));
+  std::vector<double> tiny(64);
+  for (size_t v = 0; v < tiny.size(); ++v) tiny[v] = v % 4 == 0 ? 1e-300 : v % 4 == 1 ? 1e12 : v % 4 == 2 ? 1e-8 : 3.0;
+  check_same(500, 64, 1, tiny, {1000}, options(63));
+  std::mt19937_64 rng(64);
+  std::uniform_real_distribution<double> e(-300.0, 12.0);
+  std::vector<double> rowwise(400 * 90);
+  for (double& x : rowwise) x = std::pow(10.0, e(rng));
+  check_same(400, 90, 0, rowwise, {5000}, options(65));
+}
+
 TEST_CASE("cuda sample: rows in several launches, few rows in flight (wide rows)", "[cuda][sample]") {
   if (!cuda_device_present()) return;
   // 110000 categories take 2.2 MB of scratch per row in flight: fewer than

@@ -30,6 +30,15 @@ constexpr int64_t kSampleRowsPerSlot = 8;
 // A dense table's rows come back to the host in batches of about this.
 constexpr size_t kDownloadBytes = size_t{64} << 20;
 
+// Whether the gamma rows' draws may be made ahead, every cell at once
+// (draw_gammas), where every row has a slot: the environment's
+// DIRMN_SAMPLE_PREDRAW=0 says no, which is how the tests take the row
+// kernels' own draws on small tables.
+bool predraw_allowed() {
+  const char* env = std::getenv("DIRMN_SAMPLE_PREDRAW");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 // kSampleStageMax, or the environment's DIRMN_SAMPLE_STAGE_BYTES where set
 // (0: never stage), which is how the tests take the two-pass path on small
 // tables.
@@ -90,7 +99,8 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   if (!c) return {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for a counts object", 0};
   DeviceTable& t = c->table;
   DeviceBuffer alpha(device_), shape(device_), cum(device_), size_buf(device_), comp(device_),
-      w(device_), suffix(device_), tally(device_), row_nnz(device_), top(device_), temp(device_);
+      w(device_), suffix(device_), tally(device_), row_nnz(device_), top(device_), temp(device_),
+      by_value(device_);
   const size_t cells = static_cast<size_t>(n_vec) * static_cast<size_t>(cols);
   DIRMN_TRY(alpha.reserve(cells * sizeof(double), "cudaMalloc (alpha)"));
   DIRMN_TRY(to_device(alpha.get(), req.alpha, cells * sizeof(double), e, "cudaMemcpyAsync (alpha)"));
@@ -106,6 +116,12 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
     sample::make_shapes<<<stride_grid(static_cast<int64_t>(cells), sm_count_), kBlockThreads, 0, e.stream>>>(
         alpha.get<double>(), static_cast<int64_t>(cells), shape.get<math::GammaShape>());
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (make_shapes)");
+  }
+  if (any_gamma) {
+    DIRMN_TRY(by_value.reserve(static_cast<size_t>(n_vec), "cudaMalloc (by-value flags)"));
+    sample::vector_by_value<<<static_cast<int>(ceil_div<int64_t>(n_vec, kSampleBlock)), kSampleBlock, 0, e.stream>>>(
+        alpha.get<double>(), n_vec, cols, by_value.get<uint8_t>());
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (vector_by_value)");
   }
   if (!req.rowwise && any_urn) {
     DIRMN_TRY(cum.reserve(cells * sizeof(double), "cudaMalloc (cumulative alpha)"));
@@ -177,6 +193,20 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   a.w = w.get<double>();
   a.suffix = suffix.get<double>();
   a.tally = tally.get<uint32_t>();
+  a.by_value = by_value.get<uint8_t>();
+  // Few rows (each its own slot): their gamma draws at once, every cell a
+  // thread, instead of a row's categories one after another on its thread.
+  const bool predraw = any_gamma && rows <= slots && predraw_allowed();
+  const auto draw_ahead = [&]() -> BackendResult {
+    if (!predraw) return {};
+    sample::RowsArgs all = a;
+    all.row_begin = 0;
+    all.row_end = rows;
+    sample::draw_gammas<<<stride_grid(rows * cols, sm_count_), kBlockThreads, 0, e.stream>>>(all);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (draw_gammas)");
+    return {};
+  };
+  a.gammas_drawn = predraw;
 
   // Pass 1: the rows drawn (staged) or counted, with what the table's form
   // depends on.
@@ -194,6 +224,7 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   const int64_t* off = stage_dev.get<int64_t>();
   // The staged entries' type: E{} of the packing chosen above.
   const auto with_entry = [&](auto&& f) { return pack32 ? f(uint32_t{}) : f(uint64_t{}); };
+  DIRMN_TRY(draw_ahead());
   if (!staged) {
     DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (count_rows)", [&](const sample::RowsArgs& x, int grid) {
       sample::count_rows<<<grid, kSampleBlock, 0, e.stream>>>(x, nnz_of, total_of, lcoef_of, top_of);
@@ -270,6 +301,9 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
       DIRMN_CUDA_TRY(cudaStreamSynchronize(e.stream), "cudaStreamSynchronize");
       return {};
     }
+    // The row kernels turned a log row's draws into proportions: draw
+    // them again.
+    DIRMN_TRY(draw_ahead());
     if (t.sparse)
       return over_rows(a, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
         sample::write_csr<D, I><<<grid, kSampleBlock, 0, e.stream>>>(x, rp, static_cast<I*>(co), static_cast<D*>(vo));

@@ -40,35 +40,35 @@ struct Strided {
   DIRMN_HD T& operator[](int64_t v) const { return p[v * stride]; }
 };
 
-// Row by gamma variates: the Dirichlet proportions up to a common factor
-// in w -- the draws themselves where every shape is gamma_by_value's (a
-// row's by_value), else w_v = exp(log g_v - max) from their logs -- their
-// suffix sums from the last category, and the counts by conditional
+// Category v's gamma draw in a row by gamma variates: the variate where
+// the row's shapes are all gamma_by_value's (by_value), else its log; from
+// its own stream, so that a row's categories may be drawn in any order or
+// at once.
+template <class Shape>
+DIRMN_HD double draw_gamma_cell(const Shape& shape, bool by_value, uint64_t row_key, int64_t v) {
+  RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
+  return by_value ? draw_gamma(shape(v), g) : draw_log_gamma(shape(v), g);
+}
+
+// The rest of a row by gamma variates, once w holds every category's
+// draw_gamma_cell: the Dirichlet proportions up to a common factor in w
+// (the draws themselves, or w_v = exp(log g_v - max) from their logs),
+// their suffix sums from the last category, and the counts by conditional
 // binomials over the categories in order, each against its suffix sum (no
-// cancellation), until the size is used. shape(v): category v's
-// GammaShape. emit(v, x) for each x > 0, v ascending. w and suffix: cols
-// entries each.
-template <class Shape, class Emit>
-DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, bool by_value, uint64_t row_key,
-                             int64_t n, Strided<double> w, Strided<double> suffix, Emit&& emit) {
+// cancellation), until the size is used. emit(v, x) for each x > 0, v
+// ascending. w and suffix: cols entries each.
+template <class Emit>
+DIRMN_HD void draw_row_from_gammas(int64_t cols, bool by_value, uint64_t row_key, int64_t n, Strided<double> w,
+                                   Strided<double> suffix, Emit&& emit) {
   double s = 0.0;
   if (by_value) {
-    for (int64_t v = 0; v < cols; ++v) {
-      RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
-      w[v] = draw_gamma(shape(v), g);
-    }
     for (int64_t v = cols - 1; v >= 0; --v) {
       s = add(s, w[v]);
       suffix[v] = s;
     }
   } else {
     double top = -1e308;
-    for (int64_t v = 0; v < cols; ++v) {
-      RandomStream g{derived_key(row_key, kGammaStreams, static_cast<uint64_t>(v)), 0};
-      const double lg = draw_log_gamma(shape(v), g);
-      w[v] = lg;
-      top = lg > top ? lg : top;
-    }
+    for (int64_t v = 0; v < cols; ++v) top = w[v] > top ? w[v] : top;
     for (int64_t v = cols - 1; v >= 0; --v) {
       const double wv = portable_exp(add(w[v], -top));
       w[v] = wv;
@@ -86,6 +86,15 @@ DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, bool by_value, ui
       n -= x;
     }
   }
+}
+
+// A row by gamma variates: every category's draw_gamma_cell, then
+// draw_row_from_gammas. shape(v): category v's GammaShape.
+template <class Shape, class Emit>
+DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, bool by_value, uint64_t row_key,
+                             int64_t n, Strided<double> w, Strided<double> suffix, Emit&& emit) {
+  for (int64_t v = 0; v < cols; ++v) w[v] = draw_gamma_cell(shape, by_value, row_key, v);
+  draw_row_from_gammas(cols, by_value, row_key, n, w, suffix, emit);
 }
 
 // Whether every one of cols shapes a(v) is gamma_by_value's.

@@ -40,6 +40,12 @@ struct RowsArgs {
   double* w = nullptr;        // cols x slots: gamma weights, or the urn's balls (BallPairs)
   double* suffix = nullptr;   // cols x slots: suffix sums, or a rowwise urn row's cumulative alpha
   uint32_t* tally = nullptr;  // cols x slots: the urn's balls per category, zero between rows
+  // Per vector (k, or rows where rowwise): 1 where every alpha is
+  // gamma_by_value's (vector_by_value).
+  const uint8_t* by_value = nullptr;
+  // The gamma rows' draws are in w already (draw_gammas: each row's slot is
+  // its index, every row of the table in one launch).
+  bool gammas_drawn = false;
 };
 
 // The urn's balls (fewer than 2 cols) in a slot's cols doubles of w, two to
@@ -67,8 +73,10 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
   if (!math::sample_by_urn(n, cols)) {
     const math::Strided<double> w{a.w + slot, S}, suffix{a.suffix + slot, S};
     const double* alpha = a.alpha + (a.rowwise ? b : j) * cols;
-    const bool by_value = math::gamma_row_by_value(cols, [alpha](int64_t v) { return alpha[v]; });
-    if (a.rowwise) {
+    const bool by_value = a.by_value[a.rowwise ? b : j] != 0;
+    if (a.gammas_drawn) {
+      math::draw_row_from_gammas(cols, by_value, key, n, w, suffix, emit);
+    } else if (a.rowwise) {
       math::draw_row_gamma(cols, [alpha](int64_t v) { return math::gamma_shape(alpha[v]); }, by_value, key,
                            n, w, suffix, emit);
     } else {
@@ -249,6 +257,44 @@ __global__ void __launch_bounds__(kSampleBlock, kSampleMinBlocks) write_dense(Ro
     D* row = out + b * pitch;
     const auto emit = [&](int64_t v, int64_t x) { row[v] = static_cast<D>(x); };
     draw_row(a, b, slot, emit);
+  }
+}
+
+// Each vector's by-value choice (math::gamma_row_by_value), one vector per
+// thread: once per vector instead of once per row drawn from it.
+__global__ void vector_by_value(const double* alpha, int64_t n_vec, int64_t cols, uint8_t* flag) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n_vec;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double* a = alpha + j * cols;
+    flag[j] = math::gamma_row_by_value(cols, [a](int64_t v) { return a[v]; }) ? 1 : 0;
+  }
+}
+
+// Where every row has a slot of its own (rows <= slots, slot b for row b):
+// the gamma rows' draws, every (row, category) cell at once, into the
+// rows' scratch, so that the row kernels only sum and split them (a row's
+// categories have streams of their own; the draws are the row kernel's
+// bit for bit). Consecutive threads take consecutive rows of a category:
+// their writes to w[v * slots + b] coalesce.
+__global__ void draw_gammas(RowsArgs a) {
+  const int64_t rows = a.row_end - a.row_begin, cells = rows * a.cols;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cells;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = a.row_begin + i % rows, v = i / rows;
+    const int64_t n = a.sizes[b * a.sizes_stride];
+    if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const int64_t j = a.component != nullptr ? a.component[b] : 0;
+    const bool by_value = a.by_value[a.rowwise ? b : j] != 0;
+    double g;
+    if (a.rowwise) {
+      const double* alpha = a.alpha + b * a.cols;
+      g = math::draw_gamma_cell([alpha](int64_t u) { return math::gamma_shape(alpha[u]); }, by_value, key, v);
+    } else {
+      const math::GammaShape* shape = a.shape + j * a.cols;
+      g = math::draw_gamma_cell([shape](int64_t u) { return shape[u]; }, by_value, key, v);
+    }
+    a.w[v * a.slots + (b - a.row_begin)] = g;
   }
 }
 
