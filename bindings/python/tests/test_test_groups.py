@@ -316,11 +316,12 @@ def shared_precision_loglik(X, labels):
 
 def xoc_table():
     """Three groups of 20, 25 and 15 rows, different proportions, alpha
-    sums 10, 10 and 20, every column with counts in every group."""
+    sums 10, 10 and 60 (the third group far less overdispersed), every
+    column with counts in every group."""
     rng = np.random.default_rng(3)
     X = np.vstack([dirmn.rvs([4.0, 2.0, 3.0, 1.0], rng.integers(30, 90, 20), seed=1),
                    dirmn.rvs([1.0, 5.0, 2.0, 2.0], rng.integers(30, 90, 25), seed=2),
-                   dirmn.rvs([6.0, 6.0, 3.0, 5.0], rng.integers(30, 90, 15), seed=3)])
+                   dirmn.rvs([18.0, 18.0, 9.0, 15.0], rng.integers(30, 90, 15), seed=3)])
     return X, ["a"] * 20 + ["b"] * 25 + ["c"] * 15
 
 
@@ -340,7 +341,7 @@ def test_xoc_is_the_likelihood_ratio_of_one_shared_precision():
     assert lrt.loglik_null < r.loglik_null < r.loglik_groups
     np.testing.assert_allclose(r.statistic, 2 * (r.loglik_groups - r.loglik_null), rtol=1e-9)
     np.testing.assert_allclose(r.pvalue, scipy.stats.chi2.sf(r.statistic, 2), rtol=1e-9)
-    assert r.pvalue < 0.05                        # alpha sums 10, 10 and 20
+    assert r.pvalue < 0.05                        # alpha sums 10, 10 and 60
     s, p = r
     assert (s, p) == (r.statistic, r.pvalue)
     assert repr(r).startswith("TestGroupsResult(statistic_kind='xoc'") and "df=2" in repr(r)
