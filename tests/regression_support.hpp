@@ -103,4 +103,44 @@ inline std::vector<double> invert(std::vector<double> a, int64_t n) {
   return inv;
 }
 
+// The covariance the reference log-likelihood f implies at its optimum x:
+// (-H)^-1, H by central differences of steps 1e-3. On the way, checks that
+// f's central-difference gradient (steps 1e-4) vanishes there, below 1e-7
+// of |f(x)|.
+template <class F>
+std::vector<double> fd_covariance(const F& f, const std::vector<double>& x) {
+  const int64_t P = static_cast<int64_t>(x.size());
+  const double fx = f(x), h = 1e-4, e = 1e-3;
+  std::vector<double> neg_h(static_cast<size_t>(P * P));
+  for (int64_t k = 0; k < P; ++k) {
+    std::vector<double> bp = x, bm = x;
+    bp[static_cast<size_t>(k)] += h;
+    bm[static_cast<size_t>(k)] -= h;
+    CHECK(std::fabs(f(bp) - f(bm)) / (2 * h) < 1e-7 * std::fabs(fx));
+    for (int64_t m = 0; m <= k; ++m) {
+      const auto at = [&](double dk, double dm) {
+        std::vector<double> t = x;
+        t[static_cast<size_t>(k)] += dk;
+        t[static_cast<size_t>(m)] += dm;
+        return f(t);
+      };
+      neg_h[static_cast<size_t>(k * P + m)] = neg_h[static_cast<size_t>(m * P + k)] =
+          -(at(e, e) - at(e, -e) - at(-e, e) + at(-e, -e)) / (4 * e * e);
+    }
+  }
+  return invert(neg_h, P);
+}
+
+// A fit's covariance (dirmn_reg_get_vcov, P x P) is cov to 1e-4 of the
+// product of the two standard errors, entry by entry; returns it.
+inline std::vector<double> check_vcov(const dirmn_reg* r, const std::vector<double>& cov, int64_t P) {
+  std::vector<double> vcov(static_cast<size_t>(P * P));
+  REQUIRE(dirmn_reg_get_vcov(r, vcov.data(), P) == DIRMN_SUCCESS);
+  for (int64_t k = 0; k < P; ++k)
+    for (int64_t m = 0; m < P; ++m)
+      CHECK(std::fabs(vcov[static_cast<size_t>(k * P + m)] - cov[static_cast<size_t>(k * P + m)]) <
+            1e-4 * std::sqrt(cov[static_cast<size_t>(k * P + k)] * cov[static_cast<size_t>(m * P + m)]));
+  return vcov;
+}
+
 }  // namespace dirmn_test

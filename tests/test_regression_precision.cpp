@@ -153,31 +153,9 @@ TEST_CASE("regression precision design: the long-double optimum, its covariance 
       CHECK(close_to(in.bic, -2 * ll + static_cast<double>(P) * std::log(static_cast<double>(pr.rows)), 1e-12));
       // The two groups' precisions are told apart: gamma_1 = log(48 / 8) within 3 SE.
       CHECK(std::fabs(free[static_cast<size_t>(P - 1)] - std::log(6.0)) < 3 * gse[1]);
-      std::vector<double> neg_h(static_cast<size_t>(P * P));
-      for (int64_t k = 0; k < P; ++k) {
-        std::vector<double> bp = free, bm = free;
-        bp[static_cast<size_t>(k)] += 1e-4;
-        bm[static_cast<size_t>(k)] -= 1e-4;
-        CHECK(std::fabs(reference_total_z(pp, bp) - reference_total_z(pp, bm)) / 2e-4 < 1e-7 * std::fabs(ll));
-        for (int64_t m = 0; m <= k; ++m) {
-          auto at = [&](double dk, double dm) {
-            std::vector<double> t = free;
-            t[static_cast<size_t>(k)] += dk;
-            t[static_cast<size_t>(m)] += dm;
-            return reference_total_z(pp, t);
-          };
-          const double e = 1e-3;
-          neg_h[static_cast<size_t>(k * P + m)] = neg_h[static_cast<size_t>(m * P + k)] =
-              -(at(e, e) - at(e, -e) - at(-e, e) + at(-e, -e)) / (4 * e * e);
-        }
-      }
-      const std::vector<double> cov_fd = invert(neg_h, P);
-      std::vector<double> vcov(static_cast<size_t>(P * P));
-      REQUIRE(dirmn_reg_get_vcov(r.get(), vcov.data(), P) == DIRMN_SUCCESS);
-      for (int64_t k = 0; k < P; ++k)
-        for (int64_t m = 0; m < P; ++m)
-          CHECK(std::fabs(vcov[static_cast<size_t>(k * P + m)] - cov_fd[static_cast<size_t>(k * P + m)]) <
-                1e-4 * std::sqrt(cov_fd[static_cast<size_t>(k * P + k)] * cov_fd[static_cast<size_t>(m * P + m)]));
+      const std::vector<double> cov_fd =
+          fd_covariance([&pp](const std::vector<double>& t) { return reference_total_z(pp, t); }, free);
+      check_vcov(r.get(), cov_fd, P);
       for (int64_t j = 0; j < q; ++j)
         CHECK(close_to(gse[static_cast<size_t>(j)], std::sqrt(cov_fd[static_cast<size_t>((P - q + j) * (P + 1))]), 1e-4));
       // Prediction: exp(z . gamma) softmax(x beta), for a row of each group.

@@ -90,3 +90,16 @@ def random_bits(key, counter):
 
 def derived_key(seed, family, index):
     return random_bits(random_bits(seed, family), index)
+
+
+def fd_hessian(f, b, h=1e-4):
+    """The Hessian of f at b by central differences of step h (the
+    regression tests' reference for the library's covariances)."""
+    n = b.size
+    H = np.empty((n, n))
+    E = np.eye(n) * h
+    for i in range(n):
+        for j in range(i, n):
+            H[i, j] = H[j, i] = (f(b + E[i] + E[j]) - f(b + E[i] - E[j])
+                                 - f(b - E[i] + E[j]) + f(b - E[i] - E[j])) / (4 * h * h)
+    return H

@@ -18,7 +18,7 @@ from scipy.special import digamma
 
 import dirmn
 from dirmn import _capi
-from refs import loglik_rows, loglik_rows_np
+from refs import fd_hessian, loglik_rows, loglik_rows_np
 
 P, V, ROWS = 3, 4, 60
 
@@ -63,17 +63,6 @@ def fd_gradient(f, b, h=1e-5):
         e[k] = h
         g[k] = (f(b + e) - f(b - e)) / (2 * h)
     return g
-
-
-def fd_hessian(f, b, h=1e-4):
-    n = b.size
-    H = np.empty((n, n))
-    E = np.eye(n) * h
-    for i in range(n):
-        for j in range(i, n):
-            H[i, j] = H[j, i] = (f(b + E[i] + E[j]) - f(b + E[i] - E[j])
-                                 - f(b - E[i] + E[j]) + f(b - E[i] - E[j])) / (4 * h * h)
-    return H
 
 
 def rel(got, want):

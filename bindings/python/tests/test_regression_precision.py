@@ -19,6 +19,7 @@ from scipy import optimize, stats
 from scipy.special import digamma, gammaln
 
 import dirmn
+from refs import fd_hessian
 
 ROWS, V = 120, 4
 SEED = 20261208
@@ -93,17 +94,6 @@ def ref_gradient(theta, Y=Y, X=X, Z=Z):
     g_beta = (X.T @ g_eta)[:, 1:].ravel(order="F")
     g_gamma = Z.T @ (A * d).sum(axis=1)
     return np.concatenate([g_beta, g_gamma])
-
-
-def fd_hessian(f, t, h=1e-4):
-    n = t.size
-    H = np.empty((n, n))
-    E = np.eye(n) * h
-    for i in range(n):
-        for j in range(i, n):
-            H[i, j] = H[j, i] = (f(t + E[i] + E[j]) - f(t + E[i] - E[j])
-                                 - f(t - E[i] + E[j]) + f(t - E[i] - E[j])) / (4 * h * h)
-    return H
 
 
 def free(r):

@@ -252,10 +252,13 @@ SEXP cpp_reg_fit(SEXP xp, SEXP x, SEXP weights, double tolerance, int max_iterat
   return out;
 }
 
-// dirmn_reg_predict: alpha (rows x V) of the fitted regression `reg_xp` for
-// the design `x` (rows x p, a double matrix).
-// [[Rcpp::export(rng = false)]]
-SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
+namespace {
+
+// alpha (rows x V) of the fitted regression `reg_xp` for the design `x`
+// (rows x p, a double matrix): by dirmn_reg_predict, or with the
+// precision's design `z` (rows x q; NULL for a fit without one) by
+// dirmn_reg_predict_with_precision.
+SEXP predict_alpha(SEXP reg_xp, SEXP x, SEXP z, bool with_precision) {
   if (!is_xptr(reg_xp, sym_regression()) || R_ExternalPtrAddr(reg_xp) == nullptr)
     return failure(DIRMN_ERROR_NULL_POINTER, "the regression handle is not available");
   // The library refuses a call while the regression's context serves a fit
@@ -266,6 +269,12 @@ SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
   int64_t rows = 0, np = 0;
   bad = check_design(x, &rows, &np);
   if (bad != R_NilValue) return bad;
+  const double* z_data = nullptr;
+  int64_t q = 0;
+  if (with_precision) {
+    bad = check_precision_design(z, rows, &z_data, &q);
+    if (bad != R_NilValue) return bad;
+  }
   dirmn_reg_info info;
   std::memset(&info, 0, sizeof info);
   info.size = sizeof info;
@@ -273,41 +282,25 @@ SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) {
   if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
   Rcpp::NumericMatrix alpha(static_cast<R_xlen_t>(rows), static_cast<R_xlen_t>(info.categories));
   if (rows == 0) return alpha;
-  status = dirmn_reg_predict(reg, REAL(x), rows, np, 1, rows, alpha.begin(),
-                             1, rows);
+  status = with_precision ? dirmn_reg_predict_with_precision(reg, REAL(x), rows, np, 1, rows, z_data, q, 1, rows,
+                                                             alpha.begin(), 1, rows)
+                          : dirmn_reg_predict(reg, REAL(x), rows, np, 1, rows, alpha.begin(), 1, rows);
   if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
   return alpha;
 }
+
+}  // namespace
+
+// dirmn_reg_predict: alpha (rows x V) of the fitted regression `reg_xp` for
+// the design `x` (rows x p, a double matrix).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_reg_predict(SEXP reg_xp, SEXP x) { return predict_alpha(reg_xp, x, R_NilValue, false); }
 
 // dirmn_reg_predict_with_precision: alpha (rows x V) of the mean/precision
 // regression `reg_xp` for the design `x` (rows x p) and the precision's
 // design `z` (rows x q, double matrices; NULL for a fit without one).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_reg_predict_with_precision(SEXP reg_xp, SEXP x, SEXP z) {
-  if (!is_xptr(reg_xp, sym_regression()) || R_ExternalPtrAddr(reg_xp) == nullptr)
-    return failure(DIRMN_ERROR_NULL_POINTER, "the regression handle is not available");
-  SEXP bad = unusable_context(context_of(R_ExternalPtrProtected(reg_xp)));
-  if (bad != R_NilValue) return bad;
-  const auto* reg = static_cast<const dirmn_reg*>(R_ExternalPtrAddr(reg_xp));
-  int64_t rows = 0, np = 0;
-  bad = check_design(x, &rows, &np);
-  if (bad != R_NilValue) return bad;
-  const double* z_data = nullptr;
-  int64_t q = 0;
-  bad = check_precision_design(z, rows, &z_data, &q);
-  if (bad != R_NilValue) return bad;
-  dirmn_reg_info info;
-  std::memset(&info, 0, sizeof info);
-  info.size = sizeof info;
-  dirmn_status status = dirmn_reg_get_info(reg, &info);
-  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
-  Rcpp::NumericMatrix alpha(static_cast<R_xlen_t>(rows), static_cast<R_xlen_t>(info.categories));
-  if (rows == 0) return alpha;
-  status = dirmn_reg_predict_with_precision(reg, REAL(x), rows, np, 1, rows, z_data, q, 1, rows,
-                                            alpha.begin(), 1, rows);
-  if (status != DIRMN_SUCCESS) return library_failure(nullptr, status);
-  return alpha;
-}
+SEXP cpp_reg_predict_with_precision(SEXP reg_xp, SEXP x, SEXP z) { return predict_alpha(reg_xp, x, z, true); }
 
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_live_regressions() { return Rf_ScalarReal(static_cast<double>(g_live_regressions)); }
