@@ -1164,7 +1164,9 @@ typedef struct dirmn_reg_info {
                              the data show no overdispersion -- the likelihood rises toward
                              phi -> infinity, the multinomial logit model, whose coefficients
                              beta the fit approaches; converged is then 0 and gamma only a
-                             point on that plateau */
+                             point on that plateau (dirmn_reg_test_groups's fits are not
+                             tested for it: their likelihood ratios take the supremum
+                             either way) */
 } dirmn_reg_info;
 
 /* Describes a fitted regression; info->size must be set (fields beyond it

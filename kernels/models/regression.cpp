@@ -634,7 +634,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     }
   }
   if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
-  if (s.mean_precision && !held && s.z == nullptr && converged)
+  if (s.mean_precision && !held && s.z == nullptr && converged && s.check_limit)
     return check_multinomial_limit(table, cache, s, totals, w, out);
   return {};
 }

@@ -38,6 +38,11 @@ struct RegressionSettings {
   int64_t reference = 0;
   // Mean/precision: a finite value holds log phi there (no gamma is fitted).
   double log_precision = std::numeric_limits<double>::quiet_NaN();
+  // Mean/precision with one precision: whether a fit that stopped at a phi
+  // beyond every row's N^2 is tested for the multinomial limit (one more
+  // fit). The grouped tests leave it off: their p-values take the
+  // supremum either way, and a gene without overdispersion is common.
+  bool check_limit = true;
 };
 
 struct RegressionOutcome {

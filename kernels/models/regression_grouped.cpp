@@ -73,6 +73,7 @@ BackendResult test_one(Worker& w, const GroupedSettings& s, const std::vector<do
     RegressionSettings fs = s.fit;
     fs.interrupt = interrupt;
     fs.progress = nullptr;
+    fs.check_limit = false;
     if (k == 1) {
       fs.x = x_null.data();
       fs.p = s.p_null;
