@@ -103,6 +103,15 @@ inline std::vector<double> invert(std::vector<double> a, int64_t n) {
   return inv;
 }
 
+// Where the context's last failure was (dirmn_last_error_location).
+inline dirmn_error_location error_location(const dirmn_context* ctx) {
+  dirmn_error_location loc;
+  std::memset(&loc, 0, sizeof loc);
+  loc.size = sizeof loc;
+  REQUIRE(dirmn_last_error_location(ctx, &loc) == DIRMN_SUCCESS);
+  return loc;
+}
+
 // The covariance the reference log-likelihood f implies at its optimum x:
 // (-H)^-1, H by central differences of steps 1e-3. On the way, checks that
 // f's central-difference gradient (steps 1e-4) vanishes there, below 1e-7

@@ -522,26 +522,19 @@ TEST_CASE("regression: bad designs are named, and a failed fit leaves the handle
   Counts c = counts_of(ctx.get(), pr);
   dirmn_reg* const sentinel = reinterpret_cast<dirmn_reg*>(&pr);
   dirmn_reg* r = sentinel;
-  auto location = [&] {
-    dirmn_error_location loc;
-    std::memset(&loc, 0, sizeof loc);
-    loc.size = sizeof loc;
-    REQUIRE(dirmn_last_error_location(ctx.get(), &loc) == DIRMN_SUCCESS);
-    return loc;
-  };
   // A covariate that is twice another: named by its index.
   Problem dup = pr;
   for (int64_t b = 0; b < pr.rows; ++b) dup.x[static_cast<size_t>(b * 3 + 2)] = 2.0 * dup.x[static_cast<size_t>(b * 3 + 1)];
   CHECK(dirmn_reg_fit(ctx.get(), c.get(), dup.x.data(), pr.rows, 3, 3, 1, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
   CHECK(r == sentinel);
-  CHECK(location().index == 2);
-  CHECK(std::string(location().argument) == "x column");
+  CHECK(error_location(ctx.get()).index == 2);
+  CHECK(std::string(error_location(ctx.get()).argument) == "x column");
   // A NaN covariate: row and column.
   Problem bad = pr;
   bad.x[static_cast<size_t>(7 * 3 + 1)] = std::nan("");
   CHECK(dirmn_reg_fit(ctx.get(), c.get(), bad.x.data(), pr.rows, 3, 3, 1, nullptr, &r) == DIRMN_ERROR_INVALID_PARAMETER);
-  CHECK(location().row == 7);
-  CHECK(location().column == 1);
+  CHECK(error_location(ctx.get()).row == 7);
+  CHECK(error_location(ctx.get()).column == 1);
   CHECK(std::string(dirmn_last_error(ctx.get())).find("row 7, column 1") != std::string::npos);
   // Rows that are not the table's; p out of range; no handle to write.
   CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows - 1, 3, 3, 1, nullptr, &r) ==
@@ -560,7 +553,7 @@ TEST_CASE("regression: bad designs are named, and a failed fit leaves the handle
   dirmn_reg_options_init(&o);
   o.weights = w.data();
   CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows, 3, 3, 1, &o, &r) == DIRMN_ERROR_INVALID_PARAMETER);
-  CHECK(location().row == 4);
+  CHECK(error_location(ctx.get()).row == 4);
   dirmn_reg_options_init(&o);
   o.tolerance = 0.0;
   CHECK(dirmn_reg_fit(ctx.get(), c.get(), pr.x.data(), pr.rows, 3, 3, 1, &o, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
@@ -569,8 +562,8 @@ TEST_CASE("regression: bad designs are named, and a failed fit leaves the handle
   for (int64_t b = 0; b < pr.rows; ++b) empty.y[static_cast<size_t>(b * 3 + 1)] = 0;
   Counts ce = counts_of(ctx.get(), empty);
   CHECK(dirmn_reg_fit(ctx.get(), ce.get(), pr.x.data(), pr.rows, 3, 3, 1, nullptr, &r) == DIRMN_ERROR_INVALID_ARGUMENT);
-  CHECK(location().index == 1);
-  CHECK(std::string(location().argument) == "column");
+  CHECK(error_location(ctx.get()).index == 1);
+  CHECK(std::string(error_location(ctx.get()).argument) == "column");
   CHECK(r == sentinel);
   // After all that, the table still fits, and the getters check their input.
   Reg ok = fit(ctx.get(), c.get(), pr);

@@ -251,13 +251,6 @@ TEST_CASE("regression precision design: bad designs are named, and a failed fit 
   Counts c = counts_of(ctx.get(), pr);
   dirmn_reg* const sentinel = reinterpret_cast<dirmn_reg*>(const_cast<PrecisionProblem*>(&pp));
   dirmn_reg* r = sentinel;
-  auto location = [&] {
-    dirmn_error_location loc;
-    std::memset(&loc, 0, sizeof loc);
-    loc.size = sizeof loc;
-    REQUIRE(dirmn_last_error_location(ctx.get(), &loc) == DIRMN_SUCCESS);
-    return loc;
-  };
   auto fit_with = [&](const std::vector<double>& z, int64_t q, dirmn_reg_options o) {
     o.precision_design = z.data();
     o.precision_covariates = q;
@@ -270,9 +263,9 @@ TEST_CASE("regression precision design: bad designs are named, and a failed fit 
   std::vector<double> z = pp.z;
   z[static_cast<size_t>(2 * 9 + 1)] = std::nan("");
   CHECK(fit_with(z, 2, mp) == DIRMN_ERROR_INVALID_PARAMETER);
-  CHECK(location().row == 9);
-  CHECK(location().column == 1);
-  CHECK(std::string(location().argument) == "precision_design");
+  CHECK(error_location(ctx.get()).row == 9);
+  CHECK(error_location(ctx.get()).column == 1);
+  CHECK(std::string(error_location(ctx.get()).argument) == "precision_design");
   CHECK(std::string(dirmn_last_error(ctx.get())).find("precision covariate") != std::string::npos);
   // A column twice another: named by its index.
   std::vector<double> dup(static_cast<size_t>(pr.rows * 3));
@@ -282,8 +275,8 @@ TEST_CASE("regression precision design: bad designs are named, and a failed fit 
     dup[static_cast<size_t>(3 * b + 2)] = 2.0 * pp.z[static_cast<size_t>(2 * b + 1)];
   }
   CHECK(fit_with(dup, 3, mp) == DIRMN_ERROR_INVALID_ARGUMENT);
-  CHECK(location().index == 2);
-  CHECK(std::string(location().argument) == "precision_design column");
+  CHECK(error_location(ctx.get()).index == 2);
+  CHECK(std::string(error_location(ctx.get()).argument) == "precision_design column");
   // q out of range; a log-linear model; a held precision beside z.
   CHECK(fit_with(pp.z, 0, mp) == DIRMN_ERROR_INVALID_ARGUMENT);
   dirmn_reg_options o = mp;

@@ -180,6 +180,17 @@ def float64_vector(x, what, length=None):
     return v
 
 
+def _float64_strided(x, what, ndim, noun):
+    """An ndim-D float64 array and its strides in elements: the caller's
+    memory where dtype and strides allow, else a contiguous copy."""
+    a = _float64_of(x, what, ndim, np.asarray, noun)
+    s = element_strides(a)
+    if s is None:
+        a = np.ascontiguousarray(a)
+        s = element_strides(a)
+    return a, s
+
+
 def float64_strided_vector(x, what):
     """A 1-D float64 vector and its stride in elements: the caller's memory
     where dtype and stride allow, else a contiguous copy.
@@ -189,11 +200,7 @@ def float64_strided_vector(x, what):
     InvalidArgumentError
         Not a 1-D numeric vector.
     """
-    v = _float64_of(x, what, 1, np.asarray, "a vector")
-    s = element_strides(v)
-    if s is None:
-        v = np.ascontiguousarray(v)
-        s = element_strides(v)
+    v, s = _float64_strided(x, what, 1, "a vector")
     return v, s[0]
 
 
@@ -209,9 +216,5 @@ def float64_matrix(x, what):
     InvalidArgumentError
         Not a 2-D numeric array.
     """
-    m = _float64_of(x, what, 2, np.asarray, "an array")
-    s = element_strides(m)
-    if s is None:
-        m = np.ascontiguousarray(m)
-        s = element_strides(m)
+    m, s = _float64_strided(x, what, 2, "an array")
     return m, s[0], s[1]
