@@ -100,7 +100,7 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   DeviceTable& t = c->table;
   DeviceBuffer alpha(device_), shape(device_), cum(device_), size_buf(device_), comp(device_),
       w(device_), suffix(device_), tally(device_), row_nnz(device_), top(device_), temp(device_),
-      by_value(device_);
+      by_value(device_), blocks(device_);
   const size_t cells = static_cast<size_t>(n_vec) * static_cast<size_t>(cols);
   DIRMN_TRY(alpha.reserve(cells * sizeof(double), "cudaMalloc (alpha)"));
   DIRMN_TRY(to_device(alpha.get(), req.alpha, cells * sizeof(double), e, "cudaMemcpyAsync (alpha)"));
@@ -167,12 +167,15 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
 
   // Rows in flight: as many as the scratch allows, up to kSampleSlotsPerSm
   // per multiprocessor.
-  const size_t per_slot = static_cast<size_t>(cols) * (any_urn ? 20 : 16);
+  const int64_t n_blocks = math::chain_blocks(cols);
+  const size_t per_slot = static_cast<size_t>(cols) * (any_urn ? 20 : 16) + static_cast<size_t>(n_blocks) * 8;
   const size_t budget = std::min(kSampleScratchMax, free_bytes / 4);
   int64_t slots = std::min<int64_t>(rows, int64_t{sm_count_} * kSampleSlotsPerSm);
   slots = std::max<int64_t>(1, std::min<int64_t>(slots, static_cast<int64_t>(budget / per_slot)));
   DIRMN_TRY(w.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
   DIRMN_TRY(suffix.reserve(static_cast<size_t>(slots) * cols * sizeof(double), "cudaMalloc (sampler scratch)"));
+  if (any_gamma)
+    DIRMN_TRY(blocks.reserve(static_cast<size_t>(slots) * n_blocks * sizeof(double), "cudaMalloc (sampler scratch)"));
   if (any_urn) {
     const size_t bytes = static_cast<size_t>(slots) * cols * sizeof(uint32_t);
     DIRMN_TRY(tally.reserve(bytes, "cudaMalloc (sampler scratch)"));
@@ -194,19 +197,24 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   a.suffix = suffix.get<double>();
   a.tally = tally.get<uint32_t>();
   a.by_value = by_value.get<uint8_t>();
-  // Few rows (each its own slot): their gamma draws at once, every cell a
-  // thread, instead of a row's categories one after another on its thread.
+  a.t = blocks.get<double>();
+  // Few rows (each its own slot): their counts drawn ahead, every gamma
+  // variate a thread, then each row's split among its blocks of
+  // categories, then every block a thread; the row kernels only list them
+  // (and stay as they are for the urn rows).
   const bool predraw = any_gamma && rows <= slots && predraw_allowed();
-  const auto draw_ahead = [&]() -> BackendResult {
-    if (!predraw) return {};
+  if (predraw) {
     sample::RowsArgs all = a;
     all.row_begin = 0;
     all.row_end = rows;
     sample::draw_gammas<<<stride_grid(rows * cols, sm_count_), kBlockThreads, 0, e.stream>>>(all);
     DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (draw_gammas)");
-    return {};
-  };
-  a.gammas_drawn = predraw;
+    sample::split_rows<<<static_cast<int>(ceil_div<int64_t>(rows, kSampleBlock)), kSampleBlock, 0, e.stream>>>(all);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (split_rows)");
+    sample::draw_blocks<<<stride_grid(rows * n_blocks, sm_count_), kSampleBlock, 0, e.stream>>>(all);
+    DIRMN_CUDA_TRY(cudaGetLastError(), "kernel launch (draw_blocks)");
+  }
+  a.counts_drawn = predraw;
 
   // Pass 1: the rows drawn (staged) or counted, with what the table's form
   // depends on.
@@ -224,7 +232,6 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   const int64_t* off = stage_dev.get<int64_t>();
   // The staged entries' type: E{} of the packing chosen above.
   const auto with_entry = [&](auto&& f) { return pack32 ? f(uint32_t{}) : f(uint64_t{}); };
-  DIRMN_TRY(draw_ahead());
   if (!staged) {
     DIRMN_TRY(over_rows(a, rows, interrupt, e, "kernel launch (count_rows)", [&](const sample::RowsArgs& x, int grid) {
       sample::count_rows<<<grid, kSampleBlock, 0, e.stream>>>(x, nnz_of, total_of, lcoef_of, top_of);
@@ -243,6 +250,7 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
     w.release();
     suffix.release();
     tally.release();
+    blocks.release();
   }
   DIRMN_TRY(t.row_ptr.reserve(static_cast<size_t>(rows + 1) * sizeof(int64_t), "cudaMalloc (row pointers)"));
   int64_t* rp = t.row_ptr.get<int64_t>();
@@ -301,9 +309,6 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
       DIRMN_CUDA_TRY(cudaStreamSynchronize(e.stream), "cudaStreamSynchronize");
       return {};
     }
-    // The row kernels turned a log row's draws into proportions: draw
-    // them again.
-    DIRMN_TRY(draw_ahead());
     if (t.sparse)
       return over_rows(a, rows, interrupt, e, "kernel launch (write_csr)", [&](const sample::RowsArgs& x, int grid) {
         sample::write_csr<D, I><<<grid, kSampleBlock, 0, e.stream>>>(x, rp, static_cast<I*>(co), static_cast<D*>(vo));

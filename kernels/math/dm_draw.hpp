@@ -9,8 +9,9 @@
 //
 // Streams: row b's key is derived_key(seed, kFamilySampleRows, b); category
 // v's gamma variate takes the stream derived_key(row key, kGammaStreams, v)
-// (so a row's categories could be drawn in parallel); the conditional
-// binomials one stream, the urn another.
+// (so a row's categories could be drawn in parallel); the split among
+// blocks of categories the row's binomial stream, block k's split among
+// its categories derived_key(row key, kBlockStreams, k); the urn another.
 #pragma once
 
 #include <cstdint>
@@ -50,51 +51,98 @@ DIRMN_HD double draw_gamma_cell(const Shape& shape, bool by_value, uint64_t row_
   return by_value ? draw_gamma(shape(v), g) : draw_log_gamma(shape(v), g);
 }
 
-// The rest of a row by gamma variates, once w holds every category's
-// draw_gamma_cell: the Dirichlet proportions up to a common factor in w
-// (the draws themselves, or w_v = exp(log g_v - max) from their logs),
-// their suffix sums from the last category, and the counts by conditional
-// binomials over the categories in order, each against its suffix sum (no
-// cancellation), until the size is used. emit(v, x) for each x > 0, v
-// ascending. w and suffix: cols entries each.
-template <class Emit>
-DIRMN_HD void draw_row_from_gammas(int64_t cols, bool by_value, uint64_t row_key, int64_t n, Strided<double> w,
-                                   Strided<double> suffix, Emit&& emit) {
-  double s = 0.0;
-  if (by_value) {
-    for (int64_t v = cols - 1; v >= 0; --v) {
-      s = add(s, w[v]);
-      suffix[v] = s;
-    }
-  } else {
+// The multinomial split of a row by gamma variates, in two levels so that
+// a device can draw a row's blocks at once: the categories in blocks of
+// kChainBlock, the size split among the blocks by conditional binomials
+// (the row's binomial stream), then each block's share among its
+// categories by conditional binomials (the block's own stream). Each
+// conditional probability is a weight against its suffix sum (no
+// cancellation); the two levels together draw the multinomial exactly.
+constexpr int64_t kChainBlock = 32;
+constexpr uint64_t kBlockStreams = 4;
+
+DIRMN_HD int64_t chain_blocks(int64_t cols) { return (cols + kChainBlock - 1) / kChainBlock; }
+
+// Step 1, once w holds every category's draw_gamma_cell: the Dirichlet
+// proportions up to a common factor in w (the draws themselves, or w_v =
+// exp(log g_v - max) from their logs), each block's suffix sums from its
+// last category in suffix (so suffix at a block's first category is its
+// sum S_k), and in t (chain_blocks(cols) entries) the blocks' suffix sums
+// T_k = S_k + T_(k+1).
+DIRMN_HD void prepare_blocks(int64_t cols, bool by_value, Strided<double> w, Strided<double> suffix,
+                             Strided<double> t) {
+  if (!by_value) {
     double top = -1e308;
     for (int64_t v = 0; v < cols; ++v) top = w[v] > top ? w[v] : top;
-    for (int64_t v = cols - 1; v >= 0; --v) {
-      const double wv = portable_exp(add(w[v], -top));
-      w[v] = wv;
-      s = add(s, wv);
-      suffix[v] = s;
-    }
+    for (int64_t v = 0; v < cols; ++v) w[v] = portable_exp(add(w[v], -top));
   }
+  double total = 0.0;
+  for (int64_t k = chain_blocks(cols) - 1; k >= 0; --k) {
+    const int64_t v0 = k * kChainBlock, v1 = v0 + kChainBlock < cols ? v0 + kChainBlock : cols;
+    double r = 0.0;
+    for (int64_t v = v1 - 1; v >= v0; --v) {
+      r = add(r, w[v]);
+      suffix[v] = r;
+    }
+    total = add(total, r);
+    t[k] = total;
+  }
+}
+
+// Step 2: the size n among the blocks, block k's count replacing T_k in t
+// (as a double: exact below 2^53).
+DIRMN_HD void split_blocks(int64_t cols, uint64_t row_key, int64_t n, Strided<double> suffix, Strided<double> t) {
   RandomStream rng{derived_key(row_key, kBinomialStream, 0), 0};
-  for (int64_t v = 0; v < cols && n > 0; ++v) {
-    const double sv = suffix[v];
-    const double p = sv > 0.0 ? w[v] / sv : 1.0;
-    const int64_t x = p >= 1.0 ? n : draw_binomial(n, p, rng);
-    if (x > 0) {
-      emit(v, x);
+  for (int64_t k = 0; k < chain_blocks(cols); ++k) {
+    int64_t x = 0;
+    if (n > 0) {
+      const double tk = t[k];
+      const double p = tk > 0.0 ? suffix[k * kChainBlock] / tk : 1.0;
+      x = p >= 1.0 ? n : draw_binomial(n, p, rng);
       n -= x;
     }
+    t[k] = static_cast<double>(x);
   }
+}
+
+// Step 3: block k's count m among its categories: emit(v, x) for each
+// x > 0, v ascending.
+template <class Emit>
+DIRMN_HD void draw_block(int64_t cols, int64_t k, uint64_t row_key, int64_t m, Strided<double> w,
+                         Strided<double> suffix, Emit&& emit) {
+  if (m <= 0) return;
+  RandomStream rng{derived_key(row_key, kBlockStreams, static_cast<uint64_t>(k)), 0};
+  const int64_t v0 = k * kChainBlock, v1 = v0 + kChainBlock < cols ? v0 + kChainBlock : cols;
+  for (int64_t v = v0; v < v1 && m > 0; ++v) {
+    const double sv = suffix[v];
+    const double p = sv > 0.0 ? w[v] / sv : 1.0;
+    const int64_t x = p >= 1.0 ? m : draw_binomial(m, p, rng);
+    if (x > 0) {
+      emit(v, x);
+      m -= x;
+    }
+  }
+}
+
+// The rest of a row by gamma variates, once w holds every category's
+// draw_gamma_cell: steps 1 to 3 in turn. emit(v, x) for each x > 0, v
+// ascending. w and suffix: cols entries each; t: chain_blocks(cols).
+template <class Emit>
+DIRMN_HD void draw_row_from_gammas(int64_t cols, bool by_value, uint64_t row_key, int64_t n, Strided<double> w,
+                                   Strided<double> suffix, Strided<double> t, Emit&& emit) {
+  prepare_blocks(cols, by_value, w, suffix, t);
+  split_blocks(cols, row_key, n, suffix, t);
+  for (int64_t k = 0; k < chain_blocks(cols); ++k)
+    draw_block(cols, k, row_key, static_cast<int64_t>(t[k]), w, suffix, emit);
 }
 
 // A row by gamma variates: every category's draw_gamma_cell, then
 // draw_row_from_gammas. shape(v): category v's GammaShape.
 template <class Shape, class Emit>
 DIRMN_HD void draw_row_gamma(int64_t cols, const Shape& shape, bool by_value, uint64_t row_key,
-                             int64_t n, Strided<double> w, Strided<double> suffix, Emit&& emit) {
+                             int64_t n, Strided<double> w, Strided<double> suffix, Strided<double> t, Emit&& emit) {
   for (int64_t v = 0; v < cols; ++v) w[v] = draw_gamma_cell(shape, by_value, row_key, v);
-  draw_row_from_gammas(cols, by_value, row_key, n, w, suffix, emit);
+  draw_row_from_gammas(cols, by_value, row_key, n, w, suffix, t, emit);
 }
 
 // Whether every one of cols shapes a(v) is gamma_by_value's.

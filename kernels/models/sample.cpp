@@ -39,6 +39,7 @@ void prepare(const double* alpha, int64_t cols, bool gamma, bool urn, Vector* ou
 // A block's scratch and output.
 struct Work {
   std::vector<double> w, suffix;         // the gamma method's, cols each
+  std::vector<double> t;                 // the gamma method's, a block of categories each
   std::vector<int64_t> balls;            // the urn's: each ball's category
   std::vector<uint32_t> tally;           // the urn's: balls per category (cols)
   std::vector<int64_t> touched;          // the urn's: the categories with balls
@@ -52,7 +53,7 @@ void row_by_gamma(int64_t cols, const math::GammaShape* shape, bool by_value, ui
                   int64_t n, Work& wk) {
   math::draw_row_gamma(
       cols, [shape](int64_t v) { return shape[v]; }, by_value, row_key, n, math::Strided<double>{wk.w.data(), 1},
-      math::Strided<double>{wk.suffix.data(), 1}, [&wk](int64_t v, int64_t x) {
+      math::Strided<double>{wk.suffix.data(), 1}, math::Strided<double>{wk.t.data(), 1}, [&wk](int64_t v, int64_t x) {
         wk.col.push_back(v);
         wk.count.push_back(static_cast<int32_t>(x));
       });
@@ -110,6 +111,7 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
       if (any_gamma) {
         wk.w.resize(static_cast<size_t>(cols));
         wk.suffix.resize(static_cast<size_t>(cols));
+        wk.t.resize(static_cast<size_t>(math::chain_blocks(cols)));
         if (req.rowwise) wk.shape.resize(static_cast<size_t>(cols));
       }
       if (any_urn) wk.tally.assign(static_cast<size_t>(cols), 0);
@@ -154,6 +156,7 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
     // The scratch goes; the block's output stays until it is gathered.
     std::vector<double>().swap(wk.w);
     std::vector<double>().swap(wk.suffix);
+    std::vector<double>().swap(wk.t);
     std::vector<int64_t>().swap(wk.balls);
     std::vector<uint32_t>().swap(wk.tally);
     std::vector<int64_t>().swap(wk.touched);

@@ -11,6 +11,13 @@
 // the host chooses it), then moved into that form. Where they do not, a row
 // is drawn twice: once to count, once to write into the form; redrawing
 // costs time but no memory beyond the table.
+//
+// Where every row has a slot of its own (tables of few rows, which leave
+// most of the device idle at a thread per row), the gamma rows' counts are
+// drawn ahead in three steps each as parallel as its work -- every
+// (row, category)'s variate, every row's split among its blocks of
+// categories, every (row, block)'s split among its categories -- and the
+// row kernels only list them.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,9 +50,11 @@ struct RowsArgs {
   // Per vector (k, or rows where rowwise): 1 where every alpha is
   // gamma_by_value's (vector_by_value).
   const uint8_t* by_value = nullptr;
-  // The gamma rows' draws are in w already (draw_gammas: each row's slot is
-  // its index, every row of the table in one launch).
-  bool gammas_drawn = false;
+  double* t = nullptr;        // chain_blocks(cols) x slots: the blocks' sums, then counts
+  // The gamma rows' counts are in w already (draw_gammas, split_rows and
+  // draw_blocks: each row's slot is its index, every row of the table in
+  // one launch).
+  bool counts_drawn = false;
 };
 
 // The urn's balls (fewer than 2 cols) in a slot's cols doubles of w, two to
@@ -71,17 +80,20 @@ __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit)
   const int64_t cols = a.cols, S = a.slots;
   const int64_t j = a.component != nullptr ? a.component[b] : 0;
   if (!math::sample_by_urn(n, cols)) {
-    const math::Strided<double> w{a.w + slot, S}, suffix{a.suffix + slot, S};
+    const math::Strided<double> w{a.w + slot, S}, suffix{a.suffix + slot, S}, t{a.t + slot, S};
     const double* alpha = a.alpha + (a.rowwise ? b : j) * cols;
     const bool by_value = a.by_value[a.rowwise ? b : j] != 0;
-    if (a.gammas_drawn) {
-      math::draw_row_from_gammas(cols, by_value, key, n, w, suffix, emit);
+    if (a.counts_drawn) {
+      for (int64_t v = 0; v < cols; ++v) {
+        const double x = w[v];
+        if (x > 0.0) emit(v, static_cast<int64_t>(x));
+      }
     } else if (a.rowwise) {
       math::draw_row_gamma(cols, [alpha](int64_t v) { return math::gamma_shape(alpha[v]); }, by_value, key,
-                           n, w, suffix, emit);
+                           n, w, suffix, t, emit);
     } else {
       const math::GammaShape* shape = a.shape + j * cols;
-      math::draw_row_gamma(cols, [shape](int64_t v) { return shape[v]; }, by_value, key, n, w, suffix, emit);
+      math::draw_row_gamma(cols, [shape](int64_t v) { return shape[v]; }, by_value, key, n, w, suffix, t, emit);
     }
     return;
   }
@@ -295,6 +307,49 @@ __global__ void draw_gammas(RowsArgs a) {
       g = math::draw_gamma_cell([shape](int64_t u) { return shape[u]; }, by_value, key, v);
     }
     a.w[v * a.slots + (b - a.row_begin)] = g;
+  }
+}
+
+// After draw_gammas, each gamma row's proportions, block sums and split
+// among its blocks (math::prepare_blocks, split_blocks), one row per
+// thread.
+__global__ void split_rows(RowsArgs a) {
+  for (int64_t b = a.row_begin + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < a.row_end;
+       b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = a.sizes[b * a.sizes_stride];
+    if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const int64_t j = a.component != nullptr ? a.component[b] : 0;
+    const int64_t slot = b - a.row_begin;
+    const math::Strided<double> w{a.w + slot, a.slots}, suffix{a.suffix + slot, a.slots}, t{a.t + slot, a.slots};
+    math::prepare_blocks(a.cols, a.by_value[a.rowwise ? b : j] != 0, w, suffix, t);
+    math::split_blocks(a.cols, key, n, suffix, t);
+  }
+}
+
+// Then every (row, block) at once: the block's count among its categories
+// (math::draw_block), each category's count replacing its weight in w (0
+// where it has none), which the row kernels list (counts_drawn).
+// Consecutive threads take consecutive rows of a block.
+__global__ void draw_blocks(RowsArgs a) {
+  const int64_t rows = a.row_end - a.row_begin, cells = rows * math::chain_blocks(a.cols);
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cells;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t slot = i % rows, b = a.row_begin + slot, k = i / rows;
+    const int64_t n = a.sizes[b * a.sizes_stride];
+    if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const math::Strided<double> w{a.w + slot, a.slots}, suffix{a.suffix + slot, a.slots};
+    const int64_t v0 = k * math::kChainBlock;
+    const int64_t v1 = v0 + math::kChainBlock < a.cols ? v0 + math::kChainBlock : a.cols;
+    uint32_t hit = 0;
+    math::draw_block(a.cols, k, key, static_cast<int64_t>(a.t[k * a.slots + slot]), w, suffix,
+                     [&](int64_t v, int64_t x) {
+                       w[v] = static_cast<double>(x);
+                       hit |= 1u << (v - v0);
+                     });
+    for (int64_t v = v0; v < v1; ++v)
+      if (((hit >> (v - v0)) & 1u) == 0) w[v] = 0.0;
   }
 }
 
