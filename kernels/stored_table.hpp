@@ -18,6 +18,8 @@
 
 namespace dirmn {
 
+class Collective;  // comm.hpp
+
 struct StoredTable {
   Backend* backend = nullptr;  // the context's backend and its copy
   const BackendCounts* data = nullptr;
@@ -33,6 +35,11 @@ struct StoredTable {
   // should have run them refused (for this size, k or memory): kept with
   // the counts object, reported with host_steps. May be null.
   std::atomic<uint32_t>* fell_back = nullptr;
+  // This rank's part of a table split by rows over a communicator's ranks:
+  // the call's votes (comm.hpp); null for a table of one process. The
+  // shared-alpha estimators sum their histograms over the ranks
+  // (models/ranks.hpp); every per-row step stays on this rank's rows.
+  Collective* collective = nullptr;
 
   enum class Where { kBackend, kHost, kNowhere };
 

@@ -48,6 +48,7 @@ TEST_CASE("every status has its own string", "[api]") {
                               DIRMN_ERROR_CANCELLED,
                               DIRMN_ERROR_NOT_SUPPORTED,
                               DIRMN_ERROR_CONTEXT_IN_USE,
+                              DIRMN_ERROR_COMMUNICATION,
                               DIRMN_ERROR_INTERNAL};
   std::vector<std::string> seen;
   for (dirmn_status s : all) {
@@ -61,6 +62,7 @@ TEST_CASE("every status has its own string", "[api]") {
   CHECK(DIRMN_SUCCESS == 0);
   CHECK(DIRMN_ERROR_INVALID_COUNTS == 3);
   CHECK(DIRMN_ERROR_CONTEXT_IN_USE == 13);
+  CHECK(DIRMN_ERROR_COMMUNICATION == 14);
   CHECK(DIRMN_ERROR_INTERNAL == 99);
 }
 

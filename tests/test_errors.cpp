@@ -59,6 +59,7 @@ TEST_CASE("every status has its C name", "[api][errors]") {
              {DIRMN_ERROR_CANCELLED, "DIRMN_ERROR_CANCELLED"},
              {DIRMN_ERROR_NOT_SUPPORTED, "DIRMN_ERROR_NOT_SUPPORTED"},
              {DIRMN_ERROR_CONTEXT_IN_USE, "DIRMN_ERROR_CONTEXT_IN_USE"},
+             {DIRMN_ERROR_COMMUNICATION, "DIRMN_ERROR_COMMUNICATION"},
              {DIRMN_ERROR_INTERNAL, "DIRMN_ERROR_INTERNAL"}};
   for (const auto& e : all) CHECK(std::string(dirmn_status_name(e.s)) == e.name);
   int named = 0;
@@ -69,7 +70,7 @@ TEST_CASE("every status has its C name", "[api][errors]") {
     CHECK((name == "DIRMN_STATUS_UNKNOWN") == (text == "unknown status"));
     named += name != "DIRMN_STATUS_UNKNOWN";
   }
-  CHECK(named == 15);
+  CHECK(named == 16);
 }
 
 TEST_CASE("a bad count's location is its row, column and value", "[api][errors]") {

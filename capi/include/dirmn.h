@@ -126,6 +126,8 @@ typedef enum dirmn_status DIRMN_ENUM_INT {
   DIRMN_ERROR_CANCELLED = 11,          /* the interrupt callback asked to stop */
   DIRMN_ERROR_NOT_SUPPORTED = 12,      /* valid request this backend/object cannot serve */
   DIRMN_ERROR_CONTEXT_IN_USE = 13,     /* another call is using the context (see Contexts) */
+  DIRMN_ERROR_COMMUNICATION = 14,      /* a communicator's callback failed, or another rank's
+                                          part of a collective call failed (see Communicators) */
   DIRMN_ERROR_INTERNAL = 99            /* a bug in dirmn: please report it */
 } dirmn_status;
 
@@ -519,6 +521,89 @@ typedef struct dirmn_counts_info {
 #define DIRMN_STEP_MIXTURE_FITS 0x20u        /* a mixture's per-component Newton fits
                                                 beside the table, once warm-started */
 #define DIRMN_STEPS_ALL 0x3fu
+
+/* ------------------------------------------------------------------------ */
+/* Communicators: one table split by rows over several processes             */
+/* ------------------------------------------------------------------------ */
+
+/* A table too large for one process is loaded in parts: each process (a
+ * "rank") makes a counts object of its own rows, and attaches it to a
+ * communicator that the caller builds from callbacks over the engine it
+ * already runs (MPI, Gloo, a job scheduler's sockets); the ABI depends on
+ * no MPI. The global table is rank 0's rows, then rank 1's, and so on.
+ * dirmn ships an optional MPI shim (dirmn_mpi.h, libdirmn_mpi) that builds
+ * the callbacks from an MPI_Comm.
+ *
+ * Collective calls: on counts with a communicator, dirmn_fit,
+ * dirmn_loglik_sum, dirmn_overdispersion_test and
+ * dirmn_counts_set_communicator itself must be called by every rank, in
+ * the same order, with arguments that agree (the same options; each rank
+ * its own rows' weights); a call refused before it starts (a NULL or busy
+ * context) leaves the other ranks waiting, as a missed MPI collective does. Every rank gets the same result, the one a single
+ * process holding the whole table gets: alpha, standard errors and
+ * iterations bit for bit (the count histograms are summed as exact integers
+ * and merged in rank order; row weights are summed in rank order), the
+ * log-likelihood to rounding (its multinomial coefficients are summed per
+ * rank, then over ranks). Where one rank's part fails (bad weights, memory,
+ * a callback), that rank returns its own status and message and every other
+ * rank returns DIRMN_ERROR_COMMUNICATION naming the first failed rank: no
+ * rank waits for ever on another's error. The per-row calls (dirmn_loglik,
+ * dirmn_loglik_rowwise, the row derivatives, row totals, copies,
+ * dirmn_mixture_assign) stay local: each rank's rows, no communication.
+ * Mixtures, regressions and the group tests over a communicator are not
+ * available in this release: they return NOT_SUPPORTED on such counts. */
+
+typedef struct dirmn_communicator dirmn_communicator;
+
+/* Sum `count` values over all ranks, in place on every rank: each rank
+ * passes its values and receives the sums (MPI_Allreduce with MPI_SUM).
+ * `device` is 0: this release passes host memory only. Return 0 on
+ * success, anything else on failure (dirmn then fails the call with
+ * DIRMN_ERROR_COMMUNICATION, the value in its message). */
+typedef int (*dirmn_allreduce_int64_fn)(void* data, int64_t* values, size_t count, int device);
+typedef int (*dirmn_allreduce_double_fn)(void* data, double* values, size_t count, int device);
+/* Copies `bytes` bytes of `root`'s buffer into every other rank's buffer
+ * (MPI_Bcast). `device` as above. 0 on success. */
+typedef int (*dirmn_broadcast_fn)(void* data, void* buffer, size_t bytes, int root, int device);
+
+typedef struct dirmn_communicator_callbacks {
+  size_t size;  /* sizeof(dirmn_communicator_callbacks) */
+  int rank;     /* this process's rank, 0 <= rank < ranks */
+  int ranks;    /* the number of ranks, >= 1 */
+  dirmn_allreduce_int64_fn allreduce_int64;
+  dirmn_allreduce_double_fn allreduce_double;
+  dirmn_broadcast_fn broadcast;
+  void* data;                 /* passed to every callback */
+  void (*release)(void* data); /* called once, when the communicator and every counts object
+                                  attached to it are destroyed; may be NULL */
+} dirmn_communicator_callbacks;
+
+/* Makes a communicator over the callbacks (copied; `data` is the caller's
+ * until `release` is called). The caller owns *comm and frees it with
+ * dirmn_communicator_destroy; counts attached to it keep what they need,
+ * so it may be destroyed first. Not collective. Statuses: SUCCESS;
+ * NULL_POINTER (comm, callbacks, a callback); INVALID_ARGUMENT
+ * (callbacks->size too small, ranks < 1, rank outside [0, ranks));
+ * OUT_OF_MEMORY. */
+DIRMN_API dirmn_status dirmn_communicator_create(dirmn_communicator** comm,
+                                                 const dirmn_communicator_callbacks* callbacks);
+/* Destroys the handle (NULL is ignored). The callbacks' `release` runs
+ * when no counts object holds the communicator either. */
+DIRMN_API void dirmn_communicator_destroy(dirmn_communicator* comm);
+/* This process's rank and the number of ranks (either pointer may be
+ * NULL). Statuses: SUCCESS; NULL_POINTER (comm). */
+DIRMN_API dirmn_status dirmn_communicator_get_rank(const dirmn_communicator* comm, int* rank,
+                                                   int* ranks);
+
+/* Makes `counts` this rank's rows of a table split over the communicator's
+ * ranks (collective: every rank calls it with its own counts). Checks that
+ * every rank's table has the same number of columns; forgets the histograms
+ * cached on the counts. NULL `comm` detaches (not collective). Statuses:
+ * SUCCESS; NULL_POINTER; WRONG_CONTEXT; DIMENSION_MISMATCH (the ranks'
+ * column counts differ: the message names the first rank that differs from
+ * rank 0, and its count); COMMUNICATION (a callback failed, or another rank's part failed). */
+DIRMN_API dirmn_status dirmn_counts_set_communicator(dirmn_context* ctx, dirmn_counts* counts,
+                                                     dirmn_communicator* comm);
 
 /* Describes a counts object. info->size must be set by the caller; fields
  * beyond it are not written. Statuses: SUCCESS; NULL_POINTER;

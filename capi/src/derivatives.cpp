@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "../../kernels/models/fit.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -44,6 +45,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
                               double* hessian_diag, double* hessian_scalar) {
   static const char* fn = "dirmn_loglik_sum";
   return with_context(ctx, fn, [&] {
+    return dirmn::capi::collective(counts, [&] {
     using namespace dirmn::capi;
     bool full = true;
     if (dirmn_status s = check_derivative_call(
@@ -128,6 +130,7 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
         if (!w.ok()) return fail_device_array(ctx, fn, w, o.what, "DIRMN_OUTPUT_DEVICE");
       }
     return DIRMN_SUCCESS;
+    });
   });
 }
 

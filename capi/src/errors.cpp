@@ -159,6 +159,14 @@ dirmn_status fail_backend(dirmn_context* ctx, const char* fn, const BackendResul
     case DIRMN_ERROR_CANCELLED: return fail(ctx, r.status, fn, "cancelled by the interrupt callback");
     case DIRMN_ERROR_OUT_OF_MEMORY: return fail(ctx, r.status, fn, "out of memory (%s)", r.what);
     case DIRMN_ERROR_DEVICE: return fail(ctx, r.status, fn, "CUDA error %d in %s", r.code, r.what);
+    case DIRMN_ERROR_COMMUNICATION:
+      // comm.hpp: a callback by name and what it returned, or the first
+      // rank whose part failed.
+      if (r.what[0] != '\0')
+        return fail(ctx, r.status, fn, "the communicator's %s callback returned %d", r.what, r.code);
+      return fail(ctx, r.status, fn,
+                  "rank %d's part of this collective call failed (its message is on that rank)",
+                  r.code);
     default:
       return fail(ctx, r.status, fn, "%s%s%s", dirmn_status_string(r.status), r.what[0] ? ": " : "",
                   r.what);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fit_options.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -86,6 +87,7 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
                        dirmn_fit_result* result) {
   static const char* fn = "dirmn_fit";
   return with_context(ctx, fn, [&] {
+    return dirmn::capi::collective(counts, [&] {
     using namespace dirmn::capi;
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
     if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
@@ -153,6 +155,7 @@ dirmn_status dirmn_fit(dirmn_context* ctx, dirmn_counts* counts, const dirmn_fit
         result->hessian_scalar = fit.hessian_scalar;
     }
     return DIRMN_SUCCESS;
+    });
   });
 }
 

@@ -8,6 +8,7 @@
 #include "../../kernels/models/group_test.hpp"
 #include "../../kernels/models/sample.hpp"
 #include "args.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -231,6 +232,7 @@ dirmn_status dirmn_test_groups(dirmn_context* ctx, dirmn_counts* counts, const i
   static const char* fn = "dirmn_test_groups";
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
     if (group == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "group is NULL");
     if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
     if (result->size < offsetof(dirmn_group_test_result, statistic) + sizeof(double))
@@ -299,6 +301,7 @@ dirmn_status dirmn_test_proportions(dirmn_context* ctx, dirmn_counts* counts, co
   static const char* fn = "dirmn_test_proportions";
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
     if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
     if (result->size < offsetof(dirmn_proportion_test_result, statistic) + sizeof(double))
       return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,

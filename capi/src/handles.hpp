@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../../kernels/backend.hpp"
+#include "../../kernels/comm.hpp"
 #include "../../kernels/stored_table.hpp"
 #include "../../kernels/table/cache.hpp"
 #include "../../kernels/thread_pool.hpp"
@@ -82,6 +83,10 @@ struct dirmn_counts : dirmn::capi::Deferrable {
   uint32_t flags = 0;
   dirmn::HistogramCache histograms;
   mutable std::atomic<uint32_t> fell_back{0};  // StoredTable::fell_back
+  // A communicator's, where the counts are one rank's rows of a split
+  // table, and the collective call in flight on them (collective.hpp).
+  std::shared_ptr<dirmn::Communicator> comm;
+  mutable dirmn::Collective* call = nullptr;
 
   // The table and the backends that work on it, for a call on `ctx` (null
   // for a description of it: then no host threads).
@@ -95,6 +100,7 @@ struct dirmn_counts : dirmn::capi::Deferrable {
     t.threads = ctx != nullptr ? ctx->threads.get() : nullptr;
     t.info = &info;
     t.fell_back = &fell_back;
+    t.collective = call;
     return t;
   }
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../kernels/models/mixture.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -72,6 +73,7 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
   *blamed = k_min;
   if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "counts is NULL");
   if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+  if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
   dirmn_mixture_options_init(o);
   if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_mixture_options_init", o)) return s;
   if (dirmn_status s = check_mixture_options(ctx, fn, *o)) return s;

@@ -5,6 +5,7 @@
 
 #include "../../kernels/models/overdispersion.hpp"
 #include "fit_options.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -19,6 +20,7 @@ dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_counts* counts,
                                        dirmn_overdispersion_result* result) {
   static const char* fn = "dirmn_overdispersion_test";
   return with_context(ctx, fn, [&] {
+    return dirmn::capi::collective(counts, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
     if (result == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "result is NULL");
     if (result->size < offsetof(dirmn_overdispersion_result, lrt_p_value) + sizeof(double))
@@ -61,6 +63,7 @@ dirmn_status dirmn_overdispersion_test(dirmn_context* ctx, dirmn_counts* counts,
     full.converged = t.converged ? 1 : 0;
     std::memcpy(result, &full, std::min(result->size, sizeof full));
     return DIRMN_SUCCESS;
+    });
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "../../kernels/models/regression.hpp"
 #include "../../kernels/models/regression_grouped.hpp"
+#include "collective.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "tables.hpp"
@@ -160,6 +161,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
   static const char* fn = "dirmn_reg_fit";
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
     if (reg == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "reg is NULL");
     dirmn_reg_options o;
     dirmn_reg_options_init_sized(&o, sizeof o);
@@ -453,6 +455,7 @@ dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* counts, con
   static const char* fn = "dirmn_reg_test_groups";
   return with_context(ctx, fn, [&] {
     if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+    if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
     if (group == nullptr || result == nullptr)
       return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "group or result is NULL");
     if (result->size < sizeof(size_t) || result->size > sizeof(dirmn_reg_groups_result))

@@ -37,6 +37,7 @@ const char* dirmn_status_string(dirmn_status status) {
     case DIRMN_ERROR_CANCELLED: return "cancelled";
     case DIRMN_ERROR_NOT_SUPPORTED: return "not supported";
     case DIRMN_ERROR_CONTEXT_IN_USE: return "context in use";
+    case DIRMN_ERROR_COMMUNICATION: return "communication failed";
     case DIRMN_ERROR_INTERNAL: return "internal error";
   }
   return "unknown status";
@@ -58,6 +59,7 @@ const char* dirmn_status_name(dirmn_status status) {
     case DIRMN_ERROR_CANCELLED: return "DIRMN_ERROR_CANCELLED";
     case DIRMN_ERROR_NOT_SUPPORTED: return "DIRMN_ERROR_NOT_SUPPORTED";
     case DIRMN_ERROR_CONTEXT_IN_USE: return "DIRMN_ERROR_CONTEXT_IN_USE";
+    case DIRMN_ERROR_COMMUNICATION: return "DIRMN_ERROR_COMMUNICATION";
     case DIRMN_ERROR_INTERNAL: return "DIRMN_ERROR_INTERNAL";
   }
   return "DIRMN_STATUS_UNKNOWN";

@@ -8,6 +8,7 @@
 
 #include "../math/special.hpp"
 #include "../table/histogram_sums.hpp"
+#include "ranks.hpp"
 #include "weights.hpp"
 
 namespace dirmn {
@@ -49,6 +50,7 @@ void unscale_outcome(const ScaledWeights& sw, FitOutcome* out) {
 BackendResult table_histograms(const StoredTable& table, HistogramCache& cache,
                                const double* weights, const Interrupt& interrupt,
                                const Histograms** out) {
+  if (table.collective != nullptr) return rank_histograms(table, cache, weights, interrupt, out);
   if (const Histograms* h = cache.find(weights)) {
     *out = h;
     return {};
@@ -67,11 +69,13 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
                           const Interrupt& interrupt, double* value, double* gradient,
                           double* hessian_diag, double* hessian_scalar) {
   const size_t V = static_cast<size_t>(table.info->cols);
-  std::vector<double> g(V), d(V);
-  const ScaledWeights sw(weights, table.info->rows);
-  const Histograms* h = nullptr;
-  const BackendResult r = table_histograms(table, cache, sw.data(), interrupt, &h);
+  double top = 0.0;
+  BackendResult r = agreed_weight_top(table, weights, &top);
   if (!r.ok()) return r;
+  std::vector<double> g(V), d(V);
+  const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
+  const Histograms* h = nullptr;
+  if (!(r = table_histograms(table, cache, sw.data(), interrupt, &h)).ok()) return r;
   double f = 0.0, c = 0.0;
   // The full value has its own (log-beta) sum: the kernel plus lcoef_sum
   // cancels at deep counts (histogram_sums.hpp).
@@ -91,7 +95,9 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
   if (!finite_sums(value ? &f : nullptr, 1) || !finite_sums(gradient ? g.data() : nullptr, V) ||
       !finite_sums(hessian_diag ? d.data() : nullptr, V) ||
       !finite_sums(hessian_scalar ? &c : nullptr, 1))
-    return {DIRMN_ERROR_OVERFLOW, "", 0};
+    r = {DIRMN_ERROR_OVERFLOW, "", 0};
+  // Over ranks, every rank writes or none does.
+  if (!(r = close_collective(table, r)).ok()) return r;
   if (value) *value = f;
   if (gradient) std::copy(g.begin(), g.end(), gradient);
   if (hessian_diag) std::copy(d.begin(), d.end(), hessian_diag);
@@ -101,23 +107,29 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
 
 BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const double* weights,
                         FitSettings s, FitOutcome* out) {
-  const ScaledWeights sw(weights, table.info->rows);
-  const Histograms* h = nullptr;
-  const BackendResult r = table_histograms(table, cache, sw.data(), s.interrupt, &h);
+  double top = 0.0;
+  BackendResult r = agreed_weight_top(table, weights, &top);
   if (!r.ok()) return r;
+  const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
+  const Histograms* h = nullptr;
+  if (!(r = table_histograms(table, cache, sw.data(), s.interrupt, &h)).ok()) return r;
   s.threads = table.threads;
   s.weight_exponent = sw.exponent();
-  if (!fit_from_histograms(*h, s, out)) return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
-  if (out->cancelled) return {DIRMN_ERROR_CANCELLED, "", 0};
-  if (sw.scaled()) {
-    unscale_outcome(sw, out);
-    out->observations = sw.unscale(out->observations);
+  if (!fit_from_histograms(*h, s, out)) {
+    r = {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+  } else if (out->cancelled) {
+    r = {DIRMN_ERROR_CANCELLED, "", 0};
+  } else {
+    if (sw.scaled()) {
+      unscale_outcome(sw, out);
+      out->observations = sw.unscale(out->observations);
+    }
+    if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
+        !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
+        !finite_sums(&out->hessian_scalar, 1))
+      r = {DIRMN_ERROR_OVERFLOW, "", 0};
   }
-  if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
-      !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
-      !finite_sums(&out->hessian_scalar, 1))
-    return {DIRMN_ERROR_OVERFLOW, "", 0};
-  return {};
+  return close_collective(table, r);
 }
 
 }  // namespace dirmn

@@ -28,6 +28,7 @@
 
 #include "../math/distributions.hpp"
 #include "../math/sums.hpp"
+#include "ranks.hpp"
 #include "weights.hpp"
 
 namespace dirmn {
@@ -58,7 +59,9 @@ BackendResult overdispersion_test(const StoredTable& table, HistogramCache& cach
   if (!r.ok()) return r;
   const FitOutcome& f = out->fit;
   // The fit's histograms (cached on the scaled weights, as fit_table made them).
-  const ScaledWeights sw(weights, table.info->rows);
+  double top = 0.0;
+  if (!(r = agreed_weight_top(table, weights, &top)).ok()) return r;
+  const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
   const Histograms* h = nullptr;
   if (!(r = table_histograms(table, cache, sw.data(), s.interrupt, &h)).ok()) return r;
 
@@ -106,8 +109,8 @@ BackendResult overdispersion_test(const StoredTable& table, HistogramCache& cach
   out->converged = f.converged;
   if (!std::isfinite(out->lrt_statistic) || !std::isfinite(out->score_statistic) ||
       !std::isfinite(out->loglik_multinomial))
-    return {DIRMN_ERROR_OVERFLOW, "", 0};
-  return {};
+    return close_collective(table, {DIRMN_ERROR_OVERFLOW, "", 0});
+  return close_collective(table, {});
 }
 
 }  // namespace dirmn

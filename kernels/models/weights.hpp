@@ -28,10 +28,12 @@ class ScaledWeights {
   // exponent is kept within +-max_exponent (an objective with a prior
   // weighs the prior by 2^-exponent, which must stay a normal double).
   // Throws std::bad_alloc (a copy of the weights where they are scaled).
-  ScaledWeights(const double* w, int64_t rows, int max_exponent = 1 << 20) : data_(w) {
-    if (w == nullptr) return;
-    double top = 0.0;
-    for (int64_t b = 0; b < rows; ++b) top = w[b] > top ? w[b] : top;
+  ScaledWeights(const double* w, int64_t rows, int max_exponent = 1 << 20)
+      : ScaledWeights(w, rows, max_exponent, top_of(w, rows)) {}
+  // The same with the largest weight given: a table split over ranks
+  // scales every rank's weights by the largest of all (models/ranks.hpp);
+  // null weights are then 1s, scaled as the others are.
+  ScaledWeights(const double* w, int64_t rows, int max_exponent, double top) : data_(w) {
     if (!(top > 0.0)) return;
     int e = 0;
     std::frexp(top, &e);
@@ -39,8 +41,15 @@ class ScaledWeights {
     e = e < -max_exponent ? -max_exponent : e > max_exponent ? max_exponent : e;
     exponent_ = e;
     scaled_.resize(static_cast<size_t>(rows));
-    for (int64_t b = 0; b < rows; ++b) scaled_[static_cast<size_t>(b)] = std::ldexp(w[b], -e);
+    for (int64_t b = 0; b < rows; ++b) scaled_[static_cast<size_t>(b)] = std::ldexp(w ? w[b] : 1.0, -e);
     data_ = scaled_.data();
+  }
+  // The largest of rows weights (null: none, 0).
+  static double top_of(const double* w, int64_t rows) {
+    double top = 0.0;
+    if (w != nullptr)
+      for (int64_t b = 0; b < rows; ++b) top = w[b] > top ? w[b] : top;
+    return top;
   }
   ScaledWeights(const ScaledWeights&) = delete;
   ScaledWeights& operator=(const ScaledWeights&) = delete;

@@ -26,20 +26,26 @@ class HistogramCache {
 
   // Keeps h as the histograms of these weights and returns them. Throws
   // std::bad_alloc (the cache is then as it was).
-  const Histograms* store(Histograms&& h, const double* weights, int64_t rows) {
+  // serial: what the merge over ranks that built h was numbered
+  // (Communicator::next_serial), 0 for a table of one process.
+  const Histograms* store(Histograms&& h, const double* weights, int64_t rows, int64_t serial = 0) {
     auto kept = std::make_unique<Histograms>(std::move(h));
     std::vector<double> w;
     if (weights != nullptr) w.assign(weights, weights + rows);
     hist_ = std::move(kept);
     weighted_ = weights != nullptr;
     weights_.swap(w);
+    serial_ = serial;
     return hist_.get();
   }
+  // The kept histograms' serial (see store).
+  int64_t serial() const { return serial_; }
 
  private:
   std::unique_ptr<Histograms> hist_;
   bool weighted_ = false;
   std::vector<double> weights_;
+  int64_t serial_ = 0;
 };
 
 }  // namespace dirmn

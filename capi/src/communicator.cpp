@@ -1,0 +1,111 @@
+// communicator.cpp: the header's Communicators section.
+#include <cinttypes>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "args.hpp"
+#include "collective.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+struct dirmn_communicator {
+  std::shared_ptr<dirmn::capi::CallbackCommunicator> impl;
+};
+
+namespace dirmn {
+namespace capi {
+
+dirmn_status refuse_split(dirmn_context* ctx, const char* fn, const dirmn_counts* counts) {
+  if (counts == nullptr || !counts->comm) return DIRMN_SUCCESS;
+  return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
+              "the counts are one rank's rows of a table split over a communicator: %s does not "
+              "sum over ranks in this release (dirmn_fit, dirmn_loglik_sum and "
+              "dirmn_overdispersion_test do)",
+              fn);
+}
+
+}  // namespace capi
+}  // namespace dirmn
+
+extern "C" {
+
+dirmn_status dirmn_communicator_create(dirmn_communicator** comm,
+                                       const dirmn_communicator_callbacks* callbacks) {
+  static const char* fn = "dirmn_communicator_create";
+  using dirmn::capi::fail;
+  return dirmn::capi::guarded(nullptr, fn, [&] {
+    if (comm == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "comm is NULL");
+    *comm = nullptr;
+    if (callbacks == nullptr) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "callbacks is NULL");
+    if (callbacks->size < sizeof(dirmn_communicator_callbacks))
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                  "callbacks->size (%zu) is too small; set it to sizeof(dirmn_communicator_callbacks)",
+                  callbacks->size);
+    if (callbacks->ranks < 1)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "callbacks->ranks (%d) is below 1",
+                  callbacks->ranks);
+    if (callbacks->rank < 0 || callbacks->rank >= callbacks->ranks)
+      return fail(nullptr, DIRMN_ERROR_INVALID_ARGUMENT, fn, "callbacks->rank (%d) is outside [0, %d)",
+                  callbacks->rank, callbacks->ranks);
+    const struct {
+      const char* what;
+      bool missing;
+    } needed[] = {{"callbacks->allreduce_int64", callbacks->allreduce_int64 == nullptr},
+                  {"callbacks->allreduce_double", callbacks->allreduce_double == nullptr},
+                  {"callbacks->broadcast", callbacks->broadcast == nullptr}};
+    for (const auto& n : needed)
+      if (n.missing) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "%s is NULL", n.what);
+    auto c = std::make_unique<dirmn_communicator>();
+    dirmn_communicator_callbacks cb = *callbacks;
+    cb.size = sizeof cb;
+    c->impl = std::make_shared<dirmn::capi::CallbackCommunicator>(cb);
+    *comm = c.release();
+    return DIRMN_SUCCESS;
+  });
+}
+
+void dirmn_communicator_destroy(dirmn_communicator* comm) { delete comm; }
+
+dirmn_status dirmn_communicator_get_rank(const dirmn_communicator* comm, int* rank, int* ranks) {
+  static const char* fn = "dirmn_communicator_get_rank";
+  if (comm == nullptr) return dirmn::capi::fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "comm is NULL");
+  if (rank != nullptr) *rank = comm->impl->rank();
+  if (ranks != nullptr) *ranks = comm->impl->ranks();
+  return DIRMN_SUCCESS;
+}
+
+dirmn_status dirmn_counts_set_communicator(dirmn_context* ctx, dirmn_counts* counts,
+                                           dirmn_communicator* comm) {
+  static const char* fn = "dirmn_counts_set_communicator";
+  return dirmn::capi::with_context(ctx, fn, [&] {
+    using namespace dirmn::capi;
+    if (comm == nullptr) {
+      if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+      counts->comm.reset();
+      counts->histograms = dirmn::HistogramCache();
+      return DIRMN_SUCCESS;
+    }
+    // Collective from here: a local failure is voted, never just returned.
+    dirmn::Collective c(*comm->impl);
+    const dirmn_status local = check_counts_use(ctx, fn, counts);
+    dirmn::BackendResult r = c.agree(local == DIRMN_SUCCESS ? dirmn::BackendResult{}
+                                                            : dirmn::BackendResult{local, "", 0});
+    if (local != DIRMN_SUCCESS) return local;
+    if (!r.ok()) return fail_backend(ctx, fn, r);
+    std::vector<int64_t> cols;
+    if (!(r = c.gather(counts->info.cols, &cols)).ok()) return fail_backend(ctx, fn, r);
+    for (size_t q = 1; q < cols.size(); ++q)
+      if (cols[q] != cols[0])
+        return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
+                    "rank %zu's counts have %" PRId64 " columns, rank 0's %" PRId64
+                    " (every rank's rows of a table have its columns)",
+                    q, cols[q], cols[0]);
+    counts->histograms = dirmn::HistogramCache();
+    counts->comm = comm->impl;
+    return DIRMN_SUCCESS;
+  });
+}
+
+}  // extern "C"

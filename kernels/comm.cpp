@@ -1,0 +1,30 @@
+// comm.cpp: the votes and gathers of a collective call.
+#include "comm.hpp"
+
+namespace dirmn {
+
+BackendResult Collective::agree(const BackendResult& local) {
+  ++votes_;
+  std::vector<int64_t> failed(static_cast<size_t>(comm_.ranks()), 0);
+  failed[static_cast<size_t>(comm_.rank())] = local.ok() ? 0 : 1;
+  const BackendResult r = comm_.allreduce(failed.data(), failed.size());
+  if (!local.ok()) return local;
+  if (!r.ok()) return r;
+  for (size_t i = 0; i < failed.size(); ++i)
+    if (failed[i] != 0) return {DIRMN_ERROR_COMMUNICATION, "", static_cast<int>(i)};
+  return {};
+}
+
+BackendResult Collective::gather(int64_t x, std::vector<int64_t>* out) {
+  out->assign(static_cast<size_t>(comm_.ranks()), 0);
+  (*out)[static_cast<size_t>(comm_.rank())] = x;
+  return comm_.allreduce(out->data(), out->size());
+}
+
+BackendResult Collective::gather(double x, std::vector<double>* out) {
+  out->assign(static_cast<size_t>(comm_.ranks()), 0.0);
+  (*out)[static_cast<size_t>(comm_.rank())] = x;
+  return comm_.allreduce(out->data(), out->size());
+}
+
+}  // namespace dirmn

@@ -1,0 +1,32 @@
+// ranks.hpp: the shared-alpha estimators' sums over a table split by rows
+// over a communicator's ranks (comm.hpp): the row weights' scale and the
+// count histograms, summed so that every rank holds what one pass over the
+// whole table would have built.
+#pragma once
+
+#include "../comm.hpp"
+#include "../stored_table.hpp"
+#include "../table/cache.hpp"
+#include "../table/histogram.hpp"
+
+namespace dirmn {
+
+// The largest row weight over every rank's rows (null weights count as 1
+// where the rank has rows): what ScaledWeights scales by, agreed, so that
+// every rank's histograms are on one scale. *top: this rank's own without
+// a communicator. Opens the collective call (its first vote).
+BackendResult agreed_weight_top(const StoredTable& table, const double* weights, double* top);
+
+// The histograms of every rank's rows under these (scaled) weights, built
+// locally by the table's histogram step and summed over the ranks, or the
+// cached ones where every rank holds the same cached merge. Throws nothing
+// (a local std::bad_alloc is voted as OUT_OF_MEMORY).
+BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, const double* weights,
+                              const Interrupt& interrupt, const Histograms** out);
+
+// The collective call's closing vote on this rank's outcome (comm.hpp's
+// agree), before any caller's array is written: every rank then writes
+// or none does. `local` as it is without a communicator.
+BackendResult close_collective(const StoredTable& table, const BackendResult& local);
+
+}  // namespace dirmn

@@ -1,0 +1,424 @@
+// test_communicator.cpp: a table split by rows over a communicator's ranks
+// (the header's Communicators section). The ranks are threads of this
+// process over an in-memory communicator (World: allreduce and broadcast
+// through shared slots and a barrier), each with its own context and its
+// own rows; every result is compared with the one process that holds the
+// whole table (itself checked against references in test_fit.cpp and
+// test_overdispersion.cpp). Catch2's assertions run on the main thread
+// only: the ranks record what they got.
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+namespace {
+
+using namespace dirmn_test;
+
+// n ranks' shared slots and a reusable barrier. A callback failure is
+// injected at one call index on every rank at once, as an MPI collective
+// fails for all.
+class World {
+ public:
+  explicit World(int n) : n_(n), slots_(static_cast<size_t>(n)) {}
+  int ranks() const { return n_; }
+  int fail_at = -1;    // the call index (per rank) that fails, -1: none
+  int fail_code = 0;
+
+  void wait() {
+    std::unique_lock<std::mutex> lock(m_);
+    const long gen = generation_;
+    if (++arrived_ == n_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != gen; });
+    }
+  }
+
+  template <class T>
+  int allreduce(int rank, T* x, size_t n, int call) {
+    slots_[static_cast<size_t>(rank)] = x;
+    wait();
+    std::vector<T> sum(n, T(0));
+    for (int r = 0; r < n_; ++r) {
+      const T* y = static_cast<const T*>(slots_[static_cast<size_t>(r)]);
+      for (size_t i = 0; i < n; ++i) sum[i] += y[i];
+    }
+    wait();
+    std::copy(sum.begin(), sum.end(), x);
+    wait();
+    return call == fail_at ? fail_code : 0;
+  }
+
+  int broadcast(int rank, void* buf, size_t bytes, int root, int call) {
+    slots_[static_cast<size_t>(rank)] = buf;
+    wait();
+    if (rank != root) std::memcpy(buf, slots_[static_cast<size_t>(root)], bytes);
+    wait();
+    return call == fail_at ? fail_code : 0;
+  }
+
+ private:
+  int n_;
+  std::vector<void*> slots_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  long generation_ = 0;
+};
+
+// One rank's callbacks' data.
+struct Rank {
+  World* world = nullptr;
+  int rank = 0;
+  int calls = 0;
+  std::atomic<int>* released = nullptr;
+};
+
+int allreduce_i64(void* d, int64_t* x, size_t n, int) {
+  auto* r = static_cast<Rank*>(d);
+  return r->world->allreduce(r->rank, x, n, r->calls++);
+}
+int allreduce_f64(void* d, double* x, size_t n, int) {
+  auto* r = static_cast<Rank*>(d);
+  return r->world->allreduce(r->rank, x, n, r->calls++);
+}
+int broadcast(void* d, void* buf, size_t bytes, int root, int) {
+  auto* r = static_cast<Rank*>(d);
+  return r->world->broadcast(r->rank, buf, bytes, root, r->calls++);
+}
+void release(void* d) { static_cast<Rank*>(d)->released->fetch_add(1); }
+
+dirmn_communicator_callbacks callbacks_of(Rank* r) {
+  dirmn_communicator_callbacks cb;
+  std::memset(&cb, 0, sizeof cb);
+  cb.size = sizeof cb;
+  cb.rank = r->rank;
+  cb.ranks = r->world->ranks();
+  cb.allreduce_int64 = allreduce_i64;
+  cb.allreduce_double = allreduce_f64;
+  cb.broadcast = broadcast;
+  cb.data = r;
+  cb.release = release;
+  return cb;
+}
+
+// What a rank got from a call.
+struct Got {
+  dirmn_status attach = DIRMN_SUCCESS, status = DIRMN_SUCCESS;
+  std::string message;
+  std::vector<double> alpha, se;
+  dirmn_fit_result fit{};
+  double value = 0.0, hessian_scalar = 0.0;
+  std::vector<double> gradient, hessian_diag;
+  dirmn_overdispersion_result od{};
+};
+
+// Rank r's first row of n ranks: uneven parts (rank r takes r + 1 shares).
+int64_t first_row(int r, int n, int64_t rows) {
+  const int64_t shares = static_cast<int64_t>(n) * (n + 1) / 2;
+  const int64_t before = static_cast<int64_t>(r) * (r + 1) / 2;
+  return rows * before / shares;
+}
+
+// Runs body(rank, ctx, counts) on n threads, each with its rows of x (rows x
+// cols, row-major) attached to its communicator. `cols_of(r)` may give a
+// rank other columns (a mismatch test).
+void run_ranks(World& world, const std::vector<double>& x, int64_t rows, int64_t cols,
+               std::vector<Got>* got,
+               const std::function<void(int, dirmn_context*, dirmn_counts*, Got*)>& body,
+               std::atomic<int>* released, const std::function<int64_t(int)>& cols_of = nullptr) {
+  const int n = world.ranks();
+  got->assign(static_cast<size_t>(n), Got());
+  std::vector<Rank> ranks(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    ranks[static_cast<size_t>(r)] = Rank{&world, r, 0, released};
+    threads.emplace_back([&, r] {
+      Got& g = (*got)[static_cast<size_t>(r)];
+      dirmn_context* ctx = nullptr;
+      dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
+      dirmn_context_set_threads(ctx, 1 + r % 2);
+      const int64_t b0 = first_row(r, n, rows), b1 = first_row(r + 1, n, rows);
+      const int64_t c = cols_of ? cols_of(r) : cols;
+      std::vector<double> mine(static_cast<size_t>((b1 - b0) * c), 0.0);
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t v = 0; v < std::min(c, cols); ++v)
+          mine[static_cast<size_t>((b - b0) * c + v)] = x[static_cast<size_t>(b * cols + v)];
+      dirmn_counts* counts = nullptr;
+      dirmn_counts_create_dense(ctx, &counts, b1 - b0, c, DIRMN_FLOAT64, mine.data(), c, 1, nullptr);
+      const dirmn_communicator_callbacks cb = callbacks_of(&ranks[static_cast<size_t>(r)]);
+      dirmn_communicator* comm = nullptr;
+      dirmn_communicator_create(&comm, &cb);
+      g.attach = dirmn_counts_set_communicator(ctx, counts, comm);
+      dirmn_communicator_destroy(comm);  // the counts keep it
+      if (g.attach == DIRMN_SUCCESS) body(r, ctx, counts, &g);
+      else g.message = dirmn_last_error(ctx);
+      dirmn_counts_destroy(counts);
+      dirmn_context_destroy(ctx);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+// dirmn_fit on a rank (or the whole table): alpha, SEs and the result.
+dirmn_status fit_into(dirmn_context* ctx, dirmn_counts* counts, int64_t cols, const double* weights,
+                      Got* g) {
+  g->alpha.assign(static_cast<size_t>(cols), -1.0);
+  g->se.assign(static_cast<size_t>(cols), -1.0);
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  o.weights = weights;
+  std::memset(&g->fit, 0, sizeof g->fit);
+  g->fit.size = sizeof g->fit;
+  g->fit.alpha = g->alpha.data();
+  g->fit.std_error_alpha = g->se.data();
+  g->status = dirmn_fit(ctx, counts, &o, &g->fit);
+  if (g->status != DIRMN_SUCCESS) g->message = dirmn_last_error(ctx);
+  return g->status;
+}
+
+// The rows [b0, b1) of per-row weights w, or null.
+std::vector<double> weights_of(const std::vector<double>& w, int r, int n, int64_t rows) {
+  if (w.empty()) return {};
+  return std::vector<double>(w.begin() + first_row(r, n, rows), w.begin() + first_row(r + 1, n, rows));
+}
+
+struct Whole {
+  Got got;
+  Context ctx;
+  Counts counts;
+};
+
+Whole whole_fit(const std::vector<double>& x, int64_t rows, int64_t cols, const std::vector<double>& w) {
+  Whole h{Got(), make_context(DIRMN_BACKEND_CPU), nullptr};
+  h.counts = counts_of(h.ctx.get(), x, rows, cols);
+  REQUIRE(fit_into(h.ctx.get(), h.counts.get(), cols, w.empty() ? nullptr : w.data(), &h.got) ==
+          DIRMN_SUCCESS);
+  return h;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("communicator: the shared-alpha fit of a split table is the whole table's, bit for bit",
+          "[communicator]") {
+  const int64_t rows = 60, cols = 40;
+  std::vector<double> alpha = random_alpha(cols, 0.05, 3.0, 31);
+  // Deep counts in a few columns take the pairs and band forms.
+  std::vector<double> x = simulate_dm(rows, alpha, 400, 32);
+  for (int64_t b = 0; b < rows; b += 3) x[static_cast<size_t>(b * cols)] += 5000.0 + 97.0 * static_cast<double>(b);
+  const bool weighted = GENERATE(false, true);
+  std::vector<double> w;
+  if (weighted)
+    for (int64_t b = 0; b < rows; ++b) w.push_back(static_cast<double>(b % 4));  // whole weights
+  const Whole whole = whole_fit(x, rows, cols, w);
+  for (int n : {1, 2, 3, 4}) {
+    INFO("ranks " << n << (weighted ? ", weighted" : ""));
+    World world(n);
+    std::atomic<int> released{0};
+    std::vector<Got> got;
+    run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* ctx, dirmn_counts* c, Got* g) {
+      const std::vector<double> wr = weights_of(w, r, n, rows);
+      fit_into(ctx, c, cols, wr.empty() ? nullptr : wr.data(), g);
+    }, &released);
+    CHECK(released.load() == n);  // once per rank, after its counts went
+    for (int r = 0; r < n; ++r) {
+      const Got& g = got[static_cast<size_t>(r)];
+      INFO("rank " << r << ": " << g.message);
+      REQUIRE(g.attach == DIRMN_SUCCESS);
+      REQUIRE(g.status == DIRMN_SUCCESS);
+      CHECK(same_bits(g.alpha, whole.got.alpha));
+      CHECK(same_bits(g.se, whole.got.se));
+      CHECK(g.fit.iterations == whole.got.fit.iterations);
+      CHECK(g.fit.loglik_kernel == whole.got.fit.loglik_kernel);
+      CHECK(g.fit.observations == whole.got.fit.observations);
+      CHECK(g.fit.parameters == whole.got.fit.parameters);
+      // The multinomial coefficients are summed per rank, then over ranks.
+      CHECK(close_to(g.fit.loglik, whole.got.fit.loglik, 1e-14));
+    }
+  }
+}
+
+TEST_CASE("communicator: dirmn_loglik_sum and the overdispersion test over ranks",
+          "[communicator]") {
+  const int64_t rows = 45, cols = 25;
+  const std::vector<double> alpha = random_alpha(cols, 0.1, 2.0, 41);
+  const std::vector<double> x = simulate_dm(rows, alpha, 150, 42);
+  // Real weights: their sums depend on the order they are added in.
+  std::vector<double> w;
+  for (int64_t b = 0; b < rows; ++b) w.push_back(0.3 + 0.01 * static_cast<double>(b));
+  Context ctx = make_context(DIRMN_BACKEND_CPU);
+  Counts counts = counts_of(ctx.get(), x, rows, cols);
+  Got want;
+  want.gradient.resize(cols);
+  want.hessian_diag.resize(cols);
+  REQUIRE(dirmn_loglik_sum(ctx.get(), counts.get(), alpha.data(), 1, DIRMN_PARAM_ALPHA, w.data(),
+                           DIRMN_FULL, &want.value, want.gradient.data(),
+                           want.hessian_diag.data(), &want.hessian_scalar) == DIRMN_SUCCESS);
+  want.od.size = sizeof want.od;
+  REQUIRE(dirmn_overdispersion_test(ctx.get(), counts.get(), nullptr, &want.od) == DIRMN_SUCCESS);
+  const int n = 3;
+  World world(n);
+  std::atomic<int> released{0};
+  std::vector<Got> got;
+  run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* c, dirmn_counts* k, Got* g) {
+    const std::vector<double> wr = weights_of(w, r, n, rows);
+    g->gradient.assign(cols, 0.0);
+    g->hessian_diag.assign(cols, 0.0);
+    g->status = dirmn_loglik_sum(c, k, alpha.data(), 1, DIRMN_PARAM_ALPHA, wr.data(),
+                                 DIRMN_FULL, &g->value, g->gradient.data(),
+                                 g->hessian_diag.data(), &g->hessian_scalar);
+    if (g->status != DIRMN_SUCCESS) return;
+    g->od.size = sizeof g->od;
+    g->status = dirmn_overdispersion_test(c, k, nullptr, &g->od);
+  }, &released);
+  for (int r = 0; r < n; ++r) {
+    const Got& g = got[static_cast<size_t>(r)];
+    INFO("rank " << r << ": " << g.message);
+    REQUIRE(g.status == DIRMN_SUCCESS);
+    CHECK(close_to(g.value, want.value, 1e-13));
+    CHECK(close_to(g.hessian_scalar, want.hessian_scalar, 1e-13));
+    for (int64_t v = 0; v < cols; ++v) {
+      CHECK(close_to(g.gradient[static_cast<size_t>(v)], want.gradient[static_cast<size_t>(v)], 1e-12, 1e-12));
+      CHECK(close_to(g.hessian_diag[static_cast<size_t>(v)], want.hessian_diag[static_cast<size_t>(v)], 1e-12));
+    }
+    CHECK(close_to(g.od.lrt_statistic, want.od.lrt_statistic, 1e-10));
+    CHECK(close_to(g.od.score_statistic, want.od.score_statistic, 1e-12));
+    CHECK(g.od.lrt_p_value == Approx(want.od.lrt_p_value).epsilon(1e-9));
+    // Every rank the same bits.
+    CHECK(g.value == got[0].value);
+    CHECK(g.od.score_statistic == got[0].od.score_statistic);
+  }
+}
+
+TEST_CASE("communicator: one rank's bad argument fails every rank, and nothing is written",
+          "[communicator]") {
+  const int64_t rows = 30, cols = 12;
+  const std::vector<double> x = simulate_dm(rows, random_alpha(cols, 0.2, 2.0, 51), 80, 52);
+  const int n = 3;
+  World world(n);
+  std::atomic<int> released{0};
+  std::vector<Got> got;
+  run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* c, dirmn_counts* k, Got* g) {
+    std::vector<double> wr(static_cast<size_t>(first_row(r + 1, n, rows) - first_row(r, n, rows)), 1.0);
+    if (r == 1) wr[2] = -1.0;
+    fit_into(c, k, cols, wr.data(), g);
+    // The next collective call works again on every rank.
+    Got again;
+    fit_into(c, k, cols, nullptr, &again);
+    if (again.status != DIRMN_SUCCESS) g->status = DIRMN_ERROR_INTERNAL;
+  }, &released);
+  for (int r = 0; r < n; ++r) {
+    const Got& g = got[static_cast<size_t>(r)];
+    INFO("rank " << r << ": " << g.message);
+    if (r == 1) {
+      CHECK(g.status == DIRMN_ERROR_INVALID_PARAMETER);  // its own status and message
+      CHECK(g.message.find("row 2 (0-based): weight -1 is negative") != std::string::npos);
+    } else {
+      CHECK(g.status == DIRMN_ERROR_COMMUNICATION);
+      CHECK(g.message.find("rank 1's part") != std::string::npos);
+    }
+    for (double a : g.alpha) CHECK(a == -1.0);
+  }
+}
+
+TEST_CASE("communicator: a failed callback, mismatched columns, estimators not yet over ranks",
+          "[communicator]") {
+  const int64_t rows = 24, cols = 10;
+  const std::vector<double> x = simulate_dm(rows, random_alpha(cols, 0.2, 2.0, 61), 60, 62);
+  const int n = 2;
+  std::atomic<int> released{0};
+  std::vector<Got> got;
+  SECTION("a callback that fails on every rank") {
+    World world(n);
+    world.fail_at = 3;  // after the attach's vote and gather: inside the fit
+    world.fail_code = 5;
+    run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context* c, dirmn_counts* k, Got* g) {
+      fit_into(c, k, cols, nullptr, g);
+    }, &released);
+    for (const Got& g : got) {
+      INFO(g.message);
+      CHECK(g.status == DIRMN_ERROR_COMMUNICATION);
+      CHECK(g.message.find("callback returned 5") != std::string::npos);
+      for (double a : g.alpha) CHECK(a == -1.0);
+    }
+  }
+  SECTION("ranks with other columns") {
+    World world(n);
+    run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context*, dirmn_counts*, Got*) {},
+              &released, [&](int r) { return r == 1 ? cols - 2 : cols; });
+    for (const Got& g : got) {
+      INFO(g.message);
+      CHECK(g.attach == DIRMN_ERROR_DIMENSION_MISMATCH);
+      CHECK(g.message.find("rank 1's counts have 8 columns, rank 0's 10") != std::string::npos);
+    }
+  }
+  SECTION("a mixture is refused on split counts, and works once detached") {
+    World world(n);
+    run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context* c, dirmn_counts* k, Got* g) {
+      dirmn_mixture* m = nullptr;
+      g->status = dirmn_mixture_fit(c, k, 2, nullptr, &m);
+      g->message = dirmn_last_error(c);
+      if (dirmn_counts_set_communicator(c, k, nullptr) != DIRMN_SUCCESS ||
+          dirmn_mixture_fit(c, k, 2, nullptr, &m) != DIRMN_SUCCESS)
+        g->attach = DIRMN_ERROR_INTERNAL;
+      dirmn_mixture_destroy(m);
+    }, &released);
+    for (const Got& g : got) {
+      INFO(g.message);
+      CHECK(g.attach == DIRMN_SUCCESS);
+      CHECK(g.status == DIRMN_ERROR_NOT_SUPPORTED);
+      CHECK(g.message.find("dirmn_mixture_fit does not sum over ranks") != std::string::npos);
+    }
+  }
+  CHECK(released.load() == n);
+}
+
+TEST_CASE("communicator: creation checks its callbacks", "[communicator]") {
+  World world(3);
+  std::atomic<int> released{0};
+  Rank r{&world, 2, 0, &released};
+  dirmn_communicator_callbacks cb = callbacks_of(&r);
+  dirmn_communicator* comm = nullptr;
+  CHECK(dirmn_communicator_create(nullptr, &cb) == DIRMN_ERROR_NULL_POINTER);
+  CHECK(dirmn_communicator_create(&comm, nullptr) == DIRMN_ERROR_NULL_POINTER);
+  dirmn_communicator_callbacks bad = cb;
+  bad.size = 8;
+  CHECK(dirmn_communicator_create(&comm, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  bad = cb;
+  bad.rank = 3;
+  CHECK(dirmn_communicator_create(&comm, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(dirmn_last_error(nullptr)).find("callbacks->rank (3) is outside [0, 3)") !=
+        std::string::npos);
+  bad = cb;
+  bad.ranks = 0;
+  CHECK(dirmn_communicator_create(&comm, &bad) == DIRMN_ERROR_INVALID_ARGUMENT);
+  bad = cb;
+  bad.broadcast = nullptr;
+  CHECK(dirmn_communicator_create(&comm, &bad) == DIRMN_ERROR_NULL_POINTER);
+  CHECK(std::string(dirmn_last_error(nullptr)).find("callbacks->broadcast is NULL") != std::string::npos);
+  CHECK(comm == nullptr);
+  REQUIRE(dirmn_communicator_create(&comm, &cb) == DIRMN_SUCCESS);
+  int rank = -1, ranks = -1;
+  CHECK(dirmn_communicator_get_rank(comm, &rank, &ranks) == DIRMN_SUCCESS);
+  CHECK(rank == 2);
+  CHECK(ranks == 3);
+  CHECK(dirmn_communicator_get_rank(nullptr, &rank, &ranks) == DIRMN_ERROR_NULL_POINTER);
+  CHECK(released.load() == 0);
+  dirmn_communicator_destroy(comm);
+  CHECK(released.load() == 1);
+  dirmn_communicator_destroy(nullptr);
+  CHECK(std::string(dirmn_status_name(DIRMN_ERROR_COMMUNICATION)) == "DIRMN_ERROR_COMMUNICATION");
+}
