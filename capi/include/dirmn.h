@@ -539,7 +539,8 @@ typedef struct dirmn_counts_info {
  * dirmn_counts_set_communicator itself must be called by every rank, in
  * the same order, with arguments that agree (the same options; each rank
  * its own rows' weights); a call refused before it starts (a NULL or busy
- * context) leaves the other ranks waiting, as a missed MPI collective does. Every rank gets the same result, the one a single
+ * context) leaves the other ranks waiting, as a missed MPI collective does.
+ * Every rank gets the same result, the one a single
  * process holding the whole table gets: alpha, standard errors and
  * iterations bit for bit (the count histograms are summed as exact integers
  * and merged in rank order; row weights are summed in rank order), the
@@ -559,7 +560,11 @@ typedef struct dirmn_communicator dirmn_communicator;
  * passes its values and receives the sums (MPI_Allreduce with MPI_SUM).
  * `device` is 0: this release passes host memory only. Return 0 on
  * success, anything else on failure (dirmn then fails the call with
- * DIRMN_ERROR_COMMUNICATION, the value in its message). */
+ * DIRMN_ERROR_COMMUNICATION, the value in its message). A callback that
+ * fails must fail on every rank, as MPI's collectives do: a rank that
+ * carries on after its callback succeeded waits for the others at the next
+ * one. Callbacks run on the thread that made the dirmn call, and must not
+ * call dirmn on the same context. */
 typedef int (*dirmn_allreduce_int64_fn)(void* data, int64_t* values, size_t count, int device);
 typedef int (*dirmn_allreduce_double_fn)(void* data, double* values, size_t count, int device);
 /* Copies `bytes` bytes of `root`'s buffer into every other rank's buffer
