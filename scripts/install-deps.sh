@@ -7,7 +7,8 @@ pkgs=(cmake ninja-build g++ pkg-config)
 if [ "$what" = test ]; then
   pkgs+=(catch2 clang libclang-rt-dev python3-mpmath binutils
          r-base-core r-cran-rcpp r-cran-testthat r-cran-matrix r-cran-extradistr valgrind
-         python3-numpy python3-scipy python3-pytest python3-torch)
+         python3-numpy python3-scipy python3-pytest python3-torch
+         libopenmpi-dev openmpi-bin python3-mpi4py)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

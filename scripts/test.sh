@@ -32,7 +32,7 @@ passed=$((passed + 1))
 
 stage "C/C++: AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B "$build/asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DDIRMN_CUDA=OFF \
-  -DDIRMN_SANITIZE=address,undefined -DDIRMN_BUILD_BENCH=OFF >/dev/null
+  -DDIRMN_SANITIZE=address,undefined -DDIRMN_BUILD_BENCH=OFF -DDIRMN_MPI=OFF >/dev/null
 cmake --build "$build/asan" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$build/asan" --output-on-failure -E install_consumer

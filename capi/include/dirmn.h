@@ -586,7 +586,8 @@ typedef struct dirmn_communicator_callbacks {
 /* Makes a communicator over the callbacks (copied; `data` is the caller's
  * until `release` is called). The caller owns *comm and frees it with
  * dirmn_communicator_destroy; counts attached to it keep what they need,
- * so it may be destroyed first. Not collective. Statuses: SUCCESS;
+ * so it may be destroyed first; where the call fails, `release` is not
+ * called (the data is still the caller's). Not collective. Statuses: SUCCESS;
  * NULL_POINTER (comm, callbacks, a callback); INVALID_ARGUMENT
  * (callbacks->size too small, ranks < 1, rank outside [0, ranks));
  * OUT_OF_MEMORY. */

@@ -1,0 +1,140 @@
+/* test_mpi.c: the shared-alpha estimators over MPI ranks (libdirmn_mpi),
+ * run by ctest under mpiexec at 1-4 ranks. Each rank makes its block of
+ * rows of one seeded table and fits it over the communicator; it also fits
+ * the whole table alone, and the two must agree: alpha and standard errors
+ * bit for bit, the log pmf to 1e-14, dirmn_loglik_sum's gradient to 1e-13.
+ * Then rank 1 (or rank 0 alone) passes a negative weight: it must get its
+ * own INVALID_PARAMETER, every other rank DIRMN_ERROR_COMMUNICATION naming
+ * it, and the next collective call must work again. Exit 0 on every check
+ * passing, 1 otherwise, a line per failure on stderr. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dirmn_mpi.h"
+
+enum { ROWS = 97, COLS = 31 };
+
+static int failures = 0;
+static int me = 0;
+
+#define EXPECT(cond, ...)                               \
+  do {                                                  \
+    if (!(cond)) {                                      \
+      fprintf(stderr, "rank %d: %s: ", me, #cond);      \
+      fprintf(stderr, __VA_ARGS__);                     \
+      fprintf(stderr, "\n");                            \
+      ++failures;                                       \
+    }                                                   \
+  } while (0)
+
+/* splitmix64: the table's counts, the same on every rank. */
+static uint64_t next(uint64_t* s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15u);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return z ^ (z >> 31);
+}
+
+/* Overdispersed counts: a row's column weights drawn around a shared
+   profile, counts up to a few hundred, a deep column every fifth row. */
+static void make_table(double* x) {
+  uint64_t s = 20261207u;
+  for (int b = 0; b < ROWS; ++b)
+    for (int v = 0; v < COLS; ++v) {
+      const double u = (double)(next(&s) >> 11) / 9007199254740992.0;
+      const double profile = 40.0 / (1.0 + v);
+      x[b * COLS + v] = floor(profile * u * u * 4.0) + (v == 0 && b % 5 == 0 ? 3000.0 + b : 0.0);
+    }
+}
+
+static int first_row(int r, int n) { return (int)((int64_t)ROWS * r / n); }
+
+static dirmn_status fit(dirmn_context* ctx, dirmn_counts* c, const double* w, double* alpha, double* se,
+                        dirmn_fit_result* out) {
+  dirmn_fit_options o;
+  dirmn_fit_options_init(&o);
+  o.weights = w;
+  memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
+  out->alpha = alpha;
+  out->std_error_alpha = se;
+  return dirmn_fit(ctx, c, &o, out);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  static double x[ROWS * COLS];
+  make_table(x);
+  dirmn_context* ctx = NULL;
+  dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
+
+  /* The whole table, alone. */
+  dirmn_counts* whole = NULL;
+  dirmn_counts_create_dense(ctx, &whole, ROWS, COLS, DIRMN_FLOAT64, x, COLS, 1, NULL);
+  double a_whole[COLS], se_whole[COLS], g_whole[COLS], ll_whole = 0.0;
+  dirmn_fit_result f_whole;
+  EXPECT(fit(ctx, whole, NULL, a_whole, se_whole, &f_whole) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  EXPECT(dirmn_loglik_sum(ctx, whole, a_whole, 1, DIRMN_PARAM_ALPHA, NULL, DIRMN_FULL, &ll_whole, g_whole,
+                          NULL, NULL) == DIRMN_SUCCESS,
+         "%s", dirmn_last_error(ctx));
+
+  /* This rank's rows over the communicator. */
+  const int b0 = first_row(me, n), b1 = first_row(me + 1, n);
+  dirmn_counts* mine = NULL;
+  EXPECT(dirmn_counts_create_dense(ctx, &mine, b1 - b0, COLS, DIRMN_FLOAT64, x + b0 * COLS, COLS, 1, NULL) ==
+             DIRMN_SUCCESS,
+         "%s", dirmn_last_error(ctx));
+  dirmn_communicator* comm = NULL;
+  EXPECT(dirmn_mpi_communicator_create(MPI_COMM_WORLD, &comm) == DIRMN_SUCCESS, "%s", dirmn_mpi_last_error());
+  int rank = -1, ranks = -1;
+  dirmn_communicator_get_rank(comm, &rank, &ranks);
+  EXPECT(rank == me && ranks == n, "rank %d of %d", rank, ranks);
+  EXPECT(dirmn_counts_set_communicator(ctx, mine, comm) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  dirmn_communicator_destroy(comm); /* the counts keep it */
+
+  double a[COLS], se[COLS], g[COLS], ll = 0.0;
+  dirmn_fit_result f;
+  EXPECT(fit(ctx, mine, NULL, a, se, &f) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  EXPECT(memcmp(a, a_whole, sizeof a) == 0, "alpha differs from the whole table's");
+  EXPECT(memcmp(se, se_whole, sizeof se) == 0, "standard errors differ from the whole table's");
+  EXPECT(f.iterations == f_whole.iterations, "%d iterations, whole %d", f.iterations, f_whole.iterations);
+  EXPECT(fabs(f.loglik - f_whole.loglik) <= 1e-14 * fabs(f_whole.loglik), "loglik %.17g, whole %.17g",
+         f.loglik, f_whole.loglik);
+  EXPECT(dirmn_loglik_sum(ctx, mine, a, 1, DIRMN_PARAM_ALPHA, NULL, DIRMN_FULL, &ll, g, NULL, NULL) ==
+             DIRMN_SUCCESS,
+         "%s", dirmn_last_error(ctx));
+  EXPECT(fabs(ll - ll_whole) <= 1e-14 * fabs(ll_whole), "loglik_sum %.17g, whole %.17g", ll, ll_whole);
+  for (int v = 0; v < COLS; ++v)
+    EXPECT(fabs(g[v] - g_whole[v]) <= 1e-13 * (1.0 + fabs(g_whole[v])), "gradient %d: %.17g, whole %.17g", v,
+           g[v], g_whole[v]);
+
+  /* One rank's bad weight fails every rank; nothing is written. */
+  const int bad = n > 1 ? 1 : 0;
+  double w[ROWS];
+  for (int b = 0; b < b1 - b0; ++b) w[b] = 1.0;
+  if (me == bad) w[0] = -1.0;
+  double untouched[COLS];
+  for (int v = 0; v < COLS; ++v) untouched[v] = -7.0;
+  const dirmn_status s = fit(ctx, mine, w, untouched, NULL, &f);
+  if (me == bad) {
+    EXPECT(s == DIRMN_ERROR_INVALID_PARAMETER, "status %s: %s", dirmn_status_name(s), dirmn_last_error(ctx));
+  } else {
+    EXPECT(s == DIRMN_ERROR_COMMUNICATION, "status %s", dirmn_status_name(s));
+    EXPECT(strstr(dirmn_last_error(ctx), "rank 1's part") != NULL, "message: %s", dirmn_last_error(ctx));
+  }
+  for (int v = 0; v < COLS; ++v) EXPECT(untouched[v] == -7.0, "alpha written after a failure");
+  EXPECT(fit(ctx, mine, NULL, a, se, &f) == DIRMN_SUCCESS, "again: %s", dirmn_last_error(ctx));
+
+  dirmn_counts_destroy(mine);
+  dirmn_counts_destroy(whole);
+  dirmn_context_destroy(ctx);
+  if (failures == 0) printf("rank %d of %d: every check passed\n", me, n);
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
