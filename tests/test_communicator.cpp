@@ -135,7 +135,8 @@ int64_t first_row(int r, int n, int64_t rows) {
 void run_ranks(World& world, const std::vector<double>& x, int64_t rows, int64_t cols,
                std::vector<Got>* got,
                const std::function<void(int, dirmn_context*, dirmn_counts*, Got*)>& body,
-               std::atomic<int>* released, const std::function<int64_t(int)>& cols_of = nullptr) {
+               std::atomic<int>* released, const std::function<int64_t(int)>& cols_of = nullptr,
+               dirmn_backend backend = DIRMN_BACKEND_CPU) {
   const int n = world.ranks();
   got->assign(static_cast<size_t>(n), Got());
   std::vector<Rank> ranks(static_cast<size_t>(n));
@@ -145,7 +146,7 @@ void run_ranks(World& world, const std::vector<double>& x, int64_t rows, int64_t
     threads.emplace_back([&, r] {
       Got& g = (*got)[static_cast<size_t>(r)];
       dirmn_context* ctx = nullptr;
-      dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
+      dirmn_context_create(&ctx, backend, 0);
       dirmn_context_set_threads(ctx, 1 + r % 2);
       const int64_t b0 = first_row(r, n, rows), b1 = first_row(r + 1, n, rows);
       const int64_t c = cols_of ? cols_of(r) : cols;
@@ -421,4 +422,31 @@ TEST_CASE("communicator: creation checks its callbacks", "[communicator]") {
   CHECK(released.load() == 1);
   dirmn_communicator_destroy(nullptr);
   CHECK(std::string(dirmn_status_name(DIRMN_ERROR_COMMUNICATION)) == "DIRMN_ERROR_COMMUNICATION");
+}
+
+TEST_CASE("cuda communicator: ranks on one device sum their device histograms as the host does",
+          "[cuda][communicator]") {
+  REQUIRE(cuda_device_present());
+  const int64_t rows = 80, cols = 30;
+  const std::vector<double> alpha = random_alpha(cols, 0.05, 3.0, 71);
+  const std::vector<double> x = simulate_dm(rows, alpha, 200, 72);  // counts below 256: 8-bit
+  const Whole whole = whole_fit(x, rows, cols, {});
+  for (int n : {1, 3}) {
+    INFO("ranks " << n);
+    World world(n);
+    std::atomic<int> released{0};
+    std::vector<Got> got;
+    run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context* ctx, dirmn_counts* c, Got* g) {
+      fit_into(ctx, c, cols, nullptr, g);
+    }, &released, nullptr, DIRMN_BACKEND_CUDA);
+    for (int r = 0; r < n; ++r) {
+      const Got& g = got[static_cast<size_t>(r)];
+      INFO("rank " << r << ": " << g.message);
+      REQUIRE(g.status == DIRMN_SUCCESS);
+      // Against the CPU backend's whole-table fit: the device's histograms
+      // are the host's (exact sums of whole counts).
+      CHECK(same_bits(g.alpha, whole.got.alpha));
+      CHECK(g.fit.iterations == whole.got.fit.iterations);
+    }
+  }
 }

@@ -57,11 +57,15 @@ dirmn_status dirmn_communicator_create(dirmn_communicator** comm,
                   {"callbacks->broadcast", callbacks->broadcast == nullptr}};
     for (const auto& n : needed)
       if (n.missing) return fail(nullptr, DIRMN_ERROR_NULL_POINTER, fn, "%s is NULL", n.what);
-    auto c = std::make_unique<dirmn_communicator>();
     dirmn_communicator_callbacks cb = *callbacks;
     cb.size = sizeof cb;
-    c->impl = std::make_shared<dirmn::capi::CallbackCommunicator>(cb);
-    *comm = c.release();
+    try {
+      auto c = std::make_unique<dirmn_communicator>();
+      c->impl = std::make_shared<dirmn::capi::CallbackCommunicator>(cb);
+      *comm = c.release();
+    } catch (const std::bad_alloc&) {
+      return fail(nullptr, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the communicator");
+    }
     return DIRMN_SUCCESS;
   });
 }
@@ -90,12 +94,17 @@ dirmn_status dirmn_counts_set_communicator(dirmn_context* ctx, dirmn_counts* cou
     // Collective from here: a local failure is voted, never just returned.
     dirmn::Collective c(*comm->impl);
     const dirmn_status local = check_counts_use(ctx, fn, counts);
-    dirmn::BackendResult r = c.agree(local == DIRMN_SUCCESS ? dirmn::BackendResult{}
-                                                            : dirmn::BackendResult{local, "", 0});
-    if (local != DIRMN_SUCCESS) return local;
-    if (!r.ok()) return fail_backend(ctx, fn, r);
+    dirmn::BackendResult r;
     std::vector<int64_t> cols;
-    if (!(r = c.gather(counts->info.cols, &cols)).ok()) return fail_backend(ctx, fn, r);
+    try {
+      r = c.agree(local == DIRMN_SUCCESS ? dirmn::BackendResult{} : dirmn::BackendResult{local, "", 0});
+      if (local != DIRMN_SUCCESS) return local;
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      r = c.gather(counts->info.cols, &cols);
+    } catch (const std::bad_alloc&) {
+      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the ranks' column counts");
+    }
+    if (!r.ok()) return fail_backend(ctx, fn, r);
     for (size_t q = 1; q < cols.size(); ++q)
       if (cols[q] != cols[0])
         return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,

@@ -119,6 +119,52 @@ std::vector<int32_t> small_table() {
   return x;
 }
 
+// A communicator of one rank (its sums are its own values) and counts of
+// the small table attached to it: the collective path's votes, histogram
+// lists and merge, each allocation failed in turn, then the same fit.
+int sum_as_is_i64(void*, int64_t*, size_t, int) { return 0; }
+int sum_as_is_f64(void*, double*, size_t, int) { return 0; }
+int broadcast_as_is(void*, void*, size_t, int, int) { return 0; }
+
+bool split_fit(Run& run, dirmn_context* ctx, const std::vector<int32_t>& x) {
+  dirmn_communicator_callbacks cb;
+  std::memset(&cb, 0, sizeof cb);
+  cb.size = sizeof cb;
+  cb.ranks = 1;
+  cb.allreduce_int64 = sum_as_is_i64;
+  cb.allreduce_double = sum_as_is_f64;
+  cb.broadcast = broadcast_as_is;
+  dirmn_communicator* comm = nullptr;
+  dirmn_counts* part = nullptr;
+  bool ok = run.call("dirmn_communicator_create", nullptr, [&] { return dirmn_communicator_create(&comm, &cb); }) &&
+            run.call("dirmn_counts_create_dense (a rank's rows)", ctx, [&] {
+              return dirmn_counts_create_dense(ctx, &part, kRows, kCols, DIRMN_INT32, x.data(), kCols, 1, nullptr);
+            }) &&
+            run.call("dirmn_counts_set_communicator", ctx,
+                     [&] { return dirmn_counts_set_communicator(ctx, part, comm); });
+  std::vector<double> fitted(kCols), se(kCols), sum_out(1 + kCols);
+  if (ok) {
+    dirmn_fit_result r;
+    std::memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.alpha = fitted.data();
+    r.std_error_alpha = se.data();
+    ok = run.call("dirmn_fit (over a communicator)", ctx, [&] { return dirmn_fit(ctx, part, nullptr, &r); },
+                  {&fitted, &se});
+    run.keep(fitted);
+    run.keep(se);
+    ok = ok && run.call("dirmn_loglik_sum (over a communicator)", ctx, [&] {
+      return dirmn_loglik_sum(ctx, part, fitted.data(), 1, DIRMN_PARAM_ALPHA, nullptr, DIRMN_FULL, &sum_out[0],
+                              &sum_out[1], nullptr, nullptr);
+    }, {&sum_out});
+    run.keep(sum_out);
+  }
+  fault::Counting counting;  // destroying must not need memory
+  dirmn_counts_destroy(part);
+  dirmn_communicator_destroy(comm);
+  return ok;
+}
+
 // Integer outputs live in sentinel-filled double buffers (as many bytes or
 // more), so that Run::call's check that a failed call left them alone
 // covers them too; their values are kept as doubles.
@@ -400,6 +446,7 @@ bool workload(Results* results) {
     run.keep(fitted);
     run.keep(se);
   }
+  if (ok) ok = split_fit(run, ctx, x);
   if (ok) {
     dirmn_mixture_options o;
     dirmn_mixture_options_init(&o);
