@@ -19,6 +19,15 @@ categories; positions in errors are 0-based.
 >>> dirmn.power_groups([[1.0, 2.0, 0.5], [2.0, 1.0, 0.5]], 20, 100).power
 >>> dirmn.power_proportions([2.0, 1.0, 1.0], [0.4, 0.3, 0.3], 20, 100).power
 
+A table split by rows over processes (MPI ranks): each rank attaches its
+rows to a :class:`Communicator`, and :func:`fit`, :func:`loglik_sum` and
+:func:`overdispersion_test` give every rank the whole table's result (see
+:mod:`dirmn.communicator`):
+
+>>> counts = dirmn.Counts(my_rows)
+>>> counts.set_communicator(dirmn.Communicator.from_mpi4py(MPI.COMM_WORLD))
+>>> dirmn.fit(counts).alpha
+
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``
 first); without it, importing raises :class:`DirmnLibraryNotFound`.
@@ -26,13 +35,14 @@ first); without it, importing raises :class:`DirmnLibraryNotFound`.
 
 from ._lib import DirmnLibraryNotFound
 from . import _capi
+from .communicator import Communicator
 from .context import Context, backend_compiled, cuda_device_count, default_context
 from .counts import Counts
 from .errors import (BackendError, BackendUnavailableError, CancelledError, ClosedHandleError,
-                     ContextInUseError, ConvergenceWarning, DeviceError, DimensionMismatchError,
-                     DirmnError, InternalError, InvalidArgumentError, InvalidCountsError,
-                     InvalidParameterError, NotSupportedError, NumericOverflowError,
-                     OutOfMemoryError, WrongContextError)
+                     CommunicationError, ContextInUseError, ConvergenceWarning, DeviceError,
+                     DimensionMismatchError, DirmnError, InternalError, InvalidArgumentError,
+                     InvalidCountsError, InvalidParameterError, NotSupportedError,
+                     NumericOverflowError, OutOfMemoryError, WrongContextError)
 from .fit import FitResult, OverdispersionTestResult, fit, overdispersion_test
 from .group_test import (PowerResult, TestGroupsResult, TestProportionsResult, power_groups,
                          power_proportions, test_groups, test_proportions)
@@ -82,15 +92,15 @@ def laplace(result):
 
 __all__ = [
     "BackendError", "BackendUnavailableError", "CancelledError", "ClosedHandleError",
-    "Context", "ContextInUseError", "ConvergenceWarning", "Counts", "DeviceError",
-    "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound", "FitResult",
-    "GroupTestResult", "InternalError", "InvalidArgumentError", "InvalidCountsError",
-    "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection", "Moments",
-    "NotSupportedError", "NumericOverflowError", "OutOfMemoryError", "OverdispersionTestResult",
-    "PowerResult", "RegressionResult", "TestGroupsResult", "TestProportionsResult", "WaldTest",
-    "WrongContextError", "aic", "backend_compiled", "bic", "cuda_device_count",
-    "default_context", "fit", "laplace", "library_path", "library_version", "loglik",
-    "loglik_sum", "logpmf", "mixture", "moments", "overdispersion_test", "power_groups",
-    "power_proportions", "regression", "regression_groups", "rvs", "test_groups",
-    "test_proportions",
+    "CommunicationError", "Communicator", "Context", "ContextInUseError", "ConvergenceWarning",
+    "Counts", "DeviceError", "DimensionMismatchError", "DirmnError", "DirmnLibraryNotFound",
+    "FitResult", "GroupTestResult", "InternalError", "InvalidArgumentError",
+    "InvalidCountsError", "InvalidParameterError", "LoglikSum", "Mixture", "MixtureSelection",
+    "Moments", "NotSupportedError", "NumericOverflowError", "OutOfMemoryError",
+    "OverdispersionTestResult", "PowerResult", "RegressionResult", "TestGroupsResult",
+    "TestProportionsResult", "WaldTest", "WrongContextError", "aic", "backend_compiled", "bic",
+    "cuda_device_count", "default_context", "fit", "laplace", "library_path",
+    "library_version", "loglik", "loglik_sum", "logpmf", "mixture", "moments",
+    "overdispersion_test", "power_groups", "power_proportions", "regression",
+    "regression_groups", "rvs", "test_groups", "test_proportions",
 ]

@@ -48,7 +48,7 @@ ENUMS = {
         "DIRMN_ERROR_OUT_OF_MEMORY": 7, "DIRMN_ERROR_BACKEND_UNAVAILABLE": 8,
         "DIRMN_ERROR_DEVICE": 9, "DIRMN_ERROR_OVERFLOW": 10, "DIRMN_ERROR_CANCELLED": 11,
         "DIRMN_ERROR_NOT_SUPPORTED": 12, "DIRMN_ERROR_CONTEXT_IN_USE": 13,
-        "DIRMN_ERROR_INTERNAL": 99,
+        "DIRMN_ERROR_COMMUNICATION": 14, "DIRMN_ERROR_INTERNAL": 99,
     },
     "dirmn_backend": {"DIRMN_BACKEND_AUTO": 0, "DIRMN_BACKEND_CPU": 1, "DIRMN_BACKEND_CUDA": 2},
     "dirmn_precision": {"DIRMN_PRECISION_DOUBLE": 0, "DIRMN_PRECISION_FAST": 1},
@@ -78,6 +78,12 @@ dirmn_reg_model = dirmn_reg_contrast = dirmn_group_statistic = c_int
 
 dirmn_interrupt_fn = CFUNCTYPE(c_int, c_void_p)
 dirmn_progress_fn = CFUNCTYPE(c_int, c_int, c_double, c_double, c_void_p)
+dirmn_allreduce_int64_fn = CFUNCTYPE(c_int, c_void_p, POINTER(c_int64), c_size_t, c_int)
+dirmn_allreduce_double_fn = CFUNCTYPE(c_int, c_void_p, POINTER(c_double), c_size_t, c_int)
+dirmn_broadcast_fn = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_int, c_int)
+#: ``void (*release)(void* data)`` of dirmn_communicator_callbacks (the
+#: header declares it in the struct, without a typedef of its own).
+communicator_release_fn = CFUNCTYPE(None, c_void_p)
 
 # --- structs -------------------------------------------------------------------
 
@@ -93,6 +99,14 @@ class dirmn_error_location(Structure):
 
 class dirmn_counts_options(Structure):
     _fields_ = [("size", c_size_t), ("flags", c_uint32), ("storage", dirmn_storage)]
+
+
+class dirmn_communicator_callbacks(Structure):
+    _fields_ = [("size", c_size_t), ("rank", c_int), ("ranks", c_int),
+                ("allreduce_int64", dirmn_allreduce_int64_fn),
+                ("allreduce_double", dirmn_allreduce_double_fn),
+                ("broadcast", dirmn_broadcast_fn), ("data", c_void_p),
+                ("release", communicator_release_fn)]
 
 
 class dirmn_counts_info(Structure):
@@ -206,9 +220,9 @@ class dirmn_power_result(Structure):
                 ("tables", c_int64), ("rejected", c_int64), ("mean_statistic", c_double)]
 
 
-STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_counts_info, dirmn_fit_options,
-           dirmn_fit_result, dirmn_mixture_options, dirmn_mixture_info,
-           dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
+STRUCTS = (dirmn_error_location, dirmn_counts_options, dirmn_communicator_callbacks,
+           dirmn_counts_info, dirmn_fit_options, dirmn_fit_result, dirmn_mixture_options,
+           dirmn_mixture_info, dirmn_overdispersion_result, dirmn_reg_options, dirmn_reg_info,
            dirmn_reg_groups_result, dirmn_sample_options, dirmn_group_test_options,
            dirmn_group_test_result, dirmn_proportion_test_result, dirmn_power_options,
            dirmn_power_result)
@@ -233,7 +247,8 @@ def new(struct):
 
 # --- the function table --------------------------------------------------------
 
-_handle = c_void_p           # dirmn_context*, dirmn_counts*, dirmn_mixture*, dirmn_reg* (opaque)
+_handle = c_void_p           # dirmn_context*, dirmn_counts*, dirmn_mixture*, dirmn_reg*,
+                             # dirmn_communicator* (opaque)
 _phandle = POINTER(c_void_p)  # dirmn_context** ...
 _i64 = c_int64
 
@@ -272,6 +287,11 @@ FUNCTIONS = (
      (_handle, _phandle, _i64, _i64, _i64, dirmn_index_type, c_void_p, c_void_p, dirmn_dtype,
       c_void_p, POINTER(dirmn_counts_options))),
     ("dirmn_counts_destroy", None, (_handle,)),
+    ("dirmn_communicator_create", dirmn_status,
+     (_phandle, POINTER(dirmn_communicator_callbacks))),
+    ("dirmn_communicator_destroy", None, (_handle,)),
+    ("dirmn_communicator_get_rank", dirmn_status, (_handle, POINTER(c_int), POINTER(c_int))),
+    ("dirmn_counts_set_communicator", dirmn_status, (_handle, _handle, _handle)),
     ("dirmn_counts_get_info", dirmn_status, (_handle, POINTER(dirmn_counts_info))),
     ("dirmn_counts_row_totals", dirmn_status, (_handle, _handle, _pd)),
     ("dirmn_counts_copy_dense", dirmn_status,

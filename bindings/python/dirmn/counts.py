@@ -8,6 +8,7 @@ import numpy as np
 from . import _capi as C
 from ._arrays import count_values, dense_table
 from ._handles import Closable, Handle, calling
+from .communicator import Communicator
 from .context import Context, default_context
 from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
 
@@ -110,6 +111,7 @@ class Counts(Closable):
             shape = self._create_dense(ctx, data, opts, out)
         self._context = ctx
         self._handle = Handle(self, out.value, C.dirmn_counts_destroy, "counts", ctx._lock)
+        self._communicator = None
         self.shape = shape
         try:
             self.row_names = self._names(row_names if row_names is not None else names[0],
@@ -176,6 +178,73 @@ class Counts(Closable):
         """Holds this table and ``ctx`` (default: its own context) for a call."""
         ctx = ctx if ctx is not None else self._context
         return calling((ctx, self._context), (ctx._handle, self._handle), pending)
+
+    # --- a table split by rows over ranks --------------------------------------
+
+    @property
+    def communicator(self):
+        """Communicator or None: the communicator these rows are attached to
+        (see :meth:`set_communicator`)."""
+        return self._communicator
+
+    def set_communicator(self, communicator):
+        """Makes this table one rank's rows of a table split over ranks
+        (``dirmn_counts_set_communicator``); None detaches it.
+
+        Collective: every rank calls it with its own counts (the global
+        table is rank 0's rows, then rank 1's, and so on); the ranks' tables
+        must have the same columns. Detaching (None) is local. The cached
+        count histograms are forgotten either way.
+
+        Once attached, these calls are collective, called by every rank in
+        the same order with arguments that agree (each rank passes its own
+        rows' weights), and give every rank the whole table's result:
+        :func:`~dirmn.fit` (alpha, standard errors and iterations bit for bit
+        those of one process holding the whole table; the fit's
+        :meth:`~dirmn.FitResult.simulate` draws this rank's rows),
+        :func:`~dirmn.loglik_sum` and :func:`~dirmn.overdispersion_test`.
+        The per-row functions (:func:`~dirmn.loglik`, :meth:`row_totals`,
+        copies) stay local. :func:`~dirmn.mixture`, :func:`~dirmn.regression`,
+        :func:`~dirmn.regression_groups`, :func:`~dirmn.test_groups`,
+        :func:`~dirmn.test_proportions` and :func:`dirmn.torch.loglik` raise
+        :class:`~dirmn.errors.NotSupportedError` on attached counts: detach
+        them first for this rank's rows alone.
+
+        The table keeps the communicator alive (the library keeps its
+        callables; this object keeps the :class:`~dirmn.Communicator`) until
+        it is detached or the table is closed.
+
+        Parameters
+        ----------
+        communicator : Communicator or None
+
+        Raises
+        ------
+        DimensionMismatchError
+            The ranks' column counts differ (on every rank; the message
+            names the first rank that differs from rank 0).
+        CommunicationError
+            A callback failed (its exception is the ``__cause__``), or
+            another rank's part failed.
+        InvalidArgumentError
+            ``communicator`` is neither a Communicator nor None.
+        ClosedHandleError
+            This table, its context or the communicator was closed.
+        """
+        if communicator is None:
+            with self._call() as (p, h):
+                check(C.dirmn_counts_set_communicator(p, h, None), p)
+            self._communicator = None
+            return
+        if not isinstance(communicator, Communicator):
+            raise invalid(InvalidArgumentError, "dirmn: communicator must be a "
+                          "dirmn.Communicator or None, not %r" % (communicator,),
+                          argument="communicator")
+        ctx = self._context
+        rank_of = (communicator.rank, communicator.ranks)
+        with calling((ctx,), (ctx._handle, self._handle, communicator._handle)) as (p, h, m):
+            check(C.dirmn_counts_set_communicator(p, h, m), p)
+        self._communicator, self._rank_of = communicator, rank_of
 
     # --- queries ----------------------------------------------------------------
 
@@ -325,12 +394,15 @@ class Counts(Closable):
         self = cls.__new__(cls)
         self._context = context
         self._handle = Handle(self, ptr, C.dirmn_counts_destroy, "counts", context._lock)
+        self._communicator = None
         self.shape = (int(shape[0]), int(shape[1]))
         self.row_names = self.column_names = None
         return self
 
     def __repr__(self):
         state = " (closed)" if self.closed else ""
+        if self._communicator is not None:
+            state += " (rank %d of %d)" % self._rank_of
         return "<dirmn.Counts %d x %d%s>" % (self.rows, self.cols, state)
 
 

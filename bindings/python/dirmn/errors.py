@@ -8,8 +8,15 @@ which is 0-based like Python, so they are passed on unchanged.
 """
 
 import ctypes
+import threading
 
 from . import _capi as C
+
+# The exception a communicator's Python callback raised on this thread (the
+# thread that made the dirmn call, on which the library runs the callbacks)
+# since the last library call was checked: the cause of the error that call
+# returns. See note_callback_exception.
+_callback_exceptions = threading.local()
 
 
 class DirmnError(Exception):
@@ -106,6 +113,17 @@ class ContextInUseError(DirmnError):
     """Another call is using the context."""
 
 
+class CommunicationError(DirmnError):
+    """A collective call over a :class:`~dirmn.Communicator` failed.
+
+    Either a callback of this rank's communicator failed (its Python
+    exception, when it raised one, is the error's ``__cause__``), or another
+    rank's part of the call failed: the message then names the first rank
+    that failed ("rank 1's part of this collective call failed"), which
+    itself raised its own error.
+    """
+
+
 class InternalError(DirmnError):
     """A bug in dirmn (please report it), or a status this package does not know."""
 
@@ -124,6 +142,7 @@ STATUS_CLASSES = {
     "DIRMN_ERROR_CANCELLED": CancelledError,
     "DIRMN_ERROR_NOT_SUPPORTED": NotSupportedError,
     "DIRMN_ERROR_CONTEXT_IN_USE": ContextInUseError,
+    "DIRMN_ERROR_COMMUNICATION": CommunicationError,
     "DIRMN_ERROR_INTERNAL": InternalError,
 }
 
@@ -188,7 +207,11 @@ def error_from_status(code, ctx_ptr):
                       vector=_none_if_negative(loc.vector),
                       index=_none_if_negative(loc.index), value=value)
     cls = STATUS_CLASSES.get(name, InternalError)
-    return cls(message, status=name, code=code, **fields)
+    err = cls(message, status=name, code=code, **fields)
+    cause = take_callback_exception()
+    if cause is not None:
+        err.__cause__ = cause
+    return err
 
 
 def check(code, ctx_ptr=None):
@@ -208,6 +231,33 @@ def check(code, ctx_ptr=None):
     """
     if code != 0:
         raise error_from_status(code, ctx_ptr)
+    if getattr(_callback_exceptions, "exc", None) is not None:
+        _callback_exceptions.exc = None  # not this call's: it succeeded
+
+
+def note_callback_exception(exc):
+    """Keeps what a communicator callback raised, for the call's error.
+
+    The callback returns non-zero instead of letting it cross into C; the
+    library then fails the call (DIRMN_ERROR_COMMUNICATION), and the error
+    :func:`check` raises for it on this thread gets ``exc`` as its
+    ``__cause__``. The first exception since the last checked call is kept.
+
+    Parameters
+    ----------
+    exc : BaseException
+    """
+    if getattr(_callback_exceptions, "exc", None) is None:
+        _callback_exceptions.exc = exc
+
+
+def take_callback_exception():
+    """The exception :func:`note_callback_exception` kept on this thread
+    (then forgotten), or None."""
+    exc = getattr(_callback_exceptions, "exc", None)
+    if exc is not None:
+        _callback_exceptions.exc = None
+    return exc
 
 
 def invalid(cls, message, **where):

@@ -203,6 +203,24 @@ def fit(counts, weights=None, start=None, tolerance=None, max_iterations=None, c
         ``progress`` returned a true value, or the context's interrupt did.
     KeyboardInterrupt
         Ctrl-C during the fit (see :class:`~dirmn.Context`).
+    CommunicationError
+        On counts split over a :class:`~dirmn.Communicator`: a callback
+        failed (its exception is the ``__cause__``), or another rank's part
+        of the call failed (the message names the first rank that did).
+
+    Notes
+    -----
+    On a :class:`~dirmn.Counts` split by rows over a
+    :class:`~dirmn.Communicator` (:meth:`~dirmn.Counts.set_communicator`)
+    the call is collective: every rank makes it, in the same order, with
+    the same options and its own rows' ``weights``, and every rank gets the
+    whole table's fit. A rank whose own part fails (a negative weight, say)
+    raises its own error; the others raise CommunicationError.
+    ``start`` must agree too. The result's ``alpha``, standard errors and
+    ``iterations`` are bit for bit those of one process holding the whole
+    table, ``loglik`` equal to rounding (its multinomial coefficients are
+    summed per rank, then over ranks); :meth:`FitResult.simulate` draws
+    this rank's rows.
     """
     with counts_for(counts, context, real_valued) as (c, ctx):
         rows, V = c.shape
@@ -309,6 +327,19 @@ def overdispersion_test(counts, method="lrt", weights=None, tolerance=None,
         Unknown ``method``, bad options, a table without counts.
     InvalidParameterError
         A bad weight.
+    CommunicationError
+        On counts split over a :class:`~dirmn.Communicator`: a callback
+        failed (its exception is the ``__cause__``), or another rank's part
+        of the call failed (the message names the first rank that did).
+
+    Notes
+    -----
+    On a :class:`~dirmn.Counts` split by rows over a
+    :class:`~dirmn.Communicator` (:meth:`~dirmn.Counts.set_communicator`)
+    the call is collective: every rank makes it, in the same order, with
+    the same options and its own rows' ``weights``, and every rank gets the
+    whole table's test. A rank whose own part fails (a negative weight, say)
+    raises its own error; the others raise CommunicationError.
     """
     if method not in ("lrt", "score"):
         raise invalid(InvalidArgumentError, "dirmn: method must be 'lrt' or 'score', not %r"

@@ -235,7 +235,10 @@ def test_groups(x, groups, *, statistic="lrt", bootstrap=0, seed=None, tolerance
     InvalidCountsError
         As :class:`~dirmn.Counts`.
     NotSupportedError
-        Counts wrapped from CUDA device memory.
+        Counts wrapped from CUDA device memory, or counts split over a
+        :class:`~dirmn.Communicator` (this release tests one process's
+        table only: detach it with ``set_communicator(None)`` for this
+        rank's rows alone).
 
     Examples
     --------
@@ -395,7 +398,10 @@ def test_proportions(x, proportions, *, context=None, real_valued=False):
     InvalidCountsError
         As :class:`~dirmn.Counts`.
     NotSupportedError
-        Counts wrapped from CUDA device memory.
+        Counts wrapped from CUDA device memory, or counts split over a
+        :class:`~dirmn.Communicator` (this release tests one process's
+        table only: detach it with ``set_communicator(None)`` for this
+        rank's rows alone).
 
     Examples
     --------

@@ -207,6 +207,21 @@ def loglik_sum(counts, alpha, weights=None, full=True, param="alpha", derivative
         A bad alpha or weight (``index`` or ``row``).
     DimensionMismatchError
         ``alpha`` or ``weights`` of the wrong length.
+    CommunicationError
+        On counts split over a :class:`~dirmn.Communicator`: a callback
+        failed (its exception is the ``__cause__``), or another rank's part
+        of the call failed (the message names the first rank that did).
+
+    Notes
+    -----
+    On a :class:`~dirmn.Counts` split by rows over a
+    :class:`~dirmn.Communicator` (:meth:`~dirmn.Counts.set_communicator`)
+    the call is collective: every rank makes it, in the same order, with
+    the same options and its own rows' ``weights``, and every rank gets the
+    whole table's sums. A rank whose own part fails (a negative weight, say)
+    raises its own error; the others raise CommunicationError.
+    ``alpha`` must agree too. The value, gradient and Hessian are the
+    sums over every rank's rows, equal on every rank.
     """
     code, flags = _param_code(param), _flags(full)
     with counts_for(counts, context, real_valued) as (c, ctx):

@@ -386,6 +386,10 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         A bad weight (``row``).
     DimensionMismatchError
         ``weights`` of the wrong length.
+    NotSupportedError
+        A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`
+        (this release fits mixtures on one process's table only: detach it with
+        ``set_communicator(None)`` for this rank's rows alone).
     CancelledError
         ``progress`` returned a true value, or the context's interrupt did.
     KeyboardInterrupt

@@ -803,6 +803,10 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         of rows than the table, or ``covariate_names`` of the wrong length.
     NumericOverflowError
         An alpha beyond the double range at the start.
+    NotSupportedError
+        A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`
+        (this release fits regressions on one process's table only: detach it with
+        ``set_communicator(None)`` for this rank's rows alone).
     CancelledError
         ``progress`` returned a true value, or the context's interrupt did.
     KeyboardInterrupt

@@ -42,7 +42,8 @@ import torch
 from . import _capi as C
 from .loglik import loglik as _dm_loglik, loglik_sum as _dm_loglik_sum
 from .counts import Counts
-from .errors import DimensionMismatchError, InvalidArgumentError, check, invalid
+from .errors import (DimensionMismatchError, InvalidArgumentError, NotSupportedError,
+                     check, invalid)
 
 
 class _CSRArrays:
@@ -379,7 +380,17 @@ def loglik(counts, log_alpha, full=False, context=None):
     ------
     DirmnError
         As :func:`dirmn.loglik` (bad counts, non-finite log alpha ...).
+    NotSupportedError
+        A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`:
+        its rows' values are local but the backward pass would sum the
+        gradient over every rank; detach it (``set_communicator(None)``)
+        and reduce the gradients yourself.
     """
+    if isinstance(counts, Counts) and counts.communicator is not None:
+        raise invalid(NotSupportedError, "dirmn.torch.loglik: the counts are one rank's rows "
+                      "of a table split over a communicator; detach them "
+                      "(set_communicator(None)) to differentiate this rank's rows",
+                      argument="counts")
     # The operators reach a table through the registry only, so they serve a
     # Counts the caller (or a Module's cache) keeps: a compiled backward has
     # nothing else to hold a table made here for one call, and each new table

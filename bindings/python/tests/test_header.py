@@ -1,7 +1,9 @@
 """dirmn._capi checked against capi/include/dirmn.h itself: every DIRMN_API
 function wrapped with the same arity and compatible ctypes types, every enum
-constant and literal #define equal, every struct's fields in order with the
-header's types and, where a C compiler exists, the same size and offsets."""
+constant and literal #define equal, every function pointer type with the
+header's signature, every struct's fields in order with the header's types
+(function pointers declared in a struct included) and, where a C compiler
+exists, the same size and offsets."""
 
 import ctypes
 import os
@@ -59,6 +61,13 @@ def parse_header(path):
             decl = decl.strip()
             if not decl:
                 continue
+            # A function pointer declared in place ("void (*release)(void*
+            # data)") keeps its whole type, the name left out:
+            # "void (*)(void* data)".
+            pm = re.fullmatch(r"(.*?)\(\s*\*\s*(\w+)\s*\)\s*(\([^()]*\))", decl, re.S)
+            if pm is not None:
+                fields.append(("%s (*)%s" % (pm.group(1).strip(), pm.group(3)), pm.group(2)))
+                continue
             # One declaration may name several fields ("int64_t a, b;"): in C
             # the base type is shared and each declarator has its own stars.
             first, *more = (d.strip() for d in decl.split(","))
@@ -71,21 +80,28 @@ def parse_header(path):
                 fields.append(((base + dm.group(1)).strip(), dm.group(2)))
         structs[m.group(3)] = fields
     opaque = set(re.findall(r"typedef\s+struct\s+\w+\s+(\w+)\s*;", body))
-    fnptrs = set(re.findall(r"typedef\s+[^;{}]*?\(\s*\*\s*(\w+)\s*\)\s*\([^()]*\)\s*;", body))
+    fnptrs = {m.group(2): (m.group(1).strip(), parameter_types(m.group(3)))
+              for m in re.finditer(r"typedef\s+([^;{}]*?)\(\s*\*\s*(\w+)\s*\)\s*\(([^()]*)\)\s*;",
+                                   body)}
     functions = []
     for m in re.finditer(r"DIRMN_API\s+([^;{}()]+?)\s*\(([^()]*)\)\s*;", body):
         rm = re.fullmatch(r"(.*?)\s*\b(\w+)", m.group(1).strip(), re.S)
-        args = []
-        argtext = m.group(2).strip()
-        if argtext not in ("void", ""):
-            for a in argtext.split(","):
-                a = " ".join(a.split())
-                am = re.fullmatch(r"(.*?[\s*])(\w+)", a)
-                bare = am is None or not re.sub(r"\bconst\b", "", am.group(1)).strip()
-                args.append(a if bare else am.group(1).strip())
-        functions.append((rm.group(2), rm.group(1).strip(), args))
+        functions.append((rm.group(2), rm.group(1).strip(), parameter_types(m.group(2))))
     return dict(functions=functions, enums=enums, structs=structs, opaque=opaque,
                 fnptrs=fnptrs, defines=defines)
+
+
+def parameter_types(argtext):
+    """The types of a C parameter list ("const double* x, int n"), names left out."""
+    args = []
+    argtext = argtext.strip()
+    if argtext not in ("void", ""):
+        for a in argtext.split(","):
+            a = " ".join(a.split())
+            am = re.fullmatch(r"(.*?[\s*])(\w+)", a)
+            bare = am is None or not re.sub(r"\bconst\b", "", am.group(1)).strip()
+            args.append(a if bare else am.group(1).strip())
+    return args
 
 
 PRIMITIVES = {
@@ -96,8 +112,17 @@ PRIMITIVES = {
 }
 
 
+def function_pointer_type(ret, args, h):
+    """The CFUNCTYPE of a C function pointer (ctypes caches these types, so
+    one built here is the very class _capi's declaration made)."""
+    return ctypes.CFUNCTYPE(ctypes_type(ret, h), *(ctypes_type(a, h) for a in args))
+
+
 def ctypes_type(ctype, h):
     """The ctypes type a C declaration must have in _capi, from the header alone."""
+    pm = re.fullmatch(r"(.*?)\(\s*\*\s*\)\s*\(([^()]*)\)", ctype.strip(), re.S)
+    if pm is not None:  # a function pointer declared in place (a struct field)
+        return function_pointer_type(pm.group(1).strip(), parameter_types(pm.group(2)), h)
     t = re.sub(r"\bconst\b", " ", ctype)
     nptr = t.count("*")
     base = " ".join(t.replace("*", " ").split())
@@ -146,6 +171,12 @@ def test_function_wrapped(name, cret, cargs):
     f = C.function(name)
     assert isinstance(f, ctypes._CFuncPtr), "%s is not exported by the library" % name
     assert list(f.argtypes) == list(args) and f.restype == ret
+
+
+@pytest.mark.parametrize("fname", sorted(H["fnptrs"]))
+def test_function_pointer_typedef(fname):
+    ret, args = H["fnptrs"][fname]
+    assert getattr(C, fname) is function_pointer_type(ret, args, H)
 
 
 def test_no_wrapper_without_declaration():

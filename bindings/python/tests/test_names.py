@@ -129,6 +129,31 @@ def kernel_flag(n):
             and np.allclose(got, loglik_rows(X, np.ones(5), full=False), rtol=1e-12))
 
 
+def one_rank_communicator():
+    """A communicator of one rank: its sum and broadcast leave buffers as they are."""
+    return dirmn.Communicator(0, 1, lambda buf: None, lambda buf, root: None)
+
+
+def communicator_class(name):
+    cls = getattr(dirmn, name)
+    with one_rank_communicator() as comm:
+        return (exported(name) and isinstance(cls, type) and isinstance(comm, cls)
+                and (comm.rank, comm.ranks) == (0, 1)
+                and callable(getattr(cls, "from_mpi4py", None)))
+
+
+def attaches_communicator(name):
+    """Counts.<name>(comm) makes the table one rank's rows: over one rank the
+    fit is the whole table's; <name>(None) detaches."""
+    with dirmn.Counts(X) as c, one_rank_communicator() as comm:
+        getattr(c, name)(comm)
+        split = dirmn.fit(c)
+        attached = c.communicator is comm
+        getattr(c, name)(None)
+        return (attached and c.communicator is None and kw(getattr(c, name), "communicator")
+                and np.array_equal(split.alpha, FIT.alpha))
+
+
 CHECKS = {
     "log_pmf": lambda n: exported(n) and fitfield(n) and mixfield(n),
     "log_kernel": fitfield,
@@ -317,6 +342,10 @@ CHECKS = {
     # Its power by simulation: the function, with test_proportions's name
     # for the composition, the rows as rows, and power_groups's result and
     # keywords.
+    # One table split by rows over ranks: the communicator and the Counts
+    # method that attaches a table to it.
+    "communicator": communicator_class,
+    "set_communicator": attaches_communicator,
     "power_proportions": lambda n: exported(n) and isinstance(POWP, dirmn.PowerResult)
     and POWP.tables == 20 and POWP.level == 0.1 and POWP.statistic_kind == "xsc"
     and POWP.power == POWP.rejected / 20

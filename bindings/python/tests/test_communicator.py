@@ -1,0 +1,565 @@
+"""A table split by rows over a communicator's ranks (dirmn.Communicator,
+Counts.set_communicator).
+
+The ranks are threads of this process over an in-memory communicator
+(World: sums and broadcasts of NumPy arrays through shared slots and a
+barrier), each with its own Context and a Counts of its contiguous block of
+rows of one table; every result is compared with the one process that holds
+the whole table. The ranks only record what they got: the assertions run
+on the main thread. A last test runs the same under mpirun with mpi4py
+(mpi_fit_script.py), where both are installed.
+"""
+
+import gc
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import dirmn
+from dirmn import communicator as dcomm
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Boom(RuntimeError):
+    """What an armed World callback raises."""
+
+
+class World:
+    """``n`` ranks' shared slots and a barrier (with a timeout, so that a
+    rank that never arrives fails the test instead of hanging it).
+
+    The sums add the ranks' arrays in rank order, so every rank gets the
+    same bits. :meth:`arm` makes a rank's next callback raise :class:`Boom`
+    once its exchange is done (as an MPI collective that fails, fails on
+    every rank that takes part).
+    """
+
+    def __init__(self, n):
+        self.n = n
+        self.slots = [None] * n
+        self.barrier = threading.Barrier(n, timeout=60)
+        self.armed = [False] * n
+        self.raised = [None] * n
+        self.seen = set()     # (callback, buffer format, ndim, writeable, a view of C memory)
+        self._lock = threading.Lock()
+
+    def communicator(self, rank):
+        return dirmn.Communicator(rank, self.n, lambda buf: self.allreduce(rank, buf),
+                                  lambda buf, root: self.broadcast(rank, buf, root))
+
+    def arm(self, rank):
+        self.armed[rank] = True
+
+    def _saw(self, what, buf):
+        with self._lock:
+            self.seen.add((what, memoryview(buf).format, buf.ndim, buf.flags.writeable,
+                           buf.size == 0 or not buf.flags.owndata))
+
+    def _done(self, rank):
+        if self.armed[rank]:
+            self.armed[rank] = False
+            self.raised[rank] = Boom("rank %d's callback failed" % rank)
+            raise self.raised[rank]
+
+    def allreduce(self, rank, buf):
+        self._saw("allreduce", buf)
+        self.slots[rank] = buf
+        self.barrier.wait()
+        total = self.slots[0].copy()
+        for r in range(1, self.n):
+            total += self.slots[r]
+        self.barrier.wait()
+        buf[...] = total
+        self.barrier.wait()
+        self._done(rank)
+
+    def broadcast(self, rank, buf, root):
+        self._saw("broadcast", buf)
+        self.slots[rank] = buf
+        self.barrier.wait()
+        if rank != root:
+            buf[...] = self.slots[root]
+        self.barrier.wait()
+        self._done(rank)
+
+
+def first_row(r, n, rows):
+    """Rank r's first row of n ranks: uneven parts (rank r takes r + 1 shares)."""
+    return rows * (r * (r + 1) // 2) // (n * (n + 1) // 2)
+
+
+def rows_of(r, n, rows):
+    return slice(first_row(r, n, rows), first_row(r + 1, n, rows))
+
+
+class Outcome:
+    """What one rank got: ``attached`` (set_communicator succeeded), ``value``
+    (the body's return) or ``error`` (what it raised) and ``stage``."""
+
+    def __init__(self):
+        self.attached = False
+        self.value = None
+        self.error = None
+        self.stage = None
+
+
+def run_ranks(world, x, body, cols_of=None):
+    """Runs ``body(rank, counts)`` on one thread per rank, each with its own
+    Context and a Counts of its rows of ``x`` attached to its communicator.
+
+    ``cols_of(r)`` may give a rank fewer columns. Everything a rank made is
+    closed before its thread ends.
+
+    Returns
+    -------
+    list of Outcome
+    """
+    n, rows = world.n, x.shape[0]
+    out = [Outcome() for _ in range(n)]
+
+    def rank_main(r):
+        o = out[r]
+        o.stage = "setup"
+        try:
+            with dirmn.Context("cpu", threads=1 + r % 2) as ctx:
+                mine = x[rows_of(r, n, rows)]
+                if cols_of is not None:
+                    mine = mine[:, :cols_of(r)]
+                with dirmn.Counts(mine, context=ctx) as counts, world.communicator(r) as comm:
+                    o.stage = "attach"
+                    counts.set_communicator(comm)
+                    o.attached = counts.communicator is comm
+                    o.stage = "body"
+                    o.value = body(r, counts)
+                    o.stage = "done"
+        except BaseException as exc:  # noqa: B902 -- reported on the main thread
+            o.error = exc
+
+    threads = [threading.Thread(target=rank_main, args=(r,), name="rank %d" % r)
+               for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads), "a rank did not finish"
+    return out
+
+
+def simulate(rows, cols, depth, seed, deep=False):
+    """A DM table from fixed seeds (rows x cols, int64)."""
+    rng = np.random.default_rng(seed)
+    alpha = rng.uniform(0.1, 2.5, cols)
+    x = np.array([rng.multinomial(depth, rng.dirichlet(alpha)) for _ in range(rows)])
+    if deep:  # deep counts in a column
+        x[::3, 0] += 5000 + 97 * np.arange(0, rows, 3)
+    return x.astype(np.int64)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return simulate(60, 40, 400, 31, deep=True)
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_registered():
+    """Every test releases every communicator it made."""
+    gc.collect()
+    before = dcomm.registered()
+    yield
+    gc.collect()
+    assert dcomm.registered() == before
+
+
+def check_ok(outcomes):
+    for r, o in enumerate(outcomes):
+        assert o.error is None, "rank %d (%s): %r" % (r, o.stage, o.error)
+        assert o.attached
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_fit_over_ranks_is_the_whole_tables(table, ranks, weighted):
+    rows = table.shape[0]
+    w = (np.arange(rows) % 4).astype(float) if weighted else None
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.fit(table, weights=w, context=ctx)
+    world = World(ranks)
+    before = dcomm.registered()
+
+    def body(r, counts):
+        return dirmn.fit(counts, weights=None if w is None else w[rows_of(r, ranks, rows)])
+
+    got = run_ranks(world, table, body)
+    check_ok(got)
+    assert dcomm.registered() == before  # released as each rank closed its objects
+    for r, o in enumerate(got):
+        f = o.value
+        assert np.array_equal(f.alpha, whole.alpha), r
+        assert np.array_equal(f.std_error_alpha, whole.std_error_alpha, equal_nan=True), r
+        assert np.array_equal(f.std_error_log_alpha, whole.std_error_log_alpha,
+                              equal_nan=True), r
+        assert f.iterations == whole.iterations and f.converged
+        assert f.loglik_kernel == whole.loglik_kernel
+        assert f.nobs == whole.nobs and f.parameters == whole.parameters
+        # The multinomial coefficients are summed per rank, then over ranks.
+        assert abs(f.loglik - whole.loglik) <= 1e-14 * abs(whole.loglik), r
+    # The callbacks were given writable 1-D views of the library's buffers,
+    # of the types the header names, in NumPy's own formats (which buffer
+    # consumers such as mpi4py read).
+    if ranks > 1:
+        kinds = {(what, fmt) for what, fmt, ndim, writeable, view in world.seen
+                 if ndim == 1 and writeable and view}
+        assert kinds == {(what, fmt) for what, fmt, *_ in world.seen}
+        formats = {dt: memoryview(np.empty(1, dt)).format
+                   for dt in (np.int64, np.float64, np.uint8)}
+        assert ("allreduce", formats[np.int64]) in kinds
+        assert ("allreduce", formats[np.float64]) in kinds
+        assert kinds <= {("allreduce", formats[np.int64]), ("allreduce", formats[np.float64]),
+                         ("broadcast", formats[np.uint8])}
+
+
+def test_loglik_sum_and_overdispersion_test_over_ranks():
+    x = simulate(45, 25, 150, 41)
+    rows, V = x.shape
+    alpha = np.random.default_rng(42).uniform(0.1, 2.0, V)
+    # Real weights: their sums depend on the order they are added in.
+    w = 0.3 + 0.01 * np.arange(rows)
+    with dirmn.Context("cpu") as ctx, dirmn.Counts(x, context=ctx) as c:
+        want = dirmn.loglik_sum(c, alpha, weights=w, derivatives=True)
+        want_log = dirmn.loglik_sum(c, np.log(alpha), weights=w, param="logalpha",
+                                    derivatives=True)
+        want_od = dirmn.overdispersion_test(c)
+    n = 3
+
+    def body(r, counts):
+        wr = w[rows_of(r, n, rows)]
+        return (dirmn.loglik_sum(counts, alpha, weights=wr, derivatives=True),
+                dirmn.loglik_sum(counts, np.log(alpha), weights=wr, param="logalpha",
+                                 derivatives=True),
+                dirmn.loglik_sum(counts, alpha, weights=wr),
+                dirmn.overdispersion_test(counts))
+
+    got = run_ranks(World(n), x, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        s, s_log, value, od = o.value
+        for have, ref in ((s, want), (s_log, want_log)):
+            assert abs(have.value - ref.value) <= 1e-13 * abs(ref.value), r
+            scale = np.max(np.abs(ref.gradient))
+            np.testing.assert_allclose(have.gradient, ref.gradient, rtol=1e-13,
+                                       atol=1e-13 * scale)
+            np.testing.assert_allclose(have.hessian_diag, ref.hessian_diag, rtol=1e-12)
+            assert abs(have.hessian_scalar - ref.hessian_scalar) \
+                <= 1e-12 * abs(ref.hessian_scalar)
+        assert value == s.value
+        assert abs(od.lrt_statistic - want_od.lrt_statistic) \
+            <= 1e-10 * abs(want_od.lrt_statistic)
+        assert abs(od.score_statistic - want_od.score_statistic) \
+            <= 1e-12 * abs(want_od.score_statistic)
+        assert od.pvalue == pytest.approx(want_od.pvalue, rel=1e-9)
+        # Every rank the same bits.
+        assert s.value == got[0].value[0].value
+        assert np.array_equal(s.gradient, got[0].value[0].gradient)
+        assert od.score_statistic == got[0].value[3].score_statistic
+
+
+def test_a_bad_weight_on_one_rank_fails_every_rank(table):
+    rows = table.shape[0]
+    n = 3
+    parts = [np.ones(rows_of(r, n, rows).stop - rows_of(r, n, rows).start) for r in range(n)]
+    parts[1][2] = -1.0
+    # What rank 1 would get alone.
+    with pytest.raises(dirmn.DirmnError) as alone:
+        dirmn.fit(table[rows_of(1, n, rows)], weights=parts[1])
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.fit(table, context=ctx)
+
+    def body(r, counts):
+        try:
+            dirmn.fit(counts, weights=parts[r])
+            failed = None
+        except dirmn.DirmnError as exc:
+            failed = exc
+        # The next collective call works again on every rank.
+        return failed, dirmn.fit(counts)
+
+    got = run_ranks(World(n), table, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        failed, again = o.value
+        assert failed is not None, r
+        if r == 1:
+            assert type(failed) is type(alone.value)
+            assert isinstance(failed, dirmn.InvalidParameterError)
+            assert failed.row == 2 and failed.argument == alone.value.argument
+            assert "weight -1 is negative" in failed.message
+        else:
+            assert type(failed) is dirmn.CommunicationError, r
+            assert failed.status == "DIRMN_ERROR_COMMUNICATION"
+            assert "rank 1's part" in failed.message
+            assert failed.__cause__ is None
+        assert np.array_equal(again.alpha, whole.alpha)
+
+
+def test_a_callback_that_raises_is_the_errors_cause(table):
+    n = 3
+    world = World(n)
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.fit(table, context=ctx)
+
+    def body(r, counts):
+        world.arm(r)  # the fit's first callback raises, on every rank
+        try:
+            dirmn.fit(counts)
+            failed = None
+        except dirmn.DirmnError as exc:
+            failed = exc
+        # The failure is not carried over to the next call, which works.
+        return failed, dirmn.fit(counts), dirmn.loglik_sum(counts, whole.alpha)
+
+    got = run_ranks(world, table, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        failed, again, value = o.value
+        assert type(failed) is dirmn.CommunicationError, (r, failed)
+        assert failed.__cause__ is world.raised[r]
+        assert isinstance(failed.__cause__, Boom)
+        assert "callback returned" in failed.message
+        assert np.array_equal(again.alpha, whole.alpha)
+        assert np.isfinite(value)
+
+
+def test_a_callback_that_raises_while_attaching(table):
+    n = 2
+    world = World(n)
+    for r in range(n):
+        world.arm(r)
+    got = run_ranks(world, table, lambda r, counts: None)
+    for r, o in enumerate(got):
+        assert o.stage == "attach" and not o.attached
+        assert type(o.error) is dirmn.CommunicationError, o.error
+        assert o.error.__cause__ is world.raised[r]
+
+
+def test_ranks_with_other_columns_fail_to_attach(table):
+    n = 2
+    cols = 10
+    x = table[:24, :cols]
+    got = run_ranks(World(n), x, lambda r, counts: None,
+                    cols_of=lambda r: cols - 2 if r == 1 else cols)
+    for o in got:
+        assert o.stage == "attach" and not o.attached
+        assert type(o.error) is dirmn.DimensionMismatchError, o.error
+        assert "rank 1's counts have 8 columns, rank 0's 10" in o.error.message
+
+
+def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
+    n = 2
+    x = table[:24, :10]
+    design = np.column_stack([np.ones(24), np.arange(24) % 2])
+
+    def refused(f):
+        try:
+            f()
+        except dirmn.NotSupportedError as exc:
+            return exc
+        return None
+
+    def body(r, counts):
+        local = x[rows_of(r, n, 24)]
+        d = design[rows_of(r, n, 24)]
+        errors = {
+            "mixture": refused(lambda: dirmn.mixture(counts, 2)),
+            "regression": refused(lambda: dirmn.regression(counts, d)),
+            "test_groups": refused(lambda: dirmn.test_groups(
+                counts, ["a", "b"] * (local.shape[0] // 2) + ["a"] * (local.shape[0] % 2))),
+            "test_proportions": refused(lambda: dirmn.test_proportions(
+                counts, np.full(10, 0.1))),
+        }
+        counts.set_communicator(None)  # detaching is local
+        detached = counts.communicator is None
+        m = dirmn.mixture(counts, 2)
+        k = m.k
+        m.close()
+        return errors, detached, k, dirmn.fit(counts).alpha
+
+    got = run_ranks(World(n), x, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        errors, detached, k, alpha = o.value
+        for name, exc in errors.items():
+            assert exc is not None, (r, name)
+            assert "does not sum over ranks" in exc.message, (r, name, exc.message)
+        assert detached and k == 2
+        # Detached, the fit is this rank's rows alone.
+        with dirmn.Context("cpu") as ctx:
+            assert np.array_equal(alpha, dirmn.fit(x[rows_of(r, n, 24)], context=ctx).alpha)
+
+
+def test_torch_loglik_refuses_split_counts(table):
+    torch = pytest.importorskip("torch")
+    import dirmn.torch as dtorch
+
+    comm = dirmn.Communicator(0, 1, lambda buf: None, lambda buf, root: None)
+    with dirmn.Counts(table[:5]) as c, comm:
+        c.set_communicator(comm)
+        with pytest.raises(dirmn.NotSupportedError, match="set_communicator"):
+            dtorch.loglik(c, torch.zeros(table.shape[1], requires_grad=True))
+        c.set_communicator(None)
+        assert dtorch.loglik(c, torch.zeros(table.shape[1])).shape == (5,)
+
+
+def test_release_comes_once_counts_and_communicator_are_closed(table):
+    before = dcomm.registered()
+    one = (lambda buf: None, lambda buf, root: None)
+    # The communicator closed first: the counts keep it.
+    comm = dirmn.Communicator(0, 1, *one)
+    c = dirmn.Counts(table)
+    c.set_communicator(comm)
+    assert dcomm.registered() == before + 1
+    comm.close()
+    assert dcomm.registered() == before + 1
+    assert c.communicator is comm
+    f = dirmn.fit(c)  # works on: the library holds the callbacks
+    assert np.array_equal(f.alpha, dirmn.fit(table, context=c.context).alpha)
+    c.close()
+    assert dcomm.registered() == before
+    # The counts closed first.
+    comm = dirmn.Communicator(0, 1, *one)
+    c = dirmn.Counts(table)
+    c.set_communicator(comm)
+    c.close()
+    assert dcomm.registered() == before + 1
+    comm.close()
+    assert dcomm.registered() == before
+    # Two counts on one communicator, one detached, one collected.
+    comm = dirmn.Communicator(0, 1, *one)
+    c1, c2 = dirmn.Counts(table), dirmn.Counts(table[:7])
+    c1.set_communicator(comm)
+    c2.set_communicator(comm)
+    comm.close()
+    c1.set_communicator(None)
+    assert c1.communicator is None
+    assert dcomm.registered() == before + 1
+    del c2
+    gc.collect()
+    assert dcomm.registered() == before
+    c1.close()
+    # Without close(): the finalizers release it.
+    comm = dirmn.Communicator(0, 1, *one)
+    c = dirmn.Counts(table)
+    c.set_communicator(comm)
+    del comm
+    gc.collect()
+    assert dcomm.registered() == before + 1  # the counts keep the Python object too
+    assert c.communicator.rank == 0
+    del c
+    gc.collect()
+    assert dcomm.registered() == before
+
+
+def test_the_mpi4py_communicator_calls_its_release_hook_once():
+    # The hook from_mpi4py uses to free its duplicate, without MPI.
+    calls = []
+    comm = dirmn.Communicator(0, 1, lambda buf: None, lambda buf, root: None)
+    token = comm._token
+    dcomm._registry[token].on_release = lambda: calls.append(token)
+    with dirmn.Counts([[1, 2], [3, 4]]) as c:
+        c.set_communicator(comm)
+        comm.close()
+        assert calls == []
+    assert calls == [token]
+
+
+def test_communicator_arguments_and_queries():
+    before = dcomm.registered()
+    one = (lambda buf: None, lambda buf, root: None)
+    with dirmn.Communicator(2, 3, *one) as comm:
+        assert (comm.rank, comm.ranks) == (2, 3)
+        assert repr(comm) == "<dirmn.Communicator rank 2 of 3>"
+    assert comm.closed and repr(comm) == "<dirmn.Communicator (closed)>"
+    with pytest.raises(dirmn.ClosedHandleError):
+        comm.rank
+    with pytest.raises(dirmn.InvalidArgumentError, match=r"callbacks->rank \(3\) is outside"):
+        dirmn.Communicator(3, 3, *one)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.Communicator(0, 0, *one)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.Communicator(-1, 2, *one)
+    with pytest.raises(dirmn.InvalidArgumentError, match="allreduce must be callable"):
+        dirmn.Communicator(0, 1, None, one[1])
+    with pytest.raises(dirmn.InvalidArgumentError, match="broadcast must be callable"):
+        dirmn.Communicator(0, 1, one[0], 3)
+    with pytest.raises(dirmn.InvalidArgumentError):
+        dirmn.Communicator(0.5, 1, *one)
+    assert dcomm.registered() == before  # nothing kept for a communicator not made
+    with dirmn.Counts([[1, 2], [3, 4]]) as c:
+        with pytest.raises(dirmn.InvalidArgumentError, match="dirmn.Communicator or None"):
+            c.set_communicator("world")
+        with pytest.raises(dirmn.ClosedHandleError):
+            c.set_communicator(comm)
+        assert c.communicator is None
+        with dirmn.Communicator(0, 1, *one) as comm1:
+            c.set_communicator(comm1)
+            assert repr(c) == "<dirmn.Counts 2 x 2 (rank 0 of 1)>"
+    assert issubclass(dirmn.CommunicationError, dirmn.DirmnError)
+    assert dirmn.errors.STATUS_CLASSES["DIRMN_ERROR_COMMUNICATION"] is dirmn.CommunicationError
+
+
+def test_from_mpi4py_without_mpi4py(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    with pytest.raises(ImportError, match="needs mpi4py"):
+        dirmn.Communicator.from_mpi4py(object())
+
+
+def _mpirun_command(script, n):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun is not on PATH")
+    if importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpi4py is not installed for %s" % sys.executable)
+    try:
+        version = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as err:
+        pytest.skip("mpirun --version failed: %s" % err)
+    cmd = [mpirun]
+    if "Open MPI" in version or "OpenRTE" in version:
+        cmd.append("--oversubscribe")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd + ["-n", str(n), sys.executable, script]
+
+
+def test_fit_under_mpirun_with_mpi4py():
+    cmd = _mpirun_command(os.path.join(HERE, "mpi_fit_script.py"), 3)
+    env = dict(os.environ)
+    # What scripts/test-python.sh set, and this very package and library.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(dirmn.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env["DIRMN_LIBRARY_PATH"] = dirmn.library_path()
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    env.setdefault("PYTHONNOUSERSITE", "1")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # mpirun and the ranks it started
+        out, err = proc.communicate()
+        pytest.fail("mpirun did not finish in 120 s\nstdout:\n%s\nstderr:\n%s" % (out, err))
+    assert proc.returncode == 0, "stdout:\n%s\nstderr:\n%s" % (out, err)
+    # mpirun forwards the ranks' lines as they come: found wherever they are.
+    ok = sorted(re.findall(r"OK rank \d+ of \d+", out))
+    assert ok == ["OK rank 0 of 3", "OK rank 1 of 3", "OK rank 2 of 3"], (out, err)
+    assert "FAIL" not in out, out
