@@ -263,6 +263,11 @@ format.dirmn_counts <- function(x, ...) {
   if (length(info$unavailable_steps) > 0L) {
     out <- c(out, sprintf("  unavailable: %s", paste(info$unavailable_steps, collapse = ", ")))
   }
+  comm <- .communicator_of(x)
+  if (!is.null(comm)) {
+    out <- c(out, sprintf("  rank %d's rows of a table split over %d rank%s (dirmn_communicator)",
+                          comm$rank, comm$ranks, if (comm$ranks == 1L) "" else "s"))
+  }
   out
 }
 

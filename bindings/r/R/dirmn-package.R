@@ -16,6 +16,8 @@
 #' * [dirmn_reg_groups()]: per-group likelihood-ratio tests of regressions
 #'   (differential usage within groups of columns, DRIMSeq's workflow).
 #' * [dirmn_counts()]: validate and upload a table once, for many calls.
+#' * [dirmn_communicator()]: a table split by rows over several processes
+#'   (MPI, sockets), fitted as one.
 #' * [dirmn_backends()]: the backends and devices available.
 #' * [dirmn_error]: the conditions raised on failure.
 #'

@@ -168,7 +168,9 @@ dirmn_loglik_sum <- function(x, alpha, weights = NULL, param = c("alpha", "logal
 #'   covariance matrix of alpha), [logLik()] (so [AIC()] and [BIC()] work),
 #'   [fitted()] (expected counts) and [nobs()].
 #' @seealso [dirmn_loglik_sum()] for the objective and its derivatives;
-#'   [dirmn_mixture()] for mixtures of several alphas.
+#'   [dirmn_mixture()] for mixtures of several alphas;
+#'   [dirmn_communicator()] for a table split by rows over several processes
+#'   (an MPI script comes with the package).
 #' @export
 #' @examples
 #' mite <- as.matrix(read.csv(system.file("extdata", "mite.csv", package = "dirmn"),

@@ -10,6 +10,50 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_communicator_create
+SEXP cpp_communicator_create(int rank, int ranks, SEXP allreduce, SEXP broadcast);
+RcppExport SEXP _dirmn_cpp_communicator_create(SEXP rankSEXP, SEXP ranksSEXP, SEXP allreduceSEXP, SEXP broadcastSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type rank(rankSEXP);
+    Rcpp::traits::input_parameter< int >::type ranks(ranksSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type allreduce(allreduceSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type broadcast(broadcastSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_communicator_create(rank, ranks, allreduce, broadcast));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_communicator_info
+SEXP cpp_communicator_info(SEXP xp);
+RcppExport SEXP _dirmn_cpp_communicator_info(SEXP xpSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_communicator_info(xp));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_counts_set_communicator
+SEXP cpp_counts_set_communicator(SEXP xp, SEXP comm_xp, SEXP comm);
+RcppExport SEXP _dirmn_cpp_counts_set_communicator(SEXP xpSEXP, SEXP comm_xpSEXP, SEXP commSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type xp(xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type comm_xp(comm_xpSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type comm(commSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_counts_set_communicator(xp, comm_xp, comm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_live_communicators
+SEXP cpp_live_communicators();
+RcppExport SEXP _dirmn_cpp_live_communicators() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_live_communicators());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_version
 SEXP cpp_version();
 RcppExport SEXP _dirmn_cpp_version() {
@@ -464,6 +508,10 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_dirmn_cpp_communicator_create", (DL_FUNC) &_dirmn_cpp_communicator_create, 4},
+    {"_dirmn_cpp_communicator_info", (DL_FUNC) &_dirmn_cpp_communicator_info, 1},
+    {"_dirmn_cpp_counts_set_communicator", (DL_FUNC) &_dirmn_cpp_counts_set_communicator, 3},
+    {"_dirmn_cpp_live_communicators", (DL_FUNC) &_dirmn_cpp_live_communicators, 0},
     {"_dirmn_cpp_version", (DL_FUNC) &_dirmn_cpp_version, 0},
     {"_dirmn_cpp_backends", (DL_FUNC) &_dirmn_cpp_backends, 0},
     {"_dirmn_cpp_context_create", (DL_FUNC) &_dirmn_cpp_context_create, 2},

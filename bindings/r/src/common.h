@@ -1,7 +1,7 @@
 // common.h: what the R bindings' source files share -- failure objects,
 // external pointers and their handles, the busy-context guard, tables and
-// parameters as R holds them, and the bridge that calls R from a progress
-// callback.
+// parameters as R holds them, the bridge that calls R from a progress
+// callback, and communicators whose callbacks are R functions.
 //
 // No entry point raises an R error. Each returns its value, or, when the
 // library (or an argument check) fails, a list of class "dirmn_failure"
@@ -231,6 +231,31 @@ extern std::string g_cancel_cause;
 extern long g_live_counts;
 extern long g_live_mixtures;
 extern long g_live_regressions;
+
+// ---------------------------------------------------------------------------
+// Communicators (communicator.cpp)
+
+SEXP sym_communicator();
+
+// How many communicator callbacks are running R code now (the caller's
+// allreduce and broadcast functions, inside a collective dirmn call). The
+// library forbids calls on the context of that call from its callbacks;
+// the bindings do not know which context it is, so while one runs every
+// entry point that reaches a context refuses (prepared_counts,
+// unusable_context).
+extern int g_comm_callback_depth;
+extern const char* const kCommCallbackMessage;
+
+// Why the last communicator callback failed, in R's words (the error its R
+// function raised, or what was wrong with its result), "" if none; set by
+// the first failing callback of a call, read once (and cleared) by
+// library_error, which adds it to the library's COMMUNICATION message.
+extern std::string g_comm_cause;
+
+// Communicators whose R functions are still preserved: made, and not yet
+// released by the library (the handle and every counts object attached to
+// it gone). Tests read it.
+extern long g_live_communicators;
 
 // A seed as R code passes it (.check_seed, R/mixture.R): a whole double
 // in 0 .. 2^53, or a string of decimal digits for any 64-bit seed (a double

@@ -34,6 +34,7 @@ SEXP unusable_context(dirmn_context* ctx) {
   if (ctx == nullptr)
     return failure(DIRMN_ERROR_NULL_POINTER, "the dirmn context is no longer available");
   if (ctx == g_busy_context) return failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
+  if (g_comm_callback_depth > 0) return failure(DIRMN_ERROR_INVALID_ARGUMENT, kCommCallbackMessage);
   return R_NilValue;
 }
 

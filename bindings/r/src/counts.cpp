@@ -106,6 +106,10 @@ PreparedCounts prepared_counts(SEXP xp) {
     p.failed = failure(DIRMN_ERROR_INVALID_ARGUMENT, kBusyMessage);
     return p;
   }
+  if (g_comm_callback_depth > 0) {
+    p.failed = failure(DIRMN_ERROR_INVALID_ARGUMENT, kCommCallbackMessage);
+    return p;
+  }
   p.info.size = sizeof p.info;
   const dirmn_status status = dirmn_counts_get_info(p.counts, &p.info);
   if (status != DIRMN_SUCCESS) p.failed = library_failure(nullptr, status);
@@ -250,6 +254,8 @@ SEXP cpp_counts_close(SEXP xp) {
     counts_finalizer(xp);
     R_SetExternalPtrTag(xp, sym_closed());
   }
+  // A closed table holds no communicator (dirmn_set_communicator): let it go.
+  Rf_setAttrib(xp, sym_communicator(), R_NilValue);
   return R_NilValue;
 }
 

@@ -32,7 +32,9 @@ double position(int64_t p) { return p < 0 ? NA_REAL : static_cast<double>(p); }
 
 namespace dirmn_r {
 
-Failure library_error(const dirmn_context* ctx, dirmn_status status) {
+namespace {
+
+Failure reported_error(const dirmn_context* ctx, dirmn_status status) {
   Failure f;
   f.status = status;
   f.message = dirmn_last_error(ctx);
@@ -59,6 +61,22 @@ Failure library_error(const dirmn_context* ctx, dirmn_status status) {
   f.value = where.value;
   f.has_integer_value = where.has_integer_value != 0;
   f.integer_value = where.integer_value;
+  return f;
+}
+
+}  // namespace
+
+Failure library_error(const dirmn_context* ctx, dirmn_status status) {
+  Failure f = reported_error(ctx, status);
+  // The library knows only what a communicator's callback returned ("the
+  // communicator's allreduce_int64 callback returned 1"); R knows why (the
+  // error its R function raised). Read once, whatever the status.
+  std::string cause;
+  cause.swap(g_comm_cause);
+  if (status == DIRMN_ERROR_COMMUNICATION && !cause.empty()) {
+    f.message += ": " + cause;
+    f.detail += ": " + cause;
+  }
   return f;
 }
 
@@ -124,7 +142,8 @@ SEXP cpp_statuses() {
       DIRMN_ERROR_INVALID_COUNTS, DIRMN_ERROR_INVALID_PARAMETER, DIRMN_ERROR_DIMENSION_MISMATCH,
       DIRMN_ERROR_WRONG_CONTEXT,  DIRMN_ERROR_OUT_OF_MEMORY,  DIRMN_ERROR_BACKEND_UNAVAILABLE,
       DIRMN_ERROR_DEVICE,         DIRMN_ERROR_OVERFLOW,       DIRMN_ERROR_CANCELLED,
-      DIRMN_ERROR_NOT_SUPPORTED,  DIRMN_ERROR_CONTEXT_IN_USE, DIRMN_ERROR_INTERNAL};
+      DIRMN_ERROR_NOT_SUPPORTED,  DIRMN_ERROR_CONTEXT_IN_USE, DIRMN_ERROR_COMMUNICATION,
+      DIRMN_ERROR_INTERNAL};
   const int n = static_cast<int>(sizeof all / sizeof all[0]);
   Rcpp::IntegerVector codes(n);
   Rcpp::CharacterVector names(n);

@@ -227,7 +227,8 @@ test_that("every library status maps to its condition class", {
   statuses <- c(null_pointer = 1, invalid_argument = 2, invalid_counts = 3,
                 invalid_parameter = 4, dimension_mismatch = 5, wrong_context = 6,
                 out_of_memory = 7, backend_unavailable = 8, device = 9, overflow = 10,
-                cancelled = 11, not_supported = 12, context_in_use = 13, internal = 99)
+                cancelled = 11, not_supported = 12, context_in_use = 13, communication = 14,
+                internal = 99)
   for (name in names(statuses)) {
     cond <- dirmn:::dirmn_condition(statuses[[name]], "msg")
     expect_s3_class(cond, paste0("dirmn_error_", name))
@@ -392,7 +393,7 @@ test_that("a NaN weight is NaN and an NA weight NA, wherever weights are taken",
 
 test_that("the documented condition classes are the library's status names", {
   # the class of each status is worded from dirmn_status_name
-  for (s in c(1:13, 99)) {
+  for (s in c(1:14, 99)) {
     name <- dirmn:::cpp_status_name(s)
     expect_match(name, "^DIRMN_ERROR_[A-Z_]+$")
     expect_identical(class(dirmn:::dirmn_condition(s, "msg"))[1],
@@ -407,7 +408,7 @@ test_that("the documented condition classes are the library's status names", {
                                      text))[[1]]
   documented <- as.integer(sub(".*tab[[:space:]]*", "", rows))
   names(documented) <- sub("\\}.*", "", rows)
-  expect_length(documented, 14L)
+  expect_length(documented, 15L)
   for (cls in names(documented)) {
     expect_identical(class(dirmn:::dirmn_condition(documented[[cls]], "msg"))[1], cls)
   }

@@ -1,0 +1,498 @@
+# A table split by rows over a communicator's ranks (dirmn_communicator,
+# dirmn_set_communicator): the R functions behind the library's callbacks,
+# their failures as R conditions, and their lifetime. One rank in this
+# process (the identity functions), and two ranks in two processes (a fork)
+# over a base R socket.
+
+mite <- mite_table()
+
+identity_comm <- function(rank = 0L, ranks = 1L) {
+  dirmn_communicator(rank, ranks, allreduce = function(x) x, broadcast = function(x, root) x)
+}
+
+# A table of mite's rows attached to a one-rank communicator over `allreduce`
+# and `broadcast`, or the condition the attaching raised.
+attach_to <- function(allreduce = function(x) x, broadcast = function(x, root) x) {
+  counts <- dirmn_counts(mite, backend = "cpu")
+  comm <- dirmn_communicator(0, 1, allreduce, broadcast)
+  tryCatch(dirmn_set_communicator(counts, comm), error = identity)
+}
+
+test_that("one rank with the identity functions gives the plain fit, bit for bit", {
+  plain <- dirmn_fit(mite, backend = "cpu")
+  counts <- dirmn_counts(mite, backend = "cpu")
+  expect_identical(dirmn_set_communicator(counts, identity_comm()), counts)
+  split <- dirmn_fit(counts)
+  expect_identical(split$alpha, plain$alpha)
+  expect_identical(split$std_error_alpha, plain$std_error_alpha)
+  expect_identical(split$std_error_log_alpha, plain$std_error_log_alpha)
+  expect_identical(split$iterations, plain$iterations)
+  expect_identical(split$nobs, plain$nobs)
+  expect_equal(split$loglik, plain$loglik, tolerance = 1e-12)
+  expect_identical(vcov(split), vcov(plain))
+  # weighted
+  w <- rep(c(1, 2, 0.5), length.out = nrow(mite))
+  expect_identical(dirmn_fit(counts, weights = w)$alpha,
+                   dirmn_fit(mite, weights = w, backend = "cpu")$alpha)
+  # with progress reports (the progress callback inside a collective call)
+  verbose <- suppressMessages(dirmn_fit(counts, verbose = TRUE))
+  expect_identical(verbose$alpha, plain$alpha)
+  # the sum, its derivatives and the overdispersion test
+  a <- plain$alpha
+  s_split <- dirmn_loglik_sum(counts, a)
+  s_plain <- dirmn_loglik_sum(mite, a, backend = "cpu")
+  expect_equal(s_split, s_plain, tolerance = 1e-12)
+  od_split <- dirmn_overdispersion_test(counts)
+  od_plain <- dirmn_overdispersion_test(mite, backend = "cpu")
+  expect_identical(od_split$statistic, od_plain$statistic)
+  expect_identical(od_split$p.value, od_plain$p.value)
+  expect_identical(od_split$estimate, od_plain$estimate)
+  expect_identical(od_split$score, od_plain$score)
+  expect_identical(od_split$lrt, od_plain$lrt)
+  score_split <- dirmn_overdispersion_test(counts, method = "score")
+  expect_identical(score_split$statistic,
+                   dirmn_overdispersion_test(mite, method = "score", backend = "cpu")$statistic)
+  # the per-row calls stay local, as before
+  expect_identical(ddirmn(counts, a, log = TRUE),
+                   ddirmn(dirmn_counts(mite, backend = "cpu"), a, log = TRUE))
+})
+
+test_that("a communicator and an attached table print what they are", {
+  comm <- identity_comm()
+  expect_s3_class(comm, "dirmn_communicator")
+  expect_identical(comm$rank, 0L)
+  expect_identical(comm$ranks, 1L)
+  expect_output(print(comm), "<dirmn_communicator> rank 0 of 1", fixed = TRUE)
+  counts <- dirmn_counts(mite, backend = "cpu")
+  expect_false(any(grepl("rank", format(counts))))
+  dirmn_set_communicator(counts, comm)
+  expect_output(print(counts), "rank 0's rows of a table split over 1 rank (dirmn_communicator)",
+                fixed = TRUE)
+  expect_identical(attr(counts$ptr, "dirmn_communicator"), comm)
+  dirmn_set_communicator(counts, NULL)
+  expect_false(any(grepl("rank", format(counts))))
+  expect_null(attr(counts$ptr, "dirmn_communicator"))
+  # restored from disk, as prepared tables
+  restored <- unserialize(serialize(comm, NULL))
+  expect_output(print(restored), "not usable (restored from disk)", fixed = TRUE)
+  expect_error(dirmn_set_communicator(counts, restored), "do not survive saveRDS",
+               class = "dirmn_error_null_pointer")
+})
+
+test_that("an R error in a callback is a communication condition carrying its message", {
+  e <- attach_to(allreduce = function(x) stop("the network is down"))
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_s3_class(e, "dirmn_error")
+  expect_identical(e$status, 14L)
+  expect_match(conditionMessage(e), "allreduce_int64 callback returned 1", fixed = TRUE)
+  expect_match(conditionMessage(e), "allreduce(x) raised an error: the network is down",
+               fixed = TRUE)
+  expect_identical(deparse(e$call[[1L]]), "dirmn_set_communicator")
+  # in a fit: its first callbacks succeed, a later one fails
+  calls <- 0
+  counts <- attach_to(allreduce = function(x) {
+    calls <<- calls + 1
+    if (calls > 3) stop("lost rank 3 at call ", calls)
+    x
+  })
+  expect_s3_class(counts, "dirmn_counts")
+  expect_error(dirmn_fit(counts), "allreduce(x) raised an error: lost rank 3 at call 4",
+               fixed = TRUE, class = "dirmn_error_communication")
+  # the error in broadcast
+  counts <- attach_to(broadcast = function(x, root) stop("broadcast refused"))
+  expect_error(dirmn_fit(counts),
+               "broadcast callback returned 1: broadcast(x, root) raised an error: broadcast refused",
+               fixed = TRUE, class = "dirmn_error_communication")
+  # the message of a condition of another class; a warning made an error
+  counts <- attach_to(broadcast = function(x, root) {
+    stop(structure(class = c("my_error", "error", "condition"),
+                   list(message = "a classed failure", call = NULL)))
+  })
+  expect_error(dirmn_fit(counts), "raised an error: a classed failure",
+               class = "dirmn_error_communication")
+  old <- options(warn = 2)
+  e <- tryCatch(attach_to(allreduce = function(x) {
+    warning("a warning")
+    x
+  }), finally = options(old))
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), "(converted from warning) a warning", fixed = TRUE)
+  # the table is usable after a failed call, and the context too
+  expect_identical(dirmn_fit(mite, backend = "cpu")$alpha,
+                   dirmn_fit(dirmn_counts(mite, backend = "cpu"))$alpha)
+})
+
+test_that("no jump out of a callback crosses the library", {
+  # an interrupt, a restart, an exiting handler of the caller's: each stops
+  # at the callback, which fails the call
+  e <- attach_to(allreduce = function(x) {
+    signalCondition(structure(class = c("interrupt", "condition"), list()))
+    x
+  })
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), "allreduce(x) was interrupted", fixed = TRUE)
+  e <- attach_to(allreduce = function(x) invokeRestart("abort"))
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), "allreduce(x) was left by a jump", fixed = TRUE)
+  # the caller's handlers do not see what the functions signal (their
+  # warnings are shown at top level): an exiting handler of the caller's
+  # would otherwise jump over the library
+  signalling <- function(x) {
+    signalCondition(structure(class = c("dirmn_test_signal", "condition"),
+                              list(message = "inside allreduce", call = NULL)))
+    x
+  }
+  seen <- FALSE
+  counts <- withCallingHandlers(attach_to(allreduce = signalling),
+                                dirmn_test_signal = function(m) seen <<- TRUE)
+  expect_false(seen)
+  expect_s3_class(counts, "dirmn_counts")
+  counts <- tryCatch(attach_to(allreduce = signalling), dirmn_test_signal = function(m) "jumped")
+  expect_s3_class(counts, "dirmn_counts")
+  expect_identical(dirmn_fit(counts)$alpha, dirmn_fit(mite, backend = "cpu")$alpha)
+})
+
+test_that("bad results of the functions fail the call, saying what was wrong", {
+  e <- attach_to(allreduce = function(x) c(x, 1))
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), paste(
+    "allreduce_int64 callback returned 2: allreduce(x) returned a double vector of length 2;",
+    "it must return a numeric vector of length 1"), fixed = TRUE)
+  e <- attach_to(allreduce = function(x) NULL)
+  expect_match(conditionMessage(e), "allreduce(x) returned NULL", fixed = TRUE)
+  e <- attach_to(allreduce = function(x) as.character(x))
+  expect_match(conditionMessage(e), "returned a character vector of length 1", fixed = TRUE)
+  # integers serve for sums of counts and of doubles; NA does not
+  counts <- attach_to(allreduce = function(x) if (all(x == round(x))) as.integer(x) else x)
+  expect_identical(dirmn_fit(counts)$alpha, dirmn_fit(mite, backend = "cpu")$alpha)
+  e <- attach_to(allreduce = function(x) rep(NA_integer_, length(x)))
+  expect_match(conditionMessage(e), "allreduce(x) returned NA at element 1", fixed = TRUE)
+  # a sum of counts must be a whole number within 2^53
+  e <- attach_to(allreduce = function(x) x + 0.5)
+  expect_match(conditionMessage(e), "callback returned 2: allreduce(x) returned 0.5 at element 1",
+               fixed = TRUE)
+  e <- attach_to(allreduce = function(x) x + 2^60)
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), paste(
+    "callback returned 3: allreduce(x) returned 1152921504606846976 at element 1 of a sum of",
+    "whole numbers, which must be a whole number of magnitude at most 2^53"), fixed = TRUE)
+  # broadcast: root's raw vector, of the length given
+  counts <- attach_to(broadcast = function(x, root) as.integer(x))
+  expect_error(dirmn_fit(counts), paste0(
+    "broadcast callback returned 2: broadcast\\(x, root\\) returned an integer vector of length ",
+    "[0-9]+; it must return a raw vector of length [0-9]+, root's bytes"),
+    class = "dirmn_error_communication")
+  counts <- attach_to(broadcast = function(x, root) x[-1])
+  expect_error(dirmn_fit(counts), "returned a raw vector of length",
+               class = "dirmn_error_communication")
+  # broadcast gets the root's rank, 0-based, as an integer
+  roots <- NULL
+  counts <- attach_to(broadcast = function(x, root) {
+    roots <<- c(roots, root)
+    x
+  })
+  dirmn_fit(counts)
+  expect_true(length(roots) > 0L)
+  expect_true(all(roots == 0L))
+  expect_type(roots, "integer")
+})
+
+test_that("dirmn functions are refused inside the functions", {
+  inner <- NULL
+  e <- attach_to(allreduce = function(x) {
+    inner <<- tryCatch(dirmn_fit(mite, backend = "cpu"), error = identity)
+    dirmn_loglik_sum(mite, rep(1, ncol(mite)), backend = "cpu")
+    x
+  })
+  expect_s3_class(inner, "dirmn_error_invalid_argument")
+  expect_match(conditionMessage(inner),
+               "cannot be called from a communicator's allreduce or broadcast function", fixed = TRUE)
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e),
+               "raised an error: dirmn functions cannot be called from a communicator's", fixed = TRUE)
+  # and allowed again afterwards
+  expect_length(dirmn_fit(mite, backend = "cpu")$alpha, ncol(mite))
+})
+
+test_that("arguments are checked", {
+  f <- function(x) x
+  b <- function(x, root) x
+  expect_error(dirmn_communicator(1, 1, f, b), "from 0 to ranks - 1 = 0 (ranks are numbered from 0), not 1",
+               fixed = TRUE, class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(2, 2, f, b), "not 2", class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(-1, 2, f, b), "not -1", class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0.5, 2, f, b), "whole number",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(NA, 2, f, b), "rank must be",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(c(0, 1), 2, f, b), "rank must be",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator("0", 2, f, b), "rank must be",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 0, f, b), "ranks must be a single whole number >= 1",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, NA, f, b), "ranks must be",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 2^31, f, b), "ranks must be",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 1, 1, b), "allreduce must be a function .*, not a double vector",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 1, f, NULL), "broadcast must be a function .*, not NULL",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 1, "sum", b), "not a character vector",
+               class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_communicator(0, 1, f), "broadcast", class = "error")
+  # builtins serve (sum would not sum element-wise, but is a function)
+  expect_s3_class(dirmn_communicator(0, 1, identity, function(x, root) x), "dirmn_communicator")
+  comm <- identity_comm()
+  expect_error(dirmn_set_communicator(mite, comm),
+               "counts must be a table prepared with dirmn_counts\\(\\) \\(this rank's rows\\), not an integer matrix",
+               class = "dirmn_error_invalid_argument")
+  counts <- dirmn_counts(mite, backend = "cpu")
+  expect_error(dirmn_set_communicator(counts, list(ptr = NULL)),
+               "comm must be a dirmn_communicator\\(\\) or NULL", class = "dirmn_error_invalid_argument")
+  expect_error(dirmn_set_communicator(counts), "comm", class = "error")
+  close(counts)
+  expect_error(dirmn_set_communicator(counts, comm), "closed", class = "dirmn_error_null_pointer")
+})
+
+test_that("mixtures and group tests refuse split counts, and work once detached", {
+  counts <- dirmn_counts(mite, backend = "cpu")
+  dirmn_set_communicator(counts, identity_comm())
+  expect_error(dirmn_mixture(counts, k = 2, starts = 1L), "does not sum over ranks",
+               class = "dirmn_error_not_supported")
+  g <- rep(1:2, length.out = nrow(mite))
+  expect_error(dirmn_test_groups(counts, g), "one rank's rows of a table split",
+               class = "dirmn_error_not_supported")
+  expect_error(dirmn_test_proportions(counts, colSums(mite) / sum(mite)),
+               class = "dirmn_error_not_supported")
+  # the fits still work on it
+  expect_identical(dirmn_fit(counts)$alpha, dirmn_fit(mite, backend = "cpu")$alpha)
+  expect_identical(dirmn_set_communicator(counts, NULL), counts)
+  m <- dirmn_mixture(counts, k = 2, starts = 1L, seed = 1)
+  expect_identical(coef(m), coef(dirmn_mixture(mite, k = 2, starts = 1L, seed = 1, backend = "cpu")))
+  expect_s3_class(dirmn_test_groups(counts, g), "htest")
+  # attached again: refused again
+  dirmn_set_communicator(counts, identity_comm())
+  expect_error(dirmn_mixture(counts, k = 2, starts = 1L), class = "dirmn_error_not_supported")
+})
+
+# A communicator whose functions live in an environment with a finalizer
+# that counts in `released`: the functions are released by the package
+# when that environment can be collected.
+counted_comm <- function(released) {
+  env <- new.env()
+  reg.finalizer(env, function(e) released$n <- released$n + 1L)
+  local({
+    allreduce <- function(x) x
+    broadcast <- function(x, root) x
+    dirmn_communicator(0, 1, allreduce, broadcast)
+  }, envir = env)
+}
+
+# Collects garbage until `done()` (at most `times` collections): an
+# object reachable only from another's finalizer goes a collection later.
+collect_until <- function(done, times = 5L) {
+  for (i in seq_len(times)) {
+    if (done()) return(TRUE)
+    gc()
+  }
+  done()
+}
+
+test_that("the functions are kept until the communicator and its tables are gone", {
+  # (what earlier tests left goes first)
+  for (i in 1:4) gc()
+  live <- dirmn:::cpp_live_communicators()
+  released <- new.env()
+  released$n <- 0L
+  gone <- function(n) function() released$n == n && dirmn:::cpp_live_communicators() == live
+  # the communicator alone
+  comm <- counted_comm(released)
+  expect_identical(dirmn:::cpp_live_communicators(), live + 1)
+  gc()
+  gc()
+  expect_identical(released$n, 0L)
+  rm(comm)
+  expect_true(collect_until(gone(1L)))
+  # attached to a table: the table keeps it after the object is gone, and
+  # its functions still serve
+  comm <- counted_comm(released)
+  counts <- dirmn_counts(mite, backend = "cpu")
+  dirmn_set_communicator(counts, comm)
+  rm(comm)
+  gc()
+  gc()
+  gc()
+  expect_identical(released$n, 1L)
+  expect_identical(dirmn:::cpp_live_communicators(), live + 1)
+  expect_identical(dirmn_fit(counts)$alpha, dirmn_fit(mite, backend = "cpu")$alpha)
+  rm(counts)
+  expect_true(collect_until(gone(2L)))
+  # close() of the table and detaching release it just as well
+  comm <- counted_comm(released)
+  counts <- dirmn_counts(mite, backend = "cpu")
+  other <- dirmn_counts(mite, backend = "cpu")
+  dirmn_set_communicator(counts, comm)
+  dirmn_set_communicator(other, comm)
+  rm(comm)
+  close(counts)
+  gc()
+  gc()
+  gc()
+  expect_identical(released$n, 2L)  # `other` holds it
+  dirmn_set_communicator(other, NULL)
+  expect_true(collect_until(gone(3L)))
+  # attached, detached and attached again
+  comm <- counted_comm(released)
+  dirmn_set_communicator(other, comm)
+  dirmn_set_communicator(other, NULL)
+  dirmn_set_communicator(other, comm)
+  rm(comm, other)
+  expect_true(collect_until(gone(4L)))
+})
+
+# ---------------------------------------------------------------------------
+# Two ranks in two processes: this one (rank 0) and a fork of it (rank 1),
+# exchanging over a base R socket.
+
+# Reads exactly n values of `what` ("double" or "raw") from a blocking
+# connection.
+read_exactly <- function(con, what, n) {
+  out <- if (what == "raw") raw(0) else double(0)
+  while (length(out) < n) {
+    got <- readBin(con, what, n = n - length(out))
+    if (length(got) == 0L) stop("the other rank closed the connection or timed out")
+    out <- c(out, got)
+  }
+  out
+}
+
+# A two-rank communicator over the socket connection `con`: rank 1 sends,
+# rank 0 adds (in rank order) and sends the sums back; the root sends its
+# bytes to the other.
+socket_comm <- function(con, rank) {
+  allreduce <- function(x) {
+    if (rank == 0L) {
+      s <- x + read_exactly(con, "double", length(x))
+      writeBin(s, con)
+      s
+    } else {
+      writeBin(as.double(x), con)
+      read_exactly(con, "double", length(x))
+    }
+  }
+  broadcast <- function(x, root) {
+    if (rank == root) {
+      writeBin(x, con)
+      x
+    } else {
+      read_exactly(con, "raw", length(x))
+    }
+  }
+  dirmn_communicator(rank, 2L, allreduce, broadcast)
+}
+
+# What each rank does, the same calls in the same order on both: its rows
+# `x`, its rows' weights `w`.
+rank_work <- function(con, rank, x, w) {
+  comm <- socket_comm(con, rank)
+  out <- list()
+  catch <- function(expr) tryCatch(expr, error = function(e) list(class = class(e)[1L],
+                                                                  message = conditionMessage(e)))
+  # rank 1 first offers a table of other columns: every rank is refused
+  wrong <- dirmn_counts(if (rank == 1L) x[, -1L] else x, backend = "cpu")
+  out$mismatch <- catch(dirmn_set_communicator(wrong, comm))
+  counts <- dirmn_counts(x, backend = "cpu")
+  dirmn_set_communicator(counts, comm)
+  fit <- dirmn_fit(counts)
+  out$fit <- fit[c("alpha", "std_error_alpha", "std_error_log_alpha", "iterations", "loglik",
+                   "nobs", "converged")]
+  out$weighted <- dirmn_fit(counts, weights = w)$alpha
+  out$sum <- dirmn_loglik_sum(counts, fit$alpha)
+  od <- dirmn_overdispersion_test(counts)
+  out$od <- list(statistic = od$statistic, p.value = od$p.value, estimate = od$estimate,
+                 score = od$score)
+  # rank 1's weights are bad: it gets its own error, rank 0 one naming it
+  bad <- w
+  if (rank == 1L) bad[1L] <- -1
+  out$failed <- catch(dirmn_fit(counts, weights = bad))
+  # and the ranks are in step again
+  out$again <- dirmn_fit(counts)$alpha
+  out
+}
+
+test_that("two ranks in two processes over a socket give the whole table's fit", {
+  skip_if(.Platform$OS.type != "unix", "needs fork()")
+  skip_if(getRversion() < "4.0.0", "needs serverSocket() (R >= 4.0)")
+  skip_if_not_installed("parallel")
+  # valgrind checks the forked child's memory when it exits, and finds the
+  # state of the parent's worker threads (threads a child does not have)
+  # lost; the one-rank tests above cover the callbacks under valgrind
+  skip_if(nzchar(Sys.getenv("DIRMN_TEST_UNDER_VALGRIND")), "forks are not run under valgrind")
+  x0 <- mite[1:30, ]
+  x1 <- mite[31:70, ]
+  w <- rep(c(1, 2, 0.5), length.out = nrow(mite))
+  w0 <- w[1:30]
+  w1 <- w[31:70]
+  whole <- dirmn_fit(mite, backend = "cpu")
+  whole_weighted <- dirmn_fit(mite, weights = w, backend = "cpu")
+  whole_sum <- dirmn_loglik_sum(mite, whole$alpha, backend = "cpu")
+  whole_od <- dirmn_overdispersion_test(mite, backend = "cpu")
+
+  server <- NULL
+  for (attempt in 1:25) {
+    port <- 20000L + (Sys.getpid() * 31L + attempt * 977L) %% 40000L
+    server <- tryCatch(serverSocket(port), error = function(e) NULL)
+    if (!is.null(server)) break
+  }
+  skip_if(is.null(server), "no free port for the socket")
+  # The child shares this process's dirmn contexts (their worker threads
+  # stay here: the calling thread runs a loop's every chunk alone there).
+  # What is garbage now is finalized here, not there (a CUDA table's
+  # memory cannot be freed from a fork).
+  gc()
+  job <- parallel::mcparallel(silent = TRUE, {
+    tryCatch({
+      con <- socketConnection("127.0.0.1", port, blocking = TRUE, open = "r+b", timeout = 120)
+      tryCatch(rank_work(con, 1L, x1, w1), finally = close(con))
+    }, error = function(e) list(child_error = conditionMessage(e)))
+  })
+  # (closing the connection on an error ends the other rank's wait)
+  mine <- tryCatch({
+    con <- socketAccept(server, blocking = TRUE, open = "r+b", timeout = 120)
+    close(server)
+    tryCatch(rank_work(con, 0L, x0, w0), finally = close(con))
+  }, error = function(e) list(parent_error = conditionMessage(e)))
+  theirs <- parallel::mccollect(job, wait = TRUE)[[1L]]
+  expect_null(mine$parent_error)
+  expect_null(theirs$child_error)
+
+  # the columns differ: every rank refused, naming the rank
+  for (r in list(mine, theirs)) {
+    expect_identical(r$mismatch$class, "dirmn_error_dimension_mismatch")
+    expect_match(r$mismatch$message, "rank 1's counts have 34 columns, rank 0's 35", fixed = TRUE)
+  }
+  for (r in list(mine, theirs)) {
+    expect_identical(r$fit$alpha, whole$alpha)
+    expect_identical(r$fit$std_error_alpha, whole$std_error_alpha)
+    expect_identical(r$fit$std_error_log_alpha, whole$std_error_log_alpha)
+    expect_identical(r$fit$iterations, whole$iterations)
+    expect_identical(r$fit$nobs, whole$nobs)
+    expect_true(r$fit$converged)
+    expect_equal(r$fit$loglik, whole$loglik, tolerance = 1e-12)
+    expect_identical(r$weighted, whole_weighted$alpha)
+    expect_equal(r$sum, whole_sum, tolerance = 1e-12)
+    expect_equal(r$od$statistic, whole_od$statistic, tolerance = 1e-10)
+    expect_equal(r$od$p.value, whole_od$p.value, tolerance = 1e-10)
+    expect_equal(r$od$estimate, whole_od$estimate, tolerance = 1e-10)
+    expect_equal(r$od$score, whole_od$score, tolerance = 1e-10)
+    expect_identical(r$again, whole$alpha)
+  }
+  # one rank's failure: its own error there, a communication error naming
+  # it on the other
+  expect_identical(theirs$failed$class, "dirmn_error_invalid_parameter")
+  expect_match(theirs$failed$message, "weight of row 1 is -1")
+  expect_identical(mine$failed$class, "dirmn_error_communication")
+  expect_match(mine$failed$message, "rank 1's part of this collective call failed", fixed = TRUE)
+})
