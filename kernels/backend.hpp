@@ -187,6 +187,8 @@ struct SampleRequest {
   // resolve_components draws it where the caller gave weights).
   const int64_t* component = nullptr;
   uint64_t seed = 0;
+  // Row b draws as row first_row + b of the seed's table (its stream).
+  uint64_t first_row = 0;
   dirmn_storage storage = DIRMN_STORAGE_AUTO;  // the stored form of the table made
 };
 

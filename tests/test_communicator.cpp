@@ -252,6 +252,59 @@ TEST_CASE("communicator: the shared-alpha fit of a split table is the whole tabl
   }
 }
 
+TEST_CASE("communicator: ranks that draw their own rows (first_row) fit the table one call draws",
+          "[communicator]") {
+  const int64_t rows = 500, cols = 60;
+  const std::vector<double> alpha = random_alpha(cols, 0.02, 2.0, 81);
+  const int64_t size = 700;
+  const auto draw = [&](dirmn_context* ctx, int64_t from, int64_t n) {
+    dirmn_sample_options o;
+    dirmn_sample_options_init(&o);
+    o.seed = 31;
+    o.first_row = from;
+    dirmn_counts* c = nullptr;
+    dirmn_sample(ctx, &c, n, cols, 1, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA, &size, 0, &o);
+    return c;
+  };
+  Whole whole{Got(), make_context(DIRMN_BACKEND_CPU), nullptr};
+  whole.counts = Counts(draw(whole.ctx.get(), 0, rows));
+  REQUIRE(whole.counts);
+  REQUIRE(fit_into(whole.ctx.get(), whole.counts.get(), cols, nullptr, &whole.got) == DIRMN_SUCCESS);
+  const int n = 3;
+  World world(n);
+  std::atomic<int> released{0};
+  std::vector<Got> got(static_cast<size_t>(n));
+  std::vector<Rank> ranks(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    ranks[static_cast<size_t>(r)] = Rank{&world, r, 0, &released};
+    threads.emplace_back([&, r] {
+      Got& g = got[static_cast<size_t>(r)];
+      dirmn_context* ctx = nullptr;
+      dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
+      const int64_t b0 = first_row(r, n, rows), b1 = first_row(r + 1, n, rows);
+      dirmn_counts* mine = draw(ctx, b0, b1 - b0);
+      const dirmn_communicator_callbacks cb = callbacks_of(&ranks[static_cast<size_t>(r)]);
+      dirmn_communicator* comm = nullptr;
+      dirmn_communicator_create(&comm, &cb);
+      g.attach = dirmn_counts_set_communicator(ctx, mine, comm);
+      dirmn_communicator_destroy(comm);
+      if (g.attach == DIRMN_SUCCESS) fit_into(ctx, mine, cols, nullptr, &g);
+      dirmn_counts_destroy(mine);
+      dirmn_context_destroy(ctx);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    const Got& g = got[static_cast<size_t>(r)];
+    INFO("rank " << r << ": " << g.message);
+    REQUIRE(g.status == DIRMN_SUCCESS);
+    CHECK(same_bits(g.alpha, whole.got.alpha));
+    CHECK(same_bits(g.se, whole.got.se));
+  }
+  CHECK(released.load() == n);
+}
+
 TEST_CASE("communicator: dirmn_loglik_sum and the overdispersion test over ranks",
           "[communicator]") {
   const int64_t rows = 45, cols = 25;

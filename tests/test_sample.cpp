@@ -246,6 +246,65 @@ TEST_CASE("sample: the same table for any thread count; rows are a prefix; seeds
   CHECK(dense_of(ctx.get(), other.get()) != dense_of(ctx.get(), same.get()));
 }
 
+namespace {
+
+// Rows [from, to) of the seed's table drawn as one call with first_row =
+// from, on ctx: what a rank of a split table draws.
+std::vector<int64_t> draw_block(dirmn_context* ctx, int64_t from, int64_t to, const std::vector<double>& alpha,
+                                int64_t k, const std::vector<int64_t>& sizes, std::vector<int64_t>* component) {
+  dirmn_sample_options o;
+  dirmn_sample_options_init(&o);
+  o.seed = 2026;
+  o.first_row = from;
+  std::vector<int64_t> comp(static_cast<size_t>(to - from), -1);
+  if (k > 1) o.component_out = comp.data();
+  const int64_t cols = static_cast<int64_t>(alpha.size()) / k;
+  dirmn_counts* c = nullptr;
+  const dirmn_status s = dirmn_sample(ctx, &c, to - from, cols, k, alpha.data(), cols, 1, DIRMN_PARAM_ALPHA,
+                                      sizes.data() + from, 1, &o);
+  INFO(dirmn_last_error(ctx));
+  REQUIRE(s == DIRMN_SUCCESS);
+  Counts owned(c);
+  if (component != nullptr) component->insert(component->end(), comp.begin(), comp.end());
+  return dense_of(ctx, c);
+}
+
+// The whole table's rows as blocks [cut[i], cut[i + 1]) on contexts[i % n].
+void check_blocks_make_the_table(const std::vector<dirmn_context*>& contexts) {
+  const int64_t rows = 300, cols = 120, k = 3;
+  const std::vector<double> alpha = random_alpha(k * cols, 1e-3, 4.0, 8);
+  std::vector<int64_t> sizes(static_cast<size_t>(rows));
+  for (size_t b = 0; b < sizes.size(); ++b) sizes[b] = b % 3 == 0 ? 30 : 2500;  // urn and gamma rows
+  std::vector<int64_t> comp_whole;
+  const std::vector<int64_t> whole = draw_block(contexts[0], 0, rows, alpha, k, sizes, &comp_whole);
+  for (const std::vector<int64_t>& cut : {std::vector<int64_t>{0, 1, 150, 300}, std::vector<int64_t>{0, 97, 98, 299, 300}}) {
+    std::vector<int64_t> joined, comp;
+    for (size_t i = 0; i + 1 < cut.size(); ++i) {
+      const std::vector<int64_t> part =
+          draw_block(contexts[i % contexts.size()], cut[i], cut[i + 1], alpha, k, sizes, &comp);
+      joined.insert(joined.end(), part.begin(), part.end());
+    }
+    CHECK(joined == whole);
+    CHECK(comp == comp_whole);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sample: first_row -- blocks of rows drawn apart make the table of one call", "[sample]") {
+  Context a = make_context(DIRMN_BACKEND_CPU), b = make_context(DIRMN_BACKEND_CPU);
+  REQUIRE(dirmn_context_set_threads(b.get(), 3) == DIRMN_SUCCESS);
+  check_blocks_make_the_table({a.get(), b.get()});
+}
+
+TEST_CASE("cuda: first_row -- blocks drawn on a device and on the host make the host's table",
+          "[cuda][sample]") {
+  if (!cuda_device_present()) return;
+  Context cpu = make_context(DIRMN_BACKEND_CPU), gpu = make_context(DIRMN_BACKEND_CUDA);
+  check_blocks_make_the_table({cpu.get(), gpu.get()});
+  check_blocks_make_the_table({gpu.get(), cpu.get()});
+}
+
 TEST_CASE("sample: mixtures -- components given or drawn from the weights", "[sample]") {
   Context ctx = make_context(DIRMN_BACKEND_CPU);
   REQUIRE(ctx);
@@ -362,6 +421,16 @@ TEST_CASE("sample: bad arguments get a status and a message naming them", "[samp
   dirmn_sample_options_init(&o);
   o.storage = static_cast<dirmn_storage>(9);
   CHECK(call(3, 1, alpha.data(), &one, 0, &o) == DIRMN_ERROR_INVALID_ARGUMENT);
+  dirmn_sample_options_init(&o);
+  o.first_row = -1;
+  CHECK(call(3, 1, alpha.data(), &one, 0, &o) == DIRMN_ERROR_INVALID_ARGUMENT);
+  CHECK(last_error(ctx).find("options->first_row (-1) must be >= 0") != std::string::npos);
+  o.first_row = INT64_MAX - 2;
+  CHECK(call(3, 1, alpha.data(), &one, 0, &o) == DIRMN_ERROR_INVALID_ARGUMENT);
+  o.first_row = INT64_MAX - 3;
+  REQUIRE(call(3, 1, alpha.data(), &one, 0, &o) == DIRMN_SUCCESS);
+  dirmn_counts_destroy(c);
+  c = nullptr;
   dirmn_sample_options_init(&o);
   o.size = 2;
   CHECK(call(3, 1, alpha.data(), &one, 0, &o) == DIRMN_ERROR_INVALID_ARGUMENT);

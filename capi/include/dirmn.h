@@ -1421,7 +1421,7 @@ DIRMN_API dirmn_status dirmn_reg_test_groups(dirmn_context* ctx, dirmn_counts* c
  * a copy of one of the i balls drawn so far).
  *
  * The draws are a function of (options->seed, row index, alpha, size)
- * alone: the same table for any thread count and (by the library's own
+ * alone (the row index counted from options->first_row): the same table for any thread count and (by the library's own
  * log and exp in every accept/reject test) on every backend. Row b's stream
  * is independent of the other rows', so a table of more rows drawn with the
  * same seed starts with the same rows.
@@ -1450,6 +1450,11 @@ typedef struct dirmn_sample_options {
   int64_t* component_out;         /* NULL, or rows entries: receives each row's component
                                      (an output, written on success) */
   dirmn_storage storage;          /* the counts object's storage request; AUTO by default */
+  int64_t first_row;              /* >= 0, default 0: this call's row b is row first_row + b of
+                                     the table the seed gives (its stream, and its component
+                                     where drawn from mixture_weights), so that calls drawing
+                                     blocks of rows -- the ranks of a split table (see
+                                     Communicators) -- make, together, the rows of one call */
 } dirmn_sample_options;
 
 /* Fills the first `size` bytes of *options with defaults (seed 0, no

@@ -253,7 +253,7 @@ size_t whole_fields(const dirmn_sample_options*, size_t size) {
   using T = dirmn_sample_options;
   return last_end({DIRMN_FIELD_END(T, size), DIRMN_FIELD_END(T, seed), DIRMN_FIELD_END(T, component),
                    DIRMN_FIELD_END(T, mixture_weights), DIRMN_FIELD_END(T, component_out),
-                   DIRMN_FIELD_END(T, storage)},
+                   DIRMN_FIELD_END(T, storage), DIRMN_FIELD_END(T, first_row)},
                   size);
 }
 

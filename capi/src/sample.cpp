@@ -85,6 +85,11 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
       o.storage != DIRMN_STORAGE_SPARSE)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "options->storage %d is not a dirmn_storage",
                 static_cast<int>(o.storage));
+  if (o.first_row < 0 || o.first_row > INT64_MAX - rows)
+    return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                "options->first_row (%" PRId64 ") must be >= 0 and leave room for %" PRId64
+                " rows below 2^63",
+                o.first_row, rows);
   if (rowwise && (o.component || o.mixture_weights || o.component_out))
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 "options->component, mixture_weights and component_out are for dirmn_sample's k "
@@ -152,7 +157,8 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
     // Each row's vector, where the caller gave weights instead: drawn on
     // the host for every backend (a few bits per row).
     if (!rowwise && k > 1 && o.component == nullptr)
-      drawn_component = resolve_components(rows, k, cum.empty() ? nullptr : cum.data(), o.seed);
+      drawn_component =
+          resolve_components(rows, k, cum.empty() ? nullptr : cum.data(), o.seed, o.first_row);
   } catch (const std::bad_alloc&) {
     return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %" PRId64 " alphas", cells);
   }
@@ -170,6 +176,7 @@ dirmn_status sample(dirmn_context* ctx, const char* fn, dirmn_counts** counts, i
   req.sizes_stride = sizes_stride;
   req.component = !rowwise && k > 1 ? (o.component != nullptr ? o.component : drawn_component.data()) : nullptr;
   req.seed = o.seed;
+  req.first_row = static_cast<uint64_t>(o.first_row);
   req.storage = o.storage;
   dirmn_counts* made = nullptr;
   bool on_backend = false;

@@ -192,6 +192,7 @@ BackendResult CudaBackend::sample(const SampleRequest& req, std::unique_ptr<Back
   a.sizes_stride = req.sizes_stride == 0 ? 0 : 1;
   a.component = req.component != nullptr ? comp.get<int64_t>() : nullptr;
   a.seed = req.seed;
+  a.first_row = req.first_row;
   a.slots = slots;
   a.w = w.get<double>();
   a.suffix = suffix.get<double>();

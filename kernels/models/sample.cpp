@@ -77,11 +77,12 @@ void row_by_urn(int64_t cols, const double* cum, uint64_t row_key, int64_t n, Wo
 }  // namespace
 
 std::vector<int64_t> resolve_components(int64_t rows, int64_t k, const double* cum_weights,
-                                        uint64_t seed) {
+                                        uint64_t seed, int64_t first_row) {
   std::vector<int64_t> out(static_cast<size_t>(rows));
   for (int64_t b = 0; b < rows; ++b)
     out[static_cast<size_t>(b)] = math::draw_component(
-        math::derived_key(seed, math::kFamilySampleRows, static_cast<uint64_t>(b)), k, cum_weights);
+        math::derived_key(seed, math::kFamilySampleRows, static_cast<uint64_t>(first_row + b)), k,
+        cum_weights);
   return out;
 }
 
@@ -126,7 +127,8 @@ BackendResult sample_rows(const SampleRequest& req, HostThreads* threads,
       wk.col.reserve(static_cast<size_t>(bound));
       wk.count.reserve(static_cast<size_t>(bound));
       for (int64_t b = blk * kRowsPerBlock; b < end; ++b) {
-        const uint64_t key = math::derived_key(req.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+        const uint64_t key =
+            math::derived_key(req.seed, math::kFamilySampleRows, req.first_row + static_cast<uint64_t>(b));
         const int64_t n = req.sizes[b * req.sizes_stride];
         const size_t before = wk.col.size();
         if (n > 0) {

@@ -27,7 +27,7 @@ constexpr int64_t kSampleSizeLimit = int64_t{1} << 31;
 // null: equal) by counter 0 of each row's stream (math/dm_draw.hpp), on the
 // host for every backend. Throws std::bad_alloc.
 std::vector<int64_t> resolve_components(int64_t rows, int64_t k, const double* cum_weights,
-                                        uint64_t seed);
+                                        uint64_t seed, int64_t first_row = 0);
 
 // Draws the table (SampleRequest: backend.hpp) on the host threads, or
 // with threads null on the calling thread alone (rows in blocks; each

@@ -43,6 +43,7 @@ struct RowsArgs {
   int64_t sizes_stride = 0;
   const int64_t* component = nullptr;  // rows, or null (one vector)
   uint64_t seed = 0;
+  uint64_t first_row = 0;  // row b draws as the seed's row first_row + b
   int64_t slots = 0;
   double* w = nullptr;        // cols x slots: gamma weights, or the urn's balls (BallPairs)
   double* suffix = nullptr;   // cols x slots: suffix sums, or a rowwise urn row's cumulative alpha
@@ -76,7 +77,7 @@ template <class Emit>
 __device__ void draw_row(const RowsArgs& a, int64_t b, int64_t slot, Emit& emit) {
   const int64_t n = a.sizes[b * a.sizes_stride];
   if (n <= 0) return;
-  const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+  const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, a.first_row + static_cast<uint64_t>(b));
   const int64_t cols = a.cols, S = a.slots;
   const int64_t j = a.component != nullptr ? a.component[b] : 0;
   if (!math::sample_by_urn(n, cols)) {
@@ -295,7 +296,7 @@ __global__ void draw_gammas(RowsArgs a) {
     const int64_t b = a.row_begin + i % rows, v = i / rows;
     const int64_t n = a.sizes[b * a.sizes_stride];
     if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
-    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, a.first_row + static_cast<uint64_t>(b));
     const int64_t j = a.component != nullptr ? a.component[b] : 0;
     const bool by_value = a.by_value[a.rowwise ? b : j] != 0;
     double g;
@@ -318,7 +319,7 @@ __global__ void split_rows(RowsArgs a) {
        b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t n = a.sizes[b * a.sizes_stride];
     if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
-    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, a.first_row + static_cast<uint64_t>(b));
     const int64_t j = a.component != nullptr ? a.component[b] : 0;
     const int64_t slot = b - a.row_begin;
     const math::Strided<double> w{a.w + slot, a.slots}, suffix{a.suffix + slot, a.slots}, t{a.t + slot, a.slots};
@@ -338,7 +339,7 @@ __global__ void draw_blocks(RowsArgs a) {
     const int64_t slot = i % rows, b = a.row_begin + slot, k = i / rows;
     const int64_t n = a.sizes[b * a.sizes_stride];
     if (n <= 0 || math::sample_by_urn(n, a.cols)) continue;
-    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, static_cast<uint64_t>(b));
+    const uint64_t key = math::derived_key(a.seed, math::kFamilySampleRows, a.first_row + static_cast<uint64_t>(b));
     const math::Strided<double> w{a.w + slot, a.slots}, suffix{a.suffix + slot, a.slots};
     const int64_t v0 = k * math::kChainBlock;
     const int64_t v1 = v0 + math::kChainBlock < a.cols ? v0 + math::kChainBlock : a.cols;
