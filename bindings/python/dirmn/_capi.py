@@ -186,7 +186,7 @@ class dirmn_reg_groups_result(Structure):
 class dirmn_sample_options(Structure):
     _fields_ = [("size", c_size_t), ("seed", c_uint64), ("component", POINTER(c_int64)),
                 ("mixture_weights", _pd), ("component_out", POINTER(c_int64)),
-                ("storage", dirmn_storage)]
+                ("storage", dirmn_storage), ("first_row", c_int64)]
 
 
 class dirmn_group_test_options(Structure):

@@ -144,7 +144,7 @@ def _output_arg(output):
 
 def draw(ctx, params, rows, sizes, *, rowwise=False, param_code=C.DIRMN_PARAM_ALPHA, seed=0,
          component=None, mixture_weights=None, want_component=False,
-         storage=C.DIRMN_STORAGE_AUTO):
+         storage=C.DIRMN_STORAGE_AUTO, first_row=0):
     """One library draw: a new :class:`Counts` of ``rows`` rows.
 
     Parameters
@@ -166,6 +166,8 @@ def draw(ctx, params, rows, sizes, *, rowwise=False, param_code=C.DIRMN_PARAM_AL
         Receive each row's component (k > 1).
     storage : int
         A ``dirmn_storage``.
+    first_row : int
+        The seed's row index of this draw's first row (>= 0).
 
     Returns
     -------
@@ -177,6 +179,7 @@ def draw(ctx, params, rows, sizes, *, rowwise=False, param_code=C.DIRMN_PARAM_AL
     C.dirmn_sample_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
     o.seed = seed
     o.storage = storage
+    o.first_row = first_row
     comp_out = None
     if component is not None:
         o.component = component.ctypes.data_as(_pi64)
@@ -211,7 +214,7 @@ def convert(counts, output):
 
 def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
         per_row=False, return_component=False, param="alpha", output="ndarray",
-        storage="auto", context=None):
+        storage="auto", first_row=0, context=None):
     """Random count tables from the Dirichlet-multinomial (``dirmn_sample``).
 
     Row b of the table holds ``size[b]`` counts over the V categories, drawn
@@ -264,6 +267,14 @@ def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
     storage : {"auto", "dense", "sparse"}
         The stored form of the library's table ("auto": sparse for
         mostly-zero tables).
+    first_row : int
+        The seed's row index of the first row drawn (default 0): row b is
+        drawn as row ``first_row + b`` of the table the seed gives (its
+        random stream, and its component where drawn from the weights), so
+        that blocks of rows drawn apart -- each rank's own rows of a table
+        split over a :class:`~dirmn.Communicator` -- make, together, the
+        table of one call. ``size``, ``component`` and a per-row ``alpha``
+        are this call's rows' own.
     context : Context, optional
         Where to draw; by default :func:`~dirmn.default_context`.
 
@@ -281,7 +292,8 @@ def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
         per-row ``alpha``; ``component`` or ``mixture_weights`` with one
         vector or per row; a component outside 0 .. k - 1 (``row``) or a bad
         mixture weight (``index``); unknown ``param``, ``output`` or
-        ``storage``; a bad ``seed``.
+        ``storage``; a bad ``seed``; ``first_row`` negative or not an
+        integer.
     InvalidParameterError
         An alpha outside [1e-306, 1e306], 0 and negative ones included
         (``vector`` and ``index``; per row: ``row`` and ``index``).
@@ -357,10 +369,14 @@ def rvs(alpha, size, n=None, *, seed=None, component=None, mixture_weights=None,
         raise invalid(InvalidArgumentError, "dirmn: no rows to draw (%s is empty)"
                       % known[0][0], argument=known[0][0])
     seed = seed64(seed)
+    if not _is_integer(first_row) or int(first_row) < 0:
+        raise invalid(InvalidArgumentError, "dirmn: first_row must be an integer >= 0, not %r"
+                      % (first_row,), argument="first_row")
     mixture = k > 1 and not per_row
     counts, z = draw(ctx, a, rows, sizes, rowwise=per_row, param_code=code, seed=seed,
                      component=comp, mixture_weights=w,
-                     want_component=return_component and mixture, storage=storage_code)
+                     want_component=return_component and mixture, storage=storage_code,
+                     first_row=int(first_row))
     table = convert(counts, output)
     if not return_component:
         return table

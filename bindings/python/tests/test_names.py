@@ -192,6 +192,7 @@ CHECKS = {
     "init_kmeanspp": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "init_soft_kmeans": lambda n: accepts(lambda: dirmn.mixture(X, 1, init=n)),
     "starts": lambda n: kw(dirmn.mixture, n),
+    "first_row": lambda n: kw(dirmn.rvs, n),
     "seed": lambda n: all(kw(f, n) for f in (dirmn.mixture, dirmn.rvs, dirmn.test_groups,
                                              dirmn.power_groups, dirmn.power_proportions,
                                              FIT.simulate, MIX.simulate, REG.simulate)),

@@ -186,6 +186,26 @@ def test_rows_are_a_function_of_seed_row_alpha_size():
         assert np.array_equal(T[b], dirmn.rvs(R[b], sizes, seed=5)[b])
 
 
+def test_first_row_blocks_make_the_table_of_one_call():
+    # Blocks of rows drawn apart (as the ranks of a split table draw their
+    # own) join into the table one call draws, components included.
+    A = np.array([[0.5, 2.0, 0.1, 4.0, 1.0], [3.0, 0.2, 0.2, 0.2, 6.0], [1.0] * 5])
+    sizes = np.tile([4, 900, 30], 20)
+    whole, z = dirmn.rvs(A, sizes, seed=17, mixture_weights=[1, 2, 3], return_component=True)
+    parts, zs = [], []
+    for lo, hi in [(0, 1), (1, 33), (33, 60)]:
+        X, zb = dirmn.rvs(A, sizes[lo:hi], seed=17, mixture_weights=[1, 2, 3],
+                          return_component=True, first_row=lo)
+        parts.append(X)
+        zs.append(zb)
+    assert np.array_equal(np.vstack(parts), whole)
+    assert np.array_equal(np.concatenate(zs), z)
+    with pytest.raises(dirmn.InvalidArgumentError, match="first_row"):
+        dirmn.rvs(ALPHA, 10, 2, seed=1, first_row=-1)
+    with pytest.raises(dirmn.InvalidArgumentError, match="first_row"):
+        dirmn.rvs(ALPHA, 10, 2, seed=1, first_row=2**63 - 1)
+
+
 def test_outputs_agree():
     X = dirmn.rvs(ALPHA, 25, 40, seed=31)
     S = dirmn.rvs(ALPHA, 25, 40, seed=31, output="csr")
