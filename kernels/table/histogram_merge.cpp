@@ -72,11 +72,17 @@ void histograms_from_lists(const HistogramLists* parts, size_t n, int64_t cols, 
   Histograms h;
   h.cols = cols;
   h.column.clear(cols);
+  size_t listed = 0;
+  for (size_t i = 0; i < all.size(); ++i) listed += i == 0 || all[i].column != all[i - 1].column;
+  h.column.reserve(listed);
+  // One builder for the columns and one for the totals, reused: finish()
+  // leaves a builder empty, its arrays kept.
+  HistogramBuilder by_column(kHistIndexMax), by_total(kHistTotalIndexMax);
   size_t i = 0;
   while (i < all.size()) {
     const double column = all[i].column;
     const bool totals = column == static_cast<double>(cols);
-    HistogramBuilder b(totals ? kHistTotalIndexMax : kHistIndexMax);
+    HistogramBuilder& b = totals ? by_total : by_column;
     for (; i < all.size() && all[i].column == column;) {
       const double value = all[i].value;
       double w = 0.0;

@@ -728,6 +728,9 @@ void run_sample(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other,
   o.mixture_weights = arrays & 2 ? mixture_weights.data() : nullptr;
   o.component_out = arrays & 4 ? component_out.data() : nullptr;
   o.storage = static_cast<dirmn_storage>(fuzz_kind(p, 3));
+  // Mostly 0; now and then any row offset, the edges of its range included.
+  static const int64_t kFirstRows[] = {-1, INT64_MIN, INT64_MAX, INT64_MAX - 64, 1, 1000003};
+  if (rare(p, 4)) o.first_row = kFirstRows[p.ConsumeIntegralInRange<size_t>(0, std::size(kFirstRows) - 1)];
   Sized<dirmn_sample_options> so;
   so.make(p, o);
   const bool null_o = rare(p, 8);
@@ -739,6 +742,8 @@ void run_sample(FuzzedDataProvider& p, dirmn_context* ctx, dirmn_context* other,
   const dirmn_storage storage =
       has(offsetof(dirmn_sample_options, storage), sizeof(dirmn_storage)) ? o.storage : DIRMN_STORAGE_AUTO;
   if (storage < DIRMN_STORAGE_AUTO || storage > DIRMN_STORAGE_SPARSE) e.fail("unknown options->storage");
+  const int64_t first_row = has(offsetof(dirmn_sample_options, first_row), sizeof(int64_t)) ? o.first_row : 0;
+  if (rows > 0 && (first_row < 0 || first_row > INT64_MAX - rows)) e.fail("options->first_row out of range");
   if (rowwise && (use_component || use_weights || use_out)) e.fail("mixture options with one vector per row");
   if (!rowwise && k > 1 && small && use_component) {
     for (int64_t b = 0; b < rows; ++b)
