@@ -39,7 +39,11 @@ of the observations against a given composition (HMP's Xsc), with
 [`power_proportions`](@ref) for its power;
 [`DirmnCounts`](@ref) to upload a table once and evaluate it many times
 (`Matrix(c)` and `sparse(c)` copy it back);
-[`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref).
+[`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref);
+[`Communicator`](@ref) and [`set_communicator!`](@ref) for a table split by
+observations over several processes (MPI ranks, threads), which
+[`fit_dirmn`](@ref), [`loglik_sum`](@ref) and [`overdispersion_test`](@ref)
+then treat as one.
 
 The library is found through `ENV["DIRMN_LIBRARY_PATH"]` (the file or its
 directory) or the standard install locations; see
@@ -48,7 +52,8 @@ directory) or the standard install locations; see
 module Dirmn
 
 using Libdl
-using LinearAlgebra: Adjoint, Transpose
+import LinearAlgebra
+using LinearAlgebra: Adjoint, Transpose, rank
 using Random: AbstractRNG
 using SparseArrays
 using SparseArrays: nnz
@@ -70,6 +75,7 @@ export converged, iterations, hessian_definite, gradient_norm
 export DirMultMixtureModel, DirMultRowwise, simulate, mean, var, cov, sparse
 export test_groups, GroupTest, power_groups, GroupPower, test_proportions, ProportionTest
 export power_proportions
+export Communicator, set_communicator!, rank, nranks
 
 include("LibDirmn.jl")
 using .LibDirmn: LibDirmn
@@ -89,6 +95,7 @@ include("overdispersion.jl")
 include("regression.jl")
 include("regression_groups.jl")
 include("counts_copy.jl")
+include("communicator.jl")
 include("sample.jl")
 include("group_test.jl")
 

@@ -45,6 +45,9 @@ mutable struct DirmnCounts
     obsdim::Int
     vector::Bool            # made from a single observation (a vector)
     closing::Threads.Atomic{Bool}   # set by close() before it waits for the lock
+    # The _CommState of the Communicator attached (set_communicator!), or
+    # nothing: its callbacks' exceptions are reported with the call's error.
+    comm::Any
 end
 
 # Frees the handle; the caller holds the lock of the counts' context, which
@@ -332,8 +335,11 @@ function _weights_start_hint(loc)
     return nothing
 end
 
-# Appends the hints that apply, for a call on `ctx` with `c`.
-function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
+# Appends the hints that apply, for a call on `ctx` with `c`. Where a
+# callback of the communicator attached to `c` (or of `comm`, a _CommState,
+# for set_communicator!) threw in the call, the exception is named and made
+# the error's cause (_CausedBy).
+function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing; comm = c.comm)
     return function (loc)
         parts = String[]
         isopen(c) || push!(parts, " [this DirmnCounts was closed]")
@@ -344,14 +350,34 @@ function _call_hint(c::DirmnCounts, ctx::DirmnContext, more = nothing)
         end
         m = _weights_start_hint(loc)
         m === nothing || push!(parts, m)
+        err = _take_comm_error!(comm)
+        if err !== nothing
+            name, e, _ = err
+            push!(parts, " [the Communicator's $name threw $(_exception_text(e))]")
+            return _CausedBy(join(parts), e)
+        end
         return isempty(parts) ? nothing : join(parts)
     end
+end
+
+# An exception in one line, for a message: its type and what showerror says.
+function _exception_text(e)
+    text = try
+        sprint(showerror, e)
+    catch
+        ""
+    end
+    text = first(split(text, '\n'))
+    T = string(nameof(typeof(e)))
+    startswith(text, T) && return text
+    return isempty(text) ? T : string(T, ": ", text)
 end
 
 # --- construction -----------------------------------------------------------
 
 function _finish(ctx::DirmnContext, handle::Ptr{Cvoid}, nobs, ncat, obsdim, isvector)
-    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector, Threads.Atomic{Bool}(false))
+    c = DirmnCounts(handle, ctx, nobs, ncat, obsdim, isvector, Threads.Atomic{Bool}(false),
+                    nothing)
     finalizer(_finalize_counts, c)
     return c
 end

@@ -19,6 +19,11 @@ derivatives are the same either way). `X` is anything
 [`DirmnCounts`](@ref) accepts, or a `DirmnCounts`, which is the way to make
 repeated calls cheap: the library caches count histograms on it, so each
 later call costs O(distinct counts) whatever the number of observations.
+
+Collective on a `DirmnCounts` with a [`Communicator`](@ref): every rank
+calls it with the same `α` and its own observations' `weights`, and gets
+the sums over the whole table (to rounding: the multinomial coefficients
+are summed per rank, then over the ranks).
 """
 function loglik_sum(X, P::AbstractVector; obsdim::Integer = 2, param::Symbol = :alpha,
                     weights = nothing, full::Bool = true, backend::Symbol = :auto,

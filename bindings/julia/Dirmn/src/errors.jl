@@ -98,20 +98,39 @@ struct _Reworded
     message::String
 end
 
+# Text appended to the message, and the exception that caused the failure
+# (one a Communicator's callback threw inside the call): the DirmnError is
+# thrown while handling it, so that the exception stack
+# (Base.catch_stack()) holds both and an uncaught error prints the cause.
+struct _CausedBy
+    text::String
+    cause::Any
+end
+
 # `hint`, when given, maps the failure's location (a dirmn_error_location, or
-# nothing) to text appended to the message, to a _Reworded message, or to
-# nothing.
+# nothing) to text appended to the message, to a _Reworded message, to a
+# _CausedBy, or to nothing.
 @noinline function _throw_status(status::Integer, ctxptr::Ptr{Cvoid}, hint)
     msg = _last_error(ctxptr)
+    cause = nothing
     if hint !== nothing
         extra = hint(_last_error_location(ctxptr))
         if extra isa _Reworded
             msg = extra.message
+        elseif extra isa _CausedBy
+            msg = string(msg, extra.text)
+            cause = extra.cause
         elseif extra !== nothing
             msg = string(msg, extra)
         end
     end
-    throw(DirmnError(status, msg))
+    err = DirmnError(status, msg)
+    cause === nothing && throw(err)
+    try
+        throw(cause)
+    catch
+        throw(err)
+    end
 end
 
 # For the checks the C ABI cannot make itself (see DirmnError).

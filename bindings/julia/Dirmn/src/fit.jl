@@ -115,6 +115,13 @@ not compute with the same context (that raises
 context, which read as closed at once and are freed when the fit returns
 (the fit itself finishes).
 
+Collective on a `DirmnCounts` with a [`Communicator`](@ref) (see
+[`set_communicator!`](@ref)): every rank calls it, with the same options
+and its own observations' `weights`, and gets the whole table's fit (α,
+standard errors and iterations bit for bit those of one process holding the
+whole table; `totals` are this rank's observations'). A rank whose part
+fails raises its own error, the others `DIRMN_ERROR_COMMUNICATION`.
+
 For clustering into several Dirichlet-multinomial components see
 [`fit_mixture`](@ref); for a test of the Dirichlet-multinomial against the
 multinomial, [`overdispersion_test`](@ref).
@@ -211,7 +218,7 @@ Distributions.jl's `fit_mle` (columns are observations unless
 standard errors and convergence details. Throws an `ErrorException` when the
 data show no overdispersion (the maximum is the multinomial limit, which no
 finite α attains) or the fit did not converge; categories without counts get
-α = 0.
+α = 0. Collective on counts with a [`Communicator`](@ref), as `fit_dirmn`.
 """
 function fit_mle(::Type{DirMult}, X; obsdim::Integer = 2, weights = nothing, start = nothing,
                  tolerance::Union{Nothing,Real} = nothing,

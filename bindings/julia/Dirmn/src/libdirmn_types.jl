@@ -30,6 +30,7 @@ const DIRMN_ERROR_OVERFLOW = dirmn_status(10)
 const DIRMN_ERROR_CANCELLED = dirmn_status(11)
 const DIRMN_ERROR_NOT_SUPPORTED = dirmn_status(12)
 const DIRMN_ERROR_CONTEXT_IN_USE = dirmn_status(13)
+const DIRMN_ERROR_COMMUNICATION = dirmn_status(14)
 const DIRMN_ERROR_INTERNAL = dirmn_status(99)
 
 const dirmn_backend = Cint
@@ -114,9 +115,17 @@ const dirmn_context = Cvoid
 const dirmn_counts = Cvoid
 const dirmn_mixture = Cvoid
 const dirmn_reg = Cvoid
+const dirmn_communicator = Cvoid
 # C function pointers (make them with @cfunction).
 const dirmn_interrupt_fn = Ptr{Cvoid}
 const dirmn_progress_fn = Ptr{Cvoid}
+# A communicator's callbacks (see dirmn_communicator_callbacks):
+# Cint (data::Ptr{Cvoid}, values::Ptr{Int64}, count::Csize_t, device::Cint),
+# Cint (data, values::Ptr{Cdouble}, count, device) and
+# Cint (data, buffer::Ptr{Cvoid}, bytes::Csize_t, root::Cint, device::Cint).
+const dirmn_allreduce_int64_fn = Ptr{Cvoid}
+const dirmn_allreduce_double_fn = Ptr{Cvoid}
+const dirmn_broadcast_fn = Ptr{Cvoid}
 
 """
     dirmn_error_location(size, argument, row, column, vector, index, has_value,
@@ -153,6 +162,35 @@ end
 dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail) =
     dirmn_error_location(size, argument, row, column, vector, index, has_value, value, detail,
                          Cint(0), Int64(0))
+
+"""
+    dirmn_communicator_callbacks(size, rank, ranks, allreduce_int64, allreduce_double,
+                                 broadcast, data, release)
+
+Mirror of the C struct `dirmn_communicator_callbacks` of
+[`dirmn_communicator_create`](@ref): `size` is
+`sizeof(dirmn_communicator_callbacks)`, `rank` (0-based) and `ranks` are
+`Cint`s, and the four callbacks are C function pointers made with
+`@cfunction`: `allreduce_int64` and `allreduce_double` (a
+`dirmn_allreduce_int64_fn` and a `dirmn_allreduce_double_fn`: sum
+`count` values over the ranks in place, return 0 on success), `broadcast`
+(a `dirmn_broadcast_fn`: copy `bytes` bytes of rank `root`'s buffer into
+every other rank's) and `release` (`Cvoid (data::Ptr{Cvoid})`, or
+`C_NULL`), called once when the communicator and every counts object
+attached to it are destroyed. `data` is passed to every callback. The
+callbacks must stay callable, and `data` valid, until `release` runs;
+a callback must not let a Julia exception unwind into C.
+"""
+struct dirmn_communicator_callbacks
+    size::Csize_t
+    rank::Cint
+    ranks::Cint
+    allreduce_int64::dirmn_allreduce_int64_fn
+    allreduce_double::dirmn_allreduce_double_fn
+    broadcast::dirmn_broadcast_fn
+    data::Ptr{Cvoid}
+    release::Ptr{Cvoid}
+end
 
 """
     dirmn_counts_options(size, flags, storage)
@@ -518,7 +556,8 @@ struct dirmn_reg_groups_result
 end
 
 """
-    dirmn_sample_options(size, seed, component, mixture_weights, component_out, storage)
+    dirmn_sample_options(size, seed, component, mixture_weights, component_out, storage,
+                         first_row)
 
 Mirror of the C struct `dirmn_sample_options`. Fill one with
 [`dirmn_sample_options_init_sized`](@ref) (with its size) through a `Ref`
@@ -530,7 +569,14 @@ equal weights) or rows `Int64` entries in 0 .. k - 1, and `component_out`
 `storage` is the new counts object's `dirmn_storage` request. The arrays
 must stay valid, e.g. under `GC.@preserve`, for the whole
 [`dirmn_sample`](@ref) call; for [`dirmn_sample_rowwise`](@ref) the three
-pointers must be `C_NULL`.
+pointers must be `C_NULL`. `first_row` (`Int64`, ≥ 0) makes the call's row
+b row `first_row + b` (0-based) of the table the seed gives (its stream, and
+its component where drawn from `mixture_weights`), so that calls drawing
+blocks of rows (the ranks of a split table) make, together, the rows of one
+call.
+
+The six-argument form (without `first_row`, the field appended later) sets
+it to 0, its default.
 """
 struct dirmn_sample_options
     size::Csize_t
@@ -539,7 +585,12 @@ struct dirmn_sample_options
     mixture_weights::Ptr{Cdouble}
     component_out::Ptr{Int64}
     storage::dirmn_storage
+    first_row::Int64
 end
+
+dirmn_sample_options(size, seed, component, mixture_weights, component_out, storage) =
+    dirmn_sample_options(size, seed, component, mixture_weights, component_out, storage,
+                         Int64(0))
 
 """
     dirmn_group_test_options(size, bootstrap, seed, tolerance, max_iterations, statistic)
@@ -758,7 +809,7 @@ A zeroed options struct with only `size` set, ready for
 """
 empty_sample_options() =
     dirmn_sample_options(Csize_t(sizeof(dirmn_sample_options)), UInt64(0), C_NULL, C_NULL,
-                         C_NULL, DIRMN_STORAGE_AUTO)
+                         C_NULL, DIRMN_STORAGE_AUTO, Int64(0))
 
 """
     empty_group_test_options() -> dirmn_group_test_options

@@ -109,6 +109,10 @@ that stops without convergence gives `converged = false` and a warning.
 Invalid input raises a [`DirmnError`](@ref), a `method` other than `:lrt`
 and `:score` an `ArgumentError`.
 
+Collective on a `DirmnCounts` with a [`Communicator`](@ref): every rank
+calls it with the same options and its own observations' `weights`, and
+gets the whole table's test.
+
 ```julia
 t = overdispersion_test(B; obsdim = 1)   # B: samples × taxa
 pvalue(t), t.statistic

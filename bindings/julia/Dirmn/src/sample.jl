@@ -182,7 +182,8 @@ end
 function _sample_counts(ctx::DirmnContext, rows::Int, cols::Int, k::Int, rowwise::Bool,
                         P::Matrix{Float64}, sk::Int, sv::Int, sizes::Vector{Int64},
                         sizes_stride::Int, seed::UInt64, component, weights,
-                        want_component::Bool, storage::Symbol, obsdim::Int, hint)
+                        want_component::Bool, storage::Symbol, obsdim::Int, hint,
+                        first_row::Int64 = Int64(0))
     storage_code = _options(false, storage).storage
     zout = want_component ? Vector{Int64}(undef, rows) : Int64[]
     out = Ref{Ptr{Cvoid}}(C_NULL)
@@ -195,7 +196,7 @@ function _sample_counts(ctx::DirmnContext, rows::Int, cols::Int, k::Int, rowwise
         oref[] = LibDirmn.dirmn_sample_options(
             o.size, seed, component === nothing ? Ptr{Int64}(C_NULL) : pointer(comp),
             weights === nothing ? Ptr{Cdouble}(C_NULL) : pointer(w),
-            want_component ? pointer(zout) : Ptr{Int64}(C_NULL), storage_code)
+            want_component ? pointer(zout) : Ptr{Int64}(C_NULL), storage_code, first_row)
         _with(ctx) do p
             st = rowwise ?
                 LibDirmn.dirmn_sample_rowwise(p, out, Int64(rows), Int64(cols), pointer(P),
@@ -234,10 +235,23 @@ function _sample_shape(n::Integer, V::Int)
     return Int(n)
 end
 
+# first_row, the number of the seed's draws before a call's (as in every
+# binding: the C field's value); the library checks that the rows fit 2^63.
+function _first_row(first_row::Integer)
+    first_row >= 0 ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
+                         "rand: first_row ($first_row) must be >= 0 (the number of the draws " *
+                         "of the seed's table before this call's)"))
+    first_row <= typemax(Int64) ||
+        throw(DirmnError(LibDirmn.DIRMN_ERROR_OVERFLOW, "rand: first_row = $first_row does " *
+                         "not fit 64 bits"))
+    return Int64(first_row)
+end
+
 # --- rand ----------------------------------------------------------------------------
 
 """
-    rand(d::DirMult, n::Integer; seed = nothing, size = d.size, obsdim = 2,
+    rand(d::DirMult, n::Integer; seed = nothing, first_row = 0, size = d.size, obsdim = 2,
          output = :matrix, storage = :auto, backend = :auto, device = 0,
          context = nothing)
     rand(rng::AbstractRNG, d::DirMult, n::Integer; kwargs...)
@@ -267,7 +281,13 @@ table, say); 0 gives a column of zeros. `rand(d)` is one draw, a
 threads, and draw b does not depend on n (a larger n with the same seed
 begins with the same draws); `nothing` (the default) takes a seed from
 Julia's global random number generator (so `Random.seed!` makes it
-reproducible), `rand(rng, d, n)` one from `rng`.
+reproducible), `rand(rng, d, n)` one from `rng`. `first_row` (default 0)
+is the number of the seed's draws before this call's: draw b is draw
+`first_row + b` of the table the seed gives, so `rand(d, m; seed = s,
+first_row = i)` is columns `i+1:i+m` of `rand(d, n; seed = s)`, and ranks
+drawing their own observations of a table split over a
+[`Communicator`](@ref) make, together, the one table (the same number in
+every dirmn binding, the C field's; a negative one raises a `DirmnError`).
 
 An α outside [1e-306, 1e306], a size outside 0 .. 2^31 - 1, raise a
 [`DirmnError`](@ref) naming the entry (`d.alpha[v]`, `size[b]`); a missing
@@ -282,10 +302,12 @@ fit_dirmn(X).alpha                 # ≈ [0.5, 1.0, 2.0]
 rand(d, 5; obsdim = 1)             # 5 × 3
 ```
 """
-function Base.rand(d::DirMult, n::Integer; seed = nothing, size = d.size, obsdim::Integer = 2,
-                   output::Symbol = :matrix, storage::Symbol = :auto, backend::Symbol = :auto,
-                   device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing)
+function Base.rand(d::DirMult, n::Integer; seed = nothing, first_row::Integer = 0,
+                   size = d.size, obsdim::Integer = 2, output::Symbol = :matrix,
+                   storage::Symbol = :auto, backend::Symbol = :auto, device::Integer = 0,
+                   context::Union{Nothing,DirmnContext} = nothing)
     _check_output(output)
+    fr = _first_row(first_row)
     od = _check_obsdim(obsdim)
     V = length(d.alpha)
     rows = _sample_shape(n, V)
@@ -294,7 +316,8 @@ function Base.rand(d::DirMult, n::Integer; seed = nothing, size = d.size, obsdim
     P = reshape(copy(d.alpha), V, 1)
     params = loc -> loc.index >= 0 ? " [d.alpha[$(loc.index + 1)] in Julia]" : nothing
     c, _ = _sample_counts(ctx, rows, V, 1, false, P, V, 1, sizes, ss, _sample_seed(seed),
-                          nothing, nothing, false, storage, od, _sample_hint(ctx, ss, 1, params))
+                          nothing, nothing, false, storage, od, _sample_hint(ctx, ss, 1, params),
+                          fr)
     return _sample_output(c, output)
 end
 
@@ -313,7 +336,7 @@ end
 
 """
     rand(d::DirMultMixtureModel, n::Integer; component = nothing, seed = nothing,
-         size = d.size, obsdim = 2, output = :matrix, storage = :auto,
+         first_row = 0, size = d.size, obsdim = 2, output = :matrix, storage = :auto,
          backend = :auto, device = 0, context = nothing)
         -> (counts = table, component = Vector{Int})
     rand(rng::AbstractRNG, d::DirMultMixtureModel, n::Integer; kwargs...)
@@ -325,7 +348,8 @@ DM(α_component, size). Returns a named tuple `(counts, component)`: the
 table as [`rand`](@ref) for a `DirMult` returns it (V × n with `obsdim =
 2`, `output` and `storage` as there), and each draw's component (1-based,
 the columns of `d.alpha`; the given ones when `component` was given).
-`size`, `seed` and the rest as for a `DirMult`. A component outside `1:k`
+`size`, `seed`, `first_row` (the drawn components follow it too) and the
+rest as for a `DirMult`. A component outside `1:k`
 raises a [`DirmnError`](@ref) naming it, a negative or non-finite mixing
 weight one naming `mixture_weights[j]`.
 
@@ -335,10 +359,11 @@ X, z = rand(d, 200; seed = 7)     # 2 × 200 counts, z in 1:2
 ```
 """
 function Base.rand(d::DirMultMixtureModel, n::Integer; component = nothing, seed = nothing,
-                   size = d.size, obsdim::Integer = 2, output::Symbol = :matrix,
-                   storage::Symbol = :auto, backend::Symbol = :auto, device::Integer = 0,
-                   context::Union{Nothing,DirmnContext} = nothing)
+                   first_row::Integer = 0, size = d.size, obsdim::Integer = 2,
+                   output::Symbol = :matrix, storage::Symbol = :auto, backend::Symbol = :auto,
+                   device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing)
     _check_output(output)
+    fr = _first_row(first_row)
     od = _check_obsdim(obsdim)
     V, k = Base.size(d.alpha)
     k >= 1 || throw(DirmnError(LibDirmn.DIRMN_ERROR_INVALID_ARGUMENT,
@@ -363,7 +388,7 @@ function Base.rand(d::DirMultMixtureModel, n::Integer; component = nothing, seed
     end
     c, z = _sample_counts(ctx, rows, V, k, false, d.alpha, V, 1, sizes, ss,
                           _sample_seed(seed), comp, d.mixture_weights, comp === nothing,
-                          storage, od, _sample_hint(ctx, ss, k, params))
+                          storage, od, _sample_hint(ctx, ss, k, params), fr)
     table = _sample_output(c, output)
     drawn = comp === nothing ? Int[x + 1 for x in z] : Int[x + 1 for x in comp]
     return (counts = table, component = drawn)
@@ -373,21 +398,24 @@ Base.rand(rng::AbstractRNG, d::DirMultMixtureModel, n::Integer; kwargs...) =
     rand(d, n; seed = _rng_seed(rng, kwargs), kwargs...)
 
 """
-    rand(d::DirMultRowwise; seed = nothing, size = d.size, output = :matrix,
+    rand(d::DirMultRowwise; seed = nothing, first_row = 0, size = d.size, output = :matrix,
          storage = :auto, backend = :auto, device = 0, context = nothing)
     rand(rng::AbstractRNG, d::DirMultRowwise; kwargs...)
 
 One table drawn from `d`, observation b from DM(α_b, size_b)
 (`dirmn_sample_rowwise`), of the shape and orientation of `d.alpha`
 (V × n with `obsdim = 2`, n × V with `obsdim = 1`). `output`, `storage`,
-`seed` and the rest as for [`rand`](@ref) of a `DirMult`. An α out of the
+`seed`, `first_row` and the rest as for [`rand`](@ref) of a `DirMult`
+(observation b is drawn as observation `first_row + b` of the seed's
+table, at its own α_b). An α out of the
 sampler's range raises a [`DirmnError`](@ref) naming its entry of
 `d.alpha`.
 """
-function Base.rand(d::DirMultRowwise; seed = nothing, size = d.size, output::Symbol = :matrix,
-                   storage::Symbol = :auto, backend::Symbol = :auto, device::Integer = 0,
-                   context::Union{Nothing,DirmnContext} = nothing)
+function Base.rand(d::DirMultRowwise; seed = nothing, first_row::Integer = 0, size = d.size,
+                   output::Symbol = :matrix, storage::Symbol = :auto, backend::Symbol = :auto,
+                   device::Integer = 0, context::Union{Nothing,DirmnContext} = nothing)
     _check_output(output)
+    fr = _first_row(first_row)
     V, n = ncategories(d), nobs(d)
     rows = _sample_shape(n, V)
     sizes, ss = _sample_sizes(size, rows)
@@ -402,7 +430,7 @@ function Base.rand(d::DirMultRowwise; seed = nothing, size = d.size, output::Sym
     end
     c, _ = _sample_counts(ctx, rows, V, 1, true, d.alpha, srow, sv, sizes, ss,
                           _sample_seed(seed), nothing, nothing, false, storage, d.obsdim,
-                          _sample_hint(ctx, ss, 1, params))
+                          _sample_hint(ctx, ss, 1, params), fr)
     return _sample_output(c, output)
 end
 

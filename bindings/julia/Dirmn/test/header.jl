@@ -63,6 +63,13 @@ function parse_header(path)
             # One declaration may declare several fields ("int64_t a, b;"):
             # the later ones share the type without the first one's stars,
             # which belong to its declarator, and may have stars of their own.
+            # A function-pointer field ("void (*release)(void* data)") is
+            # one declarator, its type the whole declaration less the name.
+            pm = match(r"^(.*?\(\s*\*\s*)(\w+)(\s*\).*)$"s, decl)
+            if pm !== nothing
+                push!(fields, (String(pm.captures[1] * pm.captures[3]), String(pm.captures[2])))
+                continue
+            end
             parts = split(decl, ',')
             fm = match(r"^(.*?)(\w+)$", strip(parts[1]))
             first = String(strip(fm.captures[1]))
@@ -113,6 +120,8 @@ const C_PRIMITIVES = Dict(
 # through pointers (Cvoid), function pointers are Ptr{Cvoid}, defined structs
 # are the Julia struct of the same name (whose layout is checked separately).
 function julia_type(ctype::AbstractString, h::ParsedHeader)
+    # A function pointer spelled out ("void (*)(void* data)", a struct's field).
+    occursin(r"\(\s*\*\s*\)", ctype) && return Ptr{Cvoid}
     t = replace(ctype, r"\bconst\b" => " ")
     nptr = count(==('*'), t)
     base = join(split(replace(t, "*" => " ")), " ")
@@ -149,6 +158,8 @@ const HEADER = header_path()
     @test haskey(h.structs, "dirmn_counts_options")
     @test "dirmn_context" in h.opaque
     @test "dirmn_interrupt_fn" in h.fnptrs
+    # A function pointer declared in a struct is one field, of its own name.
+    @test ("void (*)(void* data)", "release") in h.structs["dirmn_communicator_callbacks"]
     # Two fields of one declaration ("int64_t precision_stride_row,
     # precision_stride_col;") are both read, as int64_t.
     @test h.structs["dirmn_reg_options"][(end - 1):end] ==

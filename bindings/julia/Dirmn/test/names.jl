@@ -301,6 +301,35 @@ const NAME_CHECKS = Dict{String,Function}(
         Symbol(n) in argnames(power_proportions),
     "proportion_test_theta" => n -> ptfield(n) && isfinite(getfield(NM_PT, Symbol(n))) &&
         getfield(test_proportions(NM_X[:, 1], fill(0.2, 5)), Symbol(n)) == 0,
+    # A table split by observations over ranks (issue #31): the exported
+    # type, made over the caller's two functions (one rank: the sums are the
+    # buffers themselves), and the function attaching counts to it, whose
+    # fit on them is then the whole table's; `nothing` detaches.
+    "communicator" => function (n)
+        comm = call(n, 0, 1; allreduce! = identity, broadcast! = (b, r) -> b)
+        ok = isexported(n) && getfield(Dirmn, Symbol(n)) === Communicator &&
+            comm isa Communicator && rank(comm) == 0 && nranks(comm) == 1
+        close(comm)
+        ok
+    end,
+    # The number of the seed's draws before a sampling call's (the ranks of
+    # a split table drawing their blocks; the C field's value, as in every
+    # binding), for the three rands.
+    "first_row" => n -> randkw(n) &&
+        rand(NM_D, 3; seed = 1, (Symbol(n) => 1,)...) == rand(NM_D, 4; seed = 1)[:, 2:4] &&
+        rand(NM_MIX, 2; seed = 1, (Symbol(n) => 2,)...).counts ==
+            rand(NM_MIX, 4; seed = 1).counts[:, 3:4] &&
+        rand(DirMultRowwise(repeat(NM_D.alpha, 1, 2), 8); seed = 1, (Symbol(n) => 2,)...) ==
+            rand(DirMultRowwise(repeat(NM_D.alpha, 1, 4), 8); seed = 1)[:, 3:4],
+    "set_communicator" => function (n)
+        comm = Communicator(0, 1; allreduce! = identity, broadcast! = (b, r) -> b)
+        c = DirmnCounts(NM_X)
+        ok = isexported(n) && call(n, c, comm) === c && fit_dirmn(c).alpha == NM_FIT.alpha &&
+            caught(() -> fit_mixture(c, 2)) isa DirmnError && call(n, c, nothing) === c &&
+            fit_mixture(c, 1) isa DirMultMixture
+        close(c); close(comm)
+        ok
+    end,
 )
 
 @testset "names.tsv's julia column" begin

@@ -57,6 +57,7 @@ result = try
         include("lifecycle.jl")
         include("threads.jl")
         include("callbacks.jl")
+        include("communicator.jl")
         include("valgrind.jl")
         include("gpu.jl")
     end

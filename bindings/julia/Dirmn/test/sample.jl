@@ -327,6 +327,44 @@ const SM_N = 30
         @test caught(() -> DirMultRowwise(Aw, [1, 2.5])) isa DirmnError
     end
 
+    @testset "rand(...; first_row): a block of the seed's table (issue #31)" begin
+        # first_row = i (the seed's draws before this call's, as in every
+        # binding) draws observations i + 1, i + 2, ... of the table the seed
+        # gives: blocks at any cut make the whole table.
+        d = DirMult([0.3, 2.0, 1.0, 0.05], 25)
+        X = rand(d, 9; seed = 4)
+        for cut in (1, 4, 8)
+            @test hcat(rand(d, cut; seed = 4), rand(d, 9 - cut; seed = 4, first_row = cut)) == X
+        end
+        @test rand(d, 3; seed = 4, first_row = 0) == X[:, 1:3]
+        @test rand(d; seed = 4, first_row = 5) == X[:, 6]
+        @test rand(d, 2; seed = 4, first_row = 2, obsdim = 1) == permutedims(X[:, 3:4])
+        @test rand(d, 2; seed = 4, first_row = 2, size = [25, 0])[:, 1] == X[:, 3]
+        # Mixtures: the components drawn from the weights follow it too.
+        m = DirMultMixtureModel([10.0 0.5; 0.5 10.0; 1.0 1.0], [0.4, 0.6], 30)
+        Y, z = rand(m, 12; seed = 9)
+        Y2, z2 = rand(m, 5; seed = 9, first_row = 7)
+        @test Y2 == Y[:, 8:12] && z2 == z[8:12]
+        Y3, _ = rand(m, 2; seed = 9, first_row = 2, component = z[3:4])
+        @test Y3 == Y[:, 3:4]
+        # One α per observation: observation b at its own α, drawn as
+        # observation first_row + b of the seed's table.
+        A = [1.0 0.2 3.0 0.5 2.0; 0.5 4.0 1.0 1.0 0.1; 2.0 1.0 0.3 6.0 1.0]
+        Z = rand(DirMultRowwise(A, 15); seed = 2)
+        @test rand(DirMultRowwise(A[:, 3:5], 15); seed = 2, first_row = 2) == Z[:, 3:5]
+        @test rand(DirMultRowwise(permutedims(A[:, 2:3]), 15; obsdim = 1); seed = 2,
+                   first_row = 1) == permutedims(Z[:, 2:3])
+        for bad in (-1, -3)
+            e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT rand(d, 2; seed = 1, first_row = bad)
+            @test occursin("first_row ($bad) must be >= 0", e.message)
+        end
+        # The library's check: the rows must fit below 2^63.
+        e = @dirmn_error :DIRMN_ERROR_INVALID_ARGUMENT rand(d, 3; seed = 1,
+                                                            first_row = typemax(Int64))
+        @test occursin("first_row", e.message)
+        @dirmn_error :DIRMN_ERROR_OVERFLOW rand(d, 1; seed = 1, first_row = big(2)^64)
+    end
+
     @testset "simulate" begin
         rng = MersenneTwister(30)
         # A table with an empty category (3).

@@ -107,6 +107,34 @@ for round in 1:3
     c4 = DirmnCounts(X; context = ctx4)
     c5 = DirmnCounts(X; context = ctx4)
     fit_dirmn(c4; progress = (i, ll, g) -> (Dirmn._finalize_counts(c5); nothing))
+    # Communicators (issue #31), of one rank: the buffers the library passes
+    # read and written in Julia; the handle closed before its counts and
+    # after them, a detach, a function that throws, and a communicator and
+    # its counts left to the finalizers (whichever goes last releases).
+    ctx6 = DirmnContext(:cpu)
+    one_rank = () -> Communicator(0, 1; allreduce! = buf -> (buf .+= 0),
+                                  broadcast! = (buf, root) -> sum(buf))
+    cm = one_rank()
+    c7 = DirmnCounts(X; context = ctx6)
+    set_communicator!(c7, cm)
+    close(cm)
+    fit_dirmn(c7; weights = ones(6)); loglik_sum(c7, a); overdispersion_test(c7)
+    set_communicator!(c7, nothing)
+    fit_dirmn(c7)
+    cm = one_rank()
+    set_communicator!(c7, cm)
+    fit_dirmn(c7)
+    close(c7); close(cm)
+    cm = Communicator(0, 1; allreduce! = buf -> error("no"), broadcast! = (buf, root) -> nothing)
+    c8 = DirmnCounts(X; context = ctx6)
+    try
+        set_communicator!(c8, cm)
+    catch e
+        e isa DirmnError || rethrow()
+    end
+    close(cm); close(c8)
+    set_communicator!(DirmnCounts(X; context = ctx6), one_rank())
+    close(ctx6)
     close(c); close(s); close(t); close(v); close(m); close(m3); close(c4); close(ctx4); close(rg)
     close(rp)
     # Contexts closed before their counts; counts left to the finalizers.
