@@ -137,8 +137,8 @@ cpp_reg_test_groups <- function(xp, group, groups, x, p_null, weights, tolerance
     .Call(`_dirmn_cpp_reg_test_groups`, xp, group, groups, x, p_null, weights, tolerance, max_iterations, model, hold_precision)
 }
 
-cpp_sample <- function(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed) {
-    .Call(`_dirmn_cpp_sample`, ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed)
+cpp_sample <- function(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed, first_row) {
+    .Call(`_dirmn_cpp_sample`, ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed, first_row)
 }
 
 cpp_moments <- function(ctx_xp, alpha, log_param, size) {

@@ -35,6 +35,12 @@
 #' detaches the table (not collective), which is then this rank's rows
 #' alone.
 #'
+#' A rank can draw its own rows of a random table with [rdirmn()]'s
+#' `first_row`, the number of rows on the ranks before it: with the same
+#' seed on every rank, the ranks' blocks are together the table one call
+#' draws (the rank holding rows 101 .. 200 of the whole table passes
+#' `first_row = 100`).
+#'
 #' An error raised by `allreduce` or `broadcast` (or an interrupt, or a
 #' result of the wrong type or length) never leaves through libdirmn: the
 #' callback returns a failure and the dirmn call raises an error of class

@@ -33,6 +33,19 @@
 #' from R's random number generator, so [set.seed()] makes the draw
 #' reproducible.
 #'
+#' A table can be drawn in blocks of rows: `first_row` is the number of the
+#' seed's rows before this block (0-based, a count, not R's row number), and
+#' row b of the result is drawn as row `first_row + b` of the table the seed
+#' gives (its random stream, and its mixture component where drawn from
+#' `mixture_weights`). Blocks drawn with the same seed therefore bind, with
+#' [rbind()], into the table of one call: `rdirmn(60, ...)` equals
+#' `rbind(rdirmn(33, ..., first_row = 0), rdirmn(27, ..., first_row = 33))`
+#' (with `rowwise = TRUE`, each block passes its own rows of `alpha`; with
+#' `component`, its own rows' components). This is how the ranks of a table
+#' split by rows over a communicator (see [dirmn_communicator()]) draw
+#' their own rows of one table: the rank holding rows 101 .. 200 passes
+#' `first_row = 100`, every rank the same (explicit) `seed`.
+#'
 #' @param n The number of rows to draw (a whole number >= 1).
 #' @param size The number of counts in each row: one whole number (every
 #'   row) or `n` of them, each in 0 .. 2147483647.
@@ -59,6 +72,11 @@
 #'   package's functions take without checking or uploading it again).
 #' @param backend Where the table is drawn and kept: `"auto"`, `"cpu"` or
 #'   `"cuda"` (see [dirmn_counts()]).
+#' @param first_row The number of the seed's rows before this block: a
+#'   whole number in 0 .. 2^53 (0, the default, draws the seed's first `n`
+#'   rows). A 0-based offset: row b of the result is the seed's row
+#'   `first_row + b` (see Details; for a table split over a communicator,
+#'   [dirmn_communicator()]).
 #' @return An n x V table of counts in the form `output` asks for, its
 #'   column names those of `alpha`. For a mixture, the attribute
 #'   `component` holds each row's component (1-based).
@@ -82,10 +100,16 @@
 #' # straight into a fit, without a round trip through R
 #' counts <- rdirmn(200, size = 100, alpha = c(2, 4, 6), seed = 3, output = "counts")
 #' coef(dirmn_fit(counts))
+#'
+#' # a table drawn in two blocks of rows (1 .. 4 and 5 .. 10) is the table of one call
+#' whole <- rdirmn(10, size = 20, alpha = c(1, 2, 3), seed = 4)
+#' top <- rdirmn(4, size = 20, alpha = c(1, 2, 3), seed = 4)
+#' rest <- rdirmn(6, size = 20, alpha = c(1, 2, 3), seed = 4, first_row = 4)
+#' identical(rbind(top, rest), whole)
 rdirmn <- function(n, size, alpha, seed = NULL, component = NULL, mixture_weights = NULL,
                    rowwise = FALSE, param = c("alpha", "logalpha"),
                    output = c("matrix", "dgCMatrix", "counts"),
-                   backend = getOption("dirmn.backend", "auto")) {
+                   backend = getOption("dirmn.backend", "auto"), first_row = 0) {
   call <- sys.call()
   n <- .check_count(n, "n", call, min = 1L)
   param <- .match_choice(param, c("alpha", "logalpha"), "param", call)
@@ -95,6 +119,7 @@ rdirmn <- function(n, size, alpha, seed = NULL, component = NULL, mixture_weight
   alpha <- .as_alpha(alpha, call)
   size <- .check_sizes(size, n, call)
   seed <- if (is.null(seed)) .draw_seed() else .check_seed(seed, call)
+  first_row <- .check_first_row(first_row, call)
   cn <- if (is.matrix(alpha)) colnames(alpha) else names(alpha)
   if (is.matrix(alpha) && nrow(alpha) == 1L && !rowwise) alpha <- alpha[1L, ]
   shape <- .sample_shape(alpha, rowwise, n, component, mixture_weights, call)
@@ -109,7 +134,8 @@ rdirmn <- function(n, size, alpha, seed = NULL, component = NULL, mixture_weight
   ctx <- .context(backend, getOption("dirmn.device", 0L), call, backend_option = missing(backend),
                   device_option = TRUE)
   res <- cpp_sample(ctx$ptr, alpha, shape, param == "logalpha", n, size,
-                    if (is.null(component)) NULL else component - 1L, mixture_weights, seed)
+                    if (is.null(component)) NULL else component - 1L, mixture_weights, seed,
+                    first_row)
   if (.failed(res)) {
     .raise(res, call, alpha = c("vector", "matrix", "rowwise")[[shape + 1L]])
   }
@@ -146,6 +172,19 @@ rdirmn <- function(n, size, alpha, seed = NULL, component = NULL, mixture_weight
       "component"), call)
   }
   .alpha_shapes[["shared"]]
+}
+
+# first_row, the number of the seed's rows before a block (0-based), as a
+# double holding a whole number in 0 .. 2^53 (every one of them exact).
+.check_first_row <- function(first_row, call) {
+  if (inherits(first_row, "integer64") || !is.numeric(first_row) || length(first_row) != 1L ||
+      is.na(first_row) || !is.finite(first_row) || first_row != trunc(first_row) ||
+      first_row < 0 || first_row > 2^53) {
+    .stop("invalid_argument", paste(
+      "first_row must be a single whole number in 0 .. 2^53, the number of the seed's rows",
+      "before this block (0 for the first block)"), call)
+  }
+  as.double(first_row)
 }
 
 # Sizes as whole numbers in 0 .. 2^31 - 1, one or n of them.
@@ -435,7 +474,7 @@ simulate.dirmn_reg <- function(object, nsim = 1, seed = NULL, ...) {
   }
   ctx <- .default_context(call)
   res <- cpp_sample(ctx$ptr, draw_alpha, shape, FALSE, n * nsim, as.double(totals)[rows],
-                    NULL, weights, seed)
+                    NULL, weights, seed, 0)
   if (.failed(res)) .raise(res, call, alpha = c("vector", "matrix", "rowwise")[[shape + 1L]])
   drawn <- cpp_counts_dense(res$counts)
   cpp_counts_close(res$counts)

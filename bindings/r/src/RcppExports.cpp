@@ -410,8 +410,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_sample
-SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes, SEXP component, SEXP mixture_weights, SEXP seed);
-RcppExport SEXP _dirmn_cpp_sample(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP shapeSEXP, SEXP log_paramSEXP, SEXP rowsSEXP, SEXP sizesSEXP, SEXP componentSEXP, SEXP mixture_weightsSEXP, SEXP seedSEXP) {
+SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes, SEXP component, SEXP mixture_weights, SEXP seed, double first_row);
+RcppExport SEXP _dirmn_cpp_sample(SEXP ctx_xpSEXP, SEXP alphaSEXP, SEXP shapeSEXP, SEXP log_paramSEXP, SEXP rowsSEXP, SEXP sizesSEXP, SEXP componentSEXP, SEXP mixture_weightsSEXP, SEXP seedSEXP, SEXP first_rowSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< SEXP >::type ctx_xp(ctx_xpSEXP);
@@ -423,7 +423,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type component(componentSEXP);
     Rcpp::traits::input_parameter< SEXP >::type mixture_weights(mixture_weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type seed(seedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_sample(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed));
+    Rcpp::traits::input_parameter< double >::type first_row(first_rowSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sample(ctx_xp, alpha, shape, log_param, rows, sizes, component, mixture_weights, seed, first_row));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -542,7 +543,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_dirmn_cpp_reg_predict_with_precision", (DL_FUNC) &_dirmn_cpp_reg_predict_with_precision, 3},
     {"_dirmn_cpp_live_regressions", (DL_FUNC) &_dirmn_cpp_live_regressions, 0},
     {"_dirmn_cpp_reg_test_groups", (DL_FUNC) &_dirmn_cpp_reg_test_groups, 10},
-    {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 9},
+    {"_dirmn_cpp_sample", (DL_FUNC) &_dirmn_cpp_sample, 10},
     {"_dirmn_cpp_moments", (DL_FUNC) &_dirmn_cpp_moments, 4},
     {"_dirmn_cpp_test_groups", (DL_FUNC) &_dirmn_cpp_test_groups, 8},
     {"_dirmn_cpp_test_proportions", (DL_FUNC) &_dirmn_cpp_test_proportions, 2},

@@ -35,11 +35,14 @@ bool read_sizes(SEXP sizes, std::vector<int64_t>* out) {
 // (ALPHA_VECTORS; `component` 0-based per row or NULL, `mixture_weights` k
 // values or NULL), or one row of alpha per row of the table (ALPHA_ROWWISE,
 // a rows x cols matrix). `sizes`: one size for every row, or one per row.
+// `first_row`: the number of the seed's rows before this block (a whole
+// number in 0 .. 2^53, as R code has checked it): row b is drawn as the
+// seed's row first_row + b (its stream, and its component where drawn).
 // Returns a list of the new table's external pointer (`counts`) and, for
 // k > 1, each row's component (`component`, 1-based), or a failure.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows, SEXP sizes,
-                SEXP component, SEXP mixture_weights, SEXP seed) {
+                SEXP component, SEXP mixture_weights, SEXP seed, double first_row) {
   dirmn_context* ctx = context_of(ctx_xp);
   SEXP bad = unusable_context(ctx);
   if (bad != R_NilValue) return bad;
@@ -81,6 +84,7 @@ SEXP cpp_sample(SEXP ctx_xp, SEXP alpha, int shape, bool log_param, double rows,
   dirmn_sample_options options;
   dirmn_sample_options_init(&options);
   options.seed = seed_of(seed);
+  options.first_row = static_cast<int64_t>(first_row);
   if (layout.shape == ALPHA_VECTORS && layout.k > 1) {
     component_out.resize(static_cast<size_t>(n));
     options.component = components.empty() ? nullptr : components.data();

@@ -203,9 +203,15 @@ test_that("the sampling, moments, group-test and proportion-test names of names.
   # the per-row form is rdirmn's rowwise = TRUE
   expect_identical(idea("sample"), idea("sample_rowwise"))
   expect_true("rowwise" %in% names(formals(rdirmn)))
-  for (name in c("sample_size", "sample_component", "seed", "mixing_weights")) {
+  for (name in c("sample_size", "sample_component", "seed", "mixing_weights", "first_row")) {
     expect_true(idea(name) %in% names(formals(rdirmn)), info = name)
   }
+  # first_row: the seed's rows before a block, rdirmn's argument by that name
+  expect_identical(idea("first_row"), "first_row")
+  expect_identical(formals(rdirmn)[[idea("first_row")]], 0)
+  block <- do.call(rdirmn, stats::setNames(list(3, 5, c(1, 2), 1, 2), c(
+    "n", "size", "alpha", idea("seed"), idea("first_row"))))
+  expect_identical(block, rdirmn(5, 5, c(1, 2), seed = 1)[3:5, ])
   for (name in c("moment_mean", "moment_variance", "moment_covariance")) {
     expect_true(idea(name) %in% names(dirmn_moments(c(1, 2), size = 3)), info = name)
   }

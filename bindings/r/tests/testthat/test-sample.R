@@ -237,6 +237,87 @@ test_that("mixture draws follow the given components, or the mixture weights", {
                    rdirmn(10, 9, alpha[2, ], seed = 5))
 })
 
+# The blocks of rows 1 .. ends[1], ends[1] + 1 .. ends[2], ... drawn apart:
+# draw(n, first_row, rows) draws block `rows` (1-based rows of the whole
+# table), passing its n rows and first_row, the rows before it.
+draw_blocks <- function(ends, draw) {
+  starts <- c(0, ends[-length(ends)])
+  lapply(seq_along(ends), function(i) {
+    draw(ends[[i]] - starts[[i]], starts[[i]], (starts[[i]] + 1):ends[[i]])
+  })
+}
+
+without_component <- function(m) {
+  attr(m, "component") <- NULL
+  m
+}
+
+test_that("blocks drawn with first_row bind into the table of one call", {
+  n <- 60
+  size <- 10 + (seq_len(n) %% 7) * 3
+  cuts <- list(c(1, 33, 60), c(20, 21, 45, 60), 60)
+  # one shared alpha
+  alpha <- c(a = 0.5, b = 1.5, c = 3, d = 0.1)
+  whole <- rdirmn(n, size, alpha, seed = 7)
+  for (ends in cuts) {
+    parts <- draw_blocks(ends, function(k, first, rows) {
+      rdirmn(k, size[rows], alpha, seed = 7, first_row = first)
+    })
+    expect_identical(do.call(rbind, parts), whole, info = paste(ends, collapse = ","))
+  }
+  # first_row as an integer, and the other outputs
+  expect_identical(rdirmn(27, size[34:60], alpha, seed = 7, first_row = 33L), whole[34:60, ])
+  expect_identical(as.matrix(rdirmn(27, size[34:60], alpha, seed = 7, first_row = 33,
+                                    output = "dgCMatrix")), whole[34:60, ] * 1)
+  ct <- rdirmn(27, size[34:60], alpha, seed = 7, first_row = 33, output = "counts")
+  expect_identical(as.matrix(ct), whole[34:60, ])
+  close(ct)
+  # a string seed, and a block far into the seed's table
+  far <- rdirmn(8, 12, alpha, seed = "18446744073709551615", first_row = 1e9)
+  expect_identical(rdirmn(5, 12, alpha, seed = "18446744073709551615", first_row = 1e9 + 3),
+                   far[4:8, ])
+  expect_false(identical(rdirmn(8, 12, alpha, seed = "18446744073709551615"), far))
+  top <- rdirmn(3, 12, alpha, seed = 1, first_row = 2^53)
+  expect_true(all(rowSums(top) == 12))
+  # a mixture drawn from its weights: the counts and the components
+  mix <- rbind(c(5, 1, 1, 0.5), c(1, 5, 1, 0.5), c(0.5, 1, 1, 5))
+  w <- c(0.5, 0.3, 0.2)
+  for (weights in list(w, NULL)) {
+    whole <- rdirmn(n, size, mix, mixture_weights = weights, seed = 8)
+    expect_length(unique(attr(whole, "component")), 3L)
+    for (ends in cuts) {
+      parts <- draw_blocks(ends, function(k, first, rows) {
+        rdirmn(k, size[rows], mix, mixture_weights = weights, seed = 8, first_row = first)
+      })
+      info <- paste(c(ends, weights), collapse = ",")
+      expect_identical(do.call(rbind, parts), without_component(whole), info = info)
+      expect_identical(unlist(lapply(parts, attr, "component")), attr(whole, "component"),
+                       info = info)
+    }
+  }
+  # given components: each block passes its own rows' components
+  comp <- rep_len(c(3L, 1L, 2L, 2L), n)
+  whole <- rdirmn(n, size, mix, component = comp, seed = 9)
+  parts <- draw_blocks(cuts[[1L]], function(k, first, rows) {
+    rdirmn(k, size[rows], mix, component = comp[rows], seed = 9, first_row = first)
+  })
+  expect_identical(do.call(rbind, parts), without_component(whole))
+  expect_identical(unlist(lapply(parts, attr, "component")), comp)
+  # one alpha per row: each block passes its own rows of alpha
+  rowwise_alpha <- mix[rep_len(1:3, n), ]
+  whole <- rdirmn(n, size, rowwise_alpha, rowwise = TRUE, seed = 10)
+  parts <- draw_blocks(cuts[[2L]], function(k, first, rows) {
+    rdirmn(k, size[rows], rowwise_alpha[rows, , drop = FALSE], rowwise = TRUE, seed = 10,
+           first_row = first)
+  })
+  expect_identical(do.call(rbind, parts), whole)
+  # a block is not the table's first rows unless first_row is 0
+  expect_false(identical(rdirmn(10, 12, alpha, seed = 7, first_row = 5),
+                         rdirmn(10, 12, alpha, seed = 7)))
+  expect_identical(rdirmn(10, 12, alpha, seed = 7, first_row = 0),
+                   rdirmn(10, 12, alpha, seed = 7))
+})
+
 test_that("as.matrix and as_sparse copy a prepared table back exactly", {
   x <- matrix(c(0L, 3L, 0L, 7L, 0L, 0L, 1L, 2L, 0L, 0L, 0L, 9L), 4, 3,
               dimnames = list(paste0("r", 1:4), c("u", "v", "w")))
@@ -381,6 +462,11 @@ test_that("bad arguments of rdirmn, dirmn_moments and simulate are errors naming
   expect_error(rdirmn(3, 5, rbind(c(1, 2), c(1, 1)), mixture_weights = 1),
                "mixture_weights", class = "dirmn_error_invalid_argument")
   expect_error(rdirmn(3, 5, c(1, 2), seed = -1), "seed", class = "dirmn_error_invalid_argument")
+  for (bad in list(-1, 1.5, NA, NA_integer_, NaN, Inf, 2^53 + 2, 2^63, c(0, 1), numeric(0),
+                  "1", TRUE, NULL, -.Machine$integer.max)) {
+    expect_error(rdirmn(3, 5, c(1, 2), seed = 1, first_row = bad), "first_row",
+                 class = "dirmn_error_invalid_argument")
+  }
   expect_error(rdirmn(3, 5, c(1, 2), output = "array"), "output",
                class = "dirmn_error_invalid_argument")
   expect_error(dirmn_moments(c(1, 0), 3), "alpha", class = "dirmn_error_invalid_parameter")
