@@ -119,6 +119,16 @@ std::vector<int32_t> small_table() {
   return x;
 }
 
+// A fit's result into alpha and its standard errors.
+dirmn_fit_result fit_result_into(std::vector<double>* alpha, std::vector<double>* se) {
+  dirmn_fit_result r;
+  std::memset(&r, 0, sizeof r);
+  r.size = sizeof r;
+  r.alpha = alpha->data();
+  r.std_error_alpha = se->data();
+  return r;
+}
+
 // A communicator of one rank (its sums are its own values) and counts of
 // the small table attached to it: the collective path's votes, histogram
 // lists and merge, each allocation failed in turn, then the same fit.
@@ -144,11 +154,7 @@ bool split_fit(Run& run, dirmn_context* ctx, const std::vector<int32_t>& x) {
                      [&] { return dirmn_counts_set_communicator(ctx, part, comm); });
   std::vector<double> fitted(kCols), se(kCols), sum_out(1 + kCols);
   if (ok) {
-    dirmn_fit_result r;
-    std::memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.alpha = fitted.data();
-    r.std_error_alpha = se.data();
+    dirmn_fit_result r = fit_result_into(&fitted, &se);
     ok = run.call("dirmn_fit (over a communicator)", ctx, [&] { return dirmn_fit(ctx, part, nullptr, &r); },
                   {&fitted, &se});
     run.keep(fitted);
@@ -437,11 +443,7 @@ bool workload(Results* results) {
     run.keep(sum_out);
   }
   if (ok) {
-    dirmn_fit_result r;
-    std::memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.alpha = fitted.data();
-    r.std_error_alpha = se.data();
+    dirmn_fit_result r = fit_result_into(&fitted, &se);
     ok = run.call("dirmn_fit", ctx, [&] { return dirmn_fit(ctx, c, nullptr, &r); }, {&fitted, &se});
     run.keep(fitted);
     run.keep(se);
