@@ -5,12 +5,18 @@ namespace dirmn {
 
 BackendResult Collective::agree(const BackendResult& local) {
   ++votes_;
-  std::vector<int64_t> failed(static_cast<size_t>(comm_.ranks()), 0);
-  failed[static_cast<size_t>(comm_.rank())] = local.ok() ? 0 : 1;
-  const BackendResult r = comm_.allreduce(failed.data(), failed.size());
+  // Up to kInlineRanks ranks the ballot needs no memory: a rank that ran
+  // out of it can still vote, and so release the others.
+  const size_t n = static_cast<size_t>(comm_.ranks());
+  int64_t inline_ballot[kInlineRanks] = {};
+  std::vector<int64_t> heap;
+  if (n > kInlineRanks) heap.assign(n, 0);
+  int64_t* failed = n > kInlineRanks ? heap.data() : inline_ballot;
+  failed[comm_.rank()] = local.ok() ? 0 : 1;
+  const BackendResult r = comm_.allreduce(failed, n);
   if (!local.ok()) return local;
   if (!r.ok()) return r;
-  for (size_t i = 0; i < failed.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     if (failed[i] != 0) return {DIRMN_ERROR_COMMUNICATION, "", static_cast<int>(i)};
   return {};
 }

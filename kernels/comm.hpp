@@ -43,13 +43,17 @@ class Communicator {
 // whose part failed before its first vote casts it on the way out (capi).
 class Collective {
  public:
+  // Ranks whose votes take no allocation (agree).
+  static constexpr size_t kInlineRanks = 256;
+
   explicit Collective(Communicator& comm) : comm_(comm) {}
   Communicator& comm() const { return comm_; }
   int votes() const { return votes_; }
 
   // Every rank's `local` outcome, agreed: `local` where this rank's part
   // failed; COMMUNICATION with code = the first failed rank (what: "")
-  // where another's did; a callback's failure. Throws std::bad_alloc.
+  // where another's did; a callback's failure. Throws std::bad_alloc only
+  // beyond kInlineRanks ranks.
   BackendResult agree(const BackendResult& local);
 
   // Each rank's `x`, in rank order, on every rank (out: ranks entries).
