@@ -530,7 +530,8 @@ typedef struct dirmn_counts_info {
  * "rank") makes a counts object of its own rows, and attaches it to a
  * communicator that the caller builds from callbacks over the engine it
  * already runs (MPI, Gloo, a job scheduler's sockets); the ABI depends on
- * no MPI. The global table is rank 0's rows, then rank 1's, and so on.
+ * no MPI. The global table is rank 0's rows, then rank 1's, and so on
+ * (every rank holds at least one row: a counts object has rows >= 1).
  * dirmn ships an optional MPI shim (dirmn_mpi.h, libdirmn_mpi) that builds
  * the callbacks from an MPI_Comm.
  *
