@@ -5,7 +5,9 @@
  * bit for bit, the log pmf to 1e-14, dirmn_loglik_sum's gradient to 1e-13.
  * Then rank 1 (or rank 0 alone) passes a negative weight: it must get its
  * own INVALID_PARAMETER, every other rank DIRMN_ERROR_COMMUNICATION naming
- * it, and the next collective call must work again. Exit 0 on every check
+ * it, and the next collective call must work again. Last, each rank draws
+ * its block of one random table (first_row): its rows must be the whole
+ * draw's, and the blocks' fit the whole draw's, bit for bit. Exit 0 on every check
  * passing, 1 otherwise, a line per failure on stderr. */
 #include <math.h>
 #include <stdint.h>
@@ -130,6 +132,39 @@ int main(int argc, char** argv) {
   }
   for (int v = 0; v < COLS; ++v) EXPECT(untouched[v] == -7.0, "alpha written after a failure");
   EXPECT(fit(ctx, mine, NULL, a, se, &f) == DIRMN_SUCCESS, "again: %s", dirmn_last_error(ctx));
+
+  /* Each rank draws its own block of one random table (first_row): its
+     rows are the whole draw's, and the blocks fit as the whole draw does. */
+  enum { DRAWN = 240 };
+  const int d0 = DRAWN * me / n, d1 = DRAWN * (me + 1) / n;
+  const int64_t size = 500;
+  dirmn_sample_options so;
+  dirmn_sample_options_init(&so);
+  so.seed = 4242;
+  dirmn_counts *drawn_all = NULL, *drawn_mine = NULL;
+  EXPECT(dirmn_sample(ctx, &drawn_all, DRAWN, COLS, 1, a_whole, COLS, 1, DIRMN_PARAM_ALPHA, &size, 0, &so) ==
+             DIRMN_SUCCESS,
+         "%s", dirmn_last_error(ctx));
+  so.first_row = d0;
+  EXPECT(dirmn_sample(ctx, &drawn_mine, d1 - d0, COLS, 1, a_whole, COLS, 1, DIRMN_PARAM_ALPHA, &size, 0, &so) ==
+             DIRMN_SUCCESS,
+         "%s", dirmn_last_error(ctx));
+  static int64_t all_rows[DRAWN * COLS], my_rows[DRAWN * COLS];
+  EXPECT(dirmn_counts_copy_dense(ctx, drawn_all, DIRMN_INT64, all_rows, COLS, 1) == DIRMN_SUCCESS, "%s",
+         dirmn_last_error(ctx));
+  EXPECT(dirmn_counts_copy_dense(ctx, drawn_mine, DIRMN_INT64, my_rows, COLS, 1) == DIRMN_SUCCESS, "%s",
+         dirmn_last_error(ctx));
+  EXPECT(memcmp(my_rows, all_rows + d0 * COLS, sizeof(int64_t) * (size_t)((d1 - d0) * COLS)) == 0,
+         "drawn rows %d..%d differ from the whole draw's", d0, d1);
+  EXPECT(dirmn_mpi_communicator_create(MPI_COMM_WORLD, &comm) == DIRMN_SUCCESS, "%s", dirmn_mpi_last_error());
+  EXPECT(dirmn_counts_set_communicator(ctx, drawn_mine, comm) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  dirmn_communicator_destroy(comm);
+  double ad[COLS], ad_whole[COLS];
+  EXPECT(fit(ctx, drawn_all, NULL, ad_whole, NULL, &f) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  EXPECT(fit(ctx, drawn_mine, NULL, ad, NULL, &f) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+  EXPECT(memcmp(ad, ad_whole, sizeof ad) == 0, "the drawn blocks' alpha differs from the whole draw's");
+  dirmn_counts_destroy(drawn_mine);
+  dirmn_counts_destroy(drawn_all);
 
   dirmn_counts_destroy(mine);
   dirmn_counts_destroy(whole);
