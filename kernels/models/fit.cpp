@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "../math/special.hpp"
 #include "../table/histogram_sums.hpp"
@@ -72,30 +73,39 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
   double top = 0.0;
   BackendResult r = agreed_weight_top(table, weights, &top);
   if (!r.ok()) return r;
-  std::vector<double> g(V), d(V);
-  const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
-  const Histograms* h = nullptr;
-  if (!(r = table_histograms(table, cache, sw.data(), interrupt, &h)).ok()) return r;
+  std::vector<double> g, d;
   double f = 0.0, c = 0.0;
-  // The full value has its own (log-beta) sum: the kernel plus lcoef_sum
-  // cancels at deep counts (histogram_sums.hpp).
-  histogram_sums(*h, alpha, value && !full ? &f : nullptr, g.data(), d.data(), &c, table.threads);
-  if (value && full) f = histogram_full_value(*h, alpha, table.threads);
-  if (log_param)
-    for (size_t v = 0; v < V; ++v) math::to_log_alpha(alpha[v], &g[v], &d[v]);
-  // Back to the caller's weights: every sum is linear in them.
-  if (sw.scaled()) {
-    f = sw.unscale(f);
-    c = sw.unscale(c);
-    for (size_t v = 0; v < V; ++v) {
-      g[v] = sw.unscale(g[v]);
-      d[v] = sw.unscale(d[v]);
+  try {
+    g.resize(V);
+    d.resize(V);
+    const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
+    const Histograms* h = nullptr;
+    // A failure here every rank has agreed on already.
+    if (!(r = table_histograms(table, cache, sw.data(), interrupt, &h)).ok()) return r;
+    // The full value has its own (log-beta) sum: the kernel plus lcoef_sum
+    // cancels at deep counts (histogram_sums.hpp).
+    histogram_sums(*h, alpha, value && !full ? &f : nullptr, g.data(), d.data(), &c, table.threads);
+    if (value && full) f = histogram_full_value(*h, alpha, table.threads);
+    if (log_param)
+      for (size_t v = 0; v < V; ++v) math::to_log_alpha(alpha[v], &g[v], &d[v]);
+    // Back to the caller's weights: every sum is linear in them.
+    if (sw.scaled()) {
+      f = sw.unscale(f);
+      c = sw.unscale(c);
+      for (size_t v = 0; v < V; ++v) {
+        g[v] = sw.unscale(g[v]);
+        d[v] = sw.unscale(d[v]);
+      }
     }
+    if (!finite_sums(value ? &f : nullptr, 1) || !finite_sums(gradient ? g.data() : nullptr, V) ||
+        !finite_sums(hessian_diag ? d.data() : nullptr, V) ||
+        !finite_sums(hessian_scalar ? &c : nullptr, 1))
+      r = {DIRMN_ERROR_OVERFLOW, "", 0};
+  } catch (const std::bad_alloc&) {
+    // Over ranks the others wait at the closing vote: it carries this.
+    if (table.collective == nullptr) throw;
+    r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the summed derivatives", 0};
   }
-  if (!finite_sums(value ? &f : nullptr, 1) || !finite_sums(gradient ? g.data() : nullptr, V) ||
-      !finite_sums(hessian_diag ? d.data() : nullptr, V) ||
-      !finite_sums(hessian_scalar ? &c : nullptr, 1))
-    r = {DIRMN_ERROR_OVERFLOW, "", 0};
   // Over ranks, every rank writes or none does.
   if (!(r = close_collective(table, r)).ok()) return r;
   if (value) *value = f;
@@ -110,24 +120,31 @@ BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const d
   double top = 0.0;
   BackendResult r = agreed_weight_top(table, weights, &top);
   if (!r.ok()) return r;
-  const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
-  const Histograms* h = nullptr;
-  if (!(r = table_histograms(table, cache, sw.data(), s.interrupt, &h)).ok()) return r;
-  s.threads = table.threads;
-  s.weight_exponent = sw.exponent();
-  if (!fit_from_histograms(*h, s, out)) {
-    r = {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
-  } else if (out->cancelled) {
-    r = {DIRMN_ERROR_CANCELLED, "", 0};
-  } else {
-    if (sw.scaled()) {
-      unscale_outcome(sw, out);
-      out->observations = sw.unscale(out->observations);
+  try {
+    const ScaledWeights sw(weights, table.info->rows, 1 << 20, top);
+    const Histograms* h = nullptr;
+    // A failure here every rank has agreed on already.
+    if (!(r = table_histograms(table, cache, sw.data(), s.interrupt, &h)).ok()) return r;
+    s.threads = table.threads;
+    s.weight_exponent = sw.exponent();
+    if (!fit_from_histograms(*h, s, out)) {
+      r = {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
+    } else if (out->cancelled) {
+      r = {DIRMN_ERROR_CANCELLED, "", 0};
+    } else {
+      if (sw.scaled()) {
+        unscale_outcome(sw, out);
+        out->observations = sw.unscale(out->observations);
+      }
+      if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
+          !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
+          !finite_sums(&out->hessian_scalar, 1))
+        r = {DIRMN_ERROR_OVERFLOW, "", 0};
     }
-    if (!finite_sums(&out->loglik, 1) || !finite_sums(&out->loglik_kernel, 1) ||
-        !finite_sums(out->hessian_diag.data(), out->hessian_diag.size()) ||
-        !finite_sums(&out->hessian_scalar, 1))
-      r = {DIRMN_ERROR_OVERFLOW, "", 0};
+  } catch (const std::bad_alloc&) {
+    // Over ranks the others wait at the closing vote: it carries this.
+    if (table.collective == nullptr) throw;
+    r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the fit's Newton workspace", 0};
   }
   return close_collective(table, r);
 }
