@@ -92,19 +92,22 @@ dirmn_status dirmn_counts_set_communicator(dirmn_context* ctx, dirmn_counts* cou
       return DIRMN_SUCCESS;
     }
     // Collective from here: a local failure is voted, never just returned.
+    // The gather's vector is had before the vote: nothing allocates after it.
     dirmn::Collective c(*comm->impl);
-    const dirmn_status local = check_counts_use(ctx, fn, counts);
-    dirmn::BackendResult r;
+    dirmn_status local = check_counts_use(ctx, fn, counts);
     std::vector<int64_t> cols;
-    try {
-      r = c.agree(local == DIRMN_SUCCESS ? dirmn::BackendResult{} : dirmn::BackendResult{local, "", 0});
-      if (local != DIRMN_SUCCESS) return local;
-      if (!r.ok()) return fail_backend(ctx, fn, r);
-      r = c.gather(counts->info.cols, &cols);
-    } catch (const std::bad_alloc&) {
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the ranks' column counts");
+    if (local == DIRMN_SUCCESS) {
+      try {
+        cols.assign(static_cast<size_t>(comm->impl->ranks()), 0);
+      } catch (const std::bad_alloc&) {
+        local = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the ranks' column counts");
+      }
     }
+    dirmn::BackendResult r =
+        c.agree(local == DIRMN_SUCCESS ? dirmn::BackendResult{} : dirmn::BackendResult{local, "", 0});
+    if (local != DIRMN_SUCCESS) return local;
     if (!r.ok()) return fail_backend(ctx, fn, r);
+    if (!(r = c.gather(counts->info.cols, &cols)).ok()) return fail_backend(ctx, fn, r);
     for (size_t q = 1; q < cols.size(); ++q)
       if (cols[q] != cols[0])
         return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,

@@ -46,90 +46,90 @@ dirmn_status dirmn_loglik_sum(dirmn_context* ctx, dirmn_counts* counts, const do
   static const char* fn = "dirmn_loglik_sum";
   return with_context(ctx, fn, [&] {
     return dirmn::capi::collective(counts, [&] {
-    using namespace dirmn::capi;
-    bool full = true;
-    if (dirmn_status s = check_derivative_call(
-            ctx, fn, counts, params, param, flags,
-            DIRMN_PARAMS_DEVICE | DIRMN_WEIGHTS_DEVICE | DIRMN_OUTPUT_DEVICE, &full))
-      return s;
-    const int64_t V = counts->info.cols, rows = counts->info.rows;
-    const Strided params_extent{params, 1, V, 1, params_stride, sizeof(double)};
-    if (dirmn_status s = check_extent(ctx, fn, "params", params_extent, false)) return s;
-    for (double* outv : {gradient, hessian_diag})
-      if (dirmn_status s = check_extent(ctx, fn, outv == gradient ? "gradient" : "hessian_diag",
-                                        contiguous(outv, outv ? V : 0, sizeof(double)), true))
+      using namespace dirmn::capi;
+      bool full = true;
+      if (dirmn_status s = check_derivative_call(
+              ctx, fn, counts, params, param, flags,
+              DIRMN_PARAMS_DEVICE | DIRMN_WEIGHTS_DEVICE | DIRMN_OUTPUT_DEVICE, &full))
         return s;
-    // Under DIRMN_OUTPUT_DEVICE the results land in host memory first; each
-    // output given is checked before anything is computed, so that a bad
-    // pointer fails the call with the caller's arrays as they were.
-    const bool out_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
-    std::vector<double> host_out;
-    try {
-      if (out_device) host_out.resize(2 + 2 * static_cast<size_t>(V));
-    } catch (const std::bad_alloc&) {
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of host memory for the %" PRId64 " results' scratch", V);
-    }
-    const size_t nv = static_cast<size_t>(V);
-    const SumOutput outs[] = {{"value", value, 1, 0},
-                              {"gradient", gradient, nv, 2},
-                              {"hessian_diag", hessian_diag, nv, 2 + nv},
-                              {"hessian_scalar", hessian_scalar, 1, 1}};
-    if (out_device) {
-      if (dirmn_status s = require_device_context(ctx, fn, "DIRMN_OUTPUT_DEVICE")) return s;
-      for (const SumOutput& o : outs) {
-        if (o.caller == nullptr) continue;
-        const BackendResult r = ctx->backend->check_caller_device(o.caller, "");
-        if (!r.ok()) return fail_device_array(ctx, fn, r, o.what, "DIRMN_OUTPUT_DEVICE");
+      const int64_t V = counts->info.cols, rows = counts->info.rows;
+      const Strided params_extent{params, 1, V, 1, params_stride, sizeof(double)};
+      if (dirmn_status s = check_extent(ctx, fn, "params", params_extent, false)) return s;
+      for (double* outv : {gradient, hessian_diag})
+        if (dirmn_status s = check_extent(ctx, fn, outv == gradient ? "gradient" : "hessian_diag",
+                                          contiguous(outv, outv ? V : 0, sizeof(double)), true))
+          return s;
+      // Under DIRMN_OUTPUT_DEVICE the results land in host memory first; each
+      // output given is checked before anything is computed, so that a bad
+      // pointer fails the call with the caller's arrays as they were.
+      const bool out_device = (flags & DIRMN_OUTPUT_DEVICE) != 0;
+      std::vector<double> host_out;
+      try {
+        if (out_device) host_out.resize(2 + 2 * static_cast<size_t>(V));
+      } catch (const std::bad_alloc&) {
+        return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                    "out of host memory for the %" PRId64 " results' scratch", V);
       }
-    }
-    const auto target = [&](const SumOutput& o) {
-      return out_device && o.caller ? host_out.data() + o.at : o.caller;
-    };
-    // Device inputs are read through host copies in the caller's layout:
-    // the checks and messages below are the host's.
-    std::vector<double> params_copy, weights_copy;
-    if (flags & DIRMN_PARAMS_DEVICE)
-      if (dirmn_status s = stage_device_input(ctx, fn, "params", "DIRMN_PARAMS_DEVICE",
-                                              params_extent, &params_copy, &params))
-        return s;
-    if ((flags & DIRMN_WEIGHTS_DEVICE) && weights != nullptr)
-      if (dirmn_status s = stage_device_input(ctx, fn, "weights", "DIRMN_WEIGHTS_DEVICE",
-                                              contiguous(weights, rows, sizeof(double)),
-                                              &weights_copy, &weights))
-        return s;
-    std::vector<double> alpha;
-    try {
-      alpha.resize(static_cast<size_t>(V));
-    } catch (const std::bad_alloc&) {
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the %" PRId64 " alphas",
-                  V);
-    }
-    if (dirmn_status s = convert_params(ctx, fn, false, params, 1, V, 0, V > 1 ? params_stride : 0,
-                                        param, alpha.data()))
-      return s;
-    if (dirmn_status s = check_weights(ctx, fn, weights, rows)) return s;
-    BackendResult r;
-    try {
-      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
-      r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
-                             param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, target(outs[0]),
-                             target(outs[1]), target(outs[2]), target(outs[3]));
-    } catch (const std::bad_alloc&) {
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of host memory for the count histograms of %" PRId64 " columns", V);
-    }
-    if (r.status == DIRMN_ERROR_OVERFLOW)
-      return fail_weighted_overflow(ctx, fn, "log-likelihood, gradient or Hessian");
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-    if (out_device)
-      for (const SumOutput& o : outs) {
-        if (o.caller == nullptr) continue;
-        const BackendResult w = ctx->backend->write_caller_device(o.caller, host_out.data() + o.at,
-                                                                  o.n * sizeof(double), "");
-        if (!w.ok()) return fail_device_array(ctx, fn, w, o.what, "DIRMN_OUTPUT_DEVICE");
+      const size_t nv = static_cast<size_t>(V);
+      const SumOutput outs[] = {{"value", value, 1, 0},
+                                {"gradient", gradient, nv, 2},
+                                {"hessian_diag", hessian_diag, nv, 2 + nv},
+                                {"hessian_scalar", hessian_scalar, 1, 1}};
+      if (out_device) {
+        if (dirmn_status s = require_device_context(ctx, fn, "DIRMN_OUTPUT_DEVICE")) return s;
+        for (const SumOutput& o : outs) {
+          if (o.caller == nullptr) continue;
+          const BackendResult r = ctx->backend->check_caller_device(o.caller, "");
+          if (!r.ok()) return fail_device_array(ctx, fn, r, o.what, "DIRMN_OUTPUT_DEVICE");
+        }
       }
-    return DIRMN_SUCCESS;
+      const auto target = [&](const SumOutput& o) {
+        return out_device && o.caller ? host_out.data() + o.at : o.caller;
+      };
+      // Device inputs are read through host copies in the caller's layout:
+      // the checks and messages below are the host's.
+      std::vector<double> params_copy, weights_copy;
+      if (flags & DIRMN_PARAMS_DEVICE)
+        if (dirmn_status s = stage_device_input(ctx, fn, "params", "DIRMN_PARAMS_DEVICE",
+                                                params_extent, &params_copy, &params))
+          return s;
+      if ((flags & DIRMN_WEIGHTS_DEVICE) && weights != nullptr)
+        if (dirmn_status s = stage_device_input(ctx, fn, "weights", "DIRMN_WEIGHTS_DEVICE",
+                                                contiguous(weights, rows, sizeof(double)),
+                                                &weights_copy, &weights))
+          return s;
+      std::vector<double> alpha;
+      try {
+        alpha.resize(static_cast<size_t>(V));
+      } catch (const std::bad_alloc&) {
+        return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the %" PRId64 " alphas",
+                    V);
+      }
+      if (dirmn_status s = convert_params(ctx, fn, false, params, 1, V, 0, V > 1 ? params_stride : 0,
+                                          param, alpha.data()))
+        return s;
+      if (dirmn_status s = check_weights(ctx, fn, weights, rows)) return s;
+      BackendResult r;
+      try {
+        if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
+        r = dirmn::loglik_sums(counts->stored(ctx), counts->histograms, alpha.data(), weights,
+                               param == DIRMN_PARAM_LOG_ALPHA, full, ctx->interrupt, target(outs[0]),
+                               target(outs[1]), target(outs[2]), target(outs[3]));
+      } catch (const std::bad_alloc&) {
+        return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                    "out of host memory for the count histograms of %" PRId64 " columns", V);
+      }
+      if (r.status == DIRMN_ERROR_OVERFLOW)
+        return fail_weighted_overflow(ctx, fn, "log-likelihood, gradient or Hessian");
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      if (out_device)
+        for (const SumOutput& o : outs) {
+          if (o.caller == nullptr) continue;
+          const BackendResult w = ctx->backend->write_caller_device(o.caller, host_out.data() + o.at,
+                                                                    o.n * sizeof(double), "");
+          if (!w.ok()) return fail_device_array(ctx, fn, w, o.what, "DIRMN_OUTPUT_DEVICE");
+        }
+      return DIRMN_SUCCESS;
     });
   });
 }

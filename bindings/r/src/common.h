@@ -59,6 +59,19 @@ SEXP failure(const Failure& f);
 // A failure found by the bindings, without a position: `message` is its
 // whole text.
 SEXP failure(int status, const std::string& message);
+
+// body(body_data) under R_tryCatch with an exiting handler for errors and
+// interrupts alike (handler(condition, handler_data)): the R code the
+// library's callbacks run, whose conditions must never jump through it.
+inline void try_catch_errors(SEXP (*body)(void*), void* body_data, SEXP (*handler)(SEXP, void*),
+                             void* handler_data) {
+  SEXP classes = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(classes, 0, Rf_mkChar("error"));
+  SET_STRING_ELT(classes, 1, Rf_mkChar("interrupt"));
+  R_tryCatch(body, body_data, classes, handler, handler_data, nullptr, nullptr);
+  UNPROTECT(1);
+}
+
 inline SEXP library_failure(const dirmn_context* ctx, dirmn_status status) {
   return failure(library_error(ctx, status));
 }

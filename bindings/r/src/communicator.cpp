@@ -229,13 +229,7 @@ SEXP call_condition(SEXP condition, void* data) {
   return R_NilValue;
 }
 
-void call_protected(void* data) {
-  SEXP classes = PROTECT(Rf_allocVector(STRSXP, 2));
-  SET_STRING_ELT(classes, 0, Rf_mkChar("error"));
-  SET_STRING_ELT(classes, 1, Rf_mkChar("interrupt"));
-  R_tryCatch(call_body, data, classes, call_condition, data, nullptr, nullptr);
-  UNPROTECT(1);
-}
+void call_protected(void* data) { try_catch_errors(call_body, data, call_condition, data); }
 
 // Runs the R function and returns the callback's status; a failure's cause
 // goes to g_comm_cause (the first of the dirmn call: later callbacks of a

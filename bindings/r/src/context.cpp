@@ -71,13 +71,7 @@ SEXP on_interrupt_condition(SEXP condition, void* data) {
   return R_NilValue;
 }
 
-void check_interrupt_body(void* data) {
-  SEXP classes = PROTECT(Rf_allocVector(STRSXP, 2));
-  SET_STRING_ELT(classes, 0, Rf_mkChar("interrupt"));
-  SET_STRING_ELT(classes, 1, Rf_mkChar("error"));
-  R_tryCatch(check_interrupt, nullptr, classes, on_interrupt_condition, data, nullptr, nullptr);
-  UNPROTECT(1);
-}
+void check_interrupt_body(void* data) { try_catch_errors(check_interrupt, nullptr, on_interrupt_condition, data); }
 
 // A context is never finalized during a call on it: every call reaches its
 // context through a pointer R holds for the call -- the context's own, or
