@@ -56,7 +56,9 @@ class Collective {
   // beyond kInlineRanks ranks.
   BackendResult agree(const BackendResult& local);
 
-  // Each rank's `x`, in rank order, on every rank (out: ranks entries).
+  // Each rank's `x`, in rank order, on every rank (out: ranks entries; no
+  // allocation where it holds that many already, as a phase sizes it
+  // before its first vote).
   BackendResult gather(int64_t x, std::vector<int64_t>* out);
   BackendResult gather(double x, std::vector<double>* out);
 
