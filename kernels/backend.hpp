@@ -166,6 +166,10 @@ class EmState {
   // rows' log-sum-exp of the last E step (rows) to host memory; any may be
   // null.
   virtual BackendResult download(double* z, double* z_prev, double* lse) = 0;
+  // The histograms the last histograms() kept, where they are in host
+  // memory (fit_components reads them; a table split over ranks sums them
+  // over the ranks in place first); null where a device keeps them.
+  virtual std::vector<Histograms>* host_histograms() { return nullptr; }
 };
 
 // ---- Sampling ---------------------------------------------------------------

@@ -12,12 +12,16 @@ BackendResult Collective::agree(const BackendResult& local) {
   std::vector<int64_t> heap;
   if (n > kInlineRanks) heap.assign(n, 0);
   int64_t* failed = n > kInlineRanks ? heap.data() : inline_ballot;
-  failed[comm_.rank()] = local.ok() ? 0 : 1;
+  failed[comm_.rank()] = static_cast<int64_t>(local.status);
   const BackendResult r = comm_.allreduce(failed, n);
   if (!local.ok()) return local;
   if (!r.ok()) return r;
-  for (size_t i = 0; i < n; ++i)
-    if (failed[i] != 0) return {DIRMN_ERROR_COMMUNICATION, "", static_cast<int>(i)};
+  for (size_t i = 0; i < n; ++i) {
+    if (failed[i] == 0) continue;
+    // A cancelled rank cancels the call: every rank reports it as its own.
+    if (failed[i] == DIRMN_ERROR_CANCELLED) return {DIRMN_ERROR_CANCELLED, "", 0};
+    return {DIRMN_ERROR_COMMUNICATION, "", static_cast<int>(i)};
+  }
   return {};
 }
 

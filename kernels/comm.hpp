@@ -51,8 +51,9 @@ class Collective {
   int votes() const { return votes_; }
 
   // Every rank's `local` outcome, agreed: `local` where this rank's part
-  // failed; COMMUNICATION with code = the first failed rank (what: "")
-  // where another's did; a callback's failure. Throws std::bad_alloc only
+  // failed; where another's did, CANCELLED if the first failed rank was
+  // cancelled, else COMMUNICATION with code = that rank (what: ""); a
+  // callback's failure. Throws std::bad_alloc only
   // beyond kInlineRanks ranks.
   BackendResult agree(const BackendResult& local);
 

@@ -77,6 +77,8 @@ class HostEmState final : public EmState {
     return {};
   }
 
+  std::vector<Histograms>* host_histograms() override { return have_kept_ ? &kept_ : nullptr; }
+
   BackendResult download(double* z, double* z_prev, double* lse) override {
     if (z) std::copy(z_.begin(), z_.end(), z);
     if (z_prev) std::copy(z_prev_.begin(), z_prev_.end(), z_prev);

@@ -15,8 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "support.hpp"
-#include "thread_world.hpp"
+#include "rank_support.hpp"
 
 namespace {
 
@@ -24,65 +23,10 @@ using namespace dirmn_test;
 using dirmn_world::callbacks_of;
 using dirmn_world::Rank;
 using dirmn_world::World;
-
-// What a rank got from a call.
-struct Got {
-  dirmn_status attach = DIRMN_SUCCESS, status = DIRMN_SUCCESS;
-  std::string message;
-  std::vector<double> alpha, se;
-  dirmn_fit_result fit{};
-  double value = 0.0, hessian_scalar = 0.0;
-  std::vector<double> gradient, hessian_diag;
-  dirmn_overdispersion_result od{};
-};
-
-// Rank r's first row of n ranks: uneven parts (rank r takes r + 1 shares).
-int64_t first_row(int r, int n, int64_t rows) {
-  const int64_t shares = static_cast<int64_t>(n) * (n + 1) / 2;
-  const int64_t before = static_cast<int64_t>(r) * (r + 1) / 2;
-  return rows * before / shares;
-}
-
-// Runs body(rank, ctx, counts) on n threads, each with its rows of x (rows x
-// cols, row-major) attached to its communicator. `cols_of(r)` may give a
-// rank other columns (a mismatch test).
-void run_ranks(World& world, const std::vector<double>& x, int64_t rows, int64_t cols,
-               std::vector<Got>* got,
-               const std::function<void(int, dirmn_context*, dirmn_counts*, Got*)>& body,
-               std::atomic<int>* released, const std::function<int64_t(int)>& cols_of = nullptr,
-               dirmn_backend backend = DIRMN_BACKEND_CPU) {
-  const int n = world.ranks();
-  got->assign(static_cast<size_t>(n), Got());
-  std::vector<Rank> ranks(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    ranks[static_cast<size_t>(r)] = Rank{&world, r, 0, released};
-    threads.emplace_back([&, r] {
-      Got& g = (*got)[static_cast<size_t>(r)];
-      dirmn_context* ctx = nullptr;
-      dirmn_context_create(&ctx, backend, 0);
-      dirmn_context_set_threads(ctx, 1 + r % 2);
-      const int64_t b0 = first_row(r, n, rows), b1 = first_row(r + 1, n, rows);
-      const int64_t c = cols_of ? cols_of(r) : cols;
-      std::vector<double> mine(static_cast<size_t>((b1 - b0) * c), 0.0);
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t v = 0; v < std::min(c, cols); ++v)
-          mine[static_cast<size_t>((b - b0) * c + v)] = x[static_cast<size_t>(b * cols + v)];
-      dirmn_counts* counts = nullptr;
-      dirmn_counts_create_dense(ctx, &counts, b1 - b0, c, DIRMN_FLOAT64, mine.data(), c, 1, nullptr);
-      const dirmn_communicator_callbacks cb = callbacks_of(&ranks[static_cast<size_t>(r)]);
-      dirmn_communicator* comm = nullptr;
-      dirmn_communicator_create(&comm, &cb);
-      g.attach = dirmn_counts_set_communicator(ctx, counts, comm);
-      dirmn_communicator_destroy(comm);  // the counts keep it
-      if (g.attach == DIRMN_SUCCESS) body(r, ctx, counts, &g);
-      else g.message = dirmn_last_error(ctx);
-      dirmn_counts_destroy(counts);
-      dirmn_context_destroy(ctx);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-}
+using dirmn_ranks::first_row;
+using dirmn_ranks::Got;
+using dirmn_ranks::run_ranks;
+using dirmn_ranks::weights_of;
 
 // dirmn_fit on a rank (or the whole table): alpha, SEs and the result.
 dirmn_status fit_into(dirmn_context* ctx, dirmn_counts* counts, int64_t cols, const double* weights,
@@ -99,12 +43,6 @@ dirmn_status fit_into(dirmn_context* ctx, dirmn_counts* counts, int64_t cols, co
   g->status = dirmn_fit(ctx, counts, &o, &g->fit);
   if (g->status != DIRMN_SUCCESS) g->message = dirmn_last_error(ctx);
   return g->status;
-}
-
-// The rows [b0, b1) of per-row weights w, or null.
-std::vector<double> weights_of(const std::vector<double>& w, int r, int n, int64_t rows) {
-  if (w.empty()) return {};
-  return std::vector<double>(w.begin() + first_row(r, n, rows), w.begin() + first_row(r + 1, n, rows));
 }
 
 struct Whole {
@@ -333,22 +271,24 @@ TEST_CASE("communicator: a failed callback, mismatched columns, estimators not y
       CHECK(g.message.find("rank 1's counts have 8 columns, rank 0's 10") != std::string::npos);
     }
   }
-  SECTION("a mixture is refused on split counts, and works once detached") {
+  SECTION("a regression is refused on split counts, and works once detached") {
     World world(n);
-    run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context* c, dirmn_counts* k, Got* g) {
-      dirmn_mixture* m = nullptr;
-      g->status = dirmn_mixture_fit(c, k, 2, nullptr, &m);
+    run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* c, dirmn_counts* k, Got* g) {
+      const int64_t my_rows = first_row(r + 1, n, rows) - first_row(r, n, rows);
+      std::vector<double> design(static_cast<size_t>(my_rows), 1.0);
+      dirmn_reg* reg = nullptr;
+      g->status = dirmn_reg_fit(c, k, design.data(), my_rows, 1, 1, 1, nullptr, &reg);
       g->message = dirmn_last_error(c);
       if (dirmn_counts_set_communicator(c, k, nullptr) != DIRMN_SUCCESS ||
-          dirmn_mixture_fit(c, k, 2, nullptr, &m) != DIRMN_SUCCESS)
+          dirmn_reg_fit(c, k, design.data(), my_rows, 1, 1, 1, nullptr, &reg) != DIRMN_SUCCESS)
         g->attach = DIRMN_ERROR_INTERNAL;
-      dirmn_mixture_destroy(m);
+      dirmn_reg_destroy(reg);
     }, &released);
     for (const Got& g : got) {
       INFO(g.message);
       CHECK(g.attach == DIRMN_SUCCESS);
       CHECK(g.status == DIRMN_ERROR_NOT_SUPPORTED);
-      CHECK(g.message.find("dirmn_mixture_fit does not sum over ranks") != std::string::npos);
+      CHECK(g.message.find("dirmn_reg_fit does not sum over ranks") != std::string::npos);
     }
   }
   CHECK(released.load() == n);

@@ -536,8 +536,9 @@ typedef struct dirmn_counts_info {
  * the callbacks from an MPI_Comm.
  *
  * Collective calls: on counts with a communicator, dirmn_fit,
- * dirmn_loglik_sum, dirmn_overdispersion_test and
- * dirmn_counts_set_communicator itself must be called by every rank, in
+ * dirmn_loglik_sum, dirmn_overdispersion_test, dirmn_mixture_fit,
+ * dirmn_mixture_fit_range and dirmn_counts_set_communicator itself must be
+ * called by every rank, in
  * the same order, with arguments that agree (the same options; each rank
  * its own rows' weights); a call refused before it starts (a NULL or busy
  * context) leaves the other ranks waiting, as a missed MPI collective does.
@@ -549,11 +550,21 @@ typedef struct dirmn_counts_info {
  * rank, then over ranks). Where one rank's part fails (bad weights, memory,
  * a callback), that rank returns its own status and message and every other
  * rank returns DIRMN_ERROR_COMMUNICATION naming the first failed rank: no
- * rank waits for ever on another's error. The per-row calls (dirmn_loglik,
- * dirmn_loglik_rowwise, the row derivatives, row totals, copies,
- * dirmn_mixture_assign) stay local: each rank's rows, no communication.
- * Mixtures, regressions and the group tests over a communicator are not
- * available in this release: they return NOT_SUPPORTED on such counts. */
+ * rank waits for ever on another's error; a progress callback or interrupt
+ * that cancels on one rank cancels every rank (DIRMN_ERROR_CANCELLED).
+ * A mixture over ranks takes the whole table's starts (the rows its
+ * initialisations sample are drawn over every rank's rows and sent to each
+ * rank) and sums its histograms and E steps over the ranks in rank order
+ * each iteration; its criteria agree with one process's to rounding and
+ * its parameters to the M step's accuracy (the Newton fits stop on a
+ * relative change of 1e-12 in their objective, ~1e-6 in alpha). Each rank's
+ * mixture handle holds the shared parameters and its own rows'
+ * responsibilities (info.rows: this rank's rows). The per-row calls
+ * (dirmn_loglik, dirmn_loglik_rowwise, the row derivatives, row totals,
+ * copies, dirmn_mixture_assign) stay local: each rank's rows, no
+ * communication. Regressions and the group tests over a communicator are
+ * not available in this release: they return NOT_SUPPORTED on such
+ * counts. */
 
 typedef struct dirmn_communicator dirmn_communicator;
 

@@ -69,6 +69,12 @@ dirmn_status collective(const dirmn_counts* counts, F&& body) {
   }
 }
 
+// Within a collective body, a phase's vote on this rank's `local` status
+// (its message already set): `local` where it failed, a failed vote's
+// status where another rank's part failed. Without a collective call in
+// flight on counts, `local`.
+dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts, dirmn_status local);
+
 // NOT_SUPPORTED for counts attached to a communicator, naming fn: the
 // estimators that do not yet sum over ranks.
 dirmn_status refuse_split(dirmn_context* ctx, const char* fn, const dirmn_counts* counts);

@@ -21,9 +21,17 @@ dirmn_status refuse_split(dirmn_context* ctx, const char* fn, const dirmn_counts
   if (counts == nullptr || !counts->comm) return DIRMN_SUCCESS;
   return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
               "the counts are one rank's rows of a table split over a communicator: %s does not "
-              "sum over ranks in this release (dirmn_fit, dirmn_loglik_sum and "
-              "dirmn_overdispersion_test do)",
+              "sum over ranks in this release (dirmn_fit, dirmn_loglik_sum, "
+              "dirmn_overdispersion_test and the mixture fits do)",
               fn);
+}
+
+dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts, dirmn_status local) {
+  if (counts == nullptr || counts->call == nullptr) return local;
+  const BackendResult r =
+      counts->call->agree(local == DIRMN_SUCCESS ? BackendResult{} : BackendResult{local, "", 0});
+  if (local != DIRMN_SUCCESS) return local;
+  return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
 }
 
 }  // namespace capi

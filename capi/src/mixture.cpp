@@ -63,21 +63,18 @@ dirmn_status check_grow_from(dirmn_context* ctx, const char* fn, const dirmn_cou
   return DIRMN_SUCCESS;
 }
 
-// The checks dirmn_mixture_fit makes before fitting, k's included; sets
-// *o to the options to fit with. dirmn_mixture_fit_range makes them once,
-// for k_min .. k_max, before it reserves anything for the range; *blamed is
-// the k a failure is reported for (the first, unless k_max is the one).
-dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k_min,
-                       int k_max, const dirmn_mixture_options* options,
-                       dirmn_mixture_options* o, int* blamed) {
-  *blamed = k_min;
+// The checks of check_fit on this rank's rows alone; *usable its usable
+// rows.
+dirmn_status check_fit_here(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k_min,
+                            const dirmn_mixture_options* options, const dirmn_mixture* grow,
+                            dirmn_mixture_options* o, int64_t* usable) {
   if (counts == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "counts is NULL");
   if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-  if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
   dirmn_mixture_options_init(o);
   if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_mixture_options_init", o)) return s;
   if (dirmn_status s = check_mixture_options(ctx, fn, *o)) return s;
   if (dirmn_status s = check_weights(ctx, fn, o->weights, counts->info.rows)) return s;
+  if (dirmn_status s = check_grow_from(ctx, fn, counts, k_min, grow ? grow : o->grow_from)) return s;
   if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
   const StoredTable table = counts->stored(ctx);
   const HostTable* host = table.host_rows();
@@ -85,7 +82,27 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
     return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
                 "mixtures need the table in host memory for their initialisation; create the "
                 "counts from host arrays rather than wrapping device memory");
-  const int64_t usable = usable_rows(*host, o->weights);
+  *usable = usable_rows(*host, o->weights);
+  return DIRMN_SUCCESS;
+}
+
+// The checks dirmn_mixture_fit makes before fitting, k's included; sets
+// *o to the options to fit with. dirmn_mixture_fit_range makes them once,
+// for k_min .. k_max, before it reserves anything for the range; *blamed is
+// the k a failure is reported for (the first, unless k_max is the one).
+// grow: the fit k_min grows from, where not options->grow_from. Over ranks
+// every rank's checks are voted on and k is checked against the rows of
+// all of them.
+dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts, int k_min,
+                       int k_max, const dirmn_mixture_options* options, const dirmn_mixture* grow,
+                       dirmn_mixture_options* o, int* blamed) {
+  *blamed = k_min;
+  int64_t usable = 0;
+  if (dirmn_status s = vote(ctx, fn, counts, check_fit_here(ctx, fn, counts, k_min, options, grow, o, &usable)))
+    return s;
+  if (counts->call != nullptr)
+    if (const BackendResult r = counts->call->comm().allreduce(&usable, 1); !r.ok())
+      return fail_backend(ctx, fn, r);
   if (usable == 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 o->weights ? "no row has both counts and a positive weight (of %" PRId64 " rows)"
@@ -108,16 +125,16 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
   if (mixture == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixture is NULL");
   dirmn_mixture_options o;
   int blamed = k;
-  if (dirmn_status s = check_fit(ctx, fn, counts, k, k, options, &o, &blamed)) return s;
+  if (dirmn_status s = check_fit(ctx, fn, counts, k, k, options, grow, &o, &blamed)) return s;
   if (grow == nullptr) grow = o.grow_from;
-  if (dirmn_status s = check_grow_from(ctx, fn, counts, k, grow)) return s;
   // A grow_from of another context is read under its hold, as
   // dirmn_mixture_assign reads a mixture.
   const std::shared_ptr<UseFlag> keep = grow ? grow->use : nullptr;
   std::optional<InUse> holder;
+  dirmn_status held = DIRMN_SUCCESS;
   if (keep && keep != ctx->use) {
     holder.emplace(*keep);
-    if (holder->state() == InUse::kBusy) return refuse_in_use(nullptr, fn, InUse::kBusy);
+    if (holder->state() == InUse::kBusy) held = refuse_in_use(nullptr, fn, InUse::kBusy);
   }
   dirmn::GrowFrom grow_from;
   if (grow) {
@@ -127,14 +144,16 @@ dirmn_status fit_one(dirmn_context* ctx, const char* fn, dirmn_counts* counts, i
     grow_from.resp = grow->resp.data();
     grow_from.loglik = grow->info.loglik;
   }
-  if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
-  const StoredTable table = counts->stored(ctx);
   std::unique_ptr<dirmn_mixture> m;
-  try {
-    m = std::make_unique<dirmn_mixture>();
-  } catch (const std::bad_alloc&) {
-    return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the mixture handle");
+  if (held == DIRMN_SUCCESS) {
+    try {
+      m = std::make_unique<dirmn_mixture>();
+    } catch (const std::bad_alloc&) {
+      held = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the mixture handle");
+    }
   }
+  if (dirmn_status s = vote(ctx, fn, counts, held)) return s;
+  const StoredTable table = counts->stored(ctx);
   m->use = ctx->use;
   MixtureSettings s;
   s.k = k;
@@ -225,7 +244,9 @@ dirmn_status dirmn_mixture_fit(dirmn_context* ctx, dirmn_counts* counts, int k,
                                const dirmn_mixture_options* options, dirmn_mixture** mixture) {
   static const char* fn = "dirmn_mixture_fit";
   return with_context(ctx, fn, [&] {
-    return dirmn::capi::fit_one(ctx, fn, counts, k, options, nullptr, mixture);
+    return dirmn::capi::collective(counts, [&] {
+      return dirmn::capi::fit_one(ctx, fn, counts, k, options, nullptr, mixture);
+    });
   });
 }
 
@@ -234,42 +255,46 @@ dirmn_status dirmn_mixture_fit_range(dirmn_context* ctx, dirmn_counts* counts, i
                                      dirmn_mixture** mixtures) {
   static const char* fn = "dirmn_mixture_fit_range";
   return with_context(ctx, fn, [&] {
-    if (mixtures == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixtures is NULL");
-    if (k_min < 1 || k_max < k_min)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", k_min, k_max);
-    // k_max is bounded by the rows before anything is reserved for the range;
-    // a failure is worded as the fit of the k it concerns would word it.
-    dirmn_mixture_options o;
-    int blamed = k_min;
-    if (dirmn_status st = dirmn::capi::check_fit(ctx, "dirmn_mixture_fit", counts, k_min, k_max,
-                                                 options, &o, &blamed))
-      return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", blamed);
-    // Not dirmn_mixture_destroy, which defers the free of a handle while
-    // its context is in a call -- as it is here: a failure frees at once.
-    std::vector<std::unique_ptr<dirmn_mixture>> fitted;
-    try {
-      fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
-    } catch (const std::bad_alloc&) {
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %d mixture handles",
-                  k_max - k_min + 1);
-    }
-    for (int k = k_min; k <= k_max; ++k) {
-      dirmn_mixture* m = nullptr;
-      // As dirmn_mixture_fit would report it, then which k.
-      dirmn_status st = DIRMN_SUCCESS;
+    return dirmn::capi::collective(counts, [&] {
+      if (mixtures == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "mixtures is NULL");
+      if (k_min < 1 || k_max < k_min)
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                    "the range k_min (%d) .. k_max (%d) must have 1 <= k_min <= k_max", k_min, k_max);
+      // Not dirmn_mixture_destroy, which defers the free of a handle while
+      // its context is in a call -- as it is here: a failure frees at once.
+      // Reserved before the checks' vote: over ranks nothing fails after it
+      // unvoted.
+      std::vector<std::unique_ptr<dirmn_mixture>> fitted;
       try {
-        // Every k after the first grows one start from the fit before it.
-        st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options,
-                                  fitted.empty() ? nullptr : fitted.back().get(), &m);
+        fitted.reserve(static_cast<size_t>(k_max - k_min) + 1);
       } catch (const std::bad_alloc&) {
-        st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
+        return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for %d mixture handles",
+                    k_max - k_min + 1);
       }
-      if (st != DIRMN_SUCCESS) return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
-      fitted.emplace_back(m);
-    }
-    for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();
-    return DIRMN_SUCCESS;
+      // k_max is bounded by the rows before the fits; a failure is worded as
+      // the fit of the k it concerns would word it.
+      dirmn_mixture_options o;
+      int blamed = k_min;
+      if (dirmn_status st = dirmn::capi::check_fit(ctx, "dirmn_mixture_fit", counts, k_min, k_max,
+                                                   options, nullptr, &o, &blamed))
+        return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", blamed);
+      for (int k = k_min; k <= k_max; ++k) {
+        dirmn_mixture* m = nullptr;
+        // As dirmn_mixture_fit would report it, then which k.
+        dirmn_status st = DIRMN_SUCCESS;
+        try {
+          // Every k after the first grows one start from the fit before it.
+          st = dirmn::capi::fit_one(ctx, "dirmn_mixture_fit", counts, k, options,
+                                    fitted.empty() ? nullptr : fitted.back().get(), &m);
+        } catch (const std::bad_alloc&) {
+          st = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, "dirmn_mixture_fit", "out of host memory");
+        }
+        if (st != DIRMN_SUCCESS) return dirmn::capi::prefix_failure(ctx, st, fn, "k = %d", k);
+        fitted.emplace_back(m);
+      }
+      for (size_t i = 0; i < fitted.size(); ++i) mixtures[i] = fitted[i].release();
+      return DIRMN_SUCCESS;
+    });
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "../math/special.hpp"
 #include "../table/histogram_sums.hpp"
+#include "ranks.hpp"
 
 namespace dirmn {
 namespace {
@@ -80,9 +81,18 @@ BackendResult dmn_log_det(const StoredTable& table, int k, const ScaledWeights& 
     }
   }
   std::vector<Histograms> hist;
-  const BackendResult r = table.run(Step::kHistograms, [&](Backend& b, const BackendCounts& d) {
+  BackendResult r = table.run(Step::kHistograms, [&](Backend& b, const BackendCounts& d) {
     return b.histograms(d, w.data(), 2 * k, &hist, interrupt);
   });
+  if (table.collective != nullptr) {
+    // Over every rank's rows: the histograms, n_total and W.
+    std::vector<double>().swap(w);
+    if (!(r = merge_over_ranks(*table.collective, r, &hist, V)).ok()) return r;
+    W.push_back(n_total);
+    if (!(r = sum_over_ranks(*table.collective, r, W.data(), W.size())).ok()) return r;
+    n_total = W.back();
+    W.pop_back();
+  }
   if (!r.ok()) return r;
   std::vector<double> s1(static_cast<size_t>(V)), s2(static_cast<size_t>(V));
   double total = 0.0;

@@ -13,8 +13,6 @@
 namespace dirmn {
 namespace {
 
-// Rows sampled for the k-means initialisation.
-constexpr int64_t kInitSample = 4096;
 constexpr int kKmeansIterations = 50;
 // dmn's soft k-means (DirichletMultinomial, src/dirichlet_fit_main.c):
 // responsibilities exp(-stiffness x distance), until no centre moves more
@@ -27,11 +25,7 @@ constexpr int64_t kAssignBlockRows = 256;
 // Column blocks per thread of the soft k-means centre update.
 constexpr int64_t kBlocksPerThread = 8;
 
-struct SparseRow {
-  std::vector<uint32_t> idx;
-  std::vector<double> p;
-  double norm2 = 0.0;
-};
+}  // namespace
 
 SparseRow proportions(const HostTable& t, int64_t b) {
   SparseRow r;
@@ -55,6 +49,8 @@ SparseRow proportions(const HostTable& t, int64_t b) {
   with_value_type(t.vtype, visit);
   return r;
 }
+
+namespace {
 
 // Squared distance between a sparse row and a dense centre (with its norm).
 double dist2(const SparseRow& r, const double* c, double c_norm2) {
@@ -152,10 +148,9 @@ SampleColumns by_column(const std::vector<SparseRow>& sample, int64_t V, int64_t
   return sc;
 }
 
-// The proportions of a uniform sample, without replacement (partial
-// Fisher-Yates), of at most kInitSample rows with counts: what both k-means
-// initialisations iterate on.
-std::vector<SparseRow> sample_rows(const HostTable& t, math::RandomStream& rng) {
+}  // namespace
+
+std::vector<SparseRow> init_sample(const HostTable& t, math::RandomStream& rng) {
   std::vector<int64_t> with_counts;
   for (int64_t b = 0; b < t.rows; ++b)
     if (t.row_total[static_cast<size_t>(b)] > 0.0) with_counts.push_back(b);
@@ -168,6 +163,8 @@ std::vector<SparseRow> sample_rows(const HostTable& t, math::RandomStream& rng) 
   for (int64_t i = 0; i < S; ++i) sample.push_back(proportions(t, with_counts[static_cast<size_t>(i)]));
   return sample;
 }
+
+namespace {
 
 // Rows [0, n) in fixed blocks of kAssignBlockRows on the host threads; each
 // row's result depends on nothing else, so results do not depend on them.
@@ -186,13 +183,13 @@ void for_each_block(HostThreads& threads, int64_t n, const std::function<void(in
 // sample of rows, then every row with counts is assigned to its nearest
 // centre. Returns hard responsibilities (rows x k); rows without counts get
 // 1/k each.
-std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mixture_init init,
+std::vector<double> kmeans_responsibilities(const HostTable& t, const std::vector<SparseRow>& sample,
+                                            int k, dirmn_mixture_init init,
                                             math::RandomStream& rng, HostThreads& threads) {
   const int64_t V = t.cols;
   const auto for_rows = [&](int64_t n, const std::function<void(int64_t, int64_t)>& body) {
     for_each_block(threads, n, body);
   };
-  const std::vector<SparseRow> sample = sample_rows(t, rng);
   const int64_t S = static_cast<int64_t>(sample.size());
 
   Centres C(k, V);
@@ -304,10 +301,10 @@ std::vector<double> kmeans_responsibilities(const HostTable& t, int k, dirmn_mix
 // exp(-kSoftStiffness d_j) / sum_i exp(-kSoftStiffness d_i), d_j the
 // Euclidean distance to centre j. Every row gets the responsibilities of
 // the final centres; rows without counts get 1/k each.
-std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math::RandomStream& rng,
-                                                 HostThreads& threads) {
+std::vector<double> soft_kmeans_responsibilities(const HostTable& t,
+                                                 const std::vector<SparseRow>& sample, int k,
+                                                 math::RandomStream& rng, HostThreads& threads) {
   const int64_t V = t.cols;
-  const std::vector<SparseRow> sample = sample_rows(t, rng);
   const int64_t S = static_cast<int64_t>(sample.size());
   std::vector<double> zs(static_cast<size_t>(S * k), 0.0);
   for (int64_t i = 0; i < S; ++i) zs[static_cast<size_t>(i * k + static_cast<int64_t>(rng.below(k)))] = 1.0;
@@ -393,17 +390,13 @@ std::vector<double> soft_kmeans_responsibilities(const HostTable& t, int k, math
   return z;
 }
 
-std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const double* z_prev,
-                                           int j, const double* row_weights, HostThreads& threads) {
-  const int64_t V = t.cols;
-  const int k = k_prev + 1;
+SplitMembers split_members(const HostTable& t, int k_prev, const double* z_prev, int j,
+                           const double* row_weights) {
   const auto share = [&](int64_t b) {
     return t.row_total[static_cast<size_t>(b)] > 0.0
                ? z_prev[b * k_prev + j] * (row_weights ? row_weights[b] : 1.0)
                : 0.0;
   };
-  // The component's rows of the largest shares (at most kInitSample; ties
-  // by row) are what the two centres are fitted to.
   std::vector<int64_t> members;
   for (int64_t b = 0; b < t.rows; ++b)
     if (share(b) > 0.0) members.push_back(b);
@@ -412,10 +405,22 @@ std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const
                      [&](int64_t a, int64_t b) { return share(a) > share(b); });
     members.resize(static_cast<size_t>(kInitSample));
   }
-  const int64_t S = static_cast<int64_t>(members.size());
-  std::vector<SparseRow> rows;
-  rows.reserve(static_cast<size_t>(S));
-  for (int64_t b : members) rows.push_back(proportions(t, b));
+  SplitMembers m;
+  m.rows.reserve(members.size());
+  m.share.reserve(members.size());
+  for (int64_t b : members) {
+    m.rows.push_back(proportions(t, b));
+    m.share.push_back(share(b));
+  }
+  return m;
+}
+
+std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const double* z_prev,
+                                           int j, const SplitMembers& members, HostThreads& threads) {
+  const int64_t V = t.cols;
+  const int k = k_prev + 1;
+  const std::vector<SparseRow>& rows = members.rows;
+  const int64_t S = static_cast<int64_t>(rows.size());
   std::vector<double> centre(static_cast<size_t>(2 * V), 0.0), c_norm(2, 0.0);
   const auto set_centre = [&](int c, const SparseRow& r) {
     double* x = centre.data() + c * V;
@@ -432,7 +437,7 @@ std::vector<double> split_responsibilities(const HostTable& t, int k_prev, const
     double wsum = 0.0;
     for (int64_t i = 0; i < S; ++i) {
       if (side >= 0 && label[static_cast<size_t>(i)] != side) continue;
-      const double u = share(members[static_cast<size_t>(i)]);
+      const double u = members.share[static_cast<size_t>(i)];
       const SparseRow& r = rows[static_cast<size_t>(i)];
       for (size_t q = 0; q < r.idx.size(); ++q) x[r.idx[q]] += u * r.p[q];
       wsum += u;

@@ -23,6 +23,9 @@
 #include "criteria.hpp"
 #include "fit.hpp"
 #include "init.hpp"
+#include "init_ranks.hpp"
+#include "mixture_ranks.hpp"
+#include "ranks.hpp"
 #include "weights.hpp"
 
 namespace dirmn {
@@ -65,9 +68,17 @@ struct EmResult {
 
 MixtureResult failed(const BackendResult& r) { return {r, -1}; }
 
-// w_bj = r_b z_bj (rows x k), and per component sum_b w_bj.
-void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t rows, int k,
-                    std::vector<double>* w, std::vector<double>* comp_weight) {
+// The table's collective call's vote on this rank's outcome so far; `r`
+// itself for a table of one process.
+BackendResult sync(const StoredTable& table, const BackendResult& r) {
+  return table.collective != nullptr ? table.collective->agree(r) : r;
+}
+
+// w_bj = r_b z_bj (rows x k), and per component sum_b w_bj (over every
+// rank's rows, voted).
+BackendResult m_step_weights(const StoredTable& table, const std::vector<double>& z, const double* row_w,
+                             int64_t rows, int k, std::vector<double>* w,
+                             std::vector<double>* comp_weight) {
   w->resize(z.size());
   for (int64_t b = 0; b < rows; ++b)
     for (int j = 0; j < k; ++j)
@@ -76,6 +87,9 @@ void m_step_weights(const std::vector<double>& z, const double* row_w, int64_t r
   comp_weight->assign(static_cast<size_t>(k), 0.0);
   for (int64_t b = 0; b < rows; ++b)
     for (int j = 0; j < k; ++j) (*comp_weight)[static_cast<size_t>(j)] += (*w)[static_cast<size_t>(b * k + j)];
+  return table.collective != nullptr
+             ? sum_over_ranks(*table.collective, {}, comp_weight->data(), comp_weight->size())
+             : BackendResult{};
 }
 
 // Start s of a seed: its random stream, and under DIRMN_INIT_MIXED the
@@ -91,18 +105,29 @@ dirmn_mixture_init start_init(dirmn_mixture_init init, int s) {
   return turns[s % 3];
 }
 
-// The starting responsibilities of random start s (rows x k).
-std::vector<double> start_responsibilities(const StoredTable& table, const MixtureSettings& o,
-                                           int s) {
+// The starting responsibilities of random start s (rows x k) into *z.
+BackendResult start_responsibilities(const StoredTable& table, const MixtureSettings& o, int s,
+                                     std::vector<double>* z) {
   const HostTable& host = *table.host_rows();
   // One component: every responsibility is 1, and EM is a single fit (its
   // M step, then one likelihood pass for the criteria); no initialisation.
-  if (o.k == 1) return std::vector<double>(static_cast<size_t>(table.info->rows), 1.0);
+  if (o.k == 1) {
+    z->assign(static_cast<size_t>(table.info->rows), 1.0);
+    return {};
+  }
   math::RandomStream rng = start_stream(o.seed, s);
   const dirmn_mixture_init init = start_init(o.init, s);
-  return init == DIRMN_INIT_SOFT_KMEANS
-             ? soft_kmeans_responsibilities(host, o.k, rng, *table.threads)
-             : kmeans_responsibilities(host, o.k, init, rng, *table.threads);
+  std::vector<SparseRow> sample;
+  if (table.collective == nullptr) {
+    sample = init_sample(host, rng);
+  } else {
+    const BackendResult r = init_sample_over_ranks(*table.collective, {}, host, rng, &sample);
+    if (!r.ok()) return r;
+  }
+  *z = init == DIRMN_INIT_SOFT_KMEANS
+           ? soft_kmeans_responsibilities(host, sample, o.k, rng, *table.threads)
+           : kmeans_responsibilities(host, sample, o.k, init, rng, *table.threads);
+  return {};
 }
 
 // o.weights are the caller's times 2^-weight_exponent (weights.hpp); what
@@ -110,8 +135,8 @@ std::vector<double> start_responsibilities(const StoredTable& table, const Mixtu
 // *state, made here when it is null: the starts of one fit share a state,
 // so a wide table's k x cols histograms are allocated once, not per start.
 MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int weight_exponent,
-                     std::vector<double> z, std::unique_ptr<EmState>* state_io, EmResult* out) {
-  const HostTable& host = *table.host_rows();
+                     const EmTotals& totals, std::vector<double> z,
+                     std::unique_ptr<EmState>* state_io, EmResult* out) {
   const int k = o.k;
   const int64_t rows = table.info->rows, V = table.info->cols;
   const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
@@ -120,17 +145,21 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   std::vector<double> w, lse, comp_weight, comp_z;
   std::vector<bool> have_alpha(static_cast<size_t>(k), false);
   std::vector<double> comp_log_det(static_cast<size_t>(k), 0.0);
-  double w_total = 0.0;
-  for (int64_t b = 0; b < rows; ++b) w_total += o.weights ? o.weights[b] : 1.0;
-  const double empty = kEmptyComponent * w_total / static_cast<double>(rows);
+  const double w_total = totals.weight;
+  const double empty = kEmptyComponent * w_total / static_cast<double>(totals.rows);
   double prev = std::numeric_limits<double>::infinity();
   double loglik = 0.0, objective = 0.0;
 
+  // Over ranks the state is in host memory, where its histograms are
+  // summed.
   BackendResult r;
-  if (!*state_io && !(r = table.make_em_state(k, o.weights, state_io)).ok()) return failed(r);
+  if (!*state_io)
+    r = table.collective != nullptr ? make_host_em_state(table, k, o.weights, state_io)
+                                    : table.make_em_state(k, o.weights, state_io);
+  if (!(r = sync(table, r)).ok()) return failed(r);
   EmState* const state = state_io->get();
-  m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
-  if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
+  if (!(r = m_step_weights(table, z, o.weights, rows, k, &w, &comp_weight)).ok()) return failed(r);
+  if (!(r = sync(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
   // The state holds them now; the loop needs them again only to re-seed.
   std::vector<double>().swap(z);
   std::vector<double>().swap(w);
@@ -159,9 +188,11 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     }
     fit.warm_iterations =
         full_m_step ? kMStepIterations : std::min(o.m_step_iterations, kMStepIterations);
-    if (!(r = state->histograms(o.interrupt)).ok()) return failed(r);
-    r = state->fit_components(fit, want.data(), warm.data(), host_threads, alpha.data(), &fitted);
+    r = state->histograms(o.interrupt);
+    if (table.collective != nullptr) r = merge_over_ranks(*table.collective, r, state->host_histograms(), V);
     if (!r.ok()) return failed(r);
+    r = state->fit_components(fit, want.data(), warm.data(), host_threads, alpha.data(), &fitted);
+    if (!(r = sync(table, r)).ok()) return failed(r);
     if (fitted.host_fallback) table.note_fallback(Step::kMixtureFits);
     double log_prior = 0.0;
     bool m_converged = true;
@@ -176,36 +207,42 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     }
     // E step: all k log-likelihoods in one pass.
     EmStep st;
-    if (!(r = state->e_step(alpha.data(), log_pi.data(), &st, o.interrupt)).ok()) return failed(r);
+    r = state->e_step(alpha.data(), log_pi.data(), &st, o.interrupt);
+    if (table.collective != nullptr) r = reduce_e_step(*table.collective, r, &st);
+    if (!r.ok()) return failed(r);
     loglik = st.loglik;
     comp_weight = std::move(st.w_sum);
     comp_z = std::move(st.z_sum);
     objective = -loglik - log_prior;
-    if (o.progress &&
-        o.progress(it + 1, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0)
-      return {{DIRMN_ERROR_CANCELLED, "", 0}, it + 1};
-    if (o.interrupt.poll()) return {{DIRMN_ERROR_CANCELLED, "", 0}, it + 1};
-    // Empty components restart at the worst-explained row.
+    // A rank cancelled cancels every rank (comm.hpp's agree).
+    const bool cancel =
+        (o.progress &&
+         o.progress(it + 1, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0) ||
+        o.interrupt.poll();
+    r = sync(table, cancel ? BackendResult{DIRMN_ERROR_CANCELLED, "", 0} : BackendResult{});
+    if (r.status == DIRMN_ERROR_CANCELLED) return {r, it + 1};
+    if (!r.ok()) return failed(r);
+    // Empty components restart at the worst-explained row (every empty one
+    // at the same row: the last of them keeps it).
     bool reseeded = false;
+    int64_t worst = -1;  // this rank's row, if it holds it
     for (int j = 0; j < k; ++j) {
-      if (comp_z[static_cast<size_t>(j)] > kEmptyComponent || rows < 2) continue;
+      if (comp_z[static_cast<size_t>(j)] > kEmptyComponent || totals.rows < 2) continue;
       if (!reseeded) {
         z.resize(static_cast<size_t>(rows * k));
         lse.resize(static_cast<size_t>(rows));
-        if (!(r = state->download(z.data(), nullptr, lse.data())).ok()) return failed(r);
+        r = state->download(z.data(), nullptr, lse.data());
+        if (!(r = worst_row(table, r, totals, lse.data(), &worst)).ok()) return failed(r);
       }
       reseeded = true;
-      int64_t worst = 0;
-      for (int64_t b = 1; b < rows; ++b)
-        if (lse[static_cast<size_t>(b)] < lse[static_cast<size_t>(worst)] && host.row_total[static_cast<size_t>(b)] > 0)
-          worst = b;
-      for (int i = 0; i < k; ++i) z[static_cast<size_t>(worst * k + i)] = i == j ? 1.0 : 0.0;
+      if (worst >= 0)
+        for (int i = 0; i < k; ++i) z[static_cast<size_t>(worst * k + i)] = i == j ? 1.0 : 0.0;
       have_alpha[static_cast<size_t>(j)] = false;
       prev = std::numeric_limits<double>::infinity();
     }
     if (reseeded) {
-      m_step_weights(z, o.weights, rows, k, &w, &comp_weight);
-      if (!(r = state->begin(z.data(), w.data())).ok()) return failed(r);
+      if (!(r = m_step_weights(table, z, o.weights, rows, k, &w, &comp_weight)).ok()) return failed(r);
+      if (!(r = sync(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
     }
     const bool flat = std::fabs(prev - objective) <= o.tolerance * std::fabs(objective);
     if (k == 1 || (flat && (m_converged || full_m_step))) {
@@ -218,7 +255,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   }
   z.resize(static_cast<size_t>(rows * k));
   std::vector<double> z_before(z.size());
-  if (!(r = state->download(z.data(), z_before.data(), nullptr)).ok()) return failed(r);
+  if (!(r = sync(table, state->download(z.data(), z_before.data(), nullptr))).ok()) return failed(r);
   out->alpha = std::move(alpha);
   out->weights.resize(static_cast<size_t>(k));
   for (int j = 0; j < k; ++j) out->weights[static_cast<size_t>(j)] = std::exp(log_pi[static_cast<size_t>(j)]);
@@ -270,20 +307,32 @@ void order_components(int k, int64_t V, int64_t rows, EmResult* r) {
 
 }  // namespace
 
-MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
+namespace {
+
+// fit_mixture's body. Over ranks every failure is voted before it returns
+// (each phase opens with a vote); an allocation failure thrown between
+// phases is voted by fit_mixture.
+MixtureResult fit(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
   const int k = o.k;
   const bool dmn = o.objective == DIRMN_MIXTURE_DMN;
-  const ScaledWeights sw(o.weights, table.info->rows, dmn ? kPriorExponentMax : 1 << 20);
+  const int max_exponent = dmn ? kPriorExponentMax : 1 << 20;
+  // Over ranks the weights' scale is the largest of every rank's.
+  double top = 0.0;
+  BackendResult r = agreed_weight_top(table, o.weights, &top);
+  if (!r.ok()) return failed(r);
+  const ScaledWeights sw(o.weights, table.info->rows, max_exponent, top);
   MixtureSettings scaled = o;
   scaled.weights = sw.data();
+  EmTotals totals;
+  if (!(r = em_totals(table, {}, sw.data(), &totals)).ok()) return failed(r);
   EmResult best;
   int best_start = -1;
   std::unique_ptr<EmState> state;
   const auto run_start = [&](std::vector<double> z, int s) {
-    EmResult r;
-    const MixtureResult m = run_em(table, scaled, sw.exponent(), std::move(z), &state, &r);
-    if (m.ok() && (best_start < 0 || r.objective < best.objective)) {
-      best = std::move(r);
+    EmResult e;
+    const MixtureResult m = run_em(table, scaled, sw.exponent(), totals, std::move(z), &state, &e);
+    if (m.ok() && (best_start < 0 || e.objective < best.objective)) {
+      best = std::move(e);
       best_start = s;
     }
     return m;
@@ -291,7 +340,9 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   // With one component every start is the same fit: run it once.
   const int starts = k == 1 ? 1 : o.starts;
   for (int s = 0; s < starts; ++s) {
-    const MixtureResult m = run_start(start_responsibilities(table, o, s), s);
+    std::vector<double> z;
+    if (!(r = start_responsibilities(table, o, s, &z)).ok()) return failed(r);
+    const MixtureResult m = run_start(std::move(z), s);
     if (!m.ok()) return m;
   }
   const GrowFrom* g = k > 1 ? o.grow_from : nullptr;
@@ -303,12 +354,19 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
     std::stable_sort(by_weight.begin(), by_weight.end(),
                      [&](int a, int b) { return g->weights[a] > g->weights[b]; });
     const int grown = std::min(g->k, kGrownStarts);
+    const HostTable& host = *table.host_rows();
     MixtureResult m;
     for (int i = 0; i < grown; ++i) {
-      m = run_start(split_responsibilities(*table.host_rows(), g->k, g->resp,
-                                           by_weight[static_cast<size_t>(i)], o.weights,
-                                           *table.threads),
-                    starts + i);
+      const int j = by_weight[static_cast<size_t>(i)];
+      SplitMembers members;
+      if (table.collective == nullptr) {
+        members = split_members(host, g->k, g->resp, j, o.weights);
+      } else if (!(r = split_members_over_ranks(*table.collective, {}, host, g->k, g->resp, j,
+                                                o.weights, &members))
+                      .ok()) {
+        return failed(r);
+      }
+      m = run_start(split_responsibilities(host, g->k, g->resp, j, members, *table.threads), starts + i);
       if (!m.ok()) return m;
     }
     const int j = by_weight[0];
@@ -331,19 +389,15 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   state.reset();  // a device state's workspace goes before dmn_log_det's
   // dmn's Laplace value (k = 1: the exact Hessian, which the M step's fit
   // already gave).
-  if (dmn && k > 1) {
-    const BackendResult r = dmn_log_det(table, k, sw, o.interrupt, best.alpha,
-                                        best.fitted_resp, &best.log_det);
-    if (!r.ok()) return failed(r);
-  }
+  if (dmn && k > 1 &&
+      !(r = dmn_log_det(table, k, sw, o.interrupt, best.alpha, best.fitted_resp, &best.log_det)).ok())
+    return failed(r);
   const int64_t rows = table.info->rows, V = table.info->cols;
   best.loglik = sw.unscale(best.loglik);
   best.objective = sw.unscale(best.objective);
-  if (!std::isfinite(best.loglik) || !std::isfinite(best.objective))
-    return failed({DIRMN_ERROR_OVERFLOW, "", 0});
   // The one rule of dirmn_fit_result: n the weight of the rows with
   // counts; P the fitted alphas, every column under dmn's prior, else those
-  // with counts in rows of positive weight.
+  // with counts in rows of positive weight (over every rank's rows).
   const HostTable& host = *table.host_rows();
   std::vector<char> seen(static_cast<size_t>(V), 0);
   double n_scaled = 0.0;
@@ -354,7 +408,15 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
       if (!dmn) mark_columns(host, b, &seen);
     }
   }
-  const int64_t fitted_cols = dmn ? V : std::count(seen.begin(), seen.end(), 1);
+  int64_t fitted_cols = dmn ? V : std::count(seen.begin(), seen.end(), 1);
+  if (table.collective != nullptr) {
+    if (!(r = sum_over_ranks(*table.collective, {}, &n_scaled, 1)).ok()) return failed(r);
+    if (!dmn) {
+      std::vector<int64_t> any(seen.begin(), seen.end());
+      if (!(r = sum_over_ranks(*table.collective, {}, any.data(), any.size())).ok()) return failed(r);
+      fitted_cols = std::count_if(any.begin(), any.end(), [](int64_t x) { return x > 0; });
+    }
+  }
   MixtureCriteriaInput c;
   c.objective_kind = o.objective;
   c.log_n_rows = std::log(n_scaled) + sw.log_scale();
@@ -366,6 +428,10 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   out->parameters = c.parameters;
   out->observations = sw.unscale(n_scaled);
   order_components(k, V, rows, &best);
+  // Every rank writes, or none does; nothing allocates after this vote.
+  r = BackendResult{};
+  if (!std::isfinite(best.loglik) || !std::isfinite(best.objective)) r = {DIRMN_ERROR_OVERFLOW, "", 0};
+  if (!(r = close_collective(table, r)).ok()) return failed(r);
   out->alpha = std::move(best.alpha);
   out->weights = std::move(best.weights);
   out->resp = std::move(best.resp);
@@ -375,6 +441,24 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   out->converged = best.converged;
   out->start = best_start;
   return {};
+}
+
+}  // namespace
+
+MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, MixtureFit* out) {
+  if (table.collective == nullptr) return fit(table, o, out);
+  try {
+    return fit(table, o, out);
+  } catch (const std::bad_alloc&) {
+    // Thrown between two phases: the other ranks wait at the next one's
+    // opening vote.
+    const BackendResult no_memory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the mixture's EM", 0};
+    try {
+      table.collective->agree(no_memory);
+    } catch (const std::bad_alloc&) {  // beyond Collective::kInlineRanks: nothing more to be done
+    }
+    return failed(no_memory);
+  }
 }
 
 BackendResult assign_mixture(const StoredTable& table, int k, const double* alpha,

@@ -1,7 +1,9 @@
-// ranks.cpp: sums over a communicator's ranks for the shared-alpha fit.
+// ranks.cpp: sums over a communicator's ranks for the estimators of a
+// table split by rows.
 #include "ranks.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <new>
 #include <vector>
 
@@ -11,7 +13,7 @@
 namespace dirmn {
 namespace {
 
-constexpr BackendResult kNoMemory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the ranks' histograms", 0};
+constexpr BackendResult kNoMemory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the sums over ranks", 0};
 
 // Null weights are 1s here: a rank without weights beside one with them.
 double local_top(const double* w, int64_t rows) {
@@ -32,53 +34,110 @@ BackendResult size_for_gathers(size_t ranks, V*... v) {
   return {};
 }
 
-// This rank's histograms as lists, then every rank's lists on every rank
-// (each rank's broadcast in turn), then their sum.
-BackendResult merge(Collective& c, const Histograms* local, BackendResult r, int64_t cols,
-                    Histograms* out) {
+}  // namespace
+
+BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histograms>* h,
+                               int64_t cols) {
   Communicator& comm = c.comm();
-  const size_t R = static_cast<size_t>(comm.ranks());
+  const size_t R = static_cast<size_t>(comm.ranks()), me = static_cast<size_t>(comm.rank());
+  const size_t n = r.ok() ? h->size() : 0;
+  // Each rank's n histograms as lists, one after another in one buffer;
+  // their sizes and coefficient sums in slots of n per rank.
   std::vector<HistogramLists> lists;
   std::vector<int64_t> sizes;
   std::vector<double> lcoef;
   try {
     if (r.ok()) {
       lists.resize(R);
-      histogram_lists(*local, &lists[static_cast<size_t>(comm.rank())]);
-      r = size_for_gathers(R, &sizes, &lcoef);
+      std::vector<double>& mine = lists[me].entries;
+      HistogramLists one;
+      sizes.assign(R * n, 0);
+      lcoef.assign(R * n, 0.0);
+      for (size_t j = 0; j < n; ++j) {
+        histogram_lists((*h)[j], &one);
+        mine.insert(mine.end(), one.entries.begin(), one.entries.end());
+        sizes[me * n + j] = static_cast<int64_t>(one.size());
+        lcoef[me * n + j] = (*h)[j].lcoef_sum;
+      }
     }
   } catch (const std::bad_alloc&) {
     r = kNoMemory;
   }
   if (!(r = c.agree(r)).ok()) return r;
-  const HistogramLists& mine = lists[static_cast<size_t>(comm.rank())];
-  if (!(r = c.gather(static_cast<int64_t>(mine.size()), &sizes)).ok()) return r;
-  if (!(r = c.gather(local->lcoef_sum, &lcoef)).ok()) return r;
+  if (!(r = comm.allreduce(sizes.data(), sizes.size())).ok()) return r;
+  if (!(r = comm.allreduce(lcoef.data(), lcoef.size())).ok()) return r;
   try {
-    for (size_t q = 0; q < R; ++q)
-      if (q != static_cast<size_t>(comm.rank())) lists[q].entries.resize(3 * static_cast<size_t>(sizes[q]));
+    for (size_t q = 0; q < R; ++q) {
+      if (q == me) continue;
+      int64_t entries = 0;
+      for (size_t j = 0; j < n; ++j) entries += sizes[q * n + j];
+      lists[q].entries.resize(3 * static_cast<size_t>(entries));
+    }
   } catch (const std::bad_alloc&) {
     r = kNoMemory;
   }
   if (!(r = c.agree(r)).ok()) return r;
   for (size_t q = 0; q < R; ++q)
-    if (sizes[q] > 0 &&
+    if (!lists[q].entries.empty() &&
         !(r = comm.broadcast(lists[q].entries.data(), lists[q].entries.size() * sizeof(double),
                              static_cast<int>(q)))
              .ok())
       return r;
   try {
-    histograms_from_lists(lists.data(), R, cols, out);
-    double sum = 0.0;
-    for (double x : lcoef) sum += x;  // in rank order: the same on every rank
-    out->lcoef_sum = sum;
+    // Component j's part of every rank's buffer, in rank order.
+    std::vector<HistogramLists> parts(R);
+    std::vector<size_t> at(R, 0);
+    for (size_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (size_t q = 0; q < R; ++q) {
+        const size_t len = 3 * static_cast<size_t>(sizes[q * n + j]);
+        const double* from = lists[q].entries.data() + at[q];
+        parts[q].entries.assign(from, from + len);
+        at[q] += len;
+        sum += lcoef[q * n + j];  // in rank order: the same on every rank
+      }
+      histograms_from_lists(parts.data(), R, cols, &(*h)[j]);
+      (*h)[j].lcoef_sum = sum;
+    }
   } catch (const std::bad_alloc&) {
     r = kNoMemory;
   }
   return c.agree(r);
 }
 
-}  // namespace
+BackendResult gather_over_ranks(Collective& c, BackendResult r, const double* x, size_t n,
+                                std::vector<double>* slots) {
+  Communicator& comm = c.comm();
+  const size_t R = static_cast<size_t>(comm.ranks());
+  try {
+    if (r.ok()) {
+      slots->assign(R * n, 0.0);
+      std::copy(x, x + n, slots->begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(comm.rank()) * n));
+    }
+  } catch (const std::bad_alloc&) {
+    r = kNoMemory;
+  }
+  if (!(r = c.agree(r)).ok()) return r;
+  return comm.allreduce(slots->data(), slots->size());
+}
+
+BackendResult sum_over_ranks(Collective& c, BackendResult r, double* x, size_t n) {
+  std::vector<double> slots;
+  if (!(r = gather_over_ranks(c, r, x, n, &slots)).ok()) return r;
+  const size_t R = static_cast<size_t>(c.comm().ranks());
+  for (size_t i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (size_t q = 0; q < R; ++q) s += slots[q * n + i];  // rank order
+    x[i] = s;
+  }
+  return {};
+}
+
+BackendResult sum_over_ranks(Collective& c, BackendResult r, int64_t* x, size_t n) {
+  if (!(r = c.agree(r)).ok()) return r;
+  return c.comm().allreduce(x, n);
+}
+
 
 BackendResult agreed_weight_top(const StoredTable& table, const double* weights, double* top) {
   *top = local_top(weights, table.info->rows);
@@ -119,8 +178,8 @@ BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, c
   } catch (const std::bad_alloc&) {
     r = kNoMemory;
   }
-  Histograms merged;
-  if (!(r = merge(c, r.ok() ? &one[0] : nullptr, r, table.info->cols, &merged)).ok()) return r;
+  if (!(r = merge_over_ranks(c, r, &one, table.info->cols)).ok()) return r;
+  Histograms merged = std::move(one[0]);
   std::vector<Histograms>().swap(one);
   const int64_t serial = comm.next_serial();
   try {

@@ -1,8 +1,16 @@
-// ranks.hpp: the shared-alpha estimators' sums over a table split by rows
-// over a communicator's ranks (comm.hpp): the row weights' scale and the
-// count histograms, summed so that every rank holds what one pass over the
-// whole table would have built.
+// ranks.hpp: the estimators' sums over a table split by rows over a
+// communicator's ranks (comm.hpp): the row weights' scale, the count
+// histograms and the sums over rows, summed so that every rank holds what
+// one pass over the whole table would have built (double sums in rank
+// order, the same on every rank).
+//
+// Each function below is one phase of a collective call: it opens with a
+// vote on `local` (this rank's outcome so far), so a rank that failed
+// before it releases the others there; it allocates nothing after that
+// vote but what it votes on again.
 #pragma once
+
+#include <vector>
 
 #include "../comm.hpp"
 #include "../stored_table.hpp"
@@ -28,5 +36,19 @@ BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, c
 // agree), before any caller's array is written: every rank then writes
 // or none does. `local` as it is without a communicator.
 BackendResult close_collective(const StoredTable& table, const BackendResult& local);
+
+// Replaces each of *h (the same number on every rank, of `cols` columns)
+// by its sum over the ranks, as histogram_merge.hpp rebuilds it.
+BackendResult merge_over_ranks(Collective& c, BackendResult local, std::vector<Histograms>* h,
+                               int64_t cols);
+
+// Every rank's x (n values each) into *slots, ranks x n, rank-major.
+BackendResult gather_over_ranks(Collective& c, BackendResult local, const double* x, size_t n,
+                                std::vector<double>* slots);
+
+// x (n values) replaced by its sums over the ranks: doubles added in rank
+// order, integers exactly.
+BackendResult sum_over_ranks(Collective& c, BackendResult local, double* x, size_t n);
+BackendResult sum_over_ranks(Collective& c, BackendResult local, int64_t* x, size_t n);
 
 }  // namespace dirmn

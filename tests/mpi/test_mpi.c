@@ -5,7 +5,8 @@
  * bit for bit, the log pmf to 1e-14, dirmn_loglik_sum's gradient to 1e-13.
  * Then rank 1 (or rank 0 alone) passes a negative weight: it must get its
  * own INVALID_PARAMETER, every other rank DIRMN_ERROR_COMMUNICATION naming
- * it, and the next collective call must work again. Last, each rank draws
+ * it, and the next collective call must work again. Then mixtures of
+ * k = 1..3 over the ranks must be the whole table's. Last, each rank draws
  * its block of one random table (first_row): its rows must be the whole
  * draw's, and the blocks' fit the whole draw's, bit for bit. Exit 0 on every check
  * passing, 1 otherwise, a line per failure on stderr. */
@@ -132,6 +133,43 @@ int main(int argc, char** argv) {
   }
   for (int v = 0; v < COLS; ++v) EXPECT(untouched[v] == -7.0, "alpha written after a failure");
   EXPECT(fit(ctx, mine, NULL, a, se, &f) == DIRMN_SUCCESS, "again: %s", dirmn_last_error(ctx));
+
+  /* Mixtures of k = 1..3 over the ranks: the whole table's, to the
+     criteria's rounding and the fits' accuracy (test_communicator_mixture.cpp
+     says why not bit for bit), responsibilities for this rank's rows. */
+  {
+    enum { KMAX = 3 };
+    dirmn_mixture_options mo;
+    dirmn_mixture_options_init(&mo);
+    mo.starts = 2;
+    dirmn_mixture *mw[KMAX] = {NULL}, *mm[KMAX] = {NULL};
+    EXPECT(dirmn_mixture_fit_range(ctx, whole, 1, KMAX, &mo, mw) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+    EXPECT(dirmn_mixture_fit_range(ctx, mine, 1, KMAX, &mo, mm) == DIRMN_SUCCESS, "%s", dirmn_last_error(ctx));
+    for (int i = 0; i < KMAX && mw[i] && mm[i]; ++i) {
+      const int k = i + 1;
+      dirmn_mixture_info iw, im;
+      iw.size = im.size = sizeof iw;
+      dirmn_mixture_get_info(mw[i], &iw);
+      dirmn_mixture_get_info(mm[i], &im);
+      EXPECT(fabs(im.loglik - iw.loglik) <= 1e-9 * fabs(iw.loglik), "k %d loglik %.17g, whole %.17g", k,
+             im.loglik, iw.loglik);
+      EXPECT(fabs(im.bic - iw.bic) <= 1e-9 * fabs(iw.bic), "k %d BIC %.17g, whole %.17g", k, im.bic, iw.bic);
+      EXPECT(im.parameters == iw.parameters && im.rows == b1 - b0, "k %d parameters or rows", k);
+      static double zw[ROWS * KMAX], zm[ROWS * KMAX];
+      double pw[KMAX], pm[KMAX];
+      dirmn_mixture_get_params(mw[i], NULL, 0, 0, pw);
+      dirmn_mixture_get_params(mm[i], NULL, 0, 0, pm);
+      for (int j = 0; j < k; ++j) EXPECT(fabs(pm[j] - pw[j]) <= 1e-5 * pw[j], "k %d weight %d", k, j);
+      dirmn_mixture_get_responsibilities(mw[i], zw, k, 1);
+      dirmn_mixture_get_responsibilities(mm[i], zm, k, 1);
+      for (int b = 0; b < (b1 - b0) * k; ++b)
+        EXPECT(fabs(zm[b] - zw[b0 * k + b]) <= 1e-5, "k %d responsibility %d", k, b);
+    }
+    for (int i = 0; i < KMAX; ++i) {
+      dirmn_mixture_destroy(mw[i]);
+      dirmn_mixture_destroy(mm[i]);
+    }
+  }
 
   /* Each rank draws its own block of one random table (first_row): its
      rows are the whole draw's, and the blocks fit as the whole draw does. */
