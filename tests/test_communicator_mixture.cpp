@@ -288,3 +288,25 @@ TEST_CASE("communicator: a rank with fewer rows with counts than k still fits it
   }, &released);
   check_ranks(got, whole, n, rows, 8);
 }
+
+TEST_CASE("cuda communicator: a mixture over ranks on one device is the host's whole-table fit",
+          "[cuda][communicator]") {
+  // Each rank's histograms and likelihoods on the device, its EM state on
+  // the host: the same fit as the CPU backend's over the whole table.
+  REQUIRE(cuda_device_present());
+  const int64_t rows = 90, cols = 20;
+  const std::vector<double> x = three_clusters(rows, cols, 121);
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.starts = 2;
+  const Got whole = whole_fits(x, rows, cols, 2, 3, o);
+  for (int n : {1, 3}) {
+    World world(n);
+    std::atomic<int> released{0};
+    std::vector<Got> got;
+    run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* ctx, dirmn_counts* c, Got* g) {
+      fit_range_into(ctx, c, 2, 3, o, first_row(r + 1, n, rows) - first_row(r, n, rows), cols, g);
+    }, &released, nullptr, DIRMN_BACKEND_CUDA);
+    check_ranks(got, whole, n, rows, 2);
+  }
+}
