@@ -1,6 +1,7 @@
-// bench_ranks.cpp: issue #31's benchmark -- the shared-alpha fit and the
-// summed likelihood of a table split by rows over ranks, against one
-// process holding the whole table, with the bytes the communicator moved.
+// bench_ranks.cpp: issue #31's benchmark -- the shared-alpha fit, the
+// summed likelihood and a mixture's EM iterations on a table split by rows
+// over ranks, against one process holding the whole table, with the bytes
+// the communicator moved.
 // The ranks are threads of this process over an in-memory communicator
 // (tests/thread_world.hpp), each with its own context, its own rows and an
 // equal share of the host threads: what the ranks cost beyond the fit (the
@@ -9,12 +10,15 @@
 //
 // Usage:
 //   dirmn_bench_ranks [--threads N] [--ranks R[,R]] [--only NAME[,NAME]] [--quick]
+//                     [--k K] [--em N]
 //
 //   --threads N   host threads in all (default: every hardware thread); with
 //                 R ranks each context gets max(1, N / R)
 //   --ranks       rank counts to run (default 1,2,4)
 //   --only        microbiome, single-cell, text (shapes_tables.hpp; default all)
 //   --quick       the shapes at a quarter of the rows and half the columns
+//   --k K         the mixture's components (default 8; 0 skips the mixture)
+//   --em N        EM iterations of the longer mixture run (default 6)
 //
 // Rows: "whole" is one context over the whole table (its second run: the
 // first warms the process's memory up); "R ranks" the same
@@ -24,9 +28,18 @@
 // at the fitted alpha. bytes: per rank, what it handed to allreduce and
 // what was broadcast, over the fit from new counts. "same" says whether
 // every rank's alpha is the whole table's bit for bit.
+//
+// The mixture table: dirmn_mixture_fit with k components, one start, run
+// for 1 and for N EM iterations; a row gives the difference divided by the
+// iterations between them -- one EM iteration's time and bytes (the k
+// weighted histograms merged, the E step's sums, the votes), the starts'
+// sampling and the criteria left out. "loglik" is the N-iteration fit's
+// relative difference from the whole table's.
 #include <dirmn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +62,8 @@ struct Args {
   std::vector<int> ranks{1, 2, 4};
   std::vector<std::string> only;
   bool quick = false;
+  int k = 8;
+  int em = 6;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -77,6 +92,10 @@ Args parse(int argc, char** argv) {
       a.only = split(argv[++i]);
     } else if (s == "--quick") {
       a.quick = true;
+    } else if (s == "--k" && more) {
+      a.k = std::max(0, std::atoi(argv[++i]));
+    } else if (s == "--em" && more) {
+      a.em = std::max(2, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr, "unknown argument %s (see the usage at the top of bench/bench_ranks.cpp)\n", s.c_str());
       std::exit(2);
@@ -147,6 +166,50 @@ Timing run_calls(dirmn_context* ctx, dirmn_counts* counts, int64_t cols, dirmn_w
   return t;
 }
 
+struct EmTiming {
+  double time = 0.0, loglik = 0.0;
+  size_t reduced = 0, broadcast = 0;
+  int iterations = 0;
+  bool ok = true;
+};
+
+// A k-component mixture, one start, at most `iterations` EM iterations,
+// timed on this thread (between barriers where there is a world), with the
+// bytes rank 0's callbacks moved.
+EmTiming run_mixture(dirmn_context* ctx, dirmn_counts* counts, int k, int iterations,
+                     dirmn_world::World* world, bool counter) {
+  EmTiming t;
+  dirmn_mixture_options o;
+  dirmn_mixture_options_init(&o);
+  o.starts = 1;
+  o.max_iterations = iterations;
+  dirmn_mixture* m = nullptr;
+  if (world) {
+    world->wait();
+    if (counter) world->reduced_bytes = world->broadcast_bytes = 0;
+    world->wait();
+  }
+  const Clock::time_point t0 = Clock::now();
+  t.ok = dirmn_mixture_fit(ctx, counts, k, &o, &m) == DIRMN_SUCCESS;
+  t.time = since(t0);
+  if (world) world->wait();
+  if (counter) {
+    t.reduced = world->reduced_bytes;
+    t.broadcast = world->broadcast_bytes;
+  }
+  if (!t.ok) {
+    std::fprintf(stderr, "dirmn_mixture_fit: %s\n", dirmn_last_error(ctx));
+    return t;
+  }
+  dirmn_mixture_info info;
+  info.size = sizeof info;
+  dirmn_mixture_get_info(m, &info);
+  t.loglik = info.loglik;
+  t.iterations = info.iterations;
+  dirmn_mixture_destroy(m);
+  return t;
+}
+
 std::string bytes_text(double b) {
   char s[32];
   if (b >= 1e6)
@@ -156,6 +219,74 @@ std::string bytes_text(double b) {
   else
     std::snprintf(s, sizeof s, "%.0f B", b);
   return s;
+}
+
+// The mixture's table for one count table: one EM iteration, whole and
+// over each rank count.
+void bench_mixture(const shapes::Csr& c, const Args& a) {
+  std::printf("\nmixture, k = %d, one start: one EM iteration (runs of 1 and %d iterations)\n", a.k, a.em);
+  std::printf("%-10s %12s %14s %14s %12s\n", "ranks", "iteration", "allreduced", "broadcast", "loglik");
+  EmTiming w1, wn;
+  std::thread([&] {
+    dirmn_context* ctx = nullptr;
+    dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
+    dirmn_context_set_threads(ctx, a.threads);
+    dirmn_counts* whole = block_of(ctx, c, 0, c.rows);
+    w1 = run_mixture(ctx, whole, a.k, 1, nullptr, false);
+    wn = run_mixture(ctx, whole, a.k, a.em, nullptr, false);
+    dirmn_counts_destroy(whole);
+    dirmn_context_destroy(ctx);
+  }).join();
+  const int whole_its = wn.iterations - w1.iterations;
+  std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", "whole",
+              whole_its > 0 ? 1e3 * (wn.time - w1.time) / whole_its : 0.0, "-", "-", "-",
+              w1.ok && wn.ok ? "" : "FAILED");
+  for (int n : a.ranks) {
+    dirmn_world::World world(n);
+    std::atomic<int> released{0};
+    std::vector<dirmn_world::Rank> ranks(static_cast<size_t>(n));
+    std::vector<EmTiming> one(static_cast<size_t>(n)), more(static_cast<size_t>(n));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+      ranks[static_cast<size_t>(r)] = dirmn_world::Rank{&world, r, 0, &released};
+      threads.emplace_back([&, r] {
+        dirmn_context* rc = nullptr;
+        dirmn_context_create(&rc, DIRMN_BACKEND_CPU, 0);
+        dirmn_context_set_threads(rc, std::max(1, a.threads / n));
+        dirmn_counts* mine = block_of(rc, c, c.rows * r / n, c.rows * (r + 1) / n);
+        const dirmn_communicator_callbacks cb = dirmn_world::callbacks_of(&ranks[static_cast<size_t>(r)]);
+        dirmn_communicator* comm = nullptr;
+        dirmn_communicator_create(&comm, &cb);
+        const bool attached = dirmn_counts_set_communicator(rc, mine, comm) == DIRMN_SUCCESS;
+        dirmn_communicator_destroy(comm);
+        if (attached) {
+          one[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, 1, &world, r == 0);
+          more[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, a.em, &world, r == 0);
+        } else {
+          one[static_cast<size_t>(r)].ok = false;
+        }
+        dirmn_counts_destroy(mine);
+        dirmn_context_destroy(rc);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    bool ok = true;
+    double t1 = 0.0, tn = 0.0;
+    for (int r = 0; r < n; ++r) {
+      ok = ok && one[static_cast<size_t>(r)].ok && more[static_cast<size_t>(r)].ok;
+      t1 = std::max(t1, one[static_cast<size_t>(r)].time);
+      tn = std::max(tn, more[static_cast<size_t>(r)].time);
+    }
+    const int its = more[0].iterations - one[0].iterations;
+    const double per = its > 0 ? 1.0 / its : 0.0;
+    char label[32], diff[32];
+    std::snprintf(label, sizeof label, "%d rank%s", n, n == 1 ? "" : "s");
+    std::snprintf(diff, sizeof diff, "%.1e", wn.loglik != 0.0 ? std::fabs(more[0].loglik / wn.loglik - 1.0) : 0.0);
+    std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", label, 1e3 * (tn - t1) * per,
+                bytes_text(static_cast<double>(more[0].reduced - one[0].reduced) * per).c_str(),
+                bytes_text(static_cast<double>(more[0].broadcast - one[0].broadcast) * per).c_str(), diff,
+                ok ? "" : "FAILED");
+  }
 }
 
 void bench_table(const shapes::Spec& spec, const Args& a) {
@@ -226,6 +357,7 @@ void bench_table(const shapes::Spec& spec, const Args& a) {
                 bytes_text(static_cast<double>(got[0].fit_broadcast)).c_str(),
                 !ok ? "FAILED" : same ? "yes" : "NO");
   }
+  if (a.k > 0) bench_mixture(c, a);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ BackendResult exchange(Collective& c, BackendResult r, const std::vector<double>
     r = kNoMemory;
   }
   if (!(r = c.agree(r)).ok()) return r;
-  for (size_t q = 0; q < R; ++q)
+  for (size_t q = 0; q < R && R > 1; ++q)
     if (!buf[q].empty() &&
         !(r = comm.broadcast(buf[q].data(), buf[q].size() * sizeof(double), static_cast<int>(q))).ok())
       return r;

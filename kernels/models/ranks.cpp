@@ -77,7 +77,8 @@ BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histo
     r = kNoMemory;
   }
   if (!(r = c.agree(r)).ok()) return r;
-  for (size_t q = 0; q < R; ++q)
+  // One rank holds every list already.
+  for (size_t q = 0; q < R && R > 1; ++q)
     if (!lists[q].entries.empty() &&
         !(r = comm.broadcast(lists[q].entries.data(), lists[q].entries.size() * sizeof(double),
                              static_cast<int>(q)))
