@@ -40,6 +40,9 @@ BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histo
                                int64_t cols) {
   Communicator& comm = c.comm();
   const size_t R = static_cast<size_t>(comm.ranks()), me = static_cast<size_t>(comm.rank());
+  // One rank's histograms are the sum already (rebuilt from lists they
+  // would differ in their last bits where the weights are fractions).
+  if (R == 1) return c.agree(r);
   const size_t n = r.ok() ? h->size() : 0;
   // Each rank's n histograms as lists, one after another in one buffer;
   // their sizes and coefficient sums in slots of n per rank.
@@ -77,8 +80,7 @@ BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histo
     r = kNoMemory;
   }
   if (!(r = c.agree(r)).ok()) return r;
-  // One rank holds every list already.
-  for (size_t q = 0; q < R && R > 1; ++q)
+  for (size_t q = 0; q < R; ++q)
     if (!lists[q].entries.empty() &&
         !(r = comm.broadcast(lists[q].entries.data(), lists[q].entries.size() * sizeof(double),
                              static_cast<int>(q)))

@@ -131,7 +131,8 @@ dirmn_fit_result fit_result_into(std::vector<double>* alpha, std::vector<double>
 
 // A communicator of one rank (its sums are its own values) and counts of
 // the small table attached to it: the collective path's votes, histogram
-// lists and merge, each allocation failed in turn, then the same fit.
+// lists and merge, each allocation failed in turn, then the same fit; then
+// a mixture range over it.
 int sum_as_is_i64(void*, int64_t*, size_t, int) { return 0; }
 int sum_as_is_f64(void*, double*, size_t, int) { return 0; }
 int broadcast_as_is(void*, void*, size_t, int, int) { return 0; }
@@ -165,7 +166,25 @@ bool split_fit(Run& run, dirmn_context* ctx, const std::vector<int32_t>& x) {
     }, {&sum_out});
     run.keep(sum_out);
   }
+  // A mixture range over the communicator: the initialisation's sample and
+  // the split's members exchanged, the histograms merged each iteration.
+  dirmn_mixture* const sentinel_mixture = reinterpret_cast<dirmn_mixture*>(0x3);
+  dirmn_mixture* range[2] = {sentinel_mixture, sentinel_mixture};
+  if (ok) {
+    dirmn_mixture_options o;
+    dirmn_mixture_options_init(&o);
+    o.starts = 1;
+    o.max_iterations = 3;
+    ok = run.call("dirmn_mixture_fit_range (over a communicator)", ctx,
+                  [&] { return dirmn_mixture_fit_range(ctx, part, 1, 2, &o, range); });
+    if (range[0] == sentinel_mixture) range[0] = range[1] = nullptr;
+    ok = ok && range[0] != nullptr;
+  }
   fault::Counting counting;  // destroying must not need memory
+  if (range[0] != sentinel_mixture) {
+    dirmn_mixture_destroy(range[0]);
+    dirmn_mixture_destroy(range[1]);
+  }
   dirmn_counts_destroy(part);
   dirmn_communicator_destroy(comm);
   return ok;
