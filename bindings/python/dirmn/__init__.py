@@ -20,9 +20,9 @@ categories; positions in errors are 0-based.
 >>> dirmn.power_proportions([2.0, 1.0, 1.0], [0.4, 0.3, 0.3], 20, 100).power
 
 A table split by rows over processes (MPI ranks): each rank attaches its
-rows to a :class:`Communicator`, and :func:`fit`, :func:`loglik_sum` and
-:func:`overdispersion_test` give every rank the whole table's result (see
-:mod:`dirmn.communicator`):
+rows to a :class:`Communicator`, and :func:`fit`, :func:`loglik_sum`,
+:func:`overdispersion_test` and :func:`mixture` give every rank the whole
+table's result (see :mod:`dirmn.communicator`):
 
 >>> counts = dirmn.Counts(my_rows)
 >>> counts.set_communicator(dirmn.Communicator.from_mpi4py(MPI.COMM_WORLD))

@@ -10,18 +10,26 @@ engine the program already runs (MPI through mpi4py,
 :meth:`Communicator.from_mpi4py` builds them from an mpi4py communicator.
 
 Collective calls: on counts with a communicator, :func:`~dirmn.fit`,
-:func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test` and
-:meth:`~dirmn.Counts.set_communicator` itself must be called by every rank,
-in the same order, with arguments that agree (the same options; each rank
-its own rows' weights). Every rank gets the result of the whole table:
-alpha, standard errors and iterations bit for bit the ones one process
-holding the whole table gets, the log-likelihood to rounding. Where one
-rank's part fails (a bad weight, memory, a callback), that rank raises its
-own error and every other rank a :class:`~dirmn.errors.CommunicationError`
-naming the first rank that failed: no rank waits for ever on another's
-error. The per-row functions (:func:`~dirmn.loglik`, row totals, copies)
-stay local: each rank's rows, no communication. Mixtures, regressions and
-the group tests on such counts raise :class:`~dirmn.errors.NotSupportedError`.
+:func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test`,
+:func:`~dirmn.mixture` and :meth:`~dirmn.Counts.set_communicator` itself
+must be called by every rank, in the same order, with arguments that agree
+(the same options; each rank its own rows' weights). Every rank gets the
+result of the whole table: for :func:`~dirmn.fit`, alpha, standard errors
+and iterations bit for bit the ones one process holding the whole table
+gets, the log-likelihood to rounding. A mixture's criteria (loglik, AIC,
+BIC, Laplace) agree with one process's to rounding (~1e-9 relative), its
+alpha and mixing weights to the M step's accuracy (~1e-5 relative), and
+each rank's :class:`~dirmn.Mixture` holds those shared parameters and its
+own rows' responsibilities. Where one rank's part fails (a bad weight or
+option, memory, a callback), that rank raises its own error and every other
+rank a :class:`~dirmn.errors.CommunicationError` naming the first rank that
+failed: no rank waits for ever on another's error; a progress callback that
+cancels on one rank cancels every rank
+(:class:`~dirmn.errors.CancelledError`). The per-row functions
+(:func:`~dirmn.loglik`, row totals, copies, :meth:`Mixture.assign
+<dirmn.Mixture.assign>`) stay local: each rank's rows, no communication.
+Regressions and the group tests on such counts raise
+:class:`~dirmn.errors.NotSupportedError`.
 
 The library calls the callables through ``ctypes`` trampolines on the
 thread that made the dirmn call, over NumPy views of its own buffers (no

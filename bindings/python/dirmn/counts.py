@@ -202,9 +202,13 @@ class Counts(Closable):
         :func:`~dirmn.fit` (alpha, standard errors and iterations bit for bit
         those of one process holding the whole table; the fit's
         :meth:`~dirmn.FitResult.simulate` draws this rank's rows),
-        :func:`~dirmn.loglik_sum` and :func:`~dirmn.overdispersion_test`.
+        :func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test` and
+        :func:`~dirmn.mixture` (the criteria to ~1e-9 relative of one
+        process's, alpha and the mixing weights to ~1e-5; each rank's
+        :class:`~dirmn.Mixture` holds its own rows' responsibilities).
         The per-row functions (:func:`~dirmn.loglik`, :meth:`row_totals`,
-        copies) stay local. :func:`~dirmn.mixture`, :func:`~dirmn.regression`,
+        copies, :meth:`Mixture.assign <dirmn.Mixture.assign>`) stay local.
+        :func:`~dirmn.regression`,
         :func:`~dirmn.regression_groups`, :func:`~dirmn.test_groups`,
         :func:`~dirmn.test_proportions` and :func:`dirmn.torch.loglik` raise
         :class:`~dirmn.errors.NotSupportedError` on attached counts: detach

@@ -40,7 +40,8 @@ class Mixture(Closable):
     mixture_weights : numpy.ndarray
         The k mixing weights, summing to 1.
     responsibilities : numpy.ndarray
-        rows × k: P(component j | row b) for the fitted rows.
+        rows × k: P(component j | row b) for the fitted rows (on counts
+        split over a :class:`~dirmn.Communicator`, this rank's rows).
     loglik : float
         The mixture log-likelihood (multinomial coefficients included).
     objective : float
@@ -51,6 +52,7 @@ class Mixture(Closable):
     converged : bool
     k : int
     rows : int
+        The fitted rows (on split counts, this rank's rows).
     nobs : float
     parameters : int
     objective_kind : str
@@ -386,14 +388,41 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
         A bad weight (``row``).
     DimensionMismatchError
         ``weights`` of the wrong length.
-    NotSupportedError
-        A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`
-        (this release fits mixtures on one process's table only: detach it with
-        ``set_communicator(None)`` for this rank's rows alone).
     CancelledError
-        ``progress`` returned a true value, or the context's interrupt did.
+        ``progress`` returned a true value, or the context's interrupt did
+        (on split counts: on any rank).
     KeyboardInterrupt
         Ctrl-C during the fit (see :class:`~dirmn.Context`).
+    CommunicationError
+        On counts split over a :class:`~dirmn.Communicator`: a callback
+        failed (its exception is the ``__cause__``), or another rank's part
+        of the call failed (the message names the first rank that did).
+
+    Notes
+    -----
+    On a :class:`~dirmn.Counts` split by rows over a
+    :class:`~dirmn.Communicator` (:meth:`~dirmn.Counts.set_communicator`)
+    the call is collective (``dirmn_mixture_fit``, and
+    ``dirmn_mixture_fit_range`` for a ``range``): every rank makes it, in
+    the same order, with the same ``k`` and options and its own rows'
+    ``weights`` (a ``grow_from`` fitted the same way), and every rank gets
+    the whole table's mixture. The starts are the whole table's (the rows
+    the initialisations sample are drawn over every rank's rows), and each
+    EM iteration sums its histograms and E step over the ranks in rank
+    order. ``loglik``, ``objective``, ``aic``, ``bic`` and ``laplace``
+    agree with one process holding the whole table to rounding (~1e-9
+    relative), ``alpha`` and ``mixture_weights`` to the M step's accuracy
+    (~1e-5 relative: its Newton fits stop on a relative change of 1e-12 in
+    their objective), so the parameters are not bit for bit a single
+    process's; every rank gets the same ones. Each rank's :class:`Mixture`
+    holds those shared parameters and its own rows' ``responsibilities``
+    (``rows`` is this rank's rows); :meth:`Mixture.assign` and
+    :meth:`Mixture.simulate` are local (this rank's rows, no
+    communication). A rank whose own part fails (a bad option or weight)
+    raises its own error and the others raise CommunicationError; a
+    ``progress`` that cancels on one rank (a true value, or an exception,
+    which is re-raised on that rank) cancels every rank: the others raise
+    CancelledError.
     """
     several = not isinstance(k, (int, np.integer))
     if several:

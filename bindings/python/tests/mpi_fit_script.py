@@ -5,7 +5,10 @@ communicator, then takes its own contiguous rows, attaches them to
 ``Communicator.from_mpi4py(MPI.COMM_WORLD)`` and fits, sums and tests them
 collectively. It prints ``OK rank R of N`` when its results are the whole
 table's (alpha and standard errors bit for bit), else ``FAIL ...`` with
-what differed, and exits non-zero.
+what differed, and exits non-zero. A second table, of three DM profiles, is
+fitted as mixtures the same way (one k, and a range of k): the criteria to
+1e-9 of the whole table's, the parameters and this rank's responsibilities
+to 1e-5.
 """
 
 import sys
@@ -23,6 +26,40 @@ def table(rows=50, cols=12, depth=200, seed=2024):
     return np.array([rng.multinomial(depth, rng.dirichlet(alpha)) for _ in range(rows)])
 
 
+def clustered(rows=60, cols=15, seed=2025):
+    """Rows of three DM profiles (half, a third and a sixth of them, shuffled)."""
+    rng = np.random.default_rng(seed)
+    profiles = [rng.uniform(0.2, 3.0, cols) * s for s in (1.0, 4.0, 12.0)]
+    for j, p in enumerate(profiles):
+        p[5 * j:5 * j + 5] *= 2.0
+    labels = rng.permutation(np.repeat([0, 1, 2], [rows // 2, rows // 3,
+                                                   rows - rows // 2 - rows // 3]))
+    return np.array([rng.multinomial(int(rng.integers(20, 80)), rng.dirichlet(profiles[j]))
+                     for j in labels])
+
+
+def mixture_problems(got, whole, mine):
+    """What differs between this rank's mixtures (a list) and one process's."""
+    problems = []
+    for m, want in zip(got, whole):
+        what = "mixture k=%d" % want.k
+        if (m.k, m.rows) != (want.k, mine.stop - mine.start):
+            problems.append("%s: k %d rows %d" % (what, m.k, m.rows))
+            continue
+        for name in ("loglik", "aic", "bic", "laplace"):
+            a, b = getattr(m, name), getattr(want, name)
+            if abs(a - b) > 1e-9 * abs(b):
+                problems.append("%s: %s %r != %r" % (what, name, a, b))
+        if not np.allclose(m.alpha, want.alpha, rtol=1e-5, atol=0):
+            problems.append("%s: alpha differs" % what)
+        if not np.allclose(m.mixture_weights, want.mixture_weights, rtol=1e-5, atol=0):
+            problems.append("%s: weights %r != %r" % (what, m.mixture_weights,
+                                                      want.mixture_weights))
+        if not np.allclose(m.responsibilities, want.responsibilities[mine], rtol=0, atol=1e-5):
+            problems.append("%s: responsibilities differ" % what)
+    return problems
+
+
 def main():
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
@@ -30,12 +67,16 @@ def main():
     rows = x.shape[0]
     w = 0.5 + (np.arange(rows) % 3)
     mine = slice(rows * rank // size, rows * (rank + 1) // size)
+    y = clustered()
+    y_mine = slice(y.shape[0] * rank // size, y.shape[0] * (rank + 1) // size)
+    y_w = 0.5 + 0.25 * (np.arange(y.shape[0]) % 4)
     problems = []
     # One thread a rank: the ranks may share few cores (--oversubscribe).
     with dirmn.Context("cpu", threads=1) as ctx:
         whole = dirmn.fit(x, weights=w, context=ctx)
         whole_sum = dirmn.loglik_sum(x, whole.alpha, weights=w, derivatives=True, context=ctx)
         whole_od = dirmn.overdispersion_test(x, context=ctx)
+        whole_mix = dirmn.mixture(y, range(1, 4), weights=y_w, context=ctx)
         with dirmn.Communicator.from_mpi4py(world) as comm, \
                 dirmn.Counts(x[mine], context=ctx) as counts:
             if (comm.rank, comm.ranks) != (rank, size):
@@ -44,6 +85,17 @@ def main():
             f = dirmn.fit(counts, weights=w[mine])
             s = dirmn.loglik_sum(counts, whole.alpha, weights=w[mine], derivatives=True)
             od = dirmn.overdispersion_test(counts)
+        # Mixtures: one dirmn_mixture_fit_range call, and one k.
+        with dirmn.Communicator.from_mpi4py(world) as comm, \
+                dirmn.Counts(y[y_mine], context=ctx) as counts:
+            counts.set_communicator(comm)
+            with dirmn.mixture(counts, range(1, 4), weights=y_w[y_mine]) as mix, \
+                    dirmn.mixture(counts, 3, weights=y_w[y_mine]) as one:
+                problems += mixture_problems(mix.fits + [one],
+                                             whole_mix.fits + [whole_mix[3]], y_mine)
+                if mix.k != whole_mix.k:
+                    problems.append("mixture selected k=%d != %d" % (mix.k, whole_mix.k))
+        whole_mix.close()
     if dcomm.registered() != 0:
         problems.append("%d communicators not released" % dcomm.registered())
     if not np.array_equal(f.alpha, whole.alpha):

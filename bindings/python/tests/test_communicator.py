@@ -362,7 +362,213 @@ def test_ranks_with_other_columns_fail_to_attach(table):
         assert "rank 1's counts have 8 columns, rank 0's 10" in o.error.message
 
 
+def clustered(rows=90, cols=20, seed=7):
+    """A table of three DM profiles (half, a third and a sixth of the rows,
+    shuffled; int64): a mixture of 3 tells them apart, though some rows'
+    responsibilities are neither 0 nor 1, and its components' order (by
+    decreasing weight) is not a tie."""
+    rng = np.random.default_rng(seed)
+    profiles = [rng.uniform(0.2, 3.0, cols) * s for s in (1.0, 4.0, 12.0)]
+    for j, p in enumerate(profiles):
+        p[5 * j:5 * j + 5] *= 2.0
+    sizes = [rows // 2, rows // 3, rows - rows // 2 - rows // 3]
+    labels = rng.permutation(np.repeat([0, 1, 2], sizes))
+    x = [rng.multinomial(int(rng.integers(20, 80)), rng.dirichlet(profiles[j]))
+         for j in labels]
+    return np.array(x, dtype=np.int64)
+
+
+@pytest.fixture(scope="module")
+def mixture_table():
+    return clustered()
+
+
+# The mixture fits compared over ranks: one k; a range of k (one
+# dirmn_mixture_fit_range call) under dmn's objective, so the Laplace
+# criterion selects; a list of k (one dirmn_mixture_fit each, k = 3 grown
+# from the fit for k = 2).
+MIXTURE_FITS = {
+    "one k": lambda c, w: dirmn.mixture(c, 3, weights=w),
+    "range": lambda c, w: dirmn.mixture(c, range(1, 5), objective="dmn", select="laplace",
+                                        weights=w),
+    "list": lambda c, w: dirmn.mixture(c, [3, 2], weights=w),
+}
+
+
+def fits_of(result):
+    return result.fits if isinstance(result, dirmn.MixtureSelection) else [result]
+
+
+def check_mixture(m, whole, mine, what):
+    """One rank's mixture ``m`` of rows ``mine`` (a slice) of a table
+    against ``whole``, one process's fit of the whole table: the criteria to
+    1e-9, the parameters to 1e-5 (the M step's Newton fits stop on a
+    relative change of 1e-12 in their objective), this rank's rows'
+    responsibilities to 1e-5."""
+    rows = mine.stop - mine.start
+    assert (m.k, m.rows) == (whole.k, rows), what
+    assert m.responsibilities.shape == (rows, m.k), what
+    for name in ("loglik", "objective", "aic", "bic", "laplace", "nobs"):
+        assert getattr(m, name) == pytest.approx(getattr(whole, name), rel=1e-9), (what, name)
+    assert m.parameters == whole.parameters and m.converged == whole.converged, what
+    np.testing.assert_allclose(m.mixture_weights, whole.mixture_weights, rtol=1e-5,
+                               err_msg=what)
+    np.testing.assert_allclose(m.alpha, whole.alpha, rtol=1e-5, err_msg=what)
+    np.testing.assert_allclose(m.responsibilities, whole.responsibilities[mine], rtol=0,
+                               atol=1e-5, err_msg=what)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_mixture_over_ranks_is_the_whole_tables(mixture_table, ranks, weighted):
+    x = mixture_table
+    rows = x.shape[0]
+    w = 0.5 + 0.25 * (np.arange(rows) % 4) if weighted else None
+    with dirmn.Context("cpu") as ctx, dirmn.Counts(x, context=ctx) as c:
+        whole = {name: f(c, w) for name, f in MIXTURE_FITS.items()}
+    # Some rows are shared between components: the responsibilities are a test.
+    r3 = whole["one k"].responsibilities
+    assert np.sum((r3 > 1e-3) & (r3 < 1 - 1e-3)) >= 10
+
+    def body(r, counts):
+        mine = rows_of(r, ranks, rows)
+        got = {name: f(counts, None if w is None else w[mine])
+               for name, f in MIXTURE_FITS.items()}
+        m = got["one k"]
+        # The per-row calls stay local: this rank's rows.
+        local = (m.assign(counts), m.simulate(seed=5), counts.row_totals())
+        for v in got.values():
+            v.close()
+        return got, local
+
+    out = run_ranks(World(ranks), x, body)
+    check_ok(out)
+    try:
+        for r, o in enumerate(out):
+            mine = rows_of(r, ranks, rows)
+            got, (assigned, simulated, totals) = o.value
+            for name, result in got.items():
+                mixtures, wanted = fits_of(result), fits_of(whole[name])
+                assert [m.k for m in mixtures] == [m.k for m in wanted], (r, name)
+                firsts = fits_of(out[0].value[0][name])
+                for m, want, m0 in zip(mixtures, wanted, firsts):
+                    check_mixture(m, want, mine, (r, name, m.k))
+                    # Every rank holds the same parameters, bit for bit.
+                    assert np.array_equal(m.alpha, m0.alpha), (r, name, m.k)
+                    assert np.array_equal(m.mixture_weights, m0.mixture_weights)
+                    assert (m.loglik, m.bic, m.laplace, m.start, m.iterations) == \
+                        (m0.loglik, m0.bic, m0.laplace, m0.start, m0.iterations)
+                if isinstance(result, dirmn.MixtureSelection):
+                    assert result.k == whole[name].k and result.ks == whole[name].ks
+                    np.testing.assert_allclose(result.scores, whole[name].scores, rtol=1e-9)
+            assert assigned.shape == (mine.stop - mine.start, 3)
+            with dirmn.Context("cpu") as ctx:
+                want = whole["one k"].assign(x[mine], context=ctx)
+            np.testing.assert_allclose(assigned, want, rtol=0, atol=1e-5)
+            assert np.array_equal(simulated.sum(axis=1), totals)
+            assert np.array_equal(totals, x[mine].sum(axis=1))
+    finally:
+        for result in whole.values():
+            result.close()
+
+
+def test_a_bad_mixture_option_on_one_rank_fails_every_rank(mixture_table):
+    x = mixture_table
+    rows = x.shape[0]
+    n = 3
+    # What rank 1 would get alone.
+    with pytest.raises(dirmn.DirmnError) as alone:
+        dirmn.mixture(x[rows_of(1, n, rows)], 2, starts=0)
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.mixture(x, 2, context=ctx)
+
+    def attempt(f):
+        try:
+            f()
+        except dirmn.DirmnError as exc:
+            return exc
+        return None
+
+    def body(r, counts):
+        bad = 0 if r == 1 else None
+        one = attempt(lambda: dirmn.mixture(counts, 2, starts=bad))
+        several = attempt(lambda: dirmn.mixture(counts, range(1, 4), starts=bad))
+        # The next collective call works again on every rank.
+        with dirmn.mixture(counts, 2) as again:
+            return one, several, again.loglik
+
+    got = run_ranks(World(n), x, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        one, several, loglik = o.value
+        for failed in (one, several):
+            assert failed is not None, r
+            if r == 1:
+                assert type(failed) is type(alone.value)
+                assert isinstance(failed, dirmn.InvalidArgumentError)
+                assert alone.value.message in failed.message
+                assert "starts (0)" in failed.message
+            else:
+                assert type(failed) is dirmn.CommunicationError, (r, failed)
+                assert failed.status == "DIRMN_ERROR_COMMUNICATION"
+                assert "rank 1's part of this collective call failed" in failed.message
+                assert failed.__cause__ is None
+        assert "dirmn_mixture_fit_range" in several.message
+        assert loglik == pytest.approx(whole.loglik, rel=1e-9)
+    whole.close()
+
+
+def test_a_progress_that_cancels_on_one_rank_cancels_every_rank(mixture_table):
+    x = mixture_table
+    n = 3
+    calls = [[] for _ in range(n)]
+    raised = [None] * n
+
+    class Stop(Exception):
+        pass
+
+    def body(r, counts):
+        def cancel_on_rank_1(iteration, loglik, change):
+            calls[r].append((iteration, loglik))
+            return r == 1 and len(calls[r]) == 3
+
+        def raise_on_rank_2(iteration, loglik, change):
+            if r == 2 and iteration == 2:
+                raised[r] = Stop("rank 2's progress")
+                raise raised[r]
+
+        errors = []
+        for k, progress in ((3, cancel_on_rank_1), (range(2, 4), raise_on_rank_2)):
+            try:
+                dirmn.mixture(counts, k, progress=progress)
+                errors.append(None)
+            except Exception as exc:  # noqa: B902 -- checked on the main thread
+                errors.append(exc)
+        with dirmn.mixture(counts, 2) as again:  # works again
+            return errors, again.k
+
+    got = run_ranks(World(n), x, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        (cancelled, stopped), k = o.value
+        assert type(cancelled) is dirmn.CancelledError, (r, cancelled)
+        assert cancelled.status == "DIRMN_ERROR_CANCELLED"
+        # The ranks iterate together: each rank's progress saw the same
+        # iterations and the whole table's log-likelihood.
+        assert [i for i, _ in calls[r]] == [i for i, _ in calls[1]], r
+        np.testing.assert_allclose([v for _, v in calls[r]], [v for _, v in calls[1]],
+                                   rtol=1e-12)
+        if r == 2:
+            assert stopped is raised[2]  # re-raised unchanged on its own rank
+        else:
+            assert type(stopped) is dirmn.CancelledError, (r, stopped)
+        assert k == 2
+    assert len(calls[1]) == 3
+
+
 def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
+    # Mixtures are collective (the tests below); regressions and the group
+    # tests are refused on split counts.
     n = 2
     x = table[:24, :10]
     design = np.column_stack([np.ones(24), np.arange(24) % 2])
@@ -378,7 +584,6 @@ def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
         local = x[rows_of(r, n, 24)]
         d = design[rows_of(r, n, 24)]
         errors = {
-            "mixture": refused(lambda: dirmn.mixture(counts, 2)),
             "regression": refused(lambda: dirmn.regression(counts, d)),
             "test_groups": refused(lambda: dirmn.test_groups(
                 counts, ["a", "b"] * (local.shape[0] // 2) + ["a"] * (local.shape[0] % 2))),
@@ -399,6 +604,7 @@ def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
         for name, exc in errors.items():
             assert exc is not None, (r, name)
             assert "does not sum over ranks" in exc.message, (r, name, exc.message)
+            assert "the mixture fits do" in exc.message, (r, name, exc.message)
         assert detached and k == 2
         # Detached, the fit is this rank's rows alone.
         with dirmn.Context("cpu") as ctx:
