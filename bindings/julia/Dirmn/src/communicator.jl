@@ -166,16 +166,28 @@ one.
 Collective calls, made by every rank in the same order, with the same
 options and each rank's own observations' weights: [`set_communicator!`](@ref),
 and on counts with a communicator [`fit_dirmn`](@ref) (and `fit_mle`),
-[`loglik_sum`](@ref) and [`overdispersion_test`](@ref). Each rank gets the
-whole table's result: α, standard errors and iterations bit for bit those of
-one process holding the whole table, the log-likelihood to rounding. When
-one rank's part fails (its weights, say) that rank raises its own
-`DirmnError` and every other rank `DIRMN_ERROR_COMMUNICATION` naming the
-first rank that failed ("rank 1's part of this collective call failed"); no
-rank waits for ever. Per-observation calls ([`loglik`](@ref),
-[`loglik_rowwise`](@ref), [`totals`](@ref), `Matrix(c)`, ...) stay local;
-mixtures, regressions and the group tests raise
-`DIRMN_ERROR_NOT_SUPPORTED` on such counts.
+[`loglik_sum`](@ref), [`overdispersion_test`](@ref) and
+[`fit_mixture`](@ref) (one k or a range of k). Each rank gets the whole
+table's result: α, standard errors and iterations bit for bit those of one
+process holding the whole table, the log-likelihood to rounding. A mixture
+over ranks starts from the whole table's starts and sums every EM iteration
+over the ranks: its criteria (`loglik`, `aic`, `bic`, `laplace`) agree with
+one process's to rounding, its α and mixing weights to the M step's
+accuracy (its Newton fits stop on a relative change of 1e-12 in their
+objective: ~1e-6 relative in α, not bit for bit), and each rank's
+[`DirMultMixture`](@ref) holds the shared parameters and its own
+observations' `responsibilities` (`rows` this rank's observations, `nobs`
+the whole table's). When one rank's part fails (its weights or options,
+say) that rank raises its own `DirmnError` and every other rank
+`DIRMN_ERROR_COMMUNICATION` naming the first rank that failed ("rank 1's
+part of this collective call failed"); no rank waits for ever. A progress
+callback that cancels (or throws) on one rank cancels the call on every
+rank (`DIRMN_ERROR_CANCELLED` there; the throwing rank rethrows its
+exception). Per-observation calls ([`loglik`](@ref),
+[`loglik_rowwise`](@ref), [`totals`](@ref), `Matrix(c)`,
+[`posterior`](@ref) and [`assignments`](@ref) with data, ...) stay local;
+regressions and the group tests raise `DIRMN_ERROR_NOT_SUPPORTED` on such
+counts.
 
 [`rank`](@ref)`(comm)` and [`nranks`](@ref)`(comm)` give the two numbers.
 `close(comm)` (idempotent) or the finalizer frees the handle; counts
@@ -306,10 +318,10 @@ Makes `c` this rank's observations of a table split over `comm`'s ranks
 counts (each made with its own context) and its own end of the
 communicator; it checks that every rank's counts have the same categories
 (`DIRMN_ERROR_DIMENSION_MISMATCH` naming the first rank that differs, on
-every rank). From then on [`fit_dirmn`](@ref), [`loglik_sum`](@ref) and
-[`overdispersion_test`](@ref) on `c` are collective and give the whole
-table's results. A counts object has one communicator at most: attaching
-another replaces it.
+every rank). From then on [`fit_dirmn`](@ref), [`loglik_sum`](@ref),
+[`overdispersion_test`](@ref) and [`fit_mixture`](@ref) on `c` are
+collective and give the whole table's results. A counts object has one
+communicator at most: attaching another replaces it.
 
 `nothing` detaches `c` (not collective): its calls are its own
 observations' again. A closed `Communicator` raises a

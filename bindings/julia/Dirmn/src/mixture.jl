@@ -20,7 +20,8 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
   them, with a deprecation warning.);
 - `responsibilities::Matrix{Float64}`: rows × k, P(component j | observation
   b) for the observations of the fitted table (an observation of all zeros
-  gets π);
+  gets π); on counts split over a [`Communicator`](@ref), this rank's
+  observations';
 - `loglik::Float64`: the mixture log-likelihood of the fitted data, with the
   multinomial coefficients (weighted by the observation weights, if any);
 - `objective::Float64`: what EM minimised: `-loglik` under `:ml`, and under
@@ -30,9 +31,10 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
 - `iterations::Int`, `converged::Bool`: EM iterations of the best start and
   whether it met the tolerance;
 - `k::Int` (components), `rows::Int` (observations of the fitted table,
-  rows of zeros included), `nobs::Float64` (the observations that entered
-  the fit, as the library counts them for BIC's n: those with counts and a
-  positive weight, their number or the sum of their weights; see
+  rows of zeros included; on split counts this rank's), `nobs::Float64`
+  (the observations that entered the fit, as the library counts them for
+  BIC's n: those with counts and a positive weight, their number or the sum
+  of their weights, over the whole table on split counts; see
   [`nobs`](@ref)), `ncategories::Int` (V), `parameters::Int` (the free
   parameters as the library counts them, see [`dof`](@ref); `m.nparams`,
   the old name, still reads it, with a deprecation warning);
@@ -44,7 +46,8 @@ A fitted mixture of k Dirichlet-multinomial components, as returned by
 - `obsdim::Int`: the orientation of the fitted data, the default for new
   data in [`posterior`](@ref) and [`assignments`](@ref);
 - `totals::Vector{Float64}`: the fitted table's row totals (every
-  observation's, in order), which [`simulate`](@ref) draws new tables with;
+  observation's, in order; on split counts this rank's), which
+  [`simulate`](@ref) draws new tables with;
 - `context::DirmnContext`: where new data given as arrays are uploaded.
 
 Everything is copied out of the library when the fit returns; the library's
@@ -356,8 +359,9 @@ Keywords (the defaults shown for `starts`, `tolerance`, `max_iterations` and
   convergence;
 - `weights`: one finite weight ≥ 0 per observation (default all 1);
 - `grow_from`: `nothing`, or a `DirMultMixture` with `k - 1` components
-  fitted to the same table (the same rows and categories): one more start
-  is grown from it (a component split in two), so that under `:ml` the
+  fitted to the same table (the same rows and categories; on split counts,
+  each rank's own fit of the same split table): one more start is grown
+  from it (a component split in two), so that under `:ml` the
   log-likelihood is at least `grow_from`'s. Fitting a range of k does this
   itself;
 - `progress`: `nothing`, or a function `(iteration, loglik, change)` called
@@ -371,6 +375,21 @@ Keywords (the defaults shown for `starts`, `tolerance`, `max_iterations` and
   context itself, which read as closed at once and are freed when the fit
   returns (the fit itself finishes);
 - `backend`, `device`, `context`, `real_valued`: as for [`loglik`](@ref).
+
+Collective on a `DirmnCounts` with a [`Communicator`](@ref) (see
+[`set_communicator!`](@ref)), for one k and for a range of k: every rank
+calls it with the same options and its own observations' `weights`, and
+gets the whole table's mixture. The starts are the whole table's, and every
+EM iteration sums over the ranks, so the criteria (`loglik`, `aic`, `bic`,
+`laplace`) agree with those of one process holding the whole table to
+rounding, and α and the mixing weights to the M step's accuracy (~1e-6
+relative; not bit for bit). Each rank's `DirMultMixture` has the shared α
+and weights, and its own observations' `responsibilities`, `rows` and
+`totals` (`nobs` counts the whole table's); `k` is checked against the
+whole table's observations. A rank whose part fails (a bad weight or
+option) raises its own error, the others `DIRMN_ERROR_COMMUNICATION`; a
+`progress` that cancels or throws on one rank cancels every rank
+(`DIRMN_ERROR_CANCELLED`, the throwing rank rethrowing its exception).
 
 Invalid arguments raise a [`DirmnError`](@ref) with the library's status:
 `k < 1` or `k` above the number of observations with counts, `starts < 1`,

@@ -1,5 +1,7 @@
 # Run by communicator.jl in its own julia with JULIA_NUM_THREADS=3: a table
-# split by observations over 2 and 3 ranks, each rank a task with its own
+# split by observations over 2 and 3 ranks (1 to 3 for the mixtures:
+# fit_dirmn, loglik_sum, overdispersion_test and fit_mixture are
+# collective), each rank a task with its own
 # context and counts, over an in-memory communicator (World: allreduce! and
 # broadcast! through shared slots and a barrier), as capi's
 # tests/test_communicator.cpp does with C++ threads. Julia 1.5 starts no
@@ -166,6 +168,36 @@ end
 W = [Float64((b - 1) % 4) for b in 1:NOBS]   # whole weights, some 0
 const WCTX = DirmnContext(:cpu)               # the whole table's
 
+# A table with cluster structure for the mixtures: NM observations from
+# three profiles, interleaved so that every rank holds some of each, in
+# unequal shares (1/2, 1/3, 1/6: the components' order by weight is clear).
+rngm = MersenneTwister(7)
+const NM = 90
+profiles = [4 .* (0.2 .+ 4 .* rand(rngm, V)) for _ in 1:3]
+profile_of(b) = b % 6 == 0 ? 3 : isodd(b) ? 1 : 2
+XM = reduce(hcat, [draw(rngm, profiles[profile_of(b)], 200) for b in 1:NM])
+WM = [Float64((b - 1) % 3) for b in 1:NM]    # whole weights, some 0
+
+# Agreement with the whole table's mixture: the criteria to rounding, the
+# parameters to the M step's accuracy, this rank's responsibilities. The
+# Laplace criterion's log-determinant follows α, which agrees to the M
+# step's accuracy only: ~1e-9 here, less for components of one or two
+# observations at precisions of 1e4 (laplace_rtol).
+function mixture_matches(m, whole, obs; laplace_rtol = 1e-9)
+    close_to(a, b, rtol) = isequal(a, b) || isapprox(a, b; rtol = rtol)
+    return m isa DirMultMixture && m.k == whole.k &&
+           close_to(m.loglik, whole.loglik, 1e-9) &&
+           close_to(m.objective, whole.objective, 1e-9) &&
+           close_to(m.aic, whole.aic, 1e-9) && close_to(m.bic, whole.bic, 1e-9) &&
+           close_to(m.laplace, whole.laplace, laplace_rtol) &&
+           isapprox(m.mixture_weights, whole.mixture_weights; rtol = 1e-5) &&
+           isapprox(m.alpha, whole.alpha; rtol = 1e-5) &&
+           size(m.responsibilities) == (length(obs), whole.k) &&
+           isapprox(m.responsibilities, whole.responsibilities[obs, :]; atol = 1e-5, rtol = 0) &&
+           m.rows == length(obs) && m.nobs == whole.nobs &&
+           m.parameters == whole.parameters && m.converged == whole.converged
+end
+
 result = try
 @testset "communicator over threads" begin
     @testset "fit_dirmn of $n ranks$(w === nothing ? "" : ", weighted") is the whole table's, bit for bit" for n in (2, 3), w in (nothing, W)
@@ -298,20 +330,177 @@ result = try
         end
     end
 
-    @testset "a mixture on split counts is not supported; detached, it fits" begin
-        got = run_ranks(World(2), X) do r, c
-            e = caught_stack(() -> fit_mixture(c, 2; starts = 1))
-            set_communicator!(c, nothing)
-            (e, fit_mixture(c, 2; starts = 1))
+    @testset "fit_mixture over $n rank$(n == 1 ? "" : "s")$(w === nothing ? "" : ", weighted") is the whole table's" for n in (1, 2, 3), w in (nothing, WM)
+        wr(r) = w === nothing ? nothing : w[rank_obs(r, n, NM)]
+        whole = fit_mixture(XM, 3; weights = w, context = WCTX)
+        wholes = fit_mixture(XM, 1:3; weights = w, context = WCTX)
+        @test whole.k == 3 && whole.converged
+        got = run_ranks(World(n), XM) do r, c
+            (fit_mixture(c, 3; weights = wr(r)), fit_mixture(c, 1:3; weights = wr(r)))
         end
-        for g in got
+        for (r, g) in enumerate(got)
             @test g isa Tuple
-            g isa Tuple || (println(sprint(showerror, g)); continue)
-            e = last(g[1])
-            @test e isa DirmnError && e.name === :DIRMN_ERROR_NOT_SUPPORTED
-            @test g[2] isa DirMultMixture
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            obs = rank_obs(r - 1, n, NM)
+            m, s = g
+            @test mixture_matches(m, whole, obs)
+            @test m.totals == vec(sum(XM[:, obs]; dims = 1))   # this rank's
+            @test assignments(m) == assignments(whole)[obs]
+            @test s isa MixtureSelection && s.ks == wholes.ks && s.k == wholes.k
+            @test isapprox(s.scores, wholes.scores; rtol = 1e-9)
+            for (f, fw) in zip(s.fits, wholes.fits)
+                @test mixture_matches(f, fw, obs)
+            end
+            # Every rank the same criteria, bit for bit.
+            @test m.loglik === got[1][1].loglik && m.bic === got[1][1].bic
         end
         @test isempty(Dirmn._COMMUNICATORS)
+    end
+
+    @testset "fit_mixture over 2 ranks under :dmn, its Laplace criterion" begin
+        n = 2
+        whole = fit_mixture(XM, 2; objective = :dmn, context = WCTX)
+        wholes = fit_mixture(XM, 1:3; objective = :dmn, select = :laplace, context = WCTX)
+        got = run_ranks(World(n), XM) do r, c
+            (fit_mixture(c, 2; objective = :dmn),
+             fit_mixture(c, 1:3; objective = :dmn, select = :laplace))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            obs = rank_obs(r - 1, n, NM)
+            m, s = g
+            @test mixture_matches(m, whole, obs)
+            @test s.k == wholes.k && isapprox(s.scores, wholes.scores; rtol = 1e-9)
+            @test all(mixture_matches(f, fw, obs) for (f, fw) in zip(s.fits, wholes.fits))
+        end
+    end
+
+    @testset "a bad mixture option on rank 1 fails it with its own error, the others with COMMUNICATION" begin
+        for n in (2, 3)
+            whole = fit_mixture(XM, 2; context = WCTX)
+            got = run_ranks(World(n), XM) do r, c
+                e1 = caught_stack(() -> fit_mixture(c, 2; starts = r == 1 ? 0 : 2))
+                wr = ones(length(rank_obs(r, n, NM)))
+                r == 1 && (wr[3] = -1.0)
+                e2 = caught_stack(() -> fit_mixture(c, 1:3; weights = wr))
+                # The next collective call works again on every rank.
+                (e1, e2, fit_mixture(c, 2))
+            end
+            for (r, g) in enumerate(got)
+                @test g isa Tuple
+                g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+                s1, s2, again = g
+                @test s1 isa Vector && s2 isa Vector
+                (s1 isa Vector && s2 isa Vector) || continue
+                e1, e2 = last(s1), last(s2)
+                @test length(s1) == 1 && length(s2) == 1   # no cause: no callback threw
+                @test e1 isa DirmnError && e2 isa DirmnError
+                (e1 isa DirmnError && e2 isa DirmnError) || continue
+                if r == 2
+                    @test e1.name === :DIRMN_ERROR_INVALID_ARGUMENT
+                    @test occursin("starts", e1.message)
+                    @test e2.name === :DIRMN_ERROR_INVALID_PARAMETER
+                    @test occursin("weight -1 is negative", e2.message)
+                    @test occursin("[weights[3] in Julia]", e2.message)
+                else
+                    @test e1.name === :DIRMN_ERROR_COMMUNICATION
+                    @test occursin("rank 1's part", e1.message)
+                    @test e2.name === :DIRMN_ERROR_COMMUNICATION
+                    @test occursin("rank 1's part", e2.message)
+                end
+                @test mixture_matches(again, whole, rank_obs(r - 1, n, NM))
+            end
+        end
+    end
+
+    @testset "a progress callback that cancels on one rank cancels every rank" begin
+        n = 3
+        whole = fit_mixture(XM, 2; context = WCTX)
+        got = run_ranks(World(n), XM) do r, c
+            calls = Ref(0)
+            cancel = (it, ll, change) -> (calls[] += 1; r == 1 && calls[] == 3)
+            e1 = caught_stack(() -> fit_mixture(c, 2; progress = cancel))
+            n1 = calls[]
+            calls[] = 0
+            e2 = caught_stack(() -> fit_mixture(c, 1:3; progress = cancel))
+            n2 = calls[]
+            # An exception in rank 2's callback: rethrown there, the others cancelled.
+            boom = (it, ll, change) -> (r == 2 && error("progress failed on rank 2"); false)
+            e3 = caught_stack(() -> fit_mixture(c, 2; progress = boom))
+            (e1, n1, e2, n2, e3, fit_mixture(c, 2; progress = (it, ll, change) -> false))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            s1, n1, s2, n2, s3, again = g
+            @test s1 isa Vector && s2 isa Vector && s3 isa Vector
+            (s1 isa Vector && s2 isa Vector && s3 isa Vector) || continue
+            for st in (s1, s2)
+                e = last(st)
+                @test e isa DirmnError && e.name === :DIRMN_ERROR_CANCELLED
+            end
+            # Every rank's callback ran, up to the cancelling iteration.
+            @test n1 == 3 && n2 == 3
+            e3 = last(s3)
+            if r == 3
+                @test e3 isa ErrorException && e3.msg == "progress failed on rank 2"
+            else
+                @test e3 isa DirmnError && e3.name === :DIRMN_ERROR_CANCELLED
+            end
+            @test mixture_matches(again, whole, rank_obs(r - 1, n, NM))
+        end
+    end
+
+    @testset "k is checked against the whole table's observations, not a rank's" begin
+        n = 3
+        XS = XM[:, 1:12]                 # ranks of 2, 4 and 6 observations
+        whole = fit_mixture(XS, 4; starts = 1, context = WCTX)
+        got = run_ranks(World(n), XS) do r, c
+            (fit_mixture(c, 4; starts = 1), caught_stack(() -> fit_mixture(c, 13; starts = 1)))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            m, st = g
+            # Components of 2 to 6 observations: the Laplace criterion to 3e-9.
+            @test mixture_matches(m, whole, rank_obs(r - 1, n, 12); laplace_rtol = 1e-7)
+            e = st === nothing ? nothing : last(st)
+            @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+            e isa DirmnError && @test occursin("the number of rows with counts (12)", e.message)
+        end
+    end
+
+    @testset "a mixture of split counts is collective; detached, of this rank's observations" begin
+        got = run_ranks(World(2), X) do r, c
+            m = fit_mixture(c, 2; starts = 1)
+            set_communicator!(c, nothing)
+            (m, fit_mixture(c, 2; starts = 1),
+             caught_stack(() -> test_groups(c, [b % 2 + 1 for b in 1:size(Matrix(c), 2)])))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println(sprint(showerror, g)); continue)
+            split, own, tg = g
+            obs = rank_obs(r - 1, 2, NOBS)
+            @test split isa DirMultMixture && split.rows == length(obs) && split.nobs == NOBS
+            @test own isa DirMultMixture && own.rows == length(obs) && own.nobs == length(obs)
+            @test tg === nothing        # detached, the groups test runs
+        end
+        @test isempty(Dirmn._COMMUNICATORS)
+    end
+
+    @testset "the groups test on split counts is not supported" begin
+        got = run_ranks(World(2), X) do r, c
+            caught_stack(() -> test_groups(c, [b % 2 + 1 for b in 1:size(Matrix(c), 2)]))
+        end
+        for g in got
+            @test g isa Vector
+            g isa Vector || continue
+            e = last(g)
+            @test e isa DirmnError && e.name === :DIRMN_ERROR_NOT_SUPPORTED
+            e isa DirmnError && @test occursin("does not sum over ranks", e.message)
+        end
     end
 end
 

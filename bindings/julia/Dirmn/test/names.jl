@@ -324,9 +324,13 @@ const NAME_CHECKS = Dict{String,Function}(
     "set_communicator" => function (n)
         comm = Communicator(0, 1; allreduce! = identity, broadcast! = (b, r) -> b)
         c = DirmnCounts(NM_X)
+        # Attached, the mixtures are collective and the groups test refused;
+        # detached, it runs.
+        g = [1, 1, 2, 2]
         ok = isexported(n) && call(n, c, comm) === c && fit_dirmn(c).alpha == NM_FIT.alpha &&
-            caught(() -> fit_mixture(c, 2)) isa DirmnError && call(n, c, nothing) === c &&
-            fit_mixture(c, 1) isa DirMultMixture
+            fit_mixture(c, 1) isa DirMultMixture &&
+            caught(() -> test_groups(c, g)) isa DirmnError && call(n, c, nothing) === c &&
+            test_groups(c, g) isa GroupTest
         close(c); close(comm)
         ok
     end,
