@@ -555,9 +555,11 @@ typedef struct dirmn_counts_info {
  * A mixture over ranks takes the whole table's starts (the rows its
  * initialisations sample are drawn over every rank's rows and sent to each
  * rank) and sums its histograms and E steps over the ranks in rank order
- * each iteration; its criteria agree with one process's to rounding and
- * its parameters to the M step's accuracy (the Newton fits stop on a
- * relative change of 1e-12 in their objective, ~1e-6 in alpha). Each rank's
+ * each iteration; its log-likelihood, objective, AIC and BIC agree with
+ * one process's to rounding, its parameters and Laplace value (whose
+ * log-determinant follows alpha) to the M step's accuracy (the Newton fits
+ * stop on a relative change of 1e-12 in their objective, ~1e-6 in alpha);
+ * one rank's fit is one process's, bit for bit. Each rank's
  * mixture handle holds the shared parameters and its own rows'
  * responsibilities (info.rows: this rank's rows). The per-row calls
  * (dirmn_loglik, dirmn_loglik_rowwise, the row derivatives, row totals,

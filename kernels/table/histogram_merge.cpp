@@ -29,11 +29,6 @@ void each_value(const Histogram& h, const Put& put) {
   }
 }
 
-struct Entry {
-  double column, value, weight;
-  size_t order;  // part order, then position: ties keep it
-};
-
 }  // namespace
 
 void histogram_lists(const Histograms& h, HistogramLists* out) {
@@ -55,38 +50,60 @@ void histogram_lists(const Histograms& h, HistogramLists* out) {
 }
 
 void histograms_from_lists(const HistogramLists* parts, size_t n, int64_t cols, Histograms* out) {
-  size_t total = 0;
-  for (size_t p = 0; p < n; ++p) total += parts[p].size();
-  std::vector<Entry> all;
-  all.reserve(total);
-  for (size_t p = 0; p < n; ++p)
-    for (size_t i = 0; i < parts[p].size(); ++i) {
-      const double* x = parts[p].entries.data() + 3 * i;
-      all.push_back({x[0], x[1], x[2], all.size()});
+  // Each part's entries are ascending by (column, value): a merge of the n
+  // lists, the smallest (column, value, part) first, so that equal
+  // (column, value)s are added in part order.
+  struct Cursor {
+    double column, value;
+    size_t part;
+  };
+  const auto later = [](const Cursor& a, const Cursor& b) {
+    if (a.column != b.column) return a.column > b.column;
+    if (a.value != b.value) return a.value > b.value;
+    return a.part > b.part;
+  };
+  std::vector<size_t> at(n, 0);
+  std::vector<Cursor> heap;
+  heap.reserve(n);
+  size_t listed = 0;
+  for (size_t p = 0; p < n; ++p) {
+    const std::vector<double>& e = parts[p].entries;
+    if (!e.empty()) heap.push_back({e[0], e[1], p});
+    // An upper bound on the columns listed: each part's own count.
+    for (size_t i = 0; i < parts[p].size(); ++i) listed += i == 0 || e[3 * i] != e[3 * (i - 1)];
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  // The next entry in merge order, its weight, and its part advanced.
+  const auto pop = [&](double* w) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Cursor c = heap.back();
+    heap.pop_back();
+    const std::vector<double>& e = parts[c.part].entries;
+    *w = e[3 * at[c.part] + 2];
+    if (++at[c.part] < parts[c.part].size()) {
+      heap.push_back({e[3 * at[c.part]], e[3 * at[c.part] + 1], c.part});
+      std::push_heap(heap.begin(), heap.end(), later);
     }
-  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
-    if (a.column != b.column) return a.column < b.column;
-    if (a.value != b.value) return a.value < b.value;
-    return a.order < b.order;
-  });
+    return c;
+  };
   Histograms h;
   h.cols = cols;
   h.column.clear(cols);
-  size_t listed = 0;
-  for (size_t i = 0; i < all.size(); ++i) listed += i == 0 || all[i].column != all[i - 1].column;
-  h.column.reserve(listed);
+  h.column.reserve(std::min(listed, static_cast<size_t>(cols)));
   // One builder for the columns and one for the totals, reused: finish()
   // leaves a builder empty, its arrays kept.
   HistogramBuilder by_column(kHistIndexMax), by_total(kHistTotalIndexMax);
-  size_t i = 0;
-  while (i < all.size()) {
-    const double column = all[i].column;
+  while (!heap.empty()) {
+    const double column = heap.front().column;
     const bool totals = column == static_cast<double>(cols);
     HistogramBuilder& b = totals ? by_total : by_column;
-    for (; i < all.size() && all[i].column == column;) {
-      const double value = all[i].value;
-      double w = 0.0;
-      for (; i < all.size() && all[i].column == column && all[i].value == value; ++i) w += all[i].weight;
+    while (!heap.empty() && heap.front().column == column) {
+      const double value = heap.front().value;
+      double w = 0.0, x = 0.0;
+      while (!heap.empty() && heap.front().column == column && heap.front().value == value) {
+        pop(&x);
+        w += x;
+      }
       b.add(value, w);
     }
     if (totals)

@@ -16,9 +16,9 @@ must be called by every rank, in the same order, with arguments that agree
 (the same options; each rank its own rows' weights). Every rank gets the
 result of the whole table: for :func:`~dirmn.fit`, alpha, standard errors
 and iterations bit for bit the ones one process holding the whole table
-gets, the log-likelihood to rounding. A mixture's criteria (loglik, AIC,
-BIC, Laplace) agree with one process's to rounding (~1e-9 relative), its
-alpha and mixing weights to the M step's accuracy (~1e-5 relative), and
+gets, the log-likelihood to rounding. A mixture's loglik, AIC and BIC
+agree with one process's to rounding (~1e-9 relative), its alpha, mixing
+weights and Laplace value to the M step's accuracy (~1e-5 relative), and
 each rank's :class:`~dirmn.Mixture` holds those shared parameters and its
 own rows' responsibilities. Where one rank's part fails (a bad weight or
 option, memory, a callback), that rank raises its own error and every other

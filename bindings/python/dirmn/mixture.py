@@ -409,9 +409,10 @@ def mixture(counts, k, objective="ml", init="mixed", starts=None, seed=1, tolera
     the whole table's mixture. The starts are the whole table's (the rows
     the initialisations sample are drawn over every rank's rows), and each
     EM iteration sums its histograms and E step over the ranks in rank
-    order. ``loglik``, ``objective``, ``aic``, ``bic`` and ``laplace``
-    agree with one process holding the whole table to rounding (~1e-9
-    relative), ``alpha`` and ``mixture_weights`` to the M step's accuracy
+    order. ``loglik``, ``objective``, ``aic`` and ``bic`` agree with one
+    process holding the whole table to rounding (~1e-9 relative),
+    ``alpha``, ``mixture_weights`` and ``laplace`` (whose log-determinant
+    follows alpha) to the M step's accuracy
     (~1e-5 relative: its Newton fits stop on a relative change of 1e-12 in
     their objective), so the parameters are not bit for bit a single
     process's; every rank gets the same ones. Each rank's :class:`Mixture`

@@ -171,8 +171,8 @@ and on counts with a communicator [`fit_dirmn`](@ref) (and `fit_mle`),
 table's result: α, standard errors and iterations bit for bit those of one
 process holding the whole table, the log-likelihood to rounding. A mixture
 over ranks starts from the whole table's starts and sums every EM iteration
-over the ranks: its criteria (`loglik`, `aic`, `bic`, `laplace`) agree with
-one process's to rounding, its α and mixing weights to the M step's
+over the ranks: its `loglik`, `aic` and `bic` agree with one process's to
+rounding, its α, mixing weights and `laplace` to the M step's
 accuracy (its Newton fits stop on a relative change of 1e-12 in their
 objective: ~1e-6 relative in α, not bit for bit), and each rank's
 [`DirMultMixture`](@ref) holds the shared parameters and its own

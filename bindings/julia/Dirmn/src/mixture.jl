@@ -380,9 +380,9 @@ Collective on a `DirmnCounts` with a [`Communicator`](@ref) (see
 [`set_communicator!`](@ref)), for one k and for a range of k: every rank
 calls it with the same options and its own observations' `weights`, and
 gets the whole table's mixture. The starts are the whole table's, and every
-EM iteration sums over the ranks, so the criteria (`loglik`, `aic`, `bic`,
-`laplace`) agree with those of one process holding the whole table to
-rounding, and α and the mixing weights to the M step's accuracy (~1e-6
+EM iteration sums over the ranks, so `loglik`, `aic` and `bic` agree with
+those of one process holding the whole table to rounding, and α, the
+mixing weights and `laplace` to the M step's accuracy (~1e-6
 relative; not bit for bit). Each rank's `DirMultMixture` has the shared α
 and weights, and its own observations' `responsibilities`, `rows` and
 `totals` (`nobs` counts the whole table's); `k` is checked against the
