@@ -45,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,6 +121,34 @@ dirmn_counts* block_of(dirmn_context* ctx, const shapes::Csr& c, int64_t b0, int
     std::exit(1);
   }
   return out;
+}
+
+// Runs body(r, ctx, counts, attached) on n threads, rank r's context with
+// its share of the threads and its block of c's rows attached to `world`.
+void on_ranks(dirmn_world::World& world, const shapes::Csr& c, const Args& a,
+              const std::function<void(int, dirmn_context*, dirmn_counts*, bool)>& body) {
+  const int n = world.ranks();
+  std::atomic<int> released{0};
+  std::vector<dirmn_world::Rank> ranks(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    ranks[static_cast<size_t>(r)] = dirmn_world::Rank{&world, r, 0, &released};
+    threads.emplace_back([&, r] {
+      dirmn_context* rc = nullptr;
+      dirmn_context_create(&rc, DIRMN_BACKEND_CPU, 0);
+      dirmn_context_set_threads(rc, std::max(1, a.threads / n));
+      dirmn_counts* mine = block_of(rc, c, c.rows * r / n, c.rows * (r + 1) / n);
+      const dirmn_communicator_callbacks cb = dirmn_world::callbacks_of(&ranks[static_cast<size_t>(r)]);
+      dirmn_communicator* comm = nullptr;
+      dirmn_communicator_create(&comm, &cb);
+      const bool attached = dirmn_counts_set_communicator(rc, mine, comm) == DIRMN_SUCCESS;
+      dirmn_communicator_destroy(comm);
+      body(r, rc, mine, attached);
+      dirmn_counts_destroy(mine);
+      dirmn_context_destroy(rc);
+    });
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 struct Timing {
@@ -247,34 +276,16 @@ void bench_mixture(const shapes::Csr& c, const Args& a) {
               w1.ok && wn.ok ? "" : "FAILED");
   for (int n : a.ranks) {
     dirmn_world::World world(n);
-    std::atomic<int> released{0};
-    std::vector<dirmn_world::Rank> ranks(static_cast<size_t>(n));
     std::vector<EmTiming> one(static_cast<size_t>(n)), more(static_cast<size_t>(n));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r) {
-      ranks[static_cast<size_t>(r)] = dirmn_world::Rank{&world, r, 0, &released};
-      threads.emplace_back([&, r] {
-        dirmn_context* rc = nullptr;
-        dirmn_context_create(&rc, DIRMN_BACKEND_CPU, 0);
-        dirmn_context_set_threads(rc, std::max(1, a.threads / n));
-        dirmn_counts* mine = block_of(rc, c, c.rows * r / n, c.rows * (r + 1) / n);
-        const dirmn_communicator_callbacks cb = dirmn_world::callbacks_of(&ranks[static_cast<size_t>(r)]);
-        dirmn_communicator* comm = nullptr;
-        dirmn_communicator_create(&comm, &cb);
-        const bool attached = dirmn_counts_set_communicator(rc, mine, comm) == DIRMN_SUCCESS;
-        dirmn_communicator_destroy(comm);
-        if (attached) {
-          run_mixture(rc, mine, a.k, 1, &world, false);  // as the whole table's first
-          one[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, 1, &world, r == 0);
-          more[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, a.em, &world, r == 0);
-        } else {
-          one[static_cast<size_t>(r)].ok = false;
-        }
-        dirmn_counts_destroy(mine);
-        dirmn_context_destroy(rc);
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    on_ranks(world, c, a, [&](int r, dirmn_context* rc, dirmn_counts* mine, bool attached) {
+      if (attached) {
+        run_mixture(rc, mine, a.k, 1, &world, false);  // as the whole table's first
+        one[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, 1, &world, r == 0);
+        more[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, a.em, &world, r == 0);
+      } else {
+        one[static_cast<size_t>(r)].ok = false;
+      }
+    });
     bool ok = true;
     double t1 = 0.0, tn = 0.0;
     for (int r = 0; r < n; ++r) {
@@ -321,31 +332,13 @@ void bench_table(const shapes::Spec& spec, const Args& a) {
               "-", "-", w.ok ? "" : "FAILED");
   for (int n : a.ranks) {
     dirmn_world::World world(n);
-    std::atomic<int> released{0};
-    std::vector<dirmn_world::Rank> ranks(static_cast<size_t>(n));
     std::vector<Timing> got(static_cast<size_t>(n));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r) {
-      ranks[static_cast<size_t>(r)] = dirmn_world::Rank{&world, r, 0, &released};
-      threads.emplace_back([&, r] {
-        dirmn_context* rc = nullptr;
-        dirmn_context_create(&rc, DIRMN_BACKEND_CPU, 0);
-        dirmn_context_set_threads(rc, std::max(1, a.threads / n));
-        dirmn_counts* mine = block_of(rc, c, c.rows * r / n, c.rows * (r + 1) / n);
-        const dirmn_communicator_callbacks cb = dirmn_world::callbacks_of(&ranks[static_cast<size_t>(r)]);
-        dirmn_communicator* comm = nullptr;
-        dirmn_communicator_create(&comm, &cb);
-        const bool attached = dirmn_counts_set_communicator(rc, mine, comm) == DIRMN_SUCCESS;
-        dirmn_communicator_destroy(comm);
-        if (r == 0) world.reduced_bytes = world.broadcast_bytes = 0;
-        world.wait();
-        got[static_cast<size_t>(r)] = attached ? run_calls(rc, mine, c.cols, &world, r == 0) : Timing{};
-        got[static_cast<size_t>(r)].ok = got[static_cast<size_t>(r)].ok && attached;
-        dirmn_counts_destroy(mine);
-        dirmn_context_destroy(rc);
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    on_ranks(world, c, a, [&](int r, dirmn_context* rc, dirmn_counts* mine, bool attached) {
+      if (r == 0) world.reduced_bytes = world.broadcast_bytes = 0;
+      world.wait();
+      got[static_cast<size_t>(r)] = attached ? run_calls(rc, mine, c.cols, &world, r == 0) : Timing{};
+      got[static_cast<size_t>(r)].ok = got[static_cast<size_t>(r)].ok && attached;
+    });
     bool same = true, ok = true;
     double fit = 0.0, again = 0.0, sum = 0.0;
     for (const Timing& t : got) {
