@@ -5,9 +5,10 @@
 #' attaches them to a communicator built from two R functions over the
 #' message passing the job already runs (\pkg{Rmpi}, sockets, a scheduler's
 #' channels). The whole table is rank 0's rows, then rank 1's, and so on.
-#' [dirmn_fit()], [dirmn_loglik_sum()] and [dirmn_overdispersion_test()] on
-#' such a table are then collective: every rank calls them with its own
-#' rows, and every rank gets the result for the whole table.
+#' [dirmn_fit()], [dirmn_loglik_sum()], [dirmn_overdispersion_test()] and
+#' [dirmn_mixture()] on such a table are then collective: every rank calls
+#' them with its own rows, and every rank gets the result for the whole
+#' table.
 #'
 #' `allreduce(x)` receives a numeric vector and must return, on every rank,
 #' the element-wise sum of all ranks' `x` (MPI's `MPI_Allreduce` with
@@ -26,9 +27,22 @@
 #' [dirmn_set_communicator()] is collective too. Every rank gets the result a
 #' single process holding the whole table gets: alpha, its standard errors
 #' and the iterations bit for bit, the log-likelihood to rounding; `nobs` is
-#' the whole table's. What is about rows stays local: [ddirmn()] and the
-#' row totals, [fitted()] and [residuals()] of the fit are this rank's rows.
-#' Mixtures ([dirmn_mixture()]), [dirmn_test_groups()] and
+#' the whole table's. A mixture ([dirmn_mixture()], the same `k`, `seed`
+#' and options on every rank) starts from the whole table's rows (the rows
+#' its initialisations sample are drawn over every rank's) and sums each EM
+#' iteration over the ranks: every rank gets the whole table's mixture, its
+#' `loglik`, `objective`, `aic` and `bic` to rounding, its alpha, mixing
+#' weights and `laplace` (whose log-determinant is taken at alpha) to the
+#' accuracy of the M step's Newton fits (about 1e-6 relative in alpha);
+#' one rank's mixture is one process's, bit for bit. [confint()] of such a
+#' mixture is collective too (it sums over the ranks through
+#' [dirmn_loglik_sum()]). A progress report that cancels on one rank (an
+#' interrupt, a handler that leaves it) cancels every rank's fit (class
+#' `dirmn_error_cancelled`). What is about rows stays local: [ddirmn()] and
+#' the row totals, [fitted()] and [residuals()] of the fit are this rank's
+#' rows, and so are a mixture's [responsibilities()] ([predict()] without
+#' `newdata`, [fitted()], [residuals()], and the rows per component that
+#' [print()] and [summary()] show). [dirmn_test_groups()] and
 #' [dirmn_test_proportions()] do not sum over ranks in this release: on an
 #' attached table they fail with an error of class
 #' `dirmn_error_not_supported`. `dirmn_set_communicator(counts, NULL)`
@@ -79,7 +93,8 @@
 #'   (a list holding `rank`, `ranks` and the library's handle), which
 #'   [print()] describes.
 #' @seealso [dirmn_fit()], [dirmn_loglik_sum()],
-#'   [dirmn_overdispersion_test()]; [dirmn_error] for the condition classes.
+#'   [dirmn_overdispersion_test()], [dirmn_mixture()]; [dirmn_error] for the
+#'   condition classes.
 #' @export
 #' @examples
 #' mite <- as.matrix(read.csv(system.file("extdata", "mite.csv", package = "dirmn"),
@@ -92,6 +107,10 @@
 #' dirmn_set_communicator(counts, comm)
 #' fit <- dirmn_fit(counts)
 #' identical(coef(fit), coef(dirmn_fit(mite, backend = "cpu")))
+#' # a mixture over the ranks: the whole table's, to the M step's accuracy
+#' m <- dirmn_mixture(counts, k = 2, starts = 2)
+#' all.equal(coef(m), coef(dirmn_mixture(mite, k = 2, starts = 2, backend = "cpu")),
+#'           tolerance = 1e-5)
 #'
 #' # an error in a function is an R error of the dirmn call
 #' broken <- dirmn_communicator(0, 1, allreduce = function(x) stop("network down"),

@@ -26,7 +26,7 @@
 #' | `dirmn_error_device` | 9 | the CUDA runtime reported an error |
 #' | `dirmn_error_overflow` | 10 | a size computation overflows |
 #' | `dirmn_error_cancelled` | 11 | the computation was interrupted (Ctrl-C) or ran past a `setTimeLimit()` limit; the message says which |
-#' | `dirmn_error_not_supported` | 12 | the backend cannot serve a valid request, `vcov()` of a regression whose covariance is not kept (above 5000 coefficients), or a mixture or group test of a table split over a [dirmn_communicator()] |
+#' | `dirmn_error_not_supported` | 12 | the backend cannot serve a valid request, `vcov()` of a regression whose covariance is not kept (above 5000 coefficients), or a group test of a table split over a [dirmn_communicator()] |
 #' | `dirmn_error_context_in_use` | 13 | the context is serving another call (the package serialises its own calls, so this names a misuse from compiled code) |
 #' | `dirmn_error_communication` | 14 | a function of a [dirmn_communicator()] failed (its R error is in the message), or another rank's part of a collective call failed |
 #' | `dirmn_error_internal` | 99 | a bug in libdirmn |

@@ -27,6 +27,14 @@
 #' information); a component that loses all its rows is re-seeded at the
 #' worst-explained row.
 #'
+#' On a table split by rows over several processes (a prepared table
+#' attached to a [dirmn_communicator()]), `dirmn_mixture()` is a collective
+#' call: every rank calls it with the same arguments (`weights`: its own
+#' rows'), and every rank gets the whole table's mixture (its
+#' log-likelihood, AIC and BIC to rounding, its alpha, mixing weights and
+#' Laplace value to the M step's accuracy) with its own rows'
+#' responsibilities; see [dirmn_communicator()].
+#'
 #' @section Objectives and criteria:
 #' With `objective = "ml"` EM maximises the likelihood, and the criteria are
 #' on R's usual scale (smaller is better): with \eqn{\ell}{l} the mixture

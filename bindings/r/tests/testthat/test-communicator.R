@@ -98,18 +98,15 @@ test_that("an R error in a callback is a communication condition carrying its me
   expect_s3_class(counts, "dirmn_counts")
   expect_error(dirmn_fit(counts), "allreduce(x) raised an error: lost rank 3 at call 4",
                fixed = TRUE, class = "dirmn_error_communication")
-  # the error in broadcast
-  counts <- attach_to(broadcast = function(x, root) stop("broadcast refused"))
-  expect_error(dirmn_fit(counts),
-               "broadcast callback returned 1: broadcast(x, root) raised an error: broadcast refused",
-               fixed = TRUE, class = "dirmn_error_communication")
+  # (an error in broadcast: with two ranks, below; one rank may broadcast
+  # nothing, its fit being one process's)
   # the message of a condition of another class; a warning made an error
-  counts <- attach_to(broadcast = function(x, root) {
+  e <- attach_to(allreduce = function(x) {
     stop(structure(class = c("my_error", "error", "condition"),
                    list(message = "a classed failure", call = NULL)))
   })
-  expect_error(dirmn_fit(counts), "raised an error: a classed failure",
-               class = "dirmn_error_communication")
+  expect_s3_class(e, "dirmn_error_communication")
+  expect_match(conditionMessage(e), "raised an error: a classed failure", fixed = TRUE)
   old <- options(warn = 2)
   e <- tryCatch(attach_to(allreduce = function(x) {
     warning("a warning")
@@ -176,25 +173,7 @@ test_that("bad results of the functions fail the call, saying what was wrong", {
   expect_match(conditionMessage(e), paste(
     "callback returned 3: allreduce(x) returned 1152921504606846976 at element 1 of a sum of",
     "whole numbers, which must be a whole number of magnitude at most 2^53"), fixed = TRUE)
-  # broadcast: root's raw vector, of the length given
-  counts <- attach_to(broadcast = function(x, root) as.integer(x))
-  expect_error(dirmn_fit(counts), paste0(
-    "broadcast callback returned 2: broadcast\\(x, root\\) returned an integer vector of length ",
-    "[0-9]+; it must return a raw vector of length [0-9]+, root's bytes"),
-    class = "dirmn_error_communication")
-  counts <- attach_to(broadcast = function(x, root) x[-1])
-  expect_error(dirmn_fit(counts), "returned a raw vector of length",
-               class = "dirmn_error_communication")
-  # broadcast gets the root's rank, 0-based, as an integer
-  roots <- NULL
-  counts <- attach_to(broadcast = function(x, root) {
-    roots <<- c(roots, root)
-    x
-  })
-  dirmn_fit(counts)
-  expect_true(length(roots) > 0L)
-  expect_true(all(roots == 0L))
-  expect_type(roots, "integer")
+  # (broadcast's results: with two ranks, below)
 })
 
 test_that("dirmn functions are refused inside the functions", {
@@ -256,25 +235,108 @@ test_that("arguments are checked", {
   expect_error(dirmn_set_communicator(counts, comm), "closed", class = "dirmn_error_null_pointer")
 })
 
-test_that("mixtures and group tests refuse split counts, and work once detached", {
+# What a dirmn_mixture() holds per k, as plain values (they travel from a
+# forked rank): the criteria, the objective and, per model, alpha, the
+# mixing weights, the responsibilities (this rank's rows), n and P.
+mixture_values <- function(m) {
+  list(criteria = m$criteria, nobs = m$nobs, selected = m$selected, objective = m$objective,
+       models = lapply(m$models, function(f) {
+         list(alpha = f$alpha, weights = f$weights, responsibilities = f$responsibilities,
+              nobs = f$nobs, parameters = f$parameters, k = f$k)
+       }))
+}
+
+# A mixture over ranks is the whole table's fit (libdirmn's contract): the
+# log-likelihood, objective, AIC and BIC to rounding (1e-9 relative), the
+# parameters to the M step's accuracy (1e-5 relative), and this rank's
+# responsibilities the whole fit's `rows` to 1e-5. `laplace` follows alpha
+# (its log-determinant of the Hessian, taken at alpha, is not stationary at
+# the optimum as the objective is): 1e-7 here (1.2e-8 relative seen on
+# mite at k = 3 under objective = "dmn").
+expect_mixture_matches <- function(got, whole, rows = NULL) {
+  whole <- mixture_values(whole)
+  if (is.null(rows)) rows <- seq_len(nrow(whole$models[[1L]]$responsibilities))
+  expect_identical(got$criteria$k, whole$criteria$k)
+  expect_identical(got$objective, whole$objective)
+  for (field in c("loglik", "objective", "aic", "bic", "laplace")) {
+    expect_equal(got$criteria[[field]], whole$criteria[[field]],
+                 tolerance = if (field == "laplace") 1e-7 else 1e-9,
+                 label = paste0("criteria$", field))
+  }
+  expect_identical(got$criteria$parameters, whole$criteria$parameters)
+  expect_true(all(got$criteria$converged))
+  expect_identical(got$nobs, whole$nobs)
+  expect_identical(got$selected, whole$selected)
+  expect_identical(names(got$models), names(whole$models))
+  for (k in names(whole$models)) {
+    g <- got$models[[k]]
+    w <- whole$models[[k]]
+    expect_identical(g$k, w$k)
+    expect_identical(g$nobs, w$nobs)
+    expect_identical(g$parameters, w$parameters)
+    expect_identical(dimnames(g$alpha), dimnames(w$alpha))
+    expect_equal(g$alpha, w$alpha, tolerance = 1e-5)
+    expect_lt(max(abs(g$alpha / w$alpha - 1)), 1e-5)
+    expect_equal(g$weights, w$weights, tolerance = 1e-5)
+    expect_lt(max(abs(g$weights / w$weights - 1)), 1e-5)
+    expect_identical(dimnames(g$responsibilities),
+                     list(rownames(w$responsibilities)[rows], colnames(w$responsibilities)))
+    expect_lt(max(abs(g$responsibilities - w$responsibilities[rows, , drop = FALSE])), 1e-5)
+  }
+}
+
+test_that("mixtures work on split counts; group tests refuse them, and work once detached", {
   counts <- dirmn_counts(mite, backend = "cpu")
   dirmn_set_communicator(counts, identity_comm())
-  expect_error(dirmn_mixture(counts, k = 2, starts = 1L), "does not sum over ranks",
-               class = "dirmn_error_not_supported")
+  # one rank: the plain table's mixture, k chosen over a range (each k but
+  # the first grown from the k - 1 mixture, a handle over the split table)
+  split <- dirmn_mixture(counts, k = 2:3, starts = 2L, seed = 1)
+  plain <- dirmn_mixture(mite, k = 2:3, starts = 2L, seed = 1, backend = "cpu")
+  expect_s3_class(split, "dirmn_mixture")
+  expect_mixture_matches(mixture_values(split), plain)
+  # weighted, dmn's objective and criteria, with progress reports
+  w <- rep(c(1, 2, 0.5), length.out = nrow(mite))
+  expect_mixture_matches(
+    mixture_values(dirmn_mixture(counts, k = 2L, starts = 2L, seed = 3, weights = w)),
+    dirmn_mixture(mite, k = 2L, starts = 2L, seed = 3, weights = w, backend = "cpu"))
+  reported <- 0L
+  dmn_split <- withCallingHandlers(
+    dirmn_mixture(counts, k = 2:3, starts = 1L, objective = "dmn", select = "laplace",
+                  verbose = TRUE),
+    message = function(m) {
+      reported <<- reported + 1L
+      invokeRestart("muffleMessage")
+    })
+  expect_gt(reported, 0L)
+  expect_mixture_matches(mixture_values(dmn_split),
+                         dirmn_mixture(mite, k = 2:3, starts = 1L, objective = "dmn",
+                                       select = "laplace", backend = "cpu"))
+  # the model's methods: confint() sums over the ranks (dirmn_loglik_sum of
+  # the attached table), predict() assigns this rank's rows
+  expect_equal(confint(split, components = 2), confint(plain, components = 2), tolerance = 1e-5)
+  expect_identical(predict(split, type = "class"), predict(plain, type = "class"))
+  expect_equal(predict(split, mite), predict(plain, mite), tolerance = 1e-5)
+  # the group tests do not sum over ranks: refused
   g <- rep(1:2, length.out = nrow(mite))
   expect_error(dirmn_test_groups(counts, g), "one rank's rows of a table split",
                class = "dirmn_error_not_supported")
+  expect_error(dirmn_test_groups(counts, g), paste(
+    "does not sum over ranks in this release (dirmn_fit, dirmn_loglik_sum,",
+    "dirmn_overdispersion_test and the mixture fits do)"), fixed = TRUE,
+    class = "dirmn_error_not_supported")
   expect_error(dirmn_test_proportions(counts, colSums(mite) / sum(mite)),
-               class = "dirmn_error_not_supported")
+               "does not sum over ranks", class = "dirmn_error_not_supported")
   # the fits still work on it
   expect_identical(dirmn_fit(counts)$alpha, dirmn_fit(mite, backend = "cpu")$alpha)
   expect_identical(dirmn_set_communicator(counts, NULL), counts)
   m <- dirmn_mixture(counts, k = 2, starts = 1L, seed = 1)
   expect_identical(coef(m), coef(dirmn_mixture(mite, k = 2, starts = 1L, seed = 1, backend = "cpu")))
   expect_s3_class(dirmn_test_groups(counts, g), "htest")
-  # attached again: refused again
+  # attached again: the group tests refused again, the mixtures served
   dirmn_set_communicator(counts, identity_comm())
-  expect_error(dirmn_mixture(counts, k = 2, starts = 1L), class = "dirmn_error_not_supported")
+  expect_error(dirmn_test_groups(counts, g), class = "dirmn_error_not_supported")
+  expect_mixture_matches(mixture_values(dirmn_mixture(counts, k = 2, starts = 1L, seed = 1)),
+                         dirmn_mixture(mite, k = 2, starts = 1L, seed = 1, backend = "cpu"))
 })
 
 # A communicator whose functions live in an environment with a finalizer
@@ -370,8 +432,11 @@ read_exactly <- function(con, what, n) {
 
 # A two-rank communicator over the socket connection `con`: rank 1 sends,
 # rank 0 adds (in rank order) and sends the sums back; the root sends its
-# bytes to the other.
-socket_comm <- function(con, rank) {
+# bytes to the other. `after_broadcast(bytes, root)`, where given, makes
+# broadcast's result of the bytes exchanged (so that a broadcast made to
+# fail fails on both ranks after the same exchange, which keeps them in
+# step).
+socket_comm <- function(con, rank, after_broadcast = NULL) {
   allreduce <- function(x) {
     if (rank == 0L) {
       s <- x + read_exactly(con, "double", length(x))
@@ -385,10 +450,10 @@ socket_comm <- function(con, rank) {
   broadcast <- function(x, root) {
     if (rank == root) {
       writeBin(x, con)
-      x
     } else {
-      read_exactly(con, "raw", length(x))
+      x <- read_exactly(con, "raw", length(x))
     }
+    if (is.null(after_broadcast)) x else after_broadcast(x, root)
   }
   dirmn_communicator(rank, 2L, allreduce, broadcast)
 }
@@ -419,6 +484,48 @@ rank_work <- function(con, rank, x, w) {
   out$failed <- catch(dirmn_fit(counts, weights = bad))
   # and the ranks are in step again
   out$again <- dirmn_fit(counts)$alpha
+  # mixtures: the whole table's, k chosen over a range (k = 3 grown from
+  # this rank's k = 2 handle); each rank its own rows' responsibilities
+  mix <- dirmn_mixture(counts, k = 2:3, starts = 2L, seed = 7)
+  out$mixture <- mixture_values(mix)
+  out$mixture_weighted <- mixture_values(dirmn_mixture(counts, k = 2L, starts = 2L, seed = 3,
+                                                       weights = w))
+  out$mixture_dmn <- mixture_values(dirmn_mixture(counts, k = 2:3, starts = 1L, objective = "dmn",
+                                                  select = "laplace"))
+  # confint() of the model sums over the ranks (a collective call)
+  out$mixture_confint <- confint(mix, components = 3)
+  # rank 1's progress report is left by an exiting handler, which cancels
+  # its EM: every rank's is cancelled
+  out$cancelled <- catch(if (rank == 1L) {
+    tryCatch(dirmn_mixture(counts, k = 2L, starts = 1L, verbose = TRUE),
+             message = function(m) list(class = "left", message = conditionMessage(m)))
+  } else {
+    dirmn_mixture(counts, k = 2L, starts = 1L)
+  })
+  # in step again
+  out$after_cancel <- mixture_values(dirmn_mixture(counts, k = 2L, starts = 1L, seed = 5))
+  # broadcast's failures, on both ranks alike, each on a table of its own
+  bad_broadcast <- function(after) {
+    t <- dirmn_counts(x, backend = "cpu")
+    dirmn_set_communicator(t, socket_comm(con, rank, after))
+    catch(dirmn_fit(t))
+  }
+  out$broadcast_error <- bad_broadcast(function(x, root) stop("broadcast refused"))
+  out$broadcast_classed <- bad_broadcast(function(x, root) {
+    stop(structure(class = c("my_error", "error", "condition"),
+                   list(message = "a classed failure", call = NULL)))
+  })
+  out$broadcast_integer <- bad_broadcast(function(x, root) as.integer(x))
+  out$broadcast_short <- bad_broadcast(function(x, root) x[-1])
+  # broadcast gets the root's rank, 0-based, as an integer
+  roots <- NULL
+  t <- dirmn_counts(x, backend = "cpu")
+  dirmn_set_communicator(t, socket_comm(con, rank, function(x, root) {
+    roots <<- c(roots, root)
+    x
+  }))
+  out$broadcast_fit <- dirmn_fit(t)$alpha
+  out$roots <- roots
   out
 }
 
@@ -447,6 +554,9 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
     if (!is.null(server)) break
   }
   skip_if(is.null(server), "no free port for the socket")
+  # TCP_NODELAY where R's sockets take options: a mixture's hundreds of small
+  # exchanges would otherwise wait on delayed acknowledgements
+  no_delay <- if ("options" %in% names(formals(socketConnection))) list(options = "no-delay")
   # The child shares this process's dirmn contexts (their worker threads
   # stay here: the calling thread runs a loop's every chunk alone there).
   # What is garbage now is finalized here, not there (a CUDA table's
@@ -454,13 +564,15 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
   gc()
   job <- parallel::mcparallel(silent = TRUE, {
     tryCatch({
-      con <- socketConnection("127.0.0.1", port, blocking = TRUE, open = "r+b", timeout = 120)
+      con <- do.call(socketConnection, c(list("127.0.0.1", port, blocking = TRUE, open = "r+b",
+                                              timeout = 120), no_delay))
       tryCatch(rank_work(con, 1L, x1, w1), finally = close(con))
     }, error = function(e) list(child_error = conditionMessage(e)))
   })
   # (closing the connection on an error ends the other rank's wait)
   mine <- tryCatch({
-    con <- socketAccept(server, blocking = TRUE, open = "r+b", timeout = 120)
+    con <- do.call(socketAccept, c(list(server, blocking = TRUE, open = "r+b", timeout = 120),
+                                   no_delay))
     close(server)
     tryCatch(rank_work(con, 0L, x0, w0), finally = close(con))
   }, error = function(e) list(parent_error = conditionMessage(e)))
@@ -495,4 +607,58 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
   expect_match(theirs$failed$message, "weight of row 1 is -1")
   expect_identical(mine$failed$class, "dirmn_error_communication")
   expect_match(mine$failed$message, "rank 1's part of this collective call failed", fixed = TRUE)
+  # mixtures: the whole table's parameters and criteria on every rank, and
+  # its rows' responsibilities
+  mine_rows <- 1:30
+  theirs_rows <- 31:70
+  whole_mix <- dirmn_mixture(mite, k = 2:3, starts = 2L, seed = 7, backend = "cpu")
+  whole_mix_weighted <- dirmn_mixture(mite, k = 2L, starts = 2L, seed = 3, weights = w,
+                                      backend = "cpu")
+  whole_mix_dmn <- dirmn_mixture(mite, k = 2:3, starts = 1L, objective = "dmn",
+                                 select = "laplace", backend = "cpu")
+  for (r in list(list(got = mine, rows = mine_rows), list(got = theirs, rows = theirs_rows))) {
+    expect_mixture_matches(r$got$mixture, whole_mix, r$rows)
+    expect_mixture_matches(r$got$mixture_weighted, whole_mix_weighted, r$rows)
+    expect_mixture_matches(r$got$mixture_dmn, whole_mix_dmn, r$rows)
+    expect_equal(r$got$mixture_confint, confint(whole_mix, components = 3), tolerance = 1e-5)
+    expect_mixture_matches(r$got$after_cancel,
+                           dirmn_mixture(mite, k = 2L, starts = 1L, seed = 5, backend = "cpu"),
+                           r$rows)
+  }
+  # the ranks' responsibilities are together the whole table's
+  for (k in c("2", "3")) {
+    expect_lt(max(abs(rbind(mine$mixture$models[[k]]$responsibilities,
+                            theirs$mixture$models[[k]]$responsibilities) -
+                      whole_mix$models[[k]]$responsibilities)), 1e-5)
+  }
+  # rank 1's handler left its progress report: cancelled there (the
+  # handler's value) and on rank 0
+  expect_identical(theirs$cancelled$class, "left")
+  expect_match(theirs$cancelled$message, "dirmn_mixture: k = 2, start 1, iteration 1",
+               fixed = TRUE)
+  expect_identical(mine$cancelled$class, "dirmn_error_cancelled")
+  expect_match(mine$cancelled$message, "cancelled at EM iteration 1", fixed = TRUE)
+  # broadcast's failures: R conditions of class dirmn_error_communication
+  # saying what the function did
+  for (r in list(mine, theirs)) {
+    expect_identical(r$broadcast_error$class, "dirmn_error_communication")
+    expect_match(r$broadcast_error$message,
+                 "broadcast callback returned 1: broadcast(x, root) raised an error: broadcast refused",
+                 fixed = TRUE)
+    expect_identical(r$broadcast_classed$class, "dirmn_error_communication")
+    expect_match(r$broadcast_classed$message, "raised an error: a classed failure", fixed = TRUE)
+    # root's raw vector, of the length given
+    expect_identical(r$broadcast_integer$class, "dirmn_error_communication")
+    expect_match(r$broadcast_integer$message, paste0(
+      "broadcast callback returned 2: broadcast\\(x, root\\) returned an integer vector of length ",
+      "[0-9]+; it must return a raw vector of length [0-9]+, root's bytes"))
+    expect_identical(r$broadcast_short$class, "dirmn_error_communication")
+    expect_match(r$broadcast_short$message, "returned a raw vector of length", fixed = TRUE)
+    expect_identical(r$broadcast_fit, whole$alpha)
+    expect_type(r$roots, "integer")
+    expect_true(length(r$roots) > 0L)
+    expect_true(all(r$roots %in% 0:1))
+  }
+  # each rank broadcasts its part in turn
+  expect_setequal(c(mine$roots, theirs$roots), 0:1)
 })
