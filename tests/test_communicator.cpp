@@ -271,24 +271,26 @@ TEST_CASE("communicator: a failed callback, mismatched columns, estimators not y
       CHECK(g.message.find("rank 1's counts have 8 columns, rank 0's 10") != std::string::npos);
     }
   }
-  SECTION("a regression is refused on split counts, and works once detached") {
+  SECTION("a group test is refused on split counts, and works once detached") {
     World world(n);
     run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* c, dirmn_counts* k, Got* g) {
       const int64_t my_rows = first_row(r + 1, n, rows) - first_row(r, n, rows);
-      std::vector<double> design(static_cast<size_t>(my_rows), 1.0);
-      dirmn_reg* reg = nullptr;
-      g->status = dirmn_reg_fit(c, k, design.data(), my_rows, 1, 1, 1, nullptr, &reg);
+      std::vector<int64_t> group(static_cast<size_t>(my_rows));
+      for (int64_t b = 0; b < my_rows; ++b) group[static_cast<size_t>(b)] = b % 2;
+      dirmn_group_test_result t;
+      std::memset(&t, 0, sizeof t);
+      t.size = sizeof t;
+      g->status = dirmn_test_groups(c, k, group.data(), 2, nullptr, &t);
       g->message = dirmn_last_error(c);
       if (dirmn_counts_set_communicator(c, k, nullptr) != DIRMN_SUCCESS ||
-          dirmn_reg_fit(c, k, design.data(), my_rows, 1, 1, 1, nullptr, &reg) != DIRMN_SUCCESS)
+          dirmn_test_groups(c, k, group.data(), 2, nullptr, &t) != DIRMN_SUCCESS)
         g->attach = DIRMN_ERROR_INTERNAL;
-      dirmn_reg_destroy(reg);
     }, &released);
     for (const Got& g : got) {
       INFO(g.message);
       CHECK(g.attach == DIRMN_SUCCESS);
       CHECK(g.status == DIRMN_ERROR_NOT_SUPPORTED);
-      CHECK(g.message.find("dirmn_reg_fit does not sum over ranks") != std::string::npos);
+      CHECK(g.message.find("dirmn_test_groups does not sum over ranks") != std::string::npos);
     }
   }
   CHECK(released.load() == n);

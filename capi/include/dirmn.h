@@ -537,9 +537,8 @@ typedef struct dirmn_counts_info {
  *
  * Collective calls: on counts with a communicator, dirmn_fit,
  * dirmn_loglik_sum, dirmn_overdispersion_test, dirmn_mixture_fit,
- * dirmn_mixture_fit_range and dirmn_counts_set_communicator itself must be
- * called by every rank, in
- * the same order, with arguments that agree (the same options; each rank
+ * dirmn_mixture_fit_range, dirmn_reg_fit and dirmn_counts_set_communicator
+ * itself must be called by every rank, in the same order, with arguments that agree (the same options; each rank
  * its own rows' weights); a call refused before it starts (a NULL or busy
  * context) leaves the other ranks waiting, as a missed MPI collective does.
  * Every rank gets the same result, the one a single
@@ -561,12 +560,20 @@ typedef struct dirmn_counts_info {
  * stop on a relative change of 1e-12 in their objective, ~1e-6 in alpha);
  * one rank's fit is one process's, bit for bit. Each rank's
  * mixture handle holds the shared parameters and its own rows'
- * responsibilities (info.rows: this rank's rows). The per-row calls
- * (dirmn_loglik, dirmn_loglik_rowwise, the row derivatives, row totals,
- * copies, dirmn_mixture_assign) stay local: each rank's rows, no
- * communication. Regressions and the group tests over a communicator are
- * not available in this release: they return NOT_SUPPORTED on such
- * counts. */
+ * responsibilities (info.rows: this rank's rows). A regression over ranks
+ * (dirmn_reg_fit, each rank its own rows of x and of the precision
+ * design) sums its design's Gram matrix, log-likelihood, gradient and
+ * Newton matrix over the ranks each step -- the matrix formed whole, (p
+ * V)^2 doubles broadcast by each rank a step, where one process with fewer
+ * rows than coefficients solves in the rows' dimension -- and gives every
+ * rank the whole table's fit: the log-likelihood to rounding, the
+ * coefficients and standard errors to the Newton solves' (1e-7 relative);
+ * the rank of the design is checked over every rank's rows. The per-row
+ * calls (dirmn_loglik, dirmn_loglik_rowwise, the row derivatives, row
+ * totals, copies, dirmn_mixture_assign, dirmn_reg_predict) stay local:
+ * each rank's rows, no communication. dirmn_reg_test_groups and the group
+ * tests over a communicator are not available in this release: they
+ * return NOT_SUPPORTED on such counts. */
 
 typedef struct dirmn_communicator dirmn_communicator;
 

@@ -22,7 +22,7 @@ dirmn_status refuse_split(dirmn_context* ctx, const char* fn, const dirmn_counts
   return fail(ctx, DIRMN_ERROR_NOT_SUPPORTED, fn,
               "the counts are one rank's rows of a table split over a communicator: %s does not "
               "sum over ranks in this release (dirmn_fit, dirmn_loglik_sum, "
-              "dirmn_overdispersion_test and the mixture fits do)",
+              "dirmn_overdispersion_test, dirmn_reg_fit and the mixture fits do)",
               fn);
 }
 

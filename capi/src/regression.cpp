@@ -160,133 +160,134 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
                            const dirmn_reg_options* options, dirmn_reg** reg) {
   static const char* fn = "dirmn_reg_fit";
   return with_context(ctx, fn, [&] {
-    if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
-    if (dirmn_status s = refuse_split(ctx, fn, counts)) return s;
-    if (reg == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "reg is NULL");
-    dirmn_reg_options o;
-    dirmn_reg_options_init_sized(&o, sizeof o);
-    if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_reg_options_init", &o)) return s;
-    const int64_t V = counts->info.cols;
-    if (dirmn_status s = check_reg_options(ctx, fn, o, V)) return s;
-    if (rows != counts->info.rows)
-      return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
-                  "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
-    if (p < 1) return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "p (%" PRId64 ") must be >= 1", p);
-    if (V < 2)
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "a regression needs two categories or more; the table has %" PRId64, V);
-    if (p > (int64_t{1} << 40) / std::max<int64_t>(1, V))
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "%" PRId64 " covariates x %" PRId64 " categories: too many coefficients", p, V);
-    if (dirmn_status s = check_weights(ctx, fn, o.weights, rows)) return s;
-    std::unique_ptr<dirmn_reg> m;
-    dirmn::RegressionOutcome out;
-    BackendResult r;
-    std::vector<double> design, precision;
-    const int64_t q = o.precision_design != nullptr ? o.precision_covariates : 1;
-    try {
-      if (dirmn_status s = take_design(ctx, fn, x, rows, p, x_stride_row, x_stride_col, &design))
-        return s;
-      if (o.precision_design != nullptr)
-        if (dirmn_status s = take_design(ctx, fn, o.precision_design, rows, q, o.precision_stride_row,
-                                         o.precision_stride_col, &precision, "precision_design"))
-          return s;
-      m = std::make_unique<dirmn_reg>();
-      dirmn::RegressionSettings s;
-      s.x = design.data();
-      s.p = p;
-      s.weights = o.weights;
-      s.tolerance = o.tolerance;
-      s.max_iterations = o.max_iterations;
-      s.progress = o.progress;
-      s.progress_data = o.progress_data;
-      s.interrupt = ctx->interrupt;
-      s.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
-      s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
-      s.reference = o.reference;
-      s.log_precision = o.log_precision;
-      s.z = o.precision_design != nullptr ? precision.data() : nullptr;
-      s.q = q;
-      if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
-      r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
-      m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
-    } catch (const std::bad_alloc&) {
-      const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
-      const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
-                                                      mp ? p * (V - 1) + q : p * V, !mp);
-      return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
-                  "out of host memory for the regression (%" PRId64 " rows, %" PRId64
-                  " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",
-                  rows, p * V, n, n);
-    }
-    if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
-      if (out.system_too_large)
+    return dirmn::capi::collective(counts, [&] {
+      if (dirmn_status s = check_counts_use(ctx, fn, counts)) return s;
+      if (reg == nullptr) return fail(ctx, DIRMN_ERROR_NULL_POINTER, fn, "reg is NULL");
+      dirmn_reg_options o;
+      dirmn_reg_options_init_sized(&o, sizeof o);
+      if (dirmn_status s = copy_options(ctx, fn, options, "dirmn_reg_options_init", &o)) return s;
+      const int64_t V = counts->info.cols;
+      if (dirmn_status s = check_reg_options(ctx, fn, o, V)) return s;
+      if (rows != counts->info.rows)
+        return fail(ctx, DIRMN_ERROR_DIMENSION_MISMATCH, fn,
+                    "x has %" PRId64 " rows; the table has %" PRId64, rows, counts->info.rows);
+      if (p < 1) return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, "p (%" PRId64 ") must be >= 1", p);
+      if (V < 2)
         return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                    o.model == DIRMN_REG_MEAN_PRECISION
-                        ? "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " free coefficients "
-                          "(and %" PRId64 " rows with counts): the mean/precision model's Newton system is beyond "
-                          "the %" PRId64 " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)"
-                        : "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
-                          " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
-                          " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",
-                    p, V, out.parameters, out.rows_taking_part, dirmn::kRegMaxSystem);
-      if (out.bad_covariate >= 0)
-        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
-                       "the design is not of full column rank: this covariate is a linear "
-                       "combination of the ones before it (over the rows with counts)");
-      if (out.bad_precision_covariate >= 0)
-        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                       Where::named_index("precision_design column", out.bad_precision_covariate),
-                       "the precision's design is not of full column rank: this covariate is a linear "
-                       "combination of the ones before it (over the rows with counts)");
-      if (out.bad_category >= 0)
-        return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("column", out.bad_category),
-                       "the category has no counts (under the weights): its coefficients have no "
-                       "finite maximum-likelihood estimate");
-      return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                  "%" PRId64 " covariates need at least as many rows with counts (and a positive "
-                  "weight); the table has fewer",
-                  p);
-    }
-    if (r.status == DIRMN_ERROR_OVERFLOW && out.bad_category >= 0)
-      return fail_at(ctx, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", out.bad_covariate, out.bad_category),
-                     "the starting coefficients give an alpha beyond the double range (rescale the "
-                     "covariates)");
-    if (r.status == DIRMN_ERROR_OVERFLOW) return fail_weighted_overflow(ctx, fn, "log-likelihood");
-    if (r.status == DIRMN_ERROR_CANCELLED && out.cancelled)
-      return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d Newton steps", out.iterations);
-    if (!r.ok()) return fail_backend(ctx, fn, r);
-    m->use = ctx->use;
-    m->p = p;
-    m->cols = V;
-    m->beta = std::move(out.beta);
-    m->gamma = std::move(out.gamma);
-    m->std_errors = std::move(out.std_errors);
-    m->gamma_std_errors = std::move(out.gamma_std_errors);
-    m->wald_beta = std::move(out.wald_beta);
-    m->wald_df = out.wald_df;
-    m->precision_design = o.precision_design != nullptr;
-    dirmn_reg_info& in = m->info;
-    in.size = sizeof in;
-    in.rows = rows;
-    in.covariates = p;
-    in.categories = V;
-    in.parameters = out.parameters;
-    in.loglik = out.loglik;
-    in.aic = -2.0 * out.loglik + 2.0 * static_cast<double>(out.parameters);
-    in.bic = -2.0 * out.loglik + static_cast<double>(out.parameters) * std::log(out.observations);
-    in.model = o.model;
-    in.contrast = o.model == DIRMN_REG_MEAN_PRECISION ? o.contrast : DIRMN_REG_REFERENCE;
-    in.reference = o.model == DIRMN_REG_MEAN_PRECISION ? o.reference : 0;
-    in.precision_covariates = o.model == DIRMN_REG_MEAN_PRECISION && !std::isfinite(o.log_precision) ? q : 0;
-    in.observations = out.observations;
-    in.gradient_norm = out.gradient_norm;
-    in.iterations = out.iterations;
-    in.converged = out.converged ? 1 : 0;
-    in.multinomial_limit = out.multinomial_limit ? 1 : 0;
-    in.hessian_definite = out.hessian_definite ? 1 : 0;
-    *reg = m.release();
-    return DIRMN_SUCCESS;
+                    "a regression needs two categories or more; the table has %" PRId64, V);
+      if (p > (int64_t{1} << 40) / std::max<int64_t>(1, V))
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                    "%" PRId64 " covariates x %" PRId64 " categories: too many coefficients", p, V);
+      if (dirmn_status s = check_weights(ctx, fn, o.weights, rows)) return s;
+      std::unique_ptr<dirmn_reg> m;
+      dirmn::RegressionOutcome out;
+      BackendResult r;
+      std::vector<double> design, precision;
+      const int64_t q = o.precision_design != nullptr ? o.precision_covariates : 1;
+      try {
+        if (dirmn_status s = take_design(ctx, fn, x, rows, p, x_stride_row, x_stride_col, &design))
+          return s;
+        if (o.precision_design != nullptr)
+          if (dirmn_status s = take_design(ctx, fn, o.precision_design, rows, q, o.precision_stride_row,
+                                           o.precision_stride_col, &precision, "precision_design"))
+            return s;
+        m = std::make_unique<dirmn_reg>();
+        dirmn::RegressionSettings s;
+        s.x = design.data();
+        s.p = p;
+        s.weights = o.weights;
+        s.tolerance = o.tolerance;
+        s.max_iterations = o.max_iterations;
+        s.progress = o.progress;
+        s.progress_data = o.progress_data;
+        s.interrupt = ctx->interrupt;
+        s.mean_precision = o.model == DIRMN_REG_MEAN_PRECISION;
+        s.sum_to_zero = o.contrast == DIRMN_REG_SUM_TO_ZERO;
+        s.reference = o.reference;
+        s.log_precision = o.log_precision;
+        s.z = o.precision_design != nullptr ? precision.data() : nullptr;
+        s.q = q;
+        if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
+        r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
+        m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
+      } catch (const std::bad_alloc&) {
+        const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
+        const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
+                                                        mp ? p * (V - 1) + q : p * V, !mp);
+        return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
+                    "out of host memory for the regression (%" PRId64 " rows, %" PRId64
+                    " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",
+                    rows, p * V, n, n);
+      }
+      if (r.status == DIRMN_ERROR_INVALID_ARGUMENT) {
+        if (out.system_too_large)
+          return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                      o.model == DIRMN_REG_MEAN_PRECISION
+                          ? "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " free coefficients "
+                            "(and %" PRId64 " rows with counts): the mean/precision model's Newton system is beyond "
+                            "the %" PRId64 " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)"
+                          : "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
+                            " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
+                            " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",
+                      p, V, out.parameters, out.rows_taking_part, dirmn::kRegMaxSystem);
+        if (out.bad_covariate >= 0)
+          return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("x column", out.bad_covariate),
+                         "the design is not of full column rank: this covariate is a linear "
+                         "combination of the ones before it (over the rows with counts)");
+        if (out.bad_precision_covariate >= 0)
+          return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                         Where::named_index("precision_design column", out.bad_precision_covariate),
+                         "the precision's design is not of full column rank: this covariate is a linear "
+                         "combination of the ones before it (over the rows with counts)");
+        if (out.bad_category >= 0)
+          return fail_at(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn, Where::named_index("column", out.bad_category),
+                         "the category has no counts (under the weights): its coefficients have no "
+                         "finite maximum-likelihood estimate");
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                    "%" PRId64 " covariates need at least as many rows with counts (and a positive "
+                    "weight); the table has fewer",
+                    p);
+      }
+      if (r.status == DIRMN_ERROR_OVERFLOW && out.bad_category >= 0)
+        return fail_at(ctx, DIRMN_ERROR_OVERFLOW, fn, Where::cell("alpha", out.bad_covariate, out.bad_category),
+                       "the starting coefficients give an alpha beyond the double range (rescale the "
+                       "covariates)");
+      if (r.status == DIRMN_ERROR_OVERFLOW) return fail_weighted_overflow(ctx, fn, "log-likelihood");
+      if (r.status == DIRMN_ERROR_CANCELLED && out.cancelled)
+        return fail(ctx, DIRMN_ERROR_CANCELLED, fn, "cancelled after %d Newton steps", out.iterations);
+      if (!r.ok()) return fail_backend(ctx, fn, r);
+      m->use = ctx->use;
+      m->p = p;
+      m->cols = V;
+      m->beta = std::move(out.beta);
+      m->gamma = std::move(out.gamma);
+      m->std_errors = std::move(out.std_errors);
+      m->gamma_std_errors = std::move(out.gamma_std_errors);
+      m->wald_beta = std::move(out.wald_beta);
+      m->wald_df = out.wald_df;
+      m->precision_design = o.precision_design != nullptr;
+      dirmn_reg_info& in = m->info;
+      in.size = sizeof in;
+      in.rows = rows;
+      in.covariates = p;
+      in.categories = V;
+      in.parameters = out.parameters;
+      in.loglik = out.loglik;
+      in.aic = -2.0 * out.loglik + 2.0 * static_cast<double>(out.parameters);
+      in.bic = -2.0 * out.loglik + static_cast<double>(out.parameters) * std::log(out.observations);
+      in.model = o.model;
+      in.contrast = o.model == DIRMN_REG_MEAN_PRECISION ? o.contrast : DIRMN_REG_REFERENCE;
+      in.reference = o.model == DIRMN_REG_MEAN_PRECISION ? o.reference : 0;
+      in.precision_covariates = o.model == DIRMN_REG_MEAN_PRECISION && !std::isfinite(o.log_precision) ? q : 0;
+      in.observations = out.observations;
+      in.gradient_norm = out.gradient_norm;
+      in.iterations = out.iterations;
+      in.converged = out.converged ? 1 : 0;
+      in.multinomial_limit = out.multinomial_limit ? 1 : 0;
+      in.hessian_definite = out.hessian_definite ? 1 : 0;
+      *reg = m.release();
+      return DIRMN_SUCCESS;
+    });
   });
 }
 

@@ -68,12 +68,6 @@ struct EmResult {
 
 MixtureResult failed(const BackendResult& r) { return {r, -1}; }
 
-// The table's collective call's vote on this rank's outcome so far; `r`
-// itself for a table of one process.
-BackendResult sync(const StoredTable& table, const BackendResult& r) {
-  return table.collective != nullptr ? table.collective->agree(r) : r;
-}
-
 // w_bj = r_b z_bj (rows x k), and per component sum_b w_bj (over every
 // rank's rows, voted).
 BackendResult m_step_weights(const StoredTable& table, const std::vector<double>& z, const double* row_w,
@@ -156,10 +150,10 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   if (!*state_io)
     r = table.collective != nullptr ? make_host_em_state(table, k, o.weights, state_io)
                                     : table.make_em_state(k, o.weights, state_io);
-  if (!(r = sync(table, r)).ok()) return failed(r);
+  if (!(r = ranks_agree(table, r)).ok()) return failed(r);
   EmState* const state = state_io->get();
   if (!(r = m_step_weights(table, z, o.weights, rows, k, &w, &comp_weight)).ok()) return failed(r);
-  if (!(r = sync(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
+  if (!(r = ranks_agree(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
   // The state holds them now; the loop needs them again only to re-seed.
   std::vector<double>().swap(z);
   std::vector<double>().swap(w);
@@ -192,7 +186,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     if (table.collective != nullptr) r = merge_over_ranks(*table.collective, r, state->host_histograms(), V);
     if (!r.ok()) return failed(r);
     r = state->fit_components(fit, want.data(), warm.data(), host_threads, alpha.data(), &fitted);
-    if (!(r = sync(table, r)).ok()) return failed(r);
+    if (!(r = ranks_agree(table, r)).ok()) return failed(r);
     if (fitted.host_fallback) table.note_fallback(Step::kMixtureFits);
     double log_prior = 0.0;
     bool m_converged = true;
@@ -219,7 +213,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
         (o.progress &&
          o.progress(it + 1, std::ldexp(loglik, weight_exponent), st.max_change, o.progress_data) != 0) ||
         o.interrupt.poll();
-    r = sync(table, cancel ? BackendResult{DIRMN_ERROR_CANCELLED, "", 0} : BackendResult{});
+    r = ranks_agree(table, cancel ? BackendResult{DIRMN_ERROR_CANCELLED, "", 0} : BackendResult{});
     if (r.status == DIRMN_ERROR_CANCELLED) return {r, it + 1};
     if (!r.ok()) return failed(r);
     // Empty components restart at the worst-explained row (every empty one
@@ -242,7 +236,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     }
     if (reseeded) {
       if (!(r = m_step_weights(table, z, o.weights, rows, k, &w, &comp_weight)).ok()) return failed(r);
-      if (!(r = sync(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
+      if (!(r = ranks_agree(table, state->begin(z.data(), w.data()))).ok()) return failed(r);
     }
     const bool flat = std::fabs(prev - objective) <= o.tolerance * std::fabs(objective);
     if (k == 1 || (flat && (m_converged || full_m_step))) {
@@ -255,7 +249,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   }
   z.resize(static_cast<size_t>(rows * k));
   std::vector<double> z_before(z.size());
-  if (!(r = sync(table, state->download(z.data(), z_before.data(), nullptr))).ok()) return failed(r);
+  if (!(r = ranks_agree(table, state->download(z.data(), z_before.data(), nullptr))).ok()) return failed(r);
   out->alpha = std::move(alpha);
   out->weights.resize(static_cast<size_t>(k));
   for (int j = 0; j < k; ++j) out->weights[static_cast<size_t>(j)] = std::exp(log_pi[static_cast<size_t>(j)]);

@@ -136,6 +136,28 @@ BackendResult sum_over_ranks(Collective& c, BackendResult r, double* x, size_t n
   return {};
 }
 
+BackendResult sum_by_broadcast(Collective& c, BackendResult r, double* x, size_t n) {
+  Communicator& comm = c.comm();
+  const int R = comm.ranks();
+  std::vector<double> part, sum;
+  try {
+    if (r.ok() && R > 1) {
+      part.resize(n);
+      sum.assign(n, 0.0);
+    }
+  } catch (const std::bad_alloc&) {
+    r = kNoMemory;
+  }
+  if (!(r = c.agree(r)).ok() || R == 1) return r;
+  for (int q = 0; q < R; ++q) {
+    if (q == comm.rank()) std::copy(x, x + n, part.begin());
+    if (!(r = comm.broadcast(part.data(), n * sizeof(double), q)).ok()) return r;
+    for (size_t i = 0; i < n; ++i) sum[i] += part[i];  // rank order
+  }
+  std::copy(sum.begin(), sum.end(), x);
+  return {};
+}
+
 BackendResult sum_over_ranks(Collective& c, BackendResult r, int64_t* x, size_t n) {
   if (!(r = c.agree(r)).ok()) return r;
   return c.comm().allreduce(x, n);

@@ -37,6 +37,12 @@ BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, c
 // or none does. `local` as it is without a communicator.
 BackendResult close_collective(const StoredTable& table, const BackendResult& local);
 
+// A vote on this rank's outcome so far, mid-call (agree); `local` as it is
+// without a communicator.
+inline BackendResult ranks_agree(const StoredTable& table, const BackendResult& local) {
+  return close_collective(table, local);
+}
+
 // Replaces each of *h (the same number on every rank, of `cols` columns)
 // by its sum over the ranks, as histogram_merge.hpp rebuilds it.
 BackendResult merge_over_ranks(Collective& c, BackendResult local, std::vector<Histograms>* h,
@@ -50,5 +56,10 @@ BackendResult gather_over_ranks(Collective& c, BackendResult local, const double
 // order, integers exactly.
 BackendResult sum_over_ranks(Collective& c, BackendResult local, double* x, size_t n);
 BackendResult sum_over_ranks(Collective& c, BackendResult local, int64_t* x, size_t n);
+
+// The same sum for arrays too large for a slot per rank (a regression's
+// Newton matrix): each rank's x broadcast in turn and added in rank order
+// (the same sums as sum_over_ranks), n more doubles of memory.
+BackendResult sum_by_broadcast(Collective& c, BackendResult local, double* x, size_t n);
 
 }  // namespace dirmn

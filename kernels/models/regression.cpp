@@ -29,6 +29,7 @@
 #include "../math/vector_math.hpp"
 #include "../table/table.hpp"
 #include "fit.hpp"
+#include "ranks.hpp"
 #include "regression_mp.hpp"
 #include "regression_system.hpp"
 #include "weights.hpp"
@@ -296,23 +297,30 @@ bool factor_damped(RegressionSystem& sys, bool* damped) {
 }
 
 // X' W X (Cholesky-factored in place, lower) and X' W 1 of an n x p
-// row-major design over the rows of positive weight; the first column that
-// is a combination of those before it (relative tolerance kRankTolerance),
-// or -1.
-int64_t weighted_gram(const double* x, int64_t n, int64_t p, const double* w, std::vector<double>* xtwx,
-                      std::vector<double>* xtw1) {
-  xtwx->assign(static_cast<size_t>(p * p), 0.0);
-  xtw1->assign(static_cast<size_t>(p), 0.0);
+// row-major design over the rows of positive weight (every rank's, where
+// the table is split); *dependent the first column that is a combination
+// of those before it (relative tolerance kRankTolerance), or -1.
+BackendResult weighted_gram(const StoredTable& table, const double* x, int64_t n, int64_t p, const double* w,
+                            std::vector<double>* xtwx, std::vector<double>* xtw1, int64_t* dependent) {
+  // X' W X's entries, then X' W 1's: one sum over ranks.
+  std::vector<double> sums(static_cast<size_t>(p * p + p), 0.0);
+  double* const g = sums.data();
+  double* const g1 = g + p * p;
   for (int64_t b = 0; b < n; ++b) {
     const double wb = w[b];
     if (wb == 0.0) continue;
     const double* xb = x + b * p;
     for (int64_t i = 0; i < p; ++i) {
-      (*xtw1)[static_cast<size_t>(i)] += wb * xb[i];
-      for (int64_t j = 0; j <= i; ++j) (*xtwx)[static_cast<size_t>(i * p + j)] += wb * xb[i] * xb[j];
+      g1[i] += wb * xb[i];
+      for (int64_t j = 0; j <= i; ++j) g[i * p + j] += wb * xb[i] * xb[j];
     }
   }
-  return math::cholesky(xtwx->data(), p, kRankTolerance);
+  if (table.collective != nullptr)
+    if (const BackendResult r = sum_over_ranks(*table.collective, {}, g, sums.size()); !r.ok()) return r;
+  xtwx->assign(g, g1);
+  xtw1->assign(g1, g1 + p);
+  *dependent = math::cholesky(xtwx->data(), p, kRankTolerance);
+  return {};
 }
 
 // The largest |v|, NaN where any is.
@@ -380,8 +388,12 @@ BackendResult check_multinomial_limit(const StoredTable& table, HistogramCache& 
                                       const RegressionSettings& s, const std::vector<double>& totals,
                                       const std::vector<double>& w, RegressionOutcome* out) {
   const double gamma = out->gamma[0];
-  for (size_t b = 0; b < totals.size(); ++b)
-    if (w[b] > 0.0 && gamma < 2.0 * std::log(totals[b])) return {};
+  // Over ranks: every rank's rows.
+  int64_t below = 0;
+  for (size_t b = 0; b < totals.size() && below == 0; ++b) below = w[b] > 0.0 && gamma < 2.0 * std::log(totals[b]);
+  if (table.collective != nullptr)
+    if (const BackendResult r = sum_over_ranks(*table.collective, {}, &below, 1); !r.ok()) return r;
+  if (below > 0) return {};
   RegressionSettings held = s;
   held.log_precision = gamma + kLimitShift;
   held.progress = nullptr;
@@ -395,11 +407,14 @@ BackendResult check_multinomial_limit(const StoredTable& table, HistogramCache& 
   return {};
 }
 
-}  // namespace
-
-BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
-                             const RegressionSettings& s, RegressionOutcome* out) {
+// fit_regression's body. Over ranks every phase opens with a vote, the
+// Newton system is formed whole (the Woodbury form's rows are every
+// rank's) and summed over the ranks with the gradient, and every decision
+// is taken on the sums, so every rank takes the same steps.
+BackendResult fit(const StoredTable& table, HistogramCache& cache, const RegressionSettings& s,
+                  RegressionOutcome* out) {
   const int64_t rows = table.info->rows, V = table.info->cols, p = s.p;
+  const bool split = table.collective != nullptr;
   MeanPrecisionLayout mp;
   mp.p = p;
   mp.V = V;
@@ -408,14 +423,15 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   mp.reference = s.reference;
   mp.sum_to_zero = s.sum_to_zero;
   mp.offset = held ? s.log_precision : 0.0;
-  const bool structured = !s.mean_precision;
+  const bool structured = !s.mean_precision && !split;
   const int64_t P = s.mean_precision ? mp.parameters() : p * V;
   out->parameters = P;
   // Row totals: rows without counts take no part (their weight is 0).
   std::vector<double> totals(static_cast<size_t>(rows));
   BackendResult r = table.backend->row_totals(*table.data, totals.data());
-  if (!r.ok()) return r;
-  const ScaledWeights sw(s.weights, rows);
+  double top = 0.0;
+  if (!(r = ranks_agree(table, r)).ok() || !(r = agreed_weight_top(table, s.weights, &top)).ok()) return r;
+  const ScaledWeights sw(s.weights, rows, 1 << 20, top);
   std::vector<double> w(static_cast<size_t>(rows));
   math::NeumaierSum n_obs;
   int64_t rows_with_counts = 0;
@@ -429,6 +445,11 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     }
   }
   out->observations = n_obs.value();
+  if (split) {
+    if (!(r = sum_over_ranks(*table.collective, {}, &out->observations, 1)).ok() ||
+        !(r = sum_over_ranks(*table.collective, {}, &rows_with_counts, 1)).ok())
+      return r;
+  }
   if (rows_with_counts < p) {
     out->too_few_rows = true;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
@@ -442,13 +463,15 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   // Full column rank of the designs over the rows that count: X' W X
   // (and Z' W Z), with X' W 1 (Z' W 1) for the start.
   std::vector<double> xtwx, xtw1, ztwz, ztw1;
-  const int64_t dependent = weighted_gram(s.x, rows, p, w.data(), &xtwx, &xtw1);
+  int64_t dependent = -1;
+  if (!(r = weighted_gram(table, s.x, rows, p, w.data(), &xtwx, &xtw1, &dependent)).ok()) return r;
   if (dependent >= 0) {
     out->bad_covariate = dependent;
     return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
   }
   if (mp.q > 0 && s.z != nullptr) {
-    const int64_t dz = weighted_gram(s.z, rows, mp.q, w.data(), &ztwz, &ztw1);
+    int64_t dz = -1;
+    if (!(r = weighted_gram(table, s.z, rows, mp.q, w.data(), &ztwz, &ztw1, &dz)).ok()) return r;
     if (dz >= 0) {
       out->bad_precision_covariate = dz;
       return {DIRMN_ERROR_INVALID_ARGUMENT, "", 0};
@@ -503,19 +526,33 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
 
   RegressionFit fit(table, s, w.data(), mp);
   Point cur, trial;
-  if (!(r = fit.evaluate(beta, true, &cur)).ok()) return r;
+  // The model at beta, its value (and validity) over every rank's rows.
+  const auto evaluate = [&](const std::vector<double>& b, Point* pt) {
+    BackendResult e = fit.evaluate(b, true, pt);
+    if (!split) return e;
+    double v[2] = {pt->valid ? pt->value : 0.0, pt->valid ? 0.0 : 1.0};
+    if (!(e = sum_over_ranks(*table.collective, e, v, 2)).ok()) return e;
+    pt->value = v[0];
+    pt->valid = v[1] == 0.0 && std::isfinite(v[0]);
+    return e;
+  };
+  if (!(r = evaluate(beta, &cur)).ok()) return r;
   if (!cur.valid) {
     out->bad_covariate = fit.last_bad_row();  // the row, for the message
     out->bad_category = fit.last_bad_category();
-    return {DIRMN_ERROR_OVERFLOW, "", 0};
+    // Over ranks the rank that holds the row says so, the others name it.
+    const BackendResult overflow{DIRMN_ERROR_OVERFLOW, "", 0};
+    if (split && !(r = ranks_agree(table, out->bad_category >= 0 ? overflow : BackendResult{})).ok()) return r;
+    return overflow;
   }
   RegressionSystem sys(rows_with_counts, p, s.mean_precision ? V - 1 : V, s.mean_precision ? mp.q : 0, structured,
                        [&table](int64_t n, const std::function<void(int64_t)>& body, double work) {
                          table.threads->parallel_for(n, body, work);
                        });
   std::vector<double> grad, blocks, c, step(static_cast<size_t>(P));
-  // The derivatives at cur, and -H's parts handed to the system.
-  const auto update = [&] {
+  // The derivatives at cur, and -H's parts handed to the system (over
+  // ranks: every rank's -H and gradient summed).
+  const auto update = [&]() -> BackendResult {
     fit.derivatives(&cur, &grad, &blocks, &c);
     HessianParts h;
     h.rows = rows;
@@ -531,19 +568,28 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       h.fill = [&](int64_t b, double* u, int64_t ldu, double* sb) { fit.terms_mp(cur, b, u, ldu, sb); };
     }
     sys.prepare(h);
+    if (!split) return BackendResult{};
+    BackendResult e = sum_over_ranks(*table.collective, {}, grad.data(), grad.size());
+    if (!e.ok() || !(e = sum_by_broadcast(*table.collective, e, sys.dense(), sys.dense_size())).ok()) return e;
+    sys.summed();
+    return e;
   };
-  update();
+  if (!(r = update()).ok()) return r;
   int iterations = 0;
   bool converged = false;
-  // The progress callback after each step; false where it cancels.
+  // The progress callback after each step; CANCELLED where it (on any
+  // rank) cancels.
+  const BackendResult cancel{DIRMN_ERROR_CANCELLED, "", 0};
   const auto report = [&](int iteration) {
-    if (s.progress == nullptr ||
-        s.progress(iteration, sw.unscale(cur.value), max_abs(grad, std::ldexp(1.0, sw.exponent())),
-                   s.progress_data) == 0)
-      return true;
-    out->cancelled = true;
-    out->iterations = iteration;
-    return false;
+    const bool stop = s.progress != nullptr &&
+                      s.progress(iteration, sw.unscale(cur.value), max_abs(grad, std::ldexp(1.0, sw.exponent())),
+                                 s.progress_data) != 0;
+    const BackendResult e = ranks_agree(table, stop ? cancel : BackendResult{});
+    if (e.status == DIRMN_ERROR_CANCELLED) {
+      out->cancelled = true;
+      out->iterations = iteration;
+    }
+    return e;
   };
   while (true) {
     bool damped = false;
@@ -562,17 +608,16 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       std::vector<double> last(static_cast<size_t>(P));
       for (int64_t k = 0; k < P; ++k)
         last[static_cast<size_t>(k)] = cur.beta[static_cast<size_t>(k)] + step[static_cast<size_t>(k)];
-      if (!(r = fit.evaluate(last, true, &trial)).ok()) return r;
+      if (!(r = evaluate(last, &trial)).ok()) return r;
       if (trial.valid && trial.value >= cur.value) {
         std::swap(cur, trial);
         ++iterations;
-        update();
-        if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
+        if (!(r = update()).ok() || !(r = report(iterations)).ok()) return r;
       }
       break;
     }
     if (iterations >= s.max_iterations) break;
-    if (s.interrupt.poll()) return {DIRMN_ERROR_CANCELLED, "", 0};
+    if (!(r = ranks_agree(table, s.interrupt.poll() ? cancel : BackendResult{})).ok()) return r;
     bool accepted = false;
     double t = 1.0;
     std::vector<double> next(static_cast<size_t>(P));
@@ -580,7 +625,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
       for (int64_t k = 0; k < P; ++k)
         next[static_cast<size_t>(k)] = cur.beta[static_cast<size_t>(k)] + t * step[static_cast<size_t>(k)];
       if (next == cur.beta) break;  // the step no longer moves beta
-      if (!(r = fit.evaluate(next, true, &trial)).ok()) return r;
+      if (!(r = evaluate(next, &trial)).ok()) return r;
       // A whole step may leave the value as it is (at the optimum's
       // rounding); a halved one must raise it.
       accepted = trial.valid && (trial.value > cur.value || (h == 0 && trial.value == cur.value));
@@ -588,8 +633,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
     if (!accepted) break;
     std::swap(cur, trial);
     ++iterations;
-    update();
-    if (!report(iterations)) return {DIRMN_ERROR_CANCELLED, "", 0};
+    if (!(r = update()).ok() || !(r = report(iterations)).ok()) return r;
   }
 
   out->beta.assign(static_cast<size_t>(p * V), 0.0);
@@ -633,10 +677,31 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
         out->gamma_std_errors[static_cast<size_t>(j)] = std::sqrt(var[static_cast<size_t>(p * (V - 1) + j)]);
     }
   }
-  if (!std::isfinite(out->loglik)) return {DIRMN_ERROR_OVERFLOW, "", 0};
+  // The fit's closing vote (over ranks: every rank has its outputs).
+  r = std::isfinite(out->loglik) ? BackendResult{} : BackendResult{DIRMN_ERROR_OVERFLOW, "", 0};
+  if (!(r = ranks_agree(table, r)).ok()) return r;
   if (s.mean_precision && !held && s.z == nullptr && converged && s.check_limit)
     return check_multinomial_limit(table, cache, s, totals, w, out);
   return {};
+}
+
+}  // namespace
+
+BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
+                             const RegressionSettings& s, RegressionOutcome* out) {
+  if (table.collective == nullptr) return fit(table, cache, s, out);
+  try {
+    return fit(table, cache, s, out);
+  } catch (const std::bad_alloc&) {
+    // Thrown between two phases: the other ranks wait at the next one's
+    // opening vote.
+    const BackendResult no_memory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the regression", 0};
+    try {
+      table.collective->agree(no_memory);
+    } catch (const std::bad_alloc&) {  // beyond Collective::kInlineRanks: nothing more to be done
+    }
+    return no_memory;
+  }
 }
 
 bool regression_wald(const RegressionCovariance& cov, const double* beta, int64_t V, int64_t i,

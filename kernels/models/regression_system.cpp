@@ -265,6 +265,11 @@ RegressionSystem::RegressionSystem(int64_t rows_taking_part, int64_t p, int64_t 
       woodbury_(structured && extra == 0 && rows_taking_part < p * block_count),
       loop_(std::move(loop)) {}
 
+void RegressionSystem::summed() {
+  top_ = 0.0;
+  for (int64_t k = 0; k < P_; ++k) top_ = std::max(top_, std::fabs(neg_h_[static_cast<size_t>(k * ld_ + k)]));
+}
+
 int64_t RegressionSystem::size(int64_t rows_taking_part, int64_t P, bool structured) {
   return structured ? std::min(rows_taking_part, P) : P;
 }

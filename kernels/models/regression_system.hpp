@@ -91,6 +91,12 @@ class RegressionSystem {
   void prepare(const HessianParts& h);
   // The largest diagonal entry of -H in absolute value (Levenberg's scale).
   double largest_diagonal() const { return top_; }
+  // The dense form's -H as prepare formed it (dense_size() doubles), which
+  // a table split over ranks sums over them before factor; summed() then
+  // takes its largest diagonal entry again.
+  double* dense() { return neg_h_.data(); }
+  size_t dense_size() const { return neg_h_.size(); }
+  void summed();
   // Factors -H + mu I; false where it is not positive definite. Throws
   // std::bad_alloc.
   bool factor(double mu);

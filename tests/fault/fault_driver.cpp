@@ -132,7 +132,7 @@ dirmn_fit_result fit_result_into(std::vector<double>* alpha, std::vector<double>
 // A communicator of one rank (its sums are its own values) and counts of
 // the small table attached to it: the collective path's votes, histogram
 // lists and merge, each allocation failed in turn, then the same fit; then
-// a mixture range over it.
+// a mixture range and a regression over it.
 int sum_as_is_i64(void*, int64_t*, size_t, int) { return 0; }
 int sum_as_is_f64(void*, double*, size_t, int) { return 0; }
 int broadcast_as_is(void*, void*, size_t, int, int) { return 0; }
@@ -180,7 +180,23 @@ bool split_fit(Run& run, dirmn_context* ctx, const std::vector<int32_t>& x) {
     if (range[0] == sentinel_mixture) range[0] = range[1] = nullptr;
     ok = ok && range[0] != nullptr;
   }
+  // A regression over it: the Gram matrix, values, gradient and Newton
+  // matrix summed, the last broadcast in turn.
+  dirmn_reg* const sentinel_reg = reinterpret_cast<dirmn_reg*>(0x5);
+  dirmn_reg* reg = sentinel_reg;
+  if (ok) {
+    std::vector<double> design(static_cast<size_t>(2 * kRows));
+    for (int64_t b = 0; b < kRows; ++b) {
+      design[static_cast<size_t>(2 * b)] = 1.0;
+      design[static_cast<size_t>(2 * b + 1)] = 0.25 * static_cast<double>(b % 5) - 0.5;
+    }
+    ok = run.call("dirmn_reg_fit (over a communicator)", ctx,
+                  [&] { return dirmn_reg_fit(ctx, part, design.data(), kRows, 2, 2, 1, nullptr, &reg); });
+    if (reg == sentinel_reg) reg = nullptr;
+    ok = ok && reg != nullptr;
+  }
   fault::Counting counting;  // destroying must not need memory
+  if (reg != sentinel_reg) dirmn_reg_destroy(reg);
   if (range[0] != sentinel_mixture) {
     dirmn_mixture_destroy(range[0]);
     dirmn_mixture_destroy(range[1]);

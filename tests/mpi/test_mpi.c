@@ -6,7 +6,8 @@
  * Then rank 1 (or rank 0 alone) passes a negative weight: it must get its
  * own INVALID_PARAMETER, every other rank DIRMN_ERROR_COMMUNICATION naming
  * it, and the next collective call must work again. Then mixtures of
- * k = 1..3 over the ranks must be the whole table's. Last, each rank draws
+ * k = 1..3 and a regression over the ranks must be the whole table's.
+ * Last, each rank draws
  * its block of one random table (first_row): its rows must be the whole
  * draw's, and the blocks' fit the whole draw's, bit for bit. Exit 0 on every check
  * passing, 1 otherwise, a line per failure on stderr. */
@@ -169,6 +170,37 @@ int main(int argc, char** argv) {
       dirmn_mixture_destroy(mw[i]);
       dirmn_mixture_destroy(mm[i]);
     }
+  }
+
+  /* A log-linear regression on an intercept and a covariate, over the
+     ranks: the whole table's, to the Newton solves' rounding. */
+  {
+    static double design[ROWS * 2];
+    for (int b = 0; b < ROWS; ++b) {
+      design[2 * b] = 1.0;
+      design[2 * b + 1] = (double)(b % 5) / 4.0 - 0.5;
+    }
+    dirmn_reg *rw = NULL, *rm = NULL;
+    EXPECT(dirmn_reg_fit(ctx, whole, design, ROWS, 2, 2, 1, NULL, &rw) == DIRMN_SUCCESS, "%s",
+           dirmn_last_error(ctx));
+    EXPECT(dirmn_reg_fit(ctx, mine, design + 2 * b0, b1 - b0, 2, 2, 1, NULL, &rm) == DIRMN_SUCCESS, "%s",
+           dirmn_last_error(ctx));
+    if (rw && rm) {
+      dirmn_reg_info iw, im;
+      iw.size = im.size = sizeof iw;
+      dirmn_reg_get_info(rw, &iw);
+      dirmn_reg_get_info(rm, &im);
+      EXPECT(fabs(im.loglik - iw.loglik) <= 1e-12 * fabs(iw.loglik), "regression loglik %.17g, whole %.17g",
+             im.loglik, iw.loglik);
+      static double cw[2 * COLS], cm[2 * COLS];
+      dirmn_reg_get_coef(rw, cw, COLS, 1);
+      dirmn_reg_get_coef(rm, cm, COLS, 1);
+      for (int i = 0; i < 2 * COLS; ++i)
+        EXPECT(fabs(cm[i] - cw[i]) <= 1e-7 * fabs(cw[i]) + 1e-9, "coefficient %d: %.17g, whole %.17g", i, cm[i],
+               cw[i]);
+    }
+    dirmn_reg_destroy(rw);
+    dirmn_reg_destroy(rm);
   }
 
   /* Each rank draws its own block of one random table (first_row): its
