@@ -18,7 +18,7 @@
 //   --only        microbiome, single-cell, text (shapes_tables.hpp; default all)
 //   --quick       the shapes at a quarter of the rows and half the columns
 //   --k K         the mixture's components (default 8; 0 skips the mixture)
-//   --em N        EM iterations of the longer mixture run (default 6)
+//   --em N        the mixture's EM iterations (default 6)
 //
 // Rows: "whole" is one context over the whole table (its second run: the
 // first warms the process's memory up); "R ranks" the same
@@ -29,13 +29,13 @@
 // what was broadcast, over the fit from new counts. "same" says whether
 // every rank's alpha is the whole table's bit for bit.
 //
-// The mixture table: dirmn_mixture_fit with k components, one start, run
-// for 1 and for N EM iterations; a row gives the difference divided by the
-// iterations between them -- one EM iteration's time and bytes (the k
-// weighted histograms merged, the E step's sums, the votes), the starts'
-// sampling and the criteria left out (after a first fit that builds what
-// the counts keep). "loglik" is the N-iteration fit's relative difference
-// from the whole table's.
+// The mixture table: dirmn_mixture_fit with k components, one start, N EM
+// iterations; its progress callback times each iteration and reads the
+// bytes moved so far, and a row gives one iteration's time and bytes (the
+// k weighted histograms merged, the E step's sums, the votes) between the
+// first callback and the last -- the start's sampling and the criteria
+// left out. "loglik" is the fit's relative difference from the whole
+// table's.
 #include <dirmn.h>
 
 #include <algorithm>
@@ -196,37 +196,53 @@ Timing run_calls(dirmn_context* ctx, dirmn_counts* counts, int64_t cols, dirmn_w
   return t;
 }
 
+// A mixture's EM iterations as its progress callback sees them: the time
+// and (rank 0) the bytes moved so far at each.
 struct EmTiming {
-  double time = 0.0, loglik = 0.0;
-  size_t reduced = 0, broadcast = 0;
-  int iterations = 0;
+  std::vector<double> at;
+  std::vector<size_t> reduced, broadcast;
+  double loglik = 0.0;
   bool ok = true;
+  // Per iteration between the first callback and the last.
+  double per_iteration() const {
+    return at.size() > 1 ? (at.back() - at.front()) / static_cast<double>(at.size() - 1) : 0.0;
+  }
+  double bytes_per_iteration(const std::vector<size_t>& b) const {
+    return b.size() > 1 ? static_cast<double>(b.back() - b.front()) / static_cast<double>(b.size() - 1) : 0.0;
+  }
 };
 
-// A k-component mixture, one start, at most `iterations` EM iterations,
-// timed on this thread (between barriers where there is a world), with the
-// bytes rank 0's callbacks moved.
+struct EmProbe {
+  EmTiming* t;
+  dirmn_world::World* world;  // counted where set (rank 0)
+  Clock::time_point t0;
+};
+
+int em_progress(int, double, double, void* data) {
+  auto* p = static_cast<EmProbe*>(data);
+  p->t->at.push_back(since(p->t0));
+  if (p->world) {
+    p->t->reduced.push_back(p->world->reduced_bytes);
+    p->t->broadcast.push_back(p->world->broadcast_bytes);
+  }
+  return 0;
+}
+
+// A k-component mixture, one start, `iterations` EM iterations (at most),
+// each iteration's time and bytes (rank 0's callbacks' where counter).
 EmTiming run_mixture(dirmn_context* ctx, dirmn_counts* counts, int k, int iterations,
                      dirmn_world::World* world, bool counter) {
   EmTiming t;
+  EmProbe probe{&t, counter ? world : nullptr, Clock::now()};
   dirmn_mixture_options o;
   dirmn_mixture_options_init(&o);
   o.starts = 1;
   o.max_iterations = iterations;
+  o.progress = em_progress;
+  o.progress_data = &probe;
   dirmn_mixture* m = nullptr;
-  if (world) {
-    world->wait();
-    if (counter) world->reduced_bytes = world->broadcast_bytes = 0;
-    world->wait();
-  }
-  const Clock::time_point t0 = Clock::now();
-  t.ok = dirmn_mixture_fit(ctx, counts, k, &o, &m) == DIRMN_SUCCESS;
-  t.time = since(t0);
   if (world) world->wait();
-  if (counter) {
-    t.reduced = world->reduced_bytes;
-    t.broadcast = world->broadcast_bytes;
-  }
+  t.ok = dirmn_mixture_fit(ctx, counts, k, &o, &m) == DIRMN_SUCCESS;
   if (!t.ok) {
     std::fprintf(stderr, "dirmn_mixture_fit: %s\n", dirmn_last_error(ctx));
     return t;
@@ -235,7 +251,6 @@ EmTiming run_mixture(dirmn_context* ctx, dirmn_counts* counts, int k, int iterat
   info.size = sizeof info;
   dirmn_mixture_get_info(m, &info);
   t.loglik = info.loglik;
-  t.iterations = info.iterations;
   dirmn_mixture_destroy(m);
   return t;
 }
@@ -254,54 +269,41 @@ std::string bytes_text(double b) {
 // The mixture's table for one count table: one EM iteration, whole and
 // over each rank count.
 void bench_mixture(const shapes::Csr& c, const Args& a) {
-  std::printf("\nmixture, k = %d, one start: one EM iteration (runs of 1 and %d iterations)\n", a.k, a.em);
+  std::printf("\nmixture, k = %d, one start, %d EM iterations: per iteration\n", a.k, a.em);
   std::printf("%-10s %12s %14s %14s %12s\n", "ranks", "iteration", "allreduced", "broadcast", "loglik");
-  EmTiming w1, wn;
+  EmTiming w;
   std::thread([&] {
     dirmn_context* ctx = nullptr;
     dirmn_context_create(&ctx, DIRMN_BACKEND_CPU, 0);
     dirmn_context_set_threads(ctx, a.threads);
     dirmn_counts* whole = block_of(ctx, c, 0, c.rows);
-    // A first fit builds what the counts keep for later ones (the column
-    // slots of several weightings): not an iteration's cost.
-    run_mixture(ctx, whole, a.k, 1, nullptr, false);
-    w1 = run_mixture(ctx, whole, a.k, 1, nullptr, false);
-    wn = run_mixture(ctx, whole, a.k, a.em, nullptr, false);
+    w = run_mixture(ctx, whole, a.k, a.em, nullptr, false);
     dirmn_counts_destroy(whole);
     dirmn_context_destroy(ctx);
   }).join();
-  const int whole_its = wn.iterations - w1.iterations;
-  std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", "whole",
-              whole_its > 0 ? 1e3 * (wn.time - w1.time) / whole_its : 0.0, "-", "-", "-",
-              w1.ok && wn.ok ? "" : "FAILED");
+  std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", "whole", 1e3 * w.per_iteration(), "-", "-", "-",
+              w.ok ? "" : "FAILED");
   for (int n : a.ranks) {
     dirmn_world::World world(n);
-    std::vector<EmTiming> one(static_cast<size_t>(n)), more(static_cast<size_t>(n));
+    std::vector<EmTiming> got(static_cast<size_t>(n));
     on_ranks(world, c, a, [&](int r, dirmn_context* rc, dirmn_counts* mine, bool attached) {
-      if (attached) {
-        run_mixture(rc, mine, a.k, 1, &world, false);  // as the whole table's first
-        one[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, 1, &world, r == 0);
-        more[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, a.em, &world, r == 0);
-      } else {
-        one[static_cast<size_t>(r)].ok = false;
-      }
+      if (r == 0) world.reduced_bytes = world.broadcast_bytes = 0;
+      if (attached) got[static_cast<size_t>(r)] = run_mixture(rc, mine, a.k, a.em, &world, r == 0);
+      else got[static_cast<size_t>(r)].ok = false;
     });
     bool ok = true;
-    double t1 = 0.0, tn = 0.0;
-    for (int r = 0; r < n; ++r) {
-      ok = ok && one[static_cast<size_t>(r)].ok && more[static_cast<size_t>(r)].ok;
-      t1 = std::max(t1, one[static_cast<size_t>(r)].time);
-      tn = std::max(tn, more[static_cast<size_t>(r)].time);
+    double per = 0.0;
+    for (const EmTiming& t : got) {
+      ok = ok && t.ok;
+      per = std::max(per, t.per_iteration());
     }
-    const int its = more[0].iterations - one[0].iterations;
-    const double per = its > 0 ? 1.0 / its : 0.0;
+    const EmTiming& g = got[0];
     char label[32], diff[32];
     std::snprintf(label, sizeof label, "%d rank%s", n, n == 1 ? "" : "s");
-    std::snprintf(diff, sizeof diff, "%.1e", wn.loglik != 0.0 ? std::fabs(more[0].loglik / wn.loglik - 1.0) : 0.0);
-    std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", label, 1e3 * (tn - t1) * per,
-                bytes_text(static_cast<double>(more[0].reduced - one[0].reduced) * per).c_str(),
-                bytes_text(static_cast<double>(more[0].broadcast - one[0].broadcast) * per).c_str(), diff,
-                ok ? "" : "FAILED");
+    std::snprintf(diff, sizeof diff, "%.1e", w.loglik != 0.0 ? std::fabs(g.loglik / w.loglik - 1.0) : 0.0);
+    std::printf("%-10s %9.1f ms %14s %14s %12s  %s\n", label, 1e3 * per,
+                bytes_text(g.bytes_per_iteration(g.reduced)).c_str(),
+                bytes_text(g.bytes_per_iteration(g.broadcast)).c_str(), diff, ok ? "" : "FAILED");
   }
 }
 
