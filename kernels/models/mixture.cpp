@@ -170,7 +170,7 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
   fit.limit_precision = kLimitPrecision;
   fit.weight_exponent = weight_exponent;
   EmFitOutcome fitted;
-  std::vector<char> want(static_cast<size_t>(k)), warm(static_cast<size_t>(k));
+  std::vector<char> want(static_cast<size_t>(k)), warm(static_cast<size_t>(k)), owned(static_cast<size_t>(k), 1);
   bool full_m_step = false;
   int it = 0;
   for (;; ++it) {
@@ -183,10 +183,18 @@ MixtureResult run_em(const StoredTable& table, const MixtureSettings& o, int wei
     fit.warm_iterations =
         full_m_step ? kMStepIterations : std::min(o.m_step_iterations, kMStepIterations);
     r = state->histograms(o.interrupt);
-    if (table.collective != nullptr) r = merge_over_ranks(*table.collective, r, state->host_histograms(), V);
+    if (table.collective != nullptr) {
+      // Over ranks each component is merged and fitted by its owner.
+      for (int j = 0; j < k; ++j) {
+        owned[static_cast<size_t>(j)] = owns_component(*table.collective, j);
+        if (!owned[static_cast<size_t>(j)]) want[static_cast<size_t>(j)] = 0;
+      }
+      r = merge_over_ranks(*table.collective, r, state->host_histograms(), V, owned.data());
+    }
     if (!r.ok()) return failed(r);
     r = state->fit_components(fit, want.data(), warm.data(), host_threads, alpha.data(), &fitted);
-    if (!(r = ranks_agree(table, r)).ok()) return failed(r);
+    if (table.collective != nullptr) r = share_component_fits(*table.collective, r, k, V, alpha.data(), &fitted);
+    if (!r.ok()) return failed(r);
     if (fitted.host_fallback) table.note_fallback(Step::kMixtureFits);
     double log_prior = 0.0;
     bool m_converged = true;

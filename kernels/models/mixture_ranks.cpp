@@ -2,7 +2,9 @@
 // ranks.
 #include "mixture_ranks.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <new>
 #include <vector>
@@ -70,6 +72,47 @@ BackendResult reduce_e_step(Collective& c, BackendResult r, EmStep* st) {
   std::copy(sum.begin() + 1, sum.begin() + 1 + static_cast<std::ptrdiff_t>(k), st->z_sum.begin());
   std::copy(sum.begin() + 1 + static_cast<std::ptrdiff_t>(k), sum.end(), st->w_sum.begin());
   st->max_change = change;
+  return {};
+}
+
+BackendResult share_component_fits(Collective& c, BackendResult r, int k, int64_t cols, double* alpha,
+                                   EmFitOutcome* out) {
+  Communicator& comm = c.comm();
+  const int R = comm.ranks();
+  // Per component: status, converged, log prior, log det, then its alpha.
+  const size_t each = 4 + static_cast<size_t>(cols);
+  std::vector<double> buf;
+  try {
+    if (r.ok()) buf.resize(each * static_cast<size_t>((k + R - 1) / R));
+  } catch (const std::bad_alloc&) {
+    r = kNoMemory;
+  }
+  if (!(r = c.agree(r)).ok() || R == 1) return r;
+  for (int q = 0; q < R; ++q) {
+    size_t at = 0;
+    if (q == comm.rank())
+      for (int j = q; j < k; j += R, at += each) {
+        const size_t jj = static_cast<size_t>(j);
+        buf[at] = out->status[jj];
+        buf[at + 1] = out->converged[jj];
+        buf[at + 2] = out->log_prior[jj];
+        buf[at + 3] = out->log_det[jj];
+        std::copy(alpha + j * cols, alpha + (j + 1) * cols, buf.begin() + static_cast<std::ptrdiff_t>(at + 4));
+      }
+    const size_t bytes = each * static_cast<size_t>((k - q + R - 1) / R) * sizeof(double);
+    if (bytes > 0 && !(r = comm.broadcast(buf.data(), bytes, q)).ok()) return r;
+    if (q == comm.rank()) continue;
+    at = 0;
+    for (int j = q; j < k; j += R, at += each) {
+      const size_t jj = static_cast<size_t>(j);
+      out->status[jj] = static_cast<int>(buf[at]);
+      out->converged[jj] = static_cast<char>(buf[at + 1]);
+      out->log_prior[jj] = buf[at + 2];
+      out->log_det[jj] = buf[at + 3];
+      std::copy(buf.begin() + static_cast<std::ptrdiff_t>(at + 4), buf.begin() + static_cast<std::ptrdiff_t>(at + each),
+                alpha + j * cols);
+    }
+  }
   return {};
 }
 

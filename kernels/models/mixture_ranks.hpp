@@ -26,6 +26,16 @@ BackendResult em_totals(const StoredTable& table, BackendResult local, const dou
 // in rank order, max_change the largest.
 BackendResult reduce_e_step(Collective& c, BackendResult local, EmStep* st);
 
+// The M step over ranks: component j is merged and fitted by rank
+// j % ranks alone (its owner), which sends the fit to the others.
+inline bool owns_component(const Collective& c, int j) { return j % c.comm().ranks() == c.comm().rank(); }
+
+// Every component's fit from its owner: alpha (k x cols) and *out's
+// entries of the components this rank does not own replaced by the
+// owner's. `local` is this rank's fits' outcome.
+BackendResult share_component_fits(Collective& c, BackendResult local, int k, int64_t cols, double* alpha,
+                                   EmFitOutcome* out);
+
 // The row an emptied component restarts at: of the rows with counts, the
 // one with the smallest log-sum-exp (the first of equals), where the
 // table's first row starts the search whether it has counts or not. *row:

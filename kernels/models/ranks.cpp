@@ -37,7 +37,7 @@ BackendResult size_for_gathers(size_t ranks, V*... v) {
 }  // namespace
 
 BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histograms>* h,
-                               int64_t cols) {
+                               int64_t cols, const char* owned) {
   Communicator& comm = c.comm();
   const size_t R = static_cast<size_t>(comm.ranks()), me = static_cast<size_t>(comm.rank());
   // One rank's histograms are the sum already (rebuilt from lists they
@@ -95,10 +95,11 @@ BackendResult merge_over_ranks(Collective& c, BackendResult r, std::vector<Histo
       for (size_t q = 0; q < R; ++q) {
         const size_t len = 3 * static_cast<size_t>(sizes[q * n + j]);
         const double* from = lists[q].entries.data() + at[q];
-        parts[q].entries.assign(from, from + len);
+        if (owned == nullptr || owned[j]) parts[q].entries.assign(from, from + len);
         at[q] += len;
         sum += lcoef[q * n + j];  // in rank order: the same on every rank
       }
+      if (owned != nullptr && !owned[j]) continue;
       histograms_from_lists(parts.data(), R, cols, &(*h)[j]);
       (*h)[j].lcoef_sum = sum;
     }

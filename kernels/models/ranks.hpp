@@ -44,9 +44,10 @@ inline BackendResult ranks_agree(const StoredTable& table, const BackendResult& 
 }
 
 // Replaces each of *h (the same number on every rank, of `cols` columns)
-// by its sum over the ranks, as histogram_merge.hpp rebuilds it.
+// by its sum over the ranks, as histogram_merge.hpp rebuilds it; with
+// `owned`, only those j with owned[j] (the others are left as they were).
 BackendResult merge_over_ranks(Collective& c, BackendResult local, std::vector<Histograms>* h,
-                               int64_t cols);
+                               int64_t cols, const char* owned = nullptr);
 
 // Every rank's x (n values each) into *slots, ranks x n, rank-major.
 BackendResult gather_over_ranks(Collective& c, BackendResult local, const double* x, size_t n,
