@@ -129,10 +129,10 @@ void check_over_ranks(const Problem& pr, const dirmn_reg_options& o, const std::
 }  // namespace
 
 TEST_CASE("communicator: a log-linear regression over ranks is the whole table's", "[communicator][regression]") {
-  // 40 rows and 3 x 12 coefficients: one process solves in the rows'
+  // 30 rows and 3 x 12 coefficients: one process solves in the rows'
   // dimension (Woodbury), the ranks form the system whole.
   const bool wide = GENERATE(false, true);
-  const Problem pr = wide ? simulate(40, 12, 3, 501) : simulate(150, 5, 3, 502);
+  const Problem pr = wide ? simulate(30, 12, 3, 501) : simulate(150, 5, 3, 502);
   const bool weighted = GENERATE(false, true);
   std::vector<double> w;
   if (weighted)

@@ -226,6 +226,10 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
                           ? "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " free coefficients "
                             "(and %" PRId64 " rows with counts): the mean/precision model's Newton system is beyond "
                             "the %" PRId64 " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)"
+                      : counts->comm
+                          ? "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients (and %" PRId64
+                            " rows with counts over the ranks): over ranks the Newton system is formed in the "
+                            "coefficients, beyond the %" PRId64 " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)"
                           : "%" PRId64 " covariates x %" PRId64 " categories = %" PRId64 " coefficients and %" PRId64
                             " rows with counts: the Newton system, in the smaller of the two, is beyond the %" PRId64
                             " unknowns a regression takes (DIRMN_REG_MAX_SYSTEM)",

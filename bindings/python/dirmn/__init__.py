@@ -21,12 +21,14 @@ categories; positions in errors are 0-based.
 
 A table split by rows over processes (MPI ranks): each rank attaches its
 rows to a :class:`Communicator`, and :func:`fit`, :func:`loglik_sum`,
-:func:`overdispersion_test` and :func:`mixture` give every rank the whole
-table's result (see :mod:`dirmn.communicator`):
+:func:`overdispersion_test`, :func:`mixture` and :func:`regression` (each
+rank its own rows of the design) give every rank the whole table's result
+(see :mod:`dirmn.communicator`):
 
 >>> counts = dirmn.Counts(my_rows)
 >>> counts.set_communicator(dirmn.Communicator.from_mpi4py(MPI.COMM_WORLD))
 >>> dirmn.fit(counts).alpha
+>>> dirmn.regression(counts, my_design).params
 
 Every failure raises a :class:`DirmnError` subclass (see :mod:`dirmn.errors`).
 The library is found as :mod:`dirmn._lib` describes (``DIRMN_LIBRARY_PATH``

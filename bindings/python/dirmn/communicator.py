@@ -11,25 +11,35 @@ engine the program already runs (MPI through mpi4py,
 
 Collective calls: on counts with a communicator, :func:`~dirmn.fit`,
 :func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test`,
-:func:`~dirmn.mixture` and :meth:`~dirmn.Counts.set_communicator` itself
-must be called by every rank, in the same order, with arguments that agree
-(the same options; each rank its own rows' weights). Every rank gets the
-result of the whole table: for :func:`~dirmn.fit`, alpha, standard errors
-and iterations bit for bit the ones one process holding the whole table
-gets, the log-likelihood to rounding. A mixture's loglik, AIC and BIC
-agree with one process's to rounding (~1e-9 relative), its alpha, mixing
-weights and Laplace value to the M step's accuracy (~1e-5 relative), and
-each rank's :class:`~dirmn.Mixture` holds those shared parameters and its
-own rows' responsibilities. Where one rank's part fails (a bad weight or
-option, memory, a callback), that rank raises its own error and every other
-rank a :class:`~dirmn.errors.CommunicationError` naming the first rank that
+:func:`~dirmn.mixture`, :func:`~dirmn.regression` and
+:meth:`~dirmn.Counts.set_communicator` itself must be called by every rank,
+in the same order, with arguments that agree (the same options; each rank
+its own rows' weights, and for a regression its own rows of the design and
+of the precision design). Every rank gets the result of the whole table:
+for :func:`~dirmn.fit`, alpha, standard errors and iterations bit for bit
+the ones one process holding the whole table gets, the log-likelihood to
+rounding. A mixture's loglik, AIC and BIC agree with one process's to
+rounding (~1e-9 relative), its alpha, mixing weights and Laplace value to
+the M step's accuracy (~1e-5 relative), and each rank's
+:class:`~dirmn.Mixture` holds those shared parameters and its own rows'
+responsibilities. A regression sums its log-likelihood, gradient and Newton
+matrix over the ranks each step (the design's rank checked over every
+rank's rows): its loglik, AIC and BIC agree with one process's to rounding
+(~1e-12 relative), its coefficients, standard errors and covariance to the
+Newton solves' accuracy (~1e-7 relative), the same on every rank; each
+rank's :class:`~dirmn.RegressionResult` has ``rows`` its own rows. Where
+one rank's part fails (a bad weight, option or design value, memory, a
+callback), that rank raises its own error and every other rank a
+:class:`~dirmn.errors.CommunicationError` naming the first rank that
 failed: no rank waits for ever on another's error; a progress callback that
 cancels on one rank cancels every rank
 (:class:`~dirmn.errors.CancelledError`). The per-row functions
 (:func:`~dirmn.loglik`, row totals, copies, :meth:`Mixture.assign
-<dirmn.Mixture.assign>`) stay local: each rank's rows, no communication.
-Regressions and the group tests on such counts raise
-:class:`~dirmn.errors.NotSupportedError`.
+<dirmn.Mixture.assign>`, :meth:`RegressionResult.predict
+<dirmn.RegressionResult.predict>`) stay local: each rank's rows, no
+communication. :func:`~dirmn.regression_groups` and the group tests
+(:func:`~dirmn.test_groups`, :func:`~dirmn.test_proportions`) on such
+counts raise :class:`~dirmn.errors.NotSupportedError`.
 
 The library calls the callables through ``ctypes`` trampolines on the
 thread that made the dirmn call, over NumPy views of its own buffers (no
@@ -42,6 +52,7 @@ returns non-zero, and the library's error for the call, a
 >>> counts = dirmn.Counts(my_rows)          # this rank's rows
 >>> counts.set_communicator(comm)           # collective
 >>> f = dirmn.fit(counts)                   # collective: the whole table's fit
+>>> r = dirmn.regression(counts, my_design) # collective: my_design this rank's rows
 """
 
 import ctypes

@@ -202,15 +202,20 @@ class Counts(Closable):
         :func:`~dirmn.fit` (alpha, standard errors and iterations bit for bit
         those of one process holding the whole table; the fit's
         :meth:`~dirmn.FitResult.simulate` draws this rank's rows),
-        :func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test` and
+        :func:`~dirmn.loglik_sum`, :func:`~dirmn.overdispersion_test`,
         :func:`~dirmn.mixture` (the criteria to ~1e-9 relative of one
         process's, alpha and the mixing weights to ~1e-5; each rank's
-        :class:`~dirmn.Mixture` holds its own rows' responsibilities).
-        The per-row functions (:func:`~dirmn.loglik`, :meth:`row_totals`,
-        copies, :meth:`Mixture.assign <dirmn.Mixture.assign>`) stay local.
-        :func:`~dirmn.regression`,
-        :func:`~dirmn.regression_groups`, :func:`~dirmn.test_groups`,
-        :func:`~dirmn.test_proportions` and :func:`dirmn.torch.loglik` raise
+        :class:`~dirmn.Mixture` holds its own rows' responsibilities) and
+        :func:`~dirmn.regression` (each rank passes its own rows of the
+        design and precision design; the log-likelihood and BIC to ~1e-12
+        relative of one process's, the coefficients and standard errors to
+        ~1e-7; the result's ``rows`` are this rank's). The per-row
+        functions (:func:`~dirmn.loglik`, :meth:`row_totals`, copies,
+        :meth:`Mixture.assign <dirmn.Mixture.assign>`,
+        :meth:`RegressionResult.predict <dirmn.RegressionResult.predict>`)
+        stay local. :func:`~dirmn.regression_groups`,
+        :func:`~dirmn.test_groups`, :func:`~dirmn.test_proportions` and
+        :func:`dirmn.torch.loglik` raise
         :class:`~dirmn.errors.NotSupportedError` on attached counts: detach
         them first for this rank's rows alone.
 

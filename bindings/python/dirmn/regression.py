@@ -258,8 +258,9 @@ class RegressionResult(Closable):
     precision : float or numpy.ndarray or None
         phi, the sum of every row's alpha, ``exp(log_precision)``
         (mean/precision); with a ``precision_design`` each fitted row's own,
-        ``exp(precision_design @ log_precision)`` (``rows`` entries); None
-        (log-linear, whose rows' sums differ).
+        ``exp(precision_design @ log_precision)`` (``rows`` entries: on
+        split counts, this rank's rows'); None (log-linear, whose rows' sums
+        differ).
     log_precision, std_error_log_precision : float or numpy.ndarray or None
         gamma = log phi and its standard error (``dirmn_reg_get_precision``;
         NaN where ``hessian_definite`` is False); with a
@@ -270,7 +271,9 @@ class RegressionResult(Closable):
         The q columns of ``precision_design``: a DataFrame's column names,
         else "z0", "z1" ...; None without one.
     rows : int
-        Rows of the fitted table.
+        Rows of the fitted table (on counts split over a
+        :class:`~dirmn.Communicator`, this rank's rows; ``nobs`` and the
+        fit are the whole table's).
     gradient_norm : float
         Max-norm of the log-likelihood's gradient in beta at the result.
     iterations : int
@@ -774,7 +777,8 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         the calling thread: ``loglik`` the log pmf after it, ``change`` the
         max-norm of the gradient in beta. A true return value stops the fit
         (:class:`~dirmn.errors.CancelledError`); an exception it raises
-        stops it too and is re-raised, unchanged.
+        stops it too and is re-raised, unchanged. On split counts a
+        cancellation on any rank cancels every rank.
 
     Returns
     -------
@@ -792,8 +796,9 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         column"); a category without counts (``index``, argument
         "column"); too few rows with counts; a Newton system beyond
         ``DIRMN_REG_MAX_SYSTEM`` (8000) unknowns (it is solved in the
-        smaller of p V and the rows with counts, so both are above 8000);
-        bad options.
+        smaller of p V and the rows with counts, so both are above 8000;
+        on split counts it is formed whole, so p V above 8000 is refused
+        whatever the rows); bad options.
     InvalidParameterError
         A design entry that is not finite (``row``, ``column``, argument
         "x"; "precision_design" for the precision's), or a bad weight
@@ -803,14 +808,39 @@ def regression(counts, design, weights=None, *, parametrization="loglinear",
         of rows than the table, or ``covariate_names`` of the wrong length.
     NumericOverflowError
         An alpha beyond the double range at the start.
-    NotSupportedError
-        A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`
-        (this release fits regressions on one process's table only: detach it with
-        ``set_communicator(None)`` for this rank's rows alone).
     CancelledError
-        ``progress`` returned a true value, or the context's interrupt did.
+        ``progress`` returned a true value, or the context's interrupt did
+        (on split counts: on any rank).
     KeyboardInterrupt
         Ctrl-C during the fit (see :class:`~dirmn.Context`).
+    CommunicationError
+        On counts split over a :class:`~dirmn.Communicator`: a callback
+        failed (its exception is the ``__cause__``), or another rank's part
+        of the call failed (the message names the first rank that did).
+
+    Notes
+    -----
+    On a :class:`~dirmn.Counts` split by rows over a
+    :class:`~dirmn.Communicator` (:meth:`~dirmn.Counts.set_communicator`)
+    the call is collective (``dirmn_reg_fit``): every rank makes it, in the
+    same order, with the same options and its own rows of ``design`` (and
+    of ``precision_design``) and its own rows' ``weights``, and every rank
+    gets the whole table's fit. The design's rank is checked over every
+    rank's rows (a covariate that is 0 on one rank's rows is fine). Each
+    Newton step sums the log-likelihood, gradient and Newton matrix over
+    the ranks; the matrix is formed whole, where one process with fewer
+    rows than coefficients solves in the rows' dimension, so on split
+    counts a log-linear p V above ``DIRMN_REG_MAX_SYSTEM`` (8000) is
+    refused whatever the rows. ``llf``, ``aic`` and ``bic`` agree with one
+    process holding the whole table to rounding (~1e-12 relative);
+    ``params``, ``bse``, the covariance and the log precision to the Newton
+    solves' accuracy (~1e-7 relative, not bit for bit); every rank gets the
+    same values. A rank whose own part fails (a design value that is not
+    finite, a bad weight) raises its own error, the others
+    CommunicationError. The result's ``rows`` (and, with a
+    ``precision_design``, ``precision``) are this rank's;
+    :meth:`~RegressionResult.predict` is local, and
+    :meth:`~RegressionResult.simulate` draws this rank's rows.
     """
     model = _choice(parametrization, _PARAMETRIZATIONS, "parametrization")
     contrast_code = _choice(contrast, _CONTRASTS, "contrast")

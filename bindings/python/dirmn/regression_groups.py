@@ -285,8 +285,10 @@ def regression_groups(counts, design, groups, p_null=1, weights=None, *,
         weight.
     NotSupportedError
         A :class:`~dirmn.Counts` split over a :class:`~dirmn.Communicator`
-        (this release fits regressions on one process's table only: detach it with
-        ``set_communicator(None)`` for this rank's rows alone).
+        (this release tests groups on one process's table only, though
+        :func:`~dirmn.regression` itself is collective on such counts:
+        detach it with ``set_communicator(None)`` for this rank's rows
+        alone).
 
     A group that cannot be tested (fewer than two columns with counts,
     fewer rows with counts than p, a design not of full rank on its rows)

@@ -8,7 +8,10 @@ table's (alpha and standard errors bit for bit), else ``FAIL ...`` with
 what differed, and exits non-zero. A second table, of three DM profiles, is
 fitted as mixtures the same way (one k, and a range of k): the criteria to
 1e-9 of the whole table's, the parameters and this rank's responsibilities
-to 1e-5.
+to 1e-5. The first table is also regressed on a design (each rank its own
+rows of it), log-linear and mean/precision with a precision design: the
+log-likelihood and BIC to 1e-12 of the whole table's, the coefficients and
+standard errors to 1e-7, every rank's coefficients rank 0's bit for bit.
 """
 
 import sys
@@ -36,6 +39,44 @@ def clustered(rows=60, cols=15, seed=2025):
                                                    rows - rows // 2 - rows // 3]))
     return np.array([rng.multinomial(int(rng.integers(20, 80)), rng.dirichlet(profiles[j]))
                      for j in labels])
+
+
+def design(rows, seed=2026):
+    """An intercept and two normal covariates."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack([np.ones(rows), rng.normal(size=rows), rng.normal(size=rows)])
+
+
+# The regressions compared: keyword arguments of dirmn.regression, the
+# precision design (z) given as the design's first two columns or not.
+REGRESSIONS = {"loglinear": ({}, False),
+               "meanprecision": ({"parametrization": "meanprecision"}, True)}
+
+
+def regression_problems(world, got, whole, mine):
+    """What differs between this rank's regressions and one process's."""
+    problems = []
+    for name, want in whole.items():
+        r = got[name]
+        what = "regression %s" % name
+        if r.rows != mine.stop - mine.start:
+            problems.append("%s: rows %d" % (what, r.rows))
+        for field in ("loglik", "bic"):
+            a, b = getattr(r, field), getattr(want, field)
+            if abs(a - b) > 1e-12 * abs(b):
+                problems.append("%s: %s %r != %r" % (what, field, a, b))
+        if r.nobs != want.nobs or r.parameters != want.parameters:
+            problems.append("%s: nobs %r parameters %d" % (what, r.nobs, r.parameters))
+        for field in ("params", "bse") + (("log_precision", "std_error_log_precision")
+                                          if want.log_precision is not None else ()):
+            if not np.allclose(getattr(r, field), getattr(want, field), rtol=1e-7, atol=1e-9):
+                problems.append("%s: %s differs" % (what, field))
+        first = world.bcast(r.params, root=0)
+        if not np.array_equal(r.params, first):
+            problems.append("%s: params differ from rank 0's" % what)
+        if not r.converged:
+            problems.append("%s: not converged" % what)
+    return problems
 
 
 def mixture_problems(got, whole, mine):
@@ -77,6 +118,10 @@ def main():
         whole_sum = dirmn.loglik_sum(x, whole.alpha, weights=w, derivatives=True, context=ctx)
         whole_od = dirmn.overdispersion_test(x, context=ctx)
         whole_mix = dirmn.mixture(y, range(1, 4), weights=y_w, context=ctx)
+        d = design(rows)
+        whole_reg = {name: dirmn.regression(x, d, w, precision_design=d[:, :2] if z else None,
+                                            context=ctx, **kw)
+                     for name, (kw, z) in REGRESSIONS.items()}
         with dirmn.Communicator.from_mpi4py(world) as comm, \
                 dirmn.Counts(x[mine], context=ctx) as counts:
             if (comm.rank, comm.ranks) != (rank, size):
@@ -85,6 +130,12 @@ def main():
             f = dirmn.fit(counts, weights=w[mine])
             s = dirmn.loglik_sum(counts, whole.alpha, weights=w[mine], derivatives=True)
             od = dirmn.overdispersion_test(counts)
+            reg = {name: dirmn.regression(counts, d[mine], w[mine],
+                                          precision_design=d[mine, :2] if z else None, **kw)
+                   for name, (kw, z) in REGRESSIONS.items()}
+            problems += regression_problems(world, reg, whole_reg, mine)
+            for r in list(reg.values()) + list(whole_reg.values()):
+                r.close()
         # Mixtures: one dirmn_mixture_fit_range call, and one k.
         with dirmn.Communicator.from_mpi4py(world) as comm, \
                 dirmn.Counts(y[y_mine], context=ctx) as counts:

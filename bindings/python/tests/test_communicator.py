@@ -566,12 +566,319 @@ def test_a_progress_that_cancels_on_one_rank_cancels_every_rank(mixture_table):
     assert len(calls[1]) == 3
 
 
+def regression_table(rows, cols, p, seed, mean_precision=False):
+    """A regression's table and design (int64 counts, an intercept and p - 1
+    normal covariates): log-linear alpha_bv = exp(x_b . beta_v), or the
+    mean/precision model with a reference column 0 and a precision that
+    grows with the first covariate."""
+    rng = np.random.default_rng(seed)
+    d = np.column_stack([np.ones(rows)] + [rng.normal(size=rows) for _ in range(p - 1)])
+    beta = rng.normal(0.0, 0.4, (p, cols))
+    beta[0] += 0.5
+    if mean_precision:
+        beta[:, 0] = 0.0
+        e = np.exp(d @ beta)
+        alpha = 12.0 * np.exp(0.5 * d[:, 1:2]) * e / e.sum(axis=1, keepdims=True)
+    else:
+        alpha = np.exp(d @ beta)
+    sizes = rng.integers(30, 90, size=rows)
+    y = np.array([rng.multinomial(sizes[b], rng.dirichlet(alpha[b])) for b in range(rows)])
+    assert y.sum(axis=0).min() > 0
+    return y.astype(np.int64), d
+
+
+# The regressions compared over ranks: (rows, categories, covariates, the
+# mean/precision model, a precision design). "wide" has fewer rows than
+# coefficients (30 < 3 x 12), so one process solves its Newton steps in the
+# rows' dimension (Woodbury), while over ranks the system is formed whole.
+REGRESSIONS = {
+    "tall": (150, 5, 3, False, False),
+    "wide": (30, 12, 3, False, False),
+    "meanprecision": (120, 5, 3, True, False),
+    "precision design": (120, 5, 3, True, True),
+}
+
+
+def close_to(got, want, what, rtol=1e-7, atol=1e-9):
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=str(what))
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("case", list(REGRESSIONS))
+def test_regression_over_ranks_is_the_whole_tables(case, ranks, weighted):
+    rows, cols, p, mean_precision, with_z = REGRESSIONS[case]
+    y, d = regression_table(rows, cols, p, 11, mean_precision)
+    if case == "wide":
+        assert rows < p * cols
+    # Some rows without weight (they take no part), the others' weights real.
+    w = 0.5 * (np.arange(rows) % 4) if weighted else None
+    z = d[:, :2] if with_z else None
+    kw = {"parametrization": "meanprecision"} if mean_precision else {}
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.regression(y, d, w, precision_design=z, context=ctx, **kw)
+        want_predicted = whole.predict(d, precision_design=z)
+        whole_cov = whole.cov_params()
+    assert whole.converged and whole.hessian_definite
+
+    def body(r, counts):
+        mine = rows_of(r, ranks, rows)
+        with dirmn.regression(counts, d[mine], None if w is None else w[mine],
+                              precision_design=None if z is None else z[mine], **kw) as f:
+            fields = {name: getattr(f, name) for name in (
+                "params", "bse", "loglik", "aic", "bic", "nobs", "parameters", "rows",
+                "iterations", "converged", "hessian_definite", "precision", "log_precision",
+                "std_error_log_precision")}
+            fields["cov"] = f.cov_params()
+            fields["wald"] = [f.wald_test(i) for i in range(p)]
+            # The per-row calls stay local: this rank's rows.
+            fields["predicted"] = f.predict(d[mine], precision_design=None if z is None
+                                            else z[mine])
+            fields["simulated"] = f.simulate(seed=3)
+            fields["totals"] = counts.row_totals()
+            return fields
+
+    out = run_ranks(World(ranks), y, body)
+    check_ok(out)
+    first = out[0].value
+    for r, o in enumerate(out):
+        mine = rows_of(r, ranks, rows)
+        f = o.value
+        what = (case, ranks, r)
+        # The sums over ranks: to rounding.
+        for name in ("loglik", "aic", "bic"):
+            assert abs(f[name] - getattr(whole, name)) <= 1e-12 * abs(getattr(whole, name)), \
+                (what, name, f[name], getattr(whole, name))
+        assert f["nobs"] == pytest.approx(whole.nobs, rel=1e-14), what
+        assert f["parameters"] == whole.parameters, what
+        assert f["rows"] == mine.stop - mine.start, what   # this rank's own rows
+        assert f["converged"] and f["hessian_definite"], what
+        # The Newton solves: to ~1e-7.
+        close_to(f["params"], whole.params, what)
+        close_to(f["bse"], whole.bse, what)
+        close_to(f["cov"], whole_cov, what, atol=1e-9 * np.max(np.abs(whole_cov)))
+        for t, t0 in zip(f["wald"], (whole.wald_test(i) for i in range(p))):
+            assert t.df == t0.df and t.statistic == pytest.approx(t0.statistic, rel=1e-6)
+        if mean_precision:
+            close_to(f["log_precision"], whole.log_precision, what)
+            close_to(f["std_error_log_precision"], whole.std_error_log_precision, what)
+            if with_z:   # each of this rank's rows' own precision
+                assert f["precision"].shape == (mine.stop - mine.start,)
+                close_to(f["precision"], whole.precision[mine], what, rtol=1e-6)
+            else:
+                assert f["precision"] == pytest.approx(whole.precision, rel=1e-7)
+        else:
+            assert f["precision"] is None and f["log_precision"] is None
+        # Every rank the same fit, bit for bit.
+        for name in ("params", "bse", "cov", "loglik", "iterations"):
+            assert np.array_equal(f[name], first[name], equal_nan=True), (what, name)
+        if mean_precision:
+            assert np.array_equal(f["log_precision"], first["log_precision"]), what
+        # predict on this rank's rows: its own fit's alpha, the whole
+        # table's rows to the coefficients' accuracy.
+        assert f["predicted"].shape == (mine.stop - mine.start, cols)
+        close_to(f["predicted"], want_predicted[mine], what, rtol=1e-6, atol=0)
+        if not mean_precision:
+            close_to(f["predicted"], np.exp(d[mine] @ f["params"]), what, rtol=1e-12, atol=0)
+        assert f["simulated"].shape == (mine.stop - mine.start, cols)
+        assert np.array_equal(f["simulated"].sum(axis=1), f["totals"])
+        assert np.array_equal(f["totals"], y[mine].sum(axis=1))
+    whole.close()
+
+
+@pytest.mark.parametrize("parametrization", ["loglinear", "meanprecision"])
+def test_regression_design_rank_is_checked_over_every_ranks_rows(parametrization):
+    n = 3
+    y, d = regression_table(90, 4, 2, 13)
+    rows = y.shape[0]
+    # A covariate that is 0 on ranks 0 and 1: each of their designs alone is
+    # not of full rank, the whole table's is.
+    mark = np.zeros(rows)
+    mark[rows_of(2, n, rows)] = 1.0
+    d = np.column_stack([d, mark])
+    # A covariate that is a combination of the others on every rank.
+    dependent = np.column_stack([d[:, :2], d[:, 0] - 2.0 * d[:, 1]])
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.regression(y, d, parametrization=parametrization, context=ctx)
+        with pytest.raises(dirmn.InvalidArgumentError) as alone:
+            dirmn.regression(y[rows_of(0, n, rows)], d[rows_of(0, n, rows)],
+                             parametrization=parametrization, context=ctx)
+        assert alone.value.argument == "x column" and alone.value.index == 2
+        with pytest.raises(dirmn.InvalidArgumentError) as deficient:
+            dirmn.regression(y, dependent, parametrization=parametrization, context=ctx)
+
+    def body(r, counts):
+        mine = rows_of(r, n, rows)
+        with dirmn.regression(counts, d[mine], parametrization=parametrization) as f:
+            fit = f.params, f.bse, f.loglik
+        try:
+            dirmn.regression(counts, dependent[mine], parametrization=parametrization)
+            failed = None
+        except dirmn.DirmnError as exc:
+            failed = exc
+        return fit, failed
+
+    got = run_ranks(World(n), y, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        (params, bse, loglik), failed = o.value
+        close_to(params, whole.params, r)
+        close_to(bse, whole.bse, r)
+        assert abs(loglik - whole.loglik) <= 1e-12 * abs(whole.loglik), r
+        # The same refusal on every rank: the rank is a property of the sums.
+        assert type(failed) is dirmn.InvalidArgumentError, (r, failed)
+        assert (failed.argument, failed.index) == ("x column", 2)
+        assert failed.message == deficient.value.message
+    whole.close()
+
+
+def test_a_wide_regression_over_ranks_forms_its_system_whole():
+    # 4 rows x 8001 categories, an intercept: one process solves it in the
+    # rows' dimension (4 unknowns); over ranks the Newton system is formed
+    # whole, 8001 unknowns, beyond DIRMN_REG_MAX_SYSTEM: refused on every
+    # rank before any work is done.
+    cols = dirmn._capi.DIRMN_REG_MAX_SYSTEM + 1
+    y = np.random.default_rng(23).integers(1, 5, size=(4, cols))
+    d = np.ones((4, 1))
+    with dirmn.Context("cpu") as ctx, dirmn.regression(y, d, context=ctx) as whole:
+        assert whole.converged and whole.parameters == cols
+
+    def body(r, counts):
+        try:
+            dirmn.regression(counts, d[rows_of(r, 2, 4)])
+        except dirmn.DirmnError as exc:
+            return exc
+        return None
+
+    got = run_ranks(World(2), y, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        assert type(o.value) is dirmn.InvalidArgumentError, (r, o.value)
+        assert "DIRMN_REG_MAX_SYSTEM" in o.value.message
+
+
+def test_a_bad_design_value_on_one_rank_fails_every_rank():
+    n = 3
+    y, d = regression_table(90, 4, 3, 17, mean_precision=True)
+    rows = y.shape[0]
+    mine1 = rows_of(1, n, rows)
+    bad = d.copy()
+    bad[mine1.start + 4, 2] = np.nan
+    z = d[:, :2].copy()
+    bad_z = z.copy()
+    bad_z[rows_of(2, n, rows).start + 1, 1] = np.inf
+    # What the failing rank would get alone.
+    with pytest.raises(dirmn.InvalidParameterError) as alone:
+        dirmn.regression(y[mine1], bad[mine1])
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.regression(y, d, parametrization="meanprecision", precision_design=z,
+                                 context=ctx)
+
+    def attempt(f):
+        try:
+            f().close()
+        except dirmn.DirmnError as exc:
+            return exc
+        return None
+
+    def body(r, counts):
+        mine = rows_of(r, n, rows)
+        x_failed = attempt(lambda: dirmn.regression(counts, bad[mine]))
+        z_failed = attempt(lambda: dirmn.regression(
+            counts, d[mine], parametrization="meanprecision", precision_design=bad_z[mine]))
+        # The next collective call works again on every rank.
+        with dirmn.regression(counts, d[mine], parametrization="meanprecision",
+                              precision_design=z[mine]) as again:
+            return x_failed, z_failed, again.loglik, again.params
+
+    got = run_ranks(World(n), y, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        x_failed, z_failed, loglik, params = o.value
+        for failed, on, argument in ((x_failed, 1, "x"), (z_failed, 2, "precision_design")):
+            assert failed is not None, (r, argument)
+            if r == on:
+                assert type(failed) is dirmn.InvalidParameterError, (r, failed)
+                assert failed.argument == argument, (r, failed.argument)
+                assert "not finite" in failed.message
+            else:
+                assert type(failed) is dirmn.CommunicationError, (r, failed)
+                assert failed.status == "DIRMN_ERROR_COMMUNICATION"
+                assert "rank %d's part of this collective call failed" % on in failed.message
+                assert failed.__cause__ is None
+        # Rank 1's own error is the one it gets alone (its own rows' numbering).
+        if r == 1:
+            assert (x_failed.row, x_failed.column) == (alone.value.row, alone.value.column) \
+                == (4, 2)
+            assert x_failed.message == alone.value.message
+        if r == 2:
+            assert (z_failed.row, z_failed.column) == (1, 1)
+        assert abs(loglik - whole.loglik) <= 1e-12 * abs(whole.loglik)
+        close_to(params, whole.params, r)
+    whole.close()
+
+
+def test_a_regression_progress_that_cancels_on_one_rank_cancels_every_rank():
+    n = 3
+    y, d = regression_table(90, 4, 3, 19)
+    calls = [[] for _ in range(n)]
+    raised = [None] * n
+    with dirmn.Context("cpu") as ctx:
+        whole = dirmn.regression(y, d, context=ctx)
+    assert whole.iterations >= 3
+
+    class Stop(Exception):
+        pass
+
+    def body(r, counts):
+        mine = rows_of(r, n, y.shape[0])
+
+        def cancel_on_rank_1(iteration, loglik, change):
+            calls[r].append((iteration, loglik))
+            return r == 1 and iteration == 2
+
+        def raise_on_rank_2(iteration, loglik, change):
+            if r == 2 and iteration == 2:
+                raised[r] = Stop("rank 2's progress")
+                raise raised[r]
+
+        errors = []
+        for progress in (cancel_on_rank_1, raise_on_rank_2):
+            try:
+                dirmn.regression(counts, d[mine], progress=progress).close()
+                errors.append(None)
+            except Exception as exc:  # noqa: B902 -- checked on the main thread
+                errors.append(exc)
+        with dirmn.regression(counts, d[mine]) as again:  # works again
+            return errors, again.loglik
+
+    got = run_ranks(World(n), y, body)
+    check_ok(got)
+    for r, o in enumerate(got):
+        (cancelled, stopped), loglik = o.value
+        assert type(cancelled) is dirmn.CancelledError, (r, cancelled)
+        assert cancelled.status == "DIRMN_ERROR_CANCELLED"
+        # The ranks step together: each rank's progress saw the same steps
+        # and the whole table's log-likelihood.
+        assert [i for i, _ in calls[r]] == [1, 2], r
+        np.testing.assert_allclose([v for _, v in calls[r]], [v for _, v in calls[1]],
+                                   rtol=1e-12)
+        if r == 2:
+            assert stopped is raised[2]  # re-raised unchanged on its own rank
+        else:
+            assert type(stopped) is dirmn.CancelledError, (r, stopped)
+        assert abs(loglik - whole.loglik) <= 1e-12 * abs(whole.loglik)
+    whole.close()
+
+
 def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
-    # Mixtures are collective (the tests below); regressions and the group
-    # tests are refused on split counts.
+    # Fits, mixtures and regressions are collective (the tests above); the
+    # regressions' group tests and the group tests are refused on split
+    # counts.
     n = 2
     x = table[:24, :10]
     design = np.column_stack([np.ones(24), np.arange(24) % 2])
+    genes = ["g0"] * 5 + ["g1"] * 5
 
     def refused(f):
         try:
@@ -584,7 +891,7 @@ def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
         local = x[rows_of(r, n, 24)]
         d = design[rows_of(r, n, 24)]
         errors = {
-            "regression": refused(lambda: dirmn.regression(counts, d)),
+            "regression_groups": refused(lambda: dirmn.regression_groups(counts, d, genes)),
             "test_groups": refused(lambda: dirmn.test_groups(
                 counts, ["a", "b"] * (local.shape[0] // 2) + ["a"] * (local.shape[0] % 2))),
             "test_proportions": refused(lambda: dirmn.test_proportions(
@@ -604,7 +911,10 @@ def test_estimators_not_over_ranks_are_refused_and_work_detached(table):
         for name, exc in errors.items():
             assert exc is not None, (r, name)
             assert "does not sum over ranks" in exc.message, (r, name, exc.message)
-            assert "the mixture fits do" in exc.message, (r, name, exc.message)
+            assert "dirmn_reg_fit and the mixture fits do" in exc.message, \
+                (r, name, exc.message)
+        assert "dirmn_reg_test_groups does not sum" in errors["regression_groups"].message
+        assert "dirmn_test_groups does not sum" in errors["test_groups"].message
         assert detached and k == 2
         # Detached, the fit is this rank's rows alone.
         with dirmn.Context("cpu") as ctx:
