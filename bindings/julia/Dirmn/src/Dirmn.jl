@@ -42,8 +42,8 @@ of the observations against a given composition (HMP's Xsc), with
 [`DirmnContext`](@ref) to choose a backend and device; [`backends`](@ref);
 [`Communicator`](@ref) and [`set_communicator!`](@ref) for a table split by
 observations over several processes (MPI ranks, threads), which
-[`fit_dirmn`](@ref), [`loglik_sum`](@ref), [`overdispersion_test`](@ref)
-and [`fit_mixture`](@ref) then treat as one.
+[`fit_dirmn`](@ref), [`loglik_sum`](@ref), [`overdispersion_test`](@ref),
+[`fit_mixture`](@ref) and [`fit_dirmn_reg`](@ref) then treat as one.
 
 The library is found through `ENV["DIRMN_LIBRARY_PATH"]` (the file or its
 directory) or the standard install locations; see

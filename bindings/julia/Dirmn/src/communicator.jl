@@ -166,8 +166,10 @@ one.
 Collective calls, made by every rank in the same order, with the same
 options and each rank's own observations' weights: [`set_communicator!`](@ref),
 and on counts with a communicator [`fit_dirmn`](@ref) (and `fit_mle`),
-[`loglik_sum`](@ref), [`overdispersion_test`](@ref) and
-[`fit_mixture`](@ref) (one k or a range of k). Each rank gets the whole
+[`loglik_sum`](@ref), [`overdispersion_test`](@ref),
+[`fit_mixture`](@ref) (one k or a range of k) and
+[`fit_dirmn_reg`](@ref) (each rank its own observations' rows of the
+design, see below). Each rank gets the whole
 table's result: α, standard errors and iterations bit for bit those of one
 process holding the whole table, the log-likelihood to rounding. A mixture
 over ranks starts from the whole table's starts and sums every EM iteration
@@ -177,8 +179,20 @@ accuracy (its Newton fits stop on a relative change of 1e-12 in their
 objective: ~1e-6 relative in α, not bit for bit), and each rank's
 [`DirMultMixture`](@ref) holds the shared parameters and its own
 observations' `responsibilities` (`rows` this rank's observations, `nobs`
-the whole table's). When one rank's part fails (its weights or options,
-say) that rank raises its own `DirmnError` and every other rank
+the whole table's). A regression over ranks, `fit_dirmn_reg(c, Xr)`, takes
+on every rank the same options and its own observations' rows `Xr` of the
+design (and of a `precision_design`, and their `weights`); the design's
+rank is checked over every rank's rows (a covariate constant on one rank's
+rows is no collinearity), and each Newton step sums the log-likelihood,
+gradient and Newton matrix over the ranks. Every rank gets the whole
+table's fit: `loglik`, `aic` and `bic` to rounding, the coefficients,
+precision coefficients and standard errors to the Newton solves' accuracy
+(~1e-7 relative; not bit for bit, but the same bits on every rank); its
+[`DirmnRegression`](@ref) has `rows`, `totals` and `design` this rank's,
+`nobs` the whole table's, and its [`predict`](@ref), [`wald_test`](@ref)
+and [`simulate`](@ref) are local (this rank's rows, no communication).
+When one rank's part fails (its weights, options or design values, say)
+that rank raises its own `DirmnError` and every other rank
 `DIRMN_ERROR_COMMUNICATION` naming the first rank that failed ("rank 1's
 part of this collective call failed"); no rank waits for ever. A progress
 callback that cancels (or throws) on one rank cancels the call on every
@@ -186,8 +200,9 @@ rank (`DIRMN_ERROR_CANCELLED` there; the throwing rank rethrows its
 exception). Per-observation calls ([`loglik`](@ref),
 [`loglik_rowwise`](@ref), [`totals`](@ref), `Matrix(c)`,
 [`posterior`](@ref) and [`assignments`](@ref) with data, ...) stay local;
-regressions and the group tests raise `DIRMN_ERROR_NOT_SUPPORTED` on such
-counts.
+the group tests ([`test_groups`](@ref), [`test_dirmn_groups`](@ref),
+[`test_proportions`](@ref)) do not sum over ranks in this release: they
+raise `DIRMN_ERROR_NOT_SUPPORTED` on such counts.
 
 [`rank`](@ref)`(comm)` and [`nranks`](@ref)`(comm)` give the two numbers.
 `close(comm)` (idempotent) or the finalizer frees the handle; counts
@@ -208,6 +223,7 @@ comm = Communicator(MPI.Comm_rank(world), MPI.Comm_size(world);
 c = DirmnCounts(my_rows; obsdim = 1)   # this rank's observations
 set_communicator!(c, comm)             # collective
 f = fit_dirmn(c)                       # collective: the whole table's fit on every rank
+r = fit_dirmn_reg(c, my_design)        # collective: this rank's rows of the design
 ```
 """
 mutable struct Communicator
@@ -319,8 +335,10 @@ counts (each made with its own context) and its own end of the
 communicator; it checks that every rank's counts have the same categories
 (`DIRMN_ERROR_DIMENSION_MISMATCH` naming the first rank that differs, on
 every rank). From then on [`fit_dirmn`](@ref), [`loglik_sum`](@ref),
-[`overdispersion_test`](@ref) and [`fit_mixture`](@ref) on `c` are
-collective and give the whole table's results. A counts object has one
+[`overdispersion_test`](@ref), [`fit_mixture`](@ref) and
+[`fit_dirmn_reg`](@ref) (each rank its own rows of the design) on `c` are
+collective and give the whole table's results; the group tests raise
+`DIRMN_ERROR_NOT_SUPPORTED`. A counts object has one
 communicator at most: attaching another replaces it.
 
 `nothing` detaches `c` (not collective): its calls are its own

@@ -90,6 +90,11 @@ fields:
   row totals (every row's, in order) and its orientation, which
   [`simulate`](@ref) draws new tables with.
 
+A fit of counts split over a [`Communicator`](@ref) (see
+[`fit_dirmn_reg`](@ref)) holds the whole table's coefficients, standard
+errors, covariance, `loglik`, criteria and `nobs`, and this rank's
+`rows`, `design`, `precision_design` and `totals`.
+
 Everything is copied out of the library when the fit returns; the library's
 regression object is kept only for [`predict`](@ref) and
 [`wald_test`](@ref). It is freed by the finalizer or, sooner, by
@@ -340,7 +345,8 @@ log-likelihood and the criteria.
 - `Y`: the counts, **one observation per row** (rows × categories, as `X`;
   `obsdim = 2` for a categories × rows table): a dense matrix of any integer
   or real element type, a `SparseMatrixCSC`, anything [`DirmnCounts`](@ref)
-  accepts, or a prepared `DirmnCounts` (whose own orientation counts);
+  accepts, or a prepared `DirmnCounts` (whose own orientation counts; one
+  attached to a [`Communicator`](@ref) makes the fit collective, below);
 - `X`: the design, rows × p, any real element type (converted to
   `Float64`; a strided `Float64` matrix is read in place). Add a column of
   ones for an intercept, as R's `model.matrix` does: nothing is added. It
@@ -354,9 +360,10 @@ until the log-likelihood rises). Each step is solved in the smaller of the
 number of coefficients p V and the rows with counts (Woodbury's identity
 on the Hessian's low-rank part where the rows are fewer), so many
 categories over few rows fit; a fit is refused only where both are above
-`LibDirmn.DIRMN_REG_MAX_SYSTEM` (8000). Above 5000 coefficients the
-covariance matrix is not kept ([`vcov`](@ref) raises); the standard errors
-and Wald tests are there for any size.
+`LibDirmn.DIRMN_REG_MAX_SYSTEM` (8000) (over a [`Communicator`](@ref),
+where the coefficients are: the ranks form the system in them). Above
+5000 coefficients the covariance matrix is not kept ([`vcov`](@ref)
+raises); the standard errors and Wald tests are there for any size.
 
 Keywords (the defaults shown are the library's, which `nothing` also
 selects):
@@ -383,6 +390,30 @@ A fit whose Hessian is not negative definite at the end (no strict local
 maximum) warns and has `hessian_definite = false`: its standard errors and
 covariance are `NaN` and [`wald_test`](@ref) raises
 `DIRMN_ERROR_NOT_SUPPORTED`.
+
+Collective on a `DirmnCounts` with a [`Communicator`](@ref) (see
+[`set_communicator!`](@ref)): every rank calls it with the same options
+and **its own observations' rows** of `X` (and of `precision_design`, and
+their `weights`), in the order of its counts, and gets the whole table's
+fit. The design's rank is checked over every rank's rows (a covariate
+constant on one rank's rows is no collinearity), and each Newton step sums
+the log-likelihood, gradient and Newton matrix over the ranks (the matrix
+formed whole and broadcast by each rank each step: its traffic grows with
+the square of the number of coefficients, and the log-linear model's is
+refused above `DIRMN_REG_MAX_SYSTEM` coefficients, however few the rows).
+`loglik`, `aic` and `bic` agree with those of one process holding the
+whole table to rounding, the coefficients, `log_precision` and standard
+errors to the Newton solves' accuracy (~1e-7 relative; every rank holds
+the same bits);
+`rows`, `totals`, `design` and `precision_design` are this rank's, `nobs`
+the whole table's. [`predict`](@ref), [`wald_test`](@ref) and
+[`simulate`](@ref) on the result are local (no communication; `simulate`
+draws this rank's observations). A rank whose part fails (a non-finite
+design value, a bad weight, `X` with other rows than its counts) raises
+its own error, the others `DIRMN_ERROR_COMMUNICATION` ("rank 1's part of
+this collective call failed"); a `progress` that cancels or throws on one
+rank cancels every rank (`DIRMN_ERROR_CANCELLED`, the throwing rank
+rethrowing its exception).
 
 An unknown `parametrization` or `contrast`, or a `reference` outside
 `1:V`, raises an `ArgumentError` naming it. Invalid input raises a

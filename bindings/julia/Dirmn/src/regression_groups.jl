@@ -153,7 +153,10 @@ whose fits did not converge gives `converged = false` and a warning.
 [`DirmnError`](@ref) `DIRMN_ERROR_DIMENSION_MISMATCH`; an unknown
 `parametrization` an `ArgumentError`; `p_null` outside `1:p - 1`, or p < 2,
 `DIRMN_ERROR_INVALID_ARGUMENT`; a non-finite entry of `X`
-`DIRMN_ERROR_INVALID_PARAMETER`, naming it.
+`DIRMN_ERROR_INVALID_PARAMETER`, naming it. Counts attached to a
+[`Communicator`](@ref) raise `DIRMN_ERROR_NOT_SUPPORTED`: the groups' tests
+do not sum over ranks in this release (each group's
+[`fit_dirmn_reg`](@ref) on split counts does).
 
 ```julia
 # Y: samples × transcripts, gene: each transcript's gene, cond: 0/1 per sample

@@ -1,7 +1,7 @@
 # Run by communicator.jl in its own julia with JULIA_NUM_THREADS=3: a table
-# split by observations over 2 and 3 ranks (1 to 3 for the mixtures:
-# fit_dirmn, loglik_sum, overdispersion_test and fit_mixture are
-# collective), each rank a task with its own
+# split by observations over 2 and 3 ranks (1 to 3 for the mixtures and
+# regressions: fit_dirmn, loglik_sum, overdispersion_test, fit_mixture and
+# fit_dirmn_reg are collective), each rank a task with its own
 # context and counts, over an in-memory communicator (World: allreduce! and
 # broadcast! through shared slots and a barrier), as capi's
 # tests/test_communicator.cpp does with C++ threads. Julia 1.5 starts no
@@ -24,7 +24,10 @@ const RANK_THREADS = Tuple{Int,Int}[]
 
 # n ranks' shared slots and a reusable barrier. `fail_at` injects a failure:
 # every rank's allreduce! throws at that call (counted per rank), as an MPI
-# collective fails on every rank.
+# collective fails on every rank. `fail_broadcast_at`: every rank's
+# broadcast! throws an ArgumentError at that broadcast (counted per rank),
+# after the exchange, so that the ranks fail alike and stay in step.
+# `logs[r + 1]`: rank r's calls, (function, buffer type, length, root).
 mutable struct World
     n::Int
     slots::Vector{Any}
@@ -32,8 +35,12 @@ mutable struct World
     arrived::Int
     generation::Int
     fail_at::Int
+    fail_broadcast_at::Int
+    logs::Vector{Vector{Any}}
 end
-World(n; fail_at = -1) = World(n, Vector{Any}(nothing, n), Threads.Condition(), 0, 0, fail_at)
+World(n; fail_at = -1, fail_broadcast_at = -1) =
+    World(n, Vector{Any}(nothing, n), Threads.Condition(), 0, 0, fail_at, fail_broadcast_at,
+          [Any[] for _ in 1:n])
 
 function barrier(w::World)
     lock(w.cond)
@@ -63,8 +70,11 @@ Base.showerror(io::IO, e::RankFailure) = print(io, "RankFailure: rank ", e.rank,
 # Rank r's end of the world: the Communicator's two functions.
 function communicator(w::World, r::Int)
     calls = Ref(0)
+    broadcasts = Ref(0)
+    log = w.logs[r + 1]
     allreduce! = function (buf)
         k = (calls[] += 1)
+        push!(log, (:allreduce!, typeof(buf), length(buf), nothing))
         k == w.fail_at && throw(RankFailure(r, k))
         w.slots[r + 1] = copy(buf)
         barrier(w)
@@ -76,11 +86,14 @@ function communicator(w::World, r::Int)
         copyto!(buf, s)
     end
     broadcast! = function (buf, root)
-        calls[] += 1
+        k = (calls[] += 1)
+        push!(log, (:broadcast!, typeof(buf), length(buf), root))
         r == root && (w.slots[r + 1] = copy(buf))
         barrier(w)
         r == root || copyto!(buf, w.slots[root + 1])
         barrier(w)
+        (broadcasts[] += 1) == w.fail_broadcast_at &&
+            throw(ArgumentError("broadcast! failed at call $k"))
     end
     return Communicator(r, w.n; allreduce! = allreduce!, broadcast! = broadcast!)
 end
@@ -177,6 +190,73 @@ profiles = [4 .* (0.2 .+ 4 .* rand(rngm, V)) for _ in 1:3]
 profile_of(b) = b % 6 == 0 ? 3 : isodd(b) ? 1 : 2
 XM = reduce(hcat, [draw(rngm, profiles[profile_of(b)], 200) for b in 1:NM])
 WM = [Float64((b - 1) % 3) for b in 1:NM]    # whole weights, some 0
+
+# Regression problems: counts (categories × rows, observations in columns
+# as X) drawn from α_b = exp(D[b, :] ⋅ B[:, v]), and the rows × p design D
+# (an intercept and normal covariates), as capi's
+# test_communicator_regression.cpp: a tall table, 150 rows × 5 categories,
+# a wide one, 40 rows × 12 categories (36 coefficients), and one of fewer
+# rows than coefficients, 30 × 15 (45: one process solves each Newton step
+# in the rows' dimension, the ranks form the matrix whole), all with 3
+# covariates; 120 × 6 with 2 for the mean/precision model, whose precision
+# design is an intercept and the first covariate.
+function reg_problem(seed, rows, V, p)
+    rng = MersenneTwister(seed)
+    D = ones(rows, p)
+    D[:, 2:p] .= 0.7 .* randn(rng, rows, p - 1)
+    B = vcat(0.5 .+ 0.5 .* rand(rng, 1, V), 0.4 .* randn(rng, p - 1, V))
+    Y = reduce(hcat, [draw(rng, exp.(vec(D[b:b, :] * B)), 40 + 7 * (b % 11)) for b in 1:rows])
+    return Y, D
+end
+const YT, DT = reg_problem(502, 150, 5, 3)
+const YW, DW = reg_problem(501, 40, 12, 3)
+const YF, DF = reg_problem(503, 30, 15, 3)
+const YP, DP = reg_problem(511, 120, 6, 2)
+const ZP = DP[:, 1:2]                                 # log φ_b = γ1 + γ2 x_b
+reg_weights(rows) = [0.5 + (b - 1) % 3 for b in 1:rows]
+
+# Entries equal to `rtol` relative to the largest of `b` (the solves'
+# accuracy is the coefficient vector's: the ranks' sums, rounded otherwise,
+# may stop Newton's method a step before or after one process's, both
+# within its tolerance -- 2 ranks of the tall weighted table stop at a
+# gradient norm of 7e-6, one process at 2e-13 -- which moves a coefficient
+# of 0.006 by 9e-9, 2e-8 of the largest one).
+function near(a, b, rtol)
+    size(a) == size(b) || return false
+    s = isempty(b) ? 0.0 : maximum(abs, b)
+    return all(isequal(x, y) || abs(x - y) <= rtol * max(abs(y), s) for (x, y) in zip(a, b))
+end
+
+# A rank's regression against the whole table's (obs: the rank's rows):
+# the log-likelihood and criteria to rounding (1e-12 relative), the
+# coefficients and standard errors to the Newton solves' (1e-7 relative, as
+# `near` compares); `rows`, `totals`
+# and `design` this rank's, `nobs` the whole table's.
+function check_reg(f, whole, obs)
+    @test f isa DirmnRegression
+    f isa DirmnRegression || (println(sprint(showerror, f)); return)
+    @test isapprox(f.loglik, whole.loglik; rtol = 1e-12)
+    @test isapprox(f.bic, whole.bic; rtol = 1e-12)
+    @test isapprox(f.aic, whole.aic; rtol = 1e-12)
+    @test near(f.coefficients, whole.coefficients, 1e-7)
+    @test near(f.std_errors, whole.std_errors, 1e-7)
+    if whole.log_precision === nothing
+        @test f.log_precision === nothing && f.std_error_log_precision === nothing
+    else
+        @test near(f.log_precision, whole.log_precision, 1e-7)
+        @test near(f.std_error_log_precision, whole.std_error_log_precision, 1e-7)
+        @test (f.precision === nothing) == (whole.precision === nothing)
+    end
+    @test isapprox(f.nobs, whole.nobs; rtol = 1e-15)
+    @test f.rows == length(obs)
+    @test f.parameters == whole.parameters && f.covariates == whole.covariates &&
+          f.ncategories == whole.ncategories
+    @test f.parametrization === whole.parametrization && f.contrast === whole.contrast &&
+          f.reference == whole.reference
+    @test f.converged && whole.converged && f.hessian_definite == whole.hessian_definite
+    @test f.totals == whole.totals[obs]
+    @test f.design == whole.design[obs, :]
+end
 
 # Agreement with the whole table's mixture: the criteria to rounding, the
 # parameters to the M step's accuracy, this rank's responsibilities. The
@@ -317,6 +397,64 @@ result = try
                            e.message)
         end
         @test isempty(Dirmn._COMMUNICATORS)
+    end
+
+    @testset "the library calls the functions with Int64, Float64 and byte buffers" begin
+        # (One rank need not broadcast: communicator.jl checks its allreduces.)
+        for n in (2, 3)
+            w = World(n)
+            got = run_ranks(w, X) do r, c
+                empty!(w.logs[r + 1])     # the attach's
+                fit_dirmn(c)
+                copy(w.logs[r + 1])
+            end
+            for log in got
+                @test log isa Vector
+                log isa Vector || (println(sprint(showerror, log)); continue)
+                @test (:allreduce!, Vector{Int64}) in [l[1:2] for l in log]
+                @test (:allreduce!, Vector{Float64}) in [l[1:2] for l in log]
+                @test all(l -> l[3] > 0, log)
+                bc = filter(l -> l[1] === :broadcast!, log)
+                # Byte buffers, some bytes, a root counted from 0 (rank 0 among them).
+                @test !isempty(bc) && all(l -> l[2] === Vector{UInt8} && 0 <= l[4] < n, bc)
+                @test any(l -> l[4] == 0, bc)
+                # Every rank the same calls, of the same lengths.
+                @test log == got[1]
+            end
+        end
+    end
+
+    @testset "an exception in broadcast! on every rank: COMMUNICATION, the exception its cause" begin
+        # Every rank's first broadcast! throws, after the exchange: the
+        # ranks fail alike, in step. In an overdispersion test (its fit
+        # broadcasts), then a fit, whose first broadcast the same.
+        n = 2
+        whole = fit_dirmn(X; context = WCTX)
+        for (name, call) in (("overdispersion_test", overdispersion_test), ("fit_dirmn", fit_dirmn))
+            got = run_ranks(World(n; fail_broadcast_at = 1), X) do r, c
+                # The next collective call works again on every rank.
+                (caught_stack(() -> call(c)), fit_dirmn(c))
+            end
+            for (r, g) in enumerate(got)
+                @test g isa Tuple
+                g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+                stack, again = g
+                @test stack isa Vector && length(stack) == 2
+                stack isa Vector || continue
+                cause, e = stack[1], stack[end]
+                @test cause isa ArgumentError && startswith(cause.msg, "broadcast! failed at call ")
+                @test e isa DirmnError && e.name === :DIRMN_ERROR_COMMUNICATION
+                e isa DirmnError || continue
+                @test occursin("broadcast callback returned -1", e.message)
+                @test occursin("[the Communicator's broadcast! threw ArgumentError: broadcast! " *
+                               "failed at call ", e.message)
+                @test occursin("communication", sprint(showerror, e))
+                # Every rank failed at the same call.
+                @test cause.msg == got[1][1][1].msg
+                @test same_bits(again.alpha, whole.alpha)
+            end
+            @test isempty(Dirmn._COMMUNICATORS)
+        end
     end
 
     @testset "ranks with other categories: DIMENSION_MISMATCH on every rank" begin
@@ -490,16 +628,224 @@ result = try
         @test isempty(Dirmn._COMMUNICATORS)
     end
 
-    @testset "the groups test on split counts is not supported" begin
+    # fit_dirmn_reg on split counts: every rank its own rows of the design
+    # (and of the precision design, and its rows' weights).
+    reg_cases = (
+        ("log-linear, tall", YT, DT, nothing, nothing, NamedTuple()),
+        ("log-linear, tall, weighted", YT, DT, nothing, reg_weights(150), NamedTuple()),
+        ("log-linear, wide", YW, DW, nothing, nothing, NamedTuple()),
+        ("log-linear, wide, weighted", YW, DW, nothing, reg_weights(40), NamedTuple()),
+        ("log-linear, fewer rows than coefficients", YF, DF, nothing, nothing, NamedTuple()),
+        ("mean/precision", YP, DP, nothing, nothing, (parametrization = :meanprecision,)),
+        ("mean/precision, a precision design", YP, DP, ZP, nothing,
+         (parametrization = :meanprecision,)),
+        ("mean/precision, a precision design, weighted", YP, DP, ZP, reg_weights(120),
+         (parametrization = :meanprecision,)),
+        ("mean/precision, summing to zero, weighted", YP, DP, nothing, reg_weights(120),
+         (parametrization = :meanprecision, contrast = :sum, reference = 3)))
+
+    @testset "fit_dirmn_reg over $n rank$(n == 1 ? "" : "s") ($name) is the whole table's" for n in (1, 2, 3), (name, Y, D, Z, w, kw) in reg_cases
+        rows = size(D, 1)
+        whole = fit_dirmn_reg(Y, D; obsdim = 2, weights = w, precision_design = Z,
+                              context = WCTX, kw...)
+        @test whole.converged && whole.hessian_definite
+        world = World(n)
+        got = run_ranks(world, Y) do r, c
+            obs = rank_obs(r, n, rows)
+            empty!(world.logs[r + 1])
+            f = fit_dirmn_reg(c, D[obs, :]; weights = w === nothing ? nothing : w[obs],
+                              precision_design = Z === nothing ? nothing : Z[obs, :], kw...)
+            roots = [l[4] for l in world.logs[r + 1] if l[1] === :broadcast!]
+            # Per-row calls stay local: this rank's rows.
+            pz = Z === nothing ? nothing : Z[obs, :]
+            (f, roots, predict(f, D[obs, :]; precision_design = pz), wald_test(f),
+             simulate(f; seed = 3)[1])
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            f, roots, pred, wald, sim = g
+            obs = rank_obs(r - 1, n, rows)
+            check_reg(f, whole, obs)
+            # simulate draws this rank's observations, at their totals.
+            @test size(sim) == (size(Y, 1), length(obs)) && vec(sum(sim; dims = 1)) == f.totals
+            # Every rank the same fit, bit for bit.
+            @test f.coefficients == got[1][1].coefficients && f.loglik === got[1][1].loglik
+            # The Newton matrix is broadcast by each rank (one rank sends nothing).
+            @test n == 1 || sort!(unique(roots)) == 0:(n - 1)
+            pz = Z === nothing ? nothing : Z[obs, :]
+            @test isapprox(pred, predict(whole, D[obs, :]; precision_design = pz); rtol = 1e-6)
+            wwhole = wald_test(whole)
+            @test all(isapprox(a.statistic, b.statistic; rtol = 1e-6) && a.dof == b.dof
+                      for (a, b) in zip(wald, wwhole))
+        end
+        @test isempty(Dirmn._COMMUNICATORS)
+    end
+
+    @testset "fit_dirmn_reg: the design's rank is checked over every rank's rows" begin
+        n, rows = 3, size(DT, 1)
+        # A covariate constant on rank 0's rows only: no collinearity.
+        DC = copy(DT)
+        DC[rank_obs(0, n, rows), 2] .= 0.5
+        whole = fit_dirmn_reg(YT, DC; obsdim = 2, context = WCTX)
+        # A covariate that is another's multiple on every rank's rows.
+        DM = copy(DT)
+        DM[:, 3] .= 2 .* DM[:, 2]
+        got = run_ranks(World(n), YT) do r, c
+            obs = rank_obs(r, n, rows)
+            (fit_dirmn_reg(c, DC[obs, :]), caught_stack(() -> fit_dirmn_reg(c, DM[obs, :])))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            f, stack = g
+            check_reg(f, whole, rank_obs(r - 1, n, rows))
+            @test stack isa Vector && length(stack) == 1
+            stack isa Vector || continue
+            e = last(stack)
+            # Decided on the sums: every rank its own error, the same.
+            @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+            e isa DirmnError || continue
+            @test occursin("not of full column rank", e.message)
+            @test occursin("[X[:, 3] in Julia: covariate 3]", e.message)
+        end
+    end
+
+    @testset "fit_dirmn_reg: over ranks the Newton system is in the coefficients, DIRMN_REG_MAX_SYSTEM at most" begin
+        # 2 × 4001 = 8002 coefficients over 6 rows: one process solves in
+        # the rows' dimension; the ranks, which form the matrix whole, refuse
+        # it on every rank (the decision on the sums).
+        VL, rows = 4001, 6
+        YL = rand(MersenneTwister(17), 1:3, VL, rows)
+        DL = [ones(rows) 1:rows]
+        whole = fit_dirmn_reg(YL, DL; obsdim = 2, context = WCTX)
+        @test whole.converged && whole.parameters == 8002
+        for n in (1, 2)
+            got = run_ranks(World(n), YL) do r, c
+                caught_stack(() -> fit_dirmn_reg(c, DL[rank_obs(r, n, rows), :]))
+            end
+            for g in got
+                @test g isa Vector && length(g) == 1
+                g isa Vector || continue
+                e = last(g)
+                @test e isa DirmnError && e.name === :DIRMN_ERROR_INVALID_ARGUMENT
+                e isa DirmnError || continue
+                @test occursin("8002 coefficients", e.message)
+                @test occursin("DIRMN_REG_MAX_SYSTEM", e.message)
+            end
+        end
+    end
+
+    @testset "fit_dirmn_reg: a bad value on rank 1 fails it with its own error, the others with COMMUNICATION" begin
+        for n in (2, 3)
+            rows = size(DP, 1)
+            whole = fit_dirmn_reg(YP, DP; obsdim = 2, parametrization = :meanprecision,
+                                  precision_design = ZP, context = WCTX)
+            got = run_ranks(World(n), YP) do r, c
+                obs = rank_obs(r, n, rows)
+                Dr, Zr = DP[obs, :], ZP[obs, :]
+                Dbad, Zbad = copy(Dr), copy(Zr)
+                wbad = ones(length(obs))
+                if r == 1
+                    Dbad[2, 2] = NaN
+                    Zbad[3, 2] = Inf
+                    wbad[4] = -1.0
+                end
+                mp = (parametrization = :meanprecision,)
+                e1 = caught_stack(() -> fit_dirmn_reg(c, Dbad; precision_design = Zr, mp...))
+                e2 = caught_stack(() -> fit_dirmn_reg(c, Dr; precision_design = Zbad, mp...))
+                e3 = caught_stack(() -> fit_dirmn_reg(c, Dr; precision_design = Zr,
+                                                      weights = wbad, mp...))
+                e4 = caught_stack(() -> fit_dirmn_reg(c, r == 1 ? Dr[2:end, :] : Dr;
+                                                      precision_design = r == 1 ? Zr[2:end, :] : Zr,
+                                                      mp...))
+                # The next collective call works again on every rank.
+                (e1, e2, e3, e4, fit_dirmn_reg(c, Dr; precision_design = Zr, mp...))
+            end
+            for (r, g) in enumerate(got)
+                @test g isa Tuple
+                g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+                stacks, again = g[1:4], g[5]
+                @test all(st -> st isa Vector && length(st) == 1, stacks)  # no cause
+                all(st -> st isa Vector, stacks) || continue
+                e1, e2, e3, e4 = map(last, stacks)
+                @test all(e -> e isa DirmnError, (e1, e2, e3, e4))
+                all(e -> e isa DirmnError, (e1, e2, e3, e4)) || continue
+                if r == 2
+                    @test e1.name === :DIRMN_ERROR_INVALID_PARAMETER
+                    @test occursin("[X[2, 2] = NaN in Julia: row 2, covariate 2]", e1.message)
+                    @test e2.name === :DIRMN_ERROR_INVALID_PARAMETER
+                    @test occursin("[precision_design[3, 2] = Inf in Julia: row 3, precision " *
+                                   "covariate 2]", e2.message)
+                    @test e3.name === :DIRMN_ERROR_INVALID_PARAMETER
+                    @test occursin("[weights[4] in Julia]", e3.message)
+                    @test e4.name === :DIRMN_ERROR_DIMENSION_MISMATCH
+                else
+                    for e in (e1, e2, e3, e4)
+                        @test e.name === :DIRMN_ERROR_COMMUNICATION
+                        @test occursin("rank 1's part of this collective call failed", e.message)
+                    end
+                end
+                check_reg(again, whole, rank_obs(r - 1, n, rows))
+            end
+        end
+    end
+
+    @testset "fit_dirmn_reg: a progress callback that cancels on one rank cancels every rank" begin
+        n, rows = 3, size(DT, 1)
+        whole = fit_dirmn_reg(YT, DT; obsdim = 2, context = WCTX)
+        got = run_ranks(World(n), YT) do r, c
+            Dr = DT[rank_obs(r, n, rows), :]
+            calls = Ref(0)
+            cancel = (it, ll, g) -> (calls[] += 1; r == 1 && it == 1)
+            e1 = caught_stack(() -> fit_dirmn_reg(c, Dr; progress = cancel))
+            n1 = calls[]
+            # An exception in rank 2's callback: rethrown there, the others cancelled.
+            boom = (it, ll, g) -> (r == 2 && error("progress failed on rank 2"); false)
+            e2 = caught_stack(() -> fit_dirmn_reg(c, Dr; progress = boom))
+            (e1, n1, e2, fit_dirmn_reg(c, Dr; progress = (it, ll, g) -> false))
+        end
+        for (r, g) in enumerate(got)
+            @test g isa Tuple
+            g isa Tuple || (println("rank $(r - 1): ", sprint(showerror, g)); continue)
+            s1, n1, s2, again = g
+            @test s1 isa Vector && s2 isa Vector
+            (s1 isa Vector && s2 isa Vector) || continue
+            e1 = last(s1)
+            @test e1 isa DirmnError && e1.name === :DIRMN_ERROR_CANCELLED
+            e1 isa DirmnError && @test occursin("cancelled after 1 Newton steps", e1.message)
+            # Every rank's callback ran, up to the cancelling step.
+            @test n1 == 1
+            e2 = last(s2)
+            if r == 3
+                @test e2 isa ErrorException && e2.msg == "progress failed on rank 2"
+            else
+                @test e2 isa DirmnError && e2.name === :DIRMN_ERROR_CANCELLED
+            end
+            check_reg(again, whole, rank_obs(r - 1, n, rows))
+        end
+        @test isempty(Dirmn._COMMUNICATORS)
+    end
+
+    @testset "the group tests on split counts are not supported" begin
         got = run_ranks(World(2), X) do r, c
-            caught_stack(() -> test_groups(c, [b % 2 + 1 for b in 1:size(Matrix(c), 2)]))
+            m = size(Matrix(c), 2)
+            (caught_stack(() -> test_groups(c, [b % 2 + 1 for b in 1:m])),
+             caught_stack(() -> test_dirmn_groups(c, [ones(m) 1:m], [v % 2 + 1 for v in 1:V])),
+             caught_stack(() -> test_proportions(c, fill(1 / V, V))))
         end
         for g in got
-            @test g isa Vector
-            g isa Vector || continue
-            e = last(g)
-            @test e isa DirmnError && e.name === :DIRMN_ERROR_NOT_SUPPORTED
-            e isa DirmnError && @test occursin("does not sum over ranks", e.message)
+            @test g isa Tuple && all(st -> st isa Vector, g)
+            g isa Tuple && all(st -> st isa Vector, g) || continue
+            for (st, fn) in zip(g, ("dirmn_test_groups", "dirmn_reg_test_groups",
+                                    "dirmn_test_proportions"))
+                e = last(st)
+                @test e isa DirmnError && e.name === :DIRMN_ERROR_NOT_SUPPORTED
+                e isa DirmnError || continue
+                @test occursin("$fn does not sum over ranks in this release (dirmn_fit, " *
+                               "dirmn_loglik_sum, dirmn_overdispersion_test, dirmn_reg_fit and " *
+                               "the mixture fits do)", e.message)
+            end
         end
     end
 end
