@@ -5,10 +5,10 @@
 #' attaches them to a communicator built from two R functions over the
 #' message passing the job already runs (\pkg{Rmpi}, sockets, a scheduler's
 #' channels). The whole table is rank 0's rows, then rank 1's, and so on.
-#' [dirmn_fit()], [dirmn_loglik_sum()], [dirmn_overdispersion_test()] and
-#' [dirmn_mixture()] on such a table are then collective: every rank calls
-#' them with its own rows, and every rank gets the result for the whole
-#' table.
+#' [dirmn_fit()], [dirmn_loglik_sum()], [dirmn_overdispersion_test()],
+#' [dirmn_mixture()] and [dirmn_reg()] on such a table are then collective:
+#' every rank calls them with its own rows, and every rank gets the result
+#' for the whole table.
 #'
 #' `allreduce(x)` receives a numeric vector and must return, on every rank,
 #' the element-wise sum of all ranks' `x` (MPI's `MPI_Allreduce` with
@@ -36,16 +36,26 @@
 #' accuracy of the M step's Newton fits (about 1e-6 relative in alpha);
 #' one rank's mixture is one process's, bit for bit. [confint()] of such a
 #' mixture is collective too (it sums over the ranks through
-#' [dirmn_loglik_sum()]). A progress report that cancels on one rank (an
-#' interrupt, a handler that leaves it) cancels every rank's fit (class
-#' `dirmn_error_cancelled`). What is about rows stays local: [ddirmn()] and
-#' the row totals, [fitted()] and [residuals()] of the fit are this rank's
-#' rows, and so are a mixture's [responsibilities()] ([predict()] without
-#' `newdata`, [fitted()], [residuals()], and the rows per component that
-#' [print()] and [summary()] show). [dirmn_test_groups()] and
-#' [dirmn_test_proportions()] do not sum over ranks in this release: on an
-#' attached table they fail with an error of class
-#' `dirmn_error_not_supported`. `dirmn_set_communicator(counts, NULL)`
+#' [dirmn_loglik_sum()]). A regression ([dirmn_reg()] with the table as
+#' its response, `counts ~ x`: the same formula and options on every rank,
+#' each rank its own rows of `data`) sums each Newton step over the ranks:
+#' every rank gets the whole table's fit, its log-likelihood, AIC and BIC to
+#' rounding, its coefficients, covariance and standard errors to the
+#' accuracy of the Newton solves (about 1e-7 relative); the design's rank
+#' is checked over every rank's rows, and every rank's design must have the
+#' same columns (a factor covariate the same levels on every rank, which
+#' are kept where the rank's rows lack some). A progress report that
+#' cancels on one rank (an interrupt, a handler that leaves it) cancels
+#' every rank's fit (class `dirmn_error_cancelled`). What is about rows
+#' stays local: [ddirmn()] and the row totals, [fitted()] and [residuals()]
+#' of the fit are this rank's rows, and so are a mixture's
+#' [responsibilities()] ([predict()] without `newdata`, [fitted()],
+#' [residuals()], and the rows per component that [print()] and
+#' [summary()] show) and a regression's [predict()], [fitted()] and
+#' [residuals()]. [dirmn_test_groups()] and [dirmn_test_proportions()] do
+#' not sum over ranks in this release: on an attached table they fail with
+#' an error of class `dirmn_error_not_supported` ([dirmn_reg_groups()]
+#' takes a matrix response only). `dirmn_set_communicator(counts, NULL)`
 #' detaches the table (not collective), which is then this rank's rows
 #' alone.
 #'
@@ -93,8 +103,8 @@
 #'   (a list holding `rank`, `ranks` and the library's handle), which
 #'   [print()] describes.
 #' @seealso [dirmn_fit()], [dirmn_loglik_sum()],
-#'   [dirmn_overdispersion_test()], [dirmn_mixture()]; [dirmn_error] for the
-#'   condition classes.
+#'   [dirmn_overdispersion_test()], [dirmn_mixture()], [dirmn_reg()];
+#'   [dirmn_error] for the condition classes.
 #' @export
 #' @examples
 #' mite <- as.matrix(read.csv(system.file("extdata", "mite.csv", package = "dirmn"),
@@ -111,6 +121,12 @@
 #' m <- dirmn_mixture(counts, k = 2, starts = 2)
 #' all.equal(coef(m), coef(dirmn_mixture(mite, k = 2, starts = 2, backend = "cpu")),
 #'           tolerance = 1e-5)
+#' # a regression over the ranks: each rank its rows of the covariates
+#' env <- read.csv(system.file("extdata", "mite_env.csv", package = "dirmn"),
+#'                 row.names = 1)
+#' r <- dirmn_reg(counts ~ log(WatrCont), data = env)
+#' all.equal(coef(r), coef(dirmn_reg(mite ~ log(WatrCont), data = env, backend = "cpu")),
+#'           tolerance = 1e-7)
 #'
 #' # an error in a function is an R error of the dirmn call
 #' broken <- dirmn_communicator(0, 1, allreduce = function(x) stop("network down"),

@@ -501,6 +501,10 @@ anova.dirmn_reg <- function(object, ...) {
 # and the same weights.
 .same_counts <- function(a, b) {
   if (!identical(dim(a$y), dim(b$y))) return(FALSE)
+  if (inherits(a$y, "dirmn_counts") && inherits(b$y, "dirmn_counts") &&
+      identical(a$y$ptr, b$y$ptr)) {
+    return(identical(a$weights, b$weights))
+  }
   ya <- as.matrix(a$y)
   yb <- as.matrix(b$y)
   storage.mode(ya) <- "double"
@@ -671,7 +675,7 @@ fitted.dirmn_reg <- function(object, type = c("proportion", "alpha"), ...) {
 residuals.dirmn_reg <- function(object, type = c("pearson", "response", "deviance"), ...) {
   call <- sys.call()
   type <- .match_choice(type, c("pearson", "response", "deviance"), "type", call)
-  y <- .dense_counts(object$y, call)
+  y <- .dense_counts(.reg_response(object, call), call)
   alpha <- .reg_fitted_alpha(object, call)
   n <- rowSums(y)
   A <- rowSums(alpha)
@@ -689,6 +693,17 @@ residuals.dirmn_reg <- function(object, type = c("pearson", "response", "devianc
   }
   if (is.matrix(out)) dimnames(out) <- dimnames(alpha)
   stats::naresid(object$na.action, out)
+}
+
+# The fit's response as a matrix: a table prepared with dirmn_counts()
+# copied back (this rank's rows of a split table), its rows named as the
+# design's.
+.reg_response <- function(object, call) {
+  y <- object$y
+  if (!inherits(y, "dirmn_counts")) return(y)
+  y <- .counts_matrix(y, call)
+  rownames(y) <- rownames(object$x)
+  y
 }
 
 #' @rdname dirmn_reg-methods

@@ -86,6 +86,37 @@
 #' a covariate that is still not finite (`Inf`, or `NA` kept by
 #' `na.pass`) is an error naming its row and column.
 #'
+#' The response can also be a table prepared with [dirmn_counts()]
+#' (`counts ~ x1 + x2`, `counts` a variable of the formula's environment),
+#' as every dirmn function takes one: it is fitted as it is, every row in
+#' order, so `data` holds one row per row of the table and `subset` and
+#' `na.action` must leave none out (an error of class
+#' `dirmn_error_invalid_argument` names the first left out). The fit keeps
+#' the table as `y`, which [residuals()] and [simulate()] copy back.
+#'
+#' On a table split by rows over several processes (a prepared table
+#' attached to a [dirmn_communicator()]), `dirmn_reg()` is a collective
+#' call: every rank calls it with the same formula and options and its own
+#' rows of `data` (of `weights`, and of a `precision_design` given as a
+#' matrix), and every rank gets the whole table's fit: its log-likelihood,
+#' AIC and BIC to rounding, its coefficients, covariance, standard errors
+#' and Wald tests to the accuracy of the Newton solves (about 1e-7
+#' relative); `nobs` is the whole table's. The design's rank is checked over
+#' every rank's rows (a covariate constant on one rank's rows is no
+#' collinearity). Every rank's design must have the same columns: on such a
+#' table factors keep all their levels, those the rank's rows lack included
+#' (as `model.frame(drop.unused.levels = FALSE)`), so a factor covariate
+#' must have the same levels on every rank (`factor(x, levels = ...)`; a
+#' character covariate's levels would be those of the rank's rows). A
+#' covariate that is not finite on one rank fails that rank with its own
+#' error and the others with one of class `dirmn_error_communication`
+#' naming it, and a progress report that cancels on one rank cancels every
+#' rank's fit. An error that R raises before the fit starts (a bad argument,
+#' a row left out) is that rank's alone, and leaves the others waiting, as
+#' a rank that skips the call does. What is about rows stays local: `x`,
+#' `y`, [predict()] without `newdata`, [fitted()] and [residuals()] are this
+#' rank's rows. See [dirmn_communicator()].
+#'
 #' Rows of zeros, and rows of weight 0, contribute nothing and do not count
 #' in `nobs`. Errors (conditions of class [dirmn_error]) name what is wrong:
 #' a design that is not of full column rank (over the rows with counts)
@@ -101,8 +132,9 @@
 #' maximum), there are no covariance, standard errors or Wald tests: they
 #' are `NA` (and `vcov` is `NULL`).
 #'
-#' @param formula A two-sided formula: a count matrix on the left (see
-#'   Details), covariates on the right.
+#' @param formula A two-sided formula: a count matrix (or a table prepared
+#'   with [dirmn_counts()]) on the left (see Details), covariates on the
+#'   right.
 #' @param data A data frame (or list, or environment) holding the variables
 #'   of `formula`; by default they are taken from the formula's environment.
 #' @param weights `NULL` or frequency weights, one finite, non-negative
@@ -200,7 +232,8 @@
 #'       negative definite (a strict local maximum), so that `vcov`,
 #'       standard errors and Wald tests exist.}
 #'     \item{`x`, `y`, `weights`}{the design matrix, the response (counts
-#'       as given, rows as fitted) and the weights (`NULL` for none).}
+#'       as given, rows as fitted; a prepared table as it is) and the
+#'       weights (`NULL` for none).}
 #'     \item{`call`, `formula`, `terms`, `contrasts`, `xlevels`, `na.action`}{as
 #'       [lm()] keeps them, for [predict()] on new data (`na.action`: the
 #'       rows left out for a variable of either design).}
@@ -214,7 +247,8 @@
 #'   [fitted()], [residuals()] and [confint()]; see
 #'   [dirmn_reg-methods].
 #' @seealso [dirmn_reg-methods]; [dirmn_fit()] for one alpha shared by all
-#'   rows (the regression with an intercept only).
+#'   rows (the regression with an intercept only); [dirmn_communicator()]
+#'   for a table split by rows over several processes.
 #' @references Zhang Y, Zhou H, Zhou J, Sun W (2017). Regression models for
 #'   multivariate count data. Journal of Computational and Graphical
 #'   Statistics 26:1-13.
@@ -282,15 +316,20 @@ dirmn_reg <- function(formula, data, weights = NULL,
   if (is.null(env)) env <- parent.frame()
 
   # The model frame, as lm() makes it (weights, subset and na.action
-  # evaluated in data). A sparse Matrix response cannot sit in a model
-  # frame: the frame holds its row numbers instead, and the rows kept are
-  # taken from it.
+  # evaluated in data). A sparse Matrix response, or a table prepared with
+  # dirmn_counts(), cannot sit in a model frame: the frame holds its row
+  # numbers instead, and the rows kept are taken from it (all of a prepared
+  # table's, which cannot be subset). On a table split over a communicator,
+  # factors keep their levels, so that every rank's design has the same
+  # columns whichever levels its rows hold.
   mf <- match.call(expand.dots = FALSE)
   mf <- mf[c(1L, match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L))]
-  mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   response <- eval(formula[[2L]], if (missing(data)) env else data, env)
-  sparse_response <- methods::is(response, "Matrix")
+  prepared_response <- inherits(response, "dirmn_counts")
+  drop_levels <- !prepared_response || is.null(.communicator_of(response))
+  mf$drop.unused.levels <- drop_levels
+  sparse_response <- prepared_response || methods::is(response, "Matrix")
   if (sparse_response || !is.null(precision)) {
     # the package's own variables, beside the formula's
     f <- formula
@@ -321,7 +360,10 @@ dirmn_reg <- function(formula, data, weights = NULL,
     .stop("invalid_argument", "offsets are not supported by dirmn_reg()", ecall)
   }
   y <- stats::model.response(mf)
-  if (sparse_response) {
+  if (prepared_response) {
+    .reg_prepared_rows(y, nrow(response), ecall)
+    y <- response
+  } else if (sparse_response) {
     y <- response[y, , drop = FALSE]
     rownames(y) <- rownames(mf)
   } else {
@@ -332,7 +374,7 @@ dirmn_reg <- function(formula, data, weights = NULL,
   if (!is.null(precision)) {
     zm <- match.call(expand.dots = FALSE)
     zm <- zm[c(1L, match("data", names(zm), 0L))]
-    z <- .reg_precision_matrix(precision, zm, kept$rows, contrasts, caller, ecall)
+    z <- .reg_precision_matrix(precision, zm, kept$rows, contrasts, caller, ecall, drop_levels)
     rownames(z$z) <- rownames(mf)
   }
   x <- stats::model.matrix(mt, mf, if (is.null(z)) contrasts
@@ -456,6 +498,22 @@ dirmn_reg <- function(formula, data, weights = NULL,
 # The Julia and Python packages keep it up to the same size.
 .reg_vcov_max_coefficients <- 5000
 
+# A response prepared with dirmn_counts() is fitted whole: its rows (`n`)
+# are the design's, in order (on a table split over a communicator, this
+# rank's rows), so subset and na.action must keep every one (`rows`, the
+# rows the model frame kept).
+.reg_prepared_rows <- function(rows, n, call) {
+  if (length(rows) == n && all(rows == seq_len(n))) return(invisible())
+  left <- setdiff(seq_len(n), rows)
+  .stop("invalid_argument", sprintf(paste(
+    "the response is a table prepared with dirmn_counts(), whose %s rows are fitted whole",
+    "and in order: %s; prepare the rows to fit as a table of their own"), .num(n),
+    if (length(left) == 0L) "subset reorders them"
+    else sprintf("subset or na.action left out %s (row %s first)",
+                 if (length(left) == 1L) "1 row" else paste(.num(length(left)), "rows"),
+                 .num(left[[1L]]))), call)
+}
+
 .bad_response <- function(call) {
   .stop("invalid_argument", paste(
     "the response must be a matrix of counts with one column per category:",
@@ -563,8 +621,9 @@ dirmn_reg <- function(formula, data, weights = NULL,
 # or the formula's model matrix (model.frame() as `zm`, the call's data,
 # evaluated in `caller`). Returns `z`, and for a formula the `formula`,
 # `terms`, `contrasts` and `xlevels` that predict() needs for new data, and
-# the frame's `variables`.
-.reg_precision_matrix <- function(precision, zm, rows, contrasts, caller, ecall) {
+# the frame's `variables`. `drop_levels`: model.frame()'s drop.unused.levels.
+.reg_precision_matrix <- function(precision, zm, rows, contrasts, caller, ecall,
+                                  drop_levels = TRUE) {
   if (!is.null(precision$matrix)) {
     return(list(z = precision$matrix[rows, , drop = FALSE]))
   }
@@ -572,7 +631,7 @@ dirmn_reg <- function(formula, data, weights = NULL,
   zm$formula <- precision$formula
   zm$subset <- rows
   zm$na.action <- stats::na.pass
-  zm$drop.unused.levels <- TRUE
+  zm$drop.unused.levels <- drop_levels
   zf <- eval(zm, caller)
   zt <- attr(zf, "terms")
   if (!is.null(stats::model.offset(zf))) {

@@ -426,7 +426,7 @@ simulate.dirmn_reg <- function(object, nsim = 1, seed = NULL, ...) {
   call <- sys.call()
   .renamed_args(list(...), character(), call)
   alpha <- .reg_fitted_alpha(object, call)
-  y <- object$y
+  y <- .reg_response(object, call)
   totals <- if (methods::is(y, "Matrix")) Matrix::rowSums(y) else rowSums(y)
   .simulate_tables(alpha, .alpha_shapes[["rowwise"]], totals,
                    list(rownames(object$x), colnames(object$coefficients)), nsim, seed, NULL,

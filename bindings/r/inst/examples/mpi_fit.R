@@ -6,12 +6,13 @@
 # Every process (rank) runs this same script (SPMD). Each holds only its
 # own rows of the table, prepares them with dirmn_counts(), and attaches
 # them to a dirmn_communicator() whose allreduce and broadcast go through
-# Rmpi. dirmn_fit(), dirmn_loglik_sum(), dirmn_overdispersion_test() and
-# dirmn_mixture() are then collective: every rank calls them, in the same
-# order, and every rank gets the whole table's result (alpha and its
-# standard errors bit for bit those of one process holding the whole table;
-# a mixture's log-likelihood, AIC and BIC to rounding and its parameters
-# to the M step's accuracy). See ?dirmn_communicator.
+# Rmpi. dirmn_fit(), dirmn_loglik_sum(), dirmn_overdispersion_test(),
+# dirmn_mixture() and dirmn_reg() are then collective: every rank calls
+# them, in the same order, and every rank gets the whole table's result
+# (alpha and its standard errors bit for bit those of one process holding
+# the whole table; a mixture's log-likelihood, AIC and BIC to rounding and
+# its parameters to the M step's accuracy; a regression's log-likelihood to
+# rounding and its coefficients to ~1e-7). See ?dirmn_communicator.
 #
 # Needs the Rmpi package and an MPI installation (Rmpi is not a dependency
 # of dirmn). The script's path once dirmn is installed:

@@ -5,6 +5,11 @@
 # over a base R socket.
 
 mite <- mite_table()
+# mite's environment: a numeric covariate and factors (Shrub's level "None"
+# is absent from rows 1 .. 30, rank 0's rows in the two-rank test below)
+mite_env <- read.csv(system.file("extdata", "mite_env.csv", package = "dirmn"), row.names = 1,
+                     stringsAsFactors = TRUE)
+mite_env$water <- as.vector(scale(mite_env$WatrCont))
 
 identity_comm <- function(rank = 0L, ranks = 1L) {
   dirmn_communicator(rank, ranks, allreduce = function(x) x, broadcast = function(x, root) x)
@@ -322,7 +327,7 @@ test_that("mixtures work on split counts; group tests refuse them, and work once
                class = "dirmn_error_not_supported")
   expect_error(dirmn_test_groups(counts, g), paste(
     "does not sum over ranks in this release (dirmn_fit, dirmn_loglik_sum,",
-    "dirmn_overdispersion_test and the mixture fits do)"), fixed = TRUE,
+    "dirmn_overdispersion_test, dirmn_reg_fit and the mixture fits do)"), fixed = TRUE,
     class = "dirmn_error_not_supported")
   expect_error(dirmn_test_proportions(counts, colSums(mite) / sum(mite)),
                "does not sum over ranks", class = "dirmn_error_not_supported")
@@ -337,6 +342,127 @@ test_that("mixtures work on split counts; group tests refuse them, and work once
   expect_error(dirmn_test_groups(counts, g), class = "dirmn_error_not_supported")
   expect_mixture_matches(mixture_values(dirmn_mixture(counts, k = 2, starts = 1L, seed = 1)),
                          dirmn_mixture(mite, k = 2, starts = 1L, seed = 1, backend = "cpu"))
+})
+
+# What a dirmn_reg() holds, as plain values (they travel from a forked
+# rank): the coefficients, their covariance and standard errors, the
+# criteria and the Wald tests, the precision's coefficients and the rows.
+reg_values <- function(f) {
+  list(coefficients = f$coefficients, vcov = f$vcov, std_errors = attr(f, "std_errors"),
+       loglik = f$loglik, aic = f$aic, bic = f$bic, nobs = f$nobs, parameters = f$parameters,
+       converged = f$converged, wald = f$wald_test, log_precision = f$log_precision,
+       std_error_log_precision = f$std_error_log_precision, rows = rownames(f$x))
+}
+
+# A regression over ranks is the whole table's fit (libdirmn's contract):
+# the log-likelihood, AIC and BIC to rounding (1e-12 relative), the
+# coefficients, their covariance, standard errors and the precision's
+# coefficients to the Newton solves' accuracy (1e-7 relative to the
+# largest), the Wald statistics to 1e-6; `rows`: this rank's rows of the
+# whole fit's.
+expect_reg_matches <- function(got, whole, rows = NULL) {
+  whole <- reg_values(whole)
+  if (is.null(rows)) rows <- seq_along(whole$rows)
+  close_to <- function(a, b, what) {
+    expect_identical(dim(a), dim(b), label = what)
+    expect_identical(dimnames(a), dimnames(b), label = what)
+    expect_identical(names(a), names(b), label = what)
+    expect_lt(max(abs(a - b)) / max(abs(b)), 1e-7, label = paste("relative error of", what))
+  }
+  close_to(got$coefficients, whole$coefficients, "coefficients")
+  close_to(got$vcov, whole$vcov, "vcov")
+  close_to(got$std_errors, whole$std_errors, "std_errors")
+  if (!is.null(whole$log_precision)) {
+    close_to(got$log_precision, whole$log_precision, "log_precision")
+    close_to(got$std_error_log_precision, whole$std_error_log_precision,
+             "std_error_log_precision")
+  } else {
+    expect_null(got$log_precision)
+  }
+  for (field in c("loglik", "aic", "bic")) {
+    expect_equal(got[[field]], whole[[field]], tolerance = 1e-12, label = field)
+  }
+  expect_identical(got$nobs, whole$nobs)
+  expect_identical(got$parameters, whole$parameters)
+  expect_true(got$converged)
+  expect_identical(rownames(got$wald), rownames(whole$wald))
+  expect_identical(got$wald$df, whole$wald$df)
+  expect_equal(got$wald$statistic, whole$wald$statistic, tolerance = 1e-6)
+  expect_identical(got$rows, whole$rows[rows])
+}
+
+test_that("regressions work on split counts (one rank: the plain table's fit)", {
+  counts <- dirmn_counts(mite, backend = "cpu")
+  dirmn_set_communicator(counts, identity_comm())
+  d <- mite_env
+  # log-linear: the whole table's fit, its rows' predictions, the response
+  # the prepared table (copied back for residuals and simulate)
+  plain <- dirmn_reg(mite ~ water + Topo, data = d, backend = "cpu")
+  split <- dirmn_reg(counts ~ water + Topo, data = d)
+  expect_s3_class(split, "dirmn_reg")
+  expect_reg_matches(reg_values(split), plain)
+  expect_identical(split$y, counts)
+  expect_identical(split$x, plain$x)
+  expect_equal(predict(split), predict(plain), tolerance = 1e-7)
+  expect_equal(predict(split, newdata = d[1:5, ], type = "proportion"),
+               predict(plain, newdata = d[1:5, ], type = "proportion"), tolerance = 1e-7)
+  expect_equal(fitted(split), fitted(plain), tolerance = 1e-7)
+  expect_equal(residuals(split), residuals(plain), tolerance = 1e-6)
+  expect_equal(residuals(split, type = "deviance"), residuals(plain, type = "deviance"),
+               tolerance = 1e-6)
+  expect_identical(dim(simulate(split, seed = 1)[[1L]]), dim(mite))
+  expect_equal(confint(split), confint(plain), tolerance = 1e-7)
+  small <- dirmn_reg(counts ~ water, data = d)
+  expect_equal(anova(small, split)$Chisq, anova(dirmn_reg(mite ~ water, data = d, backend = "cpu"),
+                                                plain)$Chisq, tolerance = 1e-9)
+  # weighted, with progress reports
+  w <- rep(c(1, 2, 0.5), length.out = nrow(mite))
+  reported <- 0L
+  weighted <- withCallingHandlers(
+    dirmn_reg(counts ~ water + Topo, data = d, weights = w, verbose = TRUE),
+    message = function(m) {
+      reported <<- reported + 1L
+      invokeRestart("muffleMessage")
+    })
+  expect_gt(reported, 0L)
+  expect_reg_matches(reg_values(weighted),
+                     dirmn_reg(mite ~ water + Topo, data = d, weights = w, backend = "cpu"))
+  # mean/precision: one precision, and a precision design (a formula, and
+  # the same as a matrix), with either contrast
+  expect_reg_matches(
+    reg_values(dirmn_reg(counts ~ water + Topo, data = d, parametrization = "meanprecision")),
+    dirmn_reg(mite ~ water + Topo, data = d, parametrization = "meanprecision", backend = "cpu"))
+  mp <- dirmn_reg(counts ~ water, data = d, parametrization = "meanprecision",
+                  precision_design = ~ Shrub)
+  mp_plain <- dirmn_reg(mite ~ water, data = d, parametrization = "meanprecision",
+                        precision_design = ~ Shrub, backend = "cpu")
+  expect_reg_matches(reg_values(mp), mp_plain)
+  expect_equal(mp$precision, mp_plain$precision, tolerance = 1e-7)
+  expect_equal(predict(mp, newdata = d[c(1, 40), ]), predict(mp_plain, newdata = d[c(1, 40), ]),
+               tolerance = 1e-7)
+  z <- model.matrix(~ Shrub, d)
+  expect_reg_matches(
+    reg_values(dirmn_reg(counts ~ water, data = d, parametrization = "meanprecision",
+                         contrast = "sum", reference = "LCIL", precision_design = z)),
+    dirmn_reg(mite ~ water, data = d, parametrization = "meanprecision", contrast = "sum",
+              reference = "LCIL", precision_design = z, backend = "cpu"))
+  # a prepared table is fitted whole: subset and na.action may leave no row out
+  expect_error(dirmn_reg(counts ~ water, data = d, subset = water > 0), paste(
+    "the response is a table prepared with dirmn_counts(), whose 70 rows are fitted whole and",
+    "in order: subset or na.action left out 38 rows (row 1 first)"), fixed = TRUE,
+    class = "dirmn_error_invalid_argument")
+  d_na <- d
+  d_na$water[5] <- NA
+  expect_error(dirmn_reg(counts ~ water, data = d_na), "left out 1 row (row 5 first)",
+               fixed = TRUE, class = "dirmn_error_invalid_argument")
+  # a non-finite covariate is the library's error, naming its row
+  d_inf <- d
+  d_inf$water[3] <- Inf
+  expect_error(dirmn_reg(counts ~ water, data = d_inf), "row 3, covariate 2 (water)",
+               fixed = TRUE, class = "dirmn_error_invalid_parameter")
+  # detached: this process's rows alone, the same fit
+  dirmn_set_communicator(counts, NULL)
+  expect_reg_matches(reg_values(dirmn_reg(counts ~ water + Topo, data = d)), plain)
 })
 
 # A communicator whose functions live in an environment with a finalizer
@@ -459,8 +585,8 @@ socket_comm <- function(con, rank, after_broadcast = NULL) {
 }
 
 # What each rank does, the same calls in the same order on both: its rows
-# `x`, its rows' weights `w`.
-rank_work <- function(con, rank, x, w) {
+# `x`, its rows' weights `w` and its rows of the covariates `d`.
+rank_work <- function(con, rank, x, w, d) {
   comm <- socket_comm(con, rank)
   out <- list()
   catch <- function(expr) tryCatch(expr, error = function(e) list(class = class(e)[1L],
@@ -504,6 +630,33 @@ rank_work <- function(con, rank, x, w) {
   })
   # in step again
   out$after_cancel <- mixture_values(dirmn_mixture(counts, k = 2L, starts = 1L, seed = 5))
+  # regressions: each rank its own rows of the data (rank 0's lack Shrub's
+  # level "None", which its design keeps: every rank's has the same columns)
+  reg <- dirmn_reg(counts ~ water + Shrub, data = d)
+  out$reg <- reg_values(reg)
+  out$reg_predict <- predict(reg)
+  out$reg_predict_new <- predict(reg, newdata = d, type = "proportion")
+  out$reg_weighted <- reg_values(dirmn_reg(counts ~ water + Shrub, data = d, weights = w))
+  out$reg_mp <- reg_values(dirmn_reg(counts ~ water + Topo, data = d,
+                                     parametrization = "meanprecision"))
+  out$reg_mp_design <- reg_values(dirmn_reg(counts ~ water, data = d,
+                                            parametrization = "meanprecision",
+                                            precision_design = ~ Shrub))
+  # a covariate not finite in rank 1's rows: its own error there, rank 0 one
+  # naming it
+  bad_d <- d
+  if (rank == 1L) bad_d$water[2L] <- Inf
+  out$reg_failed <- catch(dirmn_reg(counts ~ water, data = bad_d))
+  # rank 1's progress report is left by an exiting handler: every rank's
+  # fit is cancelled
+  out$reg_cancelled <- catch(if (rank == 1L) {
+    tryCatch(dirmn_reg(counts ~ water, data = d, verbose = TRUE),
+             message = function(m) list(class = "left", message = conditionMessage(m)))
+  } else {
+    dirmn_reg(counts ~ water, data = d)
+  })
+  # in step again
+  out$reg_again <- reg_values(dirmn_reg(counts ~ water, data = d))
   # broadcast's failures, on both ranks alike, each on a table of its own
   bad_broadcast <- function(after) {
     t <- dirmn_counts(x, backend = "cpu")
@@ -542,10 +695,21 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
   w <- rep(c(1, 2, 0.5), length.out = nrow(mite))
   w0 <- w[1:30]
   w1 <- w[31:70]
+  d0 <- mite_env[1:30, ]
+  d1 <- mite_env[31:70, ]
   whole <- dirmn_fit(mite, backend = "cpu")
   whole_weighted <- dirmn_fit(mite, weights = w, backend = "cpu")
   whole_sum <- dirmn_loglik_sum(mite, whole$alpha, backend = "cpu")
   whole_od <- dirmn_overdispersion_test(mite, backend = "cpu")
+  whole_reg <- dirmn_reg(mite ~ water + Shrub, data = mite_env, backend = "cpu")
+  whole_reg_weighted <- dirmn_reg(mite ~ water + Shrub, data = mite_env, weights = w,
+                                  backend = "cpu")
+  whole_reg_mp <- dirmn_reg(mite ~ water + Topo, data = mite_env,
+                            parametrization = "meanprecision", backend = "cpu")
+  whole_reg_mp_design <- dirmn_reg(mite ~ water, data = mite_env,
+                                   parametrization = "meanprecision",
+                                   precision_design = ~ Shrub, backend = "cpu")
+  whole_reg_small <- dirmn_reg(mite ~ water, data = mite_env, backend = "cpu")
 
   server <- NULL
   for (attempt in 1:25) {
@@ -566,7 +730,7 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
     tryCatch({
       con <- do.call(socketConnection, c(list("127.0.0.1", port, blocking = TRUE, open = "r+b",
                                               timeout = 120), no_delay))
-      tryCatch(rank_work(con, 1L, x1, w1), finally = close(con))
+      tryCatch(rank_work(con, 1L, x1, w1, d1), finally = close(con))
     }, error = function(e) list(child_error = conditionMessage(e)))
   })
   # (closing the connection on an error ends the other rank's wait)
@@ -574,7 +738,7 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
     con <- do.call(socketAccept, c(list(server, blocking = TRUE, open = "r+b", timeout = 120),
                                    no_delay))
     close(server)
-    tryCatch(rank_work(con, 0L, x0, w0), finally = close(con))
+    tryCatch(rank_work(con, 0L, x0, w0, d0), finally = close(con))
   }, error = function(e) list(parent_error = conditionMessage(e)))
   theirs <- parallel::mccollect(job, wait = TRUE)[[1L]]
   expect_null(mine$parent_error)
@@ -638,6 +802,32 @@ test_that("two ranks in two processes over a socket give the whole table's fit",
                fixed = TRUE)
   expect_identical(mine$cancelled$class, "dirmn_error_cancelled")
   expect_match(mine$cancelled$message, "cancelled at EM iteration 1", fixed = TRUE)
+  # regressions: the whole table's fit on every rank, predictions of its rows
+  for (r in list(list(got = mine, rows = mine_rows), list(got = theirs, rows = theirs_rows))) {
+    expect_reg_matches(r$got$reg, whole_reg, r$rows)
+    expect_equal(r$got$reg_predict, predict(whole_reg)[r$rows, ], tolerance = 1e-6)
+    expect_equal(r$got$reg_predict_new,
+                 predict(whole_reg, newdata = mite_env[r$rows, ], type = "proportion"),
+                 tolerance = 1e-6)
+    expect_reg_matches(r$got$reg_weighted, whole_reg_weighted, r$rows)
+    expect_reg_matches(r$got$reg_mp, whole_reg_mp, r$rows)
+    expect_reg_matches(r$got$reg_mp_design, whole_reg_mp_design, r$rows)
+    expect_reg_matches(r$got$reg_again, whole_reg_small, r$rows)
+  }
+  expect_identical(colnames(mine$reg$std_errors), colnames(mite))
+  expect_identical(rownames(mine$reg$coefficients),
+                   c("(Intercept)", "water", "ShrubMany", "ShrubNone"))
+  # a bad covariate on rank 1: its own error, a communication error on rank 0
+  expect_identical(theirs$reg_failed$class, "dirmn_error_invalid_parameter")
+  expect_match(theirs$reg_failed$message, "row 2 (\"32\"), covariate 2 (water)", fixed = TRUE)
+  expect_identical(mine$reg_failed$class, "dirmn_error_communication")
+  expect_match(mine$reg_failed$message, "rank 1's part of this collective call failed",
+               fixed = TRUE)
+  # rank 1's handler left its progress report: cancelled there and on rank 0
+  expect_identical(theirs$reg_cancelled$class, "left")
+  expect_match(theirs$reg_cancelled$message, "dirmn_reg: iteration 1", fixed = TRUE)
+  expect_identical(mine$reg_cancelled$class, "dirmn_error_cancelled")
+  expect_match(mine$reg_cancelled$message, "cancelled after 1 Newton step", fixed = TRUE)
   # broadcast's failures: R conditions of class dirmn_error_communication
   # saying what the function did
   for (r in list(mine, theirs)) {
