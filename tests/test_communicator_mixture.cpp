@@ -267,6 +267,21 @@ TEST_CASE("communicator: a mixture's failure on one rank fails every rank, and n
       CHECK(g.message.find("cancelled at EM iteration 2") != std::string::npos);
     }
   }
+  SECTION("rank 1 asks for other components and starts") {
+    run_ranks(world, x, rows, cols, &got, [&](int r, dirmn_context* ctx, dirmn_counts* c, Got* g) {
+      dirmn_mixture_options o;
+      dirmn_mixture_options_init(&o);
+      o.starts = r == 2 ? 3 : 2;
+      fit_range_into(ctx, c, r == 1 ? 3 : 2, 3, o, 0, cols, g);
+    }, &released);
+    for (const Got& g : got) {
+      INFO(g.message);
+      CHECK(g.status == DIRMN_ERROR_INVALID_ARGUMENT);
+      CHECK(g.message.find("rank 1's k_min (3) differs from rank 0's (2): every rank of a collective call") !=
+            std::string::npos);
+      for (const dirmn_mixture_info& i : g.m_info) CHECK(i.size == 0);
+    }
+  }
   SECTION("k beyond every rank's rows with counts together") {
     run_ranks(world, x, rows, cols, &got, [&](int, dirmn_context* ctx, dirmn_counts* c, Got* g) {
       dirmn_mixture_options o;

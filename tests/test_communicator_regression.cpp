@@ -197,6 +197,24 @@ TEST_CASE("communicator: a regression's failures over ranks", "[communicator][re
       CHECK(g.coef == std::vector<double>{0.0});  // no handle
     }
   }
+  SECTION("rank 2 passes another number of covariates") {
+    run_ranks(world, y, pr.rows, pr.V, &unused, [&](int r, dirmn_context* c, dirmn_counts* k, Got*) {
+      std::vector<double> xr = rows_of(pr.x, pr.p, r, n, pr.rows);
+      const int64_t rr = static_cast<int64_t>(xr.size()) / pr.p;
+      if (r == 2) {
+        // An intercept alone.
+        std::vector<double> one(static_cast<size_t>(rr), 1.0);
+        got[static_cast<size_t>(r)] = fit_reg(c, k, one.data(), rr, 1, pr.V, o, nullptr, 0);
+      } else {
+        got[static_cast<size_t>(r)] = fit_reg(c, k, xr.data(), rr, pr.p, pr.V, o, nullptr, 0);
+      }
+    }, &released);
+    for (const RegGot& g : got) {
+      INFO(g.message);
+      CHECK(g.status == DIRMN_ERROR_INVALID_ARGUMENT);
+      CHECK(g.message.find("rank 2's p (1) differs from rank 0's (2)") != std::string::npos);
+    }
+  }
   SECTION("a covariate constant on one rank's rows only is no collinearity") {
     run([&](int r, std::vector<double>* x, dirmn_reg_options*) {
       if (r == 0)

@@ -567,7 +567,8 @@ typedef struct dirmn_counts_info {
  * V)^2 doubles broadcast by each rank a step, where one process with fewer
  * rows than coefficients solves in the rows' dimension -- and gives every
  * rank the whole table's fit: the log-likelihood to rounding, the
- * coefficients and standard errors to the Newton solves' (1e-7 relative);
+ * coefficients and standard errors to the Newton stopping rule's accuracy
+ * (the rule may stop a step apart: 1e-7 of the largest coefficient);
  * the rank of the design is checked over every rank's rows. The per-row
  * calls (dirmn_loglik, dirmn_loglik_rowwise, the row derivatives, row
  * totals, copies, dirmn_mixture_assign, dirmn_reg_predict) stay local:

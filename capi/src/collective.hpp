@@ -2,6 +2,8 @@
 // (comm.hpp), and what a collective entry point does around its body.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
 
@@ -74,6 +76,23 @@ dirmn_status collective(const dirmn_counts* counts, F&& body) {
 // status where another rank's part failed. Without a collective call in
 // flight on counts, `local`.
 dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts, dirmn_status local);
+
+// One scalar of a collective call's arguments, which every rank must pass
+// alike (a double compared by its bits).
+struct Agreed {
+  const char* name;
+  int64_t value;
+  bool real = false;  // value holds a double's bits
+  static Agreed of(const char* name, double x);
+};
+
+// Within a collective body, before the call's first vote of its own: a
+// vote, then every rank's `args` compared with rank 0's. INVALID_ARGUMENT
+// on every rank, naming the first rank and argument that differ, where
+// they do (different k or covariates would otherwise send sums of
+// different sizes). Without a collective call in flight, SUCCESS.
+dirmn_status agree_on_arguments(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                                std::initializer_list<Agreed> args);
 
 // NOT_SUPPORTED for counts attached to a communicator, naming fn: the
 // estimators that do not yet sum over ranks.

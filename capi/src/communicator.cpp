@@ -1,8 +1,11 @@
 // communicator.cpp: the header's Communicators section.
 #include <cinttypes>
 #include <cstddef>
+#include <cstdio>
 #include <memory>
 #include <new>
+#include <string>
+#include <cstring>
 #include <vector>
 
 #include "args.hpp"
@@ -32,6 +35,60 @@ dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts
       counts->call->agree(local == DIRMN_SUCCESS ? BackendResult{} : BackendResult{local, "", 0});
   if (local != DIRMN_SUCCESS) return local;
   return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
+}
+
+Agreed Agreed::of(const char* name, double x) {
+  int64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  return {name, bits, true};
+}
+
+namespace {
+
+// An argument's value as the caller wrote it.
+std::string argument_text(const Agreed& a, int64_t value) {
+  char s[40];
+  if (a.real) {
+    double x = 0.0;
+    std::memcpy(&x, &value, sizeof x);
+    std::snprintf(s, sizeof s, "%.17g", x);
+  } else {
+    std::snprintf(s, sizeof s, "%" PRId64, value);
+  }
+  return s;
+}
+
+}  // namespace
+
+dirmn_status agree_on_arguments(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
+                                std::initializer_list<Agreed> args) {
+  if (counts == nullptr || counts->call == nullptr) return DIRMN_SUCCESS;
+  dirmn::Collective& c = *counts->call;
+  const size_t R = static_cast<size_t>(c.comm().ranks()), n = args.size();
+  std::vector<int64_t> slots;
+  dirmn_status local = DIRMN_SUCCESS;
+  try {
+    slots.assign(R * n, 0);
+  } catch (const std::bad_alloc&) {
+    local = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the ranks' arguments");
+  }
+  if (dirmn_status s = vote(ctx, fn, counts, local)) return s;
+  size_t i = static_cast<size_t>(c.comm().rank()) * n;
+  for (const Agreed& a : args) slots[i++] = a.value;
+  if (const BackendResult r = c.comm().allreduce(slots.data(), slots.size()); !r.ok())
+    return fail_backend(ctx, fn, r);
+  for (size_t q = 1; q < R; ++q) {
+    size_t j = 0;
+    for (const Agreed& a : args) {
+      if (slots[q * n + j] != slots[j])
+        return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
+                    "rank %zu's %s (%s) differs from rank 0's (%s): every rank of a collective call passes "
+                    "the same",
+                    q, a.name, argument_text(a, slots[q * n + j]).c_str(), argument_text(a, slots[j]).c_str());
+      ++j;
+    }
+  }
+  return DIRMN_SUCCESS;
 }
 
 }  // namespace capi

@@ -100,9 +100,19 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
   int64_t usable = 0;
   if (dirmn_status s = vote(ctx, fn, counts, check_fit_here(ctx, fn, counts, k_min, options, grow, o, &usable)))
     return s;
-  if (counts->call != nullptr)
+  if (counts->call != nullptr) {
     if (const BackendResult r = counts->call->comm().allreduce(&usable, 1); !r.ok())
       return fail_backend(ctx, fn, r);
+    // Every rank takes the same starts and iterations.
+    if (dirmn_status s = agree_on_arguments(
+            ctx, fn, counts,
+            {{"k_min", k_min}, {"k_max", k_max}, {"options->objective", o->objective}, {"options->init", o->init},
+             {"options->starts", o->starts}, {"options->seed", static_cast<int64_t>(o->seed)},
+             {"options->max_iterations", o->max_iterations}, Agreed::of("options->tolerance", o->tolerance),
+             {"options->m_step_iterations", o->m_step_iterations},
+             {"grow_from (given)", (grow ? grow : o->grow_from) != nullptr}}))
+      return s;
+  }
   if (usable == 0)
     return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
                 o->weights ? "no row has both counts and a positive weight (of %" PRId64 " rows)"

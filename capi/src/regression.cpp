@@ -208,6 +208,15 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
         s.z = o.precision_design != nullptr ? precision.data() : nullptr;
         s.q = q;
         if (dirmn_status hs = ensure_host_copy(ctx, fn, counts)) return hs;
+        // Over ranks every rank's design has the same columns, and its fit
+        // the same options.
+        if (dirmn_status as = agree_on_arguments(
+                ctx, fn, counts,
+                {{"p", p}, {"options->model", o.model}, {"options->contrast", o.contrast},
+                 {"options->reference", o.reference}, {"options->max_iterations", o.max_iterations},
+                 Agreed::of("options->tolerance", o.tolerance), Agreed::of("options->log_precision", o.log_precision),
+                 {"options->precision_covariates", o.precision_design != nullptr ? q : 0}}))
+          return as;
         r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
         m->covariance = std::move(out.covariance);  // a shared_ptr's control block is allocated here
       } catch (const std::bad_alloc&) {
