@@ -78,12 +78,13 @@ dirmn_status collective(const dirmn_counts* counts, F&& body) {
 dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts, dirmn_status local);
 
 // One scalar of a collective call's arguments, which every rank must pass
-// alike (a double compared by its bits).
+// alike, as a double (integers below 2^53 exactly; NaN equals NaN): the
+// callbacks' doubles, since an engine's int64 may be a double too (R's).
 struct Agreed {
+  template <class T>
+  Agreed(const char* n, T v) : name(n), value(static_cast<double>(v)) {}
   const char* name;
-  int64_t value;
-  bool real = false;  // value holds a double's bits
-  static Agreed of(const char* name, double x);
+  double value;
 };
 
 // Within a collective body, before the call's first vote of its own: a

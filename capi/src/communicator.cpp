@@ -1,5 +1,6 @@
 // communicator.cpp: the header's Communicators section.
 #include <cinttypes>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <memory>
@@ -37,38 +38,15 @@ dirmn_status vote(dirmn_context* ctx, const char* fn, const dirmn_counts* counts
   return r.ok() ? DIRMN_SUCCESS : fail_backend(ctx, fn, r);
 }
 
-Agreed Agreed::of(const char* name, double x) {
-  int64_t bits = 0;
-  std::memcpy(&bits, &x, sizeof bits);
-  return {name, bits, true};
-}
-
-namespace {
-
-// An argument's value as the caller wrote it.
-std::string argument_text(const Agreed& a, int64_t value) {
-  char s[40];
-  if (a.real) {
-    double x = 0.0;
-    std::memcpy(&x, &value, sizeof x);
-    std::snprintf(s, sizeof s, "%.17g", x);
-  } else {
-    std::snprintf(s, sizeof s, "%" PRId64, value);
-  }
-  return s;
-}
-
-}  // namespace
-
 dirmn_status agree_on_arguments(dirmn_context* ctx, const char* fn, const dirmn_counts* counts,
                                 std::initializer_list<Agreed> args) {
   if (counts == nullptr || counts->call == nullptr) return DIRMN_SUCCESS;
   dirmn::Collective& c = *counts->call;
   const size_t R = static_cast<size_t>(c.comm().ranks()), n = args.size();
-  std::vector<int64_t> slots;
+  std::vector<double> slots;
   dirmn_status local = DIRMN_SUCCESS;
   try {
-    slots.assign(R * n, 0);
+    slots.assign(R * n, 0.0);
   } catch (const std::bad_alloc&) {
     local = fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn, "out of host memory for the ranks' arguments");
   }
@@ -80,11 +58,12 @@ dirmn_status agree_on_arguments(dirmn_context* ctx, const char* fn, const dirmn_
   for (size_t q = 1; q < R; ++q) {
     size_t j = 0;
     for (const Agreed& a : args) {
-      if (slots[q * n + j] != slots[j])
+      const double mine = slots[q * n + j], first = slots[j];
+      if (mine != first && !(std::isnan(mine) && std::isnan(first)))
         return fail(ctx, DIRMN_ERROR_INVALID_ARGUMENT, fn,
-                    "rank %zu's %s (%s) differs from rank 0's (%s): every rank of a collective call passes "
-                    "the same",
-                    q, a.name, argument_text(a, slots[q * n + j]).c_str(), argument_text(a, slots[j]).c_str());
+                    "rank %zu's %s (%.17g) differs from rank 0's (%.17g): every rank of a collective call "
+                    "passes the same",
+                    q, a.name, mine, first);
       ++j;
     }
   }

@@ -107,8 +107,9 @@ dirmn_status check_fit(dirmn_context* ctx, const char* fn, dirmn_counts* counts,
     if (dirmn_status s = agree_on_arguments(
             ctx, fn, counts,
             {{"k_min", k_min}, {"k_max", k_max}, {"options->objective", o->objective}, {"options->init", o->init},
-             {"options->starts", o->starts}, {"options->seed", static_cast<int64_t>(o->seed)},
-             {"options->max_iterations", o->max_iterations}, Agreed::of("options->tolerance", o->tolerance),
+             {"options->starts", o->starts}, {"options->seed (high half)", o->seed >> 32},
+             {"options->seed (low half)", o->seed & 0xffffffffu}, {"options->max_iterations", o->max_iterations},
+             {"options->tolerance", o->tolerance},
              {"options->m_step_iterations", o->m_step_iterations},
              {"grow_from (given)", (grow ? grow : o->grow_from) != nullptr}}))
       return s;

@@ -214,7 +214,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
                 ctx, fn, counts,
                 {{"p", p}, {"options->model", o.model}, {"options->contrast", o.contrast},
                  {"options->reference", o.reference}, {"options->max_iterations", o.max_iterations},
-                 Agreed::of("options->tolerance", o.tolerance), Agreed::of("options->log_precision", o.log_precision),
+                 {"options->tolerance", o.tolerance}, {"options->log_precision", o.log_precision},
                  {"options->precision_covariates", o.precision_design != nullptr ? q : 0}}))
           return as;
         r = dirmn::fit_regression(counts->stored(ctx), counts->histograms, s, &out);
