@@ -538,10 +538,15 @@ typedef struct dirmn_counts_info {
  * Collective calls: on counts with a communicator, dirmn_fit,
  * dirmn_loglik_sum, dirmn_overdispersion_test, dirmn_mixture_fit,
  * dirmn_mixture_fit_range, dirmn_reg_fit and dirmn_counts_set_communicator
- * itself must be called by every rank, in the same order, with arguments that agree (the same options; each rank
- * its own rows' weights); a call refused before it starts (a NULL or busy
- * context) leaves the other ranks waiting, as a missed MPI collective does.
- * Every rank gets the same result, the one a single
+ * itself must be called by every rank, in the same order, with arguments
+ * that agree (the same options; each rank its own rows' weights and
+ * designs); the mixture fits and dirmn_reg_fit compare the ranks' k,
+ * starts, seed, iterations, tolerance, objective and init, or p, q, model,
+ * contrast, reference, tolerance and log_precision, and fail on every rank
+ * with INVALID_ARGUMENT naming the first rank and argument that differ. A
+ * call refused before it starts (a NULL or busy context) leaves the other
+ * ranks waiting, as a missed MPI collective does. Every rank gets the
+ * same result, the one a single
  * process holding the whole table gets: alpha, standard errors and
  * iterations bit for bit (the count histograms are summed as exact integers
  * and merged in rank order; row weights are summed in rank order), the
