@@ -2,11 +2,9 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <new>
-#include <string>
-#include <cstring>
 #include <vector>
 
 #include "args.hpp"

@@ -222,7 +222,7 @@ dirmn_status dirmn_reg_fit(dirmn_context* ctx, dirmn_counts* counts, const doubl
       } catch (const std::bad_alloc&) {
         const bool mp = o.model == DIRMN_REG_MEAN_PRECISION;
         const int64_t n = dirmn::RegressionSystem::size(out.rows_taking_part > 0 ? out.rows_taking_part : rows,
-                                                        mp ? p * (V - 1) + q : p * V, !mp);
+                                                        mp ? p * (V - 1) + q : p * V, !mp && !counts->comm);
         return fail(ctx, DIRMN_ERROR_OUT_OF_MEMORY, fn,
                     "out of host memory for the regression (%" PRId64 " rows, %" PRId64
                     " coefficients: per-row derivatives and a Newton system of %" PRId64 " x %" PRId64 ")",

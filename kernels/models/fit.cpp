@@ -107,7 +107,7 @@ BackendResult loglik_sums(const StoredTable& table, HistogramCache& cache, const
     r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the summed derivatives", 0};
   }
   // Over ranks, every rank writes or none does.
-  if (!(r = close_collective(table, r)).ok()) return r;
+  if (!(r = ranks_agree(table, r)).ok()) return r;
   if (value) *value = f;
   if (gradient) std::copy(g.begin(), g.end(), gradient);
   if (hessian_diag) std::copy(d.begin(), d.end(), hessian_diag);
@@ -146,7 +146,7 @@ BackendResult fit_table(const StoredTable& table, HistogramCache& cache, const d
     if (table.collective == nullptr) throw;
     r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the fit's Newton workspace", 0};
   }
-  return close_collective(table, r);
+  return ranks_agree(table, r);
 }
 
 }  // namespace dirmn

@@ -433,7 +433,7 @@ MixtureResult fit(const StoredTable& table, const MixtureSettings& o, MixtureFit
   // Every rank writes, or none does; nothing allocates after this vote.
   r = BackendResult{};
   if (!std::isfinite(best.loglik) || !std::isfinite(best.objective)) r = {DIRMN_ERROR_OVERFLOW, "", 0};
-  if (!(r = close_collective(table, r)).ok()) return failed(r);
+  if (!(r = ranks_agree(table, r)).ok()) return failed(r);
   out->alpha = std::move(best.alpha);
   out->weights = std::move(best.weights);
   out->resp = std::move(best.resp);
@@ -452,14 +452,7 @@ MixtureResult fit_mixture(const StoredTable& table, const MixtureSettings& o, Mi
   try {
     return fit(table, o, out);
   } catch (const std::bad_alloc&) {
-    // Thrown between two phases: the other ranks wait at the next one's
-    // opening vote.
-    const BackendResult no_memory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the mixture's EM", 0};
-    try {
-      table.collective->agree(no_memory);
-    } catch (const std::bad_alloc&) {  // beyond Collective::kInlineRanks: nothing more to be done
-    }
-    return failed(no_memory);
+    return failed(vote_out_of_memory(table, "host memory for the mixture's EM"));
   }
 }
 

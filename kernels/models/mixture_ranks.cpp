@@ -27,19 +27,17 @@ BackendResult em_totals(const StoredTable& table, BackendResult r, const double*
   if (table.collective == nullptr) return r;
   Collective& c = *table.collective;
   const size_t R = static_cast<size_t>(c.comm().ranks());
+  // Each rank's weight and rows (exact in a double below 2^53).
+  const double mine[2] = {w, static_cast<double>(rows)};
   std::vector<double> slots;
-  if (!(r = gather_over_ranks(c, r, &w, 1, &slots)).ok()) return r;
-  // Each rank's rows, exact in a double below 2^53.
-  const double mine = static_cast<double>(rows);
-  std::vector<double> row_slots;
-  if (!(r = gather_over_ranks(c, r, &mine, 1, &row_slots)).ok()) return r;
+  if (!(r = gather_over_ranks(c, r, mine, 2, &slots)).ok()) return r;
   out->rows = 0;
   out->weight = 0.0;
   out->first_rank_with_rows = -1;
   for (size_t q = 0; q < R; ++q) {
-    out->weight += slots[q];  // rank order
-    out->rows += static_cast<int64_t>(row_slots[q]);
-    if (out->first_rank_with_rows < 0 && row_slots[q] > 0.0) out->first_rank_with_rows = static_cast<int>(q);
+    out->weight += slots[2 * q];  // rank order
+    out->rows += static_cast<int64_t>(slots[2 * q + 1]);
+    if (out->first_rank_with_rows < 0 && slots[2 * q + 1] > 0.0) out->first_rank_with_rows = static_cast<int>(q);
   }
   if (out->first_rank_with_rows < 0) out->first_rank_with_rows = 0;
   return {};

@@ -118,7 +118,7 @@ BackendResult overdispersion_test(const StoredTable& table, HistogramCache& cach
     if (table.collective == nullptr) throw;
     r = {DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the test's weights", 0};
   }
-  return close_collective(table, r);
+  return ranks_agree(table, r);
 }
 
 }  // namespace dirmn

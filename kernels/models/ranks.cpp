@@ -177,8 +177,13 @@ BackendResult agreed_weight_top(const StoredTable& table, const double* weights,
   return {};
 }
 
-BackendResult close_collective(const StoredTable& table, const BackendResult& local) {
-  return table.collective == nullptr ? local : table.collective->agree(local);
+BackendResult vote_out_of_memory(const StoredTable& table, const char* what) {
+  const BackendResult no_memory{DIRMN_ERROR_OUT_OF_MEMORY, what, 0};
+  try {
+    ranks_agree(table, no_memory);
+  } catch (const std::bad_alloc&) {  // beyond Collective::kInlineRanks: nothing more to be done
+  }
+  return no_memory;
 }
 
 BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, const double* weights,

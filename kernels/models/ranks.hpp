@@ -32,16 +32,17 @@ BackendResult agreed_weight_top(const StoredTable& table, const double* weights,
 BackendResult rank_histograms(const StoredTable& table, HistogramCache& cache, const double* weights,
                               const Interrupt& interrupt, const Histograms** out);
 
-// The collective call's closing vote on this rank's outcome (comm.hpp's
-// agree), before any caller's array is written: every rank then writes
-// or none does. `local` as it is without a communicator.
-BackendResult close_collective(const StoredTable& table, const BackendResult& local);
-
-// A vote on this rank's outcome so far, mid-call (agree); `local` as it is
-// without a communicator.
+// A vote on this rank's outcome so far (comm.hpp's agree); `local` as it
+// is without a communicator. A call's closing vote comes before any
+// caller's array is written: every rank then writes or none does.
 inline BackendResult ranks_agree(const StoredTable& table, const BackendResult& local) {
-  return close_collective(table, local);
+  return table.collective == nullptr ? local : table.collective->agree(local);
 }
+
+// After an allocation failure thrown between two phases of a collective
+// call (the other ranks wait at the next one's opening vote): that vote,
+// cast as OUT_OF_MEMORY (what), and the result to return. Throws nothing.
+BackendResult vote_out_of_memory(const StoredTable& table, const char* what);
 
 // Replaces each of *h (the same number on every rank, of `cols` columns)
 // by its sum over the ranks, as histogram_merge.hpp rebuilds it; with

@@ -218,9 +218,11 @@ BackendResult fit(const StoredTable& table, HistogramCache& cache, const Regress
   }
   out->observations = n_obs.value();
   if (split) {
-    if (!(r = sum_over_ranks(*table.collective, {}, &out->observations, 1)).ok() ||
-        !(r = sum_over_ranks(*table.collective, {}, &rows_with_counts, 1)).ok())
-      return r;
+    // Both in one sum (the rows exact in a double below 2^53).
+    double n[2] = {out->observations, static_cast<double>(rows_with_counts)};
+    if (!(r = sum_over_ranks(*table.collective, {}, n, 2)).ok()) return r;
+    out->observations = n[0];
+    rows_with_counts = static_cast<int64_t>(n[1]);
   }
   if (rows_with_counts < p) {
     out->too_few_rows = true;
@@ -465,14 +467,7 @@ BackendResult fit_regression(const StoredTable& table, HistogramCache& cache,
   try {
     return fit(table, cache, s, out);
   } catch (const std::bad_alloc&) {
-    // Thrown between two phases: the other ranks wait at the next one's
-    // opening vote.
-    const BackendResult no_memory{DIRMN_ERROR_OUT_OF_MEMORY, "host memory for the regression", 0};
-    try {
-      table.collective->agree(no_memory);
-    } catch (const std::bad_alloc&) {  // beyond Collective::kInlineRanks: nothing more to be done
-    }
-    return no_memory;
+    return vote_out_of_memory(table, "host memory for the regression");
   }
 }
 
